@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The pure protocol core: no kernel crate, no allocation, no `unsafe`, no floating point.
+//!
+//! It is compiled into the kernel module and tested on the host with `cargo test`.
+//! - [`psn`]: 24-bit packet sequence number arithmetic (IBTA 9.7.1).
+//! - [`wire`]: RoCEv2 headers, the SR extension headers and the ICRC.
+//! - [`recovery`]: the sans-IO loss-recovery engines (gbn, irn, fasr, srnic, melo).
+//! - [`pool`]: FaSR's two-level shared SR pool and MELO's shared bits pool.
+
+pub mod pool;
+pub mod psn;
+pub mod recovery;
+pub mod wire;
