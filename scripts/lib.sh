@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings for rxe_sr's scripts: cache locations and the kernel toolchain.
+# Sourced, not run.
+
+RXE_SR_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${RXE_SR_CACHE:-$HOME/.cache/rxe_sr}
+KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
+KSRC_PKG=linux-source-6.12
+
+# Debian's rustc (1.96, with rust-src) builds the kernel; the rustup rustc first in PATH has
+# no library source, so every Rust tool is named explicitly.
+KMAKE_VARS=(
+  LLVM=-19
+  RUSTC=/usr/bin/rustc
+  HOSTRUSTC=/usr/bin/rustc
+  RUSTDOC=/usr/bin/rustdoc
+  BINDGEN="$CACHE/tools/bin/bindgen"
+)
+export LIBCLANG_PATH=/usr/lib/llvm-19/lib
+
+log() { printf '%s: %s\n' "${LOG_TAG:-rxe_sr}" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Short content hash of the given strings and files.
+cache_key() {
+  local f
+  {
+    for f in "$@"; do
+      if [ -f "$f" ]; then cat "$f"; else printf '%s\n' "$f"; fi
+    done
+  } | sha256sum | cut -c1-16
+}
+
+ksrc_version() { dpkg-query -W -f='${Version}' "$KSRC_PKG"; }
+
+# The kernel build directory for a variant (default or debug); prints the path.
+kernel_dir() {
+  local variant=${1:-default} frags=("$RXE_SR_ROOT/qemu/kernel.config")
+  [ "$variant" = debug ] && frags+=("$RXE_SR_ROOT/qemu/kernel-debug.config")
+  local key
+  key=$(cache_key "$(ksrc_version)" "${frags[@]}" "$(/usr/bin/rustc --version)" \
+        "$(clang-19 --version | head -1)" "$("$CACHE/tools/bin/bindgen" --version)" \
+        "$RXE_SR_ROOT/scripts/build-kernel")
+  printf '%s/kernel/%s-%s\n' "$CACHE" "$variant" "$key"
+}
+
+# The guest image for the current package list and init stub; prints the path.
+image_path() {
+  local key
+  key=$(cache_key "$RXE_SR_ROOT/scripts/build-image" "$RXE_SR_ROOT/qemu/image-init")
+  printf '%s/image/%s/rootfs.ext4\n' "$CACHE" "$key"
+}
