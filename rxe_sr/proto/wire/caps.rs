@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The per-QP capability exchange that decides whether a QP direction uses the SR format
+//! of [`sr_ext`](super::sr_ext) or stays standard RoCEv2 (GBN).
+//!
+//! # Carrier: BTH Resv7 of standard packets
+//!
+//! Unmodified userspace (perftest, rdma-core, RDMA CM) exchanges QPNs and PSNs, not
+//! transport options, so the exchange has to happen in band, on the QP itself, before the
+//! first SR-format packet. The carrier is BTH Resv7 (byte 8, bits 6..0) of ordinary
+//! TVer = 0 packets:
+//!
+//! ```text
+//! Resv7 = | CAP (1) | scheme (3) | version (3) |     0 = no capability (every IBTA peer)
+//! ```
+//!
+//! Why Resv7: a standard receiver ignores it (rdma_rxe never reads it; IBTA reserved fields
+//! are ignored on receipt) and a standard responder builds its responses with Resv7 = 0,
+//! so its answer is predictable: "no echo". Resv7, unlike the F/B/Resv6a byte, is covered
+//! by the ICRC, so a corrupted capability is a dropped packet, not a wrong decision.
+//!
+//! # Protocol
+//!
+//! - Requester side ([`RequesterCaps`]), SR scheme configured: starts `Probing` and marks
+//!   every request with its [`SrCap`] in Resv7 (TVer stays 0: the packets are standard).
+//!   The first response (ACK, NAK, READ response, ATOMIC ACK) decides, once and for all:
+//!   Resv7 equal to its own capability (same scheme, same version) → `Sr`: later requests
+//!   use TVer = 1 and the SR headers; anything else → `Standard` (GBN, Resv7 = 0). A peer
+//!   that answers nothing at all (it may drop packets with reserved bits set) is given up
+//!   after [`RequesterCaps::MAX_UNANSWERED_PROBES`] probe timeouts: the retransmissions then
+//!   go out plain.
+//! - Responder side ([`ResponderCaps`]), stateless: every response is sent in the format of
+//!   the request it answers. A TVer = 0 request carrying exactly our capability is answered
+//!   with our capability echoed in Resv7; a TVer = 1 request gets TVer = 1 responses; any
+//!   other request gets plain IBTA responses.
+//! - `recovery=gbn` (local capability `None`) never marks, never echoes, never accepts
+//!   TVer = 1: byte-for-byte RoCEv2.
+//!
+//! Each direction of the RC QP is decided by its requester, so the two ends cannot
+//! disagree about the format of any one packet: the responder mirrors what it receives.
+//! A requester switches to the SR format only after the echo, i.e. only toward a peer that
+//! has just shown it parses it. An IBTA peer therefore never receives a TVer = 1 packet and
+//! only ever sees a nonzero reserved field in the few requests sent while probing.
+
+/// Version of rxe_sr's SR wire format (the layouts of [`sr_ext`](super::sr_ext)).
+pub const SR_WIRE_VERSION: u8 = 1;
+
+const CAP_BIT: u8 = 0x40;
+
+/// The loss-recovery scheme an SR capability names; both ends must run the same one.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum SrScheme {
+    /// FaSR: fast path on sack-high / lost-cnt, shared SR pool.
+    Fasr,
+    /// SRNIC: header extensions and bitmap onloading.
+    Srnic,
+    /// IRN: per-QP BDP bitmaps.
+    Irn,
+    /// MELO: shared bits pool.
+    Melo,
+}
+
+impl SrScheme {
+    /// The 3-bit wire value (0 is never used, so Resv7 = CAP alone is malformed).
+    pub const fn to_wire(self) -> u8 {
+        match self {
+            SrScheme::Fasr => 1,
+            SrScheme::Srnic => 2,
+            SrScheme::Irn => 3,
+            SrScheme::Melo => 4,
+        }
+    }
+
+    /// Decodes a 3-bit wire value.
+    pub const fn from_wire(v: u8) -> Option<Self> {
+        match v {
+            1 => Some(SrScheme::Fasr),
+            2 => Some(SrScheme::Srnic),
+            3 => Some(SrScheme::Irn),
+            4 => Some(SrScheme::Melo),
+            _ => None,
+        }
+    }
+}
+
+/// An SR capability: scheme and wire version, carried in BTH Resv7.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub struct SrCap {
+    /// The loss-recovery scheme.
+    pub scheme: SrScheme,
+    /// The SR wire-format version (1..=7).
+    pub version: u8,
+}
+
+impl SrCap {
+    /// This implementation's capability for `scheme`.
+    pub const fn new(scheme: SrScheme) -> Self {
+        SrCap { scheme, version: SR_WIRE_VERSION }
+    }
+
+    /// The Resv7 value advertising this capability.
+    pub const fn to_resv7(self) -> u8 {
+        CAP_BIT | (self.scheme.to_wire() << 3) | (self.version & 0x7)
+    }
+
+    /// Decodes Resv7: `None` when it advertises nothing this implementation knows (CAP
+    /// clear, unknown scheme, version 0) — including the 0 of every IBTA packet.
+    pub const fn from_resv7(v: u8) -> Option<Self> {
+        if v & CAP_BIT == 0 || v & 0x80 != 0 {
+            return None;
+        }
+        let version = v & 0x7;
+        if version == 0 {
+            return None;
+        }
+        match SrScheme::from_wire((v >> 3) & 0x7) {
+            Some(scheme) => Some(SrCap { scheme, version }),
+            None => None,
+        }
+    }
+}
+
+/// Where a requester stands in the exchange.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum RequesterState {
+    /// Advertising; `unanswered` probe timeouts so far.
+    Probing {
+        /// Probe timeouts without any response.
+        unanswered: u8,
+    },
+    /// The peer echoed: SR format from now on.
+    Sr(SrCap),
+    /// Standard RoCEv2 (GBN) for the life of the QP.
+    Standard,
+}
+
+/// The requester half of the exchange, one per QP.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub struct RequesterCaps {
+    local: Option<SrCap>,
+    state: RequesterState,
+}
+
+impl RequesterCaps {
+    /// Probe timeouts after which a silent peer is taken for a standard one.
+    pub const MAX_UNANSWERED_PROBES: u8 = 3;
+
+    /// A requester with capability `local` (`None`: `recovery=gbn`, standard at once).
+    pub const fn new(local: Option<SrCap>) -> Self {
+        let state = match local {
+            Some(_) => RequesterState::Probing { unanswered: 0 },
+            None => RequesterState::Standard,
+        };
+        RequesterCaps { local, state }
+    }
+
+    /// The current state.
+    pub const fn state(&self) -> RequesterState {
+        self.state
+    }
+
+    /// True once the SR format is in use.
+    pub const fn is_sr(&self) -> bool {
+        matches!(self.state, RequesterState::Sr(_))
+    }
+
+    /// BTH (TVer, Resv7) for the next request packet.
+    pub const fn request_marks(&self) -> CapAnswer {
+        match (self.state, self.local) {
+            (RequesterState::Probing { .. }, Some(c)) => CapAnswer { tver: 0, resv7: c.to_resv7() },
+            (RequesterState::Sr(_), _) => CapAnswer { tver: super::sr_ext::BTH_TVER_SR, resv7: 0 },
+            _ => CapAnswer { tver: 0, resv7: 0 },
+        }
+    }
+
+    /// A response (ACKNOWLEDGE, ATOMIC ACKNOWLEDGE, READ response) arrived with BTH
+    /// `tver` and `resv7`. While probing, a TVer = 0 response decides; afterwards nothing
+    /// changes the decision.
+    pub fn on_response(&mut self, tver: u8, resv7: u8) -> RequesterState {
+        if let RequesterState::Probing { .. } = self.state {
+            if tver == super::sr_ext::BTH_TVER_STD {
+                self.state = match (SrCap::from_resv7(resv7), self.local) {
+                    (Some(peer), Some(local)) if peer == local => RequesterState::Sr(local),
+                    _ => RequesterState::Standard,
+                };
+            }
+        }
+        self.state
+    }
+
+    /// A probe-marked request timed out with no response at all.
+    pub fn on_probe_timeout(&mut self) -> RequesterState {
+        if let RequesterState::Probing { unanswered } = self.state {
+            let n = unanswered.saturating_add(1);
+            self.state = if n >= Self::MAX_UNANSWERED_PROBES {
+                RequesterState::Standard
+            } else {
+                RequesterState::Probing { unanswered: n }
+            };
+        }
+        self.state
+    }
+}
+
+/// BTH marks (TVer, Resv7) for an outgoing packet.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub struct CapAnswer {
+    /// BTH TVer.
+    pub tver: u8,
+    /// BTH Resv7.
+    pub resv7: u8,
+}
+
+/// The responder half of the exchange: a stateless mirror of each request.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub struct ResponderCaps {
+    local: Option<SrCap>,
+}
+
+impl ResponderCaps {
+    /// A responder with capability `local` (`None`: `recovery=gbn`).
+    pub const fn new(local: Option<SrCap>) -> Self {
+        ResponderCaps { local }
+    }
+
+    /// Whether a request with BTH `tver` may be processed: TVer = 1 only with SR enabled.
+    /// (Packets with other TVer values never parse.)
+    pub const fn accepts(&self, tver: u8) -> bool {
+        tver == super::sr_ext::BTH_TVER_STD || self.local.is_some()
+    }
+
+    /// BTH marks for the responses to a request with BTH `tver` and `resv7`.
+    pub const fn answer(&self, tver: u8, resv7: u8) -> CapAnswer {
+        let Some(local) = self.local else {
+            return CapAnswer { tver: 0, resv7: 0 };
+        };
+        if tver == super::sr_ext::BTH_TVER_SR {
+            return CapAnswer { tver, resv7: 0 };
+        }
+        let echo = match SrCap::from_resv7(resv7) {
+            Some(peer) => peer.version == local.version && peer.scheme.to_wire() == local.scheme.to_wire(),
+            None => false,
+        };
+        CapAnswer { tver: 0, resv7: if echo { local.to_resv7() } else { 0 } }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FASR: SrCap = SrCap::new(SrScheme::Fasr);
+
+    #[test]
+    fn resv7_encoding() {
+        assert_eq!(FASR.to_resv7(), 0x49);
+        assert_eq!(SrCap::from_resv7(0x49), Some(FASR));
+        assert_eq!(SrCap::from_resv7(0), None);
+        assert_eq!(SrCap::from_resv7(0x40), None); // no scheme, no version
+        assert_eq!(SrCap::from_resv7(0x48), None); // version 0
+        assert_eq!(SrCap::from_resv7(0x79), None); // scheme 7 unknown
+        for s in [SrScheme::Fasr, SrScheme::Srnic, SrScheme::Irn, SrScheme::Melo] {
+            let c = SrCap::new(s);
+            assert!(c.to_resv7() <= 0x7f);
+            assert_eq!(SrCap::from_resv7(c.to_resv7()), Some(c));
+        }
+    }
+
+    /// Two rxe_sr ends with the same scheme: the requester probes, the responder echoes,
+    /// the requester switches and the responder mirrors TVer = 1.
+    #[test]
+    fn two_sr_ends_agree() {
+        let mut req = RequesterCaps::new(Some(FASR));
+        let resp = ResponderCaps::new(Some(FASR));
+        let m = req.request_marks();
+        assert_eq!(m, CapAnswer { tver: 0, resv7: 0x49 });
+        let a = resp.answer(m.tver, m.resv7);
+        assert_eq!(a, CapAnswer { tver: 0, resv7: 0x49 });
+        assert_eq!(req.on_response(a.tver, a.resv7), RequesterState::Sr(FASR));
+        let m = req.request_marks();
+        assert_eq!(m, CapAnswer { tver: 1, resv7: 0 });
+        assert!(resp.accepts(m.tver));
+        assert_eq!(resp.answer(m.tver, m.resv7), CapAnswer { tver: 1, resv7: 0 });
+    }
+
+    /// A standard responder (rdma_rxe, hardware, rxe_sr gbn) answers with Resv7 = 0.
+    #[test]
+    fn standard_peer_is_detected() {
+        let mut req = RequesterCaps::new(Some(FASR));
+        let gbn = ResponderCaps::new(None);
+        let m = req.request_marks();
+        let a = gbn.answer(m.tver, m.resv7);
+        assert_eq!(a, CapAnswer { tver: 0, resv7: 0 });
+        assert_eq!(req.on_response(a.tver, a.resv7), RequesterState::Standard);
+        assert_eq!(req.request_marks(), CapAnswer { tver: 0, resv7: 0 });
+        // Final: a late echo does not revive SR.
+        assert_eq!(req.on_response(0, 0x49), RequesterState::Standard);
+        assert!(!gbn.accepts(1));
+    }
+
+    #[test]
+    fn different_schemes_fall_back() {
+        let mut req = RequesterCaps::new(Some(FASR));
+        let resp = ResponderCaps::new(Some(SrCap::new(SrScheme::Srnic)));
+        let m = req.request_marks();
+        let a = resp.answer(m.tver, m.resv7);
+        assert_eq!(a.resv7, 0);
+        assert_eq!(req.on_response(a.tver, a.resv7), RequesterState::Standard);
+    }
+
+    #[test]
+    fn silent_peer_is_given_up() {
+        let mut req = RequesterCaps::new(Some(FASR));
+        assert_eq!(req.on_probe_timeout(), RequesterState::Probing { unanswered: 1 });
+        assert_eq!(req.on_probe_timeout(), RequesterState::Probing { unanswered: 2 });
+        assert_eq!(req.on_probe_timeout(), RequesterState::Standard);
+        assert_eq!(req.request_marks(), CapAnswer { tver: 0, resv7: 0 });
+    }
+
+    /// `recovery=gbn` on both sides: nothing is ever marked.
+    #[test]
+    fn gbn_is_plain() {
+        let mut req = RequesterCaps::new(None);
+        assert_eq!(req.state(), RequesterState::Standard);
+        assert_eq!(req.request_marks(), CapAnswer { tver: 0, resv7: 0 });
+        assert_eq!(req.on_response(0, 0x49), RequesterState::Standard);
+        let resp = ResponderCaps::new(None);
+        assert_eq!(resp.answer(0, 0x49), CapAnswer { tver: 0, resv7: 0 });
+        // An SR responder facing a plain requester stays plain.
+        let sr = ResponderCaps::new(Some(FASR));
+        assert_eq!(sr.answer(0, 0), CapAnswer { tver: 0, resv7: 0 });
+    }
+
+    #[test]
+    fn tver1_response_while_probing_is_not_an_answer() {
+        let mut req = RequesterCaps::new(Some(FASR));
+        assert_eq!(req.on_response(1, 0), RequesterState::Probing { unanswered: 0 });
+    }
+}

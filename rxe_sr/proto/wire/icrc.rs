@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The invariant CRC (ICRC) of RoCEv2 (IBTA Vol. 1 7.8.1, Annex A17.3.3).
+//!
+//! The ICRC is the IEEE 802.3 CRC-32 (reflected polynomial 0xEDB88320, initial value all
+//! ones, final complement) computed over:
+//!
+//! 1. 8 bytes of 0xFF standing for the masked LRH of native InfiniBand;
+//! 2. the IP header with its variant fields replaced by ones:
+//!    IPv4: Type of Service (DSCP + ECN), Time to Live, Header Checksum;
+//!    IPv6: Traffic Class, Flow Label, Hop Limit;
+//! 3. the UDP header with its Checksum replaced by ones;
+//! 4. the BTH with byte 4 (F, B, Resv6a, the former Resv8a) replaced by ones;
+//! 5. everything after the BTH up to the ICRC: extension headers, payload and pad.
+//!
+//! It is transmitted least-significant byte first (like the Ethernet FCS): rdma_rxe
+//! stores `~crc32_le(...)` as a little-endian word. Step 1 is folded into the seed
+//! [`ICRC_SEED`] as rdma_rxe does. Unlike rdma_rxe (which always takes 20 bytes), IPv4
+//! options, if any, are covered like the rest of the IPv4 header.
+
+use super::bth::BTH_LEN;
+use super::{Error, Result};
+
+/// Length of the ICRC trailer in bytes.
+pub const ICRC_LEN: usize = 4;
+
+/// CRC-32 state after the initial all-ones value and the 8 bytes of 0xFF of the masked
+/// LRH (rdma_rxe's seed 0xdebb20e3).
+pub const ICRC_SEED: u32 = 0xdebb_20e3;
+
+const fn make_table() -> [u32; 256] {
+    let mut t = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 1 != 0 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+            k += 1;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+}
+
+/// The byte-wise CRC-32 table, built at compile time.
+static CRC32_TABLE: [u32; 256] = make_table();
+
+/// Feeds `data` into a running reflected CRC-32 state (no initial or final inversion;
+/// the Linux `crc32_le()` contract).
+pub fn crc32_le(mut crc: u32, data: &[u8]) -> u32 {
+    for &b in data {
+        let idx = ((crc ^ u32::from(b)) & 0xff) as usize;
+        crc = CRC32_TABLE.get(idx).copied().unwrap_or(0) ^ (crc >> 8);
+    }
+    crc
+}
+
+/// The masked IP header: feeds `ip` into `crc` with the variant fields set to ones.
+fn crc_ip(crc: u32, ip: &[u8]) -> Result<u32> {
+    let first = *ip.first().ok_or(Error::Truncated)?;
+    match first >> 4 {
+        4 => {
+            let ihl = usize::from(first & 0x0f) * 4;
+            if ihl < 20 || ip.len() != ihl {
+                return Err(Error::BadIpHeader);
+            }
+            let mut m = [0u8; 20];
+            m.copy_from_slice(ip.get(..20).ok_or(Error::Truncated)?);
+            m[1] = 0xff; // TOS: DSCP + ECN
+            m[8] = 0xff; // TTL
+            m[10] = 0xff; // header checksum
+            m[11] = 0xff;
+            let crc = crc32_le(crc, &m);
+            Ok(crc32_le(crc, ip.get(20..).unwrap_or(&[])))
+        }
+        6 => {
+            if ip.len() != 40 {
+                return Err(Error::BadIpHeader);
+            }
+            let mut m = [0u8; 8];
+            m.copy_from_slice(ip.get(..8).ok_or(Error::Truncated)?);
+            m[0] |= 0x0f; // traffic class, high nibble
+            m[1] = 0xff; // traffic class low nibble + flow label
+            m[2] = 0xff;
+            m[3] = 0xff;
+            m[7] = 0xff; // hop limit
+            let crc = crc32_le(crc, &m);
+            Ok(crc32_le(crc, ip.get(8..).unwrap_or(&[])))
+        }
+        _ => Err(Error::BadIpHeader),
+    }
+}
+
+/// Computes the ICRC value of an IB packet.
+///
+/// - `ip`: the whole IPv4 (20..60 bytes, as its IHL says) or IPv6 (40 bytes) header;
+/// - `udp`: the 8-byte UDP header;
+/// - `ib`: BTH, extension headers, payload and pad, **without** the ICRC trailer.
+///
+/// The result goes on the wire as `value.to_le_bytes()`.
+pub fn compute(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<u32> {
+    if udp.len() != 8 {
+        return Err(Error::BadIpHeader);
+    }
+    let bth = ib.get(..BTH_LEN).ok_or(Error::Truncated)?;
+    let crc = crc_ip(ICRC_SEED, ip)?;
+    let mut u = [0u8; 8];
+    u.copy_from_slice(udp);
+    u[6] = 0xff;
+    u[7] = 0xff;
+    let crc = crc32_le(crc, &u);
+    let mut b = [0u8; BTH_LEN];
+    b.copy_from_slice(bth);
+    b[4] = 0xff;
+    let crc = crc32_le(crc, &b);
+    let crc = crc32_le(crc, ib.get(BTH_LEN..).unwrap_or(&[]));
+    Ok(!crc)
+}
+
+/// Splits `ib` (BTH .. ICRC) into the covered part and the 4 ICRC bytes.
+fn split(ib: &[u8]) -> Result<(&[u8], [u8; ICRC_LEN])> {
+    let n = ib.len().checked_sub(ICRC_LEN).ok_or(Error::Truncated)?;
+    let (body, tail) = ib.split_at(n);
+    let mut t = [0u8; ICRC_LEN];
+    t.copy_from_slice(tail);
+    Ok((body, t))
+}
+
+/// The ICRC value carried in the last 4 bytes of `ib`.
+pub fn carried(ib: &[u8]) -> Result<u32> {
+    split(ib).map(|(_, t)| u32::from_le_bytes(t))
+}
+
+/// Checks the ICRC of `ib` (BTH .. ICRC, ICRC included); [`Error::BadIcrc`] on mismatch.
+pub fn verify(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<()> {
+    let (body, t) = split(ib)?;
+    if compute(ip, udp, body)? == u32::from_le_bytes(t) {
+        Ok(())
+    } else {
+        Err(Error::BadIcrc)
+    }
+}
+
+/// Computes the ICRC of `ib` (BTH .. ICRC) and writes it into its last 4 bytes.
+pub fn fill(ip: &[u8], udp: &[u8], ib: &mut [u8]) -> Result<u32> {
+    let n = ib.len().checked_sub(ICRC_LEN).ok_or(Error::Truncated)?;
+    let (body, tail) = ib.split_at_mut(n);
+    let v = compute(ip, udp, body)?;
+    tail.copy_from_slice(&v.to_le_bytes());
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc32_check_value() {
+        // The CRC-32/ISO-HDLC check value of "123456789".
+        assert_eq!(!crc32_le(!0, b"123456789"), 0xcbf4_3926);
+    }
+
+    #[test]
+    fn seed_is_eight_ones_bytes() {
+        assert_eq!(crc32_le(!0, &[0xff; 8]), ICRC_SEED);
+    }
+
+    #[test]
+    fn bad_inputs_are_errors() {
+        let ip4 = [0x45u8; 20];
+        let udp = [0u8; 8];
+        let bth = [0u8; 12];
+        assert_eq!(compute(&ip4, &udp, &bth[..11]), Err(Error::Truncated));
+        assert_eq!(compute(&ip4, &udp[..7], &bth), Err(Error::BadIpHeader));
+        assert_eq!(compute(&ip4[..19], &udp, &bth), Err(Error::BadIpHeader));
+        assert_eq!(compute(&[], &udp, &bth), Err(Error::Truncated));
+        assert_eq!(compute(&[0x55; 20], &udp, &bth), Err(Error::BadIpHeader));
+        assert_eq!(compute(&[0x60; 39], &udp, &bth), Err(Error::BadIpHeader));
+        assert_eq!(verify(&ip4, &udp, &[0; 3]), Err(Error::Truncated));
+        assert_eq!(fill(&ip4, &udp, &mut [0; 3]), Err(Error::Truncated));
+    }
+
+    #[test]
+    fn masked_fields_do_not_matter_and_others_do() {
+        let mut ip4 = [0u8; 20];
+        ip4[0] = 0x45;
+        ip4[9] = 17;
+        let udp = [0xc0, 0x00, 0x12, 0xb7, 0x00, 0x1c, 0x00, 0x00];
+        let mut ib = [0u8; 16];
+        ib[0] = 0x04;
+        let base = compute(&ip4, &udp, &ib[..12]).unwrap();
+        fill(&ip4, &udp, &mut ib).unwrap();
+        assert_eq!(verify(&ip4, &udp, &ib), Ok(()));
+        assert_eq!(carried(&ib), Ok(base));
+        let mut v = ip4;
+        v[1] = 0x8a; // DSCP/ECN
+        v[8] = 3; // TTL
+        v[10] = 0x12; // checksum
+        let mut u = udp;
+        u[6] = 0x55; // UDP checksum
+        let mut b = ib;
+        b[4] = 0xc0; // FECN/BECN
+        assert_eq!(verify(&v, &u, &b), Ok(()));
+        let mut b = ib;
+        b[8] = 0x80; // AckReq is covered
+        assert_eq!(verify(&ip4, &udp, &b), Err(Error::BadIcrc));
+        let mut v = ip4;
+        v[12] = 1; // source address is covered
+        assert_eq!(verify(&v, &udp, &ib), Err(Error::BadIcrc));
+    }
+
+    #[test]
+    fn ipv6_masks() {
+        let mut ip6 = [0u8; 40];
+        ip6[0] = 0x60;
+        ip6[6] = 17;
+        let udp = [0u8; 8];
+        let ib = [0u8; 12];
+        let base = compute(&ip6, &udp, &ib).unwrap();
+        let mut v = ip6;
+        v[0] = 0x6a;
+        v[1] = 0xbc;
+        v[2] = 0x12;
+        v[3] = 0x34;
+        v[7] = 64;
+        assert_eq!(compute(&v, &udp, &ib), Ok(base));
+        v[4] = 1; // payload length is covered
+        assert_ne!(compute(&v, &udp, &ib), Ok(base));
+    }
+}
