@@ -5,7 +5,7 @@
 //! CNP 100, XRC 101, manufacturer-specific 110/111); the low 5 bits the operation. This
 //! table covers what rdma_rxe speaks: RC (including SEND with invalidate, FLUSH and
 //! ATOMIC_WRITE), UC, UD, plus the RoCEv2 CNP. RD, XRC and manufacturer opcodes are
-//! [`Error::BadOpcode`](super::Error::BadOpcode).
+//! [`Error::BadOpcode`].
 //!
 //! For every opcode the table gives the extension headers that follow the BTH (in wire
 //! order), whether a payload may follow, its position in a message and its role. With
@@ -213,47 +213,86 @@ const fn info(
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, Default)]
 pub struct Opcode(pub u8);
 
-#[allow(missing_docs)] // The names are the IBTA ones; the table in `info` documents them.
 impl Opcode {
+    /// RC SEND_FIRST (0x00).
     pub const RC_SEND_FIRST: Opcode = Opcode(0x00);
+    /// RC SEND_MIDDLE (0x01).
     pub const RC_SEND_MIDDLE: Opcode = Opcode(0x01);
+    /// RC SEND_LAST (0x02).
     pub const RC_SEND_LAST: Opcode = Opcode(0x02);
+    /// RC SEND_LAST_WITH_IMMEDIATE (0x03).
     pub const RC_SEND_LAST_WITH_IMMEDIATE: Opcode = Opcode(0x03);
+    /// RC SEND_ONLY (0x04).
     pub const RC_SEND_ONLY: Opcode = Opcode(0x04);
+    /// RC SEND_ONLY_WITH_IMMEDIATE (0x05).
     pub const RC_SEND_ONLY_WITH_IMMEDIATE: Opcode = Opcode(0x05);
+    /// RC RDMA_WRITE_FIRST (0x06).
     pub const RC_RDMA_WRITE_FIRST: Opcode = Opcode(0x06);
+    /// RC RDMA_WRITE_MIDDLE (0x07).
     pub const RC_RDMA_WRITE_MIDDLE: Opcode = Opcode(0x07);
+    /// RC RDMA_WRITE_LAST (0x08).
     pub const RC_RDMA_WRITE_LAST: Opcode = Opcode(0x08);
+    /// RC RDMA_WRITE_LAST_WITH_IMMEDIATE (0x09).
     pub const RC_RDMA_WRITE_LAST_WITH_IMMEDIATE: Opcode = Opcode(0x09);
+    /// RC RDMA_WRITE_ONLY (0x0a).
     pub const RC_RDMA_WRITE_ONLY: Opcode = Opcode(0x0a);
+    /// RC RDMA_WRITE_ONLY_WITH_IMMEDIATE (0x0b).
     pub const RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE: Opcode = Opcode(0x0b);
+    /// RC RDMA_READ_REQUEST (0x0c).
     pub const RC_RDMA_READ_REQUEST: Opcode = Opcode(0x0c);
+    /// RC RDMA_READ_RESPONSE_FIRST (0x0d).
     pub const RC_RDMA_READ_RESPONSE_FIRST: Opcode = Opcode(0x0d);
+    /// RC RDMA_READ_RESPONSE_MIDDLE (0x0e).
     pub const RC_RDMA_READ_RESPONSE_MIDDLE: Opcode = Opcode(0x0e);
+    /// RC RDMA_READ_RESPONSE_LAST (0x0f).
     pub const RC_RDMA_READ_RESPONSE_LAST: Opcode = Opcode(0x0f);
+    /// RC RDMA_READ_RESPONSE_ONLY (0x10).
     pub const RC_RDMA_READ_RESPONSE_ONLY: Opcode = Opcode(0x10);
+    /// RC ACKNOWLEDGE (0x11).
     pub const RC_ACKNOWLEDGE: Opcode = Opcode(0x11);
+    /// RC ATOMIC_ACKNOWLEDGE (0x12).
     pub const RC_ATOMIC_ACKNOWLEDGE: Opcode = Opcode(0x12);
+    /// RC COMPARE_SWAP (0x13).
     pub const RC_COMPARE_SWAP: Opcode = Opcode(0x13);
+    /// RC FETCH_ADD (0x14).
     pub const RC_FETCH_ADD: Opcode = Opcode(0x14);
+    /// RC SEND_LAST_WITH_INVALIDATE (0x16).
     pub const RC_SEND_LAST_WITH_INVALIDATE: Opcode = Opcode(0x16);
+    /// RC SEND_ONLY_WITH_INVALIDATE (0x17).
     pub const RC_SEND_ONLY_WITH_INVALIDATE: Opcode = Opcode(0x17);
+    /// RC FLUSH (0x1c).
     pub const RC_FLUSH: Opcode = Opcode(0x1c);
+    /// RC ATOMIC_WRITE (0x1d).
     pub const RC_ATOMIC_WRITE: Opcode = Opcode(0x1d);
+    /// UC SEND_FIRST (0x20).
     pub const UC_SEND_FIRST: Opcode = Opcode(0x20);
+    /// UC SEND_MIDDLE (0x21).
     pub const UC_SEND_MIDDLE: Opcode = Opcode(0x21);
+    /// UC SEND_LAST (0x22).
     pub const UC_SEND_LAST: Opcode = Opcode(0x22);
+    /// UC SEND_LAST_WITH_IMMEDIATE (0x23).
     pub const UC_SEND_LAST_WITH_IMMEDIATE: Opcode = Opcode(0x23);
+    /// UC SEND_ONLY (0x24).
     pub const UC_SEND_ONLY: Opcode = Opcode(0x24);
+    /// UC SEND_ONLY_WITH_IMMEDIATE (0x25).
     pub const UC_SEND_ONLY_WITH_IMMEDIATE: Opcode = Opcode(0x25);
+    /// UC RDMA_WRITE_FIRST (0x26).
     pub const UC_RDMA_WRITE_FIRST: Opcode = Opcode(0x26);
+    /// UC RDMA_WRITE_MIDDLE (0x27).
     pub const UC_RDMA_WRITE_MIDDLE: Opcode = Opcode(0x27);
+    /// UC RDMA_WRITE_LAST (0x28).
     pub const UC_RDMA_WRITE_LAST: Opcode = Opcode(0x28);
+    /// UC RDMA_WRITE_LAST_WITH_IMMEDIATE (0x29).
     pub const UC_RDMA_WRITE_LAST_WITH_IMMEDIATE: Opcode = Opcode(0x29);
+    /// UC RDMA_WRITE_ONLY (0x2a).
     pub const UC_RDMA_WRITE_ONLY: Opcode = Opcode(0x2a);
+    /// UC RDMA_WRITE_ONLY_WITH_IMMEDIATE (0x2b).
     pub const UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE: Opcode = Opcode(0x2b);
+    /// UD SEND_ONLY (0x64).
     pub const UD_SEND_ONLY: Opcode = Opcode(0x64);
+    /// UD SEND_ONLY_WITH_IMMEDIATE (0x65).
     pub const UD_SEND_ONLY_WITH_IMMEDIATE: Opcode = Opcode(0x65);
+    /// RoCEv2 Congestion Notification Packet (0x81).
     pub const CNP: Opcode = Opcode(0x81);
 }
 
