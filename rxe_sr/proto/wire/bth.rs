@@ -123,6 +123,38 @@ impl<T: AsRef<[u8]>> Bth<T> {
     }
 }
 
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Bth<T> {
+    fn update(&mut self, off: usize, mask: u8, bits: u8) {
+        // A view made by new_checked always has the byte; new_unchecked ones may not.
+        if let Some(b) = self.buffer.as_mut().get_mut(off) {
+            *b = (*b & !mask) | (bits & mask);
+        }
+    }
+
+    /// Sets the PSN in place; the ICRC covers it, refill it afterwards.
+    pub fn set_psn(&mut self, psn: Psn) {
+        let v = psn.get().to_be_bytes();
+        self.update(9, 0xff, v[1]);
+        self.update(10, 0xff, v[2]);
+        self.update(11, 0xff, v[3]);
+    }
+
+    /// Sets the AckReq bit in place; the ICRC covers it, refill it afterwards.
+    pub fn set_ack_req(&mut self, on: bool) {
+        self.update(8, 0x80, if on { 0x80 } else { 0 });
+    }
+
+    /// Sets the FECN bit in place (not covered by the ICRC).
+    pub fn set_fecn(&mut self, on: bool) {
+        self.update(4, 0x80, if on { 0x80 } else { 0 });
+    }
+
+    /// Sets the BECN bit in place (not covered by the ICRC).
+    pub fn set_becn(&mut self, on: bool) {
+        self.update(4, 0x40, if on { 0x40 } else { 0 });
+    }
+}
+
 /// The fields of a BTH.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub struct BthRepr {
@@ -271,6 +303,28 @@ mod tests {
         let r = BthRepr::parse(&all).unwrap();
         r.emit(&mut o).unwrap();
         assert_eq!(o, all);
+    }
+
+    #[test]
+    fn in_place_setters() {
+        let mut b = BYTES;
+        let mut v = Bth::new_checked(&mut b[..]).unwrap();
+        v.set_psn(Psn::new(0x123456));
+        v.set_ack_req(false);
+        v.set_fecn(false);
+        v.set_becn(true);
+        assert_eq!(v.psn(), Psn::new(0x123456));
+        assert!(!v.ack_req() && !v.fecn() && v.becn());
+        assert_eq!(v.opcode(), Opcode::RC_SEND_ONLY);
+        assert_eq!(&b[..4], &BYTES[..4]);
+        assert_eq!(b[4], 0x40);
+        // An unchecked view of too few bytes neither panics nor writes.
+        let mut short = [0u8; 3];
+        let mut v = Bth::new_unchecked(&mut short[..]);
+        v.set_psn(Psn::new(1));
+        v.set_becn(true);
+        assert_eq!(v.psn(), Psn::new(0));
+        assert_eq!(short, [0; 3]);
     }
 
     #[test]

@@ -74,6 +74,27 @@ impl Headers {
         self.0
     }
 
+    /// Offset of header `h` from the start of the BTH when this set follows it, or `None`
+    /// when `h` is not in the set (rdma_rxe's `rxe_opcode[].offset[]`).
+    pub const fn offset_of(self, h: Headers) -> Option<usize> {
+        if h.0.count_ones() != 1 || !self.contains(h) {
+            return None;
+        }
+        let mut off = super::bth::BTH_LEN;
+        let mut i = 0;
+        while i < Self::WIRE_ORDER.len() {
+            let (x, len) = Self::WIRE_ORDER[i];
+            if x.0 == h.0 {
+                return Some(off);
+            }
+            if self.contains(x) {
+                off += len;
+            }
+            i += 1;
+        }
+        None
+    }
+
     /// Total length in bytes of the headers in the set.
     pub const fn ext_len(self) -> usize {
         let mut n = 0;
@@ -441,6 +462,32 @@ mod tests {
             let h = Opcode(op).headers(false).unwrap();
             assert_eq!(h.ext_len(), len, "opcode {op:#x}");
         }
+    }
+
+    #[test]
+    fn offsets_match_rdma_rxe() {
+        // (opcode, header, offset from the BTH start) as in rdma_rxe's rxe_opcode[].offset.
+        let expect: &[(Opcode, Headers, usize)] = &[
+            (Opcode::RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, Headers::RETH, 12),
+            (Opcode::RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, Headers::IMM_DT, 28),
+            (Opcode::RC_ATOMIC_ACKNOWLEDGE, Headers::AETH, 12),
+            (Opcode::RC_ATOMIC_ACKNOWLEDGE, Headers::ATOMIC_ACK_ETH, 16),
+            (Opcode::RC_FLUSH, Headers::FETH, 12),
+            (Opcode::RC_FLUSH, Headers::RETH, 16),
+            (Opcode::UD_SEND_ONLY_WITH_IMMEDIATE, Headers::DETH, 12),
+            (Opcode::UD_SEND_ONLY_WITH_IMMEDIATE, Headers::IMM_DT, 20),
+            (Opcode::RC_SEND_ONLY_WITH_INVALIDATE, Headers::IETH, 12),
+            (Opcode::RC_COMPARE_SWAP, Headers::ATOMIC_ETH, 12),
+        ];
+        for &(op, h, off) in expect {
+            assert_eq!(op.headers(false).unwrap().offset_of(h), Some(off), "{op:?}");
+        }
+        let sr = Opcode::RC_RDMA_WRITE_LAST_WITH_IMMEDIATE.headers(true).unwrap();
+        assert_eq!(sr.offset_of(Headers::MSN_ETH), Some(12));
+        assert_eq!(sr.offset_of(Headers::RETH), Some(20));
+        assert_eq!(sr.offset_of(Headers::IMM_DT), Some(36));
+        assert_eq!(sr.offset_of(Headers::AETH), None);
+        assert_eq!(sr.offset_of(Headers::RETH.union(Headers::IMM_DT)), None);
     }
 
     #[test]
