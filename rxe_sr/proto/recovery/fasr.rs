@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-2.0
+//! FaSR: fast and scalable selective retransmission (Huang et al., FaSR §III).
+//!
+//! Per QP the QPC holds RCV-NXT / UNACK and one SR-state pointer per direction, null while
+//! the QP has no loss. On loss the QP takes an [`SrUnit`](crate::proto::pool::sr_pool::SrUnit)
+//! from the device's shared [`SrPool`] (level 1), and bitmap blocks (level 2) only while
+//! it is on the slow path.
+//!
+//! Responder (§III-B1): a gap between PSN and RCV-NXT (normal state) or sack-high (loss
+//! recovery) raises lost-cnt by the gap; a retransmission filling RCV-NXT lowers it.
+//! - fast path, lost-cnt == 1: only RCV-NXT is missing; an out-of-order packet only moves
+//!   sack-high; the retransmission sets RCV-NXT = sack-high + 1 and ends recovery.
+//! - slow path, lost-cnt > 1 (or overflowed): a bitmap chain records arrivals; after a
+//!   retransmission RCV-NXT is found by querying the bitmap and returned in an AACK. When
+//!   lost-cnt falls back to 1 the chain is released (fast path again).
+//! - bitmap acceleration: on entering the slow path with a run of at least one block of
+//!   received PSNs after RCV-NXT, the run is kept as compression-cnt (10 bits) instead of
+//!   bits, and the chain starts after it.
+//! - FNACK: a packet between RCV-NXT and sack-high on the slow path means a retransmission
+//!   was lost: it is discarded and its PSN returned in an FNACK.
+//! - lost-cnt is 3 bits: past 7 it overflows, stays put until recovery completes, RCV-NXT
+//!   comes from the bitmap alone and the SACKs carry the overflow flag.
+//! - pool exhausted: the QP falls back to go-back-N (out-of-order packets it cannot record
+//!   are dropped, one NAK sequence error per gap), keeps what it recorded, and returns to
+//!   SR only when this recovery completes (§III-D).
+//!
+//! Requester (§III-B2): it does not count losses itself; it keeps the last lost-cnt the
+//! responder reported and its own sack-high.
+//! - the first SACK enters recovery and retransmits UNACK .. SACK at once, whatever lost-cnt;
+//! - later, PSNs between sack-high and a SACK are retransmitted only when the SACK is not
+//!   contiguous with sack-high AND lost-cnt grew (else a SACK was lost, not data), or when
+//!   lost-cnt overflowed;
+//! - RTO by lost-cnt: > 1, retransmit UNACK and every bitmap zero up to sack-high; == 1,
+//!   UNACK only; 0 (no SACK seen: the whole window was lost), go back to UNACK;
+//! - FNACK: run the RTO action early, at most once until a new ACK arrives.
+//!
+//! Choices where the paper is silent (each marked in the code):
+//! - Per-packet feedback: every out-of-order arrival is SACKed (as IRN), every in-order
+//!   one ACKed; the SACK carries RCV-NXT, the SACKed PSN, lost-cnt and the overflow flag,
+//!   and the requester derives its sack-high from the SACKed PSNs.
+//! - A packet between RCV-NXT and sack-high whose bitmap bit is already set is a plain
+//!   duplicate, not an FNACK (software reads that bit cheaply; the hardware did not look).
+//! - On the fast path such a packet is always a duplicate (only RCV-NXT is missing).
+//! - The requester keeps a bitmap of SACKed PSNs only on the slow path, seeded like the
+//!   responder's (compression-cnt for the run after UNACK).
+//! - RTO values are IRN's RTO_low/RTO_high pair ([`RtoConfig`]).
+//! - One SR-state pointer byte per QP and direction is the per-QP cost.
+
+use super::util::{drop_pkt, go_back, retransmit, send, span, ReqBase};
+use super::{Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer};
+use crate::proto::pool::sr_pool::{SrPool, UnitId, DEFAULT_BLOCKS, DEFAULT_BLOCK_BITS, DEFAULT_UNITS};
+use crate::proto::psn::Psn;
+
+/// Largest lost-cnt value the 3-bit SACK field carries.
+pub const LOST_CNT_MAX: u8 = 7;
+/// Largest compression-cnt (10 bits).
+pub const COMPRESSION_CNT_MAX: u32 = 1023;
+/// Per-QP SR memory on the device, bytes: the SR-state pointer.
+pub const SR_BYTES_PER_QP: u32 = 1;
+
+/// One QP's FaSR state (the QPC part); SR state lives in the shared [`SrPool`].
+#[derive(Clone, Debug)]
+pub struct Fasr<
+    const UNITS: usize = DEFAULT_UNITS,
+    const BLOCKS: usize = DEFAULT_BLOCKS,
+    const BLOCK_BITS: u32 = DEFAULT_BLOCK_BITS,
+> {
+    // Requester.
+    req: ReqBase,
+    rto: RtoConfig,
+    tx_unit: Option<UnitId>,
+    /// Requester could not get a unit: go-back-N until UNACK passes `tx_gbn_until`.
+    tx_gbn: bool,
+    tx_gbn_until: Psn,
+    /// An FNACK was answered since the last new ACK.
+    fnack_answered: bool,
+    // Responder.
+    rcv_nxt: Psn,
+    rx_unit: Option<UnitId>,
+    /// Responder could not get a unit: go-back-N until the expected packet arrives.
+    rx_gbn: bool,
+    nak_sent: bool,
+    counters: Counters,
+}
+
+fn slow(lost_cnt: u8, overflow: bool) -> bool {
+    lost_cnt > 1 || overflow
+}
+
+impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS, BLOCKS, BLOCK_BITS> {
+    /// A QP whose requester starts at `sq_psn` and whose responder expects `rq_psn`.
+    pub const fn new(sq_psn: Psn, rq_psn: Psn, rto: RtoConfig) -> Self {
+        Fasr {
+            req: ReqBase::new(sq_psn),
+            rto,
+            tx_unit: None,
+            tx_gbn: false,
+            tx_gbn_until: sq_psn,
+            fnack_answered: false,
+            rcv_nxt: rq_psn,
+            rx_unit: None,
+            rx_gbn: false,
+            nak_sent: false,
+            counters: Counters::ZERO,
+        }
+    }
+
+    /// Responder RCV-NXT.
+    pub const fn rcv_nxt(&self) -> Psn {
+        self.rcv_nxt
+    }
+
+    /// Requester UNACK.
+    pub const fn una(&self) -> Psn {
+        self.req.una
+    }
+
+    /// True while the responder holds an SR unit (loss recovery).
+    pub const fn rx_in_recovery(&self) -> bool {
+        self.rx_unit.is_some()
+    }
+
+    /// True while the requester holds an SR unit (loss recovery).
+    pub const fn tx_in_recovery(&self) -> bool {
+        self.tx_unit.is_some()
+    }
+
+    fn op(&mut self, slow_path: bool) {
+        if slow_path {
+            self.counters.slow_path = self.counters.slow_path.saturating_add(1);
+        } else {
+            self.counters.fast_path = self.counters.fast_path.saturating_add(1);
+        }
+    }
+
+    fn ack(&mut self, out: &mut dyn ActionSink) {
+        send(out, &mut self.counters, Feedback::Ack { rcv_nxt: self.rcv_nxt });
+    }
+
+    fn advance_to(&mut self, to: Psn, out: &mut dyn ActionSink) {
+        self.rcv_nxt = to;
+        self.nak_sent = false;
+        out.push(Action::Advance { rcv_nxt: to });
+    }
+
+    fn nak_once(&mut self, out: &mut dyn ActionSink) {
+        if !self.nak_sent {
+            self.nak_sent = true;
+            send(out, &mut self.counters, Feedback::Nak { rcv_nxt: self.rcv_nxt });
+        }
+    }
+
+    fn fallback(&mut self, out: &mut dyn ActionSink) {
+        self.counters.gbn_fallbacks = self.counters.gbn_fallbacks.saturating_add(1);
+        out.push(Action::Fallback);
+    }
+
+    // ----------------------------------------------------------------- responder
+
+    fn rx_data(&mut self, pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>, psn: Psn, out: &mut dyn ActionSink) {
+        if let Some(u) = self.rx_unit {
+            if pool.unit(u).is_some() {
+                self.rx_recovery(pool, u, psn, out);
+                return;
+            }
+            // The pool was reset under us: forget the stale pointer.
+            self.rx_unit = None;
+        }
+        if psn == self.rcv_nxt {
+            out.push(Action::Deliver { psn });
+            self.rx_gbn = false;
+            self.advance_to(psn.next(), out);
+            self.ack(out);
+            return;
+        }
+        if psn.before(self.rcv_nxt) {
+            drop_pkt(out, &mut self.counters, psn);
+            self.ack(out);
+            return;
+        }
+        if self.rx_gbn {
+            drop_pkt(out, &mut self.counters, psn);
+            self.nak_once(out);
+            return;
+        }
+        // Normal state, loss detected: lost-cnt grows by the gap to RCV-NXT.
+        let gap = span(self.rcv_nxt, psn);
+        let Ok(u) = pool.alloc_unit() else {
+            self.rx_gbn = true;
+            self.fallback(out);
+            drop_pkt(out, &mut self.counters, psn);
+            self.nak_once(out);
+            return;
+        };
+        let (lost_cnt, overflow) = if gap > u32::from(LOST_CNT_MAX) {
+            (LOST_CNT_MAX, true)
+        } else {
+            (gap as u8, false)
+        };
+        let is_slow = slow(lost_cnt, overflow);
+        if is_slow {
+            // No received run yet: the chain starts right after RCV-NXT.
+            pool.start_chain(u, self.rcv_nxt.next());
+            if pool.cover(u, psn).is_err() {
+                pool.free_unit(u);
+                self.rx_gbn = true;
+                self.fallback(out);
+                drop_pkt(out, &mut self.counters, psn);
+                self.nak_once(out);
+                return;
+            }
+            pool.set(u, psn);
+        }
+        if let Some(st) = pool.unit_mut(u) {
+            st.sack_high = psn;
+            st.lost_cnt = lost_cnt;
+            st.overflow = overflow;
+        }
+        self.rx_unit = Some(u);
+        self.op(is_slow);
+        out.push(Action::Deliver { psn });
+        send(
+            out,
+            &mut self.counters,
+            Feedback::Sack {
+                rcv_nxt: self.rcv_nxt,
+                sack_psn: psn,
+                lost_cnt,
+                overflow,
+            },
+        );
+    }
+
+    fn rx_recovery(
+        &mut self,
+        pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>,
+        u: UnitId,
+        psn: Psn,
+        out: &mut dyn ActionSink,
+    ) {
+        let Some(st) = pool.unit(u).copied() else { return };
+        let was_slow = slow(st.lost_cnt, st.overflow) || st.gbn;
+        if psn == self.rcv_nxt {
+            out.push(Action::Deliver { psn });
+            self.op(was_slow);
+            if !was_slow {
+                // Fast path: everything up to sack-high is here.
+                pool.free_unit(u);
+                self.rx_unit = None;
+                self.advance_to(st.sack_high.next(), out);
+                self.ack(out);
+                return;
+            }
+            let lost_cnt = if st.overflow { st.lost_cnt } else { st.lost_cnt.saturating_sub(1) };
+            let end = st.sack_high.next();
+            // Skip the compressed run, then query the bitmap from its head.
+            let mut next = psn.next().add(u32::from(st.compression_cnt));
+            if next.after(end) {
+                next = end;
+            }
+            if next.before(st.bm_base) {
+                // Inside the part recorded as bits starting at bm_base: nothing to skip.
+            } else if next != end {
+                next = pool.first_zero(u, next, span(next, end));
+            }
+            pool.release_before(u, next);
+            self.advance_to(next, out);
+            if !next.before(end) {
+                // Recovery complete: back to the normal state (and to SR after a fallback).
+                pool.free_unit(u);
+                self.rx_unit = None;
+            } else if let Some(st) = pool.unit_mut(u) {
+                st.compression_cnt = 0;
+                st.lost_cnt = lost_cnt;
+                if !st.overflow && !st.gbn && lost_cnt <= 1 {
+                    // Back on the fast path: only RCV-NXT is missing; drop the bitmap.
+                    pool.free_chain(u);
+                }
+            }
+            // AACK: RCV-NXT found through the bitmap.
+            self.ack(out);
+            return;
+        }
+        if psn.before(self.rcv_nxt) {
+            drop_pkt(out, &mut self.counters, psn);
+            self.ack(out);
+            return;
+        }
+        if !psn.after(st.sack_high) {
+            // Between RCV-NXT and sack-high.
+            let in_run = span(self.rcv_nxt, psn) <= u32::from(st.compression_cnt);
+            let duplicate = !was_slow || in_run || psn.before(st.bm_base) || pool.get(u, psn);
+            drop_pkt(out, &mut self.counters, psn);
+            if duplicate || st.gbn {
+                self.ack(out);
+            } else {
+                // A retransmission was lost (it should have been RCV-NXT): FNACK.
+                self.op(true);
+                send(out, &mut self.counters, Feedback::Fnack { rcv_nxt: self.rcv_nxt, psn });
+            }
+            return;
+        }
+        // Beyond sack-high: new out-of-order data.
+        if st.gbn {
+            drop_pkt(out, &mut self.counters, psn);
+            self.nak_once(out);
+            return;
+        }
+        let gap = span(st.sack_high.next(), psn);
+        let (mut lost_cnt, mut overflow) = (st.lost_cnt, st.overflow);
+        if gap > 0 && !overflow {
+            let sum = u32::from(lost_cnt).saturating_add(gap);
+            if sum > u32::from(LOST_CNT_MAX) {
+                lost_cnt = LOST_CNT_MAX;
+                overflow = true;
+            } else {
+                lost_cnt = sum as u8;
+            }
+        }
+        let now_slow = slow(lost_cnt, overflow);
+        let mut recorded = true;
+        if now_slow {
+            if !was_slow {
+                recorded = self.enter_slow(pool, u, self.rcv_nxt, st.sack_high);
+            }
+            recorded = recorded && pool.cover(u, psn).is_ok();
+            if recorded {
+                pool.set(u, psn);
+            }
+        }
+        if !recorded {
+            // Pool exhausted: go-back-N until this recovery completes, keeping the bits.
+            if let Some(st) = pool.unit_mut(u) {
+                st.gbn = true;
+                st.lost_cnt = lost_cnt;
+                st.overflow = overflow;
+            }
+            self.fallback(out);
+            drop_pkt(out, &mut self.counters, psn);
+            self.nak_once(out);
+            return;
+        }
+        if let Some(st) = pool.unit_mut(u) {
+            st.sack_high = psn;
+            st.lost_cnt = lost_cnt;
+            st.overflow = overflow;
+        }
+        self.op(now_slow);
+        out.push(Action::Deliver { psn });
+        send(
+            out,
+            &mut self.counters,
+            Feedback::Sack {
+                rcv_nxt: self.rcv_nxt,
+                sack_psn: psn,
+                lost_cnt,
+                overflow,
+            },
+        );
+    }
+
+    /// Fast -> slow path: everything in `(head, sack_high]` is known received. A run of at
+    /// least one block goes into compression-cnt; the chain starts after it and records
+    /// the rest of the run as set bits. Returns false when the pool is exhausted (the
+    /// unit is left in a consistent fast-path-equivalent state: a chain whose bits cover
+    /// what was recorded, compression-cnt set).
+    fn enter_slow(
+        &mut self,
+        pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>,
+        u: UnitId,
+        head: Psn,
+        sack_high: Psn,
+    ) -> bool {
+        let run = span(head, sack_high);
+        let cc = if run >= BLOCK_BITS { run.min(COMPRESSION_CNT_MAX) } else { 0 };
+        let base = head.next().add(cc);
+        pool.start_chain(u, base);
+        if let Some(st) = pool.unit_mut(u) {
+            st.compression_cnt = cc as u16;
+        }
+        if !base.after(sack_high) {
+            if pool.cover(u, sack_high).is_err() {
+                return false;
+            }
+            let mut p = base;
+            let mut n = span(base, sack_high.next());
+            while n > 0 {
+                pool.set(u, p);
+                p = p.next();
+                n -= 1;
+            }
+        }
+        true
+    }
+
+    // ----------------------------------------------------------------- requester
+
+    fn tx_retransmit(&mut self, from: Psn, to: Psn, out: &mut dyn ActionSink) {
+        // Clip to the outstanding window [una, snd_nxt).
+        let from = if from.before(self.req.una) { self.req.una } else { from };
+        let to = if to.after(self.req.snd_nxt) { self.req.snd_nxt } else { to };
+        retransmit(out, &mut self.counters, from, span(from, to));
+    }
+
+    fn tx_feedback(
+        &mut self,
+        pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>,
+        fb: Feedback,
+        now: u64,
+        out: &mut dyn ActionSink,
+    ) {
+        if self.req.on_cum_ack(fb.rcv_nxt(), now, &self.rto, out) {
+            self.fnack_answered = false;
+            let una = self.req.una;
+            if self.tx_gbn && !una.before(self.tx_gbn_until) {
+                self.tx_gbn = false;
+            }
+            if let Some(u) = self.tx_unit {
+                match pool.unit(u).copied() {
+                    Some(st) if una.after(st.sack_high) && !(st.gbn && una.before(self.tx_gbn_until)) => {
+                        pool.free_unit(u);
+                        self.tx_unit = None;
+                    }
+                    Some(_) => pool.release_before(u, una),
+                    None => self.tx_unit = None,
+                }
+            }
+        }
+        match fb {
+            Feedback::Ack { .. } | Feedback::Holes { .. } => {}
+            Feedback::Nak { rcv_nxt } => {
+                // The responder fell back to go-back-N.
+                if self.req.outstanding(rcv_nxt) {
+                    go_back(out, &mut self.counters, rcv_nxt);
+                    self.req.restart_rto(now, &self.rto, out);
+                }
+            }
+            Feedback::Fnack { .. } => {
+                if !self.fnack_answered && self.req.in_flight() > 0 {
+                    self.fnack_answered = true;
+                    self.counters.fnacks_answered = self.counters.fnacks_answered.saturating_add(1);
+                    self.tx_rto_action(pool, out);
+                    self.req.restart_rto(now, &self.rto, out);
+                }
+            }
+            Feedback::Sack {
+                sack_psn,
+                lost_cnt,
+                overflow,
+                ..
+            } => self.tx_sack(pool, sack_psn, lost_cnt.min(LOST_CNT_MAX), overflow, out),
+        }
+    }
+
+    fn tx_sack(
+        &mut self,
+        pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>,
+        s: Psn,
+        lost_cnt: u8,
+        overflow: bool,
+        out: &mut dyn ActionSink,
+    ) {
+        if !self.req.outstanding(s) || s == self.req.una || self.tx_gbn {
+            return;
+        }
+        let una = self.req.una;
+        let Some(u) = self.tx_unit.filter(|&u| pool.unit(u).is_some()) else {
+            // Enter loss recovery: retransmit UNACK .. SACK at once, whatever lost-cnt.
+            self.tx_retransmit(una, s, out);
+            let Ok(u) = pool.alloc_unit() else {
+                self.tx_gbn = true;
+                self.tx_gbn_until = self.req.snd_nxt;
+                self.fallback(out);
+                return;
+            };
+            self.tx_unit = Some(u);
+            let is_slow = slow(lost_cnt, overflow);
+            if let Some(st) = pool.unit_mut(u) {
+                st.sack_high = s;
+                st.lost_cnt = lost_cnt;
+                st.overflow = overflow;
+            }
+            if is_slow {
+                pool.start_chain(u, una.next());
+                if pool.cover(u, s).is_ok() {
+                    pool.set(u, s);
+                } else {
+                    self.tx_unit_gbn(pool, u, out);
+                }
+            }
+            self.op(is_slow);
+            return;
+        };
+        let Some(st) = pool.unit(u).copied() else { return };
+        let was_slow = slow(st.lost_cnt, st.overflow);
+        let now_slow = slow(lost_cnt, overflow);
+        self.op(now_slow);
+        if s.after(st.sack_high) {
+            let discontinuous = s != st.sack_high.next();
+            if discontinuous && (lost_cnt > st.lost_cnt || overflow) {
+                // New data loss (not a lost SACK): retransmit the gap now.
+                self.tx_retransmit(st.sack_high.next(), s, out);
+            }
+            if now_slow && !st.gbn {
+                let mut ok = true;
+                if !was_slow {
+                    ok = self.enter_slow(pool, u, una, st.sack_high);
+                }
+                ok = ok && pool.cover(u, s).is_ok();
+                if ok {
+                    pool.set(u, s);
+                } else {
+                    self.tx_unit_gbn(pool, u, out);
+                }
+            }
+            if let Some(st) = pool.unit_mut(u) {
+                st.sack_high = s;
+            }
+        } else if was_slow && !st.gbn && !s.before(st.bm_base) {
+            pool.set(u, s);
+        }
+        if let Some(st) = pool.unit_mut(u) {
+            st.lost_cnt = lost_cnt;
+            st.overflow = st.overflow || overflow;
+            if was_slow && !now_slow && !st.gbn {
+                st.overflow = false;
+                st.compression_cnt = 0;
+                pool.free_chain(u);
+            }
+        }
+    }
+
+    /// The requester's bitmap ran out: it keeps its unit but recovers by go-back-N.
+    fn tx_unit_gbn(&mut self, pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>, u: UnitId, out: &mut dyn ActionSink) {
+        if let Some(st) = pool.unit_mut(u) {
+            st.gbn = true;
+        }
+        self.tx_gbn_until = self.req.snd_nxt;
+        self.fallback(out);
+    }
+
+    /// The RTO action by lost-cnt (also run early for an FNACK).
+    fn tx_rto_action(&mut self, pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>, out: &mut dyn ActionSink) {
+        let una = self.req.una;
+        let st = self.tx_unit.and_then(|u| pool.unit(u).copied());
+        match (self.tx_unit, st) {
+            (Some(u), Some(st)) if !st.gbn && st.sack_high.after(una) && slow(st.lost_cnt, st.overflow) => {
+                self.op(true);
+                self.tx_retransmit(una, una.next(), out);
+                // Bitmap zeros between UNACK and sack-high; PSNs before bm_base form the
+                // compressed run, known received.
+                let from = if st.bm_base.after(una) { st.bm_base } else { una.next() };
+                let end = st.sack_high.next();
+                let mut emit = |first: Psn, count: u32| {
+                    retransmit(out, &mut self.counters, first, count);
+                };
+                pool.for_each_zero(u, from, span(from, end), &mut emit);
+            }
+            (Some(_), Some(st)) if !st.gbn && st.sack_high.after(una) && st.lost_cnt == 1 => {
+                self.op(false);
+                self.tx_retransmit(una, una.next(), out);
+            }
+            _ => {
+                // lost-cnt 0: the whole window was lost (or we are in go-back-N). Not an SR
+                // operation: nothing is selective about it, so neither path counts it.
+                go_back(out, &mut self.counters, una);
+            }
+        }
+    }
+}
+
+impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Recovery for Fasr<UNITS, BLOCKS, BLOCK_BITS> {
+    type Shared = SrPool<UNITS, BLOCKS, BLOCK_BITS>;
+
+    fn on_requester(&mut self, pool: &mut Self::Shared, ev: ReqEvent, out: &mut dyn ActionSink) {
+        match ev {
+            ReqEvent::Sent { psn, now } => self.req.on_sent(psn, now, &self.rto, out),
+            ReqEvent::Feedback { fb, now } => self.tx_feedback(pool, fb, now, out),
+            ReqEvent::Timer { timer: Timer::Rto, now } => {
+                self.req.rto_armed = false;
+                if self.req.in_flight() > 0 {
+                    self.counters.rto_fired = self.counters.rto_fired.saturating_add(1);
+                    self.tx_rto_action(pool, out);
+                    self.req.restart_rto(now, &self.rto, out);
+                }
+            }
+            ReqEvent::Timer { .. } => {}
+        }
+    }
+
+    fn on_responder(&mut self, pool: &mut Self::Shared, ev: RespEvent, out: &mut dyn ActionSink) {
+        if let RespEvent::Data { psn, .. } = ev {
+            self.rx_data(pool, psn, out);
+        }
+    }
+
+    fn release(&mut self, pool: &mut Self::Shared) {
+        if let Some(u) = self.tx_unit.take() {
+            pool.free_unit(u);
+        }
+        if let Some(u) = self.rx_unit.take() {
+            pool.free_unit(u);
+        }
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+}

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0
+//! SRNIC (Wang et al., NSDI'23 §4.4): header extensions + bitmap onloading.
+//!
+//! With the header extensions every packet can be placed in the user buffer on arrival
+//! (in-place reordering), so the fast path keeps only ePSN (responder) and IACK/UNACK
+//! (requester). Out-of-order metadata goes to a slow-path consumer (software, over PCIe)
+//! that owns the bitmaps:
+//! - responder fast path: PSN == ePSN is handled in hardware; the first PSN != ePSN enters
+//!   loss recovery. In recovery, hardware tracks the most advanced run of sequential
+//!   packets `[psn_left, psn_right]` itself (§4.4.2, Fig. 8); every other arrival (a jump
+//!   past the run, a retransmission) is queued as metadata to the slow path;
+//! - the slow path is modelled as a FIFO of at most `QUEUE` entries, each served
+//!   `delay` ticks after it was queued (a [`Timer::SlowPath`] deadline); a full queue
+//!   drops the packet (hardware back-pressure). Software sets the bits, NAKs each new hole
+//!   (SRNIC's "stateless requester" option: the responder names exactly what to resend),
+//!   computes the new ePSN and hands it back; the QP leaves recovery when that ePSN falls
+//!   in `[psn_left, psn_right + 1]`, taking ePSN = psn_right + 1 (the fast-exit rule).
+//! - requester: stateless besides UNACK: it resends the holes the responder names; its
+//!   timeout resends UNACK alone while the responder reported holes (a lost
+//!   retransmission), else goes back to UNACK.
+//!
+//! The delay between arrival and the software's answer is what costs SRNIC goodput as
+//! loss or bandwidth grow (FaSR Fig. 2): ACK progress and hole reports wait for it.
+//!
+//! Choice: SRNIC places a duplicate idempotently (same data, same address), so hardware
+//! needs no duplicate check; our [`Action::Deliver`] contract is "exactly once", so the
+//! engine checks a packet against the software bitmap, the run and the queued metadata
+//! before placing it — a modelling check, not extra hardware state.
+//! Per-QP device memory: 12 B (FaSR §V-A); bitmaps live in host memory.
+
+use super::util::{drop_pkt, go_back, retransmit, send, span, ReqBase, RingBits};
+use super::{Action, ActionSink, Counters, Feedback, Hole, Recovery, ReqEvent, RespEvent, RtoConfig, Timer};
+use crate::proto::psn::Psn;
+
+/// Default slow-path queue entries per QP.
+pub const DEFAULT_QUEUE: usize = 64;
+/// Default software bitmap size in 64-bit words (1024 PSNs).
+pub const DEFAULT_WORDS: usize = 16;
+/// Per-QP SR bytes on the device (FaSR §V-A: SRNIC adds 12 B per QP).
+pub const SR_BYTES_PER_QP: u32 = 12;
+
+#[derive(Clone, Copy, Debug)]
+struct Meta {
+    first: Psn,
+    last: Psn,
+    ready_at: u64,
+}
+
+const META0: Meta = Meta {
+    first: Psn::new(0),
+    last: Psn::new(0),
+    ready_at: 0,
+};
+
+/// One QP's SRNIC state: hardware QPC fields plus the modelled software slow path.
+#[derive(Clone, Debug)]
+pub struct Srnic<const QUEUE: usize = DEFAULT_QUEUE, const WORDS: usize = DEFAULT_WORDS> {
+    req: ReqBase,
+    rto: RtoConfig,
+    /// The responder reported holes not yet all acknowledged.
+    tx_recovery: bool,
+    tx_recovery_psn: Psn,
+    // Responder hardware.
+    e_psn: Psn,
+    in_recovery: bool,
+    psn_left: Psn,
+    psn_right: Psn,
+    // Slow-path queue.
+    queue: [Meta; QUEUE],
+    q_head: usize,
+    q_len: usize,
+    delay: u64,
+    // Software.
+    sw_bits: RingBits<WORDS>,
+    sw_high: Psn,
+    counters: Counters,
+}
+
+impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
+    /// A QP whose requester starts at `sq_psn`, whose responder expects `rq_psn`, and whose
+    /// slow path answers `delay` ticks after an entry is queued.
+    pub const fn new(sq_psn: Psn, rq_psn: Psn, rto: RtoConfig, delay: u64) -> Self {
+        Srnic {
+            req: ReqBase::new(sq_psn),
+            rto,
+            tx_recovery: false,
+            tx_recovery_psn: sq_psn,
+            e_psn: rq_psn,
+            in_recovery: false,
+            psn_left: rq_psn,
+            psn_right: rq_psn,
+            queue: [META0; QUEUE],
+            q_head: 0,
+            q_len: 0,
+            delay,
+            sw_bits: RingBits::new(rq_psn),
+            sw_high: rq_psn.sub(1),
+            counters: Counters::ZERO,
+        }
+    }
+
+    /// Responder ePSN.
+    pub const fn e_psn(&self) -> Psn {
+        self.e_psn
+    }
+
+    fn queued(&self, psn: Psn) -> bool {
+        (0..self.q_len).any(|k| {
+            self.queue
+                .get((self.q_head + k) % QUEUE.max(1))
+                .is_some_and(|m| !psn.before(m.first) && !psn.after(m.last))
+        })
+    }
+
+    fn enqueue(&mut self, first: Psn, last: Psn, now: u64, out: &mut dyn ActionSink) -> bool {
+        if self.q_len >= QUEUE {
+            return false;
+        }
+        let ready_at = now.saturating_add(self.delay);
+        let slot = (self.q_head + self.q_len) % QUEUE.max(1);
+        if let Some(m) = self.queue.get_mut(slot) {
+            *m = Meta { first, last, ready_at };
+        } else {
+            return false;
+        }
+        self.q_len += 1;
+        if self.q_len == 1 {
+            out.push(Action::ArmTimer {
+                timer: Timer::SlowPath,
+                deadline: ready_at,
+            });
+        }
+        self.counters.slow_path = self.counters.slow_path.saturating_add(1);
+        true
+    }
+
+    fn rx(&mut self, psn: Psn, now: u64, out: &mut dyn ActionSink) {
+        if psn.before(self.e_psn) {
+            drop_pkt(out, &mut self.counters, psn);
+            send(out, &mut self.counters, Feedback::Ack { rcv_nxt: self.e_psn });
+            return;
+        }
+        if !self.in_recovery {
+            if psn == self.e_psn {
+                out.push(Action::Deliver { psn });
+                self.e_psn = psn.next();
+                out.push(Action::Advance { rcv_nxt: self.e_psn });
+                send(out, &mut self.counters, Feedback::Ack { rcv_nxt: self.e_psn });
+                return;
+            }
+            // Out of order: enter loss recovery; software starts from ePSN.
+            if !self.sw_bits_fit(psn) || !self.enqueue(psn, psn, now, out) {
+                drop_pkt(out, &mut self.counters, psn);
+                return;
+            }
+            self.in_recovery = true;
+            self.psn_left = psn;
+            self.psn_right = psn;
+            out.push(Action::Deliver { psn });
+            return;
+        }
+        if psn == self.psn_right.next() {
+            // Sequential after the most advanced run: hardware only.
+            if !self.sw_bits_fit(psn) {
+                drop_pkt(out, &mut self.counters, psn);
+                return;
+            }
+            self.psn_right = psn;
+            self.counters.fast_path = self.counters.fast_path.saturating_add(1);
+            out.push(Action::Deliver { psn });
+            return;
+        }
+        if !psn.before(self.psn_left) && !psn.after(self.psn_right) {
+            drop_pkt(out, &mut self.counters, psn);
+            return;
+        }
+        if psn.after(self.psn_right) {
+            // A jump: flush the finished run to software, start a new one.
+            if !self.sw_bits_fit(psn) || self.q_len + 2 > QUEUE {
+                drop_pkt(out, &mut self.counters, psn);
+                return;
+            }
+            let (l, r) = (self.psn_left, self.psn_right);
+            self.enqueue(l, r, now, out);
+            self.enqueue(psn, psn, now, out);
+            self.psn_left = psn;
+            self.psn_right = psn;
+            out.push(Action::Deliver { psn });
+            return;
+        }
+        // Before the run: a retransmission (or a late original) for software.
+        if self.sw_bits.get(psn) || self.queued(psn) {
+            drop_pkt(out, &mut self.counters, psn);
+            return;
+        }
+        if !self.enqueue(psn, psn, now, out) {
+            drop_pkt(out, &mut self.counters, psn);
+            return;
+        }
+        out.push(Action::Deliver { psn });
+    }
+
+    fn sw_bits_fit(&self, psn: Psn) -> bool {
+        span(self.e_psn, psn) < RingBits::<WORDS>::CAP
+    }
+
+    /// The software consumer serves every entry that is due.
+    fn slow_path(&mut self, now: u64, out: &mut dyn ActionSink) {
+        while self.q_len > 0 {
+            let Some(m) = self.queue.get(self.q_head).copied() else { return };
+            if m.ready_at > now {
+                out.push(Action::ArmTimer {
+                    timer: Timer::SlowPath,
+                    deadline: m.ready_at,
+                });
+                return;
+            }
+            self.q_head = (self.q_head + 1) % QUEUE.max(1);
+            self.q_len -= 1;
+            self.serve(m, out);
+        }
+    }
+
+    fn serve(&mut self, m: Meta, out: &mut dyn ActionSink) {
+        if !self.in_recovery {
+            return;
+        }
+        let mut p = m.first;
+        let mut n = span(m.first, m.last.next());
+        while n > 0 {
+            self.sw_bits.set(p);
+            p = p.next();
+            n -= 1;
+        }
+        // Highest PSN software knows received (at least ePSN - 1).
+        let floor = self.e_psn.sub(1);
+        let high = if self.sw_high.after(floor) { self.sw_high } else { floor };
+        if m.first.after(high.next()) {
+            let hole = Hole {
+                first: high.next(),
+                count: span(high.next(), m.first),
+            };
+            send(
+                out,
+                &mut self.counters,
+                Feedback::Holes {
+                    rcv_nxt: self.e_psn,
+                    holes: [hole, Hole::default(), Hole::default()],
+                },
+            );
+        }
+        if m.last.after(high) {
+            self.sw_high = m.last;
+        }
+        // New ePSN from the bitmap.
+        let mut e = self.e_psn;
+        while self.sw_bits.get(e) {
+            e = e.next();
+        }
+        if !e.before(self.psn_left) && !e.after(self.psn_right.next()) {
+            // Fast exit (Fig. 8).
+            e = self.psn_right.next();
+            self.in_recovery = false;
+        }
+        if e != self.e_psn {
+            self.e_psn = e;
+            self.sw_bits.advance_to(e);
+            out.push(Action::Advance { rcv_nxt: e });
+            send(out, &mut self.counters, Feedback::Ack { rcv_nxt: e });
+        }
+        if !self.in_recovery {
+            self.sw_bits.clear(self.e_psn);
+            self.sw_high = self.e_psn.sub(1);
+            // Metadata still queued belongs to the finished recovery.
+            self.q_len = 0;
+        }
+    }
+}
+
+impl<const QUEUE: usize, const WORDS: usize> Recovery for Srnic<QUEUE, WORDS> {
+    type Shared = ();
+
+    fn on_requester(&mut self, _shared: &mut (), ev: ReqEvent, out: &mut dyn ActionSink) {
+        match ev {
+            ReqEvent::Sent { psn, now } => self.req.on_sent(psn, now, &self.rto, out),
+            ReqEvent::Feedback { fb, now } => {
+                self.req.on_cum_ack(fb.rcv_nxt(), now, &self.rto, out);
+                if self.tx_recovery && !self.req.una.before(self.tx_recovery_psn) {
+                    self.tx_recovery = false;
+                }
+                if let Feedback::Holes { holes, .. } = fb {
+                    for h in holes.iter().rev().filter(|h| h.count > 0) {
+                        let mut first = h.first;
+                        let mut end = h.first.add(h.count);
+                        if first.before(self.req.una) {
+                            first = self.req.una;
+                        }
+                        if end.after(self.req.snd_nxt) {
+                            end = self.req.snd_nxt;
+                        }
+                        retransmit(out, &mut self.counters, first, span(first, end));
+                        self.tx_recovery = true;
+                        self.tx_recovery_psn = self.req.snd_nxt;
+                    }
+                }
+            }
+            ReqEvent::Timer { timer: Timer::Rto, now } => {
+                self.req.rto_armed = false;
+                if self.req.in_flight() > 0 {
+                    self.counters.rto_fired = self.counters.rto_fired.saturating_add(1);
+                    if self.tx_recovery {
+                        retransmit(out, &mut self.counters, self.req.una, 1);
+                    } else {
+                        go_back(out, &mut self.counters, self.req.una);
+                    }
+                    self.req.restart_rto(now, &self.rto, out);
+                }
+            }
+            ReqEvent::Timer { .. } => {}
+        }
+    }
+
+    fn on_responder(&mut self, _shared: &mut (), ev: RespEvent, out: &mut dyn ActionSink) {
+        match ev {
+            RespEvent::Data { psn, now } => self.rx(psn, now, out),
+            RespEvent::Timer {
+                timer: Timer::SlowPath,
+                now,
+            } => self.slow_path(now, out),
+            RespEvent::Timer { .. } => {}
+        }
+    }
+
+    fn release(&mut self, _shared: &mut ()) {
+        self.q_len = 0;
+        self.in_recovery = false;
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+}
