@@ -115,14 +115,14 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
         self.req.una
     }
 
-    /// True while the responder holds an SR unit (loss recovery).
-    pub const fn rx_in_recovery(&self) -> bool {
-        self.rx_unit.is_some()
+    /// The responder's SR-state pointer: its unit in the pool while in loss recovery.
+    pub const fn rx_sr_state(&self) -> Option<UnitId> {
+        self.rx_unit
     }
 
-    /// True while the requester holds an SR unit (loss recovery).
-    pub const fn tx_in_recovery(&self) -> bool {
-        self.tx_unit.is_some()
+    /// The requester's SR-state pointer.
+    pub const fn tx_sr_state(&self) -> Option<UnitId> {
+        self.tx_unit
     }
 
     fn op(&mut self, slow_path: bool) {

@@ -410,7 +410,10 @@ pub(crate) mod util {
     }
 
     impl<const W: usize> RingBits<W> {
-        pub(crate) const CAP: u32 = (W as u32) * 64;
+        pub(crate) const CAP: u32 = {
+            assert!(W > 0 && W < (1 << 20));
+            (W as u32) * 64
+        };
 
         pub(crate) const fn new(base: Psn) -> Self {
             RingBits {

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+//! FaSR engine, event by event, against the paper's rules (FaSR §III-B, §III-D).
+
+use rxe_sr::proto::pool::sr_pool::SrPool;
+use rxe_sr::proto::psn::Psn;
+use rxe_sr::proto::recovery::fasr::Fasr;
+use rxe_sr::proto::recovery::{Action, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer};
+
+const RTO: RtoConfig = RtoConfig {
+    rto_low: 100,
+    rto_high: 1000,
+    n_low: 3,
+};
+
+type Pool = SrPool<20, 70, 16>;
+type Qp = Fasr<20, 70, 16>;
+
+fn p(v: u32) -> Psn {
+    Psn::new(v)
+}
+
+fn rx<const U: usize, const B: usize>(qp: &mut Fasr<U, B, 16>, pool: &mut SrPool<U, B, 16>, psn: u32) -> Vec<Action> {
+    let mut v = Vec::new();
+    qp.on_responder(pool, RespEvent::Data { psn: p(psn), now: 0 }, &mut |a| v.push(a));
+    v
+}
+
+fn tx<const U: usize, const B: usize>(qp: &mut Fasr<U, B, 16>, pool: &mut SrPool<U, B, 16>, ev: ReqEvent) -> Vec<Action> {
+    let mut v = Vec::new();
+    qp.on_requester(pool, ev, &mut |a| v.push(a));
+    v
+}
+
+fn sent(qp: &mut Qp, pool: &mut Pool, n: u32) {
+    for i in 0..n {
+        tx(qp, pool, ReqEvent::Sent { psn: p(i), now: 0 });
+    }
+}
+
+fn sack(rcv_nxt: u32, s: u32, lost_cnt: u8) -> ReqEvent {
+    ReqEvent::Feedback {
+        fb: Feedback::Sack {
+            rcv_nxt: p(rcv_nxt),
+            sack_psn: p(s),
+            lost_cnt,
+            overflow: false,
+        },
+        now: 10,
+    }
+}
+
+fn retx(acts: &[Action]) -> Vec<(u32, u32)> {
+    acts.iter()
+        .filter_map(|a| match *a {
+            Action::Retransmit { first, count } => Some((first.get(), count)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn sent_fb(acts: &[Action]) -> Vec<Feedback> {
+    acts.iter()
+        .filter_map(|a| match *a {
+            Action::Send(fb) => Some(fb),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn receiver_fast_path_single_loss_needs_no_bitmap() {
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    assert_eq!(rx(&mut qp, &mut pool, 0), vec![
+        Action::Deliver { psn: p(0) },
+        Action::Advance { rcv_nxt: p(1) },
+        Action::Send(Feedback::Ack { rcv_nxt: p(1) }),
+    ]);
+    assert!(qp.rx_sr_state().is_none(), "no loss: null SR-state pointer");
+    // 1 is lost; 2..=5 arrive out of order: lost-cnt 1, only sack-high moves.
+    for s in 2..=5 {
+        let a = rx(&mut qp, &mut pool, s);
+        assert!(a.contains(&Action::Deliver { psn: p(s) }));
+        assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(1), sack_psn: p(s), lost_cnt: 1, overflow: false }]);
+    }
+    let u = qp.rx_sr_state().expect("a unit while in recovery");
+    assert_eq!(pool.unit(u).unwrap().sack_high, p(5));
+    assert_eq!((pool.used_units(), pool.used_blocks()), (1, 0));
+    // The retransmission: RCV-NXT = sack-high + 1 directly, unit released.
+    let a = rx(&mut qp, &mut pool, 1);
+    assert_eq!(a, vec![
+        Action::Deliver { psn: p(1) },
+        Action::Advance { rcv_nxt: p(6) },
+        Action::Send(Feedback::Ack { rcv_nxt: p(6) }),
+    ]);
+    assert!(qp.rx_sr_state().is_none());
+    assert_eq!((pool.used_units(), pool.used_blocks()), (0, 0));
+    assert_eq!(qp.counters().slow_path, 0);
+    assert_eq!(qp.counters().fast_path, 5);
+}
+
+#[test]
+fn receiver_slow_path_compression_and_aack() {
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    // 0 lost, a run of 20 arrives (fast path), then 21 lost: lost-cnt 2, slow path.
+    for s in 1..=20 {
+        rx(&mut qp, &mut pool, s);
+    }
+    assert_eq!(pool.used_blocks(), 0);
+    let a = rx(&mut qp, &mut pool, 22);
+    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(0), sack_psn: p(22), lost_cnt: 2, overflow: false }]);
+    let u = qp.rx_sr_state().unwrap();
+    let st = *pool.unit(u).unwrap();
+    // The run 1..=20 (>= one block) is compressed: the bitmap starts after it.
+    assert_eq!(st.compression_cnt, 20);
+    assert_eq!(st.bm_base, p(21));
+    assert_eq!(pool.used_blocks(), 1);
+    // Retransmission of 0: RCV-NXT skips the compressed run and stops at the hole 21; AACK.
+    let a = rx(&mut qp, &mut pool, 0);
+    assert_eq!(a, vec![
+        Action::Deliver { psn: p(0) },
+        Action::Advance { rcv_nxt: p(21) },
+        Action::Send(Feedback::Ack { rcv_nxt: p(21) }),
+    ]);
+    // lost-cnt back to 1: fast path again, bitmap blocks released.
+    let st = *pool.unit(u).unwrap();
+    assert_eq!(st.lost_cnt, 1);
+    assert_eq!(pool.used_blocks(), 0);
+    let a = rx(&mut qp, &mut pool, 21);
+    assert!(a.contains(&Action::Advance { rcv_nxt: p(23) }));
+    assert_eq!((pool.used_units(), pool.used_blocks()), (0, 0));
+}
+
+#[test]
+fn short_runs_are_not_compressed() {
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    for s in [1, 2, 3, 5] {
+        rx(&mut qp, &mut pool, s);
+    }
+    let st = *pool.unit(qp.rx_sr_state().unwrap()).unwrap();
+    assert_eq!((st.compression_cnt, st.bm_base, st.lost_cnt), (0, p(1), 2));
+    let a = rx(&mut qp, &mut pool, 0);
+    assert!(a.contains(&Action::Advance { rcv_nxt: p(4) }));
+    let a = rx(&mut qp, &mut pool, 4);
+    assert!(a.contains(&Action::Advance { rcv_nxt: p(6) }));
+    assert_eq!(pool.used_units(), 0);
+}
+
+#[test]
+fn lost_retransmission_is_reported_by_fnack() {
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    // 0 and 2 lost: slow path.
+    rx(&mut qp, &mut pool, 1);
+    rx(&mut qp, &mut pool, 3);
+    // The retransmission of 0 is lost, the one of 2 arrives: between RCV-NXT and sack-high.
+    let a = rx(&mut qp, &mut pool, 2);
+    assert_eq!(a, vec![Action::Drop { psn: p(2) }, Action::Send(Feedback::Fnack { rcv_nxt: p(0), psn: p(2) })]);
+    assert_eq!(qp.counters().fnacks_sent, 1);
+    // A duplicate of a received PSN there is a plain duplicate, not an FNACK.
+    let a = rx(&mut qp, &mut pool, 1);
+    assert_eq!(a, vec![Action::Drop { psn: p(1) }, Action::Send(Feedback::Ack { rcv_nxt: p(0) })]);
+    // Recovery then completes in order.
+    rx(&mut qp, &mut pool, 0);
+    let a = rx(&mut qp, &mut pool, 2);
+    assert!(a.contains(&Action::Advance { rcv_nxt: p(4) }));
+    assert_eq!(pool.used_units(), 0);
+}
+
+#[test]
+fn lost_cnt_overflows_past_three_bits() {
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    // 0..=8 lost (9 > 7).
+    let a = rx(&mut qp, &mut pool, 9);
+    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(0), sack_psn: p(9), lost_cnt: 7, overflow: true }]);
+    // Stays put (7, overflow) while more holes appear.
+    let a = rx(&mut qp, &mut pool, 11);
+    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(0), sack_psn: p(11), lost_cnt: 7, overflow: true }]);
+    // RCV-NXT from the bitmap alone.
+    for s in 0..=7 {
+        let a = rx(&mut qp, &mut pool, s);
+        assert!(a.contains(&Action::Advance { rcv_nxt: p(s + 1) }), "{s}: {a:?}");
+    }
+    let a = rx(&mut qp, &mut pool, 8);
+    assert!(a.contains(&Action::Advance { rcv_nxt: p(10) }));
+    let a = rx(&mut qp, &mut pool, 10);
+    assert!(a.contains(&Action::Advance { rcv_nxt: p(12) }));
+    assert_eq!((pool.used_units(), pool.used_blocks()), (0, 0));
+}
+
+#[test]
+fn exhausted_pool_falls_back_to_gbn_until_recovery_completes() {
+    // One unit, one block of 16 bits.
+    let mut pool: SrPool<1, 1, 16> = SrPool::new();
+    let mut a: Fasr<1, 1, 16> = Fasr::new(p(0), p(0), RTO);
+    let mut b: Fasr<1, 1, 16> = Fasr::new(p(0), p(0), RTO);
+    rx(&mut a, &mut pool, 1); // QP a takes the only unit.
+    let acts = rx(&mut b, &mut pool, 1); // QP b finds none: go-back-N.
+    assert_eq!(acts, vec![Action::Fallback, Action::Drop { psn: p(1) }, Action::Send(Feedback::Nak { rcv_nxt: p(0) })]);
+    // One NAK per gap; out-of-order packets are dropped.
+    assert_eq!(rx(&mut b, &mut pool, 2), vec![Action::Drop { psn: p(2) }]);
+    assert!(rx(&mut b, &mut pool, 0).contains(&Action::Advance { rcv_nxt: p(1) }));
+    // QP a: slow path (0 and 2 lost), bitmap 1..=16 fits one block, 20 does not.
+    rx(&mut a, &mut pool, 3);
+    assert_eq!(pool.used_blocks(), 1);
+    let acts = rx(&mut a, &mut pool, 20);
+    assert_eq!(acts, vec![Action::Fallback, Action::Drop { psn: p(20) }, Action::Send(Feedback::Nak { rcv_nxt: p(0) })]);
+    assert_eq!(a.counters().gbn_fallbacks, 1);
+    // What was recorded is kept: 0 then 2 complete the recovery up to sack-high 3.
+    assert!(rx(&mut a, &mut pool, 4).contains(&Action::Drop { psn: p(4) }));
+    assert!(rx(&mut a, &mut pool, 0).contains(&Action::Advance { rcv_nxt: p(2) }));
+    assert!(rx(&mut a, &mut pool, 2).contains(&Action::Advance { rcv_nxt: p(4) }));
+    assert_eq!(pool.used_units(), 0, "recovery complete: unit back in the pool");
+    // Back to SR: the next loss gets the unit and a SACK.
+    rx(&mut a, &mut pool, 4);
+    let acts = rx(&mut a, &mut pool, 6);
+    assert!(matches!(sent_fb(&acts)[..], [Feedback::Sack { lost_cnt: 1, .. }]));
+}
+
+#[test]
+fn sender_rto_by_lost_cnt() {
+    // lost-cnt 0 (no SACK at all): resend from UNACK.
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    sent(&mut qp, &mut pool, 10);
+    let a = tx(&mut qp, &mut pool, ReqEvent::Timer { timer: Timer::Rto, now: 1000 });
+    assert!(a.contains(&Action::GoBack { from: p(0) }), "{a:?}");
+
+    // lost-cnt 1: UNACK only, no bitmap.
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    sent(&mut qp, &mut pool, 10);
+    let a = tx(&mut qp, &mut pool, sack(0, 1, 1));
+    assert_eq!(retx(&a), vec![(0, 1)], "first SACK: UNACK..SACK at once");
+    for s in 2..10 {
+        assert!(retx(&tx(&mut qp, &mut pool, sack(0, s, 1))).is_empty());
+    }
+    assert_eq!(pool.used_blocks(), 0);
+    let a = tx(&mut qp, &mut pool, ReqEvent::Timer { timer: Timer::Rto, now: 1000 });
+    assert_eq!(retx(&a), vec![(0, 1)]);
+
+    // lost-cnt > 1: UNACK and the bitmap's zeros up to sack-high.
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    sent(&mut qp, &mut pool, 20);
+    assert_eq!(retx(&tx(&mut qp, &mut pool, sack(0, 2, 2))), vec![(0, 2)]);
+    assert!(retx(&tx(&mut qp, &mut pool, sack(0, 3, 2))).is_empty());
+    // 4 missing and lost-cnt grew: data loss, retransmit the gap.
+    assert_eq!(retx(&tx(&mut qp, &mut pool, sack(0, 5, 3))), vec![(4, 1)]);
+    // 6 missing but lost-cnt unchanged: 6's SACK was lost, not 6.
+    assert!(retx(&tx(&mut qp, &mut pool, sack(0, 7, 3))).is_empty());
+    let a = tx(&mut qp, &mut pool, ReqEvent::Timer { timer: Timer::Rto, now: 1000 });
+    assert_eq!(retx(&a), vec![(0, 1), (1, 1), (4, 1), (6, 1)]);
+}
+
+#[test]
+fn sender_answers_one_fnack_per_new_ack() {
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    sent(&mut qp, &mut pool, 10);
+    tx(&mut qp, &mut pool, sack(0, 1, 1));
+    tx(&mut qp, &mut pool, sack(0, 3, 2));
+    let fnack = |r: u32, s: u32| ReqEvent::Feedback { fb: Feedback::Fnack { rcv_nxt: p(r), psn: p(s) }, now: 20 };
+    let a = tx(&mut qp, &mut pool, fnack(0, 2));
+    assert_eq!(retx(&a), vec![(0, 1), (2, 1)], "early RTO: UNACK and the bitmap's zeros");
+    assert!(retx(&tx(&mut qp, &mut pool, fnack(0, 2))).is_empty(), "second FNACK before a new ACK");
+    // A new ACK re-enables it.
+    tx(&mut qp, &mut pool, ReqEvent::Feedback { fb: Feedback::Ack { rcv_nxt: p(2) }, now: 30 });
+    let a = tx(&mut qp, &mut pool, fnack(2, 4));
+    assert!(!retx(&a).is_empty());
+    assert_eq!(qp.counters().fnacks_answered, 2);
+}
+
+#[test]
+fn sender_overflow_retransmits_gaps_without_lost_cnt_growth() {
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    sent(&mut qp, &mut pool, 40);
+    let ovf = |s: u32| ReqEvent::Feedback {
+        fb: Feedback::Sack { rcv_nxt: p(0), sack_psn: p(s), lost_cnt: 7, overflow: true },
+        now: 10,
+    };
+    assert_eq!(retx(&tx(&mut qp, &mut pool, ovf(9))), vec![(0, 9)]);
+    assert_eq!(retx(&tx(&mut qp, &mut pool, ovf(12))), vec![(10, 2)]);
+}
+
+#[test]
+fn recovery_ends_and_units_return_on_both_sides() {
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    sent(&mut qp, &mut pool, 10);
+    tx(&mut qp, &mut pool, sack(0, 1, 1));
+    assert!(qp.tx_sr_state().is_some());
+    let a = tx(&mut qp, &mut pool, ReqEvent::Feedback { fb: Feedback::Ack { rcv_nxt: p(10) }, now: 50 });
+    assert!(a.contains(&Action::Acked { una: p(10) }));
+    assert!(a.contains(&Action::DisarmTimer { timer: Timer::Rto }));
+    assert!(qp.tx_sr_state().is_none());
+    assert_eq!(pool.used_units(), 0);
+    // release() returns whatever a QP still holds.
+    rx(&mut qp, &mut pool, 1);
+    rx(&mut qp, &mut pool, 3);
+    assert!(pool.used_units() == 1 && pool.used_blocks() == 1);
+    qp.release(&mut pool);
+    assert_eq!((pool.used_units(), pool.used_blocks()), (0, 0));
+}
+
+#[test]
+fn works_across_the_psn_wrap() {
+    let mut pool = Pool::new();
+    let base = 0xFF_FFFEu32;
+    let mut qp = Qp::new(p(base), p(base), RTO);
+    rx(&mut qp, &mut pool, base);
+    // base+1 lost; base+2 and base+3 wrap to 0 and 1.
+    rx(&mut qp, &mut pool, 0);
+    rx(&mut qp, &mut pool, 1);
+    let a = rx(&mut qp, &mut pool, base + 1);
+    assert!(a.contains(&Action::Advance { rcv_nxt: p(2) }), "{a:?}");
+}
