@@ -13,6 +13,7 @@ fn cfg(scheme: Scheme, qps: usize, loss: f64) -> Config {
     let mut c = Config::new(scheme, qps, loss);
     c.workload = Workload::Timed(TICKS);
     c.seed = 7;
+    c.check = true;
     c
 }
 

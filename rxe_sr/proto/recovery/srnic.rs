@@ -149,6 +149,8 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
                 return;
             }
             // Out of order: enter loss recovery; software starts from ePSN.
+            self.sw_bits.clear(self.e_psn);
+            self.sw_high = self.e_psn.sub(1);
             if !self.sw_bits_fit(psn) || !self.enqueue(psn, psn, now, out) {
                 drop_pkt(out, &mut self.counters, psn);
                 return;
