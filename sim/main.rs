@@ -17,12 +17,19 @@ struct Args {
     losses: Vec<f64>,
     ticks: u64,
     seed: u64,
+    bdp: Option<u64>,
+    srnic_delay: Option<u64>,
+    burst: Option<f64>,
+    ack_loss: f64,
+    retx_loss: f64,
+    reorder: f64,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: sim [--csv] [--png PATH] [--schemes gbn,irn,fasr,srnic,melo] [--qps 1,100,1000]\n\
-         \x20          [--loss 0.001,0.01] [--ticks N] [--seed N]"
+         \x20          [--loss 0.001,0.01] [--ticks N] [--seed N] [--bdp PKTS] [--srnic-delay TICKS]\n\
+         \x20          [--burst MEAN_LEN (Gilbert-Elliott)] [--ack-loss P] [--retx-loss P] [--reorder P]"
     );
     std::process::exit(2)
 }
@@ -40,6 +47,12 @@ fn parse_args() -> Args {
         losses: vec![0.001, 0.005, 0.01, 0.02, 0.05],
         ticks: 200_000,
         seed: 1,
+        bdp: None,
+        srnic_delay: None,
+        burst: None,
+        ack_loss: 0.0,
+        retx_loss: 0.0,
+        reorder: 0.0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -54,6 +67,12 @@ fn parse_args() -> Args {
             "--loss" => a.losses = list(&val()),
             "--ticks" => a.ticks = val().parse().unwrap_or_else(|_| usage()),
             "--seed" => a.seed = val().parse().unwrap_or_else(|_| usage()),
+            "--bdp" => a.bdp = Some(val().parse().unwrap_or_else(|_| usage())),
+            "--srnic-delay" => a.srnic_delay = Some(val().parse().unwrap_or_else(|_| usage())),
+            "--burst" => a.burst = Some(val().parse().unwrap_or_else(|_| usage())),
+            "--ack-loss" => a.ack_loss = val().parse().unwrap_or_else(|_| usage()),
+            "--retx-loss" => a.retx_loss = val().parse().unwrap_or_else(|_| usage()),
+            "--reorder" => a.reorder = val().parse().unwrap_or_else(|_| usage()),
             "-h" | "--help" => usage(),
             _ => usage(),
         }
@@ -84,6 +103,21 @@ fn main() {
                 let mut cfg = Config::new(scheme, qps, loss);
                 cfg.workload = engine::Workload::Timed(args.ticks);
                 cfg.seed = args.seed;
+                if let Some(b) = args.bdp {
+                    cfg.bdp = b.max(2);
+                    cfg.rto.rto_low = 3 * cfg.bdp;
+                    cfg.rto.rto_high = 10 * cfg.bdp;
+                }
+                if let Some(d) = args.srnic_delay {
+                    cfg.srnic_delay = d;
+                }
+                if let Some(b) = args.burst {
+                    cfg.loss = engine::LossModel::bursty(loss, b);
+                }
+                cfg.ack_loss = args.ack_loss;
+                cfg.retx_loss = args.retx_loss;
+                cfg.reorder = args.reorder;
+                cfg.reorder_delay = cfg.bdp / 4;
                 let (ratio, rep) = goodput_ratio(&cfg);
                 rows.push(Row {
                     scheme,
@@ -138,8 +172,9 @@ fn main() {
             r.fallbacks
         );
     }
-    // Plot goodput vs loss per scheme at the largest QP count (one line per scheme).
-    let qps = args.qps.iter().copied().max().unwrap_or(1);
+    // Plot goodput vs loss per scheme at the smallest QP count, where the schemes differ
+    // most (FaSR Fig. 7(a)); one line per scheme.
+    let qps = args.qps.iter().copied().min().unwrap_or(1);
     let series: Vec<(String, Vec<(f64, f64)>)> = args
         .schemes
         .iter()
