@@ -16,8 +16,10 @@
 //! call.
 //!
 //! Schemes: [`gbn`] (rdma_rxe), [`irn`] (per-QP BDP bitmaps), [`fasr`] (the headline
-//! scheme), [`srnic`] (bitmap onloading), [`melo`] (shared bits pool).
+//! scheme), [`srnic`] (bitmap onloading), [`melo`] (shared bits pool); [`any`] holds
+//! one enum over them for a device whose scheme is picked at load time.
 
+pub mod any;
 pub mod fasr;
 pub mod gbn;
 pub mod irn;
