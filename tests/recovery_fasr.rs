@@ -319,3 +319,23 @@ fn works_across_the_psn_wrap() {
     let a = rx(&mut qp, &mut pool, base + 1);
     assert!(a.contains(&Action::Advance { rcv_nxt: p(2) }), "{a:?}");
 }
+
+#[test]
+fn exhaustion_on_the_way_to_the_slow_path_keeps_the_fast_path_state() {
+    // Two units, one block: QP b takes the only block, so QP a cannot enter the slow path.
+    let mut pool: SrPool<2, 1, 16> = SrPool::new();
+    let mut a: Fasr<2, 1, 16> = Fasr::new(p(0), p(0), RTO);
+    let mut b: Fasr<2, 1, 16> = Fasr::new(p(0), p(0), RTO);
+    rx(&mut b, &mut pool, 2);
+    assert_eq!(pool.used_blocks(), 1);
+    rx(&mut a, &mut pool, 1); // fast path: RCV-NXT 0 missing, sack-high 1
+    let acts = rx(&mut a, &mut pool, 3); // 2 missing too: needs a bitmap, none left
+    assert_eq!(acts, vec![Action::Fallback, Action::Drop { psn: p(3) }, Action::Send(Feedback::Nak { rcv_nxt: p(0) })]);
+    // The retransmission of 0 still completes through sack-high (1 was placed already)...
+    let acts = rx(&mut a, &mut pool, 0);
+    assert!(acts.contains(&Action::Advance { rcv_nxt: p(2) }), "{acts:?}");
+    // ...and a resend of 1 is a duplicate, never placed twice.
+    assert_eq!(rx(&mut a, &mut pool, 1)[0], Action::Drop { psn: p(1) });
+    assert!(rx(&mut a, &mut pool, 2).contains(&Action::Advance { rcv_nxt: p(3) }));
+    assert_eq!(pool.used_units(), 1, "only QP b still holds a unit");
+}

@@ -239,7 +239,8 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
         out: &mut dyn ActionSink,
     ) {
         let Some(st) = pool.unit(u).copied() else { return };
-        let was_slow = slow(st.lost_cnt, st.overflow) || st.gbn;
+        // The path is chosen by lost-cnt alone; `gbn` only stops recording new packets.
+        let was_slow = slow(st.lost_cnt, st.overflow);
         if psn == self.rcv_nxt {
             out.push(Action::Deliver { psn });
             self.op(was_slow);
@@ -272,7 +273,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
             } else if let Some(st) = pool.unit_mut(u) {
                 st.compression_cnt = 0;
                 st.lost_cnt = lost_cnt;
-                if !st.overflow && !st.gbn && lost_cnt <= 1 {
+                if !st.overflow && lost_cnt <= 1 {
                     // Back on the fast path: only RCV-NXT is missing; drop the bitmap.
                     pool.free_chain(u);
                 }
@@ -329,11 +330,18 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
             }
         }
         if !recorded {
-            // Pool exhausted: go-back-N until this recovery completes, keeping the bits.
+            // Pool exhausted: go-back-N until this recovery completes. What is recorded
+            // stays valid: sack-high and lost-cnt do not take this packet in. A QP that
+            // was on the fast path stays there (only RCV-NXT missing up to sack-high)
+            // and gives back the blocks it was trying to take.
+            if !was_slow {
+                pool.free_chain(u);
+            }
             if let Some(st) = pool.unit_mut(u) {
                 st.gbn = true;
-                st.lost_cnt = lost_cnt;
-                st.overflow = overflow;
+                if !was_slow {
+                    st.compression_cnt = 0;
+                }
             }
             self.fallback(out);
             drop_pkt(out, &mut self.counters, psn);

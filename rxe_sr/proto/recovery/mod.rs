@@ -59,6 +59,10 @@ pub enum Feedback {
         rcv_nxt: Psn,
     },
     /// Selective ACK (IRN NACK / FaSR SACK): the out-of-order packet `sack_psn` arrived.
+    ///
+    /// On the wire (`wire::sr_ext::SrAckEth`, kind SACK): BTH PSN = `rcv_nxt`, TriggerPSN =
+    /// `sack_psn`. FaSR only SACKs a packet beyond its sack-high, so for FaSR `sack_psn`
+    /// is also the responder's new sack-high.
     Sack {
         /// The responder's RCV-NXT.
         rcv_nxt: Psn,
