@@ -50,3 +50,27 @@ image_path() {
   key=$(cache_key "$RXE_SR_ROOT/scripts/build-image" "$RXE_SR_ROOT/qemu/image-init")
   printf '%s/image/%s/rootfs.ext4\n' "$CACHE" "$key"
 }
+
+# prepare_share [TEST.sh ...]: a fresh run directory whose share/ holds what the guests need
+# (guest-init, the test kernel's modules, rxe_sr.ko, the selftests, the test list).
+# Prints the run directory.
+prepare_share() {
+  local kdir kver run share
+  kdir=$(kernel_dir "${VARIANT:-default}")
+  kver=$(make -s -C "$kdir" kernelrelease 2>/dev/null)
+  run="$CACHE/runs/$(date +%Y%m%d-%H%M%S)-$$"
+  share="$run/share"
+  mkdir -p "$share/out" "$share/modules"
+  install -m 0755 "$RXE_SR_ROOT/qemu/guest-init" "$share/guest-init"
+  cp -a "$kdir/modinst/lib/modules/$kver" "$share/modules/"
+  rm -f "$share/modules/$kver/build" "$share/modules/$kver/source"
+  [ -f "$RXE_SR_ROOT/rxe_sr.ko" ] && cp "$RXE_SR_ROOT/rxe_sr.ko" "$share/"
+  cp -a "$RXE_SR_ROOT/selftests" "$share/selftests"
+  if [ $# -gt 0 ]; then printf '%s\n' "$@" > "$share/tests.list"
+  else grep -v '^#' "$RXE_SR_ROOT/selftests/tests.list" | grep . > "$share/tests.list"; fi
+  printf '#!/bin/bash\nexec bash "$HOST_SHARE/selftests/runner.sh"\n' > "$share/run.sh"
+  chmod +x "$share/run.sh"
+  # Keep the last few runs only.
+  ls -1dt "$CACHE"/runs/*/ 2>/dev/null | tail -n +6 | xargs -r rm -rf
+  printf '%s\n' "$run"
+}

@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: GPL-2.0
+# rxe_sr: top-level targets. The module itself is built by Kbuild (make module).
+#
+#   make run      set everything up, boot two guests, show rxe_sr, print the goodput table
+#   make test     host cargo tests + the VM selftests; ends with `N passed, N failed`
+#   make deps     install Debian packages and bindgen (idempotent)
+#   make kernel   the cached test kernel (VARIANT=debug for KASAN + lockdep)
+#   make image    the cached guest root file system
+#   make module   rxe_sr.ko against KDIR (default: the test kernel)
+#   make host-test  cargo test only;  make vm-test [TESTS="a.sh b.sh"]  the VM selftests only
+
+SHELL := /bin/bash
+export VARIANT ?= default
+
+.PHONY: all deps kernel image module test host-test vm-test run clean
+
+all: module
+
+deps:
+	@bash scripts/setup
+
+kernel: deps
+	@bash scripts/build-kernel
+
+image: deps
+	@bash scripts/build-image
+
+module: deps
+	@KDIR=$(KDIR) bash scripts/build-module
+
+host-test:
+	cargo test --release
+
+vm-test: deps
+	@bash scripts/vm-test $(TESTS)
+
+test: deps
+	@bash scripts/test
+
+run: deps
+	@bash scripts/run-demo
+
+clean:
+	rm -rf target
+	find . -path ./target -prune -o \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
+		-o -name '.*.cmd' -o -name '*.d' \) -type f -print0 | xargs -0 rm -f
+	rm -f modules.order Module.symvers rxe_sr/ffi/bindings_generated.rs

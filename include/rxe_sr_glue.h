@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rxe_sr: the C side of the module's FFI layer.
+ *
+ * Two directions:
+ *  - rxe_sr_glue_*: C helpers (rxe_sr/ffi/glue.c) for what bindgen cannot reach from
+ *    Rust: static inline functions, macros, and static tables the RDMA and net cores link
+ *    into their lists (rdma_link_ops, notifier_block, module parameters).
+ *  - rxe_sr_rs_*: entry points implemented in Rust (rxe_sr/ffi/*.rs) that those tables call.
+ */
+#ifndef RXE_SR_GLUE_H
+#define RXE_SR_GLUE_H
+
+#include <linux/types.h>
+
+struct net;
+struct net_device;
+struct socket;
+struct sock;
+struct sk_buff;
+
+/* --- implemented in C (glue.c) --- */
+int rxe_sr_glue_recovery(void);
+void rxe_sr_glue_link_register(void);
+void rxe_sr_glue_link_unregister(void);
+int rxe_sr_glue_netdev_notifier_register(void);
+void rxe_sr_glue_netdev_notifier_unregister(void);
+struct socket *rxe_sr_glue_udp_tunnel_open(bool ipv6, u16 port);
+void rxe_sr_glue_udp_tunnel_close(struct socket *sock);
+void rxe_sr_glue_skb_drop(struct sk_buff *skb);
+bool rxe_sr_glue_netif_running(const struct net_device *ndev);
+bool rxe_sr_glue_netif_carrier_ok(const struct net_device *ndev);
+bool rxe_sr_glue_is_vlan_dev(const struct net_device *ndev);
+void rxe_sr_glue_dev_put(struct net_device *ndev);
+
+/* --- implemented in Rust --- */
+int rxe_sr_rs_recovery_parse(const char *val);
+const char *rxe_sr_rs_recovery_name(int index);
+int rxe_sr_rs_newlink(const char *ibdev_name, struct net_device *ndev);
+int rxe_sr_rs_netdev_event(unsigned long event, struct net_device *ndev);
+int rxe_sr_rs_udp_encap_recv(struct sock *sk, struct sk_buff *skb);
+
+#endif /* RXE_SR_GLUE_H */

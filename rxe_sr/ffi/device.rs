@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The rxe_sr ib_device: allocation and registration with the RDMA core, the references the
+//! core hands out, and the C-ABI `ib_device_ops` entry points, which forward to
+//! `verbs::device`.
+
+use core::mem::size_of;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::error::to_result;
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+use kernel::str::CStr;
+use kernel::types::ScopeGuard;
+
+use super::{bindings as b, netdev::NetDev};
+use crate::verbs::device as vd;
+
+/// rdma_rxe's driver id: the stock rdma-core rxe provider binds to devices that carry it.
+const DRIVER_ID: b::rdma_driver_id = b::rdma_driver_id_RDMA_DRIVER_RXE;
+
+/// One rxe_sr device. `ib_dev` comes first: the RDMA core allocates the whole struct
+/// (`_ib_alloc_device(size_of::<RxeSrDev>())`, zeroed) and hands back `&ib_dev`.
+#[repr(C)]
+pub(crate) struct RxeSrDev {
+    ib_dev: b::ib_device,
+    /// `enum ib_port_state` of port 1, kept in step with the netdev.
+    port_state: AtomicU32,
+    /// `enum ib_mtu`: the path MTU the netdev's MTU allows.
+    active_mtu: AtomicU32,
+}
+
+impl RxeSrDev {
+    /// The rxe_sr device around an ib_device of ours.
+    ///
+    /// # Safety
+    /// `ibdev` is a live ib_device allocated by [`add`] (every ib_device_ops callback of
+    /// ours, and [`DeviceRef`], satisfy this).
+    unsafe fn from_ib<'a>(ibdev: *mut b::ib_device) -> &'a RxeSrDev {
+        // SAFETY: `ib_dev` is the first field of the `repr(C)` RxeSrDev the core allocated.
+        unsafe { &*ibdev.cast::<RxeSrDev>() }
+    }
+
+    fn set_mtu(&self, netdev_mtu: u32) {
+        self.active_mtu
+            .store(vd::ib_mtu_from_eth_mtu(netdev_mtu), Ordering::Relaxed);
+    }
+}
+
+/// A reference on a registered rxe_sr device (`ib_device_get_by_netdev`); dropped with
+/// `ib_device_put`.
+pub(crate) struct DeviceRef {
+    ibdev: NonNull<b::ib_device>,
+}
+
+impl DeviceRef {
+    /// The rxe_sr device bound to `nd`, if any.
+    pub(crate) fn get_by_netdev(nd: &NetDev<'_>) -> Option<Self> {
+        // SAFETY: `nd` is live; the core returns a referenced device or null.
+        let raw = unsafe { b::ib_device_get_by_netdev(nd.as_ptr(), DRIVER_ID) };
+        let r = DeviceRef { ibdev: NonNull::new(raw)? };
+        // Same driver id as rdma_rxe: only devices whose ops we installed are ours.
+        // SAFETY: the reference keeps the device alive; `ops.owner` is a plain field.
+        let owner = unsafe { r.ibdev.as_ref().ops.owner };
+        (owner == this_module()).then_some(r)
+    }
+
+    fn dev(&self) -> &RxeSrDev {
+        // SAFETY: a referenced device whose ops are ours was allocated by `add`.
+        unsafe { RxeSrDev::from_ib(self.ibdev.as_ptr()) }
+    }
+
+    /// Follows a netdev MTU change.
+    pub(crate) fn set_mtu(&self, netdev_mtu: u32) {
+        self.dev().set_mtu(netdev_mtu);
+    }
+
+    /// Follows the netdev's running/carrier state, telling the core's clients.
+    pub(crate) fn update_port_state(&self, nd: &NetDev<'_>) {
+        let new = vd::port_state(nd.is_running(), nd.carrier_ok());
+        let old = self.dev().port_state.swap(new, Ordering::Relaxed);
+        if old == new {
+            return;
+        }
+        let mut ev = b::ib_event {
+            device: self.ibdev.as_ptr(),
+            event: if new == b::ib_port_state_IB_PORT_ACTIVE {
+                b::ib_event_type_IB_EVENT_PORT_ACTIVE
+            } else {
+                b::ib_event_type_IB_EVENT_PORT_ERR
+            },
+            ..Default::default()
+        };
+        ev.element.port_num = vd::PORT_NUM;
+        // SAFETY: `ev` names a registered device we hold a reference on.
+        unsafe { b::ib_dispatch_event(&ev) };
+    }
+
+    /// Unregisters the device from a context that cannot wait (the netdev is going away).
+    pub(crate) fn unregister_queued(&self) {
+        // SAFETY: the device is registered and we hold a reference.
+        unsafe { b::ib_unregister_device_queued(self.ibdev.as_ptr()) };
+    }
+}
+
+impl Drop for DeviceRef {
+    fn drop(&mut self) {
+        // SAFETY: drops the reference `ib_device_get_by_netdev` took.
+        unsafe { b::ib_device_put(self.ibdev.as_ptr()) };
+    }
+}
+
+fn this_module() -> *mut b::module {
+    crate::THIS_MODULE.as_ptr().cast()
+}
+
+/// Creates and registers an rxe_sr device named `name` on `nd`.
+pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
+    if nd.is_vlan() {
+        pr_err!("{}: a VLAN device; create the link on the real device\n", nd.name());
+        return Err(EPERM);
+    }
+    if DeviceRef::get_by_netdev(nd).is_some() {
+        pr_err!("{} already has an rxe_sr device\n", nd.name());
+        return Err(EEXIST);
+    }
+
+    // SAFETY: allocates a zeroed ib_device of our struct's size, initialised by the core.
+    let raw = unsafe { b::_ib_alloc_device(size_of::<RxeSrDev>()) }.cast::<RxeSrDev>();
+    if raw.is_null() {
+        return Err(ENOMEM);
+    }
+    // Until registration succeeds the device is ours to free.
+    let guard = ScopeGuard::new(move || {
+        // SAFETY: allocated above and not registered.
+        unsafe { b::ib_dealloc_device(raw.cast()) }
+    });
+    // SAFETY: freshly allocated and zeroed; nothing else knows it yet. All-zero is a valid
+    // `RxeSrDev` (atomics and the C struct the core initialised).
+    let dev = unsafe { &mut *raw };
+
+    let guid = u64::from_ne_bytes(vd::guid_from_mac(nd.mac()));
+    let ib = &mut dev.ib_dev;
+    ib.node_guid = guid;
+    ib.node_type = b::RDMA_NODE_IB_CA as u8;
+    ib.phys_port_cnt = 1;
+    ib.num_comp_vectors = 1;
+    ib.local_dma_lkey = 0;
+    let desc = b"rxe_sr";
+    for (d, s) in ib.node_desc.iter_mut().zip(desc.iter()) {
+        *d = *s;
+    }
+    ib.uverbs_cmd_mask |= (1u64 << b::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
+        | (1u64 << b::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+    dev.port_state.store(
+        vd::port_state(nd.is_running(), nd.carrier_ok()),
+        Ordering::Relaxed,
+    );
+    dev.set_mtu(nd.mtu());
+
+    let ops = device_ops();
+    // SAFETY: `ib_dev` is a valid unregistered device; the core copies the ops.
+    unsafe { b::ib_set_device_ops(&mut dev.ib_dev, &ops) };
+    // SAFETY: both are live; the core takes its own netdev reference.
+    to_result(unsafe { b::ib_device_set_netdev(&mut dev.ib_dev, nd.as_ptr(), vd::PORT_NUM) })?;
+    // SAFETY: a fully set-up device; no DMA device (software provider).
+    to_result(unsafe { b::ib_register_device(&mut dev.ib_dev, name.as_char_ptr(), ptr::null_mut()) })?;
+    guard.dismiss();
+    vd::note_created();
+    // The device may be unregistered by now (rdma link del); do not touch it again.
+    pr_info!("{}: added on {} (mtu {})\n", name, nd.name(), nd.mtu());
+    Ok(())
+}
+
+/// Unregisters every rxe_sr device (module unload); waits for their users to finish.
+pub(crate) fn unregister_all() {
+    // SAFETY: only rxe_sr devices carry this driver id (rdma_rxe cannot be loaded beside us:
+    // it would need UDP port 4791, which we hold).
+    unsafe { b::ib_unregister_driver(DRIVER_ID) };
+}
+
+/// The ops table: built at run time, copied by the core into each device.
+fn device_ops() -> b::ib_device_ops {
+    b::ib_device_ops {
+        owner: this_module(),
+        driver_id: DRIVER_ID,
+        uverbs_abi_ver: vd::RXE_UVERBS_ABI_VERSION,
+        query_device: Some(query_device),
+        query_port: Some(query_port),
+        query_pkey: Some(query_pkey),
+        get_port_immutable: Some(get_port_immutable),
+        get_link_layer: Some(get_link_layer),
+        alloc_ucontext: Some(alloc_ucontext),
+        dealloc_ucontext: Some(dealloc_ucontext),
+        dealloc_driver: Some(dealloc_driver),
+        size_ib_ucontext: size_of::<b::ib_ucontext>(),
+        ..Default::default()
+    }
+}
+
+unsafe extern "C" fn query_device(
+    ibdev: *mut b::ib_device,
+    attr: *mut b::ib_device_attr,
+    udata: *mut b::ib_udata,
+) -> c_int {
+    // SAFETY: the core passes a valid udata or null (kernel callers).
+    if let Some(u) = unsafe { udata.as_ref() } {
+        if u.inlen != 0 || u.outlen != 0 {
+            return EINVAL.to_errno();
+        }
+    }
+    // SAFETY: a device of ours, live for the call.
+    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    let a = vd::device_attr(dev.ib_dev.node_guid);
+    // SAFETY: `attr` points to writable storage for one ib_device_attr.
+    unsafe { attr.write(a) };
+    0
+}
+
+unsafe extern "C" fn query_port(ibdev: *mut b::ib_device, port: u32, attr: *mut b::ib_port_attr) -> c_int {
+    if port != vd::PORT_NUM {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: a device of ours, live for the call.
+    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    // SAFETY: the netdev reference is the core's, held while the device is registered.
+    let ndev = unsafe { b::ib_device_get_netdev(ibdev, port) };
+    // SAFETY: `ndev` is null or referenced (dropped below).
+    let up = match unsafe { NetDev::from_raw(ndev) } {
+        Some(nd) => nd.is_up(),
+        None => false,
+    };
+    let mut a = vd::port_attr(
+        dev.port_state.load(Ordering::Relaxed),
+        dev.active_mtu.load(Ordering::Relaxed),
+        up,
+    );
+    if !ndev.is_null() {
+        // SAFETY: drops the reference `ib_device_get_netdev` took.
+        unsafe { b::rxe_sr_glue_dev_put(ndev) };
+    }
+    // Speed and width from the netdev's ethtool link settings, as the core computes them.
+    // SAFETY: valid device and out-pointers to our local.
+    unsafe { b::ib_get_eth_speed(ibdev, port, &mut a.active_speed, &mut a.active_width) };
+    // SAFETY: `attr` points to writable storage for one ib_port_attr.
+    unsafe { attr.write(a) };
+    0
+}
+
+unsafe extern "C" fn query_pkey(_ibdev: *mut b::ib_device, port: u32, index: u16, pkey: *mut u16) -> c_int {
+    if port != vd::PORT_NUM || index != 0 {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: `pkey` points to writable storage.
+    unsafe { pkey.write(vd::DEFAULT_PKEY_FULL) };
+    0
+}
+
+unsafe extern "C" fn get_port_immutable(
+    _ibdev: *mut b::ib_device,
+    port: u32,
+    imm: *mut b::ib_port_immutable,
+) -> c_int {
+    if port != vd::PORT_NUM {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: `imm` points to writable storage for one ib_port_immutable.
+    unsafe { imm.write(vd::port_immutable()) };
+    0
+}
+
+unsafe extern "C" fn get_link_layer(_ibdev: *mut b::ib_device, _port: u32) -> b::rdma_link_layer {
+    b::rdma_link_layer_IB_LINK_LAYER_ETHERNET
+}
+
+unsafe extern "C" fn alloc_ucontext(_uctx: *mut b::ib_ucontext, _udata: *mut b::ib_udata) -> c_int {
+    0
+}
+
+unsafe extern "C" fn dealloc_ucontext(_uctx: *mut b::ib_ucontext) {}
+
+unsafe extern "C" fn dealloc_driver(_ibdev: *mut b::ib_device) {
+    vd::note_freed();
+}

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rxe_sr C glue: static inlines, macros and the static tables other kernel subsystems link
+ * into their lists. Logic stays in Rust; each function here is a few lines of plumbing.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/netdevice.h>
+#include <linux/if_vlan.h>
+#include <linux/err.h>
+#include <linux/skbuff.h>
+#include <net/udp_tunnel.h>
+#include <rdma/rdma_netlink.h>
+
+#include "rxe_sr_glue.h"
+
+/* ---- module parameter `recovery`: parsed and named by Rust (rxe_sr/params.rs) ---- */
+
+static int rxe_sr_recovery; /* index into params::Recovery; 0 is gbn */
+
+static int rxe_sr_recovery_set(const char *val, const struct kernel_param *kp)
+{
+	int idx = rxe_sr_rs_recovery_parse(val);
+
+	if (idx < 0) {
+		pr_err("rxe_sr: recovery=%s: unknown scheme; use one of gbn, fasr, srnic, irn, melo\n",
+		       val);
+		return -EINVAL;
+	}
+	*(int *)kp->arg = idx;
+	return 0;
+}
+
+static int rxe_sr_recovery_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", rxe_sr_rs_recovery_name(*(int *)kp->arg));
+}
+
+static const struct kernel_param_ops rxe_sr_recovery_ops = {
+	.set = rxe_sr_recovery_set,
+	.get = rxe_sr_recovery_get,
+};
+
+module_param_cb(recovery, &rxe_sr_recovery_ops, &rxe_sr_recovery, 0444);
+__MODULE_PARM_TYPE(recovery, "charp");
+MODULE_PARM_DESC(recovery,
+	"loss recovery scheme, fixed at load: gbn (default; standard RoCEv2 go-back-N, "
+	"interoperates with rdma_rxe), fasr, srnic, irn, melo");
+
+int rxe_sr_glue_recovery(void)
+{
+	return rxe_sr_recovery;
+}
+
+/* ---- `rdma link add NAME type rxe_sr netdev DEV` ---- */
+
+static struct rdma_link_ops rxe_sr_link_ops = {
+	.type = "rxe_sr",
+	.newlink = rxe_sr_rs_newlink,
+};
+
+void rxe_sr_glue_link_register(void)
+{
+	rdma_link_register(&rxe_sr_link_ops);
+}
+
+void rxe_sr_glue_link_unregister(void)
+{
+	rdma_link_unregister(&rxe_sr_link_ops);
+}
+
+/* ---- netdev events: up/down/MTU/unregister of the devices under rxe_sr links ---- */
+
+static int rxe_sr_netdev_notify(struct notifier_block *nb, unsigned long event, void *arg)
+{
+	return rxe_sr_rs_netdev_event(event, netdev_notifier_info_to_dev(arg));
+}
+
+static struct notifier_block rxe_sr_netdev_notifier = {
+	.notifier_call = rxe_sr_netdev_notify,
+};
+
+int rxe_sr_glue_netdev_notifier_register(void)
+{
+	return register_netdevice_notifier(&rxe_sr_netdev_notifier);
+}
+
+void rxe_sr_glue_netdev_notifier_unregister(void)
+{
+	unregister_netdevice_notifier(&rxe_sr_netdev_notifier);
+}
+
+/* ---- the RoCEv2 UDP socket (udp_sock_create is a static inline) ---- */
+
+struct socket *rxe_sr_glue_udp_tunnel_open(bool ipv6, u16 port)
+{
+	struct udp_port_cfg udp_cfg = { };
+	struct udp_tunnel_sock_cfg tnl_cfg = { };
+	struct socket *sock;
+	int err;
+
+	udp_cfg.family = ipv6 ? AF_INET6 : AF_INET;
+	udp_cfg.ipv6_v6only = ipv6;
+	udp_cfg.local_udp_port = htons(port);
+	err = udp_sock_create(&init_net, &udp_cfg, &sock);
+	if (err < 0)
+		return ERR_PTR(err);
+
+	tnl_cfg.encap_type = 1;
+	tnl_cfg.encap_rcv = rxe_sr_rs_udp_encap_recv;
+	setup_udp_tunnel_sock(&init_net, sock, &tnl_cfg);
+	return sock;
+}
+
+void rxe_sr_glue_udp_tunnel_close(struct socket *sock)
+{
+	udp_tunnel_sock_release(sock);
+}
+
+void rxe_sr_glue_skb_drop(struct sk_buff *skb)
+{
+	kfree_skb(skb);
+}
+
+/* ---- static inlines ---- */
+
+bool rxe_sr_glue_netif_running(const struct net_device *ndev)
+{
+	return netif_running(ndev);
+}
+
+bool rxe_sr_glue_netif_carrier_ok(const struct net_device *ndev)
+{
+	return netif_carrier_ok(ndev);
+}
+
+bool rxe_sr_glue_is_vlan_dev(const struct net_device *ndev)
+{
+	return is_vlan_dev(ndev);
+}
+
+void rxe_sr_glue_dev_put(struct net_device *ndev)
+{
+	dev_put(ndev);
+}

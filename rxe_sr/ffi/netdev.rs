@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Net devices: a borrowed view of a `struct net_device`, and the netdev event notifier.
+
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+use kernel::ffi::{c_int, c_ulong};
+use kernel::prelude::*;
+use kernel::str::CStr;
+
+use super::{bindings, device::DeviceRef};
+
+/// A `net_device` borrowed for the duration of a callback.
+pub(crate) struct NetDev<'a> {
+    ptr: NonNull<bindings::net_device>,
+    _borrow: PhantomData<&'a bindings::net_device>,
+}
+
+impl NetDev<'_> {
+    /// Wraps a pointer the caller keeps valid for `'a`.
+    ///
+    /// # Safety
+    /// `ptr` is null or points to a live net_device for the returned lifetime.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> Option<NetDev<'a>> {
+        NonNull::new(ptr).map(|ptr| NetDev {
+            ptr,
+            _borrow: PhantomData,
+        })
+    }
+
+    fn raw(&self) -> &bindings::net_device {
+        // SAFETY: valid for our lifetime (see `from_raw`); we only read plain fields.
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// The raw pointer, for calls into the kernel.
+    pub(crate) fn as_ptr(&self) -> *mut bindings::net_device {
+        self.ptr.as_ptr()
+    }
+
+    /// Its name, e.g. `eth0`.
+    pub(crate) fn name(&self) -> &CStr {
+        let bytes = &self.raw().name;
+        let len = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len() - 1);
+        CStr::from_bytes_with_nul(&bytes[..=len]).unwrap_or(c_str!("?"))
+    }
+
+    /// Its MTU in bytes.
+    pub(crate) fn mtu(&self) -> u32 {
+        self.raw().mtu
+    }
+
+    /// Administratively up (IFF_UP).
+    pub(crate) fn is_up(&self) -> bool {
+        self.raw().flags & bindings::net_device_flags_IFF_UP != 0
+    }
+
+    /// Up and running (`netif_running`).
+    pub(crate) fn is_running(&self) -> bool {
+        // SAFETY: `netif_running` only reads the device's state bits.
+        unsafe { bindings::rxe_sr_glue_netif_running(self.ptr.as_ptr()) }
+    }
+
+    /// Has carrier (`netif_carrier_ok`).
+    pub(crate) fn carrier_ok(&self) -> bool {
+        // SAFETY: `netif_carrier_ok` only reads the device's state bits.
+        unsafe { bindings::rxe_sr_glue_netif_carrier_ok(self.ptr.as_ptr()) }
+    }
+
+    /// A VLAN device (rxe_sr, as rdma_rxe, binds to real devices only).
+    pub(crate) fn is_vlan(&self) -> bool {
+        // SAFETY: `is_vlan_dev` only reads the device's private flags.
+        unsafe { bindings::rxe_sr_glue_is_vlan_dev(self.ptr.as_ptr()) }
+    }
+
+    /// Its hardware address (the first six bytes; zero if shorter).
+    pub(crate) fn mac(&self) -> [u8; 6] {
+        let d = self.raw();
+        let mut mac = [0u8; 6];
+        if !d.dev_addr.is_null() && usize::from(d.addr_len) >= mac.len() {
+            // SAFETY: `dev_addr` points to at least `addr_len` bytes owned by the netdev.
+            let src = unsafe { core::slice::from_raw_parts(d.dev_addr, mac.len()) };
+            mac.copy_from_slice(src);
+        }
+        mac
+    }
+}
+
+/// The registered netdev notifier; unregistered on drop.
+pub(crate) struct NotifierRegistration(());
+
+impl NotifierRegistration {
+    /// Starts receiving netdev events.
+    pub(crate) fn register() -> Result<Self> {
+        // SAFETY: registers glue.c's static notifier_block once; undone in `drop`.
+        kernel::error::to_result(unsafe { bindings::rxe_sr_glue_netdev_notifier_register() })?;
+        Ok(NotifierRegistration(()))
+    }
+}
+
+impl Drop for NotifierRegistration {
+    fn drop(&mut self) {
+        // SAFETY: registered in `register`.
+        unsafe { bindings::rxe_sr_glue_netdev_notifier_unregister() };
+    }
+}
+
+/// A netdev event (notifier_call): keeps the rxe_sr device on that netdev in step.
+///
+/// # Safety
+/// Called by the netdev notifier chain (RTNL held) with a valid net_device.
+#[no_mangle]
+unsafe extern "C" fn rxe_sr_rs_netdev_event(event: c_ulong, ndev: *mut bindings::net_device) -> c_int {
+    const NOTIFY_DONE: c_int = bindings::NOTIFY_DONE as c_int;
+    // SAFETY: per this function's contract.
+    let Some(nd) = (unsafe { NetDev::from_raw(ndev) }) else {
+        return NOTIFY_DONE;
+    };
+    let Some(dev) = DeviceRef::get_by_netdev(&nd) else {
+        return NOTIFY_DONE;
+    };
+    let Ok(event) = u32::try_from(event) else {
+        return NOTIFY_DONE;
+    };
+    match event {
+        bindings::netdev_cmd_NETDEV_UNREGISTER => dev.unregister_queued(),
+        bindings::netdev_cmd_NETDEV_CHANGEMTU => dev.set_mtu(nd.mtu()),
+        bindings::netdev_cmd_NETDEV_UP
+        | bindings::netdev_cmd_NETDEV_DOWN
+        | bindings::netdev_cmd_NETDEV_CHANGE => dev.update_port_state(&nd),
+        _ => {}
+    }
+    bindings::NOTIFY_OK as c_int
+}
+
+use kernel::c_str;

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The RoCEv2 UDP side: the sockets on port 4791 and what arrives on them.
+//!
+//! Until the transport lands (issue 4), every datagram is counted and dropped.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::prelude::*;
+
+use crate::ffi::udp::UdpTunnel;
+
+/// The IANA port for RoCEv2 (IBTA Annex A17).
+pub(crate) const ROCE_V2_UDP_DPORT: u16 = 4791;
+
+/// The module's two receive sockets, IPv4 and IPv6 (v6only), as rdma_rxe opens them.
+pub(crate) struct RoceSockets {
+    _v4: UdpTunnel,
+    _v6: Option<UdpTunnel>,
+}
+
+impl RoceSockets {
+    /// Binds UDP port 4791 on IPv4 and, where the kernel has it, IPv6.
+    pub(crate) fn open() -> Result<Self> {
+        let v4 = UdpTunnel::open(false, ROCE_V2_UDP_DPORT)?;
+        let v6 = match UdpTunnel::open(true, ROCE_V2_UDP_DPORT) {
+            Ok(s) => Some(s),
+            Err(e) if e == Error::from_errno(-(kernel::bindings::EAFNOSUPPORT as i32)) => None,
+            Err(e) => return Err(e),
+        };
+        Ok(RoceSockets { _v4: v4, _v6: v6 })
+    }
+}
+
+/// Module-wide receive counters.
+pub(crate) struct RecvCounters {
+    /// Datagrams that reached the RoCEv2 port.
+    pub(crate) rcvd_pkts: AtomicU64,
+    /// Of those, how many were dropped.
+    pub(crate) rcvd_dropped: AtomicU64,
+}
+
+/// The receive counters.
+pub(crate) static RECV_COUNTERS: RecvCounters = RecvCounters {
+    rcvd_pkts: AtomicU64::new(0),
+    rcvd_dropped: AtomicU64::new(0),
+};
+
+/// What to do with a datagram that arrived on the RoCEv2 port.
+pub(crate) enum Verdict {
+    /// Free it, counted.
+    Drop,
+}
+
+/// Decides the fate of a datagram of `len` bytes (headers included).
+pub(crate) fn on_datagram(_len: usize) -> Verdict {
+    RECV_COUNTERS.rcvd_pkts.fetch_add(1, Ordering::Relaxed);
+    RECV_COUNTERS.rcvd_dropped.fetch_add(1, Ordering::Relaxed);
+    Verdict::Drop
+}

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+//! rxe_sr: a soft-RoCE (RoCEv2 over UDP) RDMA provider with selective retransmission.
+//!
+//! Layers (see DESIGN.md), top to bottom:
+//! - [`verbs`]: the ib_device and its verbs, in safe Rust.
+//! - [`net`]: the RoCEv2 UDP socket's receive side and its counters.
+//! - [`proto`]: the pure protocol core (wire formats, recovery engines, pools), shared with
+//!   the host build and tested there by `cargo test`.
+//! - [`ffi`]: bindings, C glue and the C-ABI entry points; the only place with `unsafe`.
+//!
+//! Users: `modprobe rxe_sr recovery=gbn`, then `rdma link add sr0 type rxe_sr netdev eth0`.
+
+use kernel::prelude::*;
+
+mod ffi;
+mod net;
+mod params;
+// The core is shared with the host crate: what the module does not call yet is not dead, and
+// its `pub` items are the host crate's API.
+#[allow(dead_code, unreachable_pub, unused_imports)]
+mod proto;
+mod verbs;
+
+module! {
+    type: RxeSr,
+    name: "rxe_sr",
+    author: "rxe_sr developers",
+    description: "Soft-RoCE RDMA provider (RoCEv2) with selective retransmission",
+    license: "GPL",
+    alias: ["rdma-link-rxe_sr"],
+}
+
+/// The loaded module: what it registered, torn down in reverse order on unload.
+struct RxeSr {
+    link: Option<ffi::link::LinkTypeRegistration>,
+    notifier: Option<ffi::netdev::NotifierRegistration>,
+    udp: Option<net::RoceSockets>,
+}
+
+impl kernel::Module for RxeSr {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let recovery = params::recovery();
+        // Taking the RoCEv2 UDP port first makes a clash with rdma_rxe (which binds it at
+        // load) a clean refusal before anything else is registered.
+        let udp = net::RoceSockets::open().inspect_err(|e| {
+            if *e == Error::from_errno(-(kernel::bindings::EADDRINUSE as i32)) {
+                pr_err!(
+                    "UDP port {} is taken: is rdma_rxe loaded? rxe_sr and rdma_rxe cannot share a kernel (rmmod rdma_rxe first)\n",
+                    net::ROCE_V2_UDP_DPORT
+                );
+            } else {
+                pr_err!("cannot open the RoCEv2 UDP socket: {:?}\n", e);
+            }
+        })?;
+        let notifier = ffi::netdev::NotifierRegistration::register()?;
+        let link = ffi::link::LinkTypeRegistration::register();
+        pr_info!("loaded (recovery={})\n", recovery.name());
+        Ok(RxeSr {
+            link: Some(link),
+            notifier: Some(notifier),
+            udp: Some(udp),
+        })
+    }
+}
+
+impl Drop for RxeSr {
+    fn drop(&mut self) {
+        // No new links, then remove every device (this waits for their users), then stop
+        // watching netdevs, then close the sockets.
+        drop(self.link.take());
+        ffi::device::unregister_all();
+        drop(self.notifier.take());
+        drop(self.udp.take());
+        pr_info!(
+            "unloaded ({} devices were created, {} are left)\n",
+            verbs::device::devices_created(),
+            verbs::device::devices_live()
+        );
+    }
+}

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Device and port attributes of an rxe_sr ib_device.
+//!
+//! The limits follow rdma_rxe's (rxe_param.h) so that the stock rdma-core rxe provider and
+//! applications written against rdma_rxe see the same device; rxe_sr's own data path honours
+//! them as it lands.
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::ffi::bindings as b;
+
+/// uverbs ABI version of the rxe user ABI (rdma-core's providers/rxe checks it).
+pub(crate) const RXE_UVERBS_ABI_VERSION: u32 = 2;
+/// The default P_Key, full membership (IBTA 10.9.1.1): the only entry of the P_Key table.
+pub(crate) const DEFAULT_PKEY_FULL: u16 = 0xffff;
+/// The one physical port.
+pub(crate) const PORT_NUM: u32 = 1;
+/// IBTA vendor id "unassigned", as rdma_rxe reports.
+const VENDOR_ID: u32 = 0xFF_FFFF;
+/// Worst-case bytes below the payload in one RoCEv2 frame: IPv6 (40) + UDP (8) + BTH (12)
+/// + RETH (16) + ICRC (4). The path MTU is what is left of the netdev's MTU.
+pub(crate) const MAX_HDR_LEN: u32 = 80;
+/// Entries in the GID table (RoCE GIDs from the netdev's addresses).
+const GID_TBL_LEN: u32 = 1024;
+/// Largest message, as rdma_rxe: 2 GiB.
+const MAX_MSG_SZ: u32 = 1 << 31;
+const DEFAULT_MAX: u32 = 1 << 20;
+const MAX_SGE: i32 = 32;
+
+static CREATED: AtomicUsize = AtomicUsize::new(0);
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts a device created by `rdma link add`.
+pub(crate) fn note_created() {
+    CREATED.fetch_add(1, Ordering::Relaxed);
+    LIVE.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Counts a device freed by the RDMA core.
+pub(crate) fn note_freed() {
+    LIVE.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// Devices created since load.
+pub(crate) fn devices_created() -> usize {
+    CREATED.load(Ordering::Relaxed)
+}
+
+/// Devices not yet freed.
+pub(crate) fn devices_live() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// The node GUID from the netdev's MAC address: modified EUI-64 (RFC 4291 appendix A), as
+/// rdma_rxe derives it. Returned in wire (big-endian) byte order.
+pub(crate) fn guid_from_mac(mac: [u8; 6]) -> [u8; 8] {
+    [mac[0] ^ 2, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]]
+}
+
+/// The IB path MTU (`enum ib_mtu`) that fits in a netdev MTU of `eth_mtu` bytes.
+pub(crate) fn ib_mtu_from_eth_mtu(eth_mtu: u32) -> b::ib_mtu {
+    let room = eth_mtu.saturating_sub(MAX_HDR_LEN);
+    match room {
+        4096.. => b::ib_mtu_IB_MTU_4096,
+        2048.. => b::ib_mtu_IB_MTU_2048,
+        1024.. => b::ib_mtu_IB_MTU_1024,
+        512.. => b::ib_mtu_IB_MTU_512,
+        _ => b::ib_mtu_IB_MTU_256,
+    }
+}
+
+/// The port state for a netdev: ACTIVE when it is running with carrier.
+pub(crate) fn port_state(running: bool, carrier: bool) -> b::ib_port_state {
+    if running && carrier {
+        b::ib_port_state_IB_PORT_ACTIVE
+    } else {
+        b::ib_port_state_IB_PORT_DOWN
+    }
+}
+
+/// Device attributes, as `ibv_query_device` reports them.
+pub(crate) fn device_attr(sys_image_guid: u64) -> b::ib_device_attr {
+    b::ib_device_attr {
+        sys_image_guid,
+        max_mr_size: u64::MAX,
+        page_size_cap: 0xffff_f000,
+        vendor_id: VENDOR_ID,
+        max_qp: (DEFAULT_MAX - 16) as i32,
+        max_qp_wr: DEFAULT_MAX as i32,
+        device_cap_flags: (b::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR
+            | b::ib_device_cap_flags_IB_DEVICE_BAD_QKEY_CNTR
+            | b::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID
+            | b::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
+            | b::ib_device_cap_flags_IB_DEVICE_SRQ_RESIZE
+            | b::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT
+            | b::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS) as u64,
+        kernel_cap_flags: b::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64,
+        max_send_sge: MAX_SGE,
+        max_recv_sge: MAX_SGE,
+        max_sge_rd: MAX_SGE,
+        max_cq: DEFAULT_MAX as i32,
+        max_cqe: (1 << 15) - 1,
+        max_mr: ((DEFAULT_MAX >> 1) - 1) as i32,
+        max_pd: DEFAULT_MAX as i32,
+        max_qp_rd_atom: 128,
+        max_res_rd_atom: 0x3f000,
+        max_qp_init_rd_atom: 128,
+        atomic_cap: b::ib_atomic_cap_IB_ATOMIC_HCA,
+        max_ah: (1 << 15) - 1,
+        max_srq: (DEFAULT_MAX - 0x2_0001) as i32,
+        max_srq_wr: DEFAULT_MAX as i32,
+        max_srq_sge: 27,
+        max_fast_reg_page_list_len: 512,
+        max_pkeys: 64,
+        local_ca_ack_delay: 15,
+        ..Default::default()
+    }
+}
+
+/// Port attributes, as `ibv_query_port` reports them (speed and width are filled in from the
+/// netdev by the core's `ib_get_eth_speed`).
+pub(crate) fn port_attr(state: b::ib_port_state, active_mtu: b::ib_mtu, netdev_up: bool) -> b::ib_port_attr {
+    let phys_state = if state == b::ib_port_state_IB_PORT_ACTIVE {
+        b::ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP
+    } else if netdev_up {
+        b::ib_port_phys_state_IB_PORT_PHYS_STATE_POLLING
+    } else {
+        b::ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED
+    };
+    b::ib_port_attr {
+        state,
+        max_mtu: b::ib_mtu_IB_MTU_4096,
+        active_mtu,
+        phys_mtu: 4096,
+        gid_tbl_len: GID_TBL_LEN as i32,
+        port_cap_flags: b::ib_port_capability_mask_bits_IB_PORT_CM_SUP,
+        max_msg_sz: MAX_MSG_SZ,
+        pkey_tbl_len: 1,
+        max_vl_num: 1,
+        active_width: b::ib_port_width_IB_WIDTH_1X as u8,
+        active_speed: 1,
+        phys_state: phys_state as u8,
+        ..Default::default()
+    }
+}
+
+/// Immutable port properties: RoCEv2 (UDP-encapsulated RoCE), one P_Key, the GID table size.
+pub(crate) fn port_immutable() -> b::ib_port_immutable {
+    b::ib_port_immutable {
+        core_cap_flags: b::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP,
+        pkey_tbl_len: 1,
+        gid_tbl_len: GID_TBL_LEN as i32,
+        max_mad_size: b::IB_MGMT_MAD_SIZE,
+    }
+}

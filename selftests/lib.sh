@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for rxe_sr's guest selftests. Sourced by runner.sh and by every test.
+# Environment (from qemu/guest-init): GUEST (1..GUESTS), GUESTS, MY_IP, HOST_SHARE, OUT.
+# A test exits 0 for pass, 4 for skip (kselftest's KSFT_SKIP), anything else for fail.
+
+: "${HOST_SHARE:=/mnt/host}" "${GUEST:=1}" "${GUESTS:=1}"
+KSFT_SKIP=4
+SERVER_IP=10.77.0.1
+
+log() { printf '[g%s %s] %s\n' "$GUEST" "$(date +%T)" "$*"; }
+fail() {
+  log "FAIL: $*"
+  # Tell the other guests, so their barriers in this test give up at once.
+  mkdir -p "$HOST_SHARE/sync" && : > "$HOST_SHARE/sync/abort-t${TEST_INDEX:-0}.g$GUEST"
+  exit 1
+}
+skip() { log "SKIP: $*"; exit $KSFT_SKIP; }
+is_server() { [ "$GUEST" = 1 ]; }
+is_client() { [ "$GUEST" = 2 ]; }
+
+# check DESCRIPTION COMMAND...: runs COMMAND, fails the test if it fails.
+check() {
+  local what=$1; shift
+  if "$@"; then log "ok: $what"; else fail "$what (command: $*)"; fi
+}
+
+# expect_grep DESCRIPTION PATTERN TEXT: TEXT must match the extended regex PATTERN.
+expect_grep() {
+  if printf '%s\n' "$3" | grep -Eq -- "$2"; then log "ok: $1"; else
+    printf '%s\n' "$3" | sed 's/^/    | /'
+    fail "$1: no match for /$2/"
+  fi
+}
+
+# barrier NAME [TIMEOUT]: waits until every guest reached NAME (files in the 9p share).
+barrier() {
+  local name=$1 t=${2:-300} dir=$HOST_SHARE/sync n
+  mkdir -p "$dir"
+  : > "$dir/$name.g$GUEST"
+  local end=$((SECONDS + t))
+  while :; do
+    n=$(find "$dir" -maxdepth 1 -name "$name.g*" | wc -l)
+    [ "$n" -ge "$GUESTS" ] && return 0
+    if [ -n "$(find "$dir" -maxdepth 1 -name "abort-t${TEST_INDEX:-0}.g*" 2>/dev/null)" ]; then
+      log "barrier $name: another guest failed this test"; return 1
+    fi
+    [ "$SECONDS" -ge "$end" ] && { log "barrier $name: timed out after ${t}s ($n/$GUESTS)"; return 1; }
+    sleep 0.2
+  done
+}
+
+# sync_point NAME: a barrier private to the running test.
+sync_point() { barrier "t${TEST_INDEX:-0}-$1" "${2:-300}"; }
+
+# share_put NAME VALUE / share_get GUEST NAME: small values passed between guests.
+share_put() { mkdir -p "$HOST_SHARE/vals"; printf '%s\n' "$2" > "$HOST_SHARE/vals/t${TEST_INDEX:-0}-$1.g$GUEST"; }
+share_get() { cat "$HOST_SHARE/vals/t${TEST_INDEX:-0}-$2.g$1"; }
+
+# dmesg_mark / dmesg_since_mark: the kernel log written since the mark.
+dmesg_mark() { DMESG_MARK=$(dmesg | wc -l); }
+dmesg_since_mark() { dmesg | tail -n +"$(( ${DMESG_MARK:-0} + 1 ))"; }
+# dmesg_clean: no oops, BUG, WARNING, or refcount/leak report since the mark.
+dmesg_clean() {
+  local bad
+  bad=$(dmesg_since_mark | grep -E 'BUG:|WARNING:|Oops|general protection|refcount_t|leak|Call Trace' || true)
+  [ -z "$bad" ] || { printf '%s\n' "$bad" | sed 's/^/    | /'; return 1; }
+}
+
+# netem_set LOSS_PERCENT: loss on this guest's eth0 egress (0 removes it).
+netem_set() {
+  tc qdisc del dev eth0 root 2>/dev/null || true
+  if [ "$1" != 0 ]; then tc qdisc add dev eth0 root netem loss "$1%"; fi
+}
+
+# load_rdma_core: the verbs core and the user-space access modules (no udev here to do it).
+load_rdma_core() { modprobe ib_uverbs && modprobe rdma_ucm; }
+
+# roce_gid_index DEV: index of the RoCEv2 GID holding this guest's IPv4 address.
+roce_gid_index() {
+  local dev=$1 f want i t
+  want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(echo "$MY_IP" | tr . ' '))
+  for _ in $(seq 50); do
+    for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+      i=${f##*/}
+      if [ "$(cat "$f" 2>/dev/null)" = "$want" ]; then
+        t=$(cat /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/"$i" 2>/dev/null)
+        [ "$t" = "RoCE v2" ] && { echo "$i"; return 0; }
+      fi
+    done
+    sleep 0.1
+  done
+  return 1
+}
+
+# wait_port_active DEV: the port reaches ACTIVE within 10 s.
+wait_port_active() {
+  for _ in $(seq 100); do
+    rdma link show "$1/1" 2>/dev/null | grep -q 'state ACTIVE' && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# rxe_ref_up: rdma_rxe (the reference peer) as rxe0 on eth0.
+rxe_ref_up() {
+  modprobe -r rxe_sr 2>/dev/null || true
+  load_rdma_core && modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0 && wait_port_active rxe0
+}
+rxe_ref_down() {
+  rdma link del rxe0 2>/dev/null || true
+  modprobe -r rdma_rxe 2>/dev/null || true
+}
+
+# retry N CMD...: runs CMD until it succeeds, N tries, 1 s apart (clients racing servers).
+retry() {
+  local n=$1 i; shift
+  for i in $(seq "$n"); do "$@" && return 0; sleep 1; done
+  return 1
+}
+
+# perftest_pair DEV TOOL LOSS SECONDS [ARGS...]: TOOL (ib_write_bw, ib_send_bw, ib_read_bw)
+# between g1 (server) and g2 (client), netem LOSS% on both guests' egress, SECONDS long.
+# Prints "Gb/s" on the client (empty if it failed); returns non-zero on failure.
+perftest_pair() {
+  local dev=$1 tool=$2 loss=$3 secs=$4; shift 4
+  local gidx rc=0 out
+  gidx=$(roce_gid_index "$dev") || { log "no RoCEv2 GID on $dev"; return 1; }
+  netem_set "$loss"
+  local common=(-d "$dev" -x "$gidx" -s 65536 -D "$secs" -F --report_gbits "$@")
+  if is_server; then
+    timeout $((secs * 6 + 60)) "$tool" "${common[@]}" > /tmp/perf.srv 2>&1 &
+    local pid=$!
+    sleep 1
+    sync_point "$tool-$loss-ready" 120 || rc=1
+    wait "$pid" || rc=1
+    cat /tmp/perf.srv >&2
+  else
+    sync_point "$tool-$loss-ready" 120 || rc=1
+    out=$(timeout $((secs * 6 + 60)) "$tool" "${common[@]}" "$SERVER_IP" 2>&1) || rc=1
+    printf '%s\n' "$out" >&2
+    # perftest's result row: bytes iterations BW-peak BW-average MsgRate
+    printf '%s\n' "$out" | awk '$1 == 65536 && NF >= 5 { print $4 }' | tail -1
+  fi
+  netem_set 0
+  sync_point "$tool-$loss-done" 300 || rc=1
+  return $rc
+}
