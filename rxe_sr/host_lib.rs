@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Host build of rxe_sr's protocol core.
+//! Host build of rxe_sr's pure parts: the protocol core and the user-ABI parsing.
 //!
-//! The kernel module compiles `rxe_sr/proto/` as its module `crate::proto`; this crate root
-//! gives the same module the same path on the host, so `cargo test` and the simulator run
+//! The kernel module compiles `rxe_sr/proto/` and `rxe_sr/uabi/` as its modules `crate::proto`
+//! and `crate::uabi`; this crate root gives them the same paths on the host, so `cargo test` and the simulator run
 //! exactly the code the kernel runs. Nothing here may use `std`, allocation or `unsafe`.
 #![no_std]
 
 pub mod proto;
+pub mod uabi;
