@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The rdma_rxe device limits (`drivers/infiniband/sw/rxe/rxe_param.h`) that bound what a user
+//! WQE may contain. rxe_sr reports the same values in `ib_device_attr`, so the stock provider
+//! sizes its requests within them; the parsers rely on them to keep every value fixed-size.
+
+/// `RXE_MAX_SGE`: most SGEs in a send or receive WQE (`max_send_sge`, `max_recv_sge`).
+pub const RXE_MAX_SGE: u32 = 32;
+/// `RXE_MAX_SRQ_SGE`: most SGEs in an SRQ WQE.
+pub const RXE_MAX_SRQ_SGE: u32 = 27;
+/// `RXE_MIN_SRQ_SGE`: an SRQ asking for fewer SGEs gets this many.
+pub const RXE_MIN_SRQ_SGE: u32 = 1;
+/// `RXE_MIN_SRQ_WR`: an SRQ asking for fewer WRs gets this many.
+pub const RXE_MIN_SRQ_WR: u32 = 1;
+/// `RXE_MAX_INLINE_DATA`: most inline bytes in a send WQE
+/// (`RXE_MAX_WQE_SIZE - sizeof(struct rxe_send_wqe)` = `RXE_MAX_SGE * sizeof(struct ib_sge)`).
+pub const RXE_MAX_INLINE_DATA: u32 = 512;
+/// `RXE_PORT_MAX_MSG_SZ`: the largest message (sum of SGE lengths) a WQE may describe.
+pub const RXE_MAX_MSG_SIZE: u64 = 1 << 31;
+/// `RXE_NUM_PORT`: the only valid port number is 1.
+pub const RXE_NUM_PORT: u8 = 1;
+/// Bytes an atomic operation (compare-and-swap, fetch-and-add, atomic write) works on.
+pub const ATOMIC_SIZE: u32 = 8;
+/// Largest 24-bit queue pair number.
+pub const MAX_QPN: u32 = 0x00ff_ffff;
