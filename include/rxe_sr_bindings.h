@@ -4,6 +4,7 @@
  * its C glue. The kernel's `bindings` crate carries no RDMA headers, hence this file.
  */
 #include <linux/netdevice.h>
+#include <linux/vmalloc.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>

@@ -18,6 +18,11 @@ struct net_device;
 struct socket;
 struct sock;
 struct sk_buff;
+struct ib_udata;
+struct ib_ucontext;
+struct ib_cq;
+struct uverbs_attr_bundle;
+struct rdma_user_mmap_entry;
 
 /* --- implemented in C (glue.c) --- */
 int rxe_sr_glue_recovery(void);
@@ -32,6 +37,13 @@ bool rxe_sr_glue_netif_running(const struct net_device *ndev);
 bool rxe_sr_glue_netif_carrier_ok(const struct net_device *ndev);
 bool rxe_sr_glue_is_vlan_dev(const struct net_device *ndev);
 void rxe_sr_glue_dev_put(struct net_device *ndev);
+struct ib_udata *rxe_sr_glue_attrs_udata(struct uverbs_attr_bundle *attrs);
+struct ib_ucontext *rxe_sr_glue_attrs_ucontext(struct uverbs_attr_bundle *attrs);
+int rxe_sr_glue_copy_to_udata(struct ib_udata *udata, const void *src, size_t len);
+u64 rxe_sr_glue_mmap_offset(const struct rdma_user_mmap_entry *entry);
+void *rxe_sr_glue_vmalloc_user(size_t size);
+void rxe_sr_glue_cq_event(struct ib_cq *cq, unsigned int type);
+void rxe_sr_glue_cq_comp(struct ib_cq *cq);
 
 /* --- implemented in Rust --- */
 int rxe_sr_rs_recovery_parse(const char *val);

@@ -46,7 +46,7 @@ impl kernel::Module for RxeSr {
         // Taking the RoCEv2 UDP port first makes a clash with rdma_rxe (which binds it at
         // load) a clean refusal before anything else is registered.
         let udp = net::RoceSockets::open().inspect_err(|e| {
-            if *e == Error::from_errno(-(kernel::bindings::EADDRINUSE as i32)) {
+            if *e == ffi::errno::eaddrinuse() {
                 pr_err!(
                     "UDP port {} is taken: is rdma_rxe loaded? rxe_sr and rdma_rxe cannot share a kernel (rmmod rdma_rxe first)\n",
                     net::ROCE_V2_UDP_DPORT
@@ -74,10 +74,14 @@ impl Drop for RxeSr {
         ffi::device::unregister_all();
         drop(self.notifier.take());
         drop(self.udp.take());
+        let o = &verbs::objects::LIVE;
         pr_info!(
-            "unloaded ({} devices were created, {} are left)\n",
+            "unloaded ({} devices were created, {} are left; objects left: {} ucontexts, {} PDs, {} CQs)\n",
             verbs::device::devices_created(),
-            verbs::device::devices_live()
+            verbs::device::devices_live(),
+            o.ucontexts.get(),
+            o.pds.get(),
+            o.cqs.get()
         );
     }
 }

@@ -53,7 +53,7 @@ check "rdma link del" rdma link del sr0
 [ -z "$(rdma link show 2>/dev/null | grep sr0)" ] || fail "sr0 still listed after del"
 [ -z "$(ls /sys/class/infiniband/)" ] || fail "left in /sys/class/infiniband: $(ls /sys/class/infiniband)"
 check "rmmod rxe_sr" rmmod rxe_sr
-expect_grep "unload: every device freed" 'rxe_sr: unloaded \(1 devices were created, 0 are left\)' "$(dmesg_since_mark)"
+expect_grep "unload: every device freed" 'rxe_sr: unloaded \(1 devices were created, 0 are left;' "$(dmesg_since_mark)"
 
 # Unload with a live link: the module removes its devices itself.
 check "link again" rdma link add sr0 type rxe_sr netdev eth0

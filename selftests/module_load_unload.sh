@@ -13,5 +13,5 @@ for i in 1 2 3; do
   [ ! -e /sys/module/rxe_sr ] || fail "/sys/module/rxe_sr left after rmmod"
 done
 expect_grep "load message" 'rxe_sr: loaded \(recovery=gbn\)' "$(dmesg_since_mark)"
-expect_grep "unload message, nothing left" 'rxe_sr: unloaded \(0 devices were created, 0 are left\)' "$(dmesg_since_mark)"
+expect_grep "unload message, nothing left" 'rxe_sr: unloaded \(0 devices were created, 0 are left;' "$(dmesg_since_mark)"
 check "no oops or warning in the kernel log" dmesg_clean

@@ -12,7 +12,7 @@ use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::types::ScopeGuard;
 
-use super::{bindings as b, netdev::NetDev};
+use super::{bindings as b, cq, netdev::NetDev, pd, queue};
 use crate::verbs::device as vd;
 
 /// rdma_rxe's driver id: the stock rdma-core rxe provider binds to devices that carry it.
@@ -189,10 +189,20 @@ fn device_ops() -> b::ib_device_ops {
         query_pkey: Some(query_pkey),
         get_port_immutable: Some(get_port_immutable),
         get_link_layer: Some(get_link_layer),
-        alloc_ucontext: Some(alloc_ucontext),
-        dealloc_ucontext: Some(dealloc_ucontext),
+        alloc_ucontext: Some(pd::alloc_ucontext),
+        dealloc_ucontext: Some(pd::dealloc_ucontext),
+        alloc_pd: Some(pd::alloc_pd),
+        dealloc_pd: Some(pd::dealloc_pd),
+        create_cq: Some(cq::create_cq),
+        destroy_cq: Some(cq::destroy_cq),
+        req_notify_cq: Some(cq::req_notify_cq),
+        poll_cq: Some(cq::poll_cq),
+        mmap: Some(queue::mmap),
+        mmap_free: Some(queue::mmap_free),
         dealloc_driver: Some(dealloc_driver),
         size_ib_ucontext: size_of::<b::ib_ucontext>(),
+        size_ib_pd: size_of::<b::ib_pd>(),
+        size_ib_cq: cq::SIZE,
         ..Default::default()
     }
 }
@@ -271,12 +281,6 @@ unsafe extern "C" fn get_port_immutable(
 unsafe extern "C" fn get_link_layer(_ibdev: *mut b::ib_device, _port: u32) -> b::rdma_link_layer {
     b::rdma_link_layer_IB_LINK_LAYER_ETHERNET
 }
-
-unsafe extern "C" fn alloc_ucontext(_uctx: *mut b::ib_ucontext, _udata: *mut b::ib_udata) -> c_int {
-    0
-}
-
-unsafe extern "C" fn dealloc_ucontext(_uctx: *mut b::ib_ucontext) {}
 
 unsafe extern "C" fn dealloc_driver(_ibdev: *mut b::ib_device) {
     vd::note_freed();

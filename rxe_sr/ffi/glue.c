@@ -11,6 +11,9 @@
 #include <linux/skbuff.h>
 #include <net/udp_tunnel.h>
 #include <rdma/rdma_netlink.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+#include <linux/vmalloc.h>
 
 #include "rxe_sr_glue.h"
 
@@ -142,4 +145,51 @@ bool rxe_sr_glue_is_vlan_dev(const struct net_device *ndev)
 void rxe_sr_glue_dev_put(struct net_device *ndev)
 {
 	dev_put(ndev);
+}
+
+/* ---- verbs plumbing: udata, attribute bundles, mmap entries, vmalloc ---- */
+
+struct ib_udata *rxe_sr_glue_attrs_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+
+struct ib_ucontext *rxe_sr_glue_attrs_ucontext(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? attrs->context : NULL;
+}
+
+int rxe_sr_glue_copy_to_udata(struct ib_udata *udata, const void *src, size_t len)
+{
+	if (!udata || udata->outlen < len)
+		return -EINVAL;
+	return ib_copy_to_udata(udata, (void *)src, len);
+}
+
+u64 rxe_sr_glue_mmap_offset(const struct rdma_user_mmap_entry *entry)
+{
+	return rdma_user_mmap_get_offset(entry);
+}
+
+void *rxe_sr_glue_vmalloc_user(size_t size)
+{
+	return vmalloc_user(size);
+}
+
+void rxe_sr_glue_cq_event(struct ib_cq *cq, unsigned int type)
+{
+	struct ib_event ev = {
+		.device = cq->device,
+		.element.cq = cq,
+		.event = type,
+	};
+
+	if (cq->event_handler)
+		cq->event_handler(&ev, cq->cq_context);
+}
+
+void rxe_sr_glue_cq_comp(struct ib_cq *cq)
+{
+	if (cq->comp_handler)
+		cq->comp_handler(cq, cq->cq_context);
 }

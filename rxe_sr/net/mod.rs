@@ -23,7 +23,7 @@ impl RoceSockets {
         let v4 = UdpTunnel::open(false, ROCE_V2_UDP_DPORT)?;
         let v6 = match UdpTunnel::open(true, ROCE_V2_UDP_DPORT) {
             Ok(s) => Some(s),
-            Err(e) if e == Error::from_errno(-(kernel::bindings::EAFNOSUPPORT as i32)) => None,
+            Err(e) if e == crate::ffi::errno::eafnosupport() => None,
             Err(e) => return Err(e),
         };
         Ok(RoceSockets { _v4: v4, _v6: v6 })

@@ -5,3 +5,5 @@
 //! calls live in `ffi/` and forward here.
 
 pub(crate) mod device;
+pub(crate) mod cq;
+pub(crate) mod objects;

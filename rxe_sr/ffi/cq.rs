@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Completion queues: the C-ABI entry points and the CQ object.
+//!
+//! Locking rule for the data path: CQEs are produced from process context only (the
+//! transport runs in work items), so the ring's lock is a plain spinlock.
+
+use core::mem::size_of;
+use core::pin::Pin;
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+use kernel::sync::SpinLock;
+use kernel::{new_spinlock, pin_init};
+
+use super::bindings as b;
+use super::queue::{MappedQueue, SharedQueue};
+use crate::verbs::{cq as vcq, objects};
+
+/// `struct rxe_create_cq_resp` / `rxe_resize_cq_resp`: where to mmap the ring.
+#[repr(C)]
+#[derive(Default)]
+struct MmInfo {
+    offset: u64,
+    size: u32,
+    pad: u32,
+}
+
+/// The ring and what guards it.
+struct CqRing {
+    queue: Option<MappedQueue>,
+}
+
+/// Per-CQ state, allocated at create and freed at destroy.
+#[pin_data]
+struct CqState {
+    #[pin]
+    ring: SpinLock<CqRing>,
+    /// `IB_CQ_SOLICITED` / `IB_CQ_NEXT_COMP` armed by req_notify_cq.
+    notify: AtomicU32,
+}
+
+/// The CQ object: `ibcq` first (the core allocates `size_of::<RxeSrCq>()` zeroed bytes).
+#[repr(C)]
+pub(crate) struct RxeSrCq {
+    ibcq: b::ib_cq,
+    state: *mut CqState,
+}
+
+/// Size the core allocates per CQ.
+pub(crate) const SIZE: usize = size_of::<RxeSrCq>();
+
+impl RxeSrCq {
+    /// # Safety
+    /// `ibcq` is a live CQ of ours whose create succeeded.
+    unsafe fn state<'a>(ibcq: *mut b::ib_cq) -> Option<&'a CqState> {
+        // SAFETY: `ibcq` is the first field of a RxeSrCq; `state` is null or points to the
+        // CqState create_cq leaked, freed only by destroy_cq.
+        unsafe { (*ibcq.cast::<RxeSrCq>()).state.as_ref() }
+    }
+}
+
+/// `ib_device_ops.create_cq`.
+///
+/// # Safety
+/// Called by the core with a zeroed CQ object of our size and valid attributes.
+pub(crate) unsafe extern "C" fn create_cq(
+    ibcq: *mut b::ib_cq,
+    attr: *const b::ib_cq_init_attr,
+    attrs: *mut b::uverbs_attr_bundle,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    match unsafe { create_cq_inner(ibcq, &*attr, attrs) } {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// # Safety
+/// As [`create_cq`].
+unsafe fn create_cq_inner(ibcq: *mut b::ib_cq, attr: &b::ib_cq_init_attr, attrs: *mut b::uverbs_attr_bundle) -> Result {
+    if attr.flags != 0 {
+        return Err(super::errno::eopnotsupp());
+    }
+    // SAFETY: null or a live bundle.
+    let udata = unsafe { b::rxe_sr_glue_attrs_udata(attrs) };
+    // SAFETY: as above.
+    let uctx = unsafe { b::rxe_sr_glue_attrs_ucontext(attrs) };
+    if udata.is_null() || uctx.is_null() {
+        // Kernel consumers' CQs arrive with the kernel data path.
+        return Err(super::errno::eopnotsupp());
+    }
+    let depth = i32::try_from(attr.cqe).map_err(|_| EINVAL)?;
+    let slots = vcq::ring_slots(depth)?;
+    let queue = SharedQueue::new(slots, vcq::CQE_LOG2_SIZE)?;
+    let size = u32::try_from(queue.len()).map_err(|_| EINVAL)?;
+    // SAFETY: `uctx` is the caller's live ucontext.
+    let (mapped, offset) = unsafe { MappedQueue::insert(uctx, queue)? };
+    let resp = MmInfo { offset, size, pad: 0 };
+    // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
+    let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, (&resp as *const MmInfo).cast(), size_of::<MmInfo>()) };
+    if ret != 0 {
+        mapped.remove();
+        return Err(Error::from_errno(ret));
+    }
+    let state = KBox::pin_init(
+        pin_init!(CqState {
+            ring <- new_spinlock!(CqRing { queue: Some(mapped) }, "rxe_sr_cq"),
+            notify: AtomicU32::new(0),
+        }),
+        GFP_KERNEL,
+    );
+    let state = match state {
+        Ok(s) => s,
+        Err(e) => return Err(e),
+    };
+    // SAFETY: the CqState is never moved out of its box; destroy_cq rebuilds the Pin<KBox>.
+    let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(state) });
+    // SAFETY: `ibcq` is our zeroed CQ object.
+    unsafe {
+        (*ibcq.cast::<RxeSrCq>()).state = raw;
+        (*ibcq).cqe = i32::try_from(slots - 1).unwrap_or(vcq::MAX_CQE);
+    }
+    objects::LIVE.cqs.inc();
+    Ok(())
+}
+
+/// `ib_device_ops.destroy_cq`.
+///
+/// # Safety
+/// Called by the core once, after a successful create, with no users left.
+pub(crate) unsafe extern "C" fn destroy_cq(ibcq: *mut b::ib_cq, _udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: our CQ object.
+    let cq = unsafe { &mut *ibcq.cast::<RxeSrCq>() };
+    if cq.state.is_null() {
+        return 0;
+    }
+    // SAFETY: `state` came from KBox::into_raw in create; nothing else uses it any more.
+    let state = unsafe { KBox::from_raw(cq.state) };
+    cq.state = core::ptr::null_mut();
+    let queue = state.ring.lock().queue.take();
+    if let Some(q) = queue {
+        q.remove();
+    }
+    drop(state);
+    objects::LIVE.cqs.dec();
+    0
+}
+
+/// `ib_device_ops.req_notify_cq`: arms the completion event; with
+/// IB_CQ_REPORT_MISSED_EVENTS, returns 1 if completions are already waiting.
+///
+/// # Safety
+/// Called by the core with a live CQ of ours.
+pub(crate) unsafe extern "C" fn req_notify_cq(ibcq: *mut b::ib_cq, flags: b::ib_cq_notify_flags) -> c_int {
+    // SAFETY: per this function's contract.
+    let Some(state) = (unsafe { RxeSrCq::state(ibcq) }) else {
+        return EINVAL.to_errno();
+    };
+    let ring = state.ring.lock();
+    state
+        .notify
+        .fetch_or(flags & b::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK, Ordering::Relaxed);
+    let waiting = ring.queue.as_ref().map_or(0, |q| q.queue().count());
+    if flags & b::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0 && waiting > 0 {
+        1
+    } else {
+        0
+    }
+}
+
+/// `ib_device_ops.poll_cq`: only kernel consumers poll through the core, and their CQs are
+/// not supported yet (create_cq refuses them), so there is never anything to return.
+///
+/// # Safety
+/// Called by the core with a live CQ.
+pub(crate) unsafe extern "C" fn poll_cq(_ibcq: *mut b::ib_cq, _num: c_int, _wc: *mut b::ib_wc) -> c_int {
+    0
+}

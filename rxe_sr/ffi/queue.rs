@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Queues shared with user space (the rxe ABI's `struct rxe_queue_buf`): a vmalloc_user'd
+//! buffer, a header (log2_elem_size, index_mask, producer and consumer indices on their own
+//! cache lines) and 2^n slots, mapped into the process by `mmap` on the uverbs fd.
+//!
+//! Ownership: a user-visible queue lives in a [`QueueMmapEntry`], registered with the RDMA
+//! core's mmap table and reference-counted there. Destroying the verbs object removes the
+//! entry; the buffer is freed in `mmap_free`, once no `mmap` call can still be using it.
+//! Pages already mapped stay valid for the process until it unmaps them (the page
+//! references vm_insert_page took).
+
+use core::mem::size_of;
+use core::ptr::NonNull;
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::error::to_result;
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+
+use super::bindings as b;
+
+/// Byte offset of `producer_index` in `struct rxe_queue_buf`.
+const PRODUCER_OFF: usize = 128;
+/// Byte offset of `consumer_index`.
+const CONSUMER_OFF: usize = 256;
+/// Byte offset of `data[]`, the first slot.
+pub(crate) const DATA_OFF: usize = 384;
+
+/// A zeroed, vmalloc_user'd queue buffer with its header filled in. Freed on drop.
+pub(crate) struct SharedQueue {
+    buf: NonNull<u8>,
+    len: usize,
+    index_mask: u32,
+}
+
+// SAFETY: the buffer is plain memory owned by this value; concurrent access to the indices
+// is through atomics, and callers serialise slot writes (the CQ lock).
+unsafe impl Send for SharedQueue {}
+// SAFETY: as above; `&self` methods only read the header or use atomics.
+unsafe impl Sync for SharedQueue {}
+
+impl SharedQueue {
+    /// A queue of `num_slots` (a power of two) slots of `1 << log2_elem_size` bytes.
+    pub(crate) fn new(num_slots: u32, log2_elem_size: u32) -> Result<Self> {
+        if !num_slots.is_power_of_two() || !(5..=16).contains(&log2_elem_size) {
+            return Err(EINVAL);
+        }
+        let len = (num_slots as usize)
+            .checked_shl(log2_elem_size)
+            .and_then(|d| d.checked_add(DATA_OFF))
+            .ok_or(EINVAL)?;
+        // SAFETY: plain allocation; zeroed and suitable for remap_vmalloc_range.
+        let raw = unsafe { b::rxe_sr_glue_vmalloc_user(len) }.cast::<u8>();
+        let buf = NonNull::new(raw).ok_or(ENOMEM)?;
+        let q = SharedQueue {
+            buf,
+            len,
+            index_mask: num_slots - 1,
+        };
+        q.index(0).store(log2_elem_size, Ordering::Relaxed);
+        q.index(4).store(num_slots - 1, Ordering::Relaxed);
+        Ok(q)
+    }
+
+    /// The u32 at byte `off` of the header (0, 4, 128 or 256).
+    fn index(&self, off: usize) -> &AtomicU32 {
+        debug_assert!(off + size_of::<u32>() <= DATA_OFF);
+        // SAFETY: `off` is one of the header's u32 fields, inside the buffer and 4-aligned
+        // (vmalloc memory is page-aligned); the buffer lives as long as `self`.
+        unsafe { &*self.buf.as_ptr().add(off).cast::<AtomicU32>() }
+    }
+
+    /// The whole buffer's length, as mapped.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The producer index (acquire: slot contents written before it are visible).
+    pub(crate) fn producer(&self) -> u32 {
+        self.index(PRODUCER_OFF).load(Ordering::Acquire) & self.index_mask
+    }
+
+    /// The consumer index (acquire).
+    pub(crate) fn consumer(&self) -> u32 {
+        self.index(CONSUMER_OFF).load(Ordering::Acquire) & self.index_mask
+    }
+
+    /// Entries between consumer and producer.
+    pub(crate) fn count(&self) -> u32 {
+        self.producer().wrapping_sub(self.consumer()) & self.index_mask
+    }
+}
+
+impl Drop for SharedQueue {
+    fn drop(&mut self) {
+        // SAFETY: allocated by vmalloc_user in `new`, freed once.
+        unsafe { b::vfree(self.buf.as_ptr().cast()) };
+    }
+}
+
+/// A shared queue registered in a ucontext's mmap table. `rdma` comes first: the core hands
+/// back `&rdma` to `mmap` and `mmap_free`.
+#[repr(C)]
+pub(crate) struct QueueMmapEntry {
+    rdma: b::rdma_user_mmap_entry,
+    queue: SharedQueue,
+}
+
+/// A handle on a registered [`QueueMmapEntry`], held by the verbs object that owns the
+/// queue. [`MappedQueue::remove`] ends the object's use of it.
+pub(crate) struct MappedQueue {
+    entry: NonNull<QueueMmapEntry>,
+}
+
+// SAFETY: the entry is kept alive by the core's reference until `remove`; the queue inside
+// is `Sync`.
+unsafe impl Send for MappedQueue {}
+// SAFETY: as above.
+unsafe impl Sync for MappedQueue {}
+
+impl MappedQueue {
+    /// Registers `queue` in `uctx`'s mmap table; returns the handle and the mmap offset user
+    /// space passes to `mmap()`.
+    ///
+    /// # Safety
+    /// `uctx` is a live ucontext of one of our devices.
+    pub(crate) unsafe fn insert(uctx: *mut b::ib_ucontext, queue: SharedQueue) -> Result<(Self, u64)> {
+        let len = queue.len();
+        let boxed = KBox::new(
+            QueueMmapEntry {
+                rdma: Default::default(),
+                queue,
+            },
+            GFP_KERNEL,
+        )?;
+        let raw = KBox::into_raw(boxed);
+        // SAFETY: `raw` is a valid entry; on success the core owns a reference and calls
+        // `mmap_free` when the last one goes; on failure it is still ours.
+        let ret = unsafe { b::rdma_user_mmap_entry_insert(uctx, &mut (*raw).rdma, len) };
+        if let Err(e) = to_result(ret) {
+            // SAFETY: not registered: reclaim the box (dropping frees the buffer).
+            drop(unsafe { KBox::from_raw(raw) });
+            return Err(e);
+        }
+        // SAFETY: registered, alive until `remove`.
+        let offset = unsafe { b::rxe_sr_glue_mmap_offset(&(*raw).rdma) };
+        // SAFETY: `raw` came from KBox::into_raw, so it is non-null.
+        let entry = unsafe { NonNull::new_unchecked(raw) };
+        Ok((MappedQueue { entry }, offset))
+    }
+
+    /// The queue.
+    pub(crate) fn queue(&self) -> &SharedQueue {
+        // SAFETY: the core keeps the entry alive until `remove`, which consumes `self`.
+        unsafe { &self.entry.as_ref().queue }
+    }
+
+    /// Unregisters the entry: no new mmap can find it; the core frees it (and the buffer)
+    /// when its last reference goes.
+    pub(crate) fn remove(self) {
+        // SAFETY: registered in `insert` and removed once (this consumes the handle).
+        unsafe { b::rdma_user_mmap_entry_remove(&mut (*self.entry.as_ptr()).rdma) };
+    }
+}
+
+/// `ib_device_ops.mmap`: maps a queue into the calling process.
+///
+/// # Safety
+/// Called by uverbs with a live ucontext of ours and the vma being set up.
+pub(crate) unsafe extern "C" fn mmap(uctx: *mut b::ib_ucontext, vma: *mut b::vm_area_struct) -> c_int {
+    // SAFETY: per this function's contract; returns a referenced entry or null.
+    let rdma = unsafe { b::rdma_user_mmap_entry_get(uctx, vma) };
+    if rdma.is_null() {
+        return EINVAL.to_errno();
+    }
+    let entry = rdma.cast::<QueueMmapEntry>();
+    // SAFETY: every entry we insert is a QueueMmapEntry (rdma first); the reference taken
+    // above keeps it and its buffer alive for the call. remap_vmalloc_range checks that
+    // the vma fits the allocation.
+    let ret = unsafe { b::remap_vmalloc_range(vma, (*entry).queue.buf.as_ptr().cast(), 0) };
+    // SAFETY: drops the reference taken above.
+    unsafe { b::rdma_user_mmap_entry_put(rdma) };
+    ret
+}
+
+/// `ib_device_ops.mmap_free`: the last reference on an entry went.
+///
+/// # Safety
+/// Called by the core once per inserted entry.
+pub(crate) unsafe extern "C" fn mmap_free(rdma: *mut b::rdma_user_mmap_entry) {
+    // SAFETY: the entry was a KBox<QueueMmapEntry> turned into a raw pointer in `insert`.
+    drop(unsafe { KBox::from_raw(rdma.cast::<QueueMmapEntry>()) });
+}

@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 120
+# Through the stock rdma-core rxe provider (pyverbs): open sr0, allocate PDs, create CQs
+# (the provider mmaps each CQ ring and reads its header), arm completion events; bad depths
+# are refused with an error; a process that exits with objects open leaves nothing behind
+# (the module's live-object counters, reported at unload, are all zero).
+. "$HOST_SHARE/selftests/lib.sh"
+modprobe -r rxe_sr rdma_rxe 2>/dev/null
+dmesg_mark
+check "load the verbs core" load_rdma_core
+check "rdma link add sr0" rdma link add sr0 type rxe_sr netdev eth0
+check "port ACTIVE" wait_port_active sr0
+
+out=$(python3 - <<'PY' 2>&1
+import pyverbs.device as d
+from pyverbs.pd import PD
+from pyverbs.cq import CQ, CompChannel
+from pyverbs.pyverbs_error import PyverbsRDMAError
+
+ctx = d.Context(name='sr0')
+pds = [PD(ctx) for _ in range(4)]
+cqs = [CQ(ctx, n) for n in (1, 100, 4096, 32767)]
+cc = CompChannel(ctx)
+ev_cq = CQ(ctx, 16, None, cc, 0)
+ev_cq.req_notify()
+print("created: 4 PDs, 5 CQs, armed one")
+for bad in (0, -5, 32768, 1 << 20):
+    try:
+        CQ(ctx, bad)
+        print("BAD: depth %d accepted" % bad)
+    except PyverbsRDMAError as e:
+        print("refused depth %d: errno %d" % (bad, e.error_code))
+for o in cqs + [ev_cq]:
+    o.close()
+cc.close()
+for p in pds:
+    p.close()
+ctx.close()
+print("closed")
+PY
+)
+rc=$?
+printf '%s\n' "$out"
+[ $rc = 0 ] || fail "pyverbs script failed"
+expect_grep "objects created through the stock provider" '^created: 4 PDs, 5 CQs, armed one$' "$out"
+[ "$(printf '%s\n' "$out" | grep -c '^refused depth')" = 4 ] || fail "not every bad depth was refused"
+printf '%s\n' "$out" | grep -q '^BAD' && fail "a bad depth was accepted"
+expect_grep "closed cleanly" '^closed$' "$out"
+
+# A process that dies with objects open: uverbs tears them down.
+python3 -c '
+import os, pyverbs.device as d
+from pyverbs.pd import PD
+from pyverbs.cq import CQ
+ctx = d.Context(name="sr0"); pd = PD(ctx); cqs = [CQ(ctx, 64) for _ in range(3)]
+os._exit(0)' || fail "crashing process script failed"
+
+check "rdma link del" rdma link del sr0
+check "rmmod" rmmod rxe_sr
+expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs' "$(dmesg_since_mark)"
+check "no oops or warning in the kernel log" dmesg_clean
