@@ -229,6 +229,22 @@ fn to_client_flow() {
     assert_eq!(q.tail_offset(), Some(384));
 }
 
+#[test]
+fn resumed_queues_and_copy_bounds() {
+    let ring = Ring::new(3, 8).unwrap();
+    let q = FromClientQueue::with_indices(ring, 0, 5).unwrap();
+    assert_eq!((q.count(), q.head(), q.nth(4)), (5, Some(0), Some(4)));
+    assert!(FromClientQueue::with_indices(ring, 8, 0).is_none());
+    assert!(FromClientQueue::with_indices(ring, 0, 8).is_none());
+    let c = ToClientQueue::with_indices(ring, 7, 0).unwrap();
+    assert!(c.is_full());
+    assert!(ToClientQueue::with_indices(ring, 9, 0).is_none());
+    // the copy buffers the kernel needs for the used part of any slot
+    use rxe_sr::uabi::limits::{MAX_RECV_WQE_BYTES, MAX_SEND_WQE_BYTES};
+    assert_eq!(sq_geometry(1, 32, 512, CL).unwrap().queue.elem_size as usize, MAX_SEND_WQE_BYTES);
+    assert_eq!(rq_geometry(1, 32, CL).unwrap().queue.elem_size as usize, MAX_RECV_WQE_BYTES);
+}
+
 #[derive(Debug, Clone)]
 enum Step {
     /// User posts n entries (honest, stops at full).

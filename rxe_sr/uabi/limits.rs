@@ -22,3 +22,9 @@ pub const RXE_NUM_PORT: u8 = 1;
 pub const ATOMIC_SIZE: u32 = 8;
 /// Largest 24-bit queue pair number.
 pub const MAX_QPN: u32 = 0x00ff_ffff;
+/// Bytes of a send-queue slot any WQE can use: `sizeof(struct rxe_send_wqe)` +
+/// `RXE_MAX_INLINE_DATA` (= 32 SGEs). A kernel-side copy buffer of this size holds the used
+/// part of any SQ slot.
+pub const MAX_SEND_WQE_BYTES: usize = 208 + 512;
+/// Bytes of a receive-queue slot any WQE can use: `sizeof(struct rxe_recv_wqe)` + 32 SGEs.
+pub const MAX_RECV_WQE_BYTES: usize = 40 + 32 * 16;

@@ -30,6 +30,21 @@
 //! CQ slots hold at least a `struct ib_uverbs_wc`. The sizing functions here reproduce
 //! rdma_rxe's `rxe_queue_init`, `rxe_init_sq`, `rxe_init_rq`, `rxe_srq_from_init` and
 //! `rxe_cq_from_init` exactly.
+//!
+//! # How user space drives the rings
+//!
+//! - Send: the provider writes the WQE at its producer slot, advances `producer_index` with
+//!   a release store, then rings the doorbell: a `IB_USER_VERBS_CMD_POST_SEND` write with
+//!   `wr_count == 0`, which reaches the driver's `post_send` with an empty WR list. The kernel
+//!   then loads `producer_index` (acquire), calls [`FromClientQueue::observe_producer`], copies
+//!   each new slot ([`Ring::slot_range`]; at most the unpadded `elem_size` bytes are needed)
+//!   and parses the copy with [`super::send_wqe::SendWqe::parse`].
+//! - Receive (RQ, SRQ): the provider writes and advances the producer; there is no doorbell.
+//!   The kernel observes the producer when a request packet needs a receive WQE.
+//! - CQ: the kernel writes a `struct ib_uverbs_wc` at [`ToClientQueue::tail_offset`]
+//!   ([`super::cqe::emit_uverbs_wc`]), then publishes [`ToClientQueue::advance_producer`]'s
+//!   value with a release store. The provider polls: acquire-loads `producer_index`, copies
+//!   the slot at its consumer index, advances `consumer_index`.
 
 use super::bytes;
 use super::layout::{
@@ -357,6 +372,20 @@ impl FromClientQueue {
         }
     }
 
+    /// A queue resumed at given indices, e.g. after a resize, where rdma_rxe copies the
+    /// queued entries to slots `0..count` of the new ring (consumer 0, producer `count`).
+    /// `None` if an index exceeds `index_mask`.
+    pub const fn with_indices(ring: Ring, consumer: u32, producer: u32) -> Option<Self> {
+        if consumer & !ring.index_mask != 0 || producer & !ring.index_mask != 0 {
+            return None;
+        }
+        Some(FromClientQueue {
+            ring,
+            consumer,
+            producer,
+        })
+    }
+
     /// The ring geometry.
     pub const fn ring(&self) -> Ring {
         self.ring
@@ -475,6 +504,19 @@ impl ToClientQueue {
             producer: 0,
             consumer: 0,
         }
+    }
+
+    /// A queue resumed at given indices (e.g. after a CQ resize). `None` if an index exceeds
+    /// `index_mask`.
+    pub const fn with_indices(ring: Ring, producer: u32, consumer: u32) -> Option<Self> {
+        if consumer & !ring.index_mask != 0 || producer & !ring.index_mask != 0 {
+            return None;
+        }
+        Some(ToClientQueue {
+            ring,
+            producer,
+            consumer,
+        })
     }
 
     /// The ring geometry.

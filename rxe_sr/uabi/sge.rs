@@ -86,7 +86,8 @@ impl SgeList {
         match self.sges.get_mut(self.len) {
             Some(slot) => {
                 *slot = sge;
-                self.len += 1;
+                // get_mut succeeded: len < SGE_LIST_CAP, so this never saturates.
+                self.len = self.len.saturating_add(1);
                 true
             }
             None => false,
