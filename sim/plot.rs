@@ -200,14 +200,13 @@ pub(crate) fn write_png(path: &str, title: &str, series: &[(String, Vec<(f64, f6
             c.text(l - 40, y - 5, &format!("{:.1}", k as f64 / 10.0), black);
         }
     }
-    let mut d = lx0.floor() as i32;
-    while f64::from(d) <= lx1 {
-        let x = 10f64.powi(d);
-        if x >= xmin && x <= xmax {
-            c.line((px(x), t), (px(x), b), grey, 0);
-            c.text(px(x) - 16, b + 10, &format!("{}%", x * 100.0), black);
-        }
-        d += 1;
+    // A tick at every loss rate measured.
+    let mut ticks = xs.clone();
+    ticks.sort_by(f64::total_cmp);
+    ticks.dedup();
+    for x in ticks {
+        c.line((px(x), t), (px(x), b), grey, 0);
+        c.text(px(x) - 16, b + 10, &format!("{}%", x * 100.0), black);
     }
     c.line((l, b), (r, b), black, 0);
     c.line((l, t), (l, b), black, 0);
