@@ -33,6 +33,10 @@ cache_key() {
 
 ksrc_version() { dpkg-query -W -f='${Version}' "$KSRC_PKG"; }
 
+# Version of scripts/build-kernel's build steps: bump it when a change to them changes what
+# they produce (the cache key also covers the source, fragments and toolchain).
+KERNEL_RECIPE=1
+
 # The kernel build directory for a variant (default or debug); prints the path.
 kernel_dir() {
   local variant=${1:-default} frags=("$RXE_SR_ROOT/qemu/kernel.config")
@@ -40,7 +44,7 @@ kernel_dir() {
   local key
   key=$(cache_key "$(ksrc_version)" "${frags[@]}" "$(/usr/bin/rustc --version)" \
         "$(clang-19 --version | head -1)" "$("$CACHE/tools/bin/bindgen" --version)" \
-        "$RXE_SR_ROOT/scripts/build-kernel")
+        "recipe $KERNEL_RECIPE")
   printf '%s/kernel/%s-%s\n' "$CACHE" "$variant" "$key"
 }
 
