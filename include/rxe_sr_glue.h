@@ -44,6 +44,7 @@ u64 rxe_sr_glue_mmap_offset(const struct rdma_user_mmap_entry *entry);
 void *rxe_sr_glue_vmalloc_user(size_t size);
 void rxe_sr_glue_cq_event(struct ib_cq *cq, unsigned int type);
 void rxe_sr_glue_cq_comp(struct ib_cq *cq);
+u32 rxe_sr_glue_cache_line_size(void);
 
 /* --- implemented in Rust --- */
 int rxe_sr_rs_recovery_parse(const char *val);

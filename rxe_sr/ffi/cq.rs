@@ -15,15 +15,13 @@ use kernel::{new_spinlock, pin_init};
 
 use super::bindings as b;
 use super::queue::{MappedQueue, SharedQueue};
+use crate::uabi::{layout, resp};
 use crate::verbs::{cq as vcq, objects};
 
-/// `struct rxe_create_cq_resp` / `rxe_resize_cq_resp`: where to mmap the ring.
-#[repr(C)]
-#[derive(Default)]
-struct MmInfo {
-    offset: u64,
-    size: u32,
-    pad: u32,
+/// The CPU's cache line size, which pads queue slots as rdma_rxe pads them.
+fn cache_line_size() -> u32 {
+    // SAFETY: reads a boot-time constant.
+    unsafe { b::rxe_sr_glue_cache_line_size() }
 }
 
 /// The ring and what guards it.
@@ -90,15 +88,18 @@ unsafe fn create_cq_inner(ibcq: *mut b::ib_cq, attr: &b::ib_cq_init_attr, attrs:
         // Kernel consumers' CQs arrive with the kernel data path.
         return Err(super::errno::eopnotsupp());
     }
-    let depth = i32::try_from(attr.cqe).map_err(|_| EINVAL)?;
-    let slots = vcq::ring_slots(depth)?;
-    let queue = SharedQueue::new(slots, vcq::CQE_LOG2_SIZE)?;
+    let geo = vcq::geometry(attr.cqe, cache_line_size())?;
+    let queue = SharedQueue::new(geo.ring)?;
     let size = u32::try_from(queue.len()).map_err(|_| EINVAL)?;
     // SAFETY: `uctx` is the caller's live ucontext.
     let (mapped, offset) = unsafe { MappedQueue::insert(uctx, queue)? };
-    let resp = MmInfo { offset, size, pad: 0 };
+    let mut resp = [0u8; layout::CREATE_CQ_RESP_SIZE];
+    if resp::emit_create_cq_resp(resp::MmInfo { offset, size }, &mut resp).is_none() {
+        mapped.remove();
+        return Err(EINVAL);
+    }
     // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
-    let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, (&resp as *const MmInfo).cast(), size_of::<MmInfo>()) };
+    let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, resp.as_ptr().cast(), resp.len()) };
     if ret != 0 {
         mapped.remove();
         return Err(Error::from_errno(ret));
@@ -119,7 +120,7 @@ unsafe fn create_cq_inner(ibcq: *mut b::ib_cq, attr: &b::ib_cq_init_attr, attrs:
     // SAFETY: `ibcq` is our zeroed CQ object.
     unsafe {
         (*ibcq.cast::<RxeSrCq>()).state = raw;
-        (*ibcq).cqe = i32::try_from(slots - 1).unwrap_or(vcq::MAX_CQE);
+        (*ibcq).cqe = i32::try_from(geo.num_elem).unwrap_or(vcq::MAX_CQE);
     }
     objects::LIVE.cqs.inc();
     Ok(())

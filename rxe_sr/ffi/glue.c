@@ -14,6 +14,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 #include <linux/vmalloc.h>
+#include <linux/cache.h>
 
 #include "rxe_sr_glue.h"
 
@@ -192,4 +193,9 @@ void rxe_sr_glue_cq_comp(struct ib_cq *cq)
 {
 	if (cq->comp_handler)
 		cq->comp_handler(cq, cq->cq_context);
+}
+
+u32 rxe_sr_glue_cache_line_size(void)
+{
+	return cache_line_size();
 }

@@ -12,6 +12,7 @@ pub(crate) mod params;
 pub(crate) mod pd;
 pub(crate) mod queue;
 pub(crate) mod udp;
+mod uabi_layout;
 
 /// Errnos that 6.12's `kernel::error::code` does not name.
 pub(crate) mod errno {

@@ -18,19 +18,12 @@ use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 use super::bindings as b;
-
-/// Byte offset of `producer_index` in `struct rxe_queue_buf`.
-const PRODUCER_OFF: usize = 128;
-/// Byte offset of `consumer_index`.
-const CONSUMER_OFF: usize = 256;
-/// Byte offset of `data[]`, the first slot.
-pub(crate) const DATA_OFF: usize = 384;
+use crate::uabi::{layout, queue::Ring};
 
 /// A zeroed, vmalloc_user'd queue buffer with its header filled in. Freed on drop.
 pub(crate) struct SharedQueue {
     buf: NonNull<u8>,
-    len: usize,
-    index_mask: u32,
+    ring: Ring,
 }
 
 // SAFETY: the buffer is plain memory owned by this value; concurrent access to the indices
@@ -40,31 +33,23 @@ unsafe impl Send for SharedQueue {}
 unsafe impl Sync for SharedQueue {}
 
 impl SharedQueue {
-    /// A queue of `num_slots` (a power of two) slots of `1 << log2_elem_size` bytes.
-    pub(crate) fn new(num_slots: u32, log2_elem_size: u32) -> Result<Self> {
-        if !num_slots.is_power_of_two() || !(5..=16).contains(&log2_elem_size) {
-            return Err(EINVAL);
-        }
-        let len = (num_slots as usize)
-            .checked_shl(log2_elem_size)
-            .and_then(|d| d.checked_add(DATA_OFF))
-            .ok_or(EINVAL)?;
+    /// Allocates the buffer for `ring` and writes its header.
+    pub(crate) fn new(ring: Ring) -> Result<Self> {
+        let len = usize::try_from(ring.buf_size()).map_err(|_| EINVAL)?;
         // SAFETY: plain allocation; zeroed and suitable for remap_vmalloc_range.
         let raw = unsafe { b::rxe_sr_glue_vmalloc_user(len) }.cast::<u8>();
         let buf = NonNull::new(raw).ok_or(ENOMEM)?;
-        let q = SharedQueue {
-            buf,
-            len,
-            index_mask: num_slots - 1,
-        };
-        q.index(0).store(log2_elem_size, Ordering::Relaxed);
-        q.index(4).store(num_slots - 1, Ordering::Relaxed);
+        let q = SharedQueue { buf, ring };
+        q.index(layout::QUEUE_LOG2_ELEM_SIZE_OFF)
+            .store(ring.log2_elem_size(), Ordering::Relaxed);
+        q.index(layout::QUEUE_INDEX_MASK_OFF)
+            .store(ring.index_mask(), Ordering::Relaxed);
         Ok(q)
     }
 
-    /// The u32 at byte `off` of the header (0, 4, 128 or 256).
+    /// The u32 at byte `off` of the header (one of the `layout::QUEUE_*_OFF` fields).
     fn index(&self, off: usize) -> &AtomicU32 {
-        debug_assert!(off + size_of::<u32>() <= DATA_OFF);
+        debug_assert!(off + size_of::<u32>() <= layout::QUEUE_DATA_OFF);
         // SAFETY: `off` is one of the header's u32 fields, inside the buffer and 4-aligned
         // (vmalloc memory is page-aligned); the buffer lives as long as `self`.
         unsafe { &*self.buf.as_ptr().add(off).cast::<AtomicU32>() }
@@ -72,22 +57,16 @@ impl SharedQueue {
 
     /// The whole buffer's length, as mapped.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        // `new` checked that the size fits a usize.
+        self.ring.buf_size() as usize
     }
 
-    /// The producer index (acquire: slot contents written before it are visible).
-    pub(crate) fn producer(&self) -> u32 {
-        self.index(PRODUCER_OFF).load(Ordering::Acquire) & self.index_mask
-    }
-
-    /// The consumer index (acquire).
-    pub(crate) fn consumer(&self) -> u32 {
-        self.index(CONSUMER_OFF).load(Ordering::Acquire) & self.index_mask
-    }
-
-    /// Entries between consumer and producer.
+    /// Entries between the consumer and producer indices (each masked: user space may
+    /// have written anything into the one it owns).
     pub(crate) fn count(&self) -> u32 {
-        self.producer().wrapping_sub(self.consumer()) & self.index_mask
+        let prod = self.index(layout::QUEUE_PRODUCER_INDEX_OFF).load(Ordering::Acquire);
+        let cons = self.index(layout::QUEUE_CONSUMER_INDEX_OFF).load(Ordering::Acquire);
+        self.ring.count(self.ring.wrap(prod), self.ring.wrap(cons))
     }
 }
 
