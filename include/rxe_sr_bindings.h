@@ -8,6 +8,7 @@
 #include <net/udp_tunnel.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>
+#include <rdma/ib_umem.h>
 #include <rdma/rdma_netlink.h>
 #include <uapi/rdma/rdma_user_rxe.h>
 #include "rxe_sr_glue.h"

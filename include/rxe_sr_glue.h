@@ -23,6 +23,7 @@ struct ib_ucontext;
 struct ib_cq;
 struct uverbs_attr_bundle;
 struct rdma_user_mmap_entry;
+struct xarray;
 
 /* --- implemented in C (glue.c) --- */
 int rxe_sr_glue_recovery(void);
@@ -45,6 +46,9 @@ void *rxe_sr_glue_vmalloc_user(size_t size);
 void rxe_sr_glue_cq_event(struct ib_cq *cq, unsigned int type);
 void rxe_sr_glue_cq_comp(struct ib_cq *cq);
 u32 rxe_sr_glue_cache_line_size(void);
+void rxe_sr_glue_xa_init_alloc1(struct xarray *xa);
+int rxe_sr_glue_xa_alloc_cyclic(struct xarray *xa, u32 *id, void *entry, u32 min, u32 max,
+				u32 *next);
 
 /* --- implemented in Rust --- */
 int rxe_sr_rs_recovery_parse(const char *val);

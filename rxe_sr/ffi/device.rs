@@ -12,7 +12,8 @@ use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::types::ScopeGuard;
 
-use super::{bindings as b, cq, netdev::NetDev, pd, queue};
+use super::xarray::IndexTable;
+use super::{bindings as b, cq, mr, netdev::NetDev, pd, queue};
 use crate::verbs::device as vd;
 
 /// rdma_rxe's driver id: the stock rdma-core rxe provider binds to devices that carry it.
@@ -27,6 +28,10 @@ pub(crate) struct RxeSrDev {
     port_state: AtomicU32,
     /// `enum ib_mtu`: the path MTU the netdev's MTU allows.
     active_mtu: AtomicU32,
+    /// Memory regions by key index.
+    mr_table: IndexTable,
+    /// The low byte of the next key (see `verbs::mr`).
+    key_variant: AtomicU32,
 }
 
 impl RxeSrDev {
@@ -35,9 +40,20 @@ impl RxeSrDev {
     /// # Safety
     /// `ibdev` is a live ib_device allocated by [`add`] (every ib_device_ops callback of
     /// ours, and [`DeviceRef`], satisfy this).
-    unsafe fn from_ib<'a>(ibdev: *mut b::ib_device) -> &'a RxeSrDev {
+    pub(crate) unsafe fn from_ib<'a>(ibdev: *mut b::ib_device) -> &'a RxeSrDev {
         // SAFETY: `ib_dev` is the first field of the `repr(C)` RxeSrDev the core allocated.
         unsafe { &*ibdev.cast::<RxeSrDev>() }
+    }
+
+    /// The device's MR table.
+    pub(crate) fn mrs(&self) -> &IndexTable {
+        &self.mr_table
+    }
+
+    /// A new key variant (the key's low byte), rolling over.
+    pub(crate) fn next_key_variant(&self) -> u8 {
+        // Truncation to the low byte is the point.
+        (self.key_variant.fetch_add(1, Ordering::Relaxed) & 0xff) as u8
     }
 
     fn set_mtu(&self, netdev_mtu: u32) {
@@ -135,8 +151,11 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         unsafe { b::ib_dealloc_device(raw.cast()) }
     });
     // SAFETY: freshly allocated and zeroed; nothing else knows it yet. All-zero is a valid
-    // `RxeSrDev` (atomics and the C struct the core initialised).
+    // `RxeSrDev` (atomics, opaque C structs, and the ib_device the core initialised).
     let dev = unsafe { &mut *raw };
+    // SAFETY: the table sits in the device allocation, which does not move; it is
+    // destroyed in `dealloc_driver` (an empty, unused table holds no memory before then).
+    unsafe { IndexTable::init(&mut dev.mr_table) };
 
     let guid = u64::from_ne_bytes(vd::guid_from_mac(nd.mac()));
     let ib = &mut dev.ib_dev;
@@ -197,6 +216,8 @@ fn device_ops() -> b::ib_device_ops {
         destroy_cq: Some(cq::destroy_cq),
         req_notify_cq: Some(cq::req_notify_cq),
         poll_cq: Some(cq::poll_cq),
+        reg_user_mr: Some(mr::reg_user_mr),
+        dereg_mr: Some(mr::dereg_mr),
         mmap: Some(queue::mmap),
         mmap_free: Some(queue::mmap_free),
         dealloc_driver: Some(dealloc_driver),
@@ -282,6 +303,9 @@ unsafe extern "C" fn get_link_layer(_ibdev: *mut b::ib_device, _port: u32) -> b:
     b::rdma_link_layer_IB_LINK_LAYER_ETHERNET
 }
 
-unsafe extern "C" fn dealloc_driver(_ibdev: *mut b::ib_device) {
+unsafe extern "C" fn dealloc_driver(ibdev: *mut b::ib_device) {
+    // SAFETY: the core calls this once, when the device is being freed and unused; every
+    // MR was deregistered before (uverbs closes its objects before the device goes).
+    unsafe { IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).mr_table) };
     vd::note_freed();
 }

@@ -15,6 +15,7 @@
 #include <rdma/uverbs_ioctl.h>
 #include <linux/vmalloc.h>
 #include <linux/cache.h>
+#include <linux/xarray.h>
 
 #include "rxe_sr_glue.h"
 
@@ -198,4 +199,19 @@ void rxe_sr_glue_cq_comp(struct ib_cq *cq)
 u32 rxe_sr_glue_cache_line_size(void)
 {
 	return cache_line_size();
+}
+
+/* ---- xarray (allocating): static inlines ---- */
+
+void rxe_sr_glue_xa_init_alloc1(struct xarray *xa)
+{
+	xa_init_flags(xa, XA_FLAGS_ALLOC1);
+}
+
+int rxe_sr_glue_xa_alloc_cyclic(struct xarray *xa, u32 *id, void *entry, u32 min, u32 max,
+				u32 *next)
+{
+	int ret = xa_alloc_cyclic(xa, id, entry, XA_LIMIT(min, max), next, GFP_KERNEL);
+
+	return ret < 0 ? ret : 0; /* 1 only says the indices wrapped */
 }

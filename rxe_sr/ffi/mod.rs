@@ -7,12 +7,14 @@
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod link;
+pub(crate) mod mr;
 pub(crate) mod netdev;
 pub(crate) mod params;
 pub(crate) mod pd;
 pub(crate) mod queue;
 pub(crate) mod udp;
 mod uabi_layout;
+pub(crate) mod xarray;
 
 /// Errnos that 6.12's `kernel::error::code` does not name.
 pub(crate) mod errno {

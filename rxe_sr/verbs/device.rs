@@ -100,7 +100,7 @@ pub(crate) fn device_attr(sys_image_guid: u64) -> b::ib_device_attr {
         max_sge_rd: MAX_SGE,
         max_cq: DEFAULT_MAX as i32,
         max_cqe: (1 << 15) - 1,
-        max_mr: ((DEFAULT_MAX >> 1) - 1) as i32,
+        max_mr: (super::mr::MAX_MR_INDEX - super::mr::MIN_MR_INDEX + 1) as i32,
         max_pd: DEFAULT_MAX as i32,
         max_qp_rd_atom: 128,
         max_res_rd_atom: 0x3f000,

@@ -6,4 +6,5 @@
 
 pub(crate) mod device;
 pub(crate) mod cq;
+pub(crate) mod mr;
 pub(crate) mod objects;

@@ -33,6 +33,8 @@ pub(crate) struct LiveObjects {
     pub(crate) pds: Live,
     /// Completion queues.
     pub(crate) cqs: Live,
+    /// Memory regions.
+    pub(crate) mrs: Live,
 }
 
 /// Every live-object counter.
@@ -40,4 +42,5 @@ pub(crate) static LIVE: LiveObjects = LiveObjects {
     ucontexts: Live::new(),
     pds: Live::new(),
     cqs: Live::new(),
+    mrs: Live::new(),
 };

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Memory regions: the C-ABI entry points and the MR object.
+//!
+//! A user MR pins its pages through `ib_umem_get` and takes an index in the device's MR
+//! table; its L_Key and R_Key are the same key (`verbs::mr::key`).
+
+use core::ptr;
+use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::error::from_err_ptr;
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+
+use super::bindings as b;
+use super::device::RxeSrDev;
+use crate::verbs::{mr as vmr, objects};
+
+/// The MR object: `ibmr` first (the core hands back `&ibmr`); allocated by us.
+#[repr(C)]
+pub(crate) struct RxeSrMr {
+    ibmr: b::ib_mr,
+    /// The pinned user pages.
+    umem: *mut b::ib_umem,
+    /// Index in the device's MR table.
+    index: u32,
+    /// The device whose table holds the index.
+    ibdev: *mut b::ib_device,
+}
+
+/// `ib_device_ops.reg_user_mr`.
+///
+/// # Safety
+/// Called by uverbs with a live PD of one of our devices.
+pub(crate) unsafe extern "C" fn reg_user_mr(
+    pd: *mut b::ib_pd,
+    start: u64,
+    length: u64,
+    iova: u64,
+    access: c_int,
+    _udata: *mut b::ib_udata,
+) -> *mut b::ib_mr {
+    // SAFETY: per this function's contract.
+    match unsafe { reg_user_mr_inner(pd, start, length, iova, access) } {
+        Ok(mr) => mr,
+        Err(e) => e.to_ptr(),
+    }
+}
+
+/// # Safety
+/// As [`reg_user_mr`].
+unsafe fn reg_user_mr_inner(pd: *mut b::ib_pd, start: u64, length: u64, iova: u64, access: c_int) -> Result<*mut b::ib_mr> {
+    let access = vmr::check_access(access)?;
+    if length == 0 {
+        return Err(EINVAL);
+    }
+    let start = usize::try_from(start).map_err(|_| EINVAL)?;
+    let len = usize::try_from(length).map_err(|_| EINVAL)?;
+    // SAFETY: a live PD's device is live.
+    let ibdev = unsafe { (*pd).device };
+    // SAFETY: a device of ours.
+    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    // SAFETY: pins `len` bytes of the calling process at `start`, checking the range and
+    // the access rights against the VMAs; returns a umem or an ERR_PTR.
+    let umem = from_err_ptr(unsafe { b::ib_umem_get(ibdev, start, len, access as c_int) })?;
+    let mr = KBox::new(
+        RxeSrMr {
+            ibmr: Default::default(),
+            umem,
+            index: 0,
+            ibdev,
+        },
+        GFP_KERNEL,
+    );
+    let mr = match mr {
+        Ok(m) => KBox::into_raw(m),
+        Err(e) => {
+            // SAFETY: pinned above, not yet owned by anything else.
+            unsafe { b::ib_umem_release(umem) };
+            return Err(e.into());
+        }
+    };
+    let index = match dev.mrs().alloc(mr.cast(), vmr::MIN_MR_INDEX, vmr::MAX_MR_INDEX) {
+        Ok(i) => i,
+        Err(e) => {
+            // SAFETY: `mr` is ours (not in the table); release the pages, free the box.
+            unsafe {
+                b::ib_umem_release(umem);
+                drop(KBox::from_raw(mr));
+            }
+            return Err(e);
+        }
+    };
+    let key = vmr::key(index, dev.next_key_variant());
+    // SAFETY: `mr` is live and, until we return it, only ours to write.
+    unsafe {
+        (*mr).index = index;
+        (*mr).ibmr.lkey = key;
+        (*mr).ibmr.rkey = key;
+        (*mr).ibmr.iova = iova;
+        (*mr).ibmr.length = length;
+    }
+    objects::LIVE.mrs.inc();
+    // SAFETY: `ibmr` is the first field of the live MR.
+    Ok(unsafe { ptr::addr_of_mut!((*mr).ibmr) })
+}
+
+/// `ib_device_ops.dereg_mr`.
+///
+/// # Safety
+/// Called once per MR we returned, after its users are gone.
+pub(crate) unsafe extern "C" fn dereg_mr(ibmr: *mut b::ib_mr, _udata: *mut b::ib_udata) -> c_int {
+    let mr = ibmr.cast::<RxeSrMr>();
+    // SAFETY: every ib_mr we hand out is the first field of a boxed RxeSrMr.
+    let (index, umem, ibdev) = unsafe { ((*mr).index, (*mr).umem, (*mr).ibdev) };
+    // SAFETY: the device we registered the MR on; it outlives its MRs.
+    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    dev.mrs().erase(index);
+    // SAFETY: the MR is out of the table; release its pages and free it, once.
+    unsafe {
+        b::ib_umem_release(umem);
+        drop(KBox::from_raw(mr));
+    }
+    objects::LIVE.mrs.dec();
+    0
+}

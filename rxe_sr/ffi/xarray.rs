@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+//! An index table over the kernel's xarray (6.12's Rust crate has none): allocates small
+//! integer indices for objects (MR keys today; QPNs, SRQ and AH numbers later) and looks
+//! them up under RCU.
+
+use core::sync::atomic::AtomicU32;
+use kernel::error::to_result;
+use kernel::ffi::c_void;
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+use super::bindings as b;
+
+/// An allocating xarray (indices from `min`), embedded in a device: it must stay at one
+/// address from [`IndexTable::init`] to [`IndexTable::destroy`].
+#[repr(C)]
+pub(crate) struct IndexTable {
+    xa: Opaque<b::xarray>,
+    /// Where cyclic allocation continues (updated by the xarray under its lock).
+    next: AtomicU32,
+}
+
+impl IndexTable {
+    /// Initialises the table in place.
+    ///
+    /// # Safety
+    /// `this` points to a table that is not in use and will not move until `destroy`.
+    pub(crate) unsafe fn init(this: *mut Self) {
+        // SAFETY: per this function's contract.
+        unsafe { b::rxe_sr_glue_xa_init_alloc1((*this).xa.get()) };
+    }
+
+    /// Frees the table's internal nodes; every entry must have been erased.
+    ///
+    /// # Safety
+    /// `this` was initialised and nothing uses it any more.
+    pub(crate) unsafe fn destroy(this: *mut Self) {
+        // SAFETY: per this function's contract.
+        unsafe { b::xa_destroy((*this).xa.get()) };
+    }
+
+    /// Stores `entry` at a free index in `min..=max` (cyclically, so indices are not
+    /// reused at once) and returns the index.
+    pub(crate) fn alloc(&self, entry: *mut c_void, min: u32, max: u32) -> Result<u32> {
+        let mut id = 0u32;
+        // SAFETY: the table was initialised (type invariant of a registered device); the
+        // xarray serialises writers with its own lock.
+        to_result(unsafe { b::rxe_sr_glue_xa_alloc_cyclic(self.xa.get(), &mut id, entry, min, max, self.next.as_ptr()) })?;
+        Ok(id)
+    }
+
+    /// Removes the entry at `index`; returns what was stored there (null if nothing).
+    pub(crate) fn erase(&self, index: u32) -> *mut c_void {
+        // SAFETY: as in `alloc`.
+        unsafe { b::xa_erase(self.xa.get(), usize::try_from(index).unwrap_or(usize::MAX)) }
+    }
+}

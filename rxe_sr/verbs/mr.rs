@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Memory regions: which access rights rxe_sr grants, and how keys are made.
+//!
+//! A key is `index << 8 | variant`: the index names the MR in the device's table (what the
+//! responder looks up for an incoming R_Key, the requester for an L_Key), the low byte
+//! changes each time an index is reused, so a stale key from a freed MR does not match its
+//! successor (IBTA 10.6.3.1's "key" portion).
+
+use kernel::prelude::*;
+
+use crate::ffi::bindings as b;
+use crate::ffi::errno;
+
+/// Largest MR index (rdma_rxe's: half of the 2^20 object space); the device reports
+/// `max_mr` from the same figure.
+pub(crate) const MAX_MR_INDEX: u32 = (1 << 19) - 1;
+/// Smallest MR index (0 is never a valid key's index).
+pub(crate) const MIN_MR_INDEX: u32 = 1;
+
+/// Access flags rxe_sr implements for user MRs. The optional range (relaxed ordering and
+/// other hints) is accepted and ignored, as the uverbs ABI allows.
+const SUPPORTED: u32 = b::ib_access_flags_IB_ACCESS_LOCAL_WRITE
+    | b::ib_access_flags_IB_ACCESS_REMOTE_WRITE
+    | b::ib_access_flags_IB_ACCESS_REMOTE_READ
+    | b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC
+    | b::ib_access_flags_IB_ACCESS_OPTIONAL;
+
+/// Checks the access flags of a registration; memory windows, on-demand paging, zero-based
+/// and persistence flushes are not offered (yet), and say so with EOPNOTSUPP.
+pub(crate) fn check_access(access: i32) -> Result<u32> {
+    let access = u32::try_from(access).map_err(|_| EINVAL)?;
+    if access & !SUPPORTED != 0 {
+        return Err(errno::eopnotsupp());
+    }
+    Ok(access)
+}
+
+/// The key of the MR at `index` with key variant `variant`.
+pub(crate) fn key(index: u32, variant: u8) -> u32 {
+    (index << 8) | u32::from(variant)
+}
