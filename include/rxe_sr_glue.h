@@ -40,6 +40,7 @@ bool rxe_sr_glue_is_vlan_dev(const struct net_device *ndev);
 void rxe_sr_glue_dev_put(struct net_device *ndev);
 struct ib_udata *rxe_sr_glue_attrs_udata(struct uverbs_attr_bundle *attrs);
 struct ib_ucontext *rxe_sr_glue_attrs_ucontext(struct uverbs_attr_bundle *attrs);
+struct ib_ucontext *rxe_sr_glue_udata_ucontext(struct ib_udata *udata);
 int rxe_sr_glue_copy_to_udata(struct ib_udata *udata, const void *src, size_t len);
 u64 rxe_sr_glue_mmap_offset(const struct rdma_user_mmap_entry *entry);
 void *rxe_sr_glue_vmalloc_user(size_t size);

@@ -76,13 +76,14 @@ impl Drop for RxeSr {
         drop(self.udp.take());
         let o = &verbs::objects::LIVE;
         pr_info!(
-            "unloaded ({} devices were created, {} are left; objects left: {} ucontexts, {} PDs, {} CQs, {} MRs)\n",
+            "unloaded ({} devices were created, {} are left; objects left: {} ucontexts, {} PDs, {} CQs, {} MRs, {} QPs)\n",
             verbs::device::devices_created(),
             verbs::device::devices_live(),
             o.ucontexts.get(),
             o.pds.get(),
             o.cqs.get(),
-            o.mrs.get()
+            o.mrs.get(),
+            o.qps.get()
         );
     }
 }

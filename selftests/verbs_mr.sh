@@ -99,5 +99,5 @@ os._exit(0)' || fail "crashing process script failed"
 
 check "rdma link del" rdma link del sr0
 check "rmmod" rmmod rxe_sr
-expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs' "$(dmesg_since_mark)"
+expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs' "$(dmesg_since_mark)"
 check "no oops or warning in the kernel log" dmesg_clean

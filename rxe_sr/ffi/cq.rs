@@ -95,13 +95,11 @@ unsafe fn create_cq_inner(ibcq: *mut b::ib_cq, attr: &b::ib_cq_init_attr, attrs:
     let (mapped, offset) = unsafe { MappedQueue::insert(uctx, queue)? };
     let mut resp = [0u8; layout::CREATE_CQ_RESP_SIZE];
     if resp::emit_create_cq_resp(resp::MmInfo { offset, size }, &mut resp).is_none() {
-        mapped.remove();
         return Err(EINVAL);
     }
     // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
     let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, resp.as_ptr().cast(), resp.len()) };
     if ret != 0 {
-        mapped.remove();
         return Err(Error::from_errno(ret));
     }
     let state = KBox::pin_init(
@@ -139,10 +137,9 @@ pub(crate) unsafe extern "C" fn destroy_cq(ibcq: *mut b::ib_cq, _udata: *mut b::
     // SAFETY: `state` came from KBox::into_raw in create; nothing else uses it any more.
     let state = unsafe { KBox::from_raw(cq.state) };
     cq.state = core::ptr::null_mut();
+    // Unregisters the ring's mmap entry (outside the lock).
     let queue = state.ring.lock().queue.take();
-    if let Some(q) = queue {
-        q.remove();
-    }
+    drop(queue);
     drop(state);
     objects::LIVE.cqs.dec();
     0

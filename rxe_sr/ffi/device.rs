@@ -13,7 +13,7 @@ use kernel::str::CStr;
 use kernel::types::ScopeGuard;
 
 use super::xarray::IndexTable;
-use super::{bindings as b, cq, mr, netdev::NetDev, pd, queue};
+use super::{bindings as b, cq, mr, netdev::NetDev, pd, qp, queue};
 use crate::verbs::device as vd;
 
 /// rdma_rxe's driver id: the stock rdma-core rxe provider binds to devices that carry it.
@@ -30,6 +30,8 @@ pub(crate) struct RxeSrDev {
     active_mtu: AtomicU32,
     /// Memory regions by key index.
     mr_table: IndexTable,
+    /// Queue pairs by QPN.
+    qp_table: IndexTable,
     /// The low byte of the next key (see `verbs::mr`).
     key_variant: AtomicU32,
 }
@@ -48,6 +50,11 @@ impl RxeSrDev {
     /// The device's MR table.
     pub(crate) fn mrs(&self) -> &IndexTable {
         &self.mr_table
+    }
+
+    /// The device's QP table.
+    pub(crate) fn qps(&self) -> &IndexTable {
+        &self.qp_table
     }
 
     /// A new key variant (the key's low byte), rolling over.
@@ -155,7 +162,10 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
     let dev = unsafe { &mut *raw };
     // SAFETY: the table sits in the device allocation, which does not move; it is
     // destroyed in `dealloc_driver` (an empty, unused table holds no memory before then).
-    unsafe { IndexTable::init(&mut dev.mr_table) };
+    unsafe {
+        IndexTable::init(&mut dev.mr_table);
+        IndexTable::init(&mut dev.qp_table);
+    }
 
     let guid = u64::from_ne_bytes(vd::guid_from_mac(nd.mac()));
     let ib = &mut dev.ib_dev;
@@ -216,6 +226,10 @@ fn device_ops() -> b::ib_device_ops {
         destroy_cq: Some(cq::destroy_cq),
         req_notify_cq: Some(cq::req_notify_cq),
         poll_cq: Some(cq::poll_cq),
+        create_qp: Some(qp::create_qp),
+        modify_qp: Some(qp::modify_qp),
+        query_qp: Some(qp::query_qp),
+        destroy_qp: Some(qp::destroy_qp),
         reg_user_mr: Some(mr::reg_user_mr),
         dereg_mr: Some(mr::dereg_mr),
         mmap: Some(queue::mmap),
@@ -224,6 +238,7 @@ fn device_ops() -> b::ib_device_ops {
         size_ib_ucontext: size_of::<b::ib_ucontext>(),
         size_ib_pd: size_of::<b::ib_pd>(),
         size_ib_cq: cq::SIZE,
+        size_ib_qp: qp::SIZE,
         ..Default::default()
     }
 }
@@ -305,7 +320,10 @@ unsafe extern "C" fn get_link_layer(_ibdev: *mut b::ib_device, _port: u32) -> b:
 
 unsafe extern "C" fn dealloc_driver(ibdev: *mut b::ib_device) {
     // SAFETY: the core calls this once, when the device is being freed and unused; every
-    // MR was deregistered before (uverbs closes its objects before the device goes).
-    unsafe { IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).mr_table) };
+    // MR and QP was destroyed before (uverbs closes its objects before the device goes).
+    unsafe {
+        IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).mr_table);
+        IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).qp_table);
+    }
     vd::note_freed();
 }

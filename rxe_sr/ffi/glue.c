@@ -215,3 +215,13 @@ int rxe_sr_glue_xa_alloc_cyclic(struct xarray *xa, u32 *id, void *entry, u32 min
 
 	return ret < 0 ? ret : 0; /* 1 only says the indices wrapped */
 }
+
+struct ib_ucontext *rxe_sr_glue_udata_ucontext(struct ib_udata *udata)
+{
+	struct uverbs_attr_bundle *attrs;
+
+	if (!udata)
+		return NULL;
+	attrs = container_of(udata, struct uverbs_attr_bundle, driver_udata);
+	return attrs->context;
+}

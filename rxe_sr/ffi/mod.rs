@@ -11,6 +11,7 @@ pub(crate) mod mr;
 pub(crate) mod netdev;
 pub(crate) mod params;
 pub(crate) mod pd;
+pub(crate) mod qp;
 pub(crate) mod queue;
 pub(crate) mod udp;
 mod uabi_layout;

@@ -86,13 +86,13 @@ pub(crate) struct QueueMmapEntry {
 }
 
 /// A handle on a registered [`QueueMmapEntry`], held by the verbs object that owns the
-/// queue. [`MappedQueue::remove`] ends the object's use of it.
+/// queue. Dropping it unregisters the entry.
 pub(crate) struct MappedQueue {
     entry: NonNull<QueueMmapEntry>,
 }
 
-// SAFETY: the entry is kept alive by the core's reference until `remove`; the queue inside
-// is `Sync`.
+// SAFETY: the entry is kept alive by the core's reference until the handle drops; the queue
+// inside is `Sync`.
 unsafe impl Send for MappedQueue {}
 // SAFETY: as above.
 unsafe impl Sync for MappedQueue {}
@@ -121,7 +121,7 @@ impl MappedQueue {
             drop(unsafe { KBox::from_raw(raw) });
             return Err(e);
         }
-        // SAFETY: registered, alive until `remove`.
+        // SAFETY: registered, alive until the handle drops.
         let offset = unsafe { b::rxe_sr_glue_mmap_offset(&(*raw).rdma) };
         // SAFETY: `raw` came from KBox::into_raw, so it is non-null.
         let entry = unsafe { NonNull::new_unchecked(raw) };
@@ -130,14 +130,17 @@ impl MappedQueue {
 
     /// The queue.
     pub(crate) fn queue(&self) -> &SharedQueue {
-        // SAFETY: the core keeps the entry alive until `remove`, which consumes `self`.
+        // SAFETY: the core keeps the entry alive until our `drop` removes it.
         unsafe { &self.entry.as_ref().queue }
     }
 
+}
+
+impl Drop for MappedQueue {
     /// Unregisters the entry: no new mmap can find it; the core frees it (and the buffer)
     /// when its last reference goes.
-    pub(crate) fn remove(self) {
-        // SAFETY: registered in `insert` and removed once (this consumes the handle).
+    fn drop(&mut self) {
+        // SAFETY: registered in `insert`, removed once: this handle is the only one.
         unsafe { b::rdma_user_mmap_entry_remove(&mut (*self.entry.as_ptr()).rdma) };
     }
 }

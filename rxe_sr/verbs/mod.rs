@@ -8,3 +8,4 @@ pub(crate) mod device;
 pub(crate) mod cq;
 pub(crate) mod mr;
 pub(crate) mod objects;
+pub(crate) mod qp;

@@ -35,6 +35,8 @@ pub(crate) struct LiveObjects {
     pub(crate) cqs: Live,
     /// Memory regions.
     pub(crate) mrs: Live,
+    /// Queue pairs.
+    pub(crate) qps: Live,
 }
 
 /// Every live-object counter.
@@ -43,4 +45,5 @@ pub(crate) static LIVE: LiveObjects = LiveObjects {
     pds: Live::new(),
     cqs: Live::new(),
     mrs: Live::new(),
+    qps: Live::new(),
 };

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Queue pairs: the C-ABI entry points and the QP object. A user QP's send and receive
+//! queues are rings shared with the process (mapped by the stock rxe provider from the
+//! offsets in `struct rxe_create_qp_resp`). The data path (post_send doorbell, the
+//! transport) is not offered yet, so user space cannot start work it would silently lose.
+
+use core::mem::size_of;
+use core::pin::Pin;
+use core::ptr;
+use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+use kernel::sync::SpinLock;
+use kernel::{new_spinlock, pin_init};
+
+use super::bindings as b;
+use super::device::RxeSrDev;
+use super::queue::{MappedQueue, SharedQueue};
+use crate::uabi::{layout, resp};
+use crate::verbs::qp::{self as vqp, QpAttrs, QpShape};
+use crate::verbs::objects;
+
+/// What the lock guards: attributes and the rings.
+struct QpInner {
+    attrs: QpAttrs,
+    sq: Option<MappedQueue>,
+    rq: Option<MappedQueue>,
+}
+
+/// Per-QP state, allocated at create and freed at destroy.
+#[pin_data]
+struct QpState {
+    #[pin]
+    inner: SpinLock<QpInner>,
+    shape: QpShape,
+}
+
+/// The QP object: `ibqp` first (the core allocates `size_of::<RxeSrQp>()` zeroed bytes).
+#[repr(C)]
+pub(crate) struct RxeSrQp {
+    ibqp: b::ib_qp,
+    state: *mut QpState,
+}
+
+/// Size the core allocates per QP.
+pub(crate) const SIZE: usize = size_of::<RxeSrQp>();
+
+/// # Safety
+/// `ibqp` is a live QP of ours whose create succeeded (or null state).
+unsafe fn state<'a>(ibqp: *mut b::ib_qp) -> Option<&'a QpState> {
+    // SAFETY: `ibqp` is the first field of a RxeSrQp; `state` is null or the leaked box.
+    unsafe { (*ibqp.cast::<RxeSrQp>()).state.as_ref() }
+}
+
+fn mminfo(q: &Option<MappedQueue>, offset: u64) -> Result<resp::MmInfo> {
+    let size = q.as_ref().map_or(0, |m| m.queue().len());
+    Ok(resp::MmInfo {
+        offset,
+        size: u32::try_from(size).map_err(|_| EINVAL)?,
+    })
+}
+
+/// `ib_device_ops.create_qp`.
+///
+/// # Safety
+/// Called by the core with a zeroed QP object of our size, valid init attributes, and the
+/// caller's udata (null for kernel consumers).
+pub(crate) unsafe extern "C" fn create_qp(
+    ibqp: *mut b::ib_qp,
+    init: *mut b::ib_qp_init_attr,
+    udata: *mut b::ib_udata,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    match unsafe { create_qp_inner(ibqp, &mut *init, udata) } {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// # Safety
+/// As [`create_qp`].
+unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, udata: *mut b::ib_udata) -> Result {
+    // SAFETY: reads a boot-time constant.
+    let shape = vqp::shape(init, unsafe { b::rxe_sr_glue_cache_line_size() })?;
+    if udata.is_null() {
+        // Kernel consumers' QPs arrive with the kernel data path.
+        return Err(super::errno::eopnotsupp());
+    }
+    // SAFETY: a live udata of a uverbs call carries its ucontext.
+    let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
+    if uctx.is_null() {
+        return Err(EINVAL);
+    }
+    // SAFETY: the QP's device is one of ours.
+    let dev = unsafe { RxeSrDev::from_ib((*ibqp).device) };
+
+    let sq = SharedQueue::new(shape.sq.queue.ring)?;
+    let rq = SharedQueue::new(shape.rq.queue.ring)?;
+    // SAFETY: `uctx` is the caller's live ucontext.
+    let (sq, sq_off) = unsafe { MappedQueue::insert(uctx, sq)? };
+    // SAFETY: as above. On any error below, dropping the handles unregisters the rings.
+    let (rq, rq_off) = unsafe { MappedQueue::insert(uctx, rq)? };
+    let (sq, rq) = (Some(sq), Some(rq));
+
+    let mut out = [0u8; layout::CREATE_QP_RESP_SIZE];
+    let filled = match (mminfo(&rq, rq_off), mminfo(&sq, sq_off)) {
+        (Ok(r), Ok(s)) => resp::emit_create_qp_resp(r, s, &mut out).is_some(),
+        _ => false,
+    };
+    // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
+    let ret = if filled { unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) } } else { EINVAL.to_errno() };
+    if ret != 0 {
+        return Err(Error::from_errno(ret));
+    }
+
+    let qpn = dev.qps().alloc(ibqp.cast(), vqp::MIN_QPN, vqp::MAX_QPN)?;
+    let attrs = QpAttrs {
+        state: b::ib_qp_state_IB_QPS_RESET,
+        port_num: 1,
+        path_mtu: b::ib_mtu_IB_MTU_256,
+        ..Default::default()
+    };
+    let st = KBox::pin_init(
+        pin_init!(QpState {
+            inner <- new_spinlock!(QpInner { attrs, sq, rq }, "rxe_sr_qp"),
+            shape,
+        }),
+        GFP_KERNEL,
+    );
+    let st = match st {
+        Ok(s) => s,
+        Err(e) => {
+            // The initialiser, and the ring handles in it, were dropped.
+            dev.qps().erase(qpn);
+            return Err(e);
+        }
+    };
+    // SAFETY: the state never moves out of its box; destroy_qp rebuilds the box.
+    let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(st) });
+    // SAFETY: `ibqp` is our zeroed QP object, not yet visible to anyone else.
+    unsafe {
+        (*ibqp.cast::<RxeSrQp>()).state = raw;
+        (*ibqp).qp_num = qpn;
+    }
+    init.cap = shape.caps();
+    objects::LIVE.qps.inc();
+    Ok(())
+}
+
+/// `ib_device_ops.destroy_qp`.
+///
+/// # Safety
+/// Called by the core once per created QP, when it has no users left.
+pub(crate) unsafe extern "C" fn destroy_qp(ibqp: *mut b::ib_qp, _udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: our QP object.
+    let qp = unsafe { &mut *ibqp.cast::<RxeSrQp>() };
+    if qp.state.is_null() {
+        return 0;
+    }
+    // SAFETY: `state` came from KBox::into_raw; nothing else uses it now.
+    let st = unsafe { KBox::from_raw(qp.state) };
+    qp.state = ptr::null_mut();
+    // SAFETY: the QP's device is one of ours.
+    let dev = unsafe { RxeSrDev::from_ib((*ibqp).device) };
+    // SAFETY: reads the QPN we assigned.
+    dev.qps().erase(unsafe { (*ibqp).qp_num });
+    // Unregister the rings' mmap entries (outside the lock), then free the state.
+    let rings = {
+        let mut g = st.inner.lock();
+        (g.sq.take(), g.rq.take())
+    };
+    drop(rings);
+    drop(st);
+    objects::LIVE.qps.dec();
+    0
+}
+
+/// `ib_device_ops.modify_qp`: a state transition the core's table allows, with attributes
+/// rxe_sr can honour.
+///
+/// # Safety
+/// Called by the core with a live QP of ours and a valid attribute block.
+pub(crate) unsafe extern "C" fn modify_qp(
+    ibqp: *mut b::ib_qp,
+    attr: *mut b::ib_qp_attr,
+    mask: c_int,
+    _udata: *mut b::ib_udata,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let (Some(st), Some(a)) = (unsafe { state(ibqp) }, unsafe { attr.as_ref() }) else {
+        return EINVAL.to_errno();
+    };
+    let Ok(mask) = u32::try_from(mask) else {
+        return EINVAL.to_errno();
+    };
+    if mask & !vqp::ATTR_STANDARD_BITS != 0 {
+        return super::errno::eopnotsupp().to_errno();
+    }
+    let mut g = st.inner.lock();
+    let cur = if mask & b::ib_qp_attr_mask_IB_QP_CUR_STATE != 0 { a.cur_qp_state } else { g.attrs.state };
+    let next = if mask & b::ib_qp_attr_mask_IB_QP_STATE != 0 { a.qp_state } else { cur };
+    // SAFETY: a pure table lookup.
+    if !unsafe { b::ib_modify_qp_is_ok(cur, next, st.shape.qp_type, mask) } {
+        return EINVAL.to_errno();
+    }
+    match g.attrs.apply(a, mask) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `ib_device_ops.query_qp`.
+///
+/// # Safety
+/// Called by the core with a live QP of ours and writable attribute blocks.
+pub(crate) unsafe extern "C" fn query_qp(
+    ibqp: *mut b::ib_qp,
+    attr: *mut b::ib_qp_attr,
+    _mask: c_int,
+    init: *mut b::ib_qp_init_attr,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let Some(st) = (unsafe { state(ibqp) }) else {
+        return EINVAL.to_errno();
+    };
+    let a = st.inner.lock().attrs.to_attr(&st.shape);
+    // SAFETY: `ibqp` is live; the core set its CQs at create.
+    let (send_cq, recv_cq) = unsafe { ((*ibqp).send_cq, (*ibqp).recv_cq) };
+    let i = b::ib_qp_init_attr {
+        send_cq,
+        recv_cq,
+        cap: st.shape.caps(),
+        sq_sig_type: st.shape.sq_sig_type,
+        qp_type: st.shape.qp_type,
+        port_num: 1,
+        ..Default::default()
+    };
+    // SAFETY: both point to writable storage per this function's contract.
+    unsafe {
+        attr.write(a);
+        init.write(i);
+    }
+    0
+}
