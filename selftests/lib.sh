@@ -145,3 +145,21 @@ perftest_pair() {
   sync_point "$tool-$loss-done" 300 || rc=1
   return $rc
 }
+
+# sr_up: a fresh rxe_sr device sr0 on eth0 (module reloaded, kernel log marked).
+sr_up() {
+  modprobe -r rxe_sr rdma_rxe 2>/dev/null
+  dmesg_mark
+  check "load the verbs core" load_rdma_core
+  check "rdma link add sr0" rdma link add sr0 type rxe_sr netdev eth0
+  check "port ACTIVE" wait_port_active sr0
+}
+
+# sr_down_clean: removes sr0 and the module; its unload report must count no live object
+# and the kernel log no oops or warning.
+sr_down_clean() {
+  check "rdma link del" rdma link del sr0
+  check "rmmod" rmmod rxe_sr
+  expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs' "$(dmesg_since_mark)"
+  check "no oops or warning in the kernel log" dmesg_clean
+}

@@ -6,11 +6,7 @@
 # inconsistent access flags and unmappable ranges are refused with an error; nothing is left
 # at unload, also after a process dies holding MRs.
 . "$HOST_SHARE/selftests/lib.sh"
-modprobe -r rxe_sr rdma_rxe 2>/dev/null
-dmesg_mark
-check "load the verbs core" load_rdma_core
-check "rdma link add sr0" rdma link add sr0 type rxe_sr netdev eth0
-check "port ACTIVE" wait_port_active sr0
+sr_up
 
 out=$(python3 - <<'PY' 2>&1
 import errno
@@ -97,7 +93,4 @@ from pyverbs.mr import MR
 ctx = d.Context(name="sr0"); pd = PD(ctx); mrs = [MR(pd, 65536, e.IBV_ACCESS_LOCAL_WRITE) for _ in range(5)]
 os._exit(0)' || fail "crashing process script failed"
 
-check "rdma link del" rdma link del sr0
-check "rmmod" rmmod rxe_sr
-expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs' "$(dmesg_since_mark)"
-check "no oops or warning in the kernel log" dmesg_clean
+sr_down_clean

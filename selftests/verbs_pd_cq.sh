@@ -6,11 +6,7 @@
 # are refused with an error; a process that exits with objects open leaves nothing behind
 # (the module's live-object counters, reported at unload, are all zero).
 . "$HOST_SHARE/selftests/lib.sh"
-modprobe -r rxe_sr rdma_rxe 2>/dev/null
-dmesg_mark
-check "load the verbs core" load_rdma_core
-check "rdma link add sr0" rdma link add sr0 type rxe_sr netdev eth0
-check "port ACTIVE" wait_port_active sr0
+sr_up
 
 out=$(python3 - <<'PY' 2>&1
 import pyverbs.device as d
@@ -56,7 +52,4 @@ from pyverbs.cq import CQ
 ctx = d.Context(name="sr0"); pd = PD(ctx); cqs = [CQ(ctx, 64) for _ in range(3)]
 os._exit(0)' || fail "crashing process script failed"
 
-check "rdma link del" rdma link del sr0
-check "rmmod" rmmod rxe_sr
-expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs' "$(dmesg_since_mark)"
-check "no oops or warning in the kernel log" dmesg_clean
+sr_down_clean

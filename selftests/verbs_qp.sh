@@ -7,11 +7,7 @@
 # reports what was set; illegal transitions and out-of-range values are refused; posting
 # send work fails cleanly while the data path is not there; nothing is left at unload.
 . "$HOST_SHARE/selftests/lib.sh"
-modprobe -r rxe_sr rdma_rxe 2>/dev/null
-dmesg_mark
-check "load the verbs core" load_rdma_core
-check "rdma link add sr0" rdma link add sr0 type rxe_sr netdev eth0
-check "port ACTIVE" wait_port_active sr0
+sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
 
 out=$(GIDX=$gidx python3 - <<'PY' 2>&1
@@ -142,7 +138,4 @@ ctx = d.Context(name="sr0"); pd = PD(ctx); cq = CQ(ctx, 64)
 qps = [QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=QPCap(max_send_wr=16, max_recv_wr=16))) for _ in range(4)]
 os._exit(0)' || fail "crashing process script failed"
 
-check "rdma link del" rdma link del sr0
-check "rmmod" rmmod rxe_sr
-expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs' "$(dmesg_since_mark)"
-check "no oops or warning in the kernel log" dmesg_clean
+sr_down_clean
