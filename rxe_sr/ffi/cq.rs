@@ -15,6 +15,8 @@ use kernel::{new_spinlock, pin_init};
 
 use super::bindings as b;
 use super::queue::{MappedQueue, SharedQueue};
+use crate::uabi::cqe::{emit_uverbs_wc, Completion};
+use crate::uabi::queue::ToClientQueue;
 use crate::uabi::{layout, resp};
 use crate::verbs::{cq as vcq, objects};
 
@@ -27,6 +29,8 @@ fn cache_line_size() -> u32 {
 /// The ring and what guards it.
 struct CqRing {
     queue: Option<MappedQueue>,
+    /// The kernel's view of the indices (it produces; user space consumes).
+    q: ToClientQueue,
 }
 
 /// Per-CQ state, allocated at create and freed at destroy.
@@ -104,7 +108,7 @@ unsafe fn create_cq_inner(ibcq: *mut b::ib_cq, attr: &b::ib_cq_init_attr, attrs:
     }
     let state = KBox::pin_init(
         pin_init!(CqState {
-            ring <- new_spinlock!(CqRing { queue: Some(mapped) }, "rxe_sr_cq"),
+            ring <- new_spinlock!(CqRing { queue: Some(mapped), q: ToClientQueue::new(geo.ring) }, "rxe_sr_cq"),
             notify: AtomicU32::new(0),
         }),
         GFP_KERNEL,
@@ -155,16 +159,63 @@ pub(crate) unsafe extern "C" fn req_notify_cq(ibcq: *mut b::ib_cq, flags: b::ib_
     let Some(state) = (unsafe { RxeSrCq::state(ibcq) }) else {
         return EINVAL.to_errno();
     };
-    let ring = state.ring.lock();
+    let mut ring = state.ring.lock();
     state
         .notify
         .fetch_or(flags & b::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK, Ordering::Relaxed);
-    let waiting = ring.queue.as_ref().map_or(0, |q| q.queue().count());
+    let consumer = ring.queue.as_ref().map(|m| m.queue().load_consumer());
+    // A consumer index user space mangled counts as "nothing waiting".
+    let waiting = match consumer {
+        Some(c) => ring.q.observe_consumer(c).unwrap_or(0),
+        None => 0,
+    };
     if flags & b::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0 && waiting > 0 {
         1
     } else {
         0
     }
+}
+
+/// Posts a completion to a CQ of ours and raises the completion event if it is armed for it.
+/// A full CQ (or one whose consumer index user space corrupted) refuses the completion and
+/// raises IB_EVENT_CQ_ERR, as rdma_rxe does.
+///
+/// # Safety
+/// `ibcq` is a live CQ of ours (a QP's send or receive CQ, kept alive by the QP).
+pub(crate) unsafe fn post(ibcq: *mut b::ib_cq, c: &Completion, solicited: bool) -> Result {
+    // SAFETY: per this function's contract.
+    let state = unsafe { RxeSrCq::state(ibcq) }.ok_or(EINVAL)?;
+    let mut wc = [0u8; layout::UVERBS_WC_SIZE];
+    emit_uverbs_wc(c, &mut wc).map_err(|_| EINVAL)?;
+    let posted = {
+        let mut ring = state.ring.lock();
+        let CqRing { queue, q } = &mut *ring;
+        match queue.as_ref().map(|m| m.queue()) {
+            Some(sq) if q.observe_consumer(sq.load_consumer()).is_ok() && !q.is_full() => {
+                if let Some(tail) = q.tail() {
+                    sq.write_slot(tail, &wc);
+                }
+                if let Some(p) = q.advance_producer() {
+                    sq.publish_producer(p);
+                }
+                true
+            }
+            _ => false,
+        }
+    };
+    if !posted {
+        // SAFETY: `ibcq` is live; the helper calls the consumer's event handler.
+        unsafe { b::rxe_sr_glue_cq_event(ibcq, b::ib_event_type_IB_EVENT_CQ_ERR) };
+        return Err(EBUSY);
+    }
+    let armed = state.notify.load(Ordering::Relaxed);
+    let fire = armed & b::ib_cq_notify_flags_IB_CQ_NEXT_COMP != 0
+        || (solicited && armed & b::ib_cq_notify_flags_IB_CQ_SOLICITED != 0);
+    if fire && state.notify.swap(0, Ordering::Relaxed) != 0 {
+        // SAFETY: `ibcq` is live; the helper calls its comp_handler (uverbs queues the event).
+        unsafe { b::rxe_sr_glue_cq_comp(ibcq) };
+    }
+    Ok(())
 }
 
 /// `ib_device_ops.poll_cq`: only kernel consumers poll through the core, and their CQs are

@@ -15,16 +15,22 @@ use kernel::{new_spinlock, pin_init};
 
 use super::bindings as b;
 use super::device::RxeSrDev;
+use super::cq;
 use super::queue::{MappedQueue, SharedQueue};
+use crate::uabi::cqe::{Completion, WcStatus};
+use crate::uabi::queue::FromClientQueue;
 use crate::uabi::{layout, resp};
 use crate::verbs::qp::{self as vqp, QpAttrs, QpShape};
 use crate::verbs::objects;
 
-/// What the lock guards: attributes and the rings.
+/// What the lock guards: attributes, the rings and the kernel's view of their indices
+/// (user space produces both; the kernel consumes).
 struct QpInner {
     attrs: QpAttrs,
     sq: Option<MappedQueue>,
     rq: Option<MappedQueue>,
+    sq_q: FromClientQueue,
+    rq_q: FromClientQueue,
 }
 
 /// Per-QP state, allocated at create and freed at destroy.
@@ -122,7 +128,16 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
     };
     let st = KBox::pin_init(
         pin_init!(QpState {
-            inner <- new_spinlock!(QpInner { attrs, sq, rq }, "rxe_sr_qp"),
+            inner <- new_spinlock!(
+                QpInner {
+                    attrs,
+                    sq,
+                    rq,
+                    sq_q: FromClientQueue::new(shape.sq.queue.ring),
+                    rq_q: FromClientQueue::new(shape.rq.queue.ring),
+                },
+                "rxe_sr_qp"
+            ),
             shape,
         }),
         GFP_KERNEL,
@@ -197,15 +212,59 @@ pub(crate) unsafe extern "C" fn modify_qp(
         return super::errno::eopnotsupp().to_errno();
     }
     let mut g = st.inner.lock();
+    // Lock order: QP, then CQ (cq::post takes only the CQ's lock).
     let cur = if mask & b::ib_qp_attr_mask_IB_QP_CUR_STATE != 0 { a.cur_qp_state } else { g.attrs.state };
     let next = if mask & b::ib_qp_attr_mask_IB_QP_STATE != 0 { a.qp_state } else { cur };
     // SAFETY: a pure table lookup.
     if !unsafe { b::ib_modify_qp_is_ok(cur, next, st.shape.qp_type, mask) } {
         return EINVAL.to_errno();
     }
-    match g.attrs.apply(a, mask) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
+    if let Err(e) = g.attrs.apply(a, mask) {
+        return e.to_errno();
+    }
+    if next == b::ib_qp_state_IB_QPS_ERR && cur != b::ib_qp_state_IB_QPS_ERR {
+        // SAFETY: `ibqp` is live, and so are the CQs it holds.
+        let (qpn, scq, rcq) = unsafe { ((*ibqp).qp_num, (*ibqp).send_cq, (*ibqp).recv_cq) };
+        let QpInner { sq, rq, sq_q, rq_q, .. } = &mut *g;
+        // SAFETY: the QP's CQs outlive it.
+        unsafe {
+            flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, scq);
+            flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, rcq);
+        }
+    }
+    0
+}
+
+/// Completes every work request queued in a ring with IB_WC_WR_FLUSH_ERR (IBTA 10.3.1: a
+/// QP in the Error state flushes its work queues), oldest first, until the ring is empty or
+/// the CQ is full. Only the WQE's `wr_id` is read; a producer index user space mangled
+/// flushes what was validly queued before.
+///
+/// # Safety
+/// `cq` is a live CQ of ours.
+unsafe fn flush(ring: Option<&MappedQueue>, q: &mut FromClientQueue, wr_id_off: usize, qpn: u32, cq: *mut b::ib_cq) {
+    let Some(m) = ring else {
+        return;
+    };
+    let shared = m.queue();
+    // On a bad index the kernel's view stays as it was.
+    let _ = q.observe_producer(shared.load_producer());
+    while let Some(slot) = q.head() {
+        let mut head = [0u8; 64];
+        let n = shared.read_slot(slot, &mut head);
+        let wr_id = head
+            .get(wr_id_off..wr_id_off + 8)
+            .filter(|_| n >= wr_id_off + 8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_le_bytes);
+        let c = Completion::zeroed(wr_id, qpn, WcStatus::WrFlushErr);
+        // SAFETY: per this function's contract.
+        if unsafe { cq::post(cq, &c, false) }.is_err() {
+            break;
+        }
+        if let Some(cons) = q.advance_consumer() {
+            shared.publish_consumer(cons);
+        }
     }
 }
 

@@ -61,12 +61,50 @@ impl SharedQueue {
         self.ring.buf_size() as usize
     }
 
-    /// Entries between the consumer and producer indices (each masked: user space may
-    /// have written anything into the one it owns).
-    pub(crate) fn count(&self) -> u32 {
-        let prod = self.index(layout::QUEUE_PRODUCER_INDEX_OFF).load(Ordering::Acquire);
-        let cons = self.index(layout::QUEUE_CONSUMER_INDEX_OFF).load(Ordering::Acquire);
-        self.ring.count(self.ring.wrap(prod), self.ring.wrap(cons))
+    /// The shared producer index as stored (acquire: slots written before it are visible).
+    /// For a queue user space produces, it is untrusted: check it with `uabi::queue`.
+    pub(crate) fn load_producer(&self) -> u32 {
+        self.index(layout::QUEUE_PRODUCER_INDEX_OFF).load(Ordering::Acquire)
+    }
+
+    /// The shared consumer index as stored (acquire); untrusted where user space consumes.
+    pub(crate) fn load_consumer(&self) -> u32 {
+        self.index(layout::QUEUE_CONSUMER_INDEX_OFF).load(Ordering::Acquire)
+    }
+
+    /// Publishes the producer index (release: the slots written before it become visible).
+    pub(crate) fn publish_producer(&self, v: u32) {
+        self.index(layout::QUEUE_PRODUCER_INDEX_OFF).store(v, Ordering::Release);
+    }
+
+    /// Publishes the consumer index (release: the slots read before it may be reused).
+    pub(crate) fn publish_consumer(&self, v: u32) {
+        self.index(layout::QUEUE_CONSUMER_INDEX_OFF).store(v, Ordering::Release);
+    }
+
+    /// Copies the start of slot `index` into `out` (as much as both hold). Returns the bytes
+    /// copied; 0 for an index outside the ring. User space may be writing the slot at the
+    /// same time: callers parse the copy, never the slot.
+    pub(crate) fn read_slot(&self, index: u32, out: &mut [u8]) -> usize {
+        let Some(range) = self.ring.slot_range(index) else {
+            return 0;
+        };
+        let n = out.len().min(range.len());
+        // SAFETY: `slot_range` lies inside the buffer (checked math in uabi); `out` is a
+        // distinct kernel buffer of at least `n` bytes.
+        unsafe { core::ptr::copy_nonoverlapping(self.buf.as_ptr().add(range.start), out.as_mut_ptr(), n) };
+        n
+    }
+
+    /// Copies `bytes` (at most a slot) into slot `index`; nothing for an index outside.
+    pub(crate) fn write_slot(&self, index: u32, bytes: &[u8]) {
+        let Some(range) = self.ring.slot_range(index) else {
+            return;
+        };
+        let n = bytes.len().min(range.len());
+        // SAFETY: as in `read_slot`; user space reads the slot only after the producer
+        // index is published, which happens after this copy.
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), self.buf.as_ptr().add(range.start), n) };
     }
 }
 
