@@ -176,6 +176,74 @@ pub(crate) unsafe extern "C" fn req_notify_cq(ibcq: *mut b::ib_cq, flags: b::ib_
     }
 }
 
+/// `ib_device_ops.resize_cq`: moves the CQ to a new ring of the new depth, carrying the
+/// completions not yet polled over in order; user space (the rxe provider, holding its CQ
+/// lock) unmaps the old ring and maps the new one from the returned offset. A depth below the
+/// number of pending completions is refused, as rdma_rxe refuses it.
+///
+/// # Safety
+/// Called by uverbs with a live user CQ of ours.
+pub(crate) unsafe extern "C" fn resize_cq(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: per this function's contract.
+    match unsafe { resize_cq_inner(ibcq, cqe, udata) } {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// # Safety
+/// As [`resize_cq`].
+unsafe fn resize_cq_inner(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_udata) -> Result {
+    // SAFETY: per this function's contract.
+    let state = unsafe { RxeSrCq::state(ibcq) }.ok_or(EINVAL)?;
+    // SAFETY: null or the live udata of this call.
+    let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
+    if uctx.is_null() {
+        return Err(EINVAL);
+    }
+    let depth = u32::try_from(cqe).map_err(|_| EINVAL)?;
+    let geo = vcq::geometry(depth, cache_line_size())?;
+    let old = {
+        let mut ring = state.ring.lock();
+        let CqRing { queue, q } = &mut *ring;
+        let cur = queue.as_ref().ok_or(EINVAL)?.queue();
+        let pending = q.observe_consumer(cur.load_consumer()).map_err(|_| EINVAL)?;
+        if depth < pending {
+            return Err(EINVAL);
+        }
+        let fresh = SharedQueue::new(geo.ring)?;
+        let mut slot = [0u8; layout::UVERBS_WC_SIZE];
+        let mut nq = ToClientQueue::new(geo.ring);
+        for n in 0..pending {
+            let src = q.consumer_index().wrapping_add(n) & q.ring().index_mask();
+            cur.read_slot(src, &mut slot);
+            if let Some(tail) = nq.tail() {
+                fresh.write_slot(tail, &slot);
+            }
+            nq.advance_producer();
+        }
+        fresh.publish_producer(nq.producer_index());
+        let len = u32::try_from(fresh.len()).map_err(|_| EINVAL)?;
+        // SAFETY: `uctx` is the caller's live ucontext.
+        let (mapped, offset) = unsafe { MappedQueue::insert(uctx, fresh)? };
+        let mut out = [0u8; layout::CREATE_CQ_RESP_SIZE];
+        resp::emit_create_cq_resp(resp::MmInfo { offset, size: len }, &mut out).ok_or(EINVAL)?;
+        // SAFETY: `udata` is live; the helper checks outlen and copies to user space. On
+        // failure `mapped` drops here and unregisters the new ring; the old one stays.
+        let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) };
+        if ret != 0 {
+            return Err(Error::from_errno(ret));
+        }
+        *q = nq;
+        queue.replace(mapped)
+    };
+    // The old ring's entry goes outside the lock; user space unmaps its pages.
+    drop(old);
+    // SAFETY: `ibcq` is live.
+    unsafe { (*ibcq).cqe = i32::try_from(geo.num_elem).unwrap_or(vcq::MAX_CQE) };
+    Ok(())
+}
+
 /// Posts a completion to a CQ of ours and raises the completion event if it is armed for it.
 /// A full CQ (or one whose consumer index user space corrupted) refuses the completion and
 /// raises IB_EVENT_CQ_ERR, as rdma_rxe does.

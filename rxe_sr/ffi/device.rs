@@ -225,6 +225,7 @@ fn device_ops() -> b::ib_device_ops {
         create_cq: Some(cq::create_cq),
         destroy_cq: Some(cq::destroy_cq),
         req_notify_cq: Some(cq::req_notify_cq),
+        resize_cq: Some(cq::resize_cq),
         poll_cq: Some(cq::poll_cq),
         create_qp: Some(qp::create_qp),
         modify_qp: Some(qp::modify_qp),
