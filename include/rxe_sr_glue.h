@@ -34,6 +34,7 @@ void rxe_sr_glue_netdev_notifier_unregister(void);
 struct socket *rxe_sr_glue_udp_tunnel_open(bool ipv6, u16 port);
 void rxe_sr_glue_udp_tunnel_close(struct socket *sock);
 void rxe_sr_glue_skb_drop(struct sk_buff *skb);
+struct net_device *rxe_sr_glue_skb_dev(struct sk_buff *skb);
 bool rxe_sr_glue_netif_running(const struct net_device *ndev);
 bool rxe_sr_glue_netif_carrier_ok(const struct net_device *ndev);
 bool rxe_sr_glue_is_vlan_dev(const struct net_device *ndev);

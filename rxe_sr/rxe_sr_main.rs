@@ -75,6 +75,10 @@ impl Drop for RxeSr {
         drop(self.notifier.take());
         drop(self.udp.take());
         let o = &verbs::objects::LIVE;
+        let stray = net::RCVD_NO_DEVICE.load(core::sync::atomic::Ordering::Relaxed);
+        if stray > 0 {
+            pr_info!("{} RoCEv2 datagrams arrived for no rxe_sr device and were dropped\n", stray);
+        }
         pr_info!(
             "unloaded ({} devices were created, {} are left; objects left: {} ucontexts, {} PDs, {} CQs, {} MRs, {} QPs)\n",
             verbs::device::devices_created(),

@@ -13,7 +13,8 @@ use kernel::str::CStr;
 use kernel::types::ScopeGuard;
 
 use super::xarray::IndexTable;
-use super::{bindings as b, cq, mr, netdev::NetDev, pd, qp, queue};
+use super::{bindings as b, cq, mr, netdev::NetDev, pd, qp, queue, stats};
+use crate::verbs::counters::{Counter, Counters};
 use crate::verbs::device as vd;
 
 /// rdma_rxe's driver id: the stock rdma-core rxe provider binds to devices that carry it.
@@ -34,6 +35,8 @@ pub(crate) struct RxeSrDev {
     qp_table: IndexTable,
     /// The low byte of the next key (see `verbs::mr`).
     key_variant: AtomicU32,
+    /// What `rdma statistic` shows.
+    counters: Counters,
 }
 
 impl RxeSrDev {
@@ -50,6 +53,11 @@ impl RxeSrDev {
     /// The device's MR table.
     pub(crate) fn mrs(&self) -> &IndexTable {
         &self.mr_table
+    }
+
+    /// The device's counters.
+    pub(crate) fn counters(&self) -> &Counters {
+        &self.counters
     }
 
     /// The device's QP table.
@@ -87,7 +95,8 @@ impl DeviceRef {
         (owner == this_module()).then_some(r)
     }
 
-    fn dev(&self) -> &RxeSrDev {
+    /// The device behind the reference.
+    pub(crate) fn dev(&self) -> &RxeSrDev {
         // SAFETY: a referenced device whose ops are ours was allocated by `add`.
         unsafe { RxeSrDev::from_ib(self.ibdev.as_ptr()) }
     }
@@ -103,6 +112,9 @@ impl DeviceRef {
         let old = self.dev().port_state.swap(new, Ordering::Relaxed);
         if old == new {
             return;
+        }
+        if old == b::ib_port_state_IB_PORT_ACTIVE {
+            self.dev().counters.inc(Counter::LinkDowned);
         }
         let mut ev = b::ib_event {
             device: self.ibdev.as_ptr(),
@@ -234,6 +246,8 @@ fn device_ops() -> b::ib_device_ops {
         reg_user_mr: Some(mr::reg_user_mr),
         dereg_mr: Some(mr::dereg_mr),
         mmap: Some(queue::mmap),
+        alloc_hw_port_stats: Some(stats::alloc_hw_port_stats),
+        get_hw_stats: Some(stats::get_hw_stats),
         mmap_free: Some(queue::mmap_free),
         dealloc_driver: Some(dealloc_driver),
         size_ib_ucontext: size_of::<b::ib_ucontext>(),

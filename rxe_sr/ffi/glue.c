@@ -225,3 +225,8 @@ struct ib_ucontext *rxe_sr_glue_udata_ucontext(struct ib_udata *udata)
 	attrs = container_of(udata, struct uverbs_attr_bundle, driver_udata);
 	return attrs->context;
 }
+
+struct net_device *rxe_sr_glue_skb_dev(struct sk_buff *skb)
+{
+	return skb->dev;
+}

@@ -7,6 +7,8 @@ use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 use super::bindings;
+use super::device::DeviceRef;
+use super::netdev::NetDev;
 use crate::net::{self, Verdict};
 
 /// A kernel UDP socket bound to a port in init_net, whose datagrams go to
@@ -38,6 +40,15 @@ impl Drop for UdpTunnel {
     }
 }
 
+/// The netdev an skb arrived on.
+///
+/// # Safety
+/// `skb` is a live skb.
+unsafe fn b_netdev<'a>(skb: *mut bindings::sk_buff) -> Option<NetDev<'a>> {
+    // SAFETY: per this function's contract; the netdev outlives the skb's processing.
+    unsafe { NetDev::from_raw(bindings::rxe_sr_glue_skb_dev(skb)) }
+}
+
 /// Receives one RoCEv2 datagram from the UDP stack (encap_rcv).
 ///
 /// # Safety
@@ -49,7 +60,10 @@ unsafe extern "C" fn rxe_sr_rs_udp_encap_recv(
 ) -> c_int {
     // SAFETY: `skb` is valid for the call (this function's contract).
     let len = unsafe { (*skb).len } as usize;
-    match net::on_datagram(len) {
+    // SAFETY: as above; the netdev it arrived on is live while the skb is.
+    let ndev = unsafe { b_netdev(skb) };
+    let dev = ndev.as_ref().and_then(DeviceRef::get_by_netdev);
+    match net::on_datagram(dev.as_ref().map(|d| d.dev().counters()), len) {
         Verdict::Drop => {
             // SAFETY: we own `skb` (we return 0) and free it exactly once.
             unsafe { bindings::rxe_sr_glue_skb_drop(skb) };

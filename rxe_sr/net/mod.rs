@@ -7,6 +7,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 
 use crate::ffi::udp::UdpTunnel;
+use crate::verbs::counters::{Counter, Counters};
 
 /// The IANA port for RoCEv2 (IBTA Annex A17).
 pub(crate) const ROCE_V2_UDP_DPORT: u16 = 4791;
@@ -30,29 +31,27 @@ impl RoceSockets {
     }
 }
 
-/// Module-wide receive counters.
-pub(crate) struct RecvCounters {
-    /// Datagrams that reached the RoCEv2 port.
-    pub(crate) rcvd_pkts: AtomicU64,
-    /// Of those, how many were dropped.
-    pub(crate) rcvd_dropped: AtomicU64,
-}
-
-/// The receive counters.
-pub(crate) static RECV_COUNTERS: RecvCounters = RecvCounters {
-    rcvd_pkts: AtomicU64::new(0),
-    rcvd_dropped: AtomicU64::new(0),
-};
+/// Datagrams that arrived on the RoCEv2 port for a netdev with no rxe_sr device (counted
+/// module-wide: there is no device to show them on; reported at unload).
+pub(crate) static RCVD_NO_DEVICE: AtomicU64 = AtomicU64::new(0);
 
 /// What to do with a datagram that arrived on the RoCEv2 port.
 pub(crate) enum Verdict {
-    /// Free it, counted.
+    /// Free it (counted).
     Drop,
 }
 
-/// Decides the fate of a datagram of `len` bytes (headers included).
-pub(crate) fn on_datagram(_len: usize) -> Verdict {
-    RECV_COUNTERS.rcvd_pkts.fetch_add(1, Ordering::Relaxed);
-    RECV_COUNTERS.rcvd_dropped.fetch_add(1, Ordering::Relaxed);
+/// Decides the fate of a datagram of `len` bytes for the device whose counters are `dev`.
+/// Until the transport lands, every datagram is counted and dropped.
+pub(crate) fn on_datagram(dev: Option<&Counters>, _len: usize) -> Verdict {
+    match dev {
+        Some(c) => {
+            c.inc(Counter::RcvdPkts);
+            c.inc(Counter::RcvdDropped);
+        }
+        None => {
+            RCVD_NO_DEVICE.fetch_add(1, Ordering::Relaxed);
+        }
+    }
     Verdict::Drop
 }

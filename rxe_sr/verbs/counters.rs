@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Per-device counters, as `rdma statistic show link DEV/1` lists them. Names are rdma_rxe's
+//! where the meaning is the same; only counters some code path maintains are listed (more
+//! join as the transport lands).
+
+use core::ffi::CStr;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// A counter.
+#[derive(Clone, Copy)]
+pub(crate) enum Counter {
+    /// RoCEv2 datagrams that arrived for this device (rdma_rxe: `rcvd_pkts`).
+    RcvdPkts = 0,
+    /// Of those, dropped: malformed, or for no QP that can take them (rxe_sr's).
+    RcvdDropped = 1,
+    /// Times the port left ACTIVE with its netdev (rdma_rxe: `link_downed`).
+    LinkDowned = 2,
+}
+
+/// How many counters there are.
+pub(crate) const COUNT: usize = 3;
+
+/// Their names, in [`Counter`] order.
+pub(crate) const NAMES: [&CStr; COUNT] = [c"rcvd_pkts", c"rcvd_dropped", c"link_downed"];
+
+/// The counters of one device (all-zero is a valid initial value).
+pub(crate) struct Counters([AtomicU64; COUNT]);
+
+impl Counters {
+    /// One more event.
+    pub(crate) fn inc(&self, c: Counter) {
+        self.0[c as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The current values, in [`Counter`] order.
+    pub(crate) fn snapshot(&self) -> [u64; COUNT] {
+        let mut v = [0u64; COUNT];
+        for (out, c) in v.iter_mut().zip(self.0.iter()) {
+            *out = c.load(Ordering::Relaxed);
+        }
+        v
+    }
+}
