@@ -80,14 +80,15 @@ impl Drop for RxeSr {
             pr_info!("{} RoCEv2 datagrams arrived for no rxe_sr device and were dropped\n", stray);
         }
         pr_info!(
-            "unloaded ({} devices were created, {} are left; objects left: {} ucontexts, {} PDs, {} CQs, {} MRs, {} QPs)\n",
+            "unloaded ({} devices were created, {} are left; objects left: {} ucontexts, {} PDs, {} CQs, {} MRs, {} QPs, {} AHs)\n",
             verbs::device::devices_created(),
             verbs::device::devices_live(),
             o.ucontexts.get(),
             o.pds.get(),
             o.cqs.get(),
             o.mrs.get(),
-            o.qps.get()
+            o.qps.get(),
+            o.ahs.get()
         );
     }
 }

@@ -13,7 +13,7 @@ use kernel::str::CStr;
 use kernel::types::ScopeGuard;
 
 use super::xarray::IndexTable;
-use super::{bindings as b, cq, mr, netdev::NetDev, pd, qp, queue, stats};
+use super::{ah, bindings as b, cq, mr, netdev::NetDev, pd, qp, queue, stats};
 use crate::verbs::counters::{Counter, Counters};
 use crate::verbs::device as vd;
 
@@ -33,6 +33,8 @@ pub(crate) struct RxeSrDev {
     mr_table: IndexTable,
     /// Queue pairs by QPN.
     qp_table: IndexTable,
+    /// Address handles by AH number.
+    ah_table: IndexTable,
     /// The low byte of the next key (see `verbs::mr`).
     key_variant: AtomicU32,
     /// What `rdma statistic` shows.
@@ -58,6 +60,11 @@ impl RxeSrDev {
     /// The device's counters.
     pub(crate) fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// The device's AH table.
+    pub(crate) fn ahs(&self) -> &IndexTable {
+        &self.ah_table
     }
 
     /// The device's QP table.
@@ -177,6 +184,7 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
     unsafe {
         IndexTable::init(&mut dev.mr_table);
         IndexTable::init(&mut dev.qp_table);
+        IndexTable::init(&mut dev.ah_table);
     }
 
     let guid = u64::from_ne_bytes(vd::guid_from_mac(nd.mac()));
@@ -239,6 +247,8 @@ fn device_ops() -> b::ib_device_ops {
         req_notify_cq: Some(cq::req_notify_cq),
         resize_cq: Some(cq::resize_cq),
         poll_cq: Some(cq::poll_cq),
+        create_user_ah: Some(ah::create_user_ah),
+        destroy_ah: Some(ah::destroy_ah),
         create_qp: Some(qp::create_qp),
         modify_qp: Some(qp::modify_qp),
         query_qp: Some(qp::query_qp),
@@ -254,6 +264,7 @@ fn device_ops() -> b::ib_device_ops {
         size_ib_pd: size_of::<b::ib_pd>(),
         size_ib_cq: cq::SIZE,
         size_ib_qp: qp::SIZE,
+        size_ib_ah: ah::SIZE,
         ..Default::default()
     }
 }
@@ -335,10 +346,11 @@ unsafe extern "C" fn get_link_layer(_ibdev: *mut b::ib_device, _port: u32) -> b:
 
 unsafe extern "C" fn dealloc_driver(ibdev: *mut b::ib_device) {
     // SAFETY: the core calls this once, when the device is being freed and unused; every
-    // MR and QP was destroyed before (uverbs closes its objects before the device goes).
+    // MR, QP and AH was destroyed before (uverbs closes its objects before the device goes).
     unsafe {
         IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).mr_table);
         IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).qp_table);
+        IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).ah_table);
     }
     vd::note_freed();
 }

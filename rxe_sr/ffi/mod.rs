@@ -4,6 +4,7 @@
 //! sound in a `// SAFETY:` comment, and each entry point turns raw pointers into safe views
 //! before calling into `verbs/` or `net/`.
 
+pub(crate) mod ah;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod link;

@@ -5,6 +5,7 @@
 //! calls live in `ffi/` and forward here.
 
 pub(crate) mod device;
+pub(crate) mod ah;
 pub(crate) mod counters;
 pub(crate) mod cq;
 pub(crate) mod mr;

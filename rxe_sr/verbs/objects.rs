@@ -37,6 +37,8 @@ pub(crate) struct LiveObjects {
     pub(crate) mrs: Live,
     /// Queue pairs.
     pub(crate) qps: Live,
+    /// Address handles.
+    pub(crate) ahs: Live,
 }
 
 /// Every live-object counter.
@@ -46,4 +48,5 @@ pub(crate) static LIVE: LiveObjects = LiveObjects {
     cqs: Live::new(),
     mrs: Live::new(),
     qps: Live::new(),
+    ahs: Live::new(),
 };

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Address handles: the C-ABI entry points and the AH object. A user AH gets an AH number,
+//! returned in `struct rxe_create_ah_resp`; the rxe provider puts it in UD send WQEs.
+
+use core::mem::size_of;
+use core::ptr;
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+
+use super::bindings as b;
+use super::device::RxeSrDev;
+use crate::uabi::{layout, resp};
+use crate::verbs::ah::{self as vah, Av};
+use crate::verbs::objects;
+
+/// The AH object: `ibah` first (the core allocates `size_of::<RxeSrAh>()` zeroed bytes).
+#[repr(C)]
+pub(crate) struct RxeSrAh {
+    ibah: b::ib_ah,
+    /// Where it points; written once at create.
+    av: Option<Av>,
+    /// Its number in the device's AH table (0: none yet).
+    ah_num: u32,
+}
+
+/// Size the core allocates per AH.
+pub(crate) const SIZE: usize = size_of::<RxeSrAh>();
+
+/// The AV of an `rdma_ah_attr`: RoCE type, port 1, a GRH with a RoCEv2 source GID.
+///
+/// # Safety
+/// `attr.grh.sgid_attr` is null or referenced for the call (the core holds it).
+unsafe fn av_of(attr: &b::rdma_ah_attr) -> Result<Av> {
+    if attr.type_ != b::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE
+        || attr.port_num != 1
+        || u32::from(attr.ah_flags) & b::ib_ah_flags_IB_AH_GRH == 0
+    {
+        return Err(EINVAL);
+    }
+    // SAFETY: per this function's contract.
+    let sgid_attr = unsafe { attr.grh.sgid_attr.as_ref() }.ok_or(EINVAL)?;
+    if sgid_attr.gid_type != b::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP {
+        return Err(EINVAL);
+    }
+    // SAFETY: `union ib_gid` is 16 plain bytes whichever member is read.
+    let (sgid, dgid) = unsafe { (sgid_attr.gid.raw, attr.grh.dgid.raw) };
+    // SAFETY: `roce` is the union member for RDMA_AH_ATTR_TYPE_ROCE, checked above.
+    let dmac = unsafe { attr.__bindgen_anon_1.roce.dmac };
+    Av::new(sgid, dgid, dmac, attr.grh.flow_label, attr.grh.hop_limit, attr.grh.traffic_class).ok_or(EINVAL)
+}
+
+/// `ib_device_ops.create_user_ah`.
+///
+/// # Safety
+/// Called by uverbs with a zeroed AH object of our size and a valid init attribute block.
+pub(crate) unsafe extern "C" fn create_user_ah(
+    ibah: *mut b::ib_ah,
+    init: *mut b::rdma_ah_init_attr,
+    udata: *mut b::ib_udata,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    match unsafe { create_inner(ibah, &*init, udata) } {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// # Safety
+/// As [`create_user_ah`].
+unsafe fn create_inner(ibah: *mut b::ib_ah, init: &b::rdma_ah_init_attr, udata: *mut b::ib_udata) -> Result {
+    // SAFETY: the core passes the attribute it holds references for.
+    let av = unsafe { av_of(&*init.ah_attr)? };
+    // SAFETY: the AH's device is one of ours.
+    let dev = unsafe { RxeSrDev::from_ib((*ibah).device) };
+    let ah_num = dev.ahs().alloc(ibah.cast(), 1, vah::MAX_AH_NUM)?;
+    if !udata.is_null() {
+        let mut out = [0u8; layout::CREATE_AH_RESP_SIZE];
+        let ret = match resp::emit_create_ah_resp(ah_num, &mut out) {
+            // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
+            Some(()) => unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) },
+            None => EINVAL.to_errno(),
+        };
+        if ret != 0 {
+            dev.ahs().erase(ah_num);
+            return Err(Error::from_errno(ret));
+        }
+    }
+    let ah = ibah.cast::<RxeSrAh>();
+    // SAFETY: our zeroed AH object, not yet visible to anyone else.
+    unsafe {
+        ptr::addr_of_mut!((*ah).av).write(Some(av));
+        (*ah).ah_num = ah_num;
+    }
+    objects::LIVE.ahs.inc();
+    Ok(())
+}
+
+/// `ib_device_ops.destroy_ah`.
+///
+/// # Safety
+/// Called by the core once per created AH.
+pub(crate) unsafe extern "C" fn destroy_ah(ibah: *mut b::ib_ah, _flags: u32) -> c_int {
+    let ah = ibah.cast::<RxeSrAh>();
+    // SAFETY: our AH object; its device is one of ours.
+    let (num, dev) = unsafe { ((*ah).ah_num, RxeSrDev::from_ib((*ibah).device)) };
+    if num != 0 {
+        dev.ahs().erase(num);
+        objects::LIVE.ahs.dec();
+    }
+    0
+}

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Address vectors: where a UD work request (or a connected QP) sends, in the form the
+//! transport needs: the IP version and addresses behind the RoCEv2 GIDs, the next hop's MAC
+//! and the GRH fields that become IP header fields.
+
+/// The IP version a RoCEv2 GID pair maps to.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Network {
+    /// IPv4-mapped GIDs (`::ffff:a.b.c.d`).
+    V4,
+    /// Any other GID is an IPv6 address.
+    V6,
+}
+
+/// A resolved address vector.
+#[derive(Clone, Copy, Debug)]
+#[expect(dead_code, reason = "read by the requester when it builds IP/UDP headers (next step)")]
+pub(crate) struct Av {
+    /// IP version.
+    pub(crate) network: Network,
+    /// Source GID (an IPv4-mapped or IPv6 address).
+    pub(crate) sgid: [u8; 16],
+    /// Destination GID.
+    pub(crate) dgid: [u8; 16],
+    /// The next hop's MAC (resolved by the RDMA core for user AHs).
+    pub(crate) dmac: [u8; 6],
+    /// GRH flow label (IPv6 flow label).
+    pub(crate) flow_label: u32,
+    /// GRH hop limit (IP TTL / hop limit).
+    pub(crate) hop_limit: u8,
+    /// GRH traffic class (IP DSCP/ECN).
+    pub(crate) traffic_class: u8,
+}
+
+/// Largest AH number (as rdma_rxe: 2^15 - 1); the device reports `max_ah` from it.
+pub(crate) const MAX_AH_NUM: u32 = (1 << 15) - 1;
+
+const V4_MAPPED_PREFIX: [u8; 12] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
+
+fn is_v4_mapped(gid: &[u8; 16]) -> bool {
+    gid[..12] == V4_MAPPED_PREFIX
+}
+
+impl Av {
+    /// An AV from a source and destination GID; both must be of the same IP version.
+    pub(crate) fn new(
+        sgid: [u8; 16],
+        dgid: [u8; 16],
+        dmac: [u8; 6],
+        flow_label: u32,
+        hop_limit: u8,
+        traffic_class: u8,
+    ) -> Option<Av> {
+        let network = match (is_v4_mapped(&sgid), is_v4_mapped(&dgid)) {
+            (true, true) => Network::V4,
+            (false, false) => Network::V6,
+            _ => return None,
+        };
+        Some(Av {
+            network,
+            sgid,
+            dgid,
+            dmac,
+            flow_label: flow_label & 0xf_ffff,
+            hop_limit,
+            traffic_class,
+        })
+    }
+}
