@@ -35,6 +35,12 @@ struct socket *rxe_sr_glue_udp_tunnel_open(bool ipv6, u16 port);
 void rxe_sr_glue_udp_tunnel_close(struct socket *sock);
 void rxe_sr_glue_skb_drop(struct sk_buff *skb);
 struct net_device *rxe_sr_glue_skb_dev(struct sk_buff *skb);
+struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be32 daddr,
+				     u16 sport, u8 tos, u8 ttl, const void *ib, size_t len);
+void *rxe_sr_glue_skb_data(struct sk_buff *skb, size_t *len);
+int rxe_sr_glue_xmit(struct sk_buff *skb);
+void rxe_sr_glue_xa_lock(struct xarray *xa);
+void rxe_sr_glue_xa_unlock(struct xarray *xa);
 bool rxe_sr_glue_netif_running(const struct net_device *ndev);
 bool rxe_sr_glue_netif_carrier_ok(const struct net_device *ndev);
 bool rxe_sr_glue_is_vlan_dev(const struct net_device *ndev);

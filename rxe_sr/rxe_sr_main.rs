@@ -19,6 +19,7 @@ mod params;
 // its `pub` items are the host crate's API.
 #[allow(dead_code, unreachable_pub, unused_imports)]
 mod proto;
+mod transport;
 // Pure like proto/: the rxe user ABI's rings and WQEs, parsed from bytes user space wrote.
 #[allow(dead_code, unreachable_pub, unused_imports)]
 mod uabi;

@@ -44,9 +44,7 @@ unsafe fn av_of(attr: &b::rdma_ah_attr) -> Result<Av> {
     }
     // SAFETY: `union ib_gid` is 16 plain bytes whichever member is read.
     let (sgid, dgid) = unsafe { (sgid_attr.gid.raw, attr.grh.dgid.raw) };
-    // SAFETY: `roce` is the union member for RDMA_AH_ATTR_TYPE_ROCE, checked above.
-    let dmac = unsafe { attr.__bindgen_anon_1.roce.dmac };
-    Av::new(sgid, dgid, dmac, attr.grh.flow_label, attr.grh.hop_limit, attr.grh.traffic_class).ok_or(EINVAL)
+    Av::new(sgid, dgid, attr.grh.hop_limit, attr.grh.traffic_class).ok_or(EINVAL)
 }
 
 /// `ib_device_ops.create_user_ah`.
@@ -108,4 +106,16 @@ pub(crate) unsafe extern "C" fn destroy_ah(ibah: *mut b::ib_ah, _flags: u32) -> 
         objects::LIVE.ahs.dec();
     }
     0
+}
+
+/// The AV of AH number `ah_num`, if it exists and belongs to `pd`.
+pub(crate) fn lookup(dev: &RxeSrDev, pd: *mut b::ib_pd, ah_num: u32) -> Option<Av> {
+    dev.ahs()
+        .with_entry(ah_num, |p| {
+            let ah = p.cast::<RxeSrAh>();
+            // SAFETY: entries of the AH table are live RxeSrAh objects; the table lock keeps
+            // this one from being destroyed while we copy its AV.
+            unsafe { ((*ah).ibah.pd == pd).then_some((*ah).av).flatten() }
+        })
+        .flatten()
 }

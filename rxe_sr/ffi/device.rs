@@ -78,6 +78,11 @@ impl RxeSrDev {
         (self.key_variant.fetch_add(1, Ordering::Relaxed) & 0xff) as u8
     }
 
+    /// The port's path MTU (`enum ib_mtu`: 1 = 256 .. 5 = 4096 bytes).
+    pub(crate) fn active_mtu(&self) -> u32 {
+        self.active_mtu.load(Ordering::Relaxed)
+    }
+
     fn set_mtu(&self, netdev_mtu: u32) {
         self.active_mtu
             .store(vd::ib_mtu_from_eth_mtu(netdev_mtu), Ordering::Relaxed);
@@ -253,6 +258,7 @@ fn device_ops() -> b::ib_device_ops {
         modify_qp: Some(qp::modify_qp),
         query_qp: Some(qp::query_qp),
         destroy_qp: Some(qp::destroy_qp),
+        post_send: Some(qp::post_send),
         reg_user_mr: Some(mr::reg_user_mr),
         dereg_mr: Some(mr::dereg_mr),
         mmap: Some(queue::mmap),

@@ -16,6 +16,9 @@
 #include <linux/vmalloc.h>
 #include <linux/cache.h>
 #include <linux/xarray.h>
+#include <net/ip.h>
+#include <net/route.h>
+#include <linux/udp.h>
 
 #include "rxe_sr_glue.h"
 
@@ -229,4 +232,92 @@ struct ib_ucontext *rxe_sr_glue_udata_ucontext(struct ib_udata *udata)
 struct net_device *rxe_sr_glue_skb_dev(struct sk_buff *skb)
 {
 	return skb->dev;
+}
+
+/* ---- transmit: an IPv4 RoCEv2 datagram around IB bytes (as rdma_rxe's prepare4) ---- */
+
+/*
+ * Routes to @daddr out of @ndev and builds an skb holding IPv4 + UDP headers and the @len
+ * IB bytes at @ib (BTH .. ICRC, the ICRC not yet filled). The IP header (with its ID) is
+ * complete, so the caller can compute the ICRC over the datagram before sending it with
+ * rxe_sr_glue_xmit(). Returns the skb or an ERR_PTR.
+ */
+struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be32 daddr,
+				     u16 sport, u8 tos, u8 ttl, const void *ib, size_t len)
+{
+	struct flowi4 fl = {};
+	struct rtable *rt;
+	struct sk_buff *skb;
+	struct udphdr *udph;
+	struct iphdr *iph;
+	unsigned int hdr = LL_RESERVED_SPACE(ndev) + sizeof(*iph) + sizeof(*udph);
+
+	fl.flowi4_oif = ndev->ifindex;
+	fl.saddr = saddr;
+	fl.daddr = daddr;
+	fl.flowi4_proto = IPPROTO_UDP;
+	rt = ip_route_output_key(dev_net(ndev), &fl);
+	if (IS_ERR(rt))
+		return ERR_CAST(rt);
+
+	skb = alloc_skb(hdr + len + ndev->needed_tailroom, GFP_KERNEL);
+	if (!skb) {
+		ip_rt_put(rt);
+		return ERR_PTR(-ENOMEM);
+	}
+	skb_reserve(skb, hdr);
+	skb_put_data(skb, ib, len);
+	skb->dev = ndev;
+	skb->protocol = htons(ETH_P_IP);
+
+	__skb_push(skb, sizeof(*udph));
+	skb_reset_transport_header(skb);
+	udph = udp_hdr(skb);
+	udph->source = htons(sport);
+	udph->dest = htons(4791);
+	udph->len = htons(skb->len);
+	udph->check = 0;
+
+	skb_dst_set(skb, &rt->dst);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph = ip_hdr(skb);
+	iph->version = IPVERSION;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->protocol = IPPROTO_UDP;
+	iph->tos = tos;
+	iph->daddr = daddr;
+	iph->saddr = saddr;
+	iph->ttl = ttl;
+	__ip_select_ident(dev_net(ndev), iph, 1);
+	return skb;
+}
+
+/* The datagram's bytes (from the IP header) and their length. */
+void *rxe_sr_glue_skb_data(struct sk_buff *skb, size_t *len)
+{
+	*len = skb->len;
+	return skb->data;
+}
+
+int rxe_sr_glue_xmit(struct sk_buff *skb)
+{
+	int err = ip_local_out(dev_net(skb_dst(skb)->dev), NULL, skb);
+
+	return err < 0 ? err : 0;
+}
+
+/* ---- xarray lookups under the xarray's lock (entries may be erased concurrently) ---- */
+
+void rxe_sr_glue_xa_lock(struct xarray *xa)
+{
+	xa_lock(xa);
+}
+
+void rxe_sr_glue_xa_unlock(struct xarray *xa)
+{
+	xa_unlock(xa);
 }

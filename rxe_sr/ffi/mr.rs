@@ -12,6 +12,7 @@ use kernel::prelude::*;
 
 use super::bindings as b;
 use super::device::RxeSrDev;
+use crate::uabi::cqe::WcStatus;
 use crate::verbs::{mr as vmr, objects};
 
 /// The MR object: `ibmr` first (the core hands back `&ibmr`); allocated by us.
@@ -121,4 +122,31 @@ pub(crate) unsafe extern "C" fn dereg_mr(ibmr: *mut b::ib_mr, _udata: *mut b::ib
     }
     objects::LIVE.mrs.dec();
     0
+}
+
+/// Copies `dst.len()` bytes at `addr` of the MR named by `lkey` into `dst` (a send's
+/// gather step). The MR must be live, carry exactly this key, belong to `pd` and cover the
+/// range; otherwise the work request fails with a local protection error (IBTA 10.6.3).
+pub(crate) fn gather(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, dst: &mut [u8]) -> core::result::Result<(), WcStatus> {
+    let len = u64::try_from(dst.len()).map_err(|_| WcStatus::LocLenErr)?;
+    dev.mrs()
+        .with_entry(lkey >> 8, |p| {
+            let mr = p.cast::<RxeSrMr>();
+            // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock keeps
+            // this one from being deregistered (and freed) while we read it.
+            let (key, mr_pd, iova, mr_len, umem) =
+                unsafe { ((*mr).ibmr.lkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).umem) };
+            if key != lkey || mr_pd != pd {
+                return Err(WcStatus::LocProtErr);
+            }
+            let end = addr.checked_add(len).ok_or(WcStatus::LocProtErr)?;
+            if addr < iova || end > iova.saturating_add(mr_len) {
+                return Err(WcStatus::LocProtErr);
+            }
+            let off = usize::try_from(addr - iova).map_err(|_| WcStatus::LocProtErr)?;
+            // SAFETY: `umem` is pinned while the MR lives; the copy does not sleep.
+            let ret = unsafe { b::ib_umem_copy_from(dst.as_mut_ptr().cast(), umem, off, dst.len()) };
+            if ret == 0 { Ok(()) } else { Err(WcStatus::LocProtErr) }
+        })
+        .unwrap_or(Err(WcStatus::LocProtErr))
 }

@@ -10,12 +10,19 @@ use core::ptr;
 use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::ffi::c_int;
 use kernel::prelude::*;
-use kernel::sync::SpinLock;
-use kernel::{new_spinlock, pin_init};
+use kernel::sync::Mutex;
+use kernel::{new_mutex, pin_init};
 
 use super::bindings as b;
 use super::device::RxeSrDev;
-use super::cq;
+use super::netdev::NetDev;
+use super::{ah, cq, mr, skb};
+use crate::proto::psn::Psn;
+use crate::transport::ud;
+use crate::uabi::limits::MAX_SEND_WQE_BYTES;
+use crate::uabi::send_wqe::{Payload, QpType, SendFlags, SendLimits, SendOp, SendWqe};
+use crate::verbs::counters::Counter;
+use kernel::alloc::KVec;
 use super::queue::{MappedQueue, SharedQueue};
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::queue::FromClientQueue;
@@ -36,8 +43,10 @@ struct QpInner {
 /// Per-QP state, allocated at create and freed at destroy.
 #[pin_data]
 struct QpState {
+    /// A mutex: the requester allocates and transmits while holding it (process context
+    /// only: verbs calls and the doorbell).
     #[pin]
-    inner: SpinLock<QpInner>,
+    inner: Mutex<QpInner>,
     shape: QpShape,
 }
 
@@ -128,7 +137,7 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
     };
     let st = KBox::pin_init(
         pin_init!(QpState {
-            inner <- new_spinlock!(
+            inner <- new_mutex!(
                 QpInner {
                     attrs,
                     sq,
@@ -300,4 +309,185 @@ pub(crate) unsafe extern "C" fn query_qp(
         init.write(i);
     }
     0
+}
+
+/// `ib_device_ops.post_send`. From user space it is the rxe ABI's doorbell (no WRs: the
+/// work is in the send ring): the requester runs in the caller's context. UD only so far;
+/// RC and UC, and kernel consumers' WRs, get EOPNOTSUPP until their transport lands.
+///
+/// # Safety
+/// Called by the core with a live QP of ours; `bad_wr` is writable when `wr` is not null.
+pub(crate) unsafe extern "C" fn post_send(
+    ibqp: *mut b::ib_qp,
+    wr: *const b::ib_send_wr,
+    bad_wr: *mut *const b::ib_send_wr,
+) -> c_int {
+    if !wr.is_null() {
+        // SAFETY: per this function's contract.
+        unsafe { bad_wr.write(wr) };
+        return super::errno::eopnotsupp().to_errno();
+    }
+    // SAFETY: per this function's contract.
+    let Some(st) = (unsafe { state(ibqp) }) else {
+        return EINVAL.to_errno();
+    };
+    if st.shape.qp_type != b::ib_qp_type_IB_QPT_UD {
+        return super::errno::eopnotsupp().to_errno();
+    }
+    // SAFETY: `ibqp` is live with its device, PD and send CQ.
+    let (ibdev, pd, qpn, cqs) =
+        unsafe { ((*ibqp).device, (*ibqp).pd, (*ibqp).qp_num, ((*ibqp).send_cq, (*ibqp).recv_cq)) };
+    // SAFETY: a device of ours.
+    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    // SAFETY: the netdev reference is dropped at the end of this function.
+    let ndev = unsafe { b::ib_device_get_netdev(ibdev, 1) };
+    // SAFETY: null or referenced.
+    let Some(nd) = (unsafe { NetDev::from_raw(ndev) }) else {
+        return EINVAL.to_errno();
+    };
+    let ret = {
+        let mut g = st.inner.lock();
+        // SAFETY: the QP's CQs outlive it.
+        unsafe { run_ud_requester(&mut g, &st.shape, dev, pd, qpn, cqs, &nd) }
+    };
+    // SAFETY: drops the reference ib_device_get_netdev took.
+    unsafe { b::rxe_sr_glue_dev_put(ndev) };
+    ret
+}
+
+/// Sends every queued UD work request, completing each (signalled ones on success, every one
+/// on error). A request that fails moves the QP to the Error state, which flushes both rings.
+///
+/// # Safety
+/// `cqs` are the QP's live send and receive CQs.
+unsafe fn run_ud_requester(
+    g: &mut QpInner,
+    shape: &QpShape,
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    qpn: u32,
+    (scq, rcq): (*mut b::ib_cq, *mut b::ib_cq),
+    nd: &NetDev<'_>,
+) -> c_int {
+    if g.attrs.state != b::ib_qp_state_IB_QPS_RTS {
+        // The ring keeps them: sent on a later doorbell, or flushed on entering ERR.
+        return 0;
+    }
+    let QpInner { sq, rq, sq_q, rq_q, attrs } = g;
+    let Some(ring) = sq.as_ref() else {
+        return EINVAL.to_errno();
+    };
+    let shared = ring.queue();
+    if sq_q.observe_producer(shared.load_producer()).is_err() {
+        return EINVAL.to_errno();
+    }
+    let limits = SendLimits {
+        max_sge: shape.sq.max_sge,
+        max_inline: shape.sq.max_inline,
+    };
+    let sig_all = shape.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR;
+    let mtu = 128u32 << dev.active_mtu();
+    while let Some(slot) = sq_q.head() {
+        let mut bytes = [0u8; MAX_SEND_WQE_BYTES];
+        shared.read_slot(slot, &mut bytes);
+        let (c, failed) = match SendWqe::parse(&bytes, QpType::Ud, limits) {
+            Ok(wqe) => {
+                let res = ud_send_one(dev, pd, qpn, attrs, &wqe, mtu, nd);
+                let status = res.err().unwrap_or(WcStatus::Success);
+                let signaled = sig_all || wqe.flags.contains(SendFlags::SIGNALED);
+                let failed = !matches!(status, WcStatus::Success);
+                ((signaled || failed).then(|| Completion::for_send_wqe(&wqe, qpn, status)), failed)
+            }
+            Err(e) => {
+                let wr_id = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes);
+                (Some(Completion::zeroed(wr_id, qpn, e.wc_status())), true)
+            }
+        };
+        if let Some(c) = c {
+            // SAFETY: per this function's contract.
+            if unsafe { cq::post(scq, &c, false) }.is_err() {
+                break;
+            }
+        }
+        if let Some(cons) = sq_q.advance_consumer() {
+            shared.publish_consumer(cons);
+        }
+        if failed {
+            attrs.state = b::ib_qp_state_IB_QPS_ERR;
+            // SAFETY: per this function's contract.
+            unsafe {
+                flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, scq);
+                flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, rcq);
+            }
+            break;
+        }
+    }
+    0
+}
+
+/// Sends one UD work request: the destination from its AH (which must be on the QP's PD),
+/// the payload gathered from its MRs or taken inline, at most one path MTU.
+fn ud_send_one(
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    qpn: u32,
+    attrs: &mut QpAttrs,
+    wqe: &SendWqe,
+    mtu: u32,
+    nd: &NetDev<'_>,
+) -> core::result::Result<(), WcStatus> {
+    let ud = wqe.ud.ok_or(WcStatus::LocQpOpErr)?;
+    if ud.ah_num == 0 {
+        // The embedded AV of old providers is not supported: today's rxe provider always
+        // passes an AH number.
+        return Err(WcStatus::LocQpOpErr);
+    }
+    let av = ah::lookup(dev, pd, ud.ah_num).ok_or(WcStatus::LocQpOpErr)?;
+    let (saddr, daddr) = av.ipv4().ok_or(WcStatus::LocQpOpErr)?;
+    if wqe.length > mtu {
+        return Err(WcStatus::LocLenErr);
+    }
+    let len = usize::try_from(wqe.length).map_err(|_| WcStatus::LocLenErr)?;
+    let mut payload = KVec::from_elem(0u8, len, GFP_KERNEL).map_err(|_| WcStatus::LocQpOpErr)?;
+    match &wqe.payload {
+        Payload::Inline(d) => {
+            let src = d.as_slice();
+            payload.get_mut(..src.len()).ok_or(WcStatus::LocLenErr)?.copy_from_slice(src);
+        }
+        Payload::Sges(list) => {
+            let mut at = 0usize;
+            for sge in list.as_slice() {
+                let n = usize::try_from(sge.length).map_err(|_| WcStatus::LocLenErr)?;
+                let end = at.checked_add(n).ok_or(WcStatus::LocLenErr)?;
+                let dst = payload.get_mut(at..end).ok_or(WcStatus::LocLenErr)?;
+                mr::gather(dev, pd, sge.lkey, sge.addr, dst)?;
+                at = end;
+            }
+        }
+        Payload::None => {}
+    }
+    let imm = match wqe.op {
+        SendOp::SendWithImm { imm } => Some(imm),
+        _ => None,
+    };
+    // IBTA 10.2.5: a Q_Key with the high bit set means "use the QP's own".
+    let qkey = if ud.remote_qkey & 0x8000_0000 != 0 { attrs.qkey } else { ud.remote_qkey };
+    let psn = Psn::new(attrs.sq_psn);
+    attrs.sq_psn = psn.next().get();
+    let pkt = ud::build(&ud::UdSend {
+        dest_qpn: ud.remote_qpn,
+        qkey,
+        src_qpn: qpn,
+        psn,
+        se: wqe.flags.contains(SendFlags::SOLICITED),
+        imm,
+        payload: &payload,
+    })
+    .map_err(|_| WcStatus::LocQpOpErr)?;
+    let sport = 0xc000 | (qpn & 0x3fff) as u16;
+    let ttl = if av.hop_limit == 0 { 64 } else { av.hop_limit };
+    skb::send_v4(nd, saddr, daddr, sport, av.traffic_class, ttl, &pkt).map_err(|_| WcStatus::LocQpOpErr)?;
+    dev.counters().inc(Counter::SentPkts);
+    dev.counters().inc(Counter::RdmaSends);
+    Ok(())
 }

@@ -49,6 +49,21 @@ impl IndexTable {
         Ok(id)
     }
 
+    /// Runs `f` on the entry at `index` (if any) with the table locked, so the entry cannot
+    /// be erased, and hence freed by its destroy verb, until `f` returns. `f` must not
+    /// sleep (the lock is a spinlock).
+    pub(crate) fn with_entry<R>(&self, index: u32, f: impl FnOnce(*mut c_void) -> R) -> Option<R> {
+        let index = usize::try_from(index).ok()?;
+        // SAFETY: the table was initialised; lock and unlock pair up below.
+        unsafe { b::rxe_sr_glue_xa_lock(self.xa.get()) };
+        // SAFETY: a lookup in an initialised table.
+        let p = unsafe { b::xa_load(self.xa.get(), index) };
+        let r = if p.is_null() { None } else { Some(f(p)) };
+        // SAFETY: locked above.
+        unsafe { b::rxe_sr_glue_xa_unlock(self.xa.get()) };
+        r
+    }
+
     /// Removes the entry at `index`; returns what was stored there (null if nothing).
     pub(crate) fn erase(&self, index: u32) -> *mut c_void {
         // SAFETY: as in `alloc`.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Address vectors: where a UD work request (or a connected QP) sends, in the form the
-//! transport needs: the IP version and addresses behind the RoCEv2 GIDs, the next hop's MAC
-//! and the GRH fields that become IP header fields.
+//! transport needs: the IP version and addresses behind the RoCEv2 GIDs and the GRH fields
+//! that become IP header fields (the IP layer resolves the next hop).
 
 /// The IP version a RoCEv2 GID pair maps to.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -14,7 +14,6 @@ pub(crate) enum Network {
 
 /// A resolved address vector.
 #[derive(Clone, Copy, Debug)]
-#[expect(dead_code, reason = "read by the requester when it builds IP/UDP headers (next step)")]
 pub(crate) struct Av {
     /// IP version.
     pub(crate) network: Network,
@@ -22,10 +21,6 @@ pub(crate) struct Av {
     pub(crate) sgid: [u8; 16],
     /// Destination GID.
     pub(crate) dgid: [u8; 16],
-    /// The next hop's MAC (resolved by the RDMA core for user AHs).
-    pub(crate) dmac: [u8; 6],
-    /// GRH flow label (IPv6 flow label).
-    pub(crate) flow_label: u32,
     /// GRH hop limit (IP TTL / hop limit).
     pub(crate) hop_limit: u8,
     /// GRH traffic class (IP DSCP/ECN).
@@ -43,14 +38,7 @@ fn is_v4_mapped(gid: &[u8; 16]) -> bool {
 
 impl Av {
     /// An AV from a source and destination GID; both must be of the same IP version.
-    pub(crate) fn new(
-        sgid: [u8; 16],
-        dgid: [u8; 16],
-        dmac: [u8; 6],
-        flow_label: u32,
-        hop_limit: u8,
-        traffic_class: u8,
-    ) -> Option<Av> {
+    pub(crate) fn new(sgid: [u8; 16], dgid: [u8; 16], hop_limit: u8, traffic_class: u8) -> Option<Av> {
         let network = match (is_v4_mapped(&sgid), is_v4_mapped(&dgid)) {
             (true, true) => Network::V4,
             (false, false) => Network::V6,
@@ -60,10 +48,16 @@ impl Av {
             network,
             sgid,
             dgid,
-            dmac,
-            flow_label: flow_label & 0xf_ffff,
             hop_limit,
             traffic_class,
         })
+    }
+}
+
+impl Av {
+    /// The IPv4 source and destination addresses, for an IPv4 AV.
+    pub(crate) fn ipv4(&self) -> Option<([u8; 4], [u8; 4])> {
+        let last4 = |g: &[u8; 16]| [g[12], g[13], g[14], g[15]];
+        (self.network == Network::V4).then(|| (last4(&self.sgid), last4(&self.dgid)))
     }
 }

@@ -15,13 +15,18 @@ pub(crate) enum Counter {
     RcvdDropped = 1,
     /// Times the port left ACTIVE with its netdev (rdma_rxe: `link_downed`).
     LinkDowned = 2,
+    /// Packets sent (rdma_rxe: `sent_pkts`).
+    SentPkts = 3,
+    /// SEND messages sent (rdma_rxe: `rdma_sends`).
+    RdmaSends = 4,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 3;
+pub(crate) const COUNT: usize = 5;
 
 /// Their names, in [`Counter`] order.
-pub(crate) const NAMES: [&CStr; COUNT] = [c"rcvd_pkts", c"rcvd_dropped", c"link_downed"];
+pub(crate) const NAMES: [&CStr; COUNT] =
+    [c"rcvd_pkts", c"rcvd_dropped", c"link_downed", c"sent_pkts", c"rdma_sends"];
 
 /// The counters of one device (all-zero is a valid initial value).
 pub(crate) struct Counters([AtomicU64; COUNT]);

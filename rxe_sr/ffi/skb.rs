@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Sending RoCEv2 datagrams: the C glue routes and builds the IP/UDP headers (as rdma_rxe's
+//! prepare4 does), rxe_sr fills the ICRC over the finished datagram with
+//! `proto::wire::icrc`, and the IP layer sends it.
+
+use kernel::error::{from_err_ptr, to_result};
+use kernel::prelude::*;
+
+use super::bindings as b;
+use super::netdev::NetDev;
+use crate::proto::wire::{icrc, ip::RoceDatagram};
+
+/// Sends `ib` (BTH .. ICRC, the ICRC's four bytes to be filled) from `saddr` to `daddr`
+/// over IPv4 out of `nd`.
+pub(crate) fn send_v4(nd: &NetDev<'_>, saddr: [u8; 4], daddr: [u8; 4], sport: u16, tos: u8, ttl: u8, ib: &[u8]) -> Result {
+    // SAFETY: `nd` is live; the helper copies `ib` into a new skb and returns it or an
+    // ERR_PTR. Addresses are passed in network order (the bytes as they are).
+    let skb = from_err_ptr(unsafe {
+        b::rxe_sr_glue_build_v4(
+            nd.as_ptr(),
+            u32::from_ne_bytes(saddr),
+            u32::from_ne_bytes(daddr),
+            sport,
+            tos,
+            ttl,
+            ib.as_ptr().cast(),
+            ib.len(),
+        )
+    })?;
+    let mut len = 0usize;
+    // SAFETY: the skb is ours and linear (built in one buffer); its data is `len` bytes.
+    let data = unsafe { core::slice::from_raw_parts_mut(b::rxe_sr_glue_skb_data(skb, &mut len).cast::<u8>(), len) };
+    // Split the datagram into its IP header, UDP header and IB bytes, then fill the ICRC.
+    let split = RoceDatagram::parse(data)
+        .ok()
+        .map(|d| (d.ip_header.len(), d.udp_header.len()));
+    let filled = split.and_then(|(ip_len, udp_len)| {
+        let (hdrs, ib_bytes) = data.split_at_mut(ip_len + udp_len);
+        let (ip, udp) = hdrs.split_at(ip_len);
+        icrc::fill(ip, udp, ib_bytes).ok()
+    });
+    if filled.is_none() {
+        // SAFETY: not sent: ours to free.
+        unsafe { b::rxe_sr_glue_skb_drop(skb) };
+        return Err(EINVAL);
+    }
+    // SAFETY: hands the finished skb to the IP layer, which consumes it.
+    to_result(unsafe { b::rxe_sr_glue_xmit(skb) })
+}
