@@ -12,6 +12,8 @@
 #define RXE_SR_GLUE_H
 
 #include <linux/types.h>
+#include <linux/skbuff.h>
+#include <linux/workqueue.h>
 
 struct net;
 struct net_device;
@@ -24,6 +26,13 @@ struct ib_cq;
 struct uverbs_attr_bundle;
 struct rdma_user_mmap_entry;
 struct xarray;
+struct ib_umem;
+
+/* A device's receive queue: skbs from the UDP socket (softirq), processed by a work item. */
+struct rxe_sr_rx {
+	struct sk_buff_head q;
+	struct work_struct work;
+};
 
 /* --- implemented in C (glue.c) --- */
 int rxe_sr_glue_recovery(void);
@@ -40,6 +49,14 @@ struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be
 void *rxe_sr_glue_skb_data(struct sk_buff *skb, size_t *len);
 int rxe_sr_glue_xmit(struct sk_buff *skb);
 void rxe_sr_glue_xa_lock(struct xarray *xa);
+int rxe_sr_glue_xa_store(struct xarray *xa, unsigned long index, void *entry);
+void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx);
+void rxe_sr_glue_rx_queue(struct rxe_sr_rx *rx, struct sk_buff *skb);
+struct sk_buff *rxe_sr_glue_rx_dequeue(struct rxe_sr_rx *rx);
+void rxe_sr_glue_rx_stop(struct rxe_sr_rx *rx);
+int rxe_sr_glue_skb_ip_bytes(struct sk_buff *skb, void **data, size_t *len);
+int rxe_sr_glue_umem_copy_to(struct ib_umem *umem, size_t offset, const void *src, size_t len);
+void rxe_sr_glue_msleep(unsigned int ms);
 void rxe_sr_glue_xa_unlock(struct xarray *xa);
 bool rxe_sr_glue_netif_running(const struct net_device *ndev);
 bool rxe_sr_glue_netif_carrier_ok(const struct net_device *ndev);
@@ -64,5 +81,6 @@ const char *rxe_sr_rs_recovery_name(int index);
 int rxe_sr_rs_newlink(const char *ibdev_name, struct net_device *ndev);
 int rxe_sr_rs_netdev_event(unsigned long event, struct net_device *ndev);
 int rxe_sr_rs_udp_encap_recv(struct sock *sk, struct sk_buff *skb);
+void rxe_sr_rs_rx_work(struct rxe_sr_rx *rx);
 
 #endif /* RXE_SR_GLUE_H */

@@ -70,7 +70,7 @@ unsafe fn create_inner(ibah: *mut b::ib_ah, init: &b::rdma_ah_init_attr, udata: 
     let av = unsafe { av_of(&*init.ah_attr)? };
     // SAFETY: the AH's device is one of ours.
     let dev = unsafe { RxeSrDev::from_ib((*ibah).device) };
-    let ah_num = dev.ahs().alloc(ibah.cast(), 1, vah::MAX_AH_NUM)?;
+    let ah_num = dev.ahs().reserve(1, vah::MAX_AH_NUM)?;
     if !udata.is_null() {
         let mut out = [0u8; layout::CREATE_AH_RESP_SIZE];
         let ret = match resp::emit_create_ah_resp(ah_num, &mut out) {
@@ -88,6 +88,12 @@ unsafe fn create_inner(ibah: *mut b::ib_ah, init: &b::rdma_ah_init_attr, udata: 
     unsafe {
         ptr::addr_of_mut!((*ah).av).write(Some(av));
         (*ah).ah_num = ah_num;
+    }
+    if let Err(e) = dev.ahs().publish(ah_num, ibah.cast()) {
+        dev.ahs().erase(ah_num);
+        // SAFETY: never visible; the core frees the object when we fail.
+        unsafe { (*ah).ah_num = 0 };
+        return Err(e);
     }
     objects::LIVE.ahs.inc();
     Ok(())

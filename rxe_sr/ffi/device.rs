@@ -10,7 +10,7 @@ use kernel::error::to_result;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 use kernel::str::CStr;
-use kernel::types::ScopeGuard;
+use kernel::types::{Opaque, ScopeGuard};
 
 use super::xarray::IndexTable;
 use super::{ah, bindings as b, cq, mr, netdev::NetDev, pd, qp, queue, stats};
@@ -39,6 +39,8 @@ pub(crate) struct RxeSrDev {
     key_variant: AtomicU32,
     /// What `rdma statistic` shows.
     counters: Counters,
+    /// Received datagrams waiting for the receive work (ffi/rx.rs).
+    pub(crate) rx: Opaque<b::rxe_sr_rx>,
 }
 
 impl RxeSrDev {
@@ -55,6 +57,13 @@ impl RxeSrDev {
     /// The device's MR table.
     pub(crate) fn mrs(&self) -> &IndexTable {
         &self.mr_table
+    }
+
+    /// Queues a received skb for the receive work, which frees it.
+    pub(crate) fn queue_rx(&self, skb: *mut b::sk_buff) {
+        // SAFETY: the queue was initialised before registration and is stopped only in
+        // dealloc_driver, after every reference (the caller holds one) is gone.
+        unsafe { b::rxe_sr_glue_rx_queue(self.rx.get(), skb) };
     }
 
     /// The device's counters.
@@ -190,6 +199,7 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         IndexTable::init(&mut dev.mr_table);
         IndexTable::init(&mut dev.qp_table);
         IndexTable::init(&mut dev.ah_table);
+        b::rxe_sr_glue_rx_init(dev.rx.get());
     }
 
     let guid = u64::from_ne_bytes(vd::guid_from_mac(nd.mac()));
@@ -354,6 +364,8 @@ unsafe extern "C" fn dealloc_driver(ibdev: *mut b::ib_device) {
     // SAFETY: the core calls this once, when the device is being freed and unused; every
     // MR, QP and AH was destroyed before (uverbs closes its objects before the device goes).
     unsafe {
+        // No datagram can be queued any more (lookups need a registered device).
+        b::rxe_sr_glue_rx_stop((*ibdev.cast::<RxeSrDev>()).rx.get());
         IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).mr_table);
         IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).qp_table);
         IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).ah_table);

@@ -19,6 +19,8 @@
 #include <net/ip.h>
 #include <net/route.h>
 #include <linux/udp.h>
+#include <linux/delay.h>
+#include <rdma/ib_umem.h>
 
 #include "rxe_sr_glue.h"
 
@@ -320,4 +322,64 @@ void rxe_sr_glue_xa_lock(struct xarray *xa)
 void rxe_sr_glue_xa_unlock(struct xarray *xa)
 {
 	xa_unlock(xa);
+}
+
+/* ---- the receive queue ---- */
+
+static void rxe_sr_rx_work_fn(struct work_struct *work)
+{
+	rxe_sr_rs_rx_work(container_of(work, struct rxe_sr_rx, work));
+}
+
+void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx)
+{
+	skb_queue_head_init(&rx->q);
+	INIT_WORK(&rx->work, rxe_sr_rx_work_fn);
+}
+
+void rxe_sr_glue_rx_queue(struct rxe_sr_rx *rx, struct sk_buff *skb)
+{
+	skb_queue_tail(&rx->q, skb);
+	queue_work(system_unbound_wq, &rx->work);
+}
+
+struct sk_buff *rxe_sr_glue_rx_dequeue(struct rxe_sr_rx *rx)
+{
+	return skb_dequeue(&rx->q);
+}
+
+/* Waits for the work item and frees what is still queued; nothing may queue after. */
+void rxe_sr_glue_rx_stop(struct rxe_sr_rx *rx)
+{
+	cancel_work_sync(&rx->work);
+	skb_queue_purge(&rx->q);
+}
+
+/* The datagram from its IP header to its end, made linear. */
+int rxe_sr_glue_skb_ip_bytes(struct sk_buff *skb, void **data, size_t *len)
+{
+	if (skb_linearize(skb))
+		return -ENOMEM;
+	*data = skb_network_header(skb);
+	*len = skb_tail_pointer(skb) - skb_network_header(skb);
+	return 0;
+}
+
+/* Copies @len bytes at @src into a pinned user MR at byte @offset (ib_umem_copy_from's twin). */
+int rxe_sr_glue_umem_copy_to(struct ib_umem *umem, size_t offset, const void *src, size_t len)
+{
+	size_t n = sg_pcopy_from_buffer(umem->sgt_append.sgt.sgl, umem->sgt_append.sgt.orig_nents,
+					src, len, offset + ib_umem_offset(umem));
+
+	return n == len ? 0 : -EFAULT;
+}
+
+void rxe_sr_glue_msleep(unsigned int ms)
+{
+	msleep(ms);
+}
+
+int rxe_sr_glue_xa_store(struct xarray *xa, unsigned long index, void *entry)
+{
+	return xa_err(xa_store(xa, index, entry, GFP_KERNEL));
 }

@@ -14,6 +14,7 @@ pub(crate) mod params;
 pub(crate) mod pd;
 pub(crate) mod qp;
 pub(crate) mod queue;
+pub(crate) mod rx;
 pub(crate) mod skb;
 pub(crate) mod stats;
 pub(crate) mod udp;

@@ -25,6 +25,8 @@ pub(crate) struct RxeSrMr {
     index: u32,
     /// The device whose table holds the index.
     ibdev: *mut b::ib_device,
+    /// `IB_ACCESS_*` granted at registration.
+    access: u32,
 }
 
 /// `ib_device_ops.reg_user_mr`.
@@ -68,6 +70,7 @@ unsafe fn reg_user_mr_inner(pd: *mut b::ib_pd, start: u64, length: u64, iova: u6
             umem,
             index: 0,
             ibdev,
+            access,
         },
         GFP_KERNEL,
     );
@@ -79,7 +82,7 @@ unsafe fn reg_user_mr_inner(pd: *mut b::ib_pd, start: u64, length: u64, iova: u6
             return Err(e.into());
         }
     };
-    let index = match dev.mrs().alloc(mr.cast(), vmr::MIN_MR_INDEX, vmr::MAX_MR_INDEX) {
+    let index = match dev.mrs().reserve(vmr::MIN_MR_INDEX, vmr::MAX_MR_INDEX) {
         Ok(i) => i,
         Err(e) => {
             // SAFETY: `mr` is ours (not in the table); release the pages, free the box.
@@ -98,6 +101,15 @@ unsafe fn reg_user_mr_inner(pd: *mut b::ib_pd, start: u64, length: u64, iova: u6
         (*mr).ibmr.rkey = key;
         (*mr).ibmr.iova = iova;
         (*mr).ibmr.length = length;
+    }
+    if let Err(e) = dev.mrs().publish(index, mr.cast()) {
+        dev.mrs().erase(index);
+        // SAFETY: never visible: release the pages and free the box.
+        unsafe {
+            b::ib_umem_release(umem);
+            drop(KBox::from_raw(mr));
+        }
+        return Err(e);
     }
     objects::LIVE.mrs.inc();
     // SAFETY: `ibmr` is the first field of the live MR.
@@ -146,6 +158,32 @@ pub(crate) fn gather(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, ds
             let off = usize::try_from(addr - iova).map_err(|_| WcStatus::LocProtErr)?;
             // SAFETY: `umem` is pinned while the MR lives; the copy does not sleep.
             let ret = unsafe { b::ib_umem_copy_from(dst.as_mut_ptr().cast(), umem, off, dst.len()) };
+            if ret == 0 { Ok(()) } else { Err(WcStatus::LocProtErr) }
+        })
+        .unwrap_or(Err(WcStatus::LocProtErr))
+}
+
+/// Copies `src` to `addr` of the MR named by `lkey` (a receive's scatter step). The MR must
+/// be live, carry this key, belong to `pd`, grant local write and cover the range.
+pub(crate) fn scatter(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, src: &[u8]) -> core::result::Result<(), WcStatus> {
+    let len = u64::try_from(src.len()).map_err(|_| WcStatus::LocLenErr)?;
+    dev.mrs()
+        .with_entry(lkey >> 8, |p| {
+            let mr = p.cast::<RxeSrMr>();
+            // SAFETY: as in `gather`.
+            let (key, mr_pd, iova, mr_len, umem, access) = unsafe {
+                ((*mr).ibmr.lkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).umem, (*mr).access)
+            };
+            if key != lkey || mr_pd != pd || access & b::ib_access_flags_IB_ACCESS_LOCAL_WRITE == 0 {
+                return Err(WcStatus::LocProtErr);
+            }
+            let end = addr.checked_add(len).ok_or(WcStatus::LocProtErr)?;
+            if addr < iova || end > iova.saturating_add(mr_len) {
+                return Err(WcStatus::LocProtErr);
+            }
+            let off = usize::try_from(addr - iova).map_err(|_| WcStatus::LocProtErr)?;
+            // SAFETY: `umem` is pinned while the MR lives; the copy does not sleep.
+            let ret = unsafe { b::rxe_sr_glue_umem_copy_to(umem, off, src.as_ptr().cast(), src.len()) };
             if ret == 0 { Ok(()) } else { Err(WcStatus::LocProtErr) }
         })
         .unwrap_or(Err(WcStatus::LocProtErr))

@@ -19,7 +19,11 @@ use super::netdev::NetDev;
 use super::{ah, cq, mr, skb};
 use crate::proto::psn::Psn;
 use crate::transport::ud;
-use crate::uabi::limits::MAX_SEND_WQE_BYTES;
+use crate::proto::wire::PacketRepr;
+use crate::uabi::cqe::RecvInfo;
+use crate::uabi::limits::{MAX_RECV_WQE_BYTES, MAX_SEND_WQE_BYTES};
+use crate::uabi::recv_wqe::{RecvLimits, RecvWqe};
+use core::sync::atomic::{AtomicU32, Ordering};
 use crate::uabi::send_wqe::{Payload, QpType, SendFlags, SendLimits, SendOp, SendWqe};
 use crate::verbs::counters::Counter;
 use kernel::alloc::KVec;
@@ -48,6 +52,8 @@ struct QpState {
     #[pin]
     inner: Mutex<QpInner>,
     shape: QpShape,
+    /// References held by the receive path ([`QpRef`]); destroy waits for zero.
+    users: AtomicU32,
 }
 
 /// The QP object: `ibqp` first (the core allocates `size_of::<RxeSrQp>()` zeroed bytes).
@@ -128,7 +134,8 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
         return Err(Error::from_errno(ret));
     }
 
-    let qpn = dev.qps().alloc(ibqp.cast(), vqp::MIN_QPN, vqp::MAX_QPN)?;
+    // Reserved now, published once the QP is complete (the receive path looks QPs up).
+    let qpn = dev.qps().reserve(vqp::MIN_QPN, vqp::MAX_QPN)?;
     let attrs = QpAttrs {
         state: b::ib_qp_state_IB_QPS_RESET,
         port_num: 1,
@@ -148,6 +155,7 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
                 "rxe_sr_qp"
             ),
             shape,
+            users: AtomicU32::new(0),
         }),
         GFP_KERNEL,
     );
@@ -166,6 +174,15 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
         (*ibqp.cast::<RxeSrQp>()).state = raw;
         (*ibqp).qp_num = qpn;
     }
+    if let Err(e) = dev.qps().publish(qpn, ibqp.cast()) {
+        dev.qps().erase(qpn);
+        // SAFETY: never visible: take the state back and free it (its rings unregister).
+        unsafe {
+            (*ibqp.cast::<RxeSrQp>()).state = ptr::null_mut();
+            drop(KBox::from_raw(raw));
+        }
+        return Err(e);
+    }
     init.cap = shape.caps();
     objects::LIVE.qps.inc();
     Ok(())
@@ -181,13 +198,19 @@ pub(crate) unsafe extern "C" fn destroy_qp(ibqp: *mut b::ib_qp, _udata: *mut b::
     if qp.state.is_null() {
         return 0;
     }
+    // SAFETY: the QP's device is one of ours.
+    let dev = unsafe { RxeSrDev::from_ib((*ibqp).device) };
+    // Out of the table first: no new receive-path reference; then wait for the ones held.
+    // SAFETY: reads the QPN we assigned.
+    dev.qps().erase(unsafe { (*ibqp).qp_num });
+    // SAFETY: `state` is live until freed below.
+    while unsafe { (*qp.state).users.load(Ordering::Acquire) } != 0 {
+        // SAFETY: plain sleep in process context.
+        unsafe { b::rxe_sr_glue_msleep(1) };
+    }
     // SAFETY: `state` came from KBox::into_raw; nothing else uses it now.
     let st = unsafe { KBox::from_raw(qp.state) };
     qp.state = ptr::null_mut();
-    // SAFETY: the QP's device is one of ours.
-    let dev = unsafe { RxeSrDev::from_ib((*ibqp).device) };
-    // SAFETY: reads the QPN we assigned.
-    dev.qps().erase(unsafe { (*ibqp).qp_num });
     // Unregister the rings' mmap entries (outside the lock), then free the state.
     let rings = {
         let mut g = st.inner.lock();
@@ -489,5 +512,150 @@ fn ud_send_one(
     skb::send_v4(nd, saddr, daddr, sport, av.traffic_class, ttl, &pkt).map_err(|_| WcStatus::LocQpOpErr)?;
     dev.counters().inc(Counter::SentPkts);
     dev.counters().inc(Counter::RdmaSends);
+    Ok(())
+}
+
+/// A counted reference on a QP, taken by the receive path under the QP table's lock.
+struct QpRef {
+    ibqp: *mut b::ib_qp,
+    st: *const QpState,
+}
+
+impl QpRef {
+    /// The QP with number `qpn`, if it exists and is complete.
+    fn get(dev: &RxeSrDev, qpn: u32) -> Option<QpRef> {
+        dev.qps()
+            .with_entry(qpn, |p| {
+                let ibqp = p.cast::<b::ib_qp>();
+                // SAFETY: published entries are complete QPs of ours; the table lock keeps
+                // destroy_qp from erasing it (and then waiting for us) until we counted.
+                let st = unsafe { (*ibqp.cast::<RxeSrQp>()).state };
+                // SAFETY: as above: non-null and live.
+                unsafe { st.as_ref() }.map(|s| {
+                    s.users.fetch_add(1, Ordering::AcqRel);
+                    QpRef { ibqp, st }
+                })
+            })
+            .flatten()
+    }
+
+    fn state(&self) -> &QpState {
+        // SAFETY: destroy_qp frees the state only after our count is dropped.
+        unsafe { &*self.st }
+    }
+}
+
+impl Drop for QpRef {
+    fn drop(&mut self) {
+        // After this the state may be freed at once: no access follows.
+        self.state().users.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The 40 bytes in front of a UD message in the receive buffer (IBTA 11.4.1.2: the GRH, or
+/// for RoCEv2 over IPv4 20 zero bytes then the IPv4 header, as rdma_rxe writes it).
+fn grh_area(ip_header: &[u8]) -> [u8; 40] {
+    let mut g = [0u8; 40];
+    match ip_header.len() {
+        40 => g.copy_from_slice(ip_header),
+        n if n >= 20 => g[20..].copy_from_slice(&ip_header[..20]),
+        _ => {}
+    }
+    g
+}
+
+/// Delivers a UD SEND to its QP: the QP must be ready to receive, the Q_Key and P_Key must
+/// match, and a receive WQE must be posted (otherwise the message is dropped, as UD allows);
+/// the GRH area and the payload are scattered into the WQE's buffers and a completion is
+/// posted to the receive CQ. False when dropped.
+pub(crate) fn ud_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8]) -> bool {
+    let Some(deth) = p.ext.deth else {
+        return false;
+    };
+    let Some(qp) = QpRef::get(dev, p.bth.dest_qpn) else {
+        return false;
+    };
+    let st = qp.state();
+    if st.shape.qp_type != b::ib_qp_type_IB_QPT_UD || p.bth.pkey & 0x7fff != 0x7fff {
+        return false;
+    }
+    // SAFETY: the QP is live (counted) with its PD and receive CQ.
+    let (pd, qpn, rcq) = unsafe { ((*qp.ibqp).pd, (*qp.ibqp).qp_num, (*qp.ibqp).recv_cq) };
+    let mut g = st.inner.lock();
+    let ready = g.attrs.state == b::ib_qp_state_IB_QPS_RTR || g.attrs.state == b::ib_qp_state_IB_QPS_RTS;
+    if !ready || deth.qkey != g.attrs.qkey {
+        return false;
+    }
+    let QpInner { rq, rq_q, .. } = &mut *g;
+    let Some(ring) = rq.as_ref() else {
+        return false;
+    };
+    let shared = ring.queue();
+    if rq_q.observe_producer(shared.load_producer()).is_err() {
+        return false;
+    }
+    let Some(slot) = rq_q.head() else {
+        return false;
+    };
+    let mut bytes = [0u8; MAX_RECV_WQE_BYTES];
+    shared.read_slot(slot, &mut bytes);
+    let grh = grh_area(ip_header);
+    let total = grh.len() + p.payload.len();
+    let c = match RecvWqe::parse(&bytes, RecvLimits { max_sge: st.shape.rq.max_sge }) {
+        Err(e) => {
+            let wr_id = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes);
+            Completion::zeroed(wr_id, qpn, e.wc_status())
+        }
+        Ok(wqe) => {
+            let status = match scatter_all(dev, pd, &wqe, &[&grh, p.payload]) {
+                Ok(()) => WcStatus::Success,
+                Err(s) => s,
+            };
+            let info = RecvInfo {
+                byte_len: u32::try_from(total).unwrap_or(u32::MAX),
+                rdma_with_imm: false,
+                imm: p.ext.imm_dt.map(|i| i.data.to_be_bytes()),
+                invalidated_rkey: None,
+                src_qp: Some(deth.src_qpn),
+                port_num: 1,
+            };
+            Completion::recv(wqe.wr_id, qpn, status, info)
+        }
+    };
+    // SAFETY: the counted QP keeps its receive CQ alive.
+    if unsafe { cq::post(rcq, &c, p.bth.se) }.is_err() {
+        return false;
+    }
+    if let Some(cons) = rq_q.advance_consumer() {
+        shared.publish_consumer(cons);
+    }
+    dev.counters().inc(Counter::RdmaRecvs);
+    true
+}
+
+/// Writes `parts` one after the other across the WQE's scatter list.
+fn scatter_all(dev: &RxeSrDev, pd: *mut b::ib_pd, wqe: &RecvWqe, parts: &[&[u8]]) -> core::result::Result<(), WcStatus> {
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    if u64::try_from(total).map_err(|_| WcStatus::LocLenErr)? > u64::from(wqe.length) {
+        return Err(WcStatus::LocLenErr);
+    }
+    let mut sges = wqe.sges.as_slice().iter();
+    let (mut sge, mut used) = (sges.next(), 0u64);
+    for part in parts {
+        let mut rest: &[u8] = part;
+        while !rest.is_empty() {
+            let s = sge.ok_or(WcStatus::LocLenErr)?;
+            let room = u64::from(s.length) - used;
+            if room == 0 {
+                (sge, used) = (sges.next(), 0);
+                continue;
+            }
+            let n = usize::try_from(room).unwrap_or(usize::MAX).min(rest.len());
+            let addr = s.addr.checked_add(used).ok_or(WcStatus::LocProtErr)?;
+            mr::scatter(dev, pd, s.lkey, addr, &rest[..n])?;
+            used += n as u64;
+            rest = &rest[n..];
+        }
+    }
     Ok(())
 }

@@ -58,13 +58,12 @@ unsafe extern "C" fn rxe_sr_rs_udp_encap_recv(
     _sk: *mut bindings::sock,
     skb: *mut bindings::sk_buff,
 ) -> c_int {
-    // SAFETY: `skb` is valid for the call (this function's contract).
-    let len = unsafe { (*skb).len } as usize;
-    // SAFETY: as above; the netdev it arrived on is live while the skb is.
+    // SAFETY: `skb` is valid for the call; the netdev it arrived on is live while it is.
     let ndev = unsafe { b_netdev(skb) };
     let dev = ndev.as_ref().and_then(DeviceRef::get_by_netdev);
-    match net::on_datagram(dev.as_ref().map(|d| d.dev().counters()), len) {
-        Verdict::Drop => {
+    match (net::on_datagram(dev.as_ref().map(|d| d.dev().counters())), dev.as_ref()) {
+        (Verdict::Queue, Some(d)) => d.dev().queue_rx(skb),
+        _ => {
             // SAFETY: we own `skb` (we return 0) and free it exactly once.
             unsafe { bindings::rxe_sr_glue_skb_drop(skb) };
         }

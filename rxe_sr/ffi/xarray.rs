@@ -49,6 +49,19 @@ impl IndexTable {
         Ok(id)
     }
 
+    /// Reserves a free index in `min..=max` (cyclically) with no entry yet: lookups see
+    /// nothing there until [`IndexTable::publish`], so an object is never found half-built.
+    pub(crate) fn reserve(&self, min: u32, max: u32) -> Result<u32> {
+        self.alloc(core::ptr::null_mut(), min, max)
+    }
+
+    /// Stores `entry` at a reserved `index`, making it visible to lookups.
+    pub(crate) fn publish(&self, index: u32, entry: *mut c_void) -> Result {
+        let index = usize::try_from(index).map_err(|_| EINVAL)?;
+        // SAFETY: as in `alloc`; the index is ours (reserved), so nothing is replaced.
+        to_result(unsafe { b::rxe_sr_glue_xa_store(self.xa.get(), index, entry) })
+    }
+
     /// Runs `f` on the entry at `index` (if any) with the table locked, so the entry cannot
     /// be erased, and hence freed by its destroy verb, until `f` returns. `f` must not
     /// sleep (the lock is a spinlock).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The RoCEv2 UDP side: the sockets on port 4791 and what arrives on them.
 //!
-//! Until the transport lands (issue 4), every datagram is counted and dropped.
+//! Datagrams are counted here and processed by the device's receive work (ffi/rx.rs).
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -39,19 +39,21 @@ pub(crate) static RCVD_NO_DEVICE: AtomicU64 = AtomicU64::new(0);
 pub(crate) enum Verdict {
     /// Free it (counted).
     Drop,
+    /// Hand it to the device's receive work.
+    Queue,
 }
 
-/// Decides the fate of a datagram of `len` bytes for the device whose counters are `dev`.
-/// Until the transport lands, every datagram is counted and dropped.
-pub(crate) fn on_datagram(dev: Option<&Counters>, _len: usize) -> Verdict {
+/// Decides the fate of a datagram for the device whose counters are `dev` (none: it
+/// arrived on a netdev without an rxe_sr device).
+pub(crate) fn on_datagram(dev: Option<&Counters>) -> Verdict {
     match dev {
         Some(c) => {
             c.inc(Counter::RcvdPkts);
-            c.inc(Counter::RcvdDropped);
+            Verdict::Queue
         }
         None => {
             RCVD_NO_DEVICE.fetch_add(1, Ordering::Relaxed);
+            Verdict::Drop
         }
     }
-    Verdict::Drop
 }

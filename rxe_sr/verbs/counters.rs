@@ -11,7 +11,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 pub(crate) enum Counter {
     /// RoCEv2 datagrams that arrived for this device (rdma_rxe: `rcvd_pkts`).
     RcvdPkts = 0,
-    /// Of those, dropped: malformed, or for no QP that can take them (rxe_sr's).
+    /// Of those, dropped: malformed (bad ICRC or headers), for no QP that can take them, a
+    /// wrong Q_Key or P_Key, or no receive WQE for a UD message (rxe_sr's).
     RcvdDropped = 1,
     /// Times the port left ACTIVE with its netdev (rdma_rxe: `link_downed`).
     LinkDowned = 2,
@@ -19,14 +20,16 @@ pub(crate) enum Counter {
     SentPkts = 3,
     /// SEND messages sent (rdma_rxe: `rdma_sends`).
     RdmaSends = 4,
+    /// SEND messages received (rdma_rxe: `rdma_recvs`).
+    RdmaRecvs = 5,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 5;
+pub(crate) const COUNT: usize = 6;
 
 /// Their names, in [`Counter`] order.
 pub(crate) const NAMES: [&CStr; COUNT] =
-    [c"rcvd_pkts", c"rcvd_dropped", c"link_downed", c"sent_pkts", c"rdma_sends"];
+    [c"rcvd_pkts", c"rcvd_dropped", c"link_downed", c"sent_pkts", c"rdma_sends", c"rdma_recvs"];
 
 /// The counters of one device (all-zero is a valid initial value).
 pub(crate) struct Counters([AtomicU64; COUNT]);
