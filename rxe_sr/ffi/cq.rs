@@ -203,6 +203,20 @@ unsafe fn resize_cq_inner(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_uda
     }
     let depth = u32::try_from(cqe).map_err(|_| EINVAL)?;
     let geo = vcq::geometry(depth, cache_line_size())?;
+    // Everything that may sleep happens before the lock: allocating and registering the new
+    // ring, and telling user space where it is (user space ignores the answer if we fail).
+    let fresh = SharedQueue::new(geo.ring)?;
+    let len = u32::try_from(fresh.len()).map_err(|_| EINVAL)?;
+    // SAFETY: `uctx` is the caller's live ucontext. On any error below, `mapped` drops and
+    // unregisters the new ring; the CQ keeps the old one.
+    let (mapped, offset) = unsafe { MappedQueue::insert(uctx, fresh)? };
+    let mut out = [0u8; layout::CREATE_CQ_RESP_SIZE];
+    resp::emit_create_cq_resp(resp::MmInfo { offset, size: len }, &mut out).ok_or(EINVAL)?;
+    // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
+    let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) };
+    if ret != 0 {
+        return Err(Error::from_errno(ret));
+    }
     let old = {
         let mut ring = state.ring.lock();
         let CqRing { queue, q } = &mut *ring;
@@ -211,29 +225,18 @@ unsafe fn resize_cq_inner(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_uda
         if depth < pending {
             return Err(EINVAL);
         }
-        let fresh = SharedQueue::new(geo.ring)?;
+        let new = mapped.queue();
         let mut slot = [0u8; layout::UVERBS_WC_SIZE];
         let mut nq = ToClientQueue::new(geo.ring);
         for n in 0..pending {
             let src = q.consumer_index().wrapping_add(n) & q.ring().index_mask();
             cur.read_slot(src, &mut slot);
             if let Some(tail) = nq.tail() {
-                fresh.write_slot(tail, &slot);
+                new.write_slot(tail, &slot);
             }
             nq.advance_producer();
         }
-        fresh.publish_producer(nq.producer_index());
-        let len = u32::try_from(fresh.len()).map_err(|_| EINVAL)?;
-        // SAFETY: `uctx` is the caller's live ucontext.
-        let (mapped, offset) = unsafe { MappedQueue::insert(uctx, fresh)? };
-        let mut out = [0u8; layout::CREATE_CQ_RESP_SIZE];
-        resp::emit_create_cq_resp(resp::MmInfo { offset, size: len }, &mut out).ok_or(EINVAL)?;
-        // SAFETY: `udata` is live; the helper checks outlen and copies to user space. On
-        // failure `mapped` drops here and unregisters the new ring; the old one stays.
-        let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) };
-        if ret != 0 {
-            return Err(Error::from_errno(ret));
-        }
+        new.publish_producer(nq.producer_index());
         *q = nq;
         queue.replace(mapped)
     };
