@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The guest side of `make run`: rxe_sr's device, then the goodput table's measurements
-# (written by the client, g2, to OUT/bench.csv: driver,op,loss,gbps).
+# (written by the client, g2, to OUT/bench.csv: driver,op,loss,gbps). RC rows: 64 KiB
+# messages; UD rows: 1 KiB (one path MTU), goodput as the receiver counts it.
 . "$HOST_SHARE/selftests/lib.sh"
 TEST_INDEX=demo
 secs=${BENCH_SECONDS:-8}
@@ -18,13 +19,27 @@ cat /sys/class/infiniband/sr0/ports/1/gids/"$(roce_gid_index sr0)"
 rdma link del sr0; modprobe -r rxe_sr
 echo "=== end rxe_sr"
 
-rxe_ref_up || { echo "rdma_rxe did not come up"; exit 1; }
-is_client && echo "driver,op,loss,gbps" > "$OUT/bench.csv"
-for op in ib_write_bw ib_send_bw ib_read_bw; do
+# bench DRIVER DEV OP [ARGS...]: one table row, the four loss rates.
+bench() {
+  local driver=$1 dev=$2 op=$3 label=$3 loss bw; shift 3
+  [ "$*" = "-c UD" ] && label="$op(UD)"
   for loss in 0 0.1 1 5; do
-    bw=$(perftest_pair rxe0 "$op" "$loss" "$secs") || bw=
-    is_client && echo "rdma_rxe,${op},${loss},${bw}" >> "$OUT/bench.csv"
-    log "rdma_rxe $op loss ${loss}%: ${bw:-failed} Gb/s"
+    bw=$(perftest_pair "$dev" "$op" "$loss" "$secs" "$@") || bw=
+    is_client && echo "${driver},${label},${loss},${bw}" >> "$OUT/bench.csv"
+    log "$driver $label loss ${loss}%: ${bw:-failed} Gb/s"
   done
+}
+
+is_client && echo "driver,op,loss,gbps" > "$OUT/bench.csv"
+rxe_ref_up || { echo "rdma_rxe did not come up"; exit 1; }
+for op in ib_write_bw ib_send_bw ib_read_bw; do
+  bench rdma_rxe rxe0 "$op"
 done
+PERF_SIZE=1024 bench rdma_rxe rxe0 ib_send_bw -c UD
 rxe_ref_down
+
+# rxe_sr: UD so far (RC rows arrive with its RC transport).
+load_rdma_core && modprobe rxe_sr && rdma link add sr0 type rxe_sr netdev eth0 && wait_port_active sr0 \
+  || { echo "rxe_sr did not come up"; exit 1; }
+PERF_SIZE=1024 bench rxe_sr sr0 ib_send_bw -c UD
+rdma link del sr0; modprobe -r rxe_sr

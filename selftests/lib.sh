@@ -119,14 +119,19 @@ retry() {
 }
 
 # perftest_pair DEV TOOL LOSS SECONDS [ARGS...]: TOOL (ib_write_bw, ib_send_bw, ib_read_bw)
-# between g1 (server) and g2 (client), netem LOSS% on both guests' egress, SECONDS long.
-# Prints "Gb/s" on the client (empty if it failed); returns non-zero on failure.
+# between g1 (server) and g2 (client), netem LOSS% on both guests' egress, SECONDS long,
+# messages of PERF_SIZE bytes (default 65536). Prints the average Gb/s on the client (empty
+# if it failed): the client's figure for RC, the receiving server's for UD (lost datagrams
+# are not retransmitted, so only the receiver sees the goodput). Non-zero on failure.
 perftest_pair() {
   local dev=$1 tool=$2 loss=$3 secs=$4; shift 4
-  local gidx rc=0 out
+  local gidx rc=0 out ud=0 a
+  for a in "$@"; do [ "$a" = UD ] && ud=1; done
   gidx=$(roce_gid_index "$dev") || { log "no RoCEv2 GID on $dev"; return 1; }
   netem_set "$loss"
-  local common=(-d "$dev" -x "$gidx" -s 65536 -D "$secs" -F --report_gbits "$@")
+  local common=(-d "$dev" -x "$gidx" -s "${PERF_SIZE:-65536}" -D "$secs" -F --report_gbits "$@")
+  # perftest's result row: bytes iterations BW-peak BW-average MsgRate
+  local avg='/#bytes/ { getline; if (NF >= 5) print $4 }'
   if is_server; then
     timeout $((secs * 6 + 60)) "$tool" "${common[@]}" > /tmp/perf.srv 2>&1 &
     local pid=$!
@@ -134,15 +139,17 @@ perftest_pair() {
     sync_point "$tool-$loss-ready" 120 || rc=1
     wait "$pid" || rc=1
     cat /tmp/perf.srv >&2
+    share_put "$tool-$loss-srv" "$(awk "$avg" /tmp/perf.srv | tail -1)"
   else
     sync_point "$tool-$loss-ready" 120 || rc=1
     out=$(timeout $((secs * 6 + 60)) "$tool" "${common[@]}" "$SERVER_IP" 2>&1) || rc=1
     printf '%s\n' "$out" >&2
-    # perftest's result row: bytes iterations BW-peak BW-average MsgRate
-    printf '%s\n' "$out" | awk '$1 == 65536 && NF >= 5 { print $4 }' | tail -1
   fi
   netem_set 0
   sync_point "$tool-$loss-done" 300 || rc=1
+  if is_client; then
+    if [ "$ud" = 1 ]; then share_get 1 "$tool-$loss-srv"; else printf '%s\n' "$out" | awk "$avg" | tail -1; fi
+  fi
   return $rc
 }
 
