@@ -45,7 +45,11 @@ void rxe_sr_glue_udp_tunnel_close(struct socket *sock);
 void rxe_sr_glue_skb_drop(struct sk_buff *skb);
 struct net_device *rxe_sr_glue_skb_dev(struct sk_buff *skb);
 struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be32 daddr,
-				     u16 sport, u8 tos, u8 ttl, const void *ib, size_t len);
+				     u16 sport, u8 tos, u8 ttl, const void *ib, size_t len,
+				     bool local);
+struct sk_buff *rxe_sr_glue_build_v6(struct net_device *ndev, const void *saddr,
+				     const void *daddr, u16 sport, u8 tclass, u8 hop_limit,
+				     u32 flow_label, const void *ib, size_t len, bool local);
 void *rxe_sr_glue_skb_data(struct sk_buff *skb, size_t *len);
 int rxe_sr_glue_xmit(struct sk_buff *skb);
 void rxe_sr_glue_xa_lock(struct xarray *xa);

@@ -44,7 +44,7 @@ unsafe fn av_of(attr: &b::rdma_ah_attr) -> Result<Av> {
     }
     // SAFETY: `union ib_gid` is 16 plain bytes whichever member is read.
     let (sgid, dgid) = unsafe { (sgid_attr.gid.raw, attr.grh.dgid.raw) };
-    Av::new(sgid, dgid, attr.grh.hop_limit, attr.grh.traffic_class).ok_or(EINVAL)
+    Av::new(sgid, dgid, attr.grh.flow_label, attr.grh.hop_limit, attr.grh.traffic_class).ok_or(EINVAL)
 }
 
 /// `ib_device_ops.create_user_ah`.

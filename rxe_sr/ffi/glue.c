@@ -18,6 +18,8 @@
 #include <linux/xarray.h>
 #include <net/ip.h>
 #include <net/route.h>
+#include <net/ipv6.h>
+#include <net/ip6_route.h>
 #include <linux/udp.h>
 #include <linux/delay.h>
 #include <rdma/ib_umem.h>
@@ -236,42 +238,20 @@ struct net_device *rxe_sr_glue_skb_dev(struct sk_buff *skb)
 	return skb->dev;
 }
 
-/* ---- transmit: an IPv4 RoCEv2 datagram around IB bytes (as rdma_rxe's prepare4) ---- */
+/* ---- transmit: RoCEv2 datagrams around IB bytes (as rdma_rxe's prepare4/prepare6) ---- */
 
-/*
- * Routes to @daddr out of @ndev and builds an skb holding IPv4 + UDP headers and the @len
- * IB bytes at @ib (BTH .. ICRC, the ICRC not yet filled). The IP header (with its ID) is
- * complete, so the caller can compute the ICRC over the datagram before sending it with
- * rxe_sr_glue_xmit(). Returns the skb or an ERR_PTR.
- */
-struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be32 daddr,
-				     u16 sport, u8 tos, u8 ttl, const void *ib, size_t len)
+static struct sk_buff *rxe_sr_alloc_datagram(struct net_device *ndev, unsigned int iphdr_len,
+					     u16 sport, const void *ib, size_t len)
 {
-	struct flowi4 fl = {};
-	struct rtable *rt;
-	struct sk_buff *skb;
+	unsigned int hdr = LL_RESERVED_SPACE(ndev) + iphdr_len + sizeof(struct udphdr);
+	struct sk_buff *skb = alloc_skb(hdr + len + ndev->needed_tailroom, GFP_KERNEL);
 	struct udphdr *udph;
-	struct iphdr *iph;
-	unsigned int hdr = LL_RESERVED_SPACE(ndev) + sizeof(*iph) + sizeof(*udph);
 
-	fl.flowi4_oif = ndev->ifindex;
-	fl.saddr = saddr;
-	fl.daddr = daddr;
-	fl.flowi4_proto = IPPROTO_UDP;
-	rt = ip_route_output_key(dev_net(ndev), &fl);
-	if (IS_ERR(rt))
-		return ERR_CAST(rt);
-
-	skb = alloc_skb(hdr + len + ndev->needed_tailroom, GFP_KERNEL);
-	if (!skb) {
-		ip_rt_put(rt);
-		return ERR_PTR(-ENOMEM);
-	}
+	if (!skb)
+		return NULL;
 	skb_reserve(skb, hdr);
 	skb_put_data(skb, ib, len);
 	skb->dev = ndev;
-	skb->protocol = htons(ETH_P_IP);
-
 	__skb_push(skb, sizeof(*udph));
 	skb_reset_transport_header(skb);
 	udph = udp_hdr(skb);
@@ -279,8 +259,43 @@ struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be
 	udph->dest = htons(4791);
 	udph->len = htons(skb->len);
 	udph->check = 0;
+	return skb;
+}
 
-	skb_dst_set(skb, &rt->dst);
+/*
+ * Builds an skb holding IPv4 + UDP headers and the @len IB bytes at @ib (BTH .. ICRC, the
+ * ICRC not yet filled), routed out of @ndev unless @local (loopback: the receive path takes
+ * it directly). The IP header, ID included, is complete, so the caller can compute the ICRC
+ * before sending it with rxe_sr_glue_xmit(). Returns the skb or an ERR_PTR.
+ */
+struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be32 daddr,
+				     u16 sport, u8 tos, u8 ttl, const void *ib, size_t len,
+				     bool local)
+{
+	struct rtable *rt = NULL;
+	struct sk_buff *skb;
+	struct iphdr *iph;
+
+	if (!local) {
+		struct flowi4 fl = {};
+
+		fl.flowi4_oif = ndev->ifindex;
+		fl.saddr = saddr;
+		fl.daddr = daddr;
+		fl.flowi4_proto = IPPROTO_UDP;
+		rt = ip_route_output_key(dev_net(ndev), &fl);
+		if (IS_ERR(rt))
+			return ERR_CAST(rt);
+	}
+	skb = rxe_sr_alloc_datagram(ndev, sizeof(*iph), sport, ib, len);
+	if (!skb) {
+		if (rt)
+			ip_rt_put(rt);
+		return ERR_PTR(-ENOMEM);
+	}
+	skb->protocol = htons(ETH_P_IP);
+	if (rt)
+		skb_dst_set(skb, &rt->dst);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	skb_push(skb, sizeof(*iph));
 	skb_reset_network_header(skb);
@@ -295,6 +310,52 @@ struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be
 	iph->saddr = saddr;
 	iph->ttl = ttl;
 	__ip_select_ident(dev_net(ndev), iph, 1);
+	ip_send_check(iph);
+	return skb;
+}
+
+/* The IPv6 twin of rxe_sr_glue_build_v4 (addresses are 16 bytes each). */
+struct sk_buff *rxe_sr_glue_build_v6(struct net_device *ndev, const void *saddr,
+				     const void *daddr, u16 sport, u8 tclass, u8 hop_limit,
+				     u32 flow_label, const void *ib, size_t len, bool local)
+{
+	struct dst_entry *dst = NULL;
+	struct sk_buff *skb;
+	struct ipv6hdr *ip6h;
+
+	if (!local) {
+		struct flowi6 fl6 = {};
+
+		fl6.flowi6_oif = ndev->ifindex;
+		memcpy(&fl6.saddr, saddr, sizeof(fl6.saddr));
+		memcpy(&fl6.daddr, daddr, sizeof(fl6.daddr));
+		fl6.flowi6_proto = IPPROTO_UDP;
+		dst = ip6_route_output(dev_net(ndev), NULL, &fl6);
+		if (dst->error) {
+			int err = dst->error;
+
+			dst_release(dst);
+			return ERR_PTR(err);
+		}
+	}
+	skb = rxe_sr_alloc_datagram(ndev, sizeof(*ip6h), sport, ib, len);
+	if (!skb) {
+		dst_release(dst);
+		return ERR_PTR(-ENOMEM);
+	}
+	skb->protocol = htons(ETH_P_IPV6);
+	if (dst)
+		skb_dst_set(skb, dst);
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6h = ipv6_hdr(skb);
+	ip6_flow_hdr(ip6h, tclass, htonl(flow_label));
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = hop_limit;
+	memcpy(&ip6h->saddr, saddr, sizeof(ip6h->saddr));
+	memcpy(&ip6h->daddr, daddr, sizeof(ip6h->daddr));
 	return skb;
 }
 
@@ -307,7 +368,9 @@ void *rxe_sr_glue_skb_data(struct sk_buff *skb, size_t *len)
 
 int rxe_sr_glue_xmit(struct sk_buff *skb)
 {
-	int err = ip_local_out(dev_net(skb_dst(skb)->dev), NULL, skb);
+	struct net *net = dev_net(skb_dst(skb)->dev);
+	int err = skb->protocol == htons(ETH_P_IP) ? ip_local_out(net, NULL, skb) :
+						       ip6_local_out(net, NULL, skb);
 
 	return err < 0 ? err : 0;
 }

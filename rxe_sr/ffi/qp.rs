@@ -392,11 +392,18 @@ unsafe fn run_ud_requester(
     (scq, rcq): (*mut b::ib_cq, *mut b::ib_cq),
     nd: &NetDev<'_>,
 ) -> c_int {
-    if g.attrs.state != b::ib_qp_state_IB_QPS_RTS {
-        // The ring keeps them: sent on a later doorbell, or flushed on entering ERR.
-        return 0;
-    }
     let QpInner { sq, rq, sq_q, rq_q, attrs } = g;
+    match attrs.state {
+        b::ib_qp_state_IB_QPS_RTS => {}
+        // As rdma_rxe: in Error the posted requests complete as flushed.
+        b::ib_qp_state_IB_QPS_ERR => {
+            // SAFETY: per this function's contract.
+            unsafe { flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, scq) };
+            return 0;
+        }
+        // As rdma_rxe: posting to a QP that cannot send yet is refused.
+        _ => return EINVAL.to_errno(),
+    }
     let Some(ring) = sq.as_ref() else {
         return EINVAL.to_errno();
     };
@@ -466,7 +473,6 @@ fn ud_send_one(
         return Err(WcStatus::LocQpOpErr);
     }
     let av = ah::lookup(dev, pd, ud.ah_num).ok_or(WcStatus::LocQpOpErr)?;
-    let (saddr, daddr) = av.ipv4().ok_or(WcStatus::LocQpOpErr)?;
     if wqe.length > mtu {
         return Err(WcStatus::LocLenErr);
     }
@@ -508,8 +514,7 @@ fn ud_send_one(
     })
     .map_err(|_| WcStatus::LocQpOpErr)?;
     let sport = 0xc000 | (qpn & 0x3fff) as u16;
-    let ttl = if av.hop_limit == 0 { 64 } else { av.hop_limit };
-    skb::send_v4(nd, saddr, daddr, sport, av.traffic_class, ttl, &pkt).map_err(|_| WcStatus::LocQpOpErr)?;
+    skb::send(dev, nd, &av, sport, &pkt).map_err(|_| WcStatus::LocQpOpErr)?;
     dev.counters().inc(Counter::SentPkts);
     dev.counters().inc(Counter::RdmaSends);
     Ok(())

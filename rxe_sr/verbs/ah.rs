@@ -21,6 +21,8 @@ pub(crate) struct Av {
     pub(crate) sgid: [u8; 16],
     /// Destination GID.
     pub(crate) dgid: [u8; 16],
+    /// GRH flow label (the IPv6 flow label).
+    pub(crate) flow_label: u32,
     /// GRH hop limit (IP TTL / hop limit).
     pub(crate) hop_limit: u8,
     /// GRH traffic class (IP DSCP/ECN).
@@ -38,7 +40,7 @@ fn is_v4_mapped(gid: &[u8; 16]) -> bool {
 
 impl Av {
     /// An AV from a source and destination GID; both must be of the same IP version.
-    pub(crate) fn new(sgid: [u8; 16], dgid: [u8; 16], hop_limit: u8, traffic_class: u8) -> Option<Av> {
+    pub(crate) fn new(sgid: [u8; 16], dgid: [u8; 16], flow_label: u32, hop_limit: u8, traffic_class: u8) -> Option<Av> {
         let network = match (is_v4_mapped(&sgid), is_v4_mapped(&dgid)) {
             (true, true) => Network::V4,
             (false, false) => Network::V6,
@@ -48,6 +50,7 @@ impl Av {
             network,
             sgid,
             dgid,
+            flow_label: flow_label & 0xf_ffff,
             hop_limit,
             traffic_class,
         })
@@ -55,6 +58,12 @@ impl Av {
 }
 
 impl Av {
+    /// True when source and destination are the same address: the packet loops back to
+    /// this device without touching the network (as rdma_rxe's loopback).
+    pub(crate) fn is_loopback(&self) -> bool {
+        self.sgid == self.dgid
+    }
+
     /// The IPv4 source and destination addresses, for an IPv4 AV.
     pub(crate) fn ipv4(&self) -> Option<([u8; 4], [u8; 4])> {
         let last4 = |g: &[u8; 16]| [g[12], g[13], g[14], g[15]];
