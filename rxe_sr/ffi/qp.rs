@@ -16,17 +16,15 @@ use kernel::{new_mutex, pin_init};
 use super::bindings as b;
 use super::device::RxeSrDev;
 use super::netdev::NetDev;
-use super::{ah, cq, mr, skb};
-use crate::proto::psn::Psn;
+use super::cq;
 use crate::transport::ud;
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::RecvInfo;
 use crate::uabi::limits::{MAX_RECV_WQE_BYTES, MAX_SEND_WQE_BYTES};
 use crate::uabi::recv_wqe::{RecvLimits, RecvWqe};
 use core::sync::atomic::{AtomicU32, Ordering};
-use crate::uabi::send_wqe::{Payload, QpType, SendFlags, SendLimits, SendOp, SendWqe};
+use crate::uabi::send_wqe::{QpType, SendFlags, SendLimits, SendWqe};
 use crate::verbs::counters::Counter;
-use kernel::alloc::KVec;
 use super::queue::{MappedQueue, SharedQueue};
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::queue::FromClientQueue;
@@ -422,7 +420,7 @@ unsafe fn run_ud_requester(
         shared.read_slot(slot, &mut bytes);
         let (c, failed) = match SendWqe::parse(&bytes, QpType::Ud, limits) {
             Ok(wqe) => {
-                let res = ud_send_one(dev, pd, qpn, attrs, &wqe, mtu, nd);
+                let res = ud::send_one(dev, pd, qpn, attrs, &wqe, mtu, nd);
                 let status = res.err().unwrap_or(WcStatus::Success);
                 let signaled = sig_all || wqe.flags.contains(SendFlags::SIGNALED);
                 let failed = !matches!(status, WcStatus::Success);
@@ -453,71 +451,6 @@ unsafe fn run_ud_requester(
         }
     }
     0
-}
-
-/// Sends one UD work request: the destination from its AH (which must be on the QP's PD),
-/// the payload gathered from its MRs or taken inline, at most one path MTU.
-fn ud_send_one(
-    dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
-    qpn: u32,
-    attrs: &mut QpAttrs,
-    wqe: &SendWqe,
-    mtu: u32,
-    nd: &NetDev<'_>,
-) -> core::result::Result<(), WcStatus> {
-    let ud = wqe.ud.ok_or(WcStatus::LocQpOpErr)?;
-    if ud.ah_num == 0 {
-        // The embedded AV of old providers is not supported: today's rxe provider always
-        // passes an AH number.
-        return Err(WcStatus::LocQpOpErr);
-    }
-    let av = ah::lookup(dev, pd, ud.ah_num).ok_or(WcStatus::LocQpOpErr)?;
-    if wqe.length > mtu {
-        return Err(WcStatus::LocLenErr);
-    }
-    let len = usize::try_from(wqe.length).map_err(|_| WcStatus::LocLenErr)?;
-    let mut payload = KVec::from_elem(0u8, len, GFP_KERNEL).map_err(|_| WcStatus::LocQpOpErr)?;
-    match &wqe.payload {
-        Payload::Inline(d) => {
-            let src = d.as_slice();
-            payload.get_mut(..src.len()).ok_or(WcStatus::LocLenErr)?.copy_from_slice(src);
-        }
-        Payload::Sges(list) => {
-            let mut at = 0usize;
-            for sge in list.as_slice() {
-                let n = usize::try_from(sge.length).map_err(|_| WcStatus::LocLenErr)?;
-                let end = at.checked_add(n).ok_or(WcStatus::LocLenErr)?;
-                let dst = payload.get_mut(at..end).ok_or(WcStatus::LocLenErr)?;
-                mr::gather(dev, pd, sge.lkey, sge.addr, dst)?;
-                at = end;
-            }
-        }
-        Payload::None => {}
-    }
-    let imm = match wqe.op {
-        SendOp::SendWithImm { imm } => Some(imm),
-        _ => None,
-    };
-    // IBTA 10.2.5: a Q_Key with the high bit set means "use the QP's own".
-    let qkey = if ud.remote_qkey & 0x8000_0000 != 0 { attrs.qkey } else { ud.remote_qkey };
-    let psn = Psn::new(attrs.sq_psn);
-    attrs.sq_psn = psn.next().get();
-    let pkt = ud::build(&ud::UdSend {
-        dest_qpn: ud.remote_qpn,
-        qkey,
-        src_qpn: qpn,
-        psn,
-        se: wqe.flags.contains(SendFlags::SOLICITED),
-        imm,
-        payload: &payload,
-    })
-    .map_err(|_| WcStatus::LocQpOpErr)?;
-    let sport = 0xc000 | (qpn & 0x3fff) as u16;
-    skb::send(dev, nd, &av, sport, &pkt).map_err(|_| WcStatus::LocQpOpErr)?;
-    dev.counters().inc(Counter::SentPkts);
-    dev.counters().inc(Counter::RdmaSends);
-    Ok(())
 }
 
 /// A counted reference on a QP, taken by the receive path under the QP table's lock.
@@ -557,18 +490,6 @@ impl Drop for QpRef {
     }
 }
 
-/// The 40 bytes in front of a UD message in the receive buffer (IBTA 11.4.1.2: the GRH, or
-/// for RoCEv2 over IPv4 20 zero bytes then the IPv4 header, as rdma_rxe writes it).
-fn grh_area(ip_header: &[u8]) -> [u8; 40] {
-    let mut g = [0u8; 40];
-    match ip_header.len() {
-        40 => g.copy_from_slice(ip_header),
-        n if n >= 20 => g[20..].copy_from_slice(&ip_header[..20]),
-        _ => {}
-    }
-    g
-}
-
 /// Delivers a UD SEND to its QP: the QP must be ready to receive, the Q_Key and P_Key must
 /// match, and a receive WQE must be posted (otherwise the message is dropped, as UD allows);
 /// the GRH area and the payload are scattered into the WQE's buffers and a completion is
@@ -604,7 +525,7 @@ pub(crate) fn ud_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8]) -
     };
     let mut bytes = [0u8; MAX_RECV_WQE_BYTES];
     shared.read_slot(slot, &mut bytes);
-    let grh = grh_area(ip_header);
+    let grh = ud::grh_area(ip_header);
     let total = grh.len() + p.payload.len();
     let c = match RecvWqe::parse(&bytes, RecvLimits { max_sge: st.shape.rq.max_sge }) {
         Err(e) => {
@@ -612,7 +533,7 @@ pub(crate) fn ud_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8]) -
             Completion::zeroed(wr_id, qpn, e.wc_status())
         }
         Ok(wqe) => {
-            let status = match scatter_all(dev, pd, &wqe, &[&grh, p.payload]) {
+            let status = match ud::scatter_all(dev, pd, &wqe, &[&grh, p.payload]) {
                 Ok(()) => WcStatus::Success,
                 Err(s) => s,
             };
@@ -638,29 +559,3 @@ pub(crate) fn ud_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8]) -
     true
 }
 
-/// Writes `parts` one after the other across the WQE's scatter list.
-fn scatter_all(dev: &RxeSrDev, pd: *mut b::ib_pd, wqe: &RecvWqe, parts: &[&[u8]]) -> core::result::Result<(), WcStatus> {
-    let total: usize = parts.iter().map(|p| p.len()).sum();
-    if u64::try_from(total).map_err(|_| WcStatus::LocLenErr)? > u64::from(wqe.length) {
-        return Err(WcStatus::LocLenErr);
-    }
-    let mut sges = wqe.sges.as_slice().iter();
-    let (mut sge, mut used) = (sges.next(), 0u64);
-    for part in parts {
-        let mut rest: &[u8] = part;
-        while !rest.is_empty() {
-            let s = sge.ok_or(WcStatus::LocLenErr)?;
-            let room = u64::from(s.length) - used;
-            if room == 0 {
-                (sge, used) = (sges.next(), 0);
-                continue;
-            }
-            let n = usize::try_from(room).unwrap_or(usize::MAX).min(rest.len());
-            let addr = s.addr.checked_add(used).ok_or(WcStatus::LocProtErr)?;
-            mr::scatter(dev, pd, s.lkey, addr, &rest[..n])?;
-            used += n as u64;
-            rest = &rest[n..];
-        }
-    }
-    Ok(())
-}

@@ -1,10 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The UD requester (IBTA 9.8.3): every SEND work request becomes one SEND_ONLY packet with
-//! a DETH (the Q_Key and our QPN) and, for SEND_WITH_IMM, an ImmDt. No acknowledgement, no
-//! retransmission: a UD send completes once the packet is handed to the IP layer.
+//! UD (IBTA 9.8.3, 11.4.1.2). Requester: every SEND work request becomes one SEND_ONLY
+//! packet with a DETH (the Q_Key and our QPN) and, for SEND_WITH_IMM, an ImmDt; no
+//! acknowledgement, no retransmission: a UD send completes once the packet is handed to the
+//! IP layer. Responder side: the GRH area and the message are scattered into the receive
+//! WQE's buffers. The QP and ring handling around both is in ffi/qp.rs.
 
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::prelude::*;
+
+use crate::ffi::bindings as b;
+use crate::ffi::device::RxeSrDev;
+use crate::ffi::netdev::NetDev;
+use crate::ffi::{ah, mr, skb};
+use crate::uabi::cqe::WcStatus;
+use crate::uabi::recv_wqe::RecvWqe;
+use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendWqe};
+use crate::verbs::counters::Counter;
+use crate::verbs::qp::QpAttrs;
 
 use crate::proto::psn::Psn;
 use crate::proto::wire::ext_headers::{Deth, ImmDt};
@@ -61,4 +73,108 @@ pub(crate) fn build(s: &UdSend<'_>) -> Result<KVec<u8>> {
     // `buffer_len` is exactly what `emit` writes.
     repr.emit(&mut buf).map_err(|_| EINVAL)?;
     Ok(buf)
+}
+
+/// Sends one UD work request: the destination from its AH (which must be on the QP's PD),
+/// the payload gathered from its MRs or taken inline, at most one path MTU.
+pub(crate) fn send_one(
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    qpn: u32,
+    attrs: &mut QpAttrs,
+    wqe: &SendWqe,
+    mtu: u32,
+    nd: &NetDev<'_>,
+) -> core::result::Result<(), WcStatus> {
+    let ud = wqe.ud.ok_or(WcStatus::LocQpOpErr)?;
+    if ud.ah_num == 0 {
+        // The embedded AV of old providers is not supported: today's rxe provider always
+        // passes an AH number.
+        return Err(WcStatus::LocQpOpErr);
+    }
+    let av = ah::lookup(dev, pd, ud.ah_num).ok_or(WcStatus::LocQpOpErr)?;
+    if wqe.length > mtu {
+        return Err(WcStatus::LocLenErr);
+    }
+    let len = usize::try_from(wqe.length).map_err(|_| WcStatus::LocLenErr)?;
+    let mut payload = KVec::from_elem(0u8, len, GFP_KERNEL).map_err(|_| WcStatus::LocQpOpErr)?;
+    match &wqe.payload {
+        Payload::Inline(d) => {
+            let src = d.as_slice();
+            payload.get_mut(..src.len()).ok_or(WcStatus::LocLenErr)?.copy_from_slice(src);
+        }
+        Payload::Sges(list) => {
+            let mut at = 0usize;
+            for sge in list.as_slice() {
+                let n = usize::try_from(sge.length).map_err(|_| WcStatus::LocLenErr)?;
+                let end = at.checked_add(n).ok_or(WcStatus::LocLenErr)?;
+                let dst = payload.get_mut(at..end).ok_or(WcStatus::LocLenErr)?;
+                mr::gather(dev, pd, sge.lkey, sge.addr, dst)?;
+                at = end;
+            }
+        }
+        Payload::None => {}
+    }
+    let imm = match wqe.op {
+        SendOp::SendWithImm { imm } => Some(imm),
+        _ => None,
+    };
+    // IBTA 10.2.5: a Q_Key with the high bit set means "use the QP's own".
+    let qkey = if ud.remote_qkey & 0x8000_0000 != 0 { attrs.qkey } else { ud.remote_qkey };
+    let psn = Psn::new(attrs.sq_psn);
+    attrs.sq_psn = psn.next().get();
+    let pkt = build(&UdSend {
+        dest_qpn: ud.remote_qpn,
+        qkey,
+        src_qpn: qpn,
+        psn,
+        se: wqe.flags.contains(SendFlags::SOLICITED),
+        imm,
+        payload: &payload,
+    })
+    .map_err(|_| WcStatus::LocQpOpErr)?;
+    let sport = 0xc000 | (qpn & 0x3fff) as u16;
+    skb::send(dev, nd, &av, sport, &pkt).map_err(|_| WcStatus::LocQpOpErr)?;
+    dev.counters().inc(Counter::SentPkts);
+    dev.counters().inc(Counter::RdmaSends);
+    Ok(())
+}
+
+/// The 40 bytes in front of a UD message in the receive buffer (IBTA 11.4.1.2: the GRH, or
+/// for RoCEv2 over IPv4 20 zero bytes then the IPv4 header, as rdma_rxe writes it).
+pub(crate) fn grh_area(ip_header: &[u8]) -> [u8; 40] {
+    let mut g = [0u8; 40];
+    match ip_header.len() {
+        40 => g.copy_from_slice(ip_header),
+        n if n >= 20 => g[20..].copy_from_slice(&ip_header[..20]),
+        _ => {}
+    }
+    g
+}
+
+/// Writes `parts` one after the other across the WQE's scatter list.
+pub(crate) fn scatter_all(dev: &RxeSrDev, pd: *mut b::ib_pd, wqe: &RecvWqe, parts: &[&[u8]]) -> core::result::Result<(), WcStatus> {
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    if u64::try_from(total).map_err(|_| WcStatus::LocLenErr)? > u64::from(wqe.length) {
+        return Err(WcStatus::LocLenErr);
+    }
+    let mut sges = wqe.sges.as_slice().iter();
+    let (mut sge, mut used) = (sges.next(), 0u64);
+    for part in parts {
+        let mut rest: &[u8] = part;
+        while !rest.is_empty() {
+            let s = sge.ok_or(WcStatus::LocLenErr)?;
+            let room = u64::from(s.length) - used;
+            if room == 0 {
+                (sge, used) = (sges.next(), 0);
+                continue;
+            }
+            let n = usize::try_from(room).unwrap_or(usize::MAX).min(rest.len());
+            let addr = s.addr.checked_add(used).ok_or(WcStatus::LocProtErr)?;
+            mr::scatter(dev, pd, s.lkey, addr, &rest[..n])?;
+            used += n as u64;
+            rest = &rest[n..];
+        }
+    }
+    Ok(())
 }
