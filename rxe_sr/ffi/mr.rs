@@ -144,9 +144,9 @@ pub(crate) fn gather(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, ds
     dev.mrs()
         .with_entry(lkey >> 8, |p| {
             let mr = p.cast::<RxeSrMr>();
-            // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock keeps
-            // this one from being deregistered (and freed) while we read it.
             let (key, mr_pd, iova, mr_len, umem) =
+                // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock
+                // keeps this one from being deregistered (and freed) while we read it.
                 unsafe { ((*mr).ibmr.lkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).umem) };
             if key != lkey || mr_pd != pd {
                 return Err(WcStatus::LocProtErr);

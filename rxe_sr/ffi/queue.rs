@@ -194,9 +194,9 @@ pub(crate) unsafe extern "C" fn mmap(uctx: *mut b::ib_ucontext, vma: *mut b::vm_
         return EINVAL.to_errno();
     }
     let entry = rdma.cast::<QueueMmapEntry>();
+    // remap_vmalloc_range checks that the vma fits the allocation.
     // SAFETY: every entry we insert is a QueueMmapEntry (rdma first); the reference taken
-    // above keeps it and its buffer alive for the call. remap_vmalloc_range checks that
-    // the vma fits the allocation.
+    // above keeps it and its buffer alive for the call.
     let ret = unsafe { b::remap_vmalloc_range(vma, (*entry).queue.buf.as_ptr().cast(), 0) };
     // SAFETY: drops the reference taken above.
     unsafe { b::rdma_user_mmap_entry_put(rdma) };
