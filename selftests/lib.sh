@@ -170,3 +170,65 @@ sr_down_clean() {
   expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs' "$(dmesg_since_mark)"
   check "no oops or warning in the kernel log" dmesg_clean
 }
+
+# ud_interop send|recv: 16 verified UD messages between rxe_sr (g1) and rdma_rxe (g2), with
+# rxe_sr sending or receiving (ud_msgs.py does each side). Fails the test on any mismatch;
+# on g1, also checks the counters and that nothing is left at unload.
+ud_interop() {
+  local sr_role=$1 rxe_role n=16 qkey=$((0x1234567)) dev gidx out rc
+  if [ "$sr_role" = send ]; then rxe_role=recv; else rxe_role=send; fi
+  if is_server; then
+    sr_up
+    dev=sr0
+  else
+    trap rxe_ref_down EXIT
+    check "rdma_rxe up as rxe0" rxe_ref_up
+    dev=rxe0
+  fi
+  gidx=$(roce_gid_index $dev) || fail "no RoCEv2 GID"
+  mkdir -p "$HOST_SHARE/vals"
+  rm -f "$HOST_SHARE/vals/ud-recv-qpn" "$HOST_SHARE/vals/ud-send-qpn"
+  sync_point start
+  if is_server; then
+    out=$(timeout 90 python3 "$HOST_SHARE/selftests/ud_msgs.py" "$sr_role" sr0 "$gidx" $n $qkey 10.77.0.2 2>&1); rc=$?
+  else
+    out=$(timeout 90 python3 "$HOST_SHARE/selftests/ud_msgs.py" "$rxe_role" rxe0 "$gidx" $n $qkey 10.77.0.1 2>&1); rc=$?
+  fi
+  printf '%s\n' "$out"
+  sync_point done
+  [ $rc = 0 ] || fail "the UD exchange failed (exit $rc)"
+  local role=$rxe_role who=rdma_rxe
+  is_server && role=$sr_role who=rxe_sr
+  if [ "$role" = recv ]; then
+    expect_grep "$who received and verified every message" "^verified $n of $n$" "$out"
+  else
+    expect_grep "$who: every send completed successfully" "^send completions: $n, successful: $n" "$out"
+  fi
+  if is_server; then
+    log "counters: $(rdma statistic show link sr0/1)"
+    if [ "$sr_role" = send ]; then
+      expect_grep "sent_pkts counts them" "sent_pkts $n rdma_sends $n" "$(rdma statistic show link sr0/1)"
+    else
+      expect_grep "rdma_recvs counts them" "rdma_recvs $n" "$(rdma statistic show link sr0/1)"
+    fi
+    sr_down_clean
+  fi
+}
+
+# pingpong_pair TOOL ARGS...: an rdma-core pingpong (ibv_rc_pingpong, ibv_ud_pingpong...)
+# with g1 as server and g2 as client. Prints its output; non-zero if either side failed.
+pingpong_pair() {
+  local tool=$1 rc=0 pid; shift
+  if is_server; then
+    timeout 150 "$tool" "$@" > /tmp/pp.out 2>&1 &
+    pid=$!
+    sleep 1
+    sync_point "$tool-ready"
+    wait $pid || rc=1
+    cat /tmp/pp.out
+  else
+    sync_point "$tool-ready"
+    retry 5 timeout 150 "$tool" "$@" "$SERVER_IP" 2>&1 || rc=1
+  fi
+  return $rc
+}

@@ -8,20 +8,8 @@
 trap rxe_ref_down EXIT
 check "rdma_rxe up as rxe0" rxe_ref_up
 gidx=$(roce_gid_index rxe0) || fail "no RoCEv2 GID"
-args=(-d rxe0 -g "$gidx" -n 500 -s 4096 --chk)
-rc=0
-if is_server; then
-  timeout 150 ibv_rc_pingpong "${args[@]}" > /tmp/pp.out 2>&1 &
-  pid=$!
-  sleep 1
-  sync_point ready
-  wait $pid || rc=1
-  out=$(cat /tmp/pp.out)
-else
-  sync_point ready
-  out=$(retry 5 timeout 150 ibv_rc_pingpong "${args[@]}" "$SERVER_IP" 2>&1) || rc=1
-fi
+out=$(pingpong_pair ibv_rc_pingpong -d rxe0 -g "$gidx" -n 500 -s 4096 --chk) || rc=1
 printf '%s\n' "$out"
-[ $rc = 0 ] || fail "ibv_rc_pingpong failed"
+[ "${rc:-0}" = 0 ] || fail "ibv_rc_pingpong failed"
 expect_grep "500 iterations completed" '^2048000 bytes in .* seconds|bytes in .* = .*Mbit/sec' "$out"
 expect_grep "iterations reported" '500 iters in' "$out"
