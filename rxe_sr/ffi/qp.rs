@@ -414,7 +414,8 @@ unsafe fn run_ud_requester(
         max_inline: shape.sq.max_inline,
     };
     let sig_all = shape.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR;
-    let mtu = 128u32 << dev.active_mtu();
+    // enum ib_mtu: 1 = 256 .. 5 = 4096 bytes.
+    let mtu = 128u32.checked_shl(dev.active_mtu()).unwrap_or(256);
     while let Some(slot) = sq_q.head() {
         let mut bytes = [0u8; MAX_SEND_WQE_BYTES];
         shared.read_slot(slot, &mut bytes);
@@ -431,14 +432,16 @@ unsafe fn run_ud_requester(
                 (Some(Completion::zeroed(wr_id, qpn, e.wc_status())), true)
             }
         };
+        // Consumed whatever happens next: the packet may be on the wire already, and a CQ
+        // that cannot take the completion has raised its error event.
+        if let Some(cons) = sq_q.advance_consumer() {
+            shared.publish_consumer(cons);
+        }
         if let Some(c) = c {
             // SAFETY: per this function's contract.
             if unsafe { cq::post(scq, &c, false) }.is_err() {
                 break;
             }
-        }
-        if let Some(cons) = sq_q.advance_consumer() {
-            shared.publish_consumer(cons);
         }
         if failed {
             attrs.state = b::ib_qp_state_IB_QPS_ERR;
