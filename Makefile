@@ -44,4 +44,4 @@ clean:
 	rm -rf target
 	find . -path ./target -prune -o \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
 		-o -name '.*.cmd' -o -name '*.d' \) -type f -print0 | xargs -0 rm -f
-	rm -f modules.order Module.symvers rxe_sr/ffi/bindings_generated.rs
+	rm -rf modules.order Module.symvers gen

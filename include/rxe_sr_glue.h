@@ -6,7 +6,8 @@
  *  - rxe_sr_glue_*: C helpers (rxe_sr/ffi/glue.c) for what bindgen cannot reach from
  *    Rust: static inline functions, macros, and static tables the RDMA and net cores link
  *    into their lists (rdma_link_ops, notifier_block, module parameters).
- *  - rxe_sr_rs_*: entry points implemented in Rust (rxe_sr/ffi/*.rs) that those tables call.
+ *  - rxe_sr_rs_*: entry points implemented in Rust (the .rs files in rxe_sr/ffi/) that
+ *    those tables call.
  */
 #ifndef RXE_SR_GLUE_H
 #define RXE_SR_GLUE_H
