@@ -3,7 +3,7 @@
 //!
 //! The kernel module compiles `rxe_sr/proto/` and `rxe_sr/uabi/` as its modules `crate::proto`
 //! and `crate::uabi`; this crate root gives them the same paths on the host, so `cargo test` and the simulator run
-//! exactly the code the kernel runs. Nothing here may use `std`, allocation or `unsafe`.
+//! exactly the code the kernel runs. Nothing here may use `std` or allocation, and all of it is safe Rust.
 #![no_std]
 
 pub mod proto;

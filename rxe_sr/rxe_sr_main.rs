@@ -6,7 +6,7 @@
 //! - [`net`]: the RoCEv2 UDP socket's receive side and its counters.
 //! - [`proto`]: the pure protocol core (wire formats, recovery engines, pools), shared with
 //!   the host build and tested there by `cargo test`.
-//! - [`ffi`]: bindings, C glue and the C-ABI entry points; the only place with `unsafe`.
+//! - [`ffi`]: bindings, C glue and the C-ABI entry points; the only place with unchecked (FFI) code.
 //!
 //! Users: `modprobe rxe_sr recovery=gbn`, then `rdma link add sr0 type rxe_sr netdev eth0`.
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The pure protocol core: no kernel crate, no allocation, no `unsafe`, no floating point.
+//! The pure protocol core: no kernel crate, no allocation, safe code only, no floating point.
 //!
 //! It is compiled into the kernel module and tested on the host with `cargo test`.
 //! - [`psn`]: 24-bit packet sequence number arithmetic (IBTA 9.7.1).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The rdma_rxe user ABI, as pure Rust: no kernel crate, no allocation, no `unsafe`.
+//! The rdma_rxe user ABI, as pure Rust: no kernel crate, no allocation, safe code only.
 //!
 //! rxe_sr speaks the rdma_rxe user ABI (`include/uapi/rdma/rdma_user_rxe.h`) so that the stock
 //! rdma-core `rxe` provider drives it unchanged. This module holds the part of that ABI that

@@ -143,6 +143,22 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
         out.push(Action::Advance { rcv_nxt: to });
     }
 
+    /// Places an out-of-order packet and SACKs it with the receiver's lost-cnt state (both the
+    /// fast and the slow path end here).
+    fn deliver_and_sack(&mut self, psn: Psn, lost_cnt: u8, overflow: bool, out: &mut dyn ActionSink) {
+        out.push(Action::Deliver { psn });
+        send(
+            out,
+            &mut self.counters,
+            Feedback::Sack {
+                rcv_nxt: self.rcv_nxt,
+                sack_psn: psn,
+                lost_cnt,
+                overflow,
+            },
+        );
+    }
+
     fn nak_once(&mut self, out: &mut dyn ActionSink) {
         if !self.nak_sent {
             self.nak_sent = true;
@@ -218,17 +234,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
         }
         self.rx_unit = Some(u);
         self.op(is_slow);
-        out.push(Action::Deliver { psn });
-        send(
-            out,
-            &mut self.counters,
-            Feedback::Sack {
-                rcv_nxt: self.rcv_nxt,
-                sack_psn: psn,
-                lost_cnt,
-                overflow,
-            },
-        );
+        self.deliver_and_sack(psn, lost_cnt, overflow, out);
     }
 
     fn rx_recovery(
@@ -354,17 +360,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
             st.overflow = overflow;
         }
         self.op(now_slow);
-        out.push(Action::Deliver { psn });
-        send(
-            out,
-            &mut self.counters,
-            Feedback::Sack {
-                rcv_nxt: self.rcv_nxt,
-                sack_psn: psn,
-                lost_cnt,
-                overflow,
-            },
-        );
+        self.deliver_and_sack(psn, lost_cnt, overflow, out);
     }
 
     /// Fast -> slow path: everything in `(head, sack_high]` is known received. A run of at

@@ -5,7 +5,7 @@
 //! Built in the smoltcp `wire` manner: zero-copy views over byte slices ([`bth::Bth`],
 //! [`packet::Packet`]) and plain representation structs with `parse` / `emit`
 //! ([`bth::BthRepr`], [`ext_headers`], [`sr_ext`], [`packet::PacketRepr`]). Nothing here
-//! allocates, uses `unsafe` or floating point, or panics on any input: every access to
+//! allocates, leaves safe Rust, uses floating point, or panics on any input: every access to
 //! packet bytes is bounds-checked and every failure is an [`Error`].
 //!
 //! What a RoCEv2 packet looks like (IBTA Vol. 1 ch. 9 and Annex A17):
