@@ -5,9 +5,11 @@
 //! - [`psn`]: 24-bit packet sequence number arithmetic (IBTA 9.7.1).
 //! - [`wire`]: RoCEv2 headers, the SR extension headers and the ICRC.
 //! - [`recovery`]: the sans-IO loss-recovery engines (gbn, irn, fasr, srnic, melo).
+//! - [`rc`]: the RC/UC requester, completer and responder as pure state machines.
 //! - [`pool`]: FaSR's two-level shared SR pool and MELO's shared bits pool.
 
 pub mod pool;
 pub mod psn;
+pub mod rc;
 pub mod recovery;
 pub mod wire;

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The connected transports (RC and UC, IBTA chapter 9) as pure state machines.
+//!
+//! - [`requester`]: turns send work requests into request packets (segmentation by the
+//!   path MTU, PSN assignment, the AckReq bit), and, as the completer, turns the
+//!   responder's ACKs, NAKs, RDMA READ responses and atomic ACKs into completions. Loss
+//!   recovery (UNACK, the retransmission timer, go-back-N) is the
+//!   [`recovery::gbn`](super::recovery::gbn) engine's.
+//! - [`responder`]: checks incoming request packets against ePSN and the opcode sequence,
+//!   executes them (receive WQEs for SEND, memory for RDMA WRITE / READ / atomics), and
+//!   answers with ACK, NAK, RNR NAK, READ responses or atomic ACKs.
+//!
+//! Neither side touches memory, rings, packets' bytes or a clock itself: they ask an
+//! [`RcEnv`], which the kernel implements over MRs, the shared rings and skbs, and the host
+//! tests over plain buffers and a simulated lossy link. Time is in microseconds.
+
+pub mod requester;
+pub mod responder;
+
+use crate::proto::wire::PacketRepr;
+use crate::uabi::cqe::{Completion, WcStatus};
+use crate::uabi::recv_wqe::RecvWqe;
+use crate::uabi::sge::SgeList;
+
+/// The connected service of a QP.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Service {
+    /// Reliable Connected: acknowledged, retransmitted.
+    Rc,
+    /// Unreliable Connected: no ACKs; a message with a missing packet is dropped.
+    Uc,
+}
+
+/// The QP attributes both sides work with (IBTA 11.2.4.2), fixed while the QP is in RTS.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct RcConfig {
+    /// RC or UC.
+    pub service: Service,
+    /// Our QPN (completions' `qp_num`).
+    pub qpn: u32,
+    /// The remote QPN (BTH DestQP of every packet we send).
+    pub dest_qpn: u32,
+    /// Path MTU in bytes (256 .. 4096).
+    pub pmtu: u32,
+    /// Local ACK timeout in microseconds (IBTA: 4.096 µs * 2^timeout); 0 means no timer.
+    pub timeout_us: u64,
+    /// Retries after a timeout or a sequence-error NAK before RETRY_EXC_ERR (0..=7).
+    pub retry_cnt: u8,
+    /// Retries after an RNR NAK before RNR_RETRY_EXC_ERR; 7 means unlimited.
+    pub rnr_retry: u8,
+    /// Responder: the RNR NAK timer code we send (0..=31).
+    pub min_rnr_timer: u8,
+    /// Requester: RDMA READ / atomic requests outstanding at most (at least 1 is allowed).
+    pub max_rd_atomic: u32,
+    /// Every send WR completes (IB_SIGNAL_ALL_WR), not only the signalled ones.
+    pub sig_all: bool,
+    /// Port number for receive completions.
+    pub port: u8,
+}
+
+/// Where a packet's payload comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum PayloadSrc<'a> {
+    /// No payload.
+    None,
+    /// These bytes (inline data, atomic results).
+    Bytes(&'a [u8]),
+    /// Gathered from the local SGE list, starting `offset` bytes into it (L_Keys checked
+    /// by the environment; a failure fails the work request with the status returned).
+    Local {
+        /// The work request's SGEs.
+        sges: &'a SgeList,
+        /// Byte offset into the list.
+        offset: u32,
+    },
+    /// Read from memory named by an R_Key (an RDMA READ response; the responder has
+    /// checked the key, range and rights with [`RcEnv::remote_check`]).
+    Remote {
+        /// The R_Key.
+        rkey: u32,
+        /// Virtual address of the first byte.
+        va: u64,
+    },
+}
+
+/// The remote access an incoming request needs (IBTA 10.6.3.2, 9.7.4.1.5).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RemoteOp {
+    /// RDMA READ: IB_ACCESS_REMOTE_READ.
+    Read,
+    /// RDMA WRITE: IB_ACCESS_REMOTE_WRITE.
+    Write,
+    /// Atomics: IB_ACCESS_REMOTE_ATOMIC, 8 bytes, 8-byte aligned.
+    Atomic,
+}
+
+/// Why a remote access was refused; becomes a NAK.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RemoteErr {
+    /// Bad R_Key, PD, range or rights: NAK "remote access error".
+    Access,
+    /// Malformed request (e.g. misaligned atomic): NAK "invalid request".
+    Invalid,
+}
+
+/// An atomic operation on 8 bytes of remote memory.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum AtomicOp {
+    /// If the value equals `compare`, store `swap`.
+    CmpSwap {
+        /// Compare operand.
+        compare: u64,
+        /// Swap operand.
+        swap: u64,
+    },
+    /// Add `add`.
+    FetchAdd {
+        /// Addend.
+        add: u64,
+    },
+}
+
+/// Why a packet could not be sent.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TxError {
+    /// The local gather failed: the work request fails with this status.
+    Local(WcStatus),
+    /// The packet was lost before the wire (no memory, no route): RC retransmits.
+    Dropped,
+}
+
+/// What the transport asks of its surroundings.
+pub trait RcEnv {
+    /// The current time in microseconds (monotonic).
+    fn now_us(&self) -> u64;
+
+    /// Sends one packet: the headers in `hdr` (`hdr.payload` is empty, `hdr.bth.pad_cnt`
+    /// already matches `len`) followed by `len` bytes from `payload`.
+    fn transmit(&mut self, hdr: &PacketRepr<'_>, payload: PayloadSrc<'_>, len: u32) -> Result<(), TxError>;
+
+    /// Writes `data` into the SGE list at byte `offset` (L_Keys with local write checked).
+    fn scatter(&mut self, sges: &SgeList, offset: u32, data: &[u8]) -> Result<(), WcStatus>;
+
+    /// Checks that `[va, va + len)` of the memory named by `rkey` may be accessed for `op`
+    /// through this QP.
+    fn remote_check(&mut self, op: RemoteOp, rkey: u32, va: u64, len: u32) -> Result<(), RemoteErr>;
+
+    /// Writes `data` at `va` of the memory named by `rkey` (checked for [`RemoteOp::Write`]).
+    fn remote_write(&mut self, rkey: u32, va: u64, data: &[u8]) -> Result<(), RemoteErr>;
+
+    /// Executes an atomic at `va` (checked for [`RemoteOp::Atomic`]); returns the original value.
+    fn remote_atomic(&mut self, rkey: u32, va: u64, op: AtomicOp) -> Result<u64, RemoteErr>;
+
+    /// SEND with invalidate: invalidates the memory key `rkey`.
+    fn invalidate(&mut self, rkey: u32) -> Result<(), RemoteErr>;
+
+    /// Takes the next receive WQE from the receive queue (or SRQ): `None` when it is empty,
+    /// `Some(Err((wr_id, status)))` for a WQE that failed validation.
+    fn take_recv(&mut self) -> Option<Result<RecvWqe, (u64, WcStatus)>>;
+
+    /// Retires the oldest send WQE (advances the send queue's consumer index) and, when
+    /// given, posts its completion to the send CQ.
+    fn retire_send(&mut self, c: Option<&Completion>);
+
+    /// Posts a receive completion to the receive CQ.
+    fn complete_recv(&mut self, c: &Completion, solicited: bool);
+}
+
+/// What a call left the QP in.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[must_use]
+pub enum Outcome {
+    /// Carry on.
+    Ok,
+    /// A fatal error was completed: the QP must enter the Error state (and flush).
+    Error,
+}
+
+/// Packets (PSNs) of a message of `len` bytes at path MTU `pmtu`: at least one.
+pub const fn packets(len: u32, pmtu: u32) -> u32 {
+    if len == 0 || pmtu == 0 {
+        1
+    } else {
+        len.div_ceil(pmtu)
+    }
+}
+
+/// Path MTU in bytes for `enum ib_mtu` (1 = 256 .. 5 = 4096); other values give 256.
+pub const fn mtu_bytes(ib_mtu: u32) -> u32 {
+    match ib_mtu {
+        1..=5 => 128 << ib_mtu,
+        _ => 256,
+    }
+}
+
+/// The local ACK timeout of attribute `timeout` (IBTA 11.2.4.2: 4.096 µs * 2^timeout; 0 is
+/// infinite), in microseconds.
+pub const fn timeout_us(timeout: u8) -> u64 {
+    if timeout == 0 || timeout > 31 {
+        0
+    } else {
+        (4096u64 << timeout) / 1000
+    }
+}
+
+/// The RNR NAK timer values of IBTA table 45 in microseconds, indexed by the 5-bit code.
+const RNR_TIMER_US: [u64; 32] = [
+    655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840, 5120, 7680,
+    10_240, 15_360, 20_480, 30_720, 40_960, 61_440, 81_920, 122_880, 163_840, 245_760, 327_680, 491_520,
+];
+
+/// The delay an RNR NAK with timer code `code` asks for, in microseconds.
+pub fn rnr_delay_us(code: u8) -> u64 {
+    RNR_TIMER_US.get(usize::from(code & 0x1f)).copied().unwrap_or(655_360)
+}
+
+/// AETH NAK codes (IBTA 9.7.5.2.8, table 44).
+pub mod nak {
+    /// PSN sequence error.
+    pub const PSN_SEQ_ERR: u8 = 0;
+    /// Invalid request.
+    pub const INVALID_REQUEST: u8 = 1;
+    /// Remote access error.
+    pub const REMOTE_ACCESS: u8 = 2;
+    /// Remote operational error.
+    pub const REMOTE_OP: u8 = 3;
+    /// Invalid RD request.
+    pub const INVALID_RD_REQUEST: u8 = 4;
+}
+
+/// Requests the requester lets be unacknowledged: it sets AckReq at least every this many
+/// packets (rdma_rxe's RXE_MAX_PKT_PER_ACK).
+pub const MAX_PKT_PER_ACK: u32 = 64;
+
+/// PSNs the requester lets be outstanding (rdma_rxe's RXE_MAX_UNACKED_PSNS).
+pub const MAX_UNACKED_PSNS: u32 = 128;

@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The responder of a connected QP (IBTA 9.7.4.2, 9.7.5.2; rdma_rxe's rxe_resp.c).
+//!
+//! Every request packet is checked against ePSN first:
+//! - PSN == ePSN: the opcode must continue the message in progress (or start one); the
+//!   packet is executed and ePSN advances. A SEND that finds no receive WQE gets an RNR
+//!   NAK (ePSN stays, the requester retries later); a bad R_Key or range gets NAK
+//!   "remote access error", a malformed request NAK "invalid request", and the QP enters
+//!   the Error state, as IBTA's class B/C errors require.
+//! - PSN after ePSN (RC): a packet was lost; drop it and send one NAK "PSN sequence error"
+//!   per gap (rdma_rxe's `sent_psn_nak`).
+//! - PSN before ePSN (RC): a duplicate. SEND and WRITE are re-acknowledged; an RDMA READ
+//!   is executed again from the PSN it names (the requester resumes reads that way); an
+//!   atomic is answered from the saved result, never executed twice.
+//!
+//! UC: no ACKs or NAKs; a gap drops the rest of the message in progress, and the next
+//! message starts at the first FIRST/ONLY packet seen.
+//!
+//! ACKs are sent when a packet asks for one (AckReq), carrying the PSN and the MSN (the
+//! count of messages completed, 24 bits).
+
+use super::{
+    nak, AtomicOp, Outcome, PayloadSrc, RcConfig, RcEnv, RemoteErr, RemoteOp, Service, TxError,
+};
+use crate::proto::psn::Psn;
+use crate::proto::wire::ext_headers::{Aeth, AtomicAckEth};
+use crate::proto::wire::opcode::{OpKind, Position};
+use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
+use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
+use crate::uabi::recv_wqe::RecvWqe;
+
+/// Atomics remembered for duplicate requests (IBTA 9.7.5.1.5: at least max_dest_rd_atomic).
+const ATOMIC_REPLAY: usize = 16;
+
+/// The message being received. (Held by value in the QP: no allocation in the core.)
+#[derive(Clone, Copy, Debug)]
+#[allow(clippy::large_enum_variant)]
+enum Cur {
+    /// A multi-packet SEND into `wqe`, `offset` bytes placed.
+    Send { wqe: RecvWqe, offset: u32 },
+    /// A multi-packet RDMA WRITE: the next packet goes to `va`; `resid` bytes remain.
+    Write { rkey: u32, va: u64, resid: u32, total: u32 },
+}
+
+/// Counters the transport exports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RespCounters {
+    /// Out-of-sequence request packets (`rcvd_seq_err`).
+    pub seq_err: u64,
+    /// Duplicate request packets (`duplicate_request`).
+    pub duplicates: u64,
+    /// RNR NAKs sent (`send_rnr_nak`).
+    pub rnr_naks_sent: u64,
+    /// Error NAKs sent.
+    pub err_naks_sent: u64,
+    /// UC packets dropped for a gap.
+    pub uc_dropped: u64,
+}
+
+/// The responder of one connected QP.
+pub struct Responder {
+    epsn: Psn,
+    msn: u32,
+    nak_sent: bool,
+    cur: Option<Cur>,
+    /// A receive WQE taken but not used (a UC message that broke off): used first.
+    spare: Option<RecvWqe>,
+    /// UC: dropping packets until the next message starts.
+    uc_dropping: bool,
+    atomics: [Option<(Psn, u64)>; ATOMIC_REPLAY],
+    atomic_next: usize,
+    /// Statistics.
+    pub counters: RespCounters,
+}
+
+/// Result of executing one in-sequence packet.
+enum Exec {
+    /// Done: advance ePSN by this many PSNs; acknowledge if asked.
+    Done(u32),
+    /// Done, and the answer (READ responses, atomic ACK) was already sent.
+    Answered(u32),
+    /// No receive WQE: RNR NAK.
+    Rnr,
+    /// Fatal: NAK with this code; complete the receive WQE in progress with the status.
+    Fatal(u8, WcStatus),
+}
+
+impl Responder {
+    /// A responder expecting `rq_psn` first.
+    pub const fn new(rq_psn: Psn) -> Self {
+        Responder {
+            epsn: rq_psn,
+            msn: 0,
+            nak_sent: false,
+            cur: None,
+            spare: None,
+            uc_dropping: false,
+            atomics: [None; ATOMIC_REPLAY],
+            atomic_next: 0,
+            counters: RespCounters {
+                seq_err: 0,
+                duplicates: 0,
+                rnr_naks_sent: 0,
+                err_naks_sent: 0,
+                uc_dropped: 0,
+            },
+        }
+    }
+
+    /// ePSN (`ibv_query_qp`'s rq_psn).
+    pub const fn epsn(&self) -> Psn {
+        self.epsn
+    }
+
+    /// The receive WQEs this responder holds (a message in progress, a spare), for the
+    /// flush when the QP enters the Error state. Both are forgotten.
+    pub fn take_held(&mut self) -> [Option<RecvWqe>; 2] {
+        let cur = match self.cur.take() {
+            Some(Cur::Send { wqe, .. }) => Some(wqe),
+            _ => None,
+        };
+        [cur, self.spare.take()]
+    }
+
+    fn send_ack(&self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, aeth: Aeth) {
+        let hdr = PacketRepr {
+            bth: BthRepr {
+                opcode: Opcode::RC_ACKNOWLEDGE,
+                dest_qpn: cfg.dest_qpn,
+                psn,
+                ..Default::default()
+            },
+            ext: ExtHeaders {
+                aeth: Some(aeth),
+                ..Default::default()
+            },
+            payload: &[],
+        };
+        // A lost ACK is recovered by the requester's retry.
+        let _ = env.transmit(&hdr, PayloadSrc::None, 0);
+    }
+
+    fn take_recv(&mut self, env: &mut dyn RcEnv) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
+        match self.spare.take() {
+            Some(w) => Some(Ok(w)),
+            None => env.take_recv(),
+        }
+    }
+
+    /// A request packet for this QP.
+    pub fn on_request(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>) -> Outcome {
+        let Some(info) = p.bth.opcode.info() else {
+            return Outcome::Ok;
+        };
+        let psn = p.bth.psn;
+        let rc = cfg.service == Service::Rc;
+        if rc {
+            let d = psn.diff(self.epsn);
+            if d > 0 {
+                self.counters.seq_err += 1;
+                if !self.nak_sent {
+                    self.nak_sent = true;
+                    self.send_ack(env, cfg, self.epsn, Aeth::nak(nak::PSN_SEQ_ERR, self.msn));
+                }
+                return Outcome::Ok;
+            }
+            if d < 0 {
+                self.counters.duplicates += 1;
+                self.duplicate(env, cfg, p, info.kind);
+                return Outcome::Ok;
+            }
+            self.nak_sent = false;
+        } else {
+            if psn != self.epsn {
+                // UC: a gap. Whatever message was in progress is lost.
+                self.counters.uc_dropped += 1;
+                self.abandon_uc();
+                self.epsn = psn;
+            }
+            if self.uc_dropping {
+                if !info.position.starts_message() {
+                    self.epsn = psn.next();
+                    return Outcome::Ok;
+                }
+                self.uc_dropping = false;
+            }
+        }
+        // The opcode must continue the message in progress, or start one.
+        let continues = matches!(info.position, Position::Middle | Position::Last);
+        let seq_ok = match (&self.cur, continues) {
+            (Some(Cur::Send { .. }), true) => info.kind == OpKind::Send,
+            (Some(Cur::Write { .. }), true) => info.kind == OpKind::RdmaWrite,
+            (None, false) => true,
+            _ => false,
+        };
+        let res = if !seq_ok {
+            Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
+        } else {
+            match info.kind {
+                OpKind::Send => self.exec_send(env, cfg, p, info.position),
+                OpKind::RdmaWrite => self.exec_write(env, cfg, p, info.position),
+                OpKind::RdmaReadRequest if rc => self.exec_read(env, cfg, p, psn),
+                OpKind::CompareSwap | OpKind::FetchAdd if rc => self.exec_atomic(env, cfg, p, psn, info.kind),
+                _ => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+            }
+        };
+        match res {
+            Exec::Done(n) | Exec::Answered(n) => {
+                self.epsn = psn.add(n);
+                if rc && matches!(res, Exec::Done(_)) && p.bth.ack_req {
+                    self.send_ack(env, cfg, psn, Aeth::ack(self.msn));
+                }
+                Outcome::Ok
+            }
+            Exec::Rnr => {
+                if rc {
+                    self.counters.rnr_naks_sent += 1;
+                    self.send_ack(env, cfg, psn, Aeth::rnr_nak(cfg.min_rnr_timer, self.msn));
+                } else {
+                    self.counters.uc_dropped += 1;
+                    self.abandon_uc();
+                    self.epsn = psn.next();
+                }
+                Outcome::Ok
+            }
+            Exec::Fatal(code, status) => {
+                if let Some(Cur::Send { wqe, .. }) = self.cur.take() {
+                    env.complete_recv(&Completion::recv(wqe.wr_id, cfg.qpn, status, RecvInfo::default()), false);
+                }
+                if rc {
+                    self.counters.err_naks_sent += 1;
+                    self.send_ack(env, cfg, psn, Aeth::nak(code, self.msn));
+                    Outcome::Error
+                } else {
+                    // UC has no one to tell: drop the message.
+                    self.counters.uc_dropped += 1;
+                    self.abandon_uc();
+                    self.epsn = psn.next();
+                    Outcome::Ok
+                }
+            }
+        }
+    }
+
+    fn abandon_uc(&mut self) {
+        if let Some(Cur::Send { wqe, .. }) = self.cur.take() {
+            self.spare = Some(wqe);
+        }
+        self.cur = None;
+        self.uc_dropping = true;
+    }
+
+    fn bump_msn(&mut self) {
+        self.msn = (self.msn + 1) & 0x00ff_ffff;
+    }
+
+    fn exec_send(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, pos: Position) -> Exec {
+        let plen = p.payload.len() as u32;
+        // Every packet but the last carries exactly one PMTU.
+        if !pos.ends_message() && plen != cfg.pmtu || plen > cfg.pmtu {
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        }
+        let (wqe, offset) = match self.cur.take() {
+            Some(Cur::Send { wqe, offset }) => (wqe, offset),
+            _ => match self.take_recv(env) {
+                None => return Exec::Rnr,
+                Some(Ok(w)) => (w, 0),
+                Some(Err((wr_id, status))) => {
+                    env.complete_recv(&Completion::recv(wr_id, cfg.qpn, status, RecvInfo::default()), false);
+                    return Exec::Fatal(nak::REMOTE_OP, WcStatus::RemOpErr);
+                }
+            },
+        };
+        if u64::from(offset) + u64::from(plen) > u64::from(wqe.length) {
+            env.complete_recv(&Completion::recv(wqe.wr_id, cfg.qpn, WcStatus::LocLenErr, RecvInfo::default()), false);
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::LocLenErr);
+        }
+        if plen > 0 {
+            if let Err(s) = env.scatter(&wqe.sges, offset, p.payload) {
+                env.complete_recv(&Completion::recv(wqe.wr_id, cfg.qpn, s, RecvInfo::default()), false);
+                return Exec::Fatal(nak::REMOTE_OP, s);
+            }
+        }
+        let offset = offset + plen;
+        if !pos.ends_message() {
+            self.cur = Some(Cur::Send { wqe, offset });
+            return Exec::Done(1);
+        }
+        let mut invalidated = None;
+        if let Some(ieth) = p.ext.ieth {
+            if env.invalidate(ieth.rkey).is_err() {
+                env.complete_recv(&Completion::recv(wqe.wr_id, cfg.qpn, WcStatus::RemInvReqErr, RecvInfo::default()), false);
+                return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+            }
+            invalidated = Some(ieth.rkey);
+        }
+        let info = RecvInfo {
+            byte_len: offset,
+            rdma_with_imm: false,
+            imm: p.ext.imm_dt.map(|i| i.data.to_be_bytes()),
+            invalidated_rkey: invalidated,
+            src_qp: None,
+            port_num: cfg.port,
+        };
+        self.bump_msn();
+        env.complete_recv(&Completion::recv(wqe.wr_id, cfg.qpn, WcStatus::Success, info), p.bth.se);
+        Exec::Done(1)
+    }
+
+    fn exec_write(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, pos: Position) -> Exec {
+        let plen = p.payload.len() as u32;
+        let (rkey, va, resid, total) = match self.cur.take() {
+            Some(Cur::Write { rkey, va, resid, total }) => (rkey, va, resid, total),
+            _ => {
+                let Some(reth) = p.ext.reth else {
+                    return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+                };
+                if reth.dma_len > 0 {
+                    match env.remote_check(RemoteOp::Write, reth.rkey, reth.va, reth.dma_len) {
+                        Ok(()) => {}
+                        Err(RemoteErr::Access) => return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
+                        Err(RemoteErr::Invalid) => return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+                    }
+                }
+                (reth.rkey, reth.va, reth.dma_len, reth.dma_len)
+            }
+        };
+        let len_ok = if pos.ends_message() { plen == resid } else { plen == cfg.pmtu && plen < resid };
+        if !len_ok || plen > cfg.pmtu {
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        }
+        // WRITE with immediate consumes a receive WQE: check for one before placing data.
+        let imm = p.ext.imm_dt.filter(|_| pos.ends_message());
+        let wqe = if imm.is_some() {
+            match self.take_recv(env) {
+                None => {
+                    // Keep the state so the retried last packet finds it.
+                    self.cur = (!pos.starts_message()).then_some(Cur::Write { rkey, va, resid, total });
+                    return Exec::Rnr;
+                }
+                Some(Ok(w)) => Some(w),
+                Some(Err((wr_id, status))) => {
+                    env.complete_recv(&Completion::recv(wr_id, cfg.qpn, status, RecvInfo::default()), false);
+                    return Exec::Fatal(nak::REMOTE_OP, WcStatus::RemOpErr);
+                }
+            }
+        } else {
+            None
+        };
+        if plen > 0 {
+            if let Err(e) = env.remote_write(rkey, va, p.payload) {
+                if let Some(w) = wqe {
+                    self.spare = Some(w);
+                }
+                return match e {
+                    RemoteErr::Access => Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
+                    RemoteErr::Invalid => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+                };
+            }
+        }
+        if !pos.ends_message() {
+            self.cur = Some(Cur::Write {
+                rkey,
+                va: va.wrapping_add(u64::from(plen)),
+                resid: resid - plen,
+                total,
+            });
+            return Exec::Done(1);
+        }
+        self.bump_msn();
+        if let Some(w) = wqe {
+            let info = RecvInfo {
+                byte_len: total,
+                rdma_with_imm: true,
+                imm: imm.map(|i| i.data.to_be_bytes()),
+                invalidated_rkey: None,
+                src_qp: None,
+                port_num: cfg.port,
+            };
+            env.complete_recv(&Completion::recv(w.wr_id, cfg.qpn, WcStatus::Success, info), p.bth.se);
+        }
+        Exec::Done(1)
+    }
+
+    /// Sends the READ responses for a request at `psn` (new or duplicate). Returns the
+    /// PSNs they use, or the NAK code.
+    fn read_responses(&self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, psn: Psn) -> Result<u32, (u8, WcStatus)> {
+        let reth = p.ext.reth.ok_or((nak::INVALID_REQUEST, WcStatus::RemInvReqErr))?;
+        if reth.dma_len > 0 {
+            match env.remote_check(RemoteOp::Read, reth.rkey, reth.va, reth.dma_len) {
+                Ok(()) => {}
+                Err(RemoteErr::Access) => return Err((nak::REMOTE_ACCESS, WcStatus::RemAccessErr)),
+                Err(RemoteErr::Invalid) => return Err((nak::INVALID_REQUEST, WcStatus::RemInvReqErr)),
+            }
+        }
+        let n = super::packets(reth.dma_len, cfg.pmtu);
+        for k in 0..n {
+            let off = k.saturating_mul(cfg.pmtu);
+            let plen = reth.dma_len.saturating_sub(off).min(cfg.pmtu);
+            let (opcode, aeth) = match (k == 0, k + 1 == n) {
+                (true, true) => (Opcode::RC_RDMA_READ_RESPONSE_ONLY, true),
+                (true, false) => (Opcode::RC_RDMA_READ_RESPONSE_FIRST, true),
+                (false, false) => (Opcode::RC_RDMA_READ_RESPONSE_MIDDLE, false),
+                (false, true) => (Opcode::RC_RDMA_READ_RESPONSE_LAST, true),
+            };
+            let hdr = PacketRepr {
+                bth: BthRepr {
+                    opcode,
+                    pad_cnt: BthRepr::pad_for(plen as usize),
+                    dest_qpn: cfg.dest_qpn,
+                    psn: psn.add(k),
+                    ..Default::default()
+                },
+                ext: ExtHeaders {
+                    aeth: aeth.then_some(Aeth::ack(self.msn)),
+                    ..Default::default()
+                },
+                payload: &[],
+            };
+            let src = if plen == 0 {
+                PayloadSrc::None
+            } else {
+                PayloadSrc::Remote {
+                    rkey: reth.rkey,
+                    va: reth.va.wrapping_add(u64::from(off)),
+                }
+            };
+            match env.transmit(&hdr, src, plen) {
+                // A lost response is recovered by the requester's retry.
+                Ok(()) | Err(TxError::Dropped) => {}
+                Err(TxError::Local(_)) => return Err((nak::REMOTE_ACCESS, WcStatus::RemAccessErr)),
+            }
+        }
+        Ok(n)
+    }
+
+    fn exec_read(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, psn: Psn) -> Exec {
+        self.bump_msn();
+        match self.read_responses(env, cfg, p, psn) {
+            Ok(n) => Exec::Answered(n),
+            Err((code, status)) => Exec::Fatal(code, status),
+        }
+    }
+
+    fn send_atomic_ack(&self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, orig: u64) {
+        let hdr = PacketRepr {
+            bth: BthRepr {
+                opcode: Opcode::RC_ATOMIC_ACKNOWLEDGE,
+                dest_qpn: cfg.dest_qpn,
+                psn,
+                ..Default::default()
+            },
+            ext: ExtHeaders {
+                aeth: Some(Aeth::ack(self.msn)),
+                atomic_ack_eth: Some(AtomicAckEth { orig_rem_data: orig }),
+                ..Default::default()
+            },
+            payload: &[],
+        };
+        let _ = env.transmit(&hdr, PayloadSrc::None, 0);
+    }
+
+    fn exec_atomic(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, psn: Psn, kind: OpKind) -> Exec {
+        let Some(a) = p.ext.atomic_eth else {
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        };
+        if a.va % 8 != 0 {
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        }
+        let op = if kind == OpKind::CompareSwap {
+            AtomicOp::CmpSwap { compare: a.compare, swap: a.swap_add }
+        } else {
+            AtomicOp::FetchAdd { add: a.swap_add }
+        };
+        if let Err(e) = env.remote_check(RemoteOp::Atomic, a.rkey, a.va, 8) {
+            return match e {
+                RemoteErr::Access => Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
+                RemoteErr::Invalid => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+            };
+        }
+        let orig = match env.remote_atomic(a.rkey, a.va, op) {
+            Ok(v) => v,
+            Err(RemoteErr::Access) => return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
+            Err(RemoteErr::Invalid) => return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+        };
+        if let Some(slot) = self.atomics.get_mut(self.atomic_next) {
+            *slot = Some((psn, orig));
+        }
+        self.atomic_next = (self.atomic_next + 1) % ATOMIC_REPLAY;
+        self.bump_msn();
+        self.send_atomic_ack(env, cfg, psn, orig);
+        Exec::Answered(1)
+    }
+
+    /// A request before ePSN: answer without executing it again (but READs, which have no
+    /// side effect, are).
+    fn duplicate(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, kind: OpKind) {
+        let psn = p.bth.psn;
+        match kind {
+            OpKind::RdmaReadRequest => {
+                // Errors here were reported when the request first ran.
+                let _ = self.read_responses(env, cfg, p, psn);
+            }
+            OpKind::CompareSwap | OpKind::FetchAdd => {
+                let saved = self.atomics.iter().flatten().find(|(s, _)| *s == psn).map(|(_, v)| *v);
+                if let Some(orig) = saved {
+                    self.send_atomic_ack(env, cfg, psn, orig);
+                }
+            }
+            _ => self.send_ack(env, cfg, self.epsn.sub(1), Aeth::ack(self.msn)),
+        }
+    }
+}

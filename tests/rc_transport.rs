@@ -1,0 +1,648 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The RC/UC transport (proto::rc) end to end on the host: two QPs, each a requester and a
+//! responder, over a simulated link that loses, duplicates and reorders packets. Every
+//! packet crosses the link as bytes (emitted and parsed with proto::wire), memory is plain
+//! buffers behind keys, time is simulated. The checks are on data and completions.
+
+use std::collections::VecDeque;
+
+use rxe_sr::proto::psn::Psn;
+use rxe_sr::proto::rc::requester::{PostError, Requester, SqEntry};
+use rxe_sr::proto::rc::responder::Responder;
+use rxe_sr::proto::rc::{
+    AtomicOp, Outcome, PayloadSrc, RcConfig, RcEnv, RemoteErr, RemoteOp, Service, TxError,
+};
+use rxe_sr::proto::wire::opcode::OpKind;
+use rxe_sr::proto::wire::PacketRepr;
+use rxe_sr::uabi::cqe::{Completion, WcOpcode, WcStatus};
+use rxe_sr::uabi::recv_wqe::RecvWqe;
+use rxe_sr::uabi::send_wqe::{Payload, Remote, SendFlags, SendOp, SendOpcode, SendWqe};
+use rxe_sr::uabi::sge::{Sge, SgeList};
+
+const LOCAL_WRITE: u32 = 1;
+const REMOTE_WRITE: u32 = 2;
+const REMOTE_READ: u32 = 4;
+const REMOTE_ATOMIC: u32 = 8;
+const ALL: u32 = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC;
+
+struct Region {
+    key: u32,
+    base: u64,
+    data: Vec<u8>,
+    access: u32,
+}
+
+#[derive(Default)]
+struct Mem {
+    regions: Vec<Region>,
+}
+
+impl Mem {
+    fn reg(&mut self, key: u32, base: u64, len: usize, access: u32) {
+        self.regions.push(Region { key, base, data: vec![0; len], access });
+    }
+    fn find(&mut self, key: u32, va: u64, len: u64, need: u32) -> Option<(&mut Vec<u8>, usize)> {
+        let r = self.regions.iter_mut().find(|r| r.key == key)?;
+        if r.access & need != need || va < r.base || va + len > r.base + r.data.len() as u64 {
+            return None;
+        }
+        let off = (va - r.base) as usize;
+        Some((&mut r.data, off))
+    }
+    fn region(&mut self, key: u32) -> &mut Vec<u8> {
+        &mut self.regions.iter_mut().find(|r| r.key == key).unwrap().data
+    }
+    /// Walks `sges` from byte `offset` for `len` bytes, calling `f(key, va, range in the
+    /// walk)` per piece.
+    fn walk(sges: &SgeList, offset: u32, len: usize, mut f: impl FnMut(u32, u64, std::ops::Range<usize>) -> bool) -> bool {
+        let mut skip = offset as u64;
+        let mut done = 0usize;
+        for s in sges.as_slice() {
+            if done == len {
+                break;
+            }
+            let l = s.length as u64;
+            if skip >= l {
+                skip -= l;
+                continue;
+            }
+            let n = ((l - skip) as usize).min(len - done);
+            if !f(s.lkey, s.addr + skip, done..done + n) {
+                return false;
+            }
+            done += n;
+            skip = 0;
+        }
+        done == len
+    }
+}
+
+/// One end: its QP and what it saw.
+struct Side {
+    cfg: RcConfig,
+    req: Requester<Vec<SqEntry>>,
+    resp: Responder,
+    mem: Mem,
+    rq: VecDeque<RecvWqe>,
+    send_cqes: Vec<Completion>,
+    recv_cqes: Vec<Completion>,
+    retired: usize,
+    error: bool,
+}
+
+struct Env<'a> {
+    now: u64,
+    mem: &'a mut Mem,
+    rq: &'a mut VecDeque<RecvWqe>,
+    out: &'a mut Vec<Vec<u8>>,
+    send_cqes: &'a mut Vec<Completion>,
+    recv_cqes: &'a mut Vec<Completion>,
+    retired: &'a mut usize,
+}
+
+impl RcEnv for Env<'_> {
+    fn now_us(&self) -> u64 {
+        self.now
+    }
+    fn transmit(&mut self, hdr: &PacketRepr<'_>, payload: PayloadSrc<'_>, len: u32) -> Result<(), TxError> {
+        let mut data = vec![0u8; len as usize];
+        match payload {
+            PayloadSrc::None => assert_eq!(len, 0),
+            PayloadSrc::Bytes(b) => data.copy_from_slice(b),
+            PayloadSrc::Local { sges, offset } => {
+                let mem = &mut *self.mem;
+                let ok = Mem::walk(sges, offset, len as usize, |key, va, r| match mem.find(key, va, r.len() as u64, 0) {
+                    Some((buf, off)) => {
+                        data[r.clone()].copy_from_slice(&buf[off..off + r.len()]);
+                        true
+                    }
+                    None => false,
+                });
+                if !ok {
+                    return Err(TxError::Local(WcStatus::LocProtErr));
+                }
+            }
+            PayloadSrc::Remote { rkey, va } => {
+                let (buf, off) = self.mem.find(rkey, va, len as u64, REMOTE_READ).ok_or(TxError::Dropped)?;
+                data.copy_from_slice(&buf[off..off + len as usize]);
+            }
+        }
+        let p = PacketRepr { payload: &data, ..*hdr };
+        let mut bytes = vec![0u8; p.buffer_len()];
+        p.emit(&mut bytes).expect("the transport builds valid packets");
+        self.out.push(bytes);
+        Ok(())
+    }
+    fn scatter(&mut self, sges: &SgeList, offset: u32, data: &[u8]) -> Result<(), WcStatus> {
+        let mem = &mut *self.mem;
+        let ok = Mem::walk(sges, offset, data.len(), |key, va, r| match mem.find(key, va, r.len() as u64, LOCAL_WRITE) {
+            Some((buf, off)) => {
+                buf[off..off + r.len()].copy_from_slice(&data[r]);
+                true
+            }
+            None => false,
+        });
+        if ok {
+            Ok(())
+        } else {
+            Err(WcStatus::LocProtErr)
+        }
+    }
+    fn remote_check(&mut self, op: RemoteOp, rkey: u32, va: u64, len: u32) -> Result<(), RemoteErr> {
+        let need = match op {
+            RemoteOp::Read => REMOTE_READ,
+            RemoteOp::Write => REMOTE_WRITE,
+            RemoteOp::Atomic => REMOTE_ATOMIC,
+        };
+        self.mem.find(rkey, va, u64::from(len), need).map(|_| ()).ok_or(RemoteErr::Access)
+    }
+    fn remote_write(&mut self, rkey: u32, va: u64, data: &[u8]) -> Result<(), RemoteErr> {
+        let (buf, off) = self.mem.find(rkey, va, data.len() as u64, REMOTE_WRITE).ok_or(RemoteErr::Access)?;
+        buf[off..off + data.len()].copy_from_slice(data);
+        Ok(())
+    }
+    fn remote_atomic(&mut self, rkey: u32, va: u64, op: AtomicOp) -> Result<u64, RemoteErr> {
+        let (buf, off) = self.mem.find(rkey, va, 8, REMOTE_ATOMIC).ok_or(RemoteErr::Access)?;
+        let cell: &mut [u8; 8] = (&mut buf[off..off + 8]).try_into().unwrap();
+        let orig = u64::from_le_bytes(*cell);
+        let new = match op {
+            AtomicOp::CmpSwap { compare, swap } => {
+                if orig == compare {
+                    swap
+                } else {
+                    orig
+                }
+            }
+            AtomicOp::FetchAdd { add } => orig.wrapping_add(add),
+        };
+        *cell = new.to_le_bytes();
+        Ok(orig)
+    }
+    fn invalidate(&mut self, _rkey: u32) -> Result<(), RemoteErr> {
+        Ok(())
+    }
+    fn take_recv(&mut self) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
+        self.rq.pop_front().map(Ok)
+    }
+    fn retire_send(&mut self, c: Option<&Completion>) {
+        *self.retired += 1;
+        if let Some(c) = c {
+            self.send_cqes.push(*c);
+        }
+    }
+    fn complete_recv(&mut self, c: &Completion, _solicited: bool) {
+        self.recv_cqes.push(*c);
+    }
+}
+
+impl Side {
+    fn new(service: Service, qpn: u32, dest: u32, pmtu: u32) -> Side {
+        let cfg = RcConfig {
+            service,
+            qpn,
+            dest_qpn: dest,
+            pmtu,
+            timeout_us: 1000,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            min_rnr_timer: 1,
+            max_rd_atomic: 4,
+            sig_all: true,
+            port: 1,
+        };
+        let slots = vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 64];
+        Side {
+            cfg,
+            req: Requester::new(slots, Psn::new(100 + qpn), &cfg),
+            resp: Responder::new(Psn::new(100 + dest)),
+            mem: Mem::default(),
+            rq: VecDeque::new(),
+            send_cqes: vec![],
+            recv_cqes: vec![],
+            retired: 0,
+            error: false,
+        }
+    }
+
+    fn with_env<R>(&mut self, now: u64, out: &mut Vec<Vec<u8>>, f: impl FnOnce(&mut Requester<Vec<SqEntry>>, &mut Responder, &RcConfig, &mut Env<'_>) -> R) -> R {
+        let mut env = Env {
+            now,
+            mem: &mut self.mem,
+            rq: &mut self.rq,
+            out,
+            send_cqes: &mut self.send_cqes,
+            recv_cqes: &mut self.recv_cqes,
+            retired: &mut self.retired,
+        };
+        f(&mut self.req, &mut self.resp, &self.cfg, &mut env)
+    }
+
+    fn note(&mut self, o: Outcome) {
+        if o == Outcome::Error {
+            self.error = true;
+        }
+    }
+}
+
+fn sges(list: &[(u32, u64, u32)]) -> SgeList {
+    let mut l = SgeList::EMPTY;
+    for &(lkey, addr, length) in list {
+        assert!(l.push(Sge { addr, length, lkey }));
+    }
+    l
+}
+
+fn wqe(op: SendOp, opcode: SendOpcode, lkey: u32, addr: u64, len: u32) -> SendWqe {
+    SendWqe {
+        wr_id: addr ^ u64::from(len),
+        opcode,
+        flags: SendFlags::from_bits_truncate(SendFlags::SIGNALED),
+        op,
+        ud: None,
+        payload: if len == 0 { Payload::None } else { Payload::Sges(sges(&[(lkey, addr, len)])) },
+        length: len,
+    }
+}
+
+/// Link behaviour, per packet, from a seeded xorshift.
+#[derive(Clone, Copy)]
+struct Link {
+    loss_ppm: u32,
+    dup_ppm: u32,
+    reorder_ppm: u32,
+    seed: u64,
+}
+
+impl Link {
+    const CLEAN: Link = Link { loss_ppm: 0, dup_ppm: 0, reorder_ppm: 0, seed: 1 };
+    fn roll(&mut self, ppm: u32) -> bool {
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        (self.seed % 1_000_000) < u64::from(ppm)
+    }
+}
+
+struct Net {
+    a: Side,
+    b: Side,
+    link: Link,
+    now: u64,
+    delivered: u64,
+    lost: u64,
+}
+
+impl Net {
+    fn new(service: Service, pmtu: u32, link: Link) -> Net {
+        let mut a = Side::new(service, 17, 18, pmtu);
+        let mut b = Side::new(service, 18, 17, pmtu);
+        for s in [&mut a, &mut b] {
+            s.mem.reg(0x100, 0x10_0000, 1 << 20, ALL);
+            s.mem.reg(0x200, 0x20_0000, 1 << 20, ALL);
+            s.mem.reg(0x300, 0x30_0000, 4096, LOCAL_WRITE); // no remote rights
+        }
+        Net { a, b, link, now: 0, delivered: 0, lost: 0 }
+    }
+
+    fn post(&mut self, a_side: bool, w: SendWqe) -> Result<(), PostError> {
+        let s = if a_side { &mut self.a } else { &mut self.b };
+        s.req.post(w, &s.cfg)
+    }
+
+    /// Runs until both sides are idle (or `max_steps`); returns false on a stall.
+    fn run(&mut self, max_steps: usize) -> bool {
+        let mut wire: VecDeque<(bool, Vec<u8>)> = VecDeque::new();
+        for a_side in [true, false] {
+            let now = self.now;
+            let mut out = vec![];
+            let s = if a_side { &mut self.a } else { &mut self.b };
+            let o = s.with_env(now, &mut out, |req, _, cfg, env| req.run(env, cfg));
+            s.note(o);
+            wire.extend(out.into_iter().map(|p| (a_side, p)));
+        }
+        for _ in 0..max_steps {
+            if let Some((from_a, bytes)) = wire.pop_front() {
+                self.now += 1;
+                if self.link.roll(self.link.loss_ppm) {
+                    self.lost += 1;
+                    continue;
+                }
+                if self.link.roll(self.link.dup_ppm) {
+                    wire.push_back((from_a, bytes.clone()));
+                }
+                if self.link.roll(self.link.reorder_ppm) && !wire.is_empty() {
+                    let at = wire.len().min(3);
+                    wire.insert(at, (from_a, bytes));
+                    continue;
+                }
+                self.delivered += 1;
+                let p = PacketRepr::parse(&bytes).expect("valid packet on the wire");
+                let now = self.now;
+                let mut out = vec![];
+                let dst = if from_a { &mut self.b } else { &mut self.a };
+                if dst.error {
+                    continue;
+                }
+                let request = matches!(
+                    p.bth.opcode.info().unwrap().kind,
+                    OpKind::Send | OpKind::RdmaWrite | OpKind::RdmaReadRequest | OpKind::CompareSwap | OpKind::FetchAdd
+                );
+                let o = dst.with_env(now, &mut out, |req, resp, cfg, env| {
+                    if request {
+                        resp.on_request(env, cfg, &p)
+                    } else {
+                        req.on_response(env, cfg, &p)
+                    }
+                });
+                dst.note(o);
+                wire.extend(out.into_iter().map(|p| (!from_a, p)));
+                continue;
+            }
+            // Nothing in flight: jump to the next timer.
+            let next = [self.a.req.deadline(), self.b.req.deadline()].into_iter().flatten().min();
+            let Some(t) = next else {
+                return self.a.req.is_empty() && self.b.req.is_empty();
+            };
+            self.now = self.now.max(t);
+            for a_side in [true, false] {
+                let now = self.now;
+                let mut out = vec![];
+                let s = if a_side { &mut self.a } else { &mut self.b };
+                if s.error || s.req.deadline().is_none_or(|d| d > now) {
+                    continue;
+                }
+                let o = s.with_env(now, &mut out, |req, _, cfg, env| req.on_timer(env, cfg));
+                s.note(o);
+                wire.extend(out.into_iter().map(|p| (a_side, p)));
+            }
+        }
+        false
+    }
+}
+
+fn pattern(seed: u8, len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+}
+
+fn recv_wqe(wr_id: u64, lkey: u32, addr: u64, len: u32) -> RecvWqe {
+    RecvWqe { wr_id, sges: sges(&[(lkey, addr, len)]), length: len }
+}
+
+/// A mixed workload: SENDs (one and many packets, two SGEs), WRITEs, WRITE with
+/// immediate, READs and both atomics, from A to B; returns the net after the run.
+fn mixed(service: Service, link: Link) -> Net {
+    let pmtu = 1024;
+    let mut n = Net::new(service, pmtu, link);
+    let rc = service == Service::Rc;
+    let msgs: [usize; 6] = [1, 1024, 1025, 5000, 0, 65536];
+    for (i, &len) in msgs.iter().enumerate() {
+        let src = 0x10_0000 + (i as u64) * 0x2_0000;
+        n.a.mem.region(0x100)[(src - 0x10_0000) as usize..][..len].copy_from_slice(&pattern(i as u8, len));
+        // SEND in two SGEs when long enough.
+        let mut w = wqe(SendOp::Send, SendOpcode::Send, 0x100, src, len as u32);
+        if len > 10 {
+            w.payload = Payload::Sges(sges(&[(0x100, src, 10), (0x100, src + 10, len as u32 - 10)]));
+        }
+        n.post(true, w).unwrap();
+        n.b.rq.push_back(recv_wqe(i as u64, 0x100, 0x10_0000 + (i as u64) * 0x2_0000, 70000));
+        // WRITE to B's 0x200 region at the same offset.
+        let dst = 0x20_0000 + (i as u64) * 0x2_0000;
+        let op = SendOp::RdmaWrite { remote: Remote { addr: dst, rkey: 0x200 } };
+        n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, src, len as u32)).unwrap();
+    }
+    // WRITE with immediate.
+    let imm = [1, 2, 3, 4];
+    let op = SendOp::RdmaWriteWithImm { remote: Remote { addr: 0x20_0000 + 0xf_0000, rkey: 0x200 }, imm };
+    n.post(true, wqe(op, SendOpcode::RdmaWriteWithImm, 0x100, 0x10_0000, 3000)).unwrap();
+    n.b.rq.push_back(recv_wqe(99, 0x100, 0x10_0000 + 0xf_0000, 16));
+    if rc {
+        // READ B's region back into A's 0x200 region.
+        n.b.mem.region(0x100)[0x8_0000..0x8_0000 + 9000].copy_from_slice(&pattern(77, 9000));
+        let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000 + 0x8_0000, rkey: 0x100 } };
+        n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000 + 0x8_0000, 9000)).unwrap();
+        // Atomics on B's 0x200 region at 0xe_0000: starts 0.
+        let remote = Remote { addr: 0x20_0000 + 0xe_0000, rkey: 0x200 };
+        let op = SendOp::AtomicFetchAndAdd { remote, add: 5 };
+        n.post(true, wqe(op, SendOpcode::AtomicFetchAndAdd, 0x200, 0x20_0000 + 0xe_0000, 8)).unwrap();
+        let op = SendOp::AtomicCmpAndSwp { remote, compare: 5, swap: 42 };
+        n.post(true, wqe(op, SendOpcode::AtomicCmpAndSwp, 0x200, 0x20_0000 + 0xe_0008, 8)).unwrap();
+    }
+    assert!(n.run(2_000_000), "stalled: a {:?} b {:?}", n.a.req.counters, n.b.resp.counters);
+    n
+}
+
+fn check_mixed_data(n: &mut Net, rc: bool) {
+    let msgs: [usize; 6] = [1, 1024, 1025, 5000, 0, 65536];
+    let mut recv_by_id: Vec<_> = n.b.recv_cqes.clone();
+    recv_by_id.sort_by_key(|c| c.wr_id);
+    for (i, &len) in msgs.iter().enumerate() {
+        let off = i * 0x2_0000;
+        let want = pattern(i as u8, len);
+        assert!(n.b.mem.region(0x100)[off..off + len] == want[..], "SEND {i} data");
+        assert!(n.b.mem.region(0x200)[off..off + len] == want[..], "WRITE {i} data");
+        let c = recv_by_id.iter().find(|c| c.wr_id == i as u64).expect("recv completion");
+        assert_eq!(c.status, WcStatus::Success);
+        assert_eq!(c.byte_len as usize, len);
+    }
+    let c = recv_by_id.iter().find(|c| c.wr_id == 99).expect("write-imm completion");
+    assert_eq!((c.status, c.opcode, c.byte_len), (WcStatus::Success, WcOpcode::RecvRdmaWithImm, 3000));
+    let src = n.a.mem.region(0x100)[..3000].to_vec();
+    assert!(n.b.mem.region(0x200)[0xf_0000..0xf_0000 + 3000] == src[..], "WRITE with immediate data");
+    if rc {
+        assert!(n.a.mem.region(0x200)[0x8_0000..0x8_0000 + 9000] == pattern(77, 9000)[..], "READ data: {:?}", n.a.send_cqes);
+        // fetch-add returned 0, compare-swap then saw 5 and stored 42.
+        assert_eq!(&n.a.mem.region(0x200)[0xe_0000..0xe_0008], &0u64.to_le_bytes());
+        assert_eq!(&n.a.mem.region(0x200)[0xe_0008..0xe_0010], &5u64.to_le_bytes());
+        assert_eq!(&n.b.mem.region(0x200)[0xe_0000..0xe_0008], &42u64.to_le_bytes());
+    }
+    // Every send WR completed, successfully and in order.
+    let posted = if rc { 16 } else { 13 };
+    assert_eq!(n.a.send_cqes.len(), posted);
+    assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{:?}", n.a.send_cqes);
+    assert_eq!(n.a.retired, posted);
+}
+
+#[test]
+fn rc_lossless_mixed_operations() {
+    let mut n = mixed(Service::Rc, Link::CLEAN);
+    check_mixed_data(&mut n, true);
+    assert_eq!(n.a.req.counters.retries, 0);
+    assert_eq!(n.lost, 0);
+}
+
+#[test]
+fn rc_survives_loss_duplication_and_reordering() {
+    for (seed, loss, dup, reorder) in [(7, 10_000, 0, 0), (9, 50_000, 0, 0), (11, 20_000, 20_000, 20_000), (13, 0, 50_000, 50_000)] {
+        let link = Link { loss_ppm: loss, dup_ppm: dup, reorder_ppm: reorder, seed };
+        let mut n = mixed(Service::Rc, link);
+        check_mixed_data(&mut n, true);
+        if loss > 0 {
+            assert!(n.lost > 0 && n.a.req.counters.retries > 0, "loss {loss}: lost {} retries {}", n.lost, n.a.req.counters.retries);
+        }
+        assert!(!n.a.error && !n.b.error);
+    }
+}
+
+#[test]
+fn uc_lossless_delivers_and_lossy_drops_whole_messages() {
+    let mut n = mixed(Service::Uc, Link::CLEAN);
+    check_mixed_data(&mut n, false);
+    // With loss, UC still completes every send; a message B got is whole and correct. A
+    // receive WQE whose message broke off is reused for the next one, so the message is
+    // recognised by its (unique) length.
+    let msgs = [1usize, 1024, 1025, 5000, 0, 65536];
+    let link = Link { loss_ppm: 20_000, dup_ppm: 0, reorder_ppm: 0, seed: 5 };
+    let mut n = mixed(Service::Uc, link);
+    assert_eq!(n.a.send_cqes.len(), 13);
+    assert!(n.lost > 0 && n.b.resp.counters.uc_dropped > 0);
+    let mut whole = 0;
+    for c in n.b.recv_cqes.clone() {
+        if c.wr_id < 6 && c.status == WcStatus::Success && c.opcode == WcOpcode::Recv {
+            let j = msgs.iter().position(|&l| l == c.byte_len as usize).unwrap_or_else(|| panic!("{c:?} {:?}", n.b.resp.counters));
+            let off = c.wr_id as usize * 0x2_0000;
+            assert!(n.b.mem.region(0x100)[off..off + msgs[j]] == pattern(j as u8, msgs[j])[..], "UC SEND data");
+            whole += 1;
+        }
+    }
+    assert!(whole > 0 && whole < 6, "{whole} of 6 SENDs arrived whole");
+}
+
+#[test]
+fn rnr_nak_then_retry_when_a_receive_is_posted() {
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 100)).unwrap();
+    // No receive WQE: B answers RNR NAK; A waits and retries (rnr_retry 7 = forever).
+    let mut out = vec![];
+    let o = n.a.with_env(0, &mut out, |r, _, c, e| r.run(e, c));
+    assert_eq!(o, Outcome::Ok);
+    let p = PacketRepr::parse(&out[0]).unwrap();
+    let mut back = vec![];
+    let o = n.b.with_env(1, &mut back, |_, r, c, e| r.on_request(e, c, &p));
+    assert_eq!(o, Outcome::Ok);
+    assert_eq!(n.b.resp.counters.rnr_naks_sent, 1);
+    n.b.rq.push_back(recv_wqe(1, 0x100, 0x10_0000, 4096));
+    // Deliver the RNR NAK, then let the timers and the link finish the job.
+    let nak = PacketRepr::parse(&back[0]).unwrap();
+    let mut out = vec![];
+    let o = n.a.with_env(2, &mut out, |r, _, c, e| r.on_response(e, c, &nak));
+    assert_eq!(o, Outcome::Ok);
+    assert!(out.is_empty(), "nothing is sent during the RNR delay");
+    assert!(n.run(10_000));
+    assert_eq!(n.a.req.counters.rnr_naks, 1);
+    assert_eq!(n.b.recv_cqes.len(), 1);
+    assert_eq!(n.a.send_cqes[0].status, WcStatus::Success);
+}
+
+#[test]
+fn rnr_retry_exceeded_is_reported() {
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    n.a.cfg.rnr_retry = 2;
+    n.a.req = Requester::new(vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 8], Psn::new(117), &n.a.cfg);
+    n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 100)).unwrap();
+    n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 100)).unwrap();
+    n.run(10_000);
+    assert!(n.a.error);
+    assert_eq!(n.a.send_cqes[0].status, WcStatus::RnrRetryExcErr);
+    assert_eq!(n.a.req.counters.rnr_naks, 3);
+}
+
+#[test]
+fn remote_access_error_for_a_bad_rkey_or_missing_rights() {
+    for (rkey, addr) in [(0x999, 0x20_0000), (0x300, 0x30_0000), (0x200, 0x20_0000 + (1 << 20) - 4)] {
+        let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+        let op = SendOp::RdmaWrite { remote: Remote { addr, rkey } };
+        n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 100)).unwrap();
+        n.run(10_000);
+        assert!(n.a.error && n.b.error);
+        assert_eq!(n.a.send_cqes[0].status, WcStatus::RemAccessErr);
+    }
+    // A READ from memory without remote read.
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    let op = SendOp::RdmaRead { remote: Remote { addr: 0x30_0000, rkey: 0x300 } };
+    n.post(true, wqe(op, SendOpcode::RdmaRead, 0x100, 0x10_0000, 100)).unwrap();
+    n.run(10_000);
+    assert_eq!(n.a.send_cqes[0].status, WcStatus::RemAccessErr);
+}
+
+#[test]
+fn send_longer_than_the_receive_buffer_fails_both_sides() {
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 3000)).unwrap();
+    n.b.rq.push_back(recv_wqe(5, 0x100, 0x10_0000, 2000));
+    n.run(10_000);
+    assert_eq!(n.a.send_cqes[0].status, WcStatus::RemInvReqErr);
+    assert_eq!(n.b.recv_cqes[0].status, WcStatus::LocLenErr);
+    assert!(n.a.error && n.b.error);
+}
+
+#[test]
+fn retry_exceeded_when_the_peer_is_gone() {
+    let mut n = Net::new(Service::Rc, 1024, Link { loss_ppm: 1_000_000, dup_ppm: 0, reorder_ppm: 0, seed: 3 });
+    n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 100)).unwrap();
+    n.run(10_000);
+    assert!(n.a.error);
+    assert_eq!(n.a.send_cqes[0].status, WcStatus::RetryExcErr);
+    assert_eq!(n.a.req.counters.timeouts, 8, "the first try and retry_cnt = 7 retries");
+}
+
+#[test]
+fn local_protection_error_for_a_bad_lkey() {
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x777, 0x10_0000, 100)).unwrap();
+    n.run(10_000);
+    assert!(n.a.error);
+    assert_eq!(n.a.send_cqes[0].status, WcStatus::LocProtErr);
+}
+
+#[test]
+fn the_window_and_read_limit_hold_back_the_requester() {
+    let mut n = Net::new(Service::Rc, 256, Link::CLEAN);
+    // 64 KiB at PMTU 256 = 256 packets: only 128 may be outstanding.
+    n.b.rq.push_back(recv_wqe(1, 0x100, 0x10_0000, 1 << 17));
+    n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 65536)).unwrap();
+    let mut out = vec![];
+    let _ = n.a.with_env(0, &mut out, |r, _, c, e| r.run(e, c));
+    assert_eq!(out.len(), 128);
+    // Five READs with max_rd_atomic 4: four requests go out.
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    for _ in 0..5 {
+        let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000, rkey: 0x100 } };
+        n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000, 16)).unwrap();
+    }
+    let mut out = vec![];
+    let _ = n.a.with_env(0, &mut out, |r, _, c, e| r.run(e, c));
+    assert_eq!(out.len(), 4);
+    assert!(n.run(10_000));
+    assert_eq!(n.a.send_cqes.len(), 5);
+}
+
+#[test]
+fn duplicate_atomic_is_answered_from_the_saved_result() {
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    let remote = Remote { addr: 0x20_0000, rkey: 0x200 };
+    n.post(true, wqe(SendOp::AtomicFetchAndAdd { remote, add: 1 }, SendOpcode::AtomicFetchAndAdd, 0x100, 0x10_0000, 8)).unwrap();
+    let mut out = vec![];
+    let _ = n.a.with_env(0, &mut out, |r, _, c, e| r.run(e, c));
+    let req = out[0].clone();
+    for _ in 0..3 {
+        let p = PacketRepr::parse(&req).unwrap();
+        let mut back = vec![];
+        let _ = n.b.with_env(1, &mut back, |_, r, c, e| r.on_request(e, c, &p));
+        let ack = PacketRepr::parse(&back[0]).unwrap();
+        assert_eq!(ack.ext.atomic_ack_eth.unwrap().orig_rem_data, 0);
+    }
+    assert_eq!(&n.b.mem.region(0x200)[..8], &1u64.to_le_bytes(), "executed once");
+}
+
+#[test]
+fn rc_many_seeds_at_five_percent_loss_with_duplicates_and_reordering() {
+    let (mut retries, mut lost) = (0, 0);
+    for seed in 1..40u64 {
+        let link = Link { loss_ppm: 50_000, dup_ppm: 10_000, reorder_ppm: 10_000, seed: seed * 7919 };
+        let mut n = mixed(Service::Rc, link);
+        check_mixed_data(&mut n, true);
+        retries += n.a.req.counters.retries;
+        lost += n.lost;
+    }
+    assert!(lost > 100 && retries > 50, "lost {lost} retries {retries}");
+}
