@@ -77,6 +77,16 @@ void rxe_sr_glue_cq_event(struct ib_cq *cq, unsigned int type);
 void rxe_sr_glue_cq_comp(struct ib_cq *cq);
 u32 rxe_sr_glue_cache_line_size(void);
 void rxe_sr_glue_xa_init_alloc1(struct xarray *xa);
+
+/*
+ * A QP's timer (retransmission and RNR delays): the timer fires in softirq context and
+ * queues a work item, which calls rxe_sr_rs_qp_timer(owner) in process context.
+ */
+struct rxe_sr_qp_timer;
+struct rxe_sr_qp_timer *rxe_sr_glue_qp_timer_new(void *owner);
+void rxe_sr_glue_qp_timer_arm(struct rxe_sr_qp_timer *t, u64 deadline_us);
+void rxe_sr_glue_qp_timer_free(struct rxe_sr_qp_timer *t);
+u64 rxe_sr_glue_now_us(void);
 int rxe_sr_glue_xa_alloc_cyclic(struct xarray *xa, u32 *id, void *entry, u32 min, u32 max,
 				u32 *next);
 
@@ -87,5 +97,6 @@ int rxe_sr_rs_newlink(const char *ibdev_name, struct net_device *ndev);
 int rxe_sr_rs_netdev_event(unsigned long event, struct net_device *ndev);
 int rxe_sr_rs_udp_encap_recv(struct sock *sk, struct sk_buff *skb);
 void rxe_sr_rs_rx_work(struct rxe_sr_rx *rx);
+void rxe_sr_rs_qp_timer(void *owner);
 
 #endif /* RXE_SR_GLUE_H */

@@ -428,3 +428,39 @@ fn sr_packets_differ_from_standard_ones() {
     ib[1] |= 0x02; // TVer 2: unknown
     assert_eq!(PacketRepr::parse(ib), Err(Error::BadVersion));
 }
+
+#[test]
+fn emit_headers_matches_emit() {
+    use rxe_sr::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr, Reth};
+    let payload: Vec<u8> = (0..1001u32).map(|i| i as u8).collect();
+    let full = PacketRepr {
+        bth: BthRepr {
+            opcode: Opcode::RC_RDMA_WRITE_FIRST,
+            pad_cnt: BthRepr::pad_for(payload.len()),
+            dest_qpn: 0x12,
+            ack_req: true,
+            ..Default::default()
+        },
+        ext: ExtHeaders {
+            reth: Some(Reth { va: 0x1000, rkey: 0x77, dma_len: 4000 }),
+            ..Default::default()
+        },
+        payload: &payload,
+    };
+    let mut a = vec![0xaau8; 2000];
+    let n = full.emit(&mut a).unwrap();
+    let mut b = vec![0x55u8; 2000];
+    let (off, total) = PacketRepr { payload: &[], ..full }.emit_headers(payload.len(), &mut b).unwrap();
+    b[off..off + payload.len()].copy_from_slice(&payload);
+    assert_eq!(total, n);
+    assert_eq!(a[..n], b[..n]);
+    // A pad count that does not match the length, or a payload on a header-only opcode, is refused.
+    assert!(PacketRepr { payload: &[], ..full }.emit_headers(1000, &mut b).is_err());
+    let ack = PacketRepr {
+        bth: BthRepr { opcode: Opcode::RC_RDMA_READ_REQUEST, ..Default::default() },
+        ext: ExtHeaders { reth: Some(Reth::default()), ..Default::default() },
+        payload: &[],
+    };
+    assert!(ack.emit_headers(0, &mut b).is_ok());
+    assert!(ack.emit_headers(4, &mut b).is_err());
+}

@@ -30,7 +30,7 @@ pub(crate) const SIZE: usize = size_of::<RxeSrAh>();
 ///
 /// # Safety
 /// `attr.grh.sgid_attr` is null or referenced for the call (the core holds it).
-unsafe fn av_of(attr: &b::rdma_ah_attr) -> Result<Av> {
+pub(crate) unsafe fn av_of(attr: &b::rdma_ah_attr) -> Result<Av> {
     if attr.type_ != b::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE
         || attr.port_num != 1
         || u32::from(attr.ah_flags) & b::ib_ah_flags_IB_AH_GRH == 0

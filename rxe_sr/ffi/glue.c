@@ -23,6 +23,11 @@
 #include <linux/udp.h>
 #include <linux/delay.h>
 #include <rdma/ib_umem.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
+#include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/slab.h>
 
 #include "rxe_sr_glue.h"
 
@@ -445,4 +450,61 @@ void rxe_sr_glue_msleep(unsigned int ms)
 int rxe_sr_glue_xa_store(struct xarray *xa, unsigned long index, void *entry)
 {
 	return xa_err(xa_store(xa, index, entry, GFP_KERNEL));
+}
+
+/* ---- QP timers ---- */
+
+struct rxe_sr_qp_timer {
+	struct timer_list timer;
+	struct work_struct work;
+	void *owner;
+};
+
+static void rxe_sr_qp_timer_work_fn(struct work_struct *work)
+{
+	rxe_sr_rs_qp_timer(container_of(work, struct rxe_sr_qp_timer, work)->owner);
+}
+
+static void rxe_sr_qp_timer_fn(struct timer_list *timer)
+{
+	struct rxe_sr_qp_timer *t = from_timer(t, timer, timer);
+
+	queue_work(system_unbound_wq, &t->work);
+}
+
+struct rxe_sr_qp_timer *rxe_sr_glue_qp_timer_new(void *owner)
+{
+	struct rxe_sr_qp_timer *t = kzalloc(sizeof(*t), GFP_KERNEL);
+
+	if (!t)
+		return NULL;
+	t->owner = owner;
+	timer_setup(&t->timer, rxe_sr_qp_timer_fn, 0);
+	INIT_WORK(&t->work, rxe_sr_qp_timer_work_fn);
+	return t;
+}
+
+u64 rxe_sr_glue_now_us(void)
+{
+	return div_u64(ktime_get_ns(), NSEC_PER_USEC);
+}
+
+/* (Re)arms the timer for @deadline_us (rxe_sr_glue_now_us time); at least one jiffy ahead. */
+void rxe_sr_glue_qp_timer_arm(struct rxe_sr_qp_timer *t, u64 deadline_us)
+{
+	u64 now = rxe_sr_glue_now_us();
+	u64 delta = deadline_us > now ? deadline_us - now : 0;
+	unsigned long j = usecs_to_jiffies(min_t(u64, delta, 60ULL * USEC_PER_SEC));
+
+	mod_timer(&t->timer, jiffies + max(j, 1UL));
+}
+
+/* Stops the timer for good (arming it afterwards does nothing), waits for the work, frees. */
+void rxe_sr_glue_qp_timer_free(struct rxe_sr_qp_timer *t)
+{
+	if (!t)
+		return;
+	timer_shutdown_sync(&t->timer);
+	cancel_work_sync(&t->work);
+	kfree(t);
 }

@@ -17,6 +17,8 @@ pub(crate) mod queue;
 pub(crate) mod rx;
 pub(crate) mod skb;
 pub(crate) mod stats;
+pub(crate) mod timer;
+pub(crate) mod rc_env;
 pub(crate) mod udp;
 mod uabi_layout;
 pub(crate) mod xarray;

@@ -188,3 +188,99 @@ pub(crate) fn scatter(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, s
         })
         .unwrap_or(Err(WcStatus::LocProtErr))
 }
+
+/// What a remote request may do to an MR (IBTA 10.6.3.2).
+#[derive(Clone, Copy)]
+pub(crate) enum RemoteAccess {
+    /// RDMA READ.
+    Read,
+    /// RDMA WRITE.
+    Write,
+    /// Atomics.
+    Atomic,
+}
+
+impl RemoteAccess {
+    fn flag(self) -> u32 {
+        match self {
+            RemoteAccess::Read => b::ib_access_flags_IB_ACCESS_REMOTE_READ,
+            RemoteAccess::Write => b::ib_access_flags_IB_ACCESS_REMOTE_WRITE,
+            RemoteAccess::Atomic => b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC,
+        }
+    }
+}
+
+/// Runs `f(umem, byte offset)` on the MR named by `rkey` when it is live, carries exactly
+/// this key, belongs to `pd`, grants `access` and covers `[va, va + len)`; the MR table's
+/// lock is held across `f`, so the MR cannot be deregistered meanwhile (and atomics are
+/// serialised). `None` when any check fails (a remote access error).
+fn with_remote<R>(
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    rkey: u32,
+    va: u64,
+    len: u64,
+    access: RemoteAccess,
+    f: impl FnOnce(*mut b::ib_umem, usize) -> Option<R>,
+) -> Option<R> {
+    dev.mrs()
+        .with_entry(rkey >> 8, |p| {
+            let mr = p.cast::<RxeSrMr>();
+            // SAFETY: as in `gather`.
+            let (key, mr_pd, iova, mr_len, umem, granted) = unsafe {
+                ((*mr).ibmr.rkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).umem, (*mr).access)
+            };
+            if key != rkey || mr_pd != pd || granted & access.flag() == 0 {
+                return None;
+            }
+            let end = va.checked_add(len)?;
+            if va < iova || end > iova.saturating_add(mr_len) {
+                return None;
+            }
+            f(umem, usize::try_from(va - iova).ok()?)
+        })
+        .flatten()
+}
+
+/// Checks that a remote request may access `[va, va + len)` through `rkey` for `access`.
+pub(crate) fn remote_check(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, len: u32, access: RemoteAccess) -> bool {
+    with_remote(dev, pd, rkey, va, u64::from(len), access, |_, _| Some(())).is_some()
+}
+
+/// RDMA READ: copies `dst.len()` bytes at `va` of the MR named by `rkey` into `dst`.
+pub(crate) fn remote_read(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, dst: &mut [u8]) -> bool {
+    let len = dst.len() as u64;
+    with_remote(dev, pd, rkey, va, len, RemoteAccess::Read, |umem, off| {
+        // SAFETY: `umem` is pinned while the MR lives (the table lock keeps it); no sleep.
+        let ret = unsafe { b::ib_umem_copy_from(dst.as_mut_ptr().cast(), umem, off, dst.len()) };
+        (ret == 0).then_some(())
+    })
+    .is_some()
+}
+
+/// RDMA WRITE: copies `src` to `va` of the MR named by `rkey`.
+pub(crate) fn remote_write(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, src: &[u8]) -> bool {
+    with_remote(dev, pd, rkey, va, src.len() as u64, RemoteAccess::Write, |umem, off| {
+        // SAFETY: as in `remote_read`.
+        let ret = unsafe { b::rxe_sr_glue_umem_copy_to(umem, off, src.as_ptr().cast(), src.len()) };
+        (ret == 0).then_some(())
+    })
+    .is_some()
+}
+
+/// An atomic on the 8 bytes at `va` (host byte order, as rdma_rxe): `op(original)` gives the
+/// value to store. Returns the original value. Atomics on all MRs of the device are
+/// serialised by the MR table's lock.
+pub(crate) fn remote_atomic(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, op: impl FnOnce(u64) -> u64) -> Option<u64> {
+    with_remote(dev, pd, rkey, va, 8, RemoteAccess::Atomic, |umem, off| {
+        let mut cell = [0u8; 8];
+        // SAFETY: as in `remote_read`.
+        if unsafe { b::ib_umem_copy_from(cell.as_mut_ptr().cast(), umem, off, 8) } != 0 {
+            return None;
+        }
+        let orig = u64::from_ne_bytes(cell);
+        let new = op(orig).to_ne_bytes();
+        // SAFETY: as in `remote_read`.
+        (unsafe { b::rxe_sr_glue_umem_copy_to(umem, off, new.as_ptr().cast(), 8) } == 0).then_some(orig)
+    })
+}

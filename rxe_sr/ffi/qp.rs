@@ -17,7 +17,15 @@ use super::bindings as b;
 use super::device::RxeSrDev;
 use super::netdev::NetDev;
 use super::cq;
+use crate::transport::rc::{self as trc, RcConn};
 use crate::transport::ud;
+use super::rc_env::{KEnv, TX_BUF_LEN};
+use super::timer::QpTimer;
+use crate::proto::rc::requester::{PostError, Requester, SqEntry};
+use crate::proto::rc::{Outcome, RcConfig, Service};
+use crate::proto::wire::opcode::OpKind;
+use kernel::alloc::{KVVec, KVec};
+use kernel::ffi::c_void;
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::RecvInfo;
 use crate::uabi::limits::{MAX_RECV_WQE_BYTES, MAX_SEND_WQE_BYTES};
@@ -40,6 +48,10 @@ struct QpInner {
     rq: Option<MappedQueue>,
     sq_q: FromClientQueue,
     rq_q: FromClientQueue,
+    /// RC/UC: the transport, from RTR until reset.
+    rc: Option<RcConn>,
+    /// RC/UC: scratch for building packets ([`TX_BUF_LEN`] bytes once connected).
+    tx_buf: KVec<u8>,
 }
 
 /// Per-QP state, allocated at create and freed at destroy.
@@ -52,6 +64,8 @@ struct QpState {
     shape: QpShape,
     /// References held by the receive path ([`QpRef`]); destroy waits for zero.
     users: AtomicU32,
+    /// RC/UC: retransmission and RNR timer (its work calls [`rxe_sr_rs_qp_timer`]).
+    timer: Option<QpTimer>,
 }
 
 /// The QP object: `ibqp` first (the core allocates `size_of::<RxeSrQp>()` zeroed bytes).
@@ -134,6 +148,18 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
 
     // Reserved now, published once the QP is complete (the receive path looks QPs up).
     let qpn = dev.qps().reserve(vqp::MIN_QPN, vqp::MAX_QPN)?;
+    let timer = if trc::service(shape.qp_type).is_some() {
+        // SAFETY: the timer is dropped in destroy_qp (or below on error) before `ibqp` is freed.
+        match unsafe { QpTimer::new(ibqp.cast::<c_void>()) } {
+            Ok(t) => Some(t),
+            Err(e) => {
+                dev.qps().erase(qpn);
+                return Err(e);
+            }
+        }
+    } else {
+        None
+    };
     let attrs = QpAttrs {
         state: b::ib_qp_state_IB_QPS_RESET,
         port_num: 1,
@@ -149,11 +175,14 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
                     rq,
                     sq_q: FromClientQueue::new(shape.sq.queue.ring),
                     rq_q: FromClientQueue::new(shape.rq.queue.ring),
+                    rc: None,
+                    tx_buf: KVec::new(),
                 },
                 "rxe_sr_qp"
             ),
             shape,
             users: AtomicU32::new(0),
+            timer,
         }),
         GFP_KERNEL,
     );
@@ -206,8 +235,10 @@ pub(crate) unsafe extern "C" fn destroy_qp(ibqp: *mut b::ib_qp, _udata: *mut b::
         // SAFETY: plain sleep in process context.
         unsafe { b::rxe_sr_glue_msleep(1) };
     }
-    // SAFETY: `state` came from KBox::into_raw; nothing else uses it now.
-    let st = unsafe { KBox::from_raw(qp.state) };
+    // SAFETY: `state` came from KBox::into_raw; nothing else uses it now but the timer's
+    // work, which dropping the timer waits for (it takes the lock: not held here).
+    let mut st = unsafe { KBox::from_raw(qp.state) };
+    drop(st.timer.take());
     qp.state = ptr::null_mut();
     // Unregister the rings' mmap entries (outside the lock), then free the state.
     let rings = {
@@ -241,6 +272,15 @@ pub(crate) unsafe extern "C" fn modify_qp(
     if mask & !vqp::ATTR_STANDARD_BITS != 0 {
         return super::errno::eopnotsupp().to_errno();
     }
+    // SAFETY: the core holds the AV's source GID attribute for the call.
+    let av = if mask & b::ib_qp_attr_mask_IB_QP_AV != 0 && trc::service(st.shape.qp_type).is_some() {
+        match unsafe { super::ah::av_of(&a.ah_attr) } {
+            Ok(av) => Some(av),
+            Err(e) => return e.to_errno(),
+        }
+    } else {
+        None
+    };
     let mut g = st.inner.lock();
     // Lock order: QP, then CQ (cq::post takes only the CQ's lock).
     let cur = if mask & b::ib_qp_attr_mask_IB_QP_CUR_STATE != 0 { a.cur_qp_state } else { g.attrs.state };
@@ -249,20 +289,78 @@ pub(crate) unsafe extern "C" fn modify_qp(
     if !unsafe { b::ib_modify_qp_is_ok(cur, next, st.shape.qp_type, mask) } {
         return EINVAL.to_errno();
     }
+    let before = g.attrs;
     if let Err(e) = g.attrs.apply(a, mask) {
         return e.to_errno();
     }
-    if next == b::ib_qp_state_IB_QPS_ERR && cur != b::ib_qp_state_IB_QPS_ERR {
-        // SAFETY: `ibqp` is live, and so are the CQs it holds.
-        let (qpn, scq, rcq) = unsafe { ((*ibqp).qp_num, (*ibqp).send_cq, (*ibqp).recv_cq) };
-        let QpInner { sq, rq, sq_q, rq_q, .. } = &mut *g;
-        // SAFETY: the QP's CQs outlive it.
-        unsafe {
-            flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, scq);
-            flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, rcq);
+    // SAFETY: `ibqp` is live, and so are the CQs it holds.
+    let (qpn, cqs, ibdev) = unsafe { ((*ibqp).qp_num, ((*ibqp).send_cq, (*ibqp).recv_cq), (*ibqp).device) };
+    if trc::service(st.shape.qp_type).is_some() {
+        // SAFETY: a device of ours.
+        let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+        if let Err(e) = connect(&mut g, &st.shape, dev, qpn, cur, next, av) {
+            g.attrs = before;
+            return e.to_errno();
         }
     }
+    if next == b::ib_qp_state_IB_QPS_ERR && cur != b::ib_qp_state_IB_QPS_ERR {
+        // SAFETY: the QP's CQs outlive it.
+        unsafe { enter_error(&mut g, qpn, cqs) };
+    }
     0
+}
+
+/// RC/UC: builds the transport as the QP connects (RTR: responder; RTS: requester),
+/// refreshes its view of the attributes in RTS, and drops it at reset.
+fn connect(g: &mut QpInner, shape: &QpShape, dev: &RxeSrDev, qpn: u32, cur: u32, next: u32, av: Option<crate::verbs::ah::Av>) -> Result {
+    let cfg = trc::config(&g.attrs, shape, qpn, dev.active_mtu()).ok_or(EINVAL)?;
+    match next {
+        b::ib_qp_state_IB_QPS_RESET => g.rc = None,
+        b::ib_qp_state_IB_QPS_RTR if cur != b::ib_qp_state_IB_QPS_RTR => {
+            let av = av.ok_or(EINVAL)?;
+            if g.tx_buf.len() < TX_BUF_LEN {
+                g.tx_buf = KVec::from_elem(0u8, TX_BUF_LEN, GFP_KERNEL)?;
+            }
+            g.rc = Some(RcConn::new(cfg, av, g.attrs.rq_psn));
+        }
+        b::ib_qp_state_IB_QPS_RTS => {
+            let conn = g.rc.as_mut().ok_or(EINVAL)?;
+            conn.cfg = cfg;
+            if let Some(av) = av {
+                conn.av = av;
+            }
+            if cur == b::ib_qp_state_IB_QPS_RTR {
+                conn.start_requester(shape, g.attrs.sq_psn)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Moves the QP to the Error state: what the transport holds is completed as flushed, then
+/// both rings are flushed (IBTA 10.3.1).
+///
+/// # Safety
+/// `cqs` are the QP's live send and receive CQs.
+unsafe fn enter_error(g: &mut QpInner, qpn: u32, (scq, rcq): (*mut b::ib_cq, *mut b::ib_cq)) {
+    g.attrs.state = b::ib_qp_state_IB_QPS_ERR;
+    if let Some(conn) = g.rc.as_mut() {
+        for w in conn.resp.take_held().into_iter().flatten() {
+            let c = Completion::zeroed(w.wr_id, qpn, WcStatus::WrFlushErr);
+            // SAFETY: per this function's contract.
+            let _ = unsafe { cq::post(rcq, &c, false) };
+        }
+        if let Some(req) = conn.req.as_mut() {
+            req.clear();
+        }
+    }
+    let QpInner { sq, rq, sq_q, rq_q, .. } = g;
+    // SAFETY: per this function's contract.
+    unsafe {
+        flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, scq);
+        flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, rcq);
+    }
 }
 
 /// Completes every work request queued in a ring with IB_WC_WR_FLUSH_ERR (IBTA 10.3.1: a
@@ -312,7 +410,17 @@ pub(crate) unsafe extern "C" fn query_qp(
     let Some(st) = (unsafe { state(ibqp) }) else {
         return EINVAL.to_errno();
     };
-    let a = st.inner.lock().attrs.to_attr(&st.shape);
+    let a = {
+        let g = st.inner.lock();
+        let mut a = g.attrs.to_attr(&st.shape);
+        if let Some(conn) = g.rc.as_ref() {
+            a.rq_psn = conn.resp.epsn().get();
+            if let Some(req) = conn.req.as_ref() {
+                a.sq_psn = req.sq_psn().get();
+            }
+        }
+        a
+    };
     // SAFETY: `ibqp` is live; the core set its CQs at create.
     let (send_cq, recv_cq) = unsafe { ((*ibqp).send_cq, (*ibqp).recv_cq) };
     let i = b::ib_qp_init_attr {
@@ -352,6 +460,10 @@ pub(crate) unsafe extern "C" fn post_send(
     let Some(st) = (unsafe { state(ibqp) }) else {
         return EINVAL.to_errno();
     };
+    if trc::service(st.shape.qp_type).is_some() {
+        // SAFETY: per this function's contract.
+        return unsafe { post_send_connected(ibqp, st) };
+    }
     if st.shape.qp_type != b::ib_qp_type_IB_QPT_UD {
         return super::errno::eopnotsupp().to_errno();
     }
@@ -390,7 +502,7 @@ unsafe fn run_ud_requester(
     (scq, rcq): (*mut b::ib_cq, *mut b::ib_cq),
     nd: &NetDev<'_>,
 ) -> c_int {
-    let QpInner { sq, rq, sq_q, rq_q, attrs } = g;
+    let QpInner { sq, rq, sq_q, rq_q, attrs, .. } = g;
     match attrs.state {
         b::ib_qp_state_IB_QPS_RTS => {}
         // As rdma_rxe: in Error the posted requests complete as flushed.
@@ -562,3 +674,240 @@ pub(crate) fn ud_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8]) -
     true
 }
 
+
+/// The parts of a live QP the connected transport needs besides its lock.
+struct QpCtx<'a> {
+    ibdev: *mut b::ib_device,
+    dev: &'a RxeSrDev,
+    pd: *mut b::ib_pd,
+    qpn: u32,
+    cqs: (*mut b::ib_cq, *mut b::ib_cq),
+    st: &'a QpState,
+}
+
+impl<'a> QpCtx<'a> {
+    /// # Safety
+    /// `ibqp` is a live QP of ours with state `st`, kept alive for `'a`.
+    unsafe fn new(ibqp: *mut b::ib_qp, st: &'a QpState) -> Self {
+        // SAFETY: per this function's contract: the QP's device, PD and CQs are live.
+        unsafe {
+            QpCtx {
+                ibdev: (*ibqp).device,
+                dev: RxeSrDev::from_ib((*ibqp).device),
+                pd: (*ibqp).pd,
+                qpn: (*ibqp).qp_num,
+                cqs: ((*ibqp).send_cq, (*ibqp).recv_cq),
+                st,
+            }
+        }
+    }
+
+    /// Runs `f` with the device's netdev (referenced for the call), if it has one.
+    fn with_netdev<R>(&self, f: impl FnOnce(&NetDev<'_>) -> R) -> Option<R> {
+        // SAFETY: our device; the reference is dropped below.
+        let ndev = unsafe { b::ib_device_get_netdev(self.ibdev, 1) };
+        // SAFETY: null or referenced.
+        let nd = unsafe { NetDev::from_raw(ndev) }?;
+        let r = f(&nd);
+        // SAFETY: drops the reference ib_device_get_netdev took.
+        unsafe { b::rxe_sr_glue_dev_put(ndev) };
+        Some(r)
+    }
+}
+
+/// What to run on a connected QP once its environment is built.
+enum Step<'p> {
+    /// The doorbell: fetch new send WQEs and send.
+    Doorbell,
+    /// A packet from the peer.
+    Packet(&'p PacketRepr<'p>),
+    /// The timer fired.
+    Timer,
+}
+
+/// Drives a connected QP's transport one step under its lock, then fetches and sends what
+/// the step made room for, re-arms the timer, and moves the QP to Error if it failed.
+///
+/// # Safety
+/// `ctx` describes a live QP whose lock `g` is.
+unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_>) {
+    let shape = &ctx.st.shape;
+    let QpInner { attrs, sq, rq, sq_q, rq_q, rc, tx_buf } = g;
+    let Some(conn) = rc.as_mut() else {
+        return;
+    };
+    let RcConn { cfg, av, sport, resp, req } = conn;
+    // SAFETY: per this function's contract the CQs are live.
+    let mut env = unsafe {
+        KEnv::new(
+            ctx.dev,
+            nd,
+            ctx.pd,
+            attrs.qp_access_flags as u32,
+            av,
+            *sport,
+            tx_buf,
+            (sq.as_ref(), sq_q),
+            (rq.as_ref(), rq_q, shape.rq.max_sge),
+            ctx.cqs,
+        )
+    };
+    let rts = attrs.state == b::ib_qp_state_IB_QPS_RTS;
+    let mut outcome = match step {
+        Step::Packet(p) if is_request(p) => resp.on_request(&mut env, cfg, p),
+        Step::Packet(p) => match req.as_mut() {
+            Some(r) if rts => r.on_response(&mut env, cfg, p),
+            _ => Outcome::Ok,
+        },
+        Step::Timer => match req.as_mut() {
+            Some(r) if rts => r.on_timer(&mut env, cfg),
+            _ => Outcome::Ok,
+        },
+        Step::Doorbell => Outcome::Ok,
+    };
+    if let (Outcome::Ok, Some(r), true) = (outcome, req.as_mut(), rts) {
+        let limits = SendLimits {
+            max_sge: shape.sq.max_sge,
+            max_inline: shape.sq.max_inline,
+        };
+        outcome = fetch(r, &mut env, cfg, limits);
+        if outcome == Outcome::Ok {
+            outcome = r.run(&mut env, cfg);
+        }
+    }
+    if let (Some(r), Some(t)) = (req.as_ref(), ctx.st.timer.as_ref()) {
+        if let Some(d) = r.deadline() {
+            t.arm(d);
+        }
+    }
+    drop(env);
+    if outcome == Outcome::Error {
+        // SAFETY: per this function's contract.
+        unsafe { enter_error(g, ctx.qpn, ctx.cqs) };
+    }
+}
+
+/// True for request packets (to the responder), false for responses (to the completer).
+fn is_request(p: &PacketRepr<'_>) -> bool {
+    !matches!(
+        p.bth.opcode.info().map(|i| i.kind),
+        Some(OpKind::Acknowledge | OpKind::AtomicAcknowledge | OpKind::RdmaReadResponse)
+    )
+}
+
+/// Copies new send WQEs from the ring into the requester, each validated. A WQE that fails
+/// validation completes in error once everything before it has retired (then the QP
+/// enters the Error state).
+fn fetch(req: &mut Requester<KVVec<SqEntry>>, env: &mut KEnv<'_>, cfg: &RcConfig, limits: SendLimits) -> Outcome {
+    let Some(ring) = env.sq else {
+        return Outcome::Ok;
+    };
+    let shared = ring.queue();
+    if env.sq_q.observe_producer(shared.load_producer()).is_err() {
+        // A producer index user space mangled: what was validly queued still runs.
+        return Outcome::Ok;
+    }
+    let qp_type = if cfg.service == Service::Rc { QpType::Rc } else { QpType::Uc };
+    while req.room() > 0 {
+        let Some(slot) = env.sq_q.nth(req.len() as u32) else {
+            break;
+        };
+        let mut bytes = [0u8; MAX_SEND_WQE_BYTES];
+        shared.read_slot(slot, &mut bytes);
+        let wr_id = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes);
+        let status = match SendWqe::parse(&bytes, qp_type, limits) {
+            Ok(wqe) => match req.post(wqe, cfg) {
+                Ok(()) => {
+                    if matches!(wqe.op, crate::uabi::send_wqe::SendOp::Send | crate::uabi::send_wqe::SendOp::SendWithImm { .. } | crate::uabi::send_wqe::SendOp::SendWithInv { .. }) {
+                        env.dev.counters().inc(Counter::RdmaSends);
+                    }
+                    continue;
+                }
+                Err(PostError::Full) => break,
+                Err(PostError::Unsupported(s)) => s,
+            },
+            Err(e) => e.wc_status(),
+        };
+        if !req.is_empty() {
+            // Wait for the requests before it to retire.
+            break;
+        }
+        use crate::proto::rc::RcEnv as _;
+        env.retire_send(Some(&Completion::zeroed(wr_id, cfg.qpn, status)));
+        return Outcome::Error;
+    }
+    Outcome::Ok
+}
+
+/// `post_send` on an RC or UC QP: the doorbell.
+///
+/// # Safety
+/// `ibqp` is a live QP of ours with state `st`.
+unsafe fn post_send_connected(ibqp: *mut b::ib_qp, st: &QpState) -> c_int {
+    // SAFETY: per this function's contract.
+    let ctx = unsafe { QpCtx::new(ibqp, st) };
+    let mut g = st.inner.lock();
+    match g.attrs.state {
+        b::ib_qp_state_IB_QPS_RTS => {}
+        b::ib_qp_state_IB_QPS_ERR => {
+            let QpInner { sq, sq_q, .. } = &mut *g;
+            // SAFETY: the QP's CQs outlive it.
+            unsafe { flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, ctx.qpn, ctx.cqs.0) };
+            return 0;
+        }
+        _ => return EINVAL.to_errno(),
+    }
+    // SAFETY: `g` is the QP's lock.
+    match ctx.with_netdev(|nd| unsafe { drive(&ctx, &mut g, nd, Step::Doorbell) }) {
+        Some(()) => 0,
+        None => EINVAL.to_errno(),
+    }
+}
+
+/// Delivers an RC or UC packet to its QP: requests to the responder (in RTR and RTS),
+/// responses to the completer (in RTS). False when no QP could take it.
+pub(crate) fn connected_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>) -> bool {
+    let Some(qp) = QpRef::get(dev, p.bth.dest_qpn) else {
+        return false;
+    };
+    let st = qp.state();
+    let want = match trc::service(st.shape.qp_type) {
+        Some(Service::Rc) => crate::proto::wire::Transport::Rc,
+        Some(Service::Uc) => crate::proto::wire::Transport::Uc,
+        None => return false,
+    };
+    if p.bth.opcode.transport() != want || p.bth.pkey & 0x7fff != 0x7fff {
+        return false;
+    }
+    // SAFETY: the QP is counted live, with its device, PD and CQs.
+    let ctx = unsafe { QpCtx::new(qp.ibqp, st) };
+    let mut g = st.inner.lock();
+    let ready = matches!(g.attrs.state, b::ib_qp_state_IB_QPS_RTR | b::ib_qp_state_IB_QPS_RTS);
+    if !ready || g.rc.is_none() {
+        return false;
+    }
+    // SAFETY: `g` is the QP's lock.
+    ctx.with_netdev(|nd| unsafe { drive(&ctx, &mut g, nd, Step::Packet(p)) }).is_some()
+}
+
+/// The QP timer's work (glue.c): runs the transport's timer step.
+///
+/// # Safety
+/// `owner` is the `ib_qp` the timer was created for; destroy_qp drops the timer (waiting
+/// for this work) before the QP goes away.
+#[no_mangle]
+unsafe extern "C" fn rxe_sr_rs_qp_timer(owner: *mut c_void) {
+    let ibqp = owner.cast::<b::ib_qp>();
+    // SAFETY: per this function's contract.
+    let Some(st) = (unsafe { state(ibqp) }) else {
+        return;
+    };
+    // SAFETY: as above.
+    let ctx = unsafe { QpCtx::new(ibqp, st) };
+    let mut g = st.inner.lock();
+    if g.attrs.state != b::ib_qp_state_IB_QPS_RTS {
+        return;
+    }
+    // SAFETY: `g` is the QP's lock.
+    let _ = ctx.with_netdev(|nd| unsafe { drive(&ctx, &mut g, nd, Step::Timer) });
+}

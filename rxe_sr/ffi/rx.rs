@@ -9,7 +9,7 @@ use super::bindings as b;
 use super::device::RxeSrDev;
 use super::qp;
 use crate::proto::wire::ip::RoceDatagram;
-use crate::proto::wire::{Opcode, PacketRepr};
+use crate::proto::wire::{Opcode, PacketRepr, Transport};
 use crate::verbs::counters::Counter;
 
 /// The work item's entry point (glue.c's work function).
@@ -57,7 +57,7 @@ fn receive(dev: &RxeSrDev, skb: *mut b::sk_buff) -> bool {
     }
     match p.bth.opcode {
         Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE => qp::ud_deliver(dev, &p, d.ip_header),
-        // RC and UC arrive with their transport.
+        op if matches!(op.transport(), Transport::Rc | Transport::Uc) => qp::connected_deliver(dev, &p),
         _ => false,
     }
 }

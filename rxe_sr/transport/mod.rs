@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The transport: what turns work requests into packets and packets into completions.
-//! Today: the UD requester. Next: the RC requester, responder and completer around a
-//! `proto::recovery` engine.
+//! - [`ud`]: the UD requester and delivery.
+//! - [`rc`]: RC and UC, around `proto::rc` (requester, completer, responder) and the
+//!   `proto::recovery` gbn engine.
 
+pub(crate) mod rc;
 pub(crate) mod ud;

@@ -251,6 +251,39 @@ impl<'a> PacketRepr<'a> {
         Ok(len)
     }
 
+    /// Writes a packet whose `payload_len`-byte payload the caller fills in place: the
+    /// headers, then (after the payload) zero pad bytes and a zero ICRC. `self.payload` must
+    /// be empty and `bth.pad_cnt` must match `payload_len`. Returns (offset of the payload,
+    /// total length); the packet is `buf[..total]`.
+    pub fn emit_headers(&self, payload_len: usize, buf: &mut [u8]) -> Result<(usize, usize)> {
+        if !self.payload.is_empty() {
+            return Err(Error::BadLength);
+        }
+        let set = self.bth.opcode.headers(sr_of(self.bth.tver)?)?;
+        if self.ext.set() != set {
+            return Err(Error::BadField);
+        }
+        if let (Some(s), Some(a)) = (self.ext.sr_ack_eth, self.ext.aeth) {
+            s.check_aeth(&a)?;
+        }
+        let info = self.bth.opcode.info().ok_or(Error::BadOpcode)?;
+        if (!info.payload && payload_len > 0) || self.bth.pad_cnt != BthRepr::pad_for(payload_len) {
+            return Err(Error::BadLength);
+        }
+        if let Some(n) = self.bth.opcode.fixed_payload_len() {
+            if payload_len != n {
+                return Err(Error::BadLength);
+            }
+        }
+        let hdr = self.header_len();
+        let total = hdr + payload_len + usize::from(self.bth.pad_cnt) + ICRC_LEN;
+        let out = buf.get_mut(..total).ok_or(Error::BufferTooSmall)?;
+        self.bth.emit(out)?;
+        self.ext.emit(out.get_mut(BTH_LEN..).ok_or(Error::BufferTooSmall)?)?;
+        out.get_mut(hdr + payload_len..).ok_or(Error::BufferTooSmall)?.fill(0);
+        Ok((hdr, total))
+    }
+
     /// Emits the packet and fills in its ICRC for the given IP and UDP headers.
     pub fn emit_with_icrc(&self, ip: &[u8], udp: &[u8], buf: &mut [u8]) -> Result<usize> {
         let len = self.emit(buf)?;

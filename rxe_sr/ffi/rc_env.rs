@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+//! What the RC/UC state machines (`proto::rc`) act on, in the kernel: memory through MRs,
+//! the QP's shared rings, its CQs, and skbs to the peer.
+
+use kernel::alloc::KVec;
+
+use super::bindings as b;
+use super::cq;
+use super::device::RxeSrDev;
+use super::mr::{self, RemoteAccess};
+use super::netdev::NetDev;
+use super::queue::MappedQueue;
+use super::skb;
+use super::timer;
+use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RemoteErr, RemoteOp, TxError};
+use crate::proto::wire::PacketRepr;
+use crate::uabi::cqe::{Completion, WcStatus};
+use crate::uabi::limits::MAX_RECV_WQE_BYTES;
+use crate::uabi::queue::FromClientQueue;
+use crate::uabi::recv_wqe::{RecvLimits, RecvWqe};
+use crate::uabi::sge::SgeList;
+use crate::verbs::ah::Av;
+use crate::verbs::counters::Counter;
+
+/// Largest packet the transport builds: a 4096-byte PMTU plus headers and ICRC.
+pub(crate) const TX_BUF_LEN: usize = 4096 + 128;
+
+/// One call's environment: borrowed pieces of the locked QP and its device.
+pub(crate) struct KEnv<'a> {
+    pub(crate) dev: &'a RxeSrDev,
+    pub(crate) nd: &'a NetDev<'a>,
+    pub(crate) pd: *mut b::ib_pd,
+    /// `IB_ACCESS_REMOTE_*` the QP allows its peer.
+    pub(crate) qp_access: u32,
+    pub(crate) av: &'a Av,
+    pub(crate) sport: u16,
+    /// Scratch for the packet being built ([`TX_BUF_LEN`] bytes).
+    pub(crate) buf: &'a mut KVec<u8>,
+    pub(crate) sq: Option<&'a MappedQueue>,
+    pub(crate) sq_q: &'a mut FromClientQueue,
+    pub(crate) rq: Option<&'a MappedQueue>,
+    pub(crate) rq_q: &'a mut FromClientQueue,
+    pub(crate) rq_max_sge: u32,
+    scq: *mut b::ib_cq,
+    rcq: *mut b::ib_cq,
+}
+
+impl<'a> KEnv<'a> {
+    /// The environment of a QP whose send and receive CQs are `scq` and `rcq`.
+    ///
+    /// # Safety
+    /// `scq` and `rcq` are live CQs of ours for as long as the environment is used.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn new(
+        dev: &'a RxeSrDev,
+        nd: &'a NetDev<'a>,
+        pd: *mut b::ib_pd,
+        qp_access: u32,
+        av: &'a Av,
+        sport: u16,
+        buf: &'a mut KVec<u8>,
+        (sq, sq_q): (Option<&'a MappedQueue>, &'a mut FromClientQueue),
+        (rq, rq_q, rq_max_sge): (Option<&'a MappedQueue>, &'a mut FromClientQueue, u32),
+        (scq, rcq): (*mut b::ib_cq, *mut b::ib_cq),
+    ) -> Self {
+        KEnv { dev, nd, pd, qp_access, av, sport, buf, sq, sq_q, rq, rq_q, rq_max_sge, scq, rcq }
+    }
+}
+
+/// Copies `dst.len()` bytes of an SGE list from byte `offset` into `dst` (L_Keys checked).
+fn gather(dev: &RxeSrDev, pd: *mut b::ib_pd, sges: &SgeList, offset: u32, dst: &mut [u8]) -> Result<(), WcStatus> {
+    let mut skip = u64::from(offset);
+    let mut at = 0usize;
+    for s in sges.as_slice() {
+        if at == dst.len() {
+            break;
+        }
+        let l = u64::from(s.length);
+        if skip >= l {
+            skip -= l;
+            continue;
+        }
+        let n = usize::try_from(l - skip).unwrap_or(usize::MAX).min(dst.len() - at);
+        let addr = s.addr.checked_add(skip).ok_or(WcStatus::LocProtErr)?;
+        let piece = dst.get_mut(at..at + n).ok_or(WcStatus::LocLenErr)?;
+        mr::gather(dev, pd, s.lkey, addr, piece)?;
+        at += n;
+        skip = 0;
+    }
+    if at == dst.len() { Ok(()) } else { Err(WcStatus::LocLenErr) }
+}
+
+impl KEnv<'_> {
+    fn qp_allows(&self, op: RemoteOp) -> bool {
+        let flag = match op {
+            RemoteOp::Read => b::ib_access_flags_IB_ACCESS_REMOTE_READ,
+            RemoteOp::Write => b::ib_access_flags_IB_ACCESS_REMOTE_WRITE,
+            RemoteOp::Atomic => b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC,
+        };
+        self.qp_access & flag != 0
+    }
+}
+
+fn access_of(op: RemoteOp) -> RemoteAccess {
+    match op {
+        RemoteOp::Read => RemoteAccess::Read,
+        RemoteOp::Write => RemoteAccess::Write,
+        RemoteOp::Atomic => RemoteAccess::Atomic,
+    }
+}
+
+impl RcEnv for KEnv<'_> {
+    fn now_us(&self) -> u64 {
+        timer::now_us()
+    }
+
+    fn transmit(&mut self, hdr: &PacketRepr<'_>, payload: PayloadSrc<'_>, len: u32) -> Result<(), TxError> {
+        let (dev, pd, nd, av, sport) = (self.dev, self.pd, self.nd, self.av, self.sport);
+        let buf: &mut [u8] = self.buf;
+        let plen = usize::try_from(len).map_err(|_| TxError::Dropped)?;
+        let (off, total) = hdr.emit_headers(plen, buf).map_err(|_| TxError::Dropped)?;
+        let end = off.checked_add(plen).ok_or(TxError::Dropped)?;
+        let filled = match (payload, buf.get_mut(off..end)) {
+            (_, None) => Err(TxError::Dropped),
+            (PayloadSrc::None, Some(_)) => Ok(()),
+            (PayloadSrc::Bytes(src), Some(dst)) => {
+                if src.len() == dst.len() {
+                    dst.copy_from_slice(src);
+                    Ok(())
+                } else {
+                    Err(TxError::Local(WcStatus::LocLenErr))
+                }
+            }
+            (PayloadSrc::Local { sges, offset }, Some(dst)) => gather(dev, pd, sges, offset, dst).map_err(TxError::Local),
+            (PayloadSrc::Remote { rkey, va }, Some(dst)) => {
+                if mr::remote_read(dev, pd, rkey, va, dst) {
+                    Ok(())
+                } else {
+                    Err(TxError::Local(WcStatus::RemAccessErr))
+                }
+            }
+        };
+        let sent = filled.and_then(|()| {
+            let pkt = buf.get(..total).ok_or(TxError::Dropped)?;
+            skb::send(dev, nd, av, sport, pkt).map_err(|_| TxError::Dropped)
+        });
+        if sent.is_ok() {
+            dev.counters().inc(Counter::SentPkts);
+        }
+        sent
+    }
+
+    fn scatter(&mut self, sges: &SgeList, offset: u32, data: &[u8]) -> Result<(), WcStatus> {
+        let mut skip = u64::from(offset);
+        let mut rest = data;
+        for s in sges.as_slice() {
+            if rest.is_empty() {
+                break;
+            }
+            let l = u64::from(s.length);
+            if skip >= l {
+                skip -= l;
+                continue;
+            }
+            let n = usize::try_from(l - skip).unwrap_or(usize::MAX).min(rest.len());
+            let addr = s.addr.checked_add(skip).ok_or(WcStatus::LocProtErr)?;
+            let (piece, tail) = rest.split_at(n);
+            mr::scatter(self.dev, self.pd, s.lkey, addr, piece)?;
+            rest = tail;
+            skip = 0;
+        }
+        if rest.is_empty() { Ok(()) } else { Err(WcStatus::LocLenErr) }
+    }
+
+    fn remote_check(&mut self, op: RemoteOp, rkey: u32, va: u64, len: u32) -> Result<(), RemoteErr> {
+        if !self.qp_allows(op) {
+            return Err(RemoteErr::Invalid);
+        }
+        if op == RemoteOp::Atomic && va % 8 != 0 {
+            return Err(RemoteErr::Invalid);
+        }
+        if mr::remote_check(self.dev, self.pd, rkey, va, len, access_of(op)) {
+            Ok(())
+        } else {
+            Err(RemoteErr::Access)
+        }
+    }
+
+    fn remote_write(&mut self, rkey: u32, va: u64, data: &[u8]) -> Result<(), RemoteErr> {
+        if mr::remote_write(self.dev, self.pd, rkey, va, data) { Ok(()) } else { Err(RemoteErr::Access) }
+    }
+
+    fn remote_atomic(&mut self, rkey: u32, va: u64, op: AtomicOp) -> Result<u64, RemoteErr> {
+        mr::remote_atomic(self.dev, self.pd, rkey, va, |orig| match op {
+            AtomicOp::CmpSwap { compare, swap } => {
+                if orig == compare {
+                    swap
+                } else {
+                    orig
+                }
+            }
+            AtomicOp::FetchAdd { add } => orig.wrapping_add(add),
+        })
+        .ok_or(RemoteErr::Access)
+    }
+
+    fn invalidate(&mut self, _rkey: u32) -> Result<(), RemoteErr> {
+        // As rdma_rxe: only fast-registered MRs and memory windows can be invalidated
+        // remotely, and user MRs are neither.
+        Err(RemoteErr::Invalid)
+    }
+
+    fn take_recv(&mut self) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
+        let ring = self.rq?;
+        let shared = ring.queue();
+        self.rq_q.observe_producer(shared.load_producer()).ok()?;
+        let slot = self.rq_q.head()?;
+        let mut bytes = [0u8; MAX_RECV_WQE_BYTES];
+        shared.read_slot(slot, &mut bytes);
+        if let Some(cons) = self.rq_q.advance_consumer() {
+            shared.publish_consumer(cons);
+        }
+        Some(RecvWqe::parse(&bytes, RecvLimits { max_sge: self.rq_max_sge }).map_err(|e| {
+            let wr_id = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes);
+            (wr_id, e.wc_status())
+        }))
+    }
+
+    fn retire_send(&mut self, c: Option<&Completion>) {
+        if let Some(ring) = self.sq {
+            if let Some(cons) = self.sq_q.advance_consumer() {
+                ring.queue().publish_consumer(cons);
+            }
+        }
+        if let Some(c) = c {
+            // SAFETY: per `new`'s contract. A full CQ has raised its error event.
+            let _ = unsafe { cq::post(self.scq, c, false) };
+        }
+    }
+
+    fn complete_recv(&mut self, c: &Completion, solicited: bool) {
+        // SAFETY: per `new`'s contract.
+        let _ = unsafe { cq::post(self.rcq, c, solicited) };
+        if c.status == WcStatus::Success {
+            self.dev.counters().inc(Counter::RdmaRecvs);
+        }
+    }
+}

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A QP's timer (glue.c's `struct rxe_sr_qp_timer`): a kernel timer that, when it fires,
+//! queues a work item calling [`super::qp`]'s timer entry point in process context. The
+//! transport arms it for its earliest deadline (retransmission timeout, RNR delay).
+
+use kernel::ffi::c_void;
+use kernel::prelude::*;
+
+use super::bindings as b;
+
+/// The current time in microseconds (monotonic), the transport's clock.
+pub(crate) fn now_us() -> u64 {
+    // SAFETY: reads the monotonic clock.
+    unsafe { b::rxe_sr_glue_now_us() }
+}
+
+/// An owned QP timer; dropping it stops the timer for good and waits for its work.
+pub(crate) struct QpTimer(*mut b::rxe_sr_qp_timer);
+
+// SAFETY: the glue object may be armed and freed from any process context.
+unsafe impl Send for QpTimer {}
+// SAFETY: arming (`mod_timer`) is safe concurrently from several contexts.
+unsafe impl Sync for QpTimer {}
+
+impl QpTimer {
+    /// A timer whose work calls `rxe_sr_rs_qp_timer(owner)`.
+    ///
+    /// # Safety
+    /// `owner` must stay valid until the timer is dropped.
+    pub(crate) unsafe fn new(owner: *mut c_void) -> Result<QpTimer> {
+        // SAFETY: allocates and initialises the glue object.
+        let t = unsafe { b::rxe_sr_glue_qp_timer_new(owner) };
+        if t.is_null() {
+            return Err(ENOMEM);
+        }
+        Ok(QpTimer(t))
+    }
+
+    /// Arms (or re-arms) the timer for `deadline_us` ([`now_us`] time).
+    pub(crate) fn arm(&self, deadline_us: u64) {
+        // SAFETY: the object is live until drop.
+        unsafe { b::rxe_sr_glue_qp_timer_arm(self.0, deadline_us) }
+    }
+}
+
+impl Drop for QpTimer {
+    fn drop(&mut self) {
+        // SAFETY: ours, freed once; waits for a running work item.
+        unsafe { b::rxe_sr_glue_qp_timer_free(self.0) }
+    }
+}
