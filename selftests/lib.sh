@@ -67,9 +67,15 @@ dmesg_clean() {
 }
 
 # netem_set LOSS_PERCENT: loss on this guest's eth0 egress (0 removes it).
+# netem_set SPEC: egress impairment on eth0: a number is a loss percentage, 0 clears,
+# anything else is passed to netem as is (e.g. "delay 2ms reorder 10% 50%", "duplicate 2%").
 netem_set() {
   tc qdisc del dev eth0 root 2>/dev/null || true
-  if [ "$1" != 0 ]; then tc qdisc add dev eth0 root netem loss "$1%"; fi
+  case "$1" in
+    0) ;;
+    *[!0-9.]*) tc qdisc add dev eth0 root netem $1 ;;
+    *) tc qdisc add dev eth0 root netem loss "$1%" ;;
+  esac
 }
 
 # load_rdma_core: the verbs core and the user-space access modules (no udev here to do it).
@@ -125,32 +131,83 @@ retry() {
 # are not retransmitted, so only the receiver sees the goodput). Non-zero on failure.
 perftest_pair() {
   local dev=$1 tool=$2 loss=$3 secs=$4; shift 4
-  local gidx rc=0 out ud=0 a
+  local gidx rc=0 out ud=0 a tag
   for a in "$@"; do [ "$a" = UD ] && ud=1; done
+  tag=$(printf '%s' "$loss $*" | tr -c 'A-Za-z0-9.' '_')
   gidx=$(roce_gid_index "$dev") || { log "no RoCEv2 GID on $dev"; return 1; }
   netem_set "$loss"
-  local common=(-d "$dev" -x "$gidx" -s "${PERF_SIZE:-65536}" -D "$secs" -F --report_gbits "$@")
+  local common=(-d "$dev" -x "$gidx" -D "$secs" -F --report_gbits "$@")
+  [ "${PERF_SIZE:-65536}" = none ] || common+=(-s "${PERF_SIZE:-65536}")
   # perftest's result row: bytes iterations BW-peak BW-average MsgRate
   local avg='/#bytes/ { getline; if (NF >= 5) print $4 }'
   if is_server; then
     timeout $((secs * 6 + 60)) "$tool" "${common[@]}" > /tmp/perf.srv 2>&1 &
     local pid=$!
     sleep 1
-    sync_point "$tool-$loss-ready" 120 || rc=1
+    sync_point "$tool-$tag-ready" 120 || rc=1
     wait "$pid" || rc=1
     cat /tmp/perf.srv >&2
-    share_put "$tool-$loss-srv" "$(awk "$avg" /tmp/perf.srv | tail -1)"
+    share_put "$tool-$tag-srv" "$(awk "$avg" /tmp/perf.srv | tail -1)"
   else
-    sync_point "$tool-$loss-ready" 120 || rc=1
+    sync_point "$tool-$tag-ready" 120 || rc=1
     out=$(timeout $((secs * 6 + 60)) "$tool" "${common[@]}" "$SERVER_IP" 2>&1) || rc=1
     printf '%s\n' "$out" >&2
   fi
   netem_set 0
-  sync_point "$tool-$loss-done" 300 || rc=1
+  sync_point "$tool-$tag-done" 300 || rc=1
   if is_client; then
-    if [ "$ud" = 1 ]; then share_get 1 "$tool-$loss-srv"; else printf '%s\n' "$out" | awk "$avg" | tail -1; fi
+    if [ "$ud" = 1 ]; then share_get 1 "$tool-$tag-srv"; else printf '%s\n' "$out" | awk "$avg" | tail -1; fi
   fi
   return $rc
+}
+
+# perflat_pair DEV TOOL ITERS [ARGS...]: a perftest latency tool (ib_*_lat) between the
+# guests, ITERS iterations; the client prints t_avg in microseconds.
+perflat_pair() {
+  local dev=$1 tool=$2 iters=$3; shift 3
+  local gidx rc=0 out tag
+  gidx=$(roce_gid_index "$dev") || { log "no RoCEv2 GID on $dev"; return 1; }
+  tag=$(printf '%s' "$tool $*" | tr -c 'A-Za-z0-9.' '_')
+  local common=(-d "$dev" -x "$gidx" -n "$iters" -F "$@")
+  # perftest's latency row: bytes iterations t_min t_max t_typical t_avg ...
+  local avg='/#bytes/ { getline; if (NF >= 6) print $6 }'
+  if is_server; then
+    timeout 150 "$tool" "${common[@]}" > /tmp/lat.srv 2>&1 &
+    local pid=$!
+    sleep 1
+    sync_point "$tag-ready" 120 || rc=1
+    wait "$pid" || rc=1
+    cat /tmp/lat.srv >&2
+  else
+    sync_point "$tag-ready" 120 || rc=1
+    out=$(timeout 150 "$tool" "${common[@]}" "$SERVER_IP" 2>&1) || rc=1
+    printf '%s\n' "$out" >&2
+  fi
+  sync_point "$tag-done" 300 || rc=1
+  if is_client; then printf '%s\n' "$out" | awk "$avg" | tail -1; fi
+  return $rc
+}
+
+# positive X: X is a number above zero.
+positive() { awk -v v="$1" 'BEGIN { exit !(v + 0 > 0) }'; }
+
+# rc_perf_suite DEV: the RC perftest set between the guests on DEV (rxe_sr or rdma_rxe in
+# either guest): SEND/WRITE/READ bandwidth at 64 KiB, atomic bandwidth, WRITE bandwidth
+# over 100 QPs, and the four latency tools. Every run must finish with a positive figure.
+rc_perf_suite() {
+  local dev=$1 t v
+  for t in ib_send_bw ib_write_bw ib_read_bw; do
+    v=$(perftest_pair "$dev" "$t" 0 2) || fail "$t failed"
+    if is_client; then positive "$v" || fail "$t: no bandwidth"; log "ok: $t $v Gb/s"; fi
+  done
+  v=$(PERF_SIZE=none perftest_pair "$dev" ib_atomic_bw 0 2) || fail "ib_atomic_bw failed"
+  if is_client; then positive "$v" || fail "ib_atomic_bw: no bandwidth"; log "ok: ib_atomic_bw $v Gb/s"; fi
+  v=$(perftest_pair "$dev" ib_write_bw 0 3 -q 100) || fail "ib_write_bw -q 100 failed"
+  if is_client; then positive "$v" || fail "ib_write_bw -q 100: no bandwidth"; log "ok: ib_write_bw -q 100 $v Gb/s"; fi
+  for t in ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat; do
+    v=$(perflat_pair "$dev" "$t" 300) || fail "$t failed"
+    if is_client; then positive "$v" || fail "$t: no latency figure"; log "ok: $t t_avg $v usec"; fi
+  done
 }
 
 # sr_up: a fresh rxe_sr device sr0 on eth0 (module reloaded, kernel log marked).

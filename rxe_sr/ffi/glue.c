@@ -255,7 +255,11 @@ static struct sk_buff *rxe_sr_alloc_datagram(struct net_device *ndev, unsigned i
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, hdr);
-	skb_put_data(skb, ib, len);
+	/* Without @ib the caller writes all @len bytes itself (rxe_sr_glue_skb_data). */
+	if (ib)
+		skb_put_data(skb, ib, len);
+	else
+		skb_put(skb, len);
 	skb->dev = ndev;
 	__skb_push(skb, sizeof(*udph));
 	skb_reset_transport_header(skb);

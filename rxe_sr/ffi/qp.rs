@@ -19,12 +19,12 @@ use super::netdev::NetDev;
 use super::cq;
 use crate::transport::rc::{self as trc, RcConn};
 use crate::transport::ud;
-use super::rc_env::{KEnv, TX_BUF_LEN};
+use super::rc_env::KEnv;
 use super::timer::QpTimer;
 use crate::proto::rc::requester::{PostError, Requester, SqEntry};
 use crate::proto::rc::{Outcome, RcConfig, Service};
 use crate::proto::wire::opcode::OpKind;
-use kernel::alloc::{KVVec, KVec};
+use kernel::alloc::KVVec;
 use kernel::ffi::c_void;
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::RecvInfo;
@@ -50,8 +50,6 @@ struct QpInner {
     rq_q: FromClientQueue,
     /// RC/UC: the transport, from RTR until reset.
     rc: Option<RcConn>,
-    /// RC/UC: scratch for building packets ([`TX_BUF_LEN`] bytes once connected).
-    tx_buf: KVec<u8>,
 }
 
 /// Per-QP state, allocated at create and freed at destroy.
@@ -176,7 +174,6 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
                     sq_q: FromClientQueue::new(shape.sq.queue.ring),
                     rq_q: FromClientQueue::new(shape.rq.queue.ring),
                     rc: None,
-                    tx_buf: KVec::new(),
                 },
                 "rxe_sr_qp"
             ),
@@ -318,9 +315,6 @@ fn connect(g: &mut QpInner, shape: &QpShape, dev: &RxeSrDev, qpn: u32, cur: u32,
         b::ib_qp_state_IB_QPS_RESET => g.rc = None,
         b::ib_qp_state_IB_QPS_RTR if cur != b::ib_qp_state_IB_QPS_RTR => {
             let av = av.ok_or(EINVAL)?;
-            if g.tx_buf.len() < TX_BUF_LEN {
-                g.tx_buf = KVec::from_elem(0u8, TX_BUF_LEN, GFP_KERNEL)?;
-            }
             g.rc = Some(RcConn::new(cfg, av, g.attrs.rq_psn));
         }
         b::ib_qp_state_IB_QPS_RTS => {
@@ -732,7 +726,7 @@ enum Step<'p> {
 /// `ctx` describes a live QP whose lock `g` is.
 unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_>) {
     let shape = &ctx.st.shape;
-    let QpInner { attrs, sq, rq, sq_q, rq_q, rc, tx_buf } = g;
+    let QpInner { attrs, sq, rq, sq_q, rq_q, rc } = g;
     let Some(conn) = rc.as_mut() else {
         return;
     };
@@ -746,7 +740,6 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
             attrs.qp_access_flags as u32,
             av,
             *sport,
-            tx_buf,
             (sq.as_ref(), sq_q),
             (rq.as_ref(), rq_q, shape.rq.max_sge),
             ctx.cqs,

@@ -2,8 +2,6 @@
 //! What the RC/UC state machines (`proto::rc`) act on, in the kernel: memory through MRs,
 //! the QP's shared rings, its CQs, and skbs to the peer.
 
-use kernel::alloc::KVec;
-
 use super::bindings as b;
 use super::cq;
 use super::device::RxeSrDev;
@@ -22,9 +20,6 @@ use crate::uabi::sge::SgeList;
 use crate::verbs::ah::Av;
 use crate::verbs::counters::Counter;
 
-/// Largest packet the transport builds: a 4096-byte PMTU plus headers and ICRC.
-pub(crate) const TX_BUF_LEN: usize = 4096 + 128;
-
 /// One call's environment: borrowed pieces of the locked QP and its device.
 pub(crate) struct KEnv<'a> {
     pub(crate) dev: &'a RxeSrDev,
@@ -34,8 +29,6 @@ pub(crate) struct KEnv<'a> {
     pub(crate) qp_access: u32,
     pub(crate) av: &'a Av,
     pub(crate) sport: u16,
-    /// Scratch for the packet being built ([`TX_BUF_LEN`] bytes).
-    pub(crate) buf: &'a mut KVec<u8>,
     pub(crate) sq: Option<&'a MappedQueue>,
     pub(crate) sq_q: &'a mut FromClientQueue,
     pub(crate) rq: Option<&'a MappedQueue>,
@@ -58,12 +51,11 @@ impl<'a> KEnv<'a> {
         qp_access: u32,
         av: &'a Av,
         sport: u16,
-        buf: &'a mut KVec<u8>,
         (sq, sq_q): (Option<&'a MappedQueue>, &'a mut FromClientQueue),
         (rq, rq_q, rq_max_sge): (Option<&'a MappedQueue>, &'a mut FromClientQueue, u32),
         (scq, rcq): (*mut b::ib_cq, *mut b::ib_cq),
     ) -> Self {
-        KEnv { dev, nd, pd, qp_access, av, sport, buf, sq, sq_q, rq, rq_q, rq_max_sge, scq, rcq }
+        KEnv { dev, nd, pd, qp_access, av, sport, sq, sq_q, rq, rq_q, rq_max_sge, scq, rcq }
     }
 }
 
@@ -115,39 +107,38 @@ impl RcEnv for KEnv<'_> {
     }
 
     fn transmit(&mut self, hdr: &PacketRepr<'_>, payload: PayloadSrc<'_>, len: u32) -> Result<(), TxError> {
-        let (dev, pd, nd, av, sport) = (self.dev, self.pd, self.nd, self.av, self.sport);
-        let buf: &mut [u8] = self.buf;
+        let (dev, pd) = (self.dev, self.pd);
         let plen = usize::try_from(len).map_err(|_| TxError::Dropped)?;
-        let (off, total) = hdr.emit_headers(plen, buf).map_err(|_| TxError::Dropped)?;
-        let end = off.checked_add(plen).ok_or(TxError::Dropped)?;
-        let filled = match (payload, buf.get_mut(off..end)) {
-            (_, None) => Err(TxError::Dropped),
-            (PayloadSrc::None, Some(_)) => Ok(()),
-            (PayloadSrc::Bytes(src), Some(dst)) => {
-                if src.len() == dst.len() {
+        let total = hdr.buffer_len().checked_add(plen + usize::from(hdr.bth.pad_cnt)).ok_or(TxError::Dropped)?;
+        // Headers and payload are written straight into the skb.
+        let sent = skb::send_with(dev, self.nd, self.av, self.sport, total, |ib| {
+            let (off, _) = hdr.emit_headers(plen, ib).map_err(|_| TxError::Dropped)?;
+            let dst = ib.get_mut(off..off + plen).ok_or(TxError::Dropped)?;
+            match payload {
+                PayloadSrc::None => Ok(()),
+                PayloadSrc::Bytes(src) if src.len() == dst.len() => {
                     dst.copy_from_slice(src);
                     Ok(())
-                } else {
-                    Err(TxError::Local(WcStatus::LocLenErr))
+                }
+                PayloadSrc::Bytes(_) => Err(TxError::Local(WcStatus::LocLenErr)),
+                PayloadSrc::Local { sges, offset } => gather(dev, pd, sges, offset, dst).map_err(TxError::Local),
+                PayloadSrc::Remote { rkey, va } => {
+                    if mr::remote_read(dev, pd, rkey, va, dst) {
+                        Ok(())
+                    } else {
+                        Err(TxError::Local(WcStatus::RemAccessErr))
+                    }
                 }
             }
-            (PayloadSrc::Local { sges, offset }, Some(dst)) => gather(dev, pd, sges, offset, dst).map_err(TxError::Local),
-            (PayloadSrc::Remote { rkey, va }, Some(dst)) => {
-                if mr::remote_read(dev, pd, rkey, va, dst) {
-                    Ok(())
-                } else {
-                    Err(TxError::Local(WcStatus::RemAccessErr))
-                }
-            }
-        };
-        let sent = filled.and_then(|()| {
-            let pkt = buf.get(..total).ok_or(TxError::Dropped)?;
-            skb::send(dev, nd, av, sport, pkt).map_err(|_| TxError::Dropped)
         });
-        if sent.is_ok() {
-            dev.counters().inc(Counter::SentPkts);
+        match sent {
+            Ok(()) => {
+                dev.counters().inc(Counter::SentPkts);
+                Ok(())
+            }
+            Err(skb::SendError::Fill(e)) => Err(e),
+            Err(skb::SendError::Net(_)) => Err(TxError::Dropped),
         }
-        sent
     }
 
     fn scatter(&mut self, sges: &SgeList, offset: u32, data: &[u8]) -> Result<(), WcStatus> {

@@ -11,18 +11,36 @@ use super::device::RxeSrDev;
 use super::netdev::NetDev;
 use crate::verbs::ah::{Av, Network};
 use crate::verbs::counters::Counter;
-use crate::proto::wire::{icrc, ip::RoceDatagram};
+use crate::proto::wire::icrc;
 
 /// Sends `ib` (BTH .. ICRC, the ICRC's four bytes to be filled) to `av` from `dev`'s
 /// netdev `nd`, over IPv4 or IPv6 as the AV's GIDs say; a packet to our own address goes
 /// straight to `dev`'s receive work (loopback).
 pub(crate) fn send(dev: &RxeSrDev, nd: &NetDev<'_>, av: &Av, sport: u16, ib: &[u8]) -> Result {
+    send_with(dev, nd, av, sport, ib.len(), |out| {
+        out.copy_from_slice(ib);
+        Ok::<(), Error>(())
+    })
+    .map_err(Error::from)
+}
+
+/// As [`send`], for a packet of `len` IB bytes that `fill` writes straight into the skb
+/// (every byte; the ICRC is filled afterwards): no intermediate copy.
+pub(crate) fn send_with<E>(
+    dev: &RxeSrDev,
+    nd: &NetDev<'_>,
+    av: &Av,
+    sport: u16,
+    len: usize,
+    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+) -> core::result::Result<(), SendError<E>> {
     let local = av.is_loopback();
     let ttl = if av.hop_limit == 0 { 64 } else { av.hop_limit };
     let skb = match (av.network, av.ipv4()) {
         (Network::V4, Some((saddr, daddr))) => {
-            // SAFETY: `nd` is live; the helper copies `ib` into a new skb and returns it or
-            // an ERR_PTR. Addresses go in network order (the bytes as they are).
+            // SAFETY: `nd` is live; with a null source the helper allocates `len`
+            // uninitialised IB bytes (written below before anything reads them) and returns
+            // the skb or an ERR_PTR. Addresses go in network order (the bytes as they are).
             from_err_ptr(unsafe {
                 b::rxe_sr_glue_build_v4(
                     nd.as_ptr(),
@@ -31,11 +49,11 @@ pub(crate) fn send(dev: &RxeSrDev, nd: &NetDev<'_>, av: &Av, sport: u16, ib: &[u
                     sport,
                     av.traffic_class,
                     ttl,
-                    ib.as_ptr().cast(),
-                    ib.len(),
+                    core::ptr::null(),
+                    len,
                     local,
                 )
-            })?
+            })
         }
         // SAFETY: as above; the addresses are the AV's 16-byte GIDs.
         _ => from_err_ptr(unsafe {
@@ -47,28 +65,42 @@ pub(crate) fn send(dev: &RxeSrDev, nd: &NetDev<'_>, av: &Av, sport: u16, ib: &[u
                 av.traffic_class,
                 ttl,
                 av.flow_label,
-                ib.as_ptr().cast(),
-                ib.len(),
+                core::ptr::null(),
+                len,
                 local,
             )
-        })?,
+        }),
+    }
+    .map_err(SendError::Net)?;
+    let hdrs = match av.network {
+        Network::V4 => 20 + 8,
+        Network::V6 => 40 + 8,
     };
-    let mut len = 0usize;
-    // SAFETY: the skb is ours and linear (built in one buffer); its data is `len` bytes.
-    let data = unsafe { core::slice::from_raw_parts_mut(b::rxe_sr_glue_skb_data(skb, &mut len).cast::<u8>(), len) };
+    let mut total = 0usize;
+    // SAFETY: the skb is ours and linear (built in one buffer); its data is `total` bytes:
+    // the IP and UDP headers the helper wrote, then the IB bytes, not initialised yet,
+    // which are zeroed before a slice covers them.
+    let data = unsafe {
+        let p = b::rxe_sr_glue_skb_data(skb, &mut total).cast::<u8>();
+        if total >= hdrs {
+            core::ptr::write_bytes(p.add(hdrs), 0, total - hdrs);
+        }
+        core::slice::from_raw_parts_mut(p, total)
+    };
+    let filled = match data.get_mut(hdrs..) {
+        Some(ib) if ib.len() == len => fill(ib).map_err(SendError::Fill),
+        _ => Err(SendError::Net(EINVAL)),
+    };
     // Split the datagram into its IP header, UDP header and IB bytes, then fill the ICRC.
-    let split = RoceDatagram::parse(data)
-        .ok()
-        .map(|d| (d.ip_header.len(), d.udp_header.len()));
-    let filled = split.and_then(|(ip_len, udp_len)| {
-        let (hdrs, ib_bytes) = data.split_at_mut(ip_len + udp_len);
-        let (ip, udp) = hdrs.split_at(ip_len);
-        icrc::fill(ip, udp, ib_bytes).ok()
+    let done = filled.and_then(|()| {
+        let (head, ib_bytes) = data.split_at_mut(hdrs);
+        let (ip, udp) = head.split_at(hdrs - 8);
+        icrc::fill(ip, udp, ib_bytes).map(|_| ()).map_err(|_| SendError::Net(EINVAL))
     });
-    if filled.is_none() {
+    if let Err(e) = done {
         // SAFETY: not sent: ours to free.
         unsafe { b::rxe_sr_glue_skb_drop(skb) };
-        return Err(EINVAL);
+        return Err(e);
     }
     if local {
         dev.counters().inc(Counter::RcvdPkts);
@@ -76,5 +108,22 @@ pub(crate) fn send(dev: &RxeSrDev, nd: &NetDev<'_>, av: &Av, sport: u16, ib: &[u
         return Ok(());
     }
     // SAFETY: hands the finished skb to the IP layer, which consumes it.
-    to_result(unsafe { b::rxe_sr_glue_xmit(skb) })
+    to_result(unsafe { b::rxe_sr_glue_xmit(skb) }).map_err(SendError::Net)
+}
+
+/// Why [`send_with`] did not send.
+pub(crate) enum SendError<E> {
+    /// The filler failed.
+    Fill(E),
+    /// Routing, allocation or the IP layer failed.
+    Net(Error),
+}
+
+impl<E> From<SendError<E>> for Error {
+    fn from(e: SendError<E>) -> Error {
+        match e {
+            SendError::Fill(_) => EINVAL,
+            SendError::Net(e) => e,
+        }
+    }
 }

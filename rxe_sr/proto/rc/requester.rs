@@ -33,6 +33,9 @@ use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendWqe};
 
+/// Most doublings of the retransmission timeout (64 times the configured one).
+const MAX_BACKOFF: u32 = 6;
+
 /// One posted work request and its transport state.
 #[derive(Clone, Copy, Debug)]
 pub struct SqEntry {
@@ -146,6 +149,10 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>> {
     retry_psn: Option<Psn>,
     rd_atomic_out: u32,
     noack_pkts: u32,
+    /// Consecutive timeouts without progress: each doubles the next timeout (at most
+    /// 2^MAX_BACKOFF times), so a responder that is only slow (a long receive backlog) is
+    /// not buried under go-back-N resends. Progress resets it.
+    backoff: u32,
     /// Path MTU the PSN ranges were computed with.
     pmtu: u32,
     /// Statistics.
@@ -176,6 +183,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             retry_psn: None,
             rd_atomic_out: 0,
             noack_pkts: 0,
+            backoff: 0,
             pmtu: cfg.pmtu.max(1),
             counters: ReqCounters::default(),
         }
@@ -467,6 +475,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         for a in acts.buf.iter().take(acts.n).flatten() {
             match *a {
                 Action::Acked { .. } => {
+                    self.backoff = 0;
                     self.retries_left = cfg.retry_cnt;
                     self.rnr_left = cfg.rnr_retry;
                     self.retry_psn = None;
@@ -478,7 +487,8 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                     return Outcome::Error;
                 }
                 Action::ArmTimer { timer: Timer::Rto, deadline } if cfg.timeout_us != 0 => {
-                    self.rto_deadline = Some(deadline);
+                    let extra = cfg.timeout_us.saturating_mul((1u64 << self.backoff) - 1);
+                    self.rto_deadline = Some(deadline.saturating_add(extra));
                 }
                 Action::DisarmTimer { timer: Timer::Rto } => self.rto_deadline = None,
                 _ => {}
@@ -819,6 +829,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             self.rto_deadline = None;
             if self.rnr_deadline.is_none() {
                 self.counters.timeouts += 1;
+                self.backoff = (self.backoff + 1).min(MAX_BACKOFF);
                 let mut acts = Actions::new();
                 self.engine.on_requester(&mut (), ReqEvent::Timer { timer: Timer::Rto, now }, &mut acts);
                 if self.apply(env, cfg, acts) == Outcome::Error {

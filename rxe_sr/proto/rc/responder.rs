@@ -507,7 +507,11 @@ impl Responder {
                     self.send_atomic_ack(env, cfg, psn, orig);
                 }
             }
-            _ => self.send_ack(env, cfg, self.epsn.sub(1), Aeth::ack(self.msn)),
+            // Re-acknowledged when the requester asked for an ACK (the last packet of a
+            // message, or every few packets): a go-back-N resend of a whole window then
+            // draws a few ACKs, not one per packet.
+            _ if p.bth.ack_req => self.send_ack(env, cfg, self.epsn.sub(1), Aeth::ack(self.msn)),
+            _ => {}
         }
     }
 }
