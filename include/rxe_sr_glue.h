@@ -62,6 +62,11 @@ void rxe_sr_glue_rx_stop(struct rxe_sr_rx *rx);
 int rxe_sr_glue_skb_ip_bytes(struct sk_buff *skb, void **data, size_t *len);
 int rxe_sr_glue_umem_copy_to(struct ib_umem *umem, size_t offset, const void *src, size_t len);
 void rxe_sr_glue_msleep(unsigned int ms);
+size_t rxe_sr_glue_umem_npages(struct ib_umem *umem);
+size_t rxe_sr_glue_umem_first_offset(struct ib_umem *umem);
+size_t rxe_sr_glue_umem_pages(struct ib_umem *umem, void **pages, size_t n);
+int rxe_sr_glue_pages_copy(void *const *pages, size_t npages, size_t offset, void *buf,
+			   size_t len, bool to_pages);
 void rxe_sr_glue_xa_unlock(struct xarray *xa);
 bool rxe_sr_glue_netif_running(const struct net_device *ndev);
 bool rxe_sr_glue_netif_carrier_ok(const struct net_device *ndev);

@@ -646,3 +646,38 @@ fn rc_many_seeds_at_five_percent_loss_with_duplicates_and_reordering() {
     }
     assert!(lost > 100 && retries > 50, "lost {lost} retries {retries}");
 }
+
+#[test]
+fn retransmission_timeout_follows_a_slow_responder() {
+    // A responder whose answers take 20 ms (a long receive backlog) with a 1 ms local ACK
+    // timeout: after the first samples the requester waits for the measured round trip
+    // instead of resending every millisecond.
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    n.b.rq.extend((0..20).map(|i| recv_wqe(i, 0x100, 0x10_0000, 4096)));
+    let mut resent_late = 0;
+    for i in 0..20u64 {
+        n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 1000)).unwrap();
+        let mut out = vec![];
+        let t0 = i * 100_000;
+        let _ = n.a.with_env(t0, &mut out, |r, _, c, e| r.run(e, c));
+        assert_eq!(out.len(), 1);
+        let p = PacketRepr::parse(&out[0]).unwrap();
+        let mut back = vec![];
+        let _ = n.b.with_env(t0 + 20_000, &mut back, |_, r, c, e| r.on_request(e, c, &p));
+        // Before the ACK lands, the requester's timer: due before 20 ms only while it has
+        // no estimate yet.
+        let d = n.a.req.deadline().unwrap();
+        if i >= 3 {
+            assert!(d > t0 + 20_000, "message {i}: RTO due at +{} us", d - t0);
+        } else if d <= t0 + 20_000 {
+            resent_late += 1;
+        }
+        let ack = PacketRepr::parse(&back[0]).unwrap();
+        let mut out = vec![];
+        let _ = n.a.with_env(t0 + 20_000, &mut out, |r, _, c, e| r.on_response(e, c, &ack));
+    }
+    assert_eq!(resent_late, 1, "only the first message had no estimate");
+    assert_eq!(n.a.send_cqes.len(), 20);
+    let (srtt, _) = n.a.req.rtt_us();
+    assert!((19_000..=21_000).contains(&srtt), "srtt {srtt}");
+}

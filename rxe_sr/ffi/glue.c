@@ -28,6 +28,8 @@
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <linux/slab.h>
+#include <linux/highmem.h>
+#include <linux/scatterlist.h>
 
 #include "rxe_sr_glue.h"
 
@@ -444,6 +446,57 @@ int rxe_sr_glue_umem_copy_to(struct ib_umem *umem, size_t offset, const void *sr
 					src, len, offset + ib_umem_offset(umem));
 
 	return n == len ? 0 : -EFAULT;
+}
+
+/* Pages an MR's umem pins (PAGE_SIZE blocks) and the offset of its first byte in the first. */
+size_t rxe_sr_glue_umem_npages(struct ib_umem *umem)
+{
+	return ib_umem_num_pages(umem);
+}
+
+size_t rxe_sr_glue_umem_first_offset(struct ib_umem *umem)
+{
+	return ib_umem_offset(umem);
+}
+
+/* Fills @pages with the umem's pinned pages, in order (at most @n). Returns how many. */
+size_t rxe_sr_glue_umem_pages(struct ib_umem *umem, void **pages, size_t n)
+{
+	struct sg_page_iter it;
+	size_t i = 0;
+
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (i == n)
+			break;
+		pages[i++] = sg_page_iter_page(&it);
+	}
+	return i;
+}
+
+/*
+ * Copies @len bytes between @buf and byte @offset of the memory behind a page array of
+ * @npages pages (into the pages when @to_pages). Direct indexing: no scatterlist walk.
+ */
+int rxe_sr_glue_pages_copy(void *const *pages, size_t npages, size_t offset, void *buf,
+			   size_t len, bool to_pages)
+{
+	if (offset + len < offset || offset + len > npages * PAGE_SIZE)
+		return -EFAULT;
+	while (len) {
+		size_t in = offset & ~PAGE_MASK;
+		size_t n = min_t(size_t, len, PAGE_SIZE - in);
+		void *va = kmap_local_page(pages[offset >> PAGE_SHIFT]);
+
+		if (to_pages)
+			memcpy(va + in, buf, n);
+		else
+			memcpy(buf, va + in, n);
+		kunmap_local(va);
+		buf += n;
+		offset += n;
+		len -= n;
+	}
+	return 0;
 }
 
 void rxe_sr_glue_msleep(unsigned int ms)

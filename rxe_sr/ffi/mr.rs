@@ -5,7 +5,8 @@
 //! table; its L_Key and R_Key are the same key (`verbs::mr::key`).
 
 use core::ptr;
-use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::alloc::{flags::GFP_KERNEL, KBox, KVVec};
+use kernel::ffi::c_void;
 use kernel::error::from_err_ptr;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
@@ -27,6 +28,27 @@ pub(crate) struct RxeSrMr {
     ibdev: *mut b::ib_device,
     /// `IB_ACCESS_*` granted at registration.
     access: u32,
+    /// The pinned pages, in order (`struct page *`): byte `i` of the MR is byte
+    /// `first_off + i` of this array's memory, reached without walking the scatterlist.
+    pages: KVVec<*mut c_void>,
+    /// Offset of the MR's first byte in its first page.
+    first_off: usize,
+}
+
+/// Copies between `buf` and byte `off` of an MR's pages (into the MR when `to_mr`).
+///
+/// # Safety
+/// `mr` is a live MR (its table lock held, so it is not deregistered meanwhile) and
+/// `buf` is valid for `len` bytes (writable unless `to_mr`).
+unsafe fn mr_copy(mr: *const RxeSrMr, off: usize, buf: *mut c_void, len: usize, to_mr: bool) -> bool {
+    // SAFETY: per this function's contract.
+    let (pages, first) = unsafe { (&(*mr).pages, (*mr).first_off) };
+    let Some(at) = first.checked_add(off) else {
+        return false;
+    };
+    // SAFETY: `pages` holds the MR's pinned pages; the helper checks the range against
+    // their number and copies page by page.
+    unsafe { b::rxe_sr_glue_pages_copy(pages.as_ptr(), pages.len(), at, buf, len, to_mr) == 0 }
 }
 
 /// `ib_device_ops.reg_user_mr`.
@@ -64,6 +86,21 @@ unsafe fn reg_user_mr_inner(pd: *mut b::ib_pd, start: u64, length: u64, iova: u6
     // SAFETY: pins `len` bytes of the calling process at `start`, checking the range and
     // the access rights against the VMAs; returns a umem or an ERR_PTR.
     let umem = from_err_ptr(unsafe { b::ib_umem_get(ibdev, start, len, access as c_int) })?;
+    // SAFETY: `umem` is the live umem just pinned.
+    let (npages, first_off) = unsafe { (b::rxe_sr_glue_umem_npages(umem), b::rxe_sr_glue_umem_first_offset(umem)) };
+    let pages = KVVec::from_elem(ptr::null_mut::<c_void>(), npages, GFP_KERNEL).map_err(Error::from).and_then(|mut v| {
+        // SAFETY: `v` has room for `npages` pointers; the helper writes at most that many.
+        let n = unsafe { b::rxe_sr_glue_umem_pages(umem, v.as_mut_ptr(), v.len()) };
+        if n == npages { Ok(v) } else { Err(EFAULT) }
+    });
+    let pages = match pages {
+        Ok(p) => p,
+        Err(e) => {
+            // SAFETY: pinned above, not yet owned by anything else.
+            unsafe { b::ib_umem_release(umem) };
+            return Err(e);
+        }
+    };
     let mr = KBox::new(
         RxeSrMr {
             ibmr: Default::default(),
@@ -71,6 +108,8 @@ unsafe fn reg_user_mr_inner(pd: *mut b::ib_pd, start: u64, length: u64, iova: u6
             index: 0,
             ibdev,
             access,
+            pages,
+            first_off,
         },
         GFP_KERNEL,
     );
@@ -144,10 +183,10 @@ pub(crate) fn gather(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, ds
     dev.mrs()
         .with_entry(lkey >> 8, |p| {
             let mr = p.cast::<RxeSrMr>();
-            let (key, mr_pd, iova, mr_len, umem) =
+            let (key, mr_pd, iova, mr_len) =
                 // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock
                 // keeps this one from being deregistered (and freed) while we read it.
-                unsafe { ((*mr).ibmr.lkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).umem) };
+                unsafe { ((*mr).ibmr.lkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length) };
             if key != lkey || mr_pd != pd {
                 return Err(WcStatus::LocProtErr);
             }
@@ -156,9 +195,9 @@ pub(crate) fn gather(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, ds
                 return Err(WcStatus::LocProtErr);
             }
             let off = usize::try_from(addr - iova).map_err(|_| WcStatus::LocProtErr)?;
-            // SAFETY: `umem` is pinned while the MR lives; the copy does not sleep.
-            let ret = unsafe { b::ib_umem_copy_from(dst.as_mut_ptr().cast(), umem, off, dst.len()) };
-            if ret == 0 { Ok(()) } else { Err(WcStatus::LocProtErr) }
+            // SAFETY: live under the table lock; `dst` is writable for its length.
+            let ok = unsafe { mr_copy(mr, off, dst.as_mut_ptr().cast(), dst.len(), false) };
+            if ok { Ok(()) } else { Err(WcStatus::LocProtErr) }
         })
         .unwrap_or(Err(WcStatus::LocProtErr))
 }
@@ -171,8 +210,8 @@ pub(crate) fn scatter(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, s
         .with_entry(lkey >> 8, |p| {
             let mr = p.cast::<RxeSrMr>();
             // SAFETY: as in `gather`.
-            let (key, mr_pd, iova, mr_len, umem, access) = unsafe {
-                ((*mr).ibmr.lkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).umem, (*mr).access)
+            let (key, mr_pd, iova, mr_len, access) = unsafe {
+                ((*mr).ibmr.lkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).access)
             };
             if key != lkey || mr_pd != pd || access & b::ib_access_flags_IB_ACCESS_LOCAL_WRITE == 0 {
                 return Err(WcStatus::LocProtErr);
@@ -182,9 +221,9 @@ pub(crate) fn scatter(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, s
                 return Err(WcStatus::LocProtErr);
             }
             let off = usize::try_from(addr - iova).map_err(|_| WcStatus::LocProtErr)?;
-            // SAFETY: `umem` is pinned while the MR lives; the copy does not sleep.
-            let ret = unsafe { b::rxe_sr_glue_umem_copy_to(umem, off, src.as_ptr().cast(), src.len()) };
-            if ret == 0 { Ok(()) } else { Err(WcStatus::LocProtErr) }
+            // SAFETY: live under the table lock; the helper only reads `src`.
+            let ok = unsafe { mr_copy(mr, off, src.as_ptr().cast_mut().cast(), src.len(), true) };
+            if ok { Ok(()) } else { Err(WcStatus::LocProtErr) }
         })
         .unwrap_or(Err(WcStatus::LocProtErr))
 }
@@ -221,14 +260,14 @@ fn with_remote<R>(
     va: u64,
     len: u64,
     access: RemoteAccess,
-    f: impl FnOnce(*mut b::ib_umem, usize) -> Option<R>,
+    f: impl FnOnce(*const RxeSrMr, usize) -> Option<R>,
 ) -> Option<R> {
     dev.mrs()
         .with_entry(rkey >> 8, |p| {
             let mr = p.cast::<RxeSrMr>();
             // SAFETY: as in `gather`.
-            let (key, mr_pd, iova, mr_len, umem, granted) = unsafe {
-                ((*mr).ibmr.rkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).umem, (*mr).access)
+            let (key, mr_pd, iova, mr_len, granted) = unsafe {
+                ((*mr).ibmr.rkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).access)
             };
             if key != rkey || mr_pd != pd || granted & access.flag() == 0 {
                 return None;
@@ -237,7 +276,7 @@ fn with_remote<R>(
             if va < iova || end > iova.saturating_add(mr_len) {
                 return None;
             }
-            f(umem, usize::try_from(va - iova).ok()?)
+            f(mr, usize::try_from(va - iova).ok()?)
         })
         .flatten()
 }
@@ -250,20 +289,18 @@ pub(crate) fn remote_check(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64
 /// RDMA READ: copies `dst.len()` bytes at `va` of the MR named by `rkey` into `dst`.
 pub(crate) fn remote_read(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, dst: &mut [u8]) -> bool {
     let len = dst.len() as u64;
-    with_remote(dev, pd, rkey, va, len, RemoteAccess::Read, |umem, off| {
-        // SAFETY: `umem` is pinned while the MR lives (the table lock keeps it); no sleep.
-        let ret = unsafe { b::ib_umem_copy_from(dst.as_mut_ptr().cast(), umem, off, dst.len()) };
-        (ret == 0).then_some(())
+    with_remote(dev, pd, rkey, va, len, RemoteAccess::Read, |mr, off| {
+        // SAFETY: live under the table lock; `dst` is writable for its length.
+        unsafe { mr_copy(mr, off, dst.as_mut_ptr().cast(), dst.len(), false) }.then_some(())
     })
     .is_some()
 }
 
 /// RDMA WRITE: copies `src` to `va` of the MR named by `rkey`.
 pub(crate) fn remote_write(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, src: &[u8]) -> bool {
-    with_remote(dev, pd, rkey, va, src.len() as u64, RemoteAccess::Write, |umem, off| {
-        // SAFETY: as in `remote_read`.
-        let ret = unsafe { b::rxe_sr_glue_umem_copy_to(umem, off, src.as_ptr().cast(), src.len()) };
-        (ret == 0).then_some(())
+    with_remote(dev, pd, rkey, va, src.len() as u64, RemoteAccess::Write, |mr, off| {
+        // SAFETY: live under the table lock; the helper only reads `src`.
+        unsafe { mr_copy(mr, off, src.as_ptr().cast_mut().cast(), src.len(), true) }.then_some(())
     })
     .is_some()
 }
@@ -272,15 +309,15 @@ pub(crate) fn remote_write(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64
 /// value to store. Returns the original value. Atomics on all MRs of the device are
 /// serialised by the MR table's lock.
 pub(crate) fn remote_atomic(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, op: impl FnOnce(u64) -> u64) -> Option<u64> {
-    with_remote(dev, pd, rkey, va, 8, RemoteAccess::Atomic, |umem, off| {
+    with_remote(dev, pd, rkey, va, 8, RemoteAccess::Atomic, |mr, off| {
         let mut cell = [0u8; 8];
-        // SAFETY: as in `remote_read`.
-        if unsafe { b::ib_umem_copy_from(cell.as_mut_ptr().cast(), umem, off, 8) } != 0 {
+        // SAFETY: live under the table lock; `cell` is 8 writable bytes.
+        if !unsafe { mr_copy(mr, off, cell.as_mut_ptr().cast(), 8, false) } {
             return None;
         }
         let orig = u64::from_ne_bytes(cell);
-        let new = op(orig).to_ne_bytes();
-        // SAFETY: as in `remote_read`.
-        (unsafe { b::rxe_sr_glue_umem_copy_to(umem, off, new.as_ptr().cast(), 8) } == 0).then_some(orig)
+        let mut new = op(orig).to_ne_bytes();
+        // SAFETY: as above.
+        unsafe { mr_copy(mr, off, new.as_mut_ptr().cast(), 8, true) }.then_some(orig)
     })
 }

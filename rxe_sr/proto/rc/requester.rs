@@ -153,6 +153,12 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>> {
     /// 2^MAX_BACKOFF times), so a responder that is only slow (a long receive backlog) is
     /// not buried under go-back-N resends. Progress resets it.
     backoff: u32,
+    /// RTT measurement in progress (Karn's rule: a packet sent once, cancelled by any
+    /// resend): its PSN and send time.
+    rtt_probe: Option<(Psn, u64)>,
+    /// Smoothed RTT and its mean deviation (RFC 6298), microseconds; 0 before a sample.
+    srtt_us: u64,
+    rttvar_us: u64,
     /// Path MTU the PSN ranges were computed with.
     pmtu: u32,
     /// Statistics.
@@ -184,6 +190,9 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             rd_atomic_out: 0,
             noack_pkts: 0,
             backoff: 0,
+            rtt_probe: None,
+            srtt_us: 0,
+            rttvar_us: 0,
             pmtu: cfg.pmtu.max(1),
             counters: ReqCounters::default(),
         }
@@ -308,6 +317,9 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 let now = env.now_us();
                 if !psn.before(self.sent_high) {
                     self.sent_high = psn.add(used);
+                    if self.rtt_probe.is_none() {
+                        self.rtt_probe = Some((psn, now));
+                    }
                 } else {
                     self.counters.resent_pkts += 1;
                 }
@@ -474,7 +486,8 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
     fn apply(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, acts: Actions) -> Outcome {
         for a in acts.buf.iter().take(acts.n).flatten() {
             match *a {
-                Action::Acked { .. } => {
+                Action::Acked { una } => {
+                    self.sample_rtt(env, una);
                     self.backoff = 0;
                     self.retries_left = cfg.retry_cnt;
                     self.rnr_left = cfg.rnr_retry;
@@ -487,14 +500,46 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                     return Outcome::Error;
                 }
                 Action::ArmTimer { timer: Timer::Rto, deadline } if cfg.timeout_us != 0 => {
-                    let extra = cfg.timeout_us.saturating_mul((1u64 << self.backoff) - 1);
-                    self.rto_deadline = Some(deadline.saturating_add(extra));
+                    let rto = self.rto_us(cfg).saturating_mul(1u64 << self.backoff);
+                    self.rto_deadline = Some(deadline.saturating_add(rto.saturating_sub(cfg.timeout_us)));
                 }
                 Action::DisarmTimer { timer: Timer::Rto } => self.rto_deadline = None,
                 _ => {}
             }
         }
         Outcome::Ok
+    }
+
+    /// Folds an RTT sample into the estimate when `una` passes the probe.
+    fn sample_rtt(&mut self, env: &mut dyn RcEnv, una: Psn) {
+        let Some((psn, sent)) = self.rtt_probe else {
+            return;
+        };
+        if !una.after(psn) {
+            return;
+        }
+        self.rtt_probe = None;
+        let r = env.now_us().saturating_sub(sent).max(1);
+        if self.srtt_us == 0 {
+            self.srtt_us = r;
+            self.rttvar_us = r / 2;
+        } else {
+            let dev = self.srtt_us.abs_diff(r);
+            self.rttvar_us = (3 * self.rttvar_us + dev) / 4;
+            self.srtt_us = (7 * self.srtt_us + r) / 8;
+        }
+    }
+
+    /// The retransmission timeout: the QP's local ACK timeout, or longer when the measured
+    /// round trip (a slow or backlogged responder) needs it. IBTA makes the timeout a
+    /// minimum, so waiting longer is allowed; resending into a backlog only deepens it.
+    fn rto_us(&self, cfg: &RcConfig) -> u64 {
+        cfg.timeout_us.max(self.srtt_us.saturating_add(4 * self.rttvar_us))
+    }
+
+    /// The current RTT estimate (smoothed, deviation), microseconds.
+    pub fn rtt_us(&self) -> (u64, u64) {
+        (self.srtt_us, self.rttvar_us)
     }
 
     /// Resends from `from`, as a retry: counted against `retry_cnt`.
@@ -505,6 +550,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         self.retries_left -= 1;
         self.counters.retries += 1;
         self.retry_psn = Some(from);
+        self.rtt_probe = None;
         self.rewind(from);
         Outcome::Ok
     }
@@ -634,7 +680,8 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
 
     fn restart_rto(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) {
         if cfg.timeout_us != 0 && !self.is_empty() {
-            self.rto_deadline = Some(env.now_us().saturating_add(cfg.timeout_us));
+            let rto = self.rto_us(cfg).saturating_mul(1u64 << self.backoff);
+            self.rto_deadline = Some(env.now_us().saturating_add(rto));
         }
     }
 
