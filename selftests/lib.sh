@@ -136,7 +136,9 @@ perftest_pair() {
   tag=$(printf '%s' "$loss $*" | tr -c 'A-Za-z0-9.' '_')
   gidx=$(roce_gid_index "$dev") || { log "no RoCEv2 GID on $dev"; return 1; }
   netem_set "$loss"
-  local common=(-d "$dev" -x "$gidx" -D "$secs" -F --report_gbits "$@")
+  # PERF_ITERS=N: N iterations (per QP) instead of SECS seconds.
+  local common=(-d "$dev" -x "$gidx" -F --report_gbits "$@")
+  if [ -n "${PERF_ITERS:-}" ]; then common+=(-n "$PERF_ITERS"); else common+=(-D "$secs"); fi
   [ "${PERF_SIZE:-65536}" = none ] || common+=(-s "${PERF_SIZE:-65536}")
   # perftest's result row: bytes iterations BW-peak BW-average MsgRate
   local avg='/#bytes/ { getline; if (NF >= 5) print $4 }'
@@ -193,7 +195,7 @@ positive() { awk -v v="$1" 'BEGIN { exit !(v + 0 > 0) }'; }
 
 # rc_perf_suite DEV: the RC perftest set between the guests on DEV (rxe_sr or rdma_rxe in
 # either guest): SEND/WRITE/READ bandwidth at 64 KiB, atomic bandwidth, WRITE bandwidth
-# over 100 QPs, and the four latency tools. Every run must finish with a positive figure.
+# over 100 QPs (10 messages each), and the four latency tools. Every run must finish with a positive figure.
 rc_perf_suite() {
   local dev=$1 t v
   for t in ib_send_bw ib_write_bw ib_read_bw; do
@@ -202,7 +204,7 @@ rc_perf_suite() {
   done
   v=$(PERF_SIZE=none perftest_pair "$dev" ib_atomic_bw 0 2) || fail "ib_atomic_bw failed"
   if is_client; then positive "$v" || fail "ib_atomic_bw: no bandwidth"; log "ok: ib_atomic_bw $v Gb/s"; fi
-  v=$(perftest_pair "$dev" ib_write_bw 0 3 -q 100) || fail "ib_write_bw -q 100 failed"
+  v=$(PERF_ITERS=10 perftest_pair "$dev" ib_write_bw 0 20 -q 100) || fail "ib_write_bw -q 100 failed"
   if is_client; then positive "$v" || fail "ib_write_bw -q 100: no bandwidth"; log "ok: ib_write_bw -q 100 $v Gb/s"; fi
   for t in ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat; do
     v=$(perflat_pair "$dev" "$t" 300) || fail "$t failed"

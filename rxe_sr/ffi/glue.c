@@ -414,7 +414,7 @@ void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx)
 void rxe_sr_glue_rx_queue(struct rxe_sr_rx *rx, struct sk_buff *skb)
 {
 	skb_queue_tail(&rx->q, skb);
-	queue_work(system_unbound_wq, &rx->work);
+	queue_work(system_highpri_wq, &rx->work);
 }
 
 struct sk_buff *rxe_sr_glue_rx_dequeue(struct rxe_sr_rx *rx)
@@ -526,7 +526,7 @@ static void rxe_sr_qp_timer_fn(struct timer_list *timer)
 {
 	struct rxe_sr_qp_timer *t = from_timer(t, timer, timer);
 
-	queue_work(system_unbound_wq, &t->work);
+	queue_work(system_highpri_wq, &t->work);
 }
 
 struct rxe_sr_qp_timer *rxe_sr_glue_qp_timer_new(void *owner)
