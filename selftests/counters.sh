@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
 # `rdma statistic show link sr0/1` lists the device's counters. g2 sends 25 junk datagrams
-# to g1's RoCEv2 port: g1's rcvd_pkts and rcvd_dropped each count exactly 25 (until the
-# transport lands, nothing is accepted) and the kernel stays clean; a link flap counts one
+# to g1's RoCEv2 port: g1's rcvd_pkts and rcvd_dropped each count exactly 25 (none is a
+# valid packet for a QP) and the kernel stays clean; a link flap counts one
 # link_downed.
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The guest side of `make run`: rxe_sr's device, then the goodput table's measurements
 # (written by the client, g2, to OUT/bench.csv: driver,op,loss,gbps). RC rows: 64 KiB
-# messages; UD rows: 1 KiB (one path MTU), goodput as the receiver counts it.
+# messages; UD rows: 1 KiB (one path MTU), goodput as the receiver counts it; the
+# ib_write_lat row holds t_avg in microseconds (lossless).
 . "$HOST_SHARE/selftests/lib.sh"
 TEST_INDEX=demo
 secs=${BENCH_SECONDS:-8}
@@ -30,16 +31,28 @@ bench() {
   done
 }
 
+# lat DRIVER DEV: ib_write_lat lossless, t_avg in microseconds, as a row of its own.
+lat() {
+  local v
+  v=$(perflat_pair "$2" ib_write_lat "${LAT_ITERS:-2000}") || v=
+  is_client && echo "$1,ib_write_lat(us),0,${v}" >> "$OUT/bench.csv"
+  log "$1 ib_write_lat: ${v:-failed} us"
+}
+
 is_client && echo "driver,op,loss,gbps" > "$OUT/bench.csv"
 rxe_ref_up || { echo "rdma_rxe did not come up"; exit 1; }
 for op in ib_write_bw ib_send_bw ib_read_bw; do
   bench rdma_rxe rxe0 "$op"
 done
 PERF_SIZE=1024 bench rdma_rxe rxe0 ib_send_bw -c UD
+lat rdma_rxe rxe0
 rxe_ref_down
 
-# rxe_sr: UD so far (RC rows arrive with its RC transport).
 load_rdma_core && modprobe rxe_sr && rdma link add sr0 type rxe_sr netdev eth0 && wait_port_active sr0 \
   || { echo "rxe_sr did not come up"; exit 1; }
+for op in ib_write_bw ib_send_bw ib_read_bw; do
+  bench rxe_sr sr0 "$op"
+done
 PERF_SIZE=1024 bench rxe_sr sr0 ib_send_bw -c UD
+lat rxe_sr sr0
 rdma link del sr0; modprobe -r rxe_sr

@@ -152,7 +152,7 @@ perftest_pair() {
     share_put "$tool-$tag-srv" "$(awk "$avg" /tmp/perf.srv | tail -1)"
   else
     sync_point "$tool-$tag-ready" 120 || rc=1
-    out=$(timeout $((secs * 6 + 60)) "$tool" "${common[@]}" "$SERVER_IP" 2>&1) || rc=1
+    out=$(retry 5 timeout $((secs * 6 + 60)) "$tool" "${common[@]}" "$SERVER_IP" 2>&1) || rc=1
     printf '%s\n' "$out" >&2
   fi
   netem_set 0
@@ -182,7 +182,7 @@ perflat_pair() {
     cat /tmp/lat.srv >&2
   else
     sync_point "$tag-ready" 120 || rc=1
-    out=$(timeout 150 "$tool" "${common[@]}" "$SERVER_IP" 2>&1) || rc=1
+    out=$(retry 5 timeout 150 "$tool" "${common[@]}" "$SERVER_IP" 2>&1) || rc=1
     printf '%s\n' "$out" >&2
   fi
   sync_point "$tag-done" 300 || rc=1
@@ -210,6 +210,53 @@ rc_perf_suite() {
     v=$(perflat_pair "$dev" "$t" 300) || fail "$t failed"
     if is_client; then positive "$v" || fail "$t: no latency figure"; log "ok: $t t_avg $v usec"; fi
   done
+}
+
+# rc_verify_pair DEV TAG [ROUNDS]: rc_verify.py between the guests (g1 side a, g2 side b)
+# on DEV: SEND, WRITE (+imm), READ and atomics both ways at once, every byte checked.
+# Prints the script's output; fails (returns 1) unless it verified everything.
+rc_verify_pair() {
+  local dev=$1 tag=$2 rounds=${3:-1} gidx side peer out rc=0
+  gidx=$(roce_gid_index "$dev") || { log "no RoCEv2 GID on $dev"; return 1; }
+  if is_server; then side=a peer=10.77.0.2; else side=b peer=10.77.0.1; fi
+  out=$(timeout 600 python3 "$HOST_SHARE/selftests/rc_verify.py" "$side" "$dev" "$gidx" "$peer" "$tag" "$rounds" 2>&1) || rc=1
+  printf '%s\n' "$out"
+  printf '%s\n' "$out" | grep -q '^verified: OK' || rc=1
+  return $rc
+}
+
+# rc_interop SR_ROLE: rxe_sr in the guest playing SR_ROLE (server: g1, client: g2) and
+# rdma_rxe in the other, then RC and UC between them: ibv_rc_pingpong and
+# ibv_uc_pingpong with their data checks, and the RC perftest set (rc_perf_suite).
+rc_interop() {
+  local sr_role=$1 dev gidx out rc=0 size
+  if { [ "$sr_role" = server ] && is_server; } || { [ "$sr_role" = client ] && is_client; }; then
+    sr_up
+    dev=sr0
+  else
+    trap rxe_ref_down EXIT
+    check "rdma_rxe up as rxe0" rxe_ref_up
+    dev=rxe0
+  fi
+  gidx=$(roce_gid_index "$dev") || fail "no RoCEv2 GID"
+  for size in 4096 65536; do
+    out=$(pingpong_pair ibv_rc_pingpong -d "$dev" -g "$gidx" -n 200 -s "$size" --chk) || rc=1
+    printf '%s\n' "$out"
+    sync_point "rc-$size"
+    [ $rc = 0 ] || fail "ibv_rc_pingpong $size B failed"
+    expect_grep "ibv_rc_pingpong $size B with the data check" '200 iters in' "$out"
+  done
+  sync_point verify-start
+  rc_verify_pair "$dev" interop-$sr_role 2 || fail "rc_verify: RC data checks (SEND, WRITE, READ, atomics both ways)"
+  log "ok: rc_verify: SEND, WRITE with immediate, READ, atomics, both ways, every byte checked"
+  out=$(pingpong_pair ibv_uc_pingpong -d "$dev" -g "$gidx" -n 200 -s 4096 --chk) || rc=1
+  printf '%s\n' "$out"
+  sync_point uc
+  [ $rc = 0 ] || fail "ibv_uc_pingpong failed"
+  expect_grep "ibv_uc_pingpong 4096 B with the data check" '200 iters in' "$out"
+  rc_perf_suite "$dev"
+  sync_point done
+  if [ "$dev" = sr0 ]; then sr_down_clean; fi
 }
 
 # sr_up: a fresh rxe_sr device sr0 on eth0 (module reloaded, kernel log marked).

@@ -21,7 +21,8 @@ use crate::transport::rc::{self as trc, RcConn};
 use crate::transport::ud;
 use super::rc_env::KEnv;
 use super::timer::QpTimer;
-use crate::proto::rc::requester::{PostError, Requester, SqEntry};
+use crate::proto::rc::requester::{PostError, ReqCounters, Requester, SqEntry};
+use crate::proto::rc::responder::RespCounters;
 use crate::proto::rc::{Outcome, RcConfig, Service};
 use crate::proto::wire::opcode::OpKind;
 use kernel::alloc::KVVec;
@@ -746,6 +747,7 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
         )
     };
     let rts = attrs.state == b::ib_qp_state_IB_QPS_RTS;
+    let before = (req.as_ref().map(|r| r.counters), resp.counters);
     let mut outcome = match step {
         Step::Packet(p) if is_request(p) => resp.on_request(&mut env, cfg, p),
         Step::Packet(p) => match req.as_mut() {
@@ -768,6 +770,7 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
             outcome = r.run(&mut env, cfg);
         }
     }
+    count(ctx.dev, before, (req.as_ref().map(|r| r.counters), resp.counters));
     if let (Some(r), Some(t)) = (req.as_ref(), ctx.st.timer.as_ref()) {
         if let Some(d) = r.deadline() {
             t.arm(d);
@@ -777,6 +780,21 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
     if outcome == Outcome::Error {
         // SAFETY: per this function's contract.
         unsafe { enter_error(g, ctx.qpn, ctx.cqs) };
+    }
+}
+
+/// Adds what one step of the transport counted to the device's counters.
+fn count(dev: &RxeSrDev, (req0, resp0): (Option<ReqCounters>, RespCounters), (req1, resp1): (Option<ReqCounters>, RespCounters)) {
+    let c = dev.counters();
+    c.add(Counter::OutOfSeqRequest, resp1.seq_err.saturating_sub(resp0.seq_err));
+    c.add(Counter::DuplicateRequest, resp1.duplicates.saturating_sub(resp0.duplicates));
+    c.add(Counter::SendRnrErr, resp1.rnr_naks_sent.saturating_sub(resp0.rnr_naks_sent));
+    if let (Some(a), Some(b)) = (req0, req1) {
+        c.add(Counter::RcvdRnrErr, b.rnr_naks.saturating_sub(a.rnr_naks));
+        c.add(Counter::RcvdSeqErr, b.seq_naks.saturating_sub(a.seq_naks));
+        c.add(Counter::CompleterRetryErr, b.retries.saturating_sub(a.retries));
+        c.add(Counter::RetryExceededErr, b.retry_exceeded.saturating_sub(a.retry_exceeded));
+        c.add(Counter::RetryRnrExceededErr, b.rnr_retry_exceeded.saturating_sub(a.rnr_retry_exceeded));
     }
 }
 

@@ -22,14 +22,45 @@ pub(crate) enum Counter {
     RdmaSends = 4,
     /// SEND messages received (rdma_rxe: `rdma_recvs`).
     RdmaRecvs = 5,
+    /// Responder: request packets past ePSN (a gap; rdma_rxe: `out_of_seq_request`).
+    OutOfSeqRequest = 6,
+    /// Responder: request packets before ePSN (rdma_rxe: `duplicate_request`).
+    DuplicateRequest = 7,
+    /// Responder: RNR NAKs sent, no receive WQE (rdma_rxe: `send_rnr_err`).
+    SendRnrErr = 8,
+    /// Requester: RNR NAKs received (rdma_rxe: `rcvd_rnr_err`).
+    RcvdRnrErr = 9,
+    /// Requester: PSN sequence error NAKs received (rdma_rxe: `rcvd_seq_err`).
+    RcvdSeqErr = 10,
+    /// Requester: retries after a timeout or a NAK (rdma_rxe: `completer_retry_err`).
+    CompleterRetryErr = 11,
+    /// Requester: work requests failed with RETRY_EXC_ERR (rdma_rxe: `retry_exceeded_err`).
+    RetryExceededErr = 12,
+    /// Requester: work requests failed with RNR_RETRY_EXC_ERR (rdma_rxe:
+    /// `retry_rnr_exceeded_err`).
+    RetryRnrExceededErr = 13,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 6;
+pub(crate) const COUNT: usize = 14;
 
 /// Their names, in [`Counter`] order.
-pub(crate) const NAMES: [&CStr; COUNT] =
-    [c"rcvd_pkts", c"rcvd_dropped", c"link_downed", c"sent_pkts", c"rdma_sends", c"rdma_recvs"];
+pub(crate) const NAMES: [&CStr; COUNT] = [
+    c"rcvd_pkts",
+    c"rcvd_dropped",
+    c"link_downed",
+    c"sent_pkts",
+    c"rdma_sends",
+    c"rdma_recvs",
+    c"out_of_seq_request",
+    c"duplicate_request",
+    c"send_rnr_err",
+    c"rcvd_rnr_err",
+    c"rcvd_seq_err",
+    c"completer_retry_err",
+    c"retry_exceeded_err",
+    c"retry_rnr_exceeded_err",
+];
 
 /// The counters of one device (all-zero is a valid initial value).
 pub(crate) struct Counters([AtomicU64; COUNT]);
@@ -37,7 +68,16 @@ pub(crate) struct Counters([AtomicU64; COUNT]);
 impl Counters {
     /// One more event.
     pub(crate) fn inc(&self, c: Counter) {
-        self.0[c as usize].fetch_add(1, Ordering::Relaxed);
+        self.add(c, 1);
+    }
+
+    /// `n` more events.
+    pub(crate) fn add(&self, c: Counter, n: u64) {
+        if n != 0 {
+            if let Some(x) = self.0.get(c as usize) {
+                x.fetch_add(n, Ordering::Relaxed);
+            }
+        }
     }
 
     /// The current values, in [`Counter`] order.

@@ -125,6 +125,10 @@ pub struct ReqCounters {
     pub resent_pkts: u64,
     /// Responses dropped as duplicate or unexpected.
     pub dup_responses: u64,
+    /// Work requests failed with RETRY_EXC_ERR.
+    pub retry_exceeded: u64,
+    /// Work requests failed with RNR_RETRY_EXC_ERR.
+    pub rnr_retry_exceeded: u64,
 }
 
 /// The requester and completer of one connected QP, over a slot ring `S`.
@@ -545,6 +549,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
     /// Resends from `from`, as a retry: counted against `retry_cnt`.
     fn go_back(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, from: Psn) -> Outcome {
         if self.retries_left == 0 {
+            self.counters.retry_exceeded += 1;
             return self.fail_entry(env, cfg, 0, WcStatus::RetryExcErr);
         }
         self.retries_left -= 1;
@@ -744,6 +749,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                     return Outcome::Ok;
                 };
                 if self.rnr_left == 0 {
+                    self.counters.rnr_retry_exceeded += 1;
                     return self.fail_entry(env, cfg, i, WcStatus::RnrRetryExcErr);
                 }
                 if self.rnr_left != 7 {
