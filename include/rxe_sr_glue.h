@@ -80,6 +80,7 @@ u64 rxe_sr_glue_mmap_offset(const struct rdma_user_mmap_entry *entry);
 void *rxe_sr_glue_vmalloc_user(size_t size);
 void rxe_sr_glue_cq_event(struct ib_cq *cq, unsigned int type);
 void rxe_sr_glue_cq_comp(struct ib_cq *cq);
+void rxe_sr_glue_srq_event(struct ib_srq *srq, unsigned int type);
 u32 rxe_sr_glue_cache_line_size(void);
 void rxe_sr_glue_xa_init_alloc1(struct xarray *xa);
 

@@ -13,7 +13,7 @@ use kernel::str::CStr;
 use kernel::types::{Opaque, ScopeGuard};
 
 use super::xarray::IndexTable;
-use super::{ah, bindings as b, cq, mr, netdev::NetDev, pd, qp, queue, stats};
+use super::{ah, bindings as b, cq, mr, netdev::NetDev, pd, qp, queue, srq, stats};
 use crate::verbs::counters::{Counter, Counters};
 use crate::verbs::device as vd;
 
@@ -269,6 +269,10 @@ fn device_ops() -> b::ib_device_ops {
         query_qp: Some(qp::query_qp),
         destroy_qp: Some(qp::destroy_qp),
         post_send: Some(qp::post_send),
+        create_srq: Some(srq::create_srq),
+        modify_srq: Some(srq::modify_srq),
+        query_srq: Some(srq::query_srq),
+        destroy_srq: Some(srq::destroy_srq),
         reg_user_mr: Some(mr::reg_user_mr),
         dereg_mr: Some(mr::dereg_mr),
         mmap: Some(queue::mmap),
@@ -281,6 +285,7 @@ fn device_ops() -> b::ib_device_ops {
         size_ib_cq: cq::SIZE,
         size_ib_qp: qp::SIZE,
         size_ib_ah: ah::SIZE,
+        size_ib_srq: srq::SIZE,
         ..Default::default()
     }
 }

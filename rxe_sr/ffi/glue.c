@@ -204,6 +204,18 @@ void rxe_sr_glue_cq_event(struct ib_cq *cq, unsigned int type)
 		cq->event_handler(&ev, cq->cq_context);
 }
 
+void rxe_sr_glue_srq_event(struct ib_srq *srq, unsigned int type)
+{
+	struct ib_event ev = {
+		.device = srq->device,
+		.element.srq = srq,
+		.event = type,
+	};
+
+	if (srq->event_handler)
+		srq->event_handler(&ev, srq->srq_context);
+}
+
 void rxe_sr_glue_cq_comp(struct ib_cq *cq)
 {
 	if (cq->comp_handler)

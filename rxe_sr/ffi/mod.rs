@@ -16,6 +16,7 @@ pub(crate) mod qp;
 pub(crate) mod queue;
 pub(crate) mod rx;
 pub(crate) mod skb;
+pub(crate) mod srq;
 pub(crate) mod stats;
 pub(crate) mod timer;
 pub(crate) mod rc_env;

@@ -79,7 +79,9 @@ impl NetDev<'_> {
         if !d.dev_addr.is_null() && usize::from(d.addr_len) >= mac.len() {
             // SAFETY: `dev_addr` points to at least `addr_len` bytes owned by the netdev.
             let src = unsafe { core::slice::from_raw_parts(d.dev_addr, mac.len()) };
-            mac.copy_from_slice(src);
+            if !crate::proto::bytes::copy(&mut mac, src) {
+                return [0; 6];
+            }
         }
         mac
     }

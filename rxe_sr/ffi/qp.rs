@@ -127,12 +127,18 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
     let dev = unsafe { RxeSrDev::from_ib((*ibqp).device) };
 
     let sq = SharedQueue::new(shape.sq.queue.ring)?;
-    let rq = SharedQueue::new(shape.rq.queue.ring)?;
     // SAFETY: `uctx` is the caller's live ucontext.
     let (sq, sq_off) = unsafe { MappedQueue::insert(uctx, sq)? };
-    // SAFETY: as above. On any error below, dropping the handles unregisters the rings.
-    let (rq, rq_off) = unsafe { MappedQueue::insert(uctx, rq)? };
-    let (sq, rq) = (Some(sq), Some(rq));
+    // A QP on an SRQ has no receive ring (its mminfo is all zero, as rdma_rxe's).
+    let (rq, rq_off) = if shape.srq {
+        (None, 0)
+    } else {
+        let rq = SharedQueue::new(shape.rq.queue.ring)?;
+        // SAFETY: as above. On any error below, dropping the handles unregisters the rings.
+        let (rq, off) = unsafe { MappedQueue::insert(uctx, rq)? };
+        (Some(rq), off)
+    };
+    let sq = Some(sq);
 
     let mut out = [0u8; layout::CREATE_QP_RESP_SIZE];
     let filled = match (mminfo(&rq, rq_off), mminfo(&sq, sq_off)) {
@@ -622,26 +628,23 @@ pub(crate) fn ud_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8]) -
     if !ready || deth.qkey != g.attrs.qkey {
         return false;
     }
+    // SAFETY: the counted QP keeps its SRQ (if any) alive.
+    let srq = unsafe { (*qp.ibqp).srq };
     let QpInner { rq, rq_q, .. } = &mut *g;
-    let Some(ring) = rq.as_ref() else {
+    let taken = if srq.is_null() {
+        take_from_ring(rq.as_ref(), rq_q, st.shape.rq.max_sge)
+    } else {
+        // SAFETY: as above; an SRQ of ours.
+        unsafe { super::srq::state(srq).and_then(|s| s.take(srq)) }
+    };
+    // No receive WQE: UD drops the message.
+    let Some(taken) = taken else {
         return false;
     };
-    let shared = ring.queue();
-    if rq_q.observe_producer(shared.load_producer()).is_err() {
-        return false;
-    }
-    let Some(slot) = rq_q.head() else {
-        return false;
-    };
-    let mut bytes = [0u8; MAX_RECV_WQE_BYTES];
-    shared.read_slot(slot, &mut bytes);
     let grh = ud::grh_area(ip_header);
     let total = grh.len() + p.payload.len();
-    let c = match RecvWqe::parse(&bytes, RecvLimits { max_sge: st.shape.rq.max_sge }) {
-        Err(e) => {
-            let wr_id = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes);
-            Completion::zeroed(wr_id, qpn, e.wc_status())
-        }
+    let c = match taken {
+        Err((wr_id, status)) => Completion::zeroed(wr_id, qpn, status),
         Ok(wqe) => {
             let status = match ud::scatter_all(dev, pd, &wqe, &[&grh, p.payload]) {
                 Ok(()) => WcStatus::Success,
@@ -658,17 +661,31 @@ pub(crate) fn ud_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8]) -
             Completion::recv(wqe.wr_id, qpn, status, info)
         }
     };
-    // SAFETY: the counted QP keeps its receive CQ alive.
+    // SAFETY: the counted QP keeps its receive CQ alive. (A full CQ raised its error event.)
     if unsafe { cq::post(rcq, &c, p.bth.se) }.is_err() {
         return false;
-    }
-    if let Some(cons) = rq_q.advance_consumer() {
-        shared.publish_consumer(cons);
     }
     dev.counters().inc(Counter::RdmaRecvs);
     true
 }
 
+
+/// Takes the next receive WQE from a QP's own receive ring (validated copy); `Err` carries
+/// the `wr_id` and status of one that failed validation.
+pub(crate) fn take_from_ring(ring: Option<&MappedQueue>, q: &mut FromClientQueue, max_sge: u32) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
+    let shared = ring?.queue();
+    q.observe_producer(shared.load_producer()).ok()?;
+    let slot = q.head()?;
+    let mut bytes = [0u8; MAX_RECV_WQE_BYTES];
+    shared.read_slot(slot, &mut bytes);
+    if let Some(cons) = q.advance_consumer() {
+        shared.publish_consumer(cons);
+    }
+    Some(RecvWqe::parse(&bytes, RecvLimits { max_sge }).map_err(|e| {
+        let wr_id = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes);
+        (wr_id, e.wc_status())
+    }))
+}
 
 /// The parts of a live QP the connected transport needs besides its lock.
 struct QpCtx<'a> {
@@ -677,6 +694,7 @@ struct QpCtx<'a> {
     pd: *mut b::ib_pd,
     qpn: u32,
     cqs: (*mut b::ib_cq, *mut b::ib_cq),
+    srq: *mut b::ib_srq,
     st: &'a QpState,
 }
 
@@ -692,6 +710,7 @@ impl<'a> QpCtx<'a> {
                 pd: (*ibqp).pd,
                 qpn: (*ibqp).qp_num,
                 cqs: ((*ibqp).send_cq, (*ibqp).recv_cq),
+                srq: (*ibqp).srq,
                 st,
             }
         }
@@ -743,6 +762,7 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
             *sport,
             (sq.as_ref(), sq_q),
             (rq.as_ref(), rq_q, shape.rq.max_sge),
+            ctx.srq,
             ctx.cqs,
         )
     };

@@ -13,9 +13,8 @@ use super::timer;
 use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RemoteErr, RemoteOp, TxError};
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, WcStatus};
-use crate::uabi::limits::MAX_RECV_WQE_BYTES;
 use crate::uabi::queue::FromClientQueue;
-use crate::uabi::recv_wqe::{RecvLimits, RecvWqe};
+use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::sge::SgeList;
 use crate::verbs::ah::Av;
 use crate::verbs::counters::Counter;
@@ -34,15 +33,19 @@ pub(crate) struct KEnv<'a> {
     pub(crate) rq: Option<&'a MappedQueue>,
     pub(crate) rq_q: &'a mut FromClientQueue,
     pub(crate) rq_max_sge: u32,
+    /// The QP's SRQ (null when it has its own receive queue).
+    srq: *mut b::ib_srq,
     scq: *mut b::ib_cq,
     rcq: *mut b::ib_cq,
 }
 
 impl<'a> KEnv<'a> {
-    /// The environment of a QP whose send and receive CQs are `scq` and `rcq`.
+    /// The environment of a QP whose send and receive CQs are `scq` and `rcq` and whose
+    /// SRQ (or null) is `srq`.
     ///
     /// # Safety
-    /// `scq` and `rcq` are live CQs of ours for as long as the environment is used.
+    /// `scq`, `rcq` and a non-null `srq` are live objects of ours for as long as the
+    /// environment is used.
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn new(
         dev: &'a RxeSrDev,
@@ -53,9 +56,10 @@ impl<'a> KEnv<'a> {
         sport: u16,
         (sq, sq_q): (Option<&'a MappedQueue>, &'a mut FromClientQueue),
         (rq, rq_q, rq_max_sge): (Option<&'a MappedQueue>, &'a mut FromClientQueue, u32),
+        srq: *mut b::ib_srq,
         (scq, rcq): (*mut b::ib_cq, *mut b::ib_cq),
     ) -> Self {
-        KEnv { dev, nd, pd, qp_access, av, sport, sq, sq_q, rq, rq_q, rq_max_sge, scq, rcq }
+        KEnv { dev, nd, pd, qp_access, av, sport, sq, sq_q, rq, rq_q, rq_max_sge, srq, scq, rcq }
     }
 }
 
@@ -116,11 +120,13 @@ impl RcEnv for KEnv<'_> {
             let dst = ib.get_mut(off..off + plen).ok_or(TxError::Dropped)?;
             match payload {
                 PayloadSrc::None => Ok(()),
-                PayloadSrc::Bytes(src) if src.len() == dst.len() => {
-                    dst.copy_from_slice(src);
-                    Ok(())
+                PayloadSrc::Bytes(src) => {
+                    if crate::proto::bytes::copy(dst, src) {
+                        Ok(())
+                    } else {
+                        Err(TxError::Local(WcStatus::LocLenErr))
+                    }
                 }
-                PayloadSrc::Bytes(_) => Err(TxError::Local(WcStatus::LocLenErr)),
                 PayloadSrc::Local { sges, offset } => gather(dev, pd, sges, offset, dst).map_err(TxError::Local),
                 PayloadSrc::Remote { rkey, va } => {
                     if mr::remote_read(dev, pd, rkey, va, dst) {
@@ -202,19 +208,13 @@ impl RcEnv for KEnv<'_> {
     }
 
     fn take_recv(&mut self) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
-        let ring = self.rq?;
-        let shared = ring.queue();
-        self.rq_q.observe_producer(shared.load_producer()).ok()?;
-        let slot = self.rq_q.head()?;
-        let mut bytes = [0u8; MAX_RECV_WQE_BYTES];
-        shared.read_slot(slot, &mut bytes);
-        if let Some(cons) = self.rq_q.advance_consumer() {
-            shared.publish_consumer(cons);
+        if !self.srq.is_null() {
+            // SAFETY: per `new`'s contract the SRQ is live; ours, so its state is valid.
+            let st = unsafe { super::srq::state(self.srq) }?;
+            // SAFETY: as above.
+            return unsafe { st.take(self.srq) };
         }
-        Some(RecvWqe::parse(&bytes, RecvLimits { max_sge: self.rq_max_sge }).map_err(|e| {
-            let wr_id = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes);
-            (wr_id, e.wc_status())
-        }))
+        super::qp::take_from_ring(self.rq, self.rq_q, self.rq_max_sge)
     }
 
     fn retire_send(&mut self, c: Option<&Completion>) {

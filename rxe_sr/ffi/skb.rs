@@ -18,8 +18,11 @@ use crate::proto::wire::icrc;
 /// straight to `dev`'s receive work (loopback).
 pub(crate) fn send(dev: &RxeSrDev, nd: &NetDev<'_>, av: &Av, sport: u16, ib: &[u8]) -> Result {
     send_with(dev, nd, av, sport, ib.len(), |out| {
-        out.copy_from_slice(ib);
-        Ok::<(), Error>(())
+        if crate::proto::bytes::copy(out, ib) {
+            Ok(())
+        } else {
+            Err(EINVAL)
+        }
     })
     .map_err(Error::from)
 }

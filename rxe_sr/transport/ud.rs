@@ -18,6 +18,7 @@ use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendWqe};
 use crate::verbs::counters::Counter;
 use crate::verbs::qp::QpAttrs;
 
+use crate::proto::bytes;
 use crate::proto::psn::Psn;
 use crate::proto::wire::ext_headers::{Deth, ImmDt};
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
@@ -101,7 +102,9 @@ pub(crate) fn send_one(
     match &wqe.payload {
         Payload::Inline(d) => {
             let src = d.as_slice();
-            payload.get_mut(..src.len()).ok_or(WcStatus::LocLenErr)?.copy_from_slice(src);
+            if !bytes::copy(payload.get_mut(..src.len()).ok_or(WcStatus::LocLenErr)?, src) {
+                return Err(WcStatus::LocLenErr);
+            }
         }
         Payload::Sges(list) => {
             let mut at = 0usize;
@@ -145,8 +148,14 @@ pub(crate) fn send_one(
 pub(crate) fn grh_area(ip_header: &[u8]) -> [u8; 40] {
     let mut g = [0u8; 40];
     match ip_header.len() {
-        40 => g.copy_from_slice(ip_header),
-        n if n >= 20 => g[20..].copy_from_slice(&ip_header[..20]),
+        40 => {
+            let _ = bytes::copy(&mut g, ip_header);
+        }
+        n if n >= 20 => {
+            if let (Some(dst), Some(src)) = (g.get_mut(20..), ip_header.get(..20)) {
+                let _ = bytes::copy(dst, src);
+            }
+        }
         _ => {}
     }
     g

@@ -438,8 +438,11 @@ pub fn emit_uverbs_wc(c: &Completion, out: &mut [u8]) -> Result<(), CqeError> {
     for (off, src) in fields {
         bytes::put(&mut b, off, src).ok_or(CqeError::BufferTooSmall)?;
     }
-    wc.copy_from_slice(&b);
-    Ok(())
+    if crate::proto::bytes::copy(wc, &b) {
+        Ok(())
+    } else {
+        Err(CqeError::BufferTooSmall)
+    }
 }
 
 /// Reads a `struct ib_uverbs_wc` back (tests, debugging). `ex` is decoded from `wc_flags`:

@@ -45,8 +45,7 @@ fn emit<const N: usize>(out: &mut [u8], parts: &[(usize, &[u8])]) -> Option<()> 
     for (off, src) in parts {
         bytes::put(&mut b, *off, src)?;
     }
-    dst.copy_from_slice(&b);
-    Some(())
+    crate::proto::bytes::copy(dst, &b).then_some(())
 }
 
 /// Writes a `struct mminfo`.

@@ -479,7 +479,9 @@ impl InlineData {
     /// Copies `src`, or `None` when longer than [`INLINE_CAP`].
     pub fn new(src: &[u8]) -> Option<InlineData> {
         let mut data = [0u8; INLINE_CAP];
-        data.get_mut(..src.len())?.copy_from_slice(src);
+        if !crate::proto::bytes::copy(data.get_mut(..src.len())?, src) {
+            return None;
+        }
         Some(InlineData {
             len: src.len(),
             data,

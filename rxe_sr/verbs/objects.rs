@@ -39,6 +39,8 @@ pub(crate) struct LiveObjects {
     pub(crate) qps: Live,
     /// Address handles.
     pub(crate) ahs: Live,
+    /// Shared receive queues.
+    pub(crate) srqs: Live,
 }
 
 /// Every live-object counter.
@@ -49,4 +51,5 @@ pub(crate) static LIVE: LiveObjects = LiveObjects {
     mrs: Live::new(),
     qps: Live::new(),
     ahs: Live::new(),
+    srqs: Live::new(),
 };

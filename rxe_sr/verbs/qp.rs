@@ -33,6 +33,8 @@ pub(crate) struct QpShape {
     pub(crate) rq: RqGeometry,
     /// IB_SIGNAL_ALL_WR or IB_SIGNAL_REQ_WR.
     pub(crate) sq_sig_type: b::ib_sig_type,
+    /// Receives come from the QP's SRQ: it has no receive queue of its own.
+    pub(crate) srq: bool,
 }
 
 /// Checks a create request and sizes its queues (the caps written back are these sizes).
@@ -42,7 +44,7 @@ pub(crate) fn shape(init: &b::ib_qp_init_attr, cache_line: u32) -> Result<QpShap
         // GSI (QP1) and the rest arrive with the kernel data path.
         _ => return Err(errno::eopnotsupp()),
     }
-    if init.create_flags != 0 || !init.srq.is_null() || !init.xrcd.is_null() {
+    if init.create_flags != 0 || !init.xrcd.is_null() {
         return Err(errno::eopnotsupp());
     }
     if init.send_cq.is_null() || init.recv_cq.is_null() {
@@ -60,6 +62,7 @@ pub(crate) fn shape(init: &b::ib_qp_init_attr, cache_line: u32) -> Result<QpShap
         sq,
         rq,
         sq_sig_type: init.sq_sig_type,
+        srq: !init.srq.is_null(),
     })
 }
 
@@ -68,9 +71,9 @@ impl QpShape {
     pub(crate) fn caps(&self) -> b::ib_qp_cap {
         b::ib_qp_cap {
             max_send_wr: self.sq.max_wr,
-            max_recv_wr: self.rq.max_wr,
+            max_recv_wr: if self.srq { 0 } else { self.rq.max_wr },
             max_send_sge: self.sq.max_sge,
-            max_recv_sge: self.rq.max_sge,
+            max_recv_sge: if self.srq { 0 } else { self.rq.max_sge },
             max_inline_data: self.sq.max_inline,
             ..Default::default()
         }

@@ -18,6 +18,7 @@
 //! out its `GoBack`s by moving the send cursor back, counting retries against
 //! `retry_cnt`.
 
+use core::num::NonZeroU32;
 use core::ops::DerefMut;
 
 use super::{
@@ -163,8 +164,8 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>> {
     /// Smoothed RTT and its mean deviation (RFC 6298), microseconds; 0 before a sample.
     srtt_us: u64,
     rttvar_us: u64,
-    /// Path MTU the PSN ranges were computed with.
-    pmtu: u32,
+    /// Path MTU the PSN ranges were computed with (non-zero: divisions cannot fault).
+    pmtu: NonZeroU32,
     /// Statistics.
     pub counters: ReqCounters,
 }
@@ -197,7 +198,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             rtt_probe: None,
             srtt_us: 0,
             rttvar_us: 0,
-            pmtu: cfg.pmtu.max(1),
+            pmtu: NonZeroU32::new(cfg.pmtu).unwrap_or(NonZeroU32::MIN),
             counters: ReqCounters::default(),
         }
     }

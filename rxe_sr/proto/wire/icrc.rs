@@ -17,6 +17,7 @@
 //! [`ICRC_SEED`] as rdma_rxe does. Unlike rdma_rxe (which always takes 20 bytes), IPv4
 //! options, if any, are covered like the rest of the IPv4 header.
 
+use crate::proto::bytes;
 use super::bth::BTH_LEN;
 use super::{Error, Result};
 
@@ -88,8 +89,7 @@ fn crc_ip(crc: u32, ip: &[u8]) -> Result<u32> {
             if ihl < 20 || ip.len() != ihl {
                 return Err(Error::BadIpHeader);
             }
-            let mut m = [0u8; 20];
-            m.copy_from_slice(ip.get(..20).ok_or(Error::Truncated)?);
+            let mut m: [u8; 20] = bytes::array(ip).ok_or(Error::Truncated)?;
             m[1] = 0xff; // TOS: DSCP + ECN
             m[8] = 0xff; // TTL
             m[10] = 0xff; // header checksum
@@ -101,8 +101,7 @@ fn crc_ip(crc: u32, ip: &[u8]) -> Result<u32> {
             if ip.len() != 40 {
                 return Err(Error::BadIpHeader);
             }
-            let mut m = [0u8; 8];
-            m.copy_from_slice(ip.get(..8).ok_or(Error::Truncated)?);
+            let mut m: [u8; 8] = bytes::array(ip).ok_or(Error::Truncated)?;
             m[0] |= 0x0f; // traffic class, high nibble
             m[1] = 0xff; // traffic class low nibble + flow label
             m[2] = 0xff;
@@ -128,13 +127,11 @@ pub fn compute(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<u32> {
     }
     let bth = ib.get(..BTH_LEN).ok_or(Error::Truncated)?;
     let crc = crc_ip(ICRC_SEED, ip)?;
-    let mut u = [0u8; 8];
-    u.copy_from_slice(udp);
+    let mut u: [u8; 8] = bytes::array(udp).ok_or(Error::BadIpHeader)?;
     u[6] = 0xff;
     u[7] = 0xff;
     let crc = crc32_le(crc, &u);
-    let mut b = [0u8; BTH_LEN];
-    b.copy_from_slice(bth);
+    let mut b: [u8; BTH_LEN] = bytes::array(bth).ok_or(Error::Truncated)?;
     b[4] = 0xff;
     let crc = crc32_le(crc, &b);
     let crc = crc32_le(crc, ib.get(BTH_LEN..).unwrap_or(&[]));
@@ -145,8 +142,7 @@ pub fn compute(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<u32> {
 fn split(ib: &[u8]) -> Result<(&[u8], [u8; ICRC_LEN])> {
     let n = ib.len().checked_sub(ICRC_LEN).ok_or(Error::Truncated)?;
     let (body, tail) = ib.split_at(n);
-    let mut t = [0u8; ICRC_LEN];
-    t.copy_from_slice(tail);
+    let t: [u8; ICRC_LEN] = bytes::array(tail).ok_or(Error::Truncated)?;
     Ok((body, t))
 }
 
@@ -170,7 +166,9 @@ pub fn fill(ip: &[u8], udp: &[u8], ib: &mut [u8]) -> Result<u32> {
     let n = ib.len().checked_sub(ICRC_LEN).ok_or(Error::Truncated)?;
     let (body, tail) = ib.split_at_mut(n);
     let v = compute(ip, udp, body)?;
-    tail.copy_from_slice(&v.to_le_bytes());
+    if !bytes::copy(tail, &v.to_le_bytes()) {
+        return Err(Error::Truncated);
+    }
     Ok(v)
 }
 

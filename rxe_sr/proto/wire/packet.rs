@@ -246,7 +246,9 @@ impl<'a> PacketRepr<'a> {
         self.bth.emit(out)?;
         let hdr = BTH_LEN + self.ext.emit(out.get_mut(BTH_LEN..).ok_or(Error::BufferTooSmall)?)?;
         let end = hdr + self.payload.len();
-        out.get_mut(hdr..end).ok_or(Error::BufferTooSmall)?.copy_from_slice(self.payload);
+        if !crate::proto::bytes::copy(out.get_mut(hdr..end).ok_or(Error::BufferTooSmall)?, self.payload) {
+            return Err(Error::BufferTooSmall);
+        }
         out.get_mut(end..).ok_or(Error::BufferTooSmall)?.fill(0);
         Ok(len)
     }

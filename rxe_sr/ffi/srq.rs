@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Shared receive queues: the C-ABI entry points and the SRQ object. A user SRQ is a ring
+//! shared with the process, as a QP's receive queue is (the rxe provider posts receives by
+//! writing slots and moving the producer index; there is no system call). QPs created on
+//! the SRQ take their receive WQEs from it, under its lock (lock order: QP, then SRQ).
+
+use core::mem::size_of;
+use core::pin::Pin;
+use core::ptr;
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+use kernel::sync::Mutex;
+use kernel::{new_mutex, pin_init};
+
+use super::bindings as b;
+use super::queue::{MappedQueue, SharedQueue};
+use crate::uabi::cqe::WcStatus;
+use crate::uabi::limits::{MAX_RECV_WQE_BYTES, RXE_MAX_SRQ_SGE};
+use crate::uabi::queue::{self, FromClientQueue};
+use crate::uabi::recv_wqe::{RecvLimits, RecvWqe};
+use crate::uabi::{layout, resp};
+use crate::verbs::objects;
+
+/// Largest SRQ depth (the device's `max_srq_wr`).
+const MAX_SRQ_WR: u32 = 1 << 20;
+
+/// What the lock guards: the ring and the kernel's view of its indices.
+struct SrqInner {
+    ring: Option<MappedQueue>,
+    q: FromClientQueue,
+    /// IB_SRQ_LIMIT: when armed (non-zero) and fewer WQEs remain, the SRQ_LIMIT_REACHED
+    /// event fires once and the limit disarms (IBTA 10.2.9.1).
+    limit: u32,
+}
+
+/// Per-SRQ state.
+#[pin_data]
+pub(crate) struct SrqState {
+    #[pin]
+    inner: Mutex<SrqInner>,
+    max_wr: u32,
+    max_sge: u32,
+}
+
+/// The SRQ object: `ibsrq` first (the core allocates `size_of::<RxeSrSrq>()` zeroed bytes).
+#[repr(C)]
+pub(crate) struct RxeSrSrq {
+    ibsrq: b::ib_srq,
+    state: *mut SrqState,
+}
+
+/// Size the core allocates per SRQ.
+pub(crate) const SIZE: usize = size_of::<RxeSrSrq>();
+
+/// Numbers handed out as `srq_num` (reported to user space; XRC would route by it).
+static NEXT_SRQ_NUM: AtomicU32 = AtomicU32::new(1);
+
+/// The state of a live SRQ of ours.
+///
+/// # Safety
+/// `ibsrq` is a live SRQ of ours whose create succeeded (or a null state).
+pub(crate) unsafe fn state<'a>(ibsrq: *mut b::ib_srq) -> Option<&'a SrqState> {
+    // SAFETY: `ibsrq` is the first field of a RxeSrSrq; `state` is null or the leaked box.
+    unsafe { (*ibsrq.cast::<RxeSrSrq>()).state.as_ref() }
+}
+
+impl SrqState {
+    /// Takes the next receive WQE (validated copy), if any; `Err((wr_id, status))` for one
+    /// that failed validation. Fires SRQ_LIMIT_REACHED on `ibsrq` when the armed limit is
+    /// crossed.
+    ///
+    /// # Safety
+    /// `ibsrq` is the live SRQ this state belongs to.
+    pub(crate) unsafe fn take(&self, ibsrq: *mut b::ib_srq) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
+        let mut g = self.inner.lock();
+        let SrqInner { ring, q, limit } = &mut *g;
+        let shared = ring.as_ref()?.queue();
+        q.observe_producer(shared.load_producer()).ok()?;
+        let slot = q.head()?;
+        let mut bytes = [0u8; MAX_RECV_WQE_BYTES];
+        shared.read_slot(slot, &mut bytes);
+        if let Some(cons) = q.advance_consumer() {
+            shared.publish_consumer(cons);
+        }
+        if *limit != 0 && q.count() < *limit {
+            *limit = 0;
+            // SAFETY: per this function's contract.
+            unsafe { b::rxe_sr_glue_srq_event(ibsrq, b::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED) };
+        }
+        Some(RecvWqe::parse(&bytes, RecvLimits { max_sge: self.max_sge }).map_err(|e| {
+            let wr_id = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes);
+            (wr_id, e.wc_status())
+        }))
+    }
+}
+
+/// `ib_device_ops.create_srq`.
+///
+/// # Safety
+/// Called by the core with a zeroed SRQ object of our size, valid init attributes and the
+/// caller's udata (null for kernel consumers).
+pub(crate) unsafe extern "C" fn create_srq(ibsrq: *mut b::ib_srq, init: *mut b::ib_srq_init_attr, udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: per this function's contract.
+    match unsafe { create_inner(ibsrq, &mut *init, udata) } {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// # Safety
+/// As [`create_srq`].
+unsafe fn create_inner(ibsrq: *mut b::ib_srq, init: &mut b::ib_srq_init_attr, udata: *mut b::ib_udata) -> Result {
+    if udata.is_null() {
+        // Kernel consumers' SRQs arrive with the kernel data path.
+        return Err(super::errno::eopnotsupp());
+    }
+    if init.srq_type != b::ib_srq_type_IB_SRQT_BASIC {
+        return Err(super::errno::eopnotsupp());
+    }
+    let a = &mut init.attr;
+    if a.max_wr == 0 || a.max_wr > MAX_SRQ_WR || a.max_sge > RXE_MAX_SRQ_SGE {
+        return Err(EINVAL);
+    }
+    // SAFETY: reads a boot-time constant.
+    let geo = queue::srq_geometry(a.max_wr, a.max_sge, unsafe { b::rxe_sr_glue_cache_line_size() }).ok_or(EINVAL)?;
+    if a.srq_limit > geo.max_wr {
+        return Err(EINVAL);
+    }
+    // SAFETY: a live udata of a uverbs call carries its ucontext.
+    let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
+    if uctx.is_null() {
+        return Err(EINVAL);
+    }
+    let shared = SharedQueue::new(geo.queue.ring)?;
+    // SAFETY: `uctx` is the caller's live ucontext; dropping the handle unregisters it.
+    let (ring, off) = unsafe { MappedQueue::insert(uctx, shared)? };
+    let size = u32::try_from(ring.queue().len()).map_err(|_| EINVAL)?;
+    let limit = a.srq_limit;
+    let srq_num = NEXT_SRQ_NUM.fetch_add(1, Ordering::Relaxed) & 0x00ff_ffff;
+    let mut out = [0u8; layout::CREATE_SRQ_RESP_SIZE];
+    resp::emit_create_srq_resp(resp::MmInfo { offset: off, size }, srq_num, &mut out).ok_or(EINVAL)?;
+    // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
+    let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) };
+    if ret != 0 {
+        return Err(Error::from_errno(ret));
+    }
+    let st = KBox::pin_init(
+        pin_init!(SrqState {
+            inner <- new_mutex!(
+                SrqInner {
+                    ring: Some(ring),
+                    q: FromClientQueue::new(geo.queue.ring),
+                    limit,
+                },
+                "rxe_sr_srq"
+            ),
+            max_wr: geo.max_wr,
+            max_sge: geo.max_sge,
+        }),
+        GFP_KERNEL,
+    )?;
+    // SAFETY: the state never moves out of its box; destroy_srq rebuilds the box.
+    let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(st) });
+    // SAFETY: our zeroed SRQ object, not yet visible to anyone else.
+    unsafe { (*ibsrq.cast::<RxeSrSrq>()).state = raw };
+    a.max_wr = geo.max_wr;
+    a.max_sge = geo.max_sge;
+    objects::LIVE.srqs.inc();
+    Ok(())
+}
+
+/// `ib_device_ops.destroy_srq`.
+///
+/// # Safety
+/// Called by the core once per created SRQ, when no QP uses it any more.
+pub(crate) unsafe extern "C" fn destroy_srq(ibsrq: *mut b::ib_srq, _udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: our SRQ object.
+    let srq = unsafe { &mut *ibsrq.cast::<RxeSrSrq>() };
+    if srq.state.is_null() {
+        return 0;
+    }
+    // SAFETY: `state` came from KBox::into_raw; no QP uses the SRQ any more.
+    let st = unsafe { KBox::from_raw(srq.state) };
+    srq.state = ptr::null_mut();
+    let ring = st.inner.lock().ring.take();
+    drop(ring);
+    drop(st);
+    objects::LIVE.srqs.dec();
+    0
+}
+
+/// `ib_device_ops.modify_srq`: IB_SRQ_LIMIT arms the limit event. Resizing (IB_SRQ_MAX_WR)
+/// is not offered.
+///
+/// # Safety
+/// Called by the core with a live SRQ of ours and a valid attribute block.
+pub(crate) unsafe extern "C" fn modify_srq(
+    ibsrq: *mut b::ib_srq,
+    attr: *mut b::ib_srq_attr,
+    mask: b::ib_srq_attr_mask,
+    _udata: *mut b::ib_udata,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let (Some(st), Some(a)) = (unsafe { state(ibsrq) }, unsafe { attr.as_ref() }) else {
+        return EINVAL.to_errno();
+    };
+    if mask & b::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0 {
+        return super::errno::eopnotsupp().to_errno();
+    }
+    if mask & b::ib_srq_attr_mask_IB_SRQ_LIMIT != 0 {
+        if a.srq_limit > st.max_wr {
+            return EINVAL.to_errno();
+        }
+        st.inner.lock().limit = a.srq_limit;
+    }
+    0
+}
+
+/// `ib_device_ops.query_srq`.
+///
+/// # Safety
+/// Called by the core with a live SRQ of ours and a writable attribute block.
+pub(crate) unsafe extern "C" fn query_srq(ibsrq: *mut b::ib_srq, attr: *mut b::ib_srq_attr) -> c_int {
+    // SAFETY: per this function's contract.
+    let Some(st) = (unsafe { state(ibsrq) }) else {
+        return EINVAL.to_errno();
+    };
+    let limit = st.inner.lock().limit;
+    // SAFETY: writable per this function's contract.
+    unsafe {
+        attr.write(b::ib_srq_attr {
+            max_wr: st.max_wr,
+            max_sge: st.max_sge,
+            srq_limit: limit,
+        })
+    };
+    0
+}
