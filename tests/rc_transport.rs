@@ -345,7 +345,12 @@ impl Net {
                 }
                 let request = matches!(
                     p.bth.opcode.info().unwrap().kind,
-                    OpKind::Send | OpKind::RdmaWrite | OpKind::RdmaReadRequest | OpKind::CompareSwap | OpKind::FetchAdd
+                    OpKind::Send
+                        | OpKind::RdmaWrite
+                        | OpKind::RdmaReadRequest
+                        | OpKind::CompareSwap
+                        | OpKind::FetchAdd
+                        | OpKind::AtomicWrite
                 );
                 let o = dst.with_env(now, &mut out, |req, resp, cfg, env| {
                     if request {
@@ -680,4 +685,27 @@ fn retransmission_timeout_follows_a_slow_responder() {
     assert_eq!(n.a.send_cqes.len(), 20);
     let (srtt, _) = n.a.req.rtt_us();
     assert!((19_000..=21_000).contains(&srtt), "srtt {srtt}");
+}
+
+#[test]
+fn atomic_write_places_eight_bytes_and_checks_alignment_and_rights() {
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    let value = 0x1122_3344_5566_7788u64.to_le_bytes();
+    let op = SendOp::AtomicWrite { remote: Remote { addr: 0x20_0000 + 64, rkey: 0x200 }, value };
+    let mut w = wqe(op, SendOpcode::AtomicWrite, 0, 0, 8);
+    w.payload = Payload::None;
+    n.post(true, w).unwrap();
+    assert!(n.run(10_000));
+    assert_eq!(n.a.send_cqes[0].status, WcStatus::Success);
+    assert_eq!(&n.b.mem.region(0x200)[64..72], &value);
+    // Misaligned: invalid request; no remote write right: remote access error.
+    for (addr, rkey, want) in [(0x20_0000 + 4, 0x200, WcStatus::RemInvReqErr), (0x30_0000, 0x300, WcStatus::RemAccessErr)] {
+        let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+        let op = SendOp::AtomicWrite { remote: Remote { addr, rkey }, value };
+        let mut w = wqe(op, SendOpcode::AtomicWrite, 0, 0, 8);
+        w.payload = Payload::None;
+        n.post(true, w).unwrap();
+        n.run(10_000);
+        assert_eq!(n.a.send_cqes[0].status, want);
+    }
 }

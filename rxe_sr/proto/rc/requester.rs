@@ -269,6 +269,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 }
                 1
             }
+            SendOp::AtomicWrite { .. } if rc => 1,
             _ => return Err(PostError::Unsupported(WcStatus::LocQpOpErr)),
         };
         let first_psn = self.psn_tail;
@@ -383,6 +384,31 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 });
                 ack_req = true;
                 (Opcode::RC_COMPARE_SWAP, 0, 1)
+            }
+            SendOp::AtomicWrite { remote, value } => {
+                // IBTA 1.5 ATOMIC WRITE: 8 bytes placed as one unit, acknowledged like a WRITE.
+                ext.reth = Some(Reth {
+                    va: remote.addr,
+                    rkey: remote.rkey,
+                    dma_len: 8,
+                });
+                let hdr = PacketRepr {
+                    bth: BthRepr {
+                        opcode: Opcode::RC_ATOMIC_WRITE,
+                        dest_qpn: cfg.dest_qpn,
+                        ack_req: true,
+                        psn,
+                        ..Default::default()
+                    },
+                    ext,
+                    payload: &[],
+                };
+                match env.transmit(&hdr, PayloadSrc::Bytes(&value), 8) {
+                    Ok(()) | Err(TxError::Dropped) => {}
+                    Err(TxError::Local(s)) => return Err(s),
+                }
+                self.noack_pkts = 0;
+                return Ok((true, 1));
             }
             SendOp::AtomicFetchAndAdd { remote, add } => {
                 ext.atomic_eth = Some(AtomicEth {

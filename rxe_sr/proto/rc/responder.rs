@@ -201,6 +201,7 @@ impl Responder {
                 OpKind::RdmaWrite => self.exec_write(env, cfg, p, info.position),
                 OpKind::RdmaReadRequest if rc => self.exec_read(env, cfg, p, psn),
                 OpKind::CompareSwap | OpKind::FetchAdd if rc => self.exec_atomic(env, cfg, p, psn, info.kind),
+                OpKind::AtomicWrite if rc => self.exec_atomic_write(env, p),
                 _ => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
             }
         };
@@ -439,6 +440,27 @@ impl Responder {
         match self.read_responses(env, cfg, p, psn) {
             Ok(n) => Exec::Answered(n),
             Err((code, status)) => Exec::Fatal(code, status),
+        }
+    }
+
+    /// IBTA 1.5 ATOMIC WRITE: 8 bytes at an 8-byte aligned address, needing remote write.
+    fn exec_atomic_write(&mut self, env: &mut dyn RcEnv, p: &PacketRepr<'_>) -> Exec {
+        let Some(reth) = p.ext.reth else {
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        };
+        if reth.va % 8 != 0 || p.payload.len() != 8 {
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        }
+        let res = env
+            .remote_check(RemoteOp::Write, reth.rkey, reth.va, 8)
+            .and_then(|()| env.remote_write(reth.rkey, reth.va, p.payload));
+        match res {
+            Ok(()) => {
+                self.bump_msn();
+                Exec::Done(1)
+            }
+            Err(RemoteErr::Access) => Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
+            Err(RemoteErr::Invalid) => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
         }
     }
 
