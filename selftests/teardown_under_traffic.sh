@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 240
+# Tearing rxe_sr down while RC traffic runs (ib_write_bw, 100 QPs' worth of work in
+# flight): rmmod is refused while a process holds the device (as for rdma_rxe: the
+# verbs core holds the module); `rdma link del` completes once the application lets go
+# (uverbs waits for its file to close), on both the sending and the receiving guest; then
+# the module unloads with no object left and the kernel log is clean. The application may
+# see errors: the other side's device disappears under it.
+. "$HOST_SHARE/selftests/lib.sh"
+[ "$GUESTS" -ge 2 ] || skip "needs two guests"
+sr_up
+gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
+args=(-d sr0 -x "$gidx" -s 65536 -q 8 -D 8 -F --report_gbits)
+if is_server; then
+  timeout 60 ib_write_bw "${args[@]}" > /tmp/tt.out 2>&1 &
+  app=$!
+  sleep 1
+  sync_point ready
+else
+  sync_point ready
+  timeout 60 ib_write_bw "${args[@]}" "$SERVER_IP" > /tmp/tt.out 2>&1 &
+  app=$!
+fi
+sleep 3
+sync_point flowing
+log "counters while flowing: $(rdma statistic show link sr0/1)"
+if rmmod rxe_sr 2>/tmp/rmmod.err; then
+  fail "rmmod succeeded while ib_write_bw had the device open"
+fi
+log "ok: rmmod refused while in use: $(cat /tmp/rmmod.err)"
+# The receiver (g1) deletes its link first, the sender 2 s later.
+is_client && sleep 2
+start=$(date +%s)
+timeout 90 rdma link del sr0 || fail "rdma link del sr0 failed or hung"
+log "ok: rdma link del returned after $(( $(date +%s) - start )) s"
+wait $app; log "ib_write_bw exit status $? (errors allowed: the device went away)"
+ibv_devices | grep -qw sr0 && fail "sr0 is still listed"
+sync_point deleted
+check "rmmod" rmmod rxe_sr
+expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs' "$(dmesg_since_mark)"
+check "no oops or warning in the kernel log" dmesg_clean
