@@ -194,15 +194,18 @@ perflat_pair() {
 positive() { awk -v v="$1" 'BEGIN { exit !(v + 0 > 0) }'; }
 
 # rc_perf_suite DEV: the RC perftest set between the guests on DEV (rxe_sr or rdma_rxe in
-# either guest): SEND/WRITE/READ bandwidth at 64 KiB, atomic bandwidth, WRITE bandwidth
-# over 100 QPs (10 messages each), and the four latency tools. Every run must finish with a positive figure.
+# either guest): SEND/WRITE/READ bandwidth (100 messages of 64 KiB), atomic bandwidth (500),
+# WRITE bandwidth over 100 QPs (10 messages each), and the four latency tools (300).
+# Every run must finish with a positive figure.
 rc_perf_suite() {
   local dev=$1 t v
+  # Counted iterations, not seconds: on the slow KASAN kernel a 2-second run can end
+  # before the first completion.
   for t in ib_send_bw ib_write_bw ib_read_bw; do
-    v=$(perftest_pair "$dev" "$t" 0 2) || fail "$t failed"
+    v=$(PERF_ITERS=100 perftest_pair "$dev" "$t" 0 30) || fail "$t failed"
     if is_client; then positive "$v" || fail "$t: no bandwidth"; log "ok: $t $v Gb/s"; fi
   done
-  v=$(PERF_SIZE=none perftest_pair "$dev" ib_atomic_bw 0 2) || fail "ib_atomic_bw failed"
+  v=$(PERF_ITERS=500 PERF_SIZE=none perftest_pair "$dev" ib_atomic_bw 0 30) || fail "ib_atomic_bw failed"
   if is_client; then positive "$v" || fail "ib_atomic_bw: no bandwidth"; log "ok: ib_atomic_bw $v Gb/s"; fi
   v=$(PERF_ITERS=10 perftest_pair "$dev" ib_write_bw 0 20 -q 100) || fail "ib_write_bw -q 100 failed"
   if is_client; then positive "$v" || fail "ib_write_bw -q 100: no bandwidth"; log "ok: ib_write_bw -q 100 $v Gb/s"; fi
@@ -231,13 +234,11 @@ rc_verify_pair() {
 rc_interop() {
   local sr_role=$1 dev gidx out rc=0 size
   if { [ "$sr_role" = server ] && is_server; } || { [ "$sr_role" = client ] && is_client; }; then
-    sr_up
-    dev=sr0
+    mixed_up sr
   else
-    trap rxe_ref_down EXIT
-    check "rdma_rxe up as rxe0" rxe_ref_up
-    dev=rxe0
+    mixed_up rxe
   fi
+  dev=$DEV
   gidx=$(roce_gid_index "$dev") || fail "no RoCEv2 GID"
   for size in 4096 65536; do
     out=$(pingpong_pair ibv_rc_pingpong -d "$dev" -g "$gidx" -n 200 -s "$size" --chk) || rc=1
@@ -277,20 +278,27 @@ sr_down_clean() {
   check "no oops or warning in the kernel log" dmesg_clean
 }
 
+# mixed_up sr|rxe: this guest's side of a mixed pair: rxe_sr as sr0, or rdma_rxe as rxe0
+# (taken down again at exit). Sets DEV.
+mixed_up() {
+  if [ "$1" = sr ]; then
+    sr_up
+    DEV=sr0
+  else
+    trap rxe_ref_down EXIT
+    check "rdma_rxe up as rxe0" rxe_ref_up
+    DEV=rxe0
+  fi
+}
+
 # ud_interop send|recv: 16 verified UD messages between rxe_sr (g1) and rdma_rxe (g2), with
 # rxe_sr sending or receiving (ud_msgs.py does each side). Fails the test on any mismatch;
 # on g1, also checks the counters and that nothing is left at unload.
 ud_interop() {
   local sr_role=$1 rxe_role n=16 qkey=$((0x1234567)) dev gidx out rc
   if [ "$sr_role" = send ]; then rxe_role=recv; else rxe_role=send; fi
-  if is_server; then
-    sr_up
-    dev=sr0
-  else
-    trap rxe_ref_down EXIT
-    check "rdma_rxe up as rxe0" rxe_ref_up
-    dev=rxe0
-  fi
+  if is_server; then mixed_up sr; else mixed_up rxe; fi
+  dev=$DEV
   gidx=$(roce_gid_index $dev) || fail "no RoCEv2 GID"
   mkdir -p "$HOST_SHARE/vals"
   rm -f "$HOST_SHARE/vals/ud-recv-qpn" "$HOST_SHARE/vals/ud-send-qpn"

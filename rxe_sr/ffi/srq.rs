@@ -17,9 +17,9 @@ use kernel::{new_mutex, pin_init};
 use super::bindings as b;
 use super::queue::{MappedQueue, SharedQueue};
 use crate::uabi::cqe::WcStatus;
-use crate::uabi::limits::{MAX_RECV_WQE_BYTES, RXE_MAX_SRQ_SGE};
+use crate::uabi::limits::RXE_MAX_SRQ_SGE;
 use crate::uabi::queue::{self, FromClientQueue};
-use crate::uabi::recv_wqe::{RecvLimits, RecvWqe};
+use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::{layout, resp};
 use crate::verbs::objects;
 
@@ -76,23 +76,13 @@ impl SrqState {
     pub(crate) unsafe fn take(&self, ibsrq: *mut b::ib_srq) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
         let mut g = self.inner.lock();
         let SrqInner { ring, q, limit } = &mut *g;
-        let shared = ring.as_ref()?.queue();
-        q.observe_producer(shared.load_producer()).ok()?;
-        let slot = q.head()?;
-        let mut bytes = [0u8; MAX_RECV_WQE_BYTES];
-        shared.read_slot(slot, &mut bytes);
-        if let Some(cons) = q.advance_consumer() {
-            shared.publish_consumer(cons);
-        }
+        let taken = super::qp::take_from_ring(ring.as_ref(), q, self.max_sge)?;
         if *limit != 0 && q.count() < *limit {
             *limit = 0;
             // SAFETY: per this function's contract.
             unsafe { b::rxe_sr_glue_srq_event(ibsrq, b::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED) };
         }
-        Some(RecvWqe::parse(&bytes, RecvLimits { max_sge: self.max_sge }).map_err(|e| {
-            let wr_id = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes);
-            (wr_id, e.wc_status())
-        }))
+        Some(taken)
     }
 }
 

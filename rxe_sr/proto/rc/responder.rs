@@ -122,22 +122,28 @@ impl Responder {
         [cur, self.spare.take()]
     }
 
-    fn send_ack(&self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, aeth: Aeth) {
+    /// Sends a header-only response (ACK, NAK, atomic ACK) for `psn`. A lost one is
+    /// recovered by the requester's retry.
+    fn send_response(&self, env: &mut dyn RcEnv, cfg: &RcConfig, opcode: Opcode, psn: Psn, ext: ExtHeaders) {
         let hdr = PacketRepr {
             bth: BthRepr {
-                opcode: Opcode::RC_ACKNOWLEDGE,
+                opcode,
                 dest_qpn: cfg.dest_qpn,
                 psn,
                 ..Default::default()
             },
-            ext: ExtHeaders {
-                aeth: Some(aeth),
-                ..Default::default()
-            },
+            ext,
             payload: &[],
         };
-        // A lost ACK is recovered by the requester's retry.
         let _ = env.transmit(&hdr, PayloadSrc::None, 0);
+    }
+
+    fn send_ack(&self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, aeth: Aeth) {
+        let ext = ExtHeaders {
+            aeth: Some(aeth),
+            ..Default::default()
+        };
+        self.send_response(env, cfg, Opcode::RC_ACKNOWLEDGE, psn, ext);
     }
 
     fn take_recv(&mut self, env: &mut dyn RcEnv) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
@@ -465,21 +471,12 @@ impl Responder {
     }
 
     fn send_atomic_ack(&self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, orig: u64) {
-        let hdr = PacketRepr {
-            bth: BthRepr {
-                opcode: Opcode::RC_ATOMIC_ACKNOWLEDGE,
-                dest_qpn: cfg.dest_qpn,
-                psn,
-                ..Default::default()
-            },
-            ext: ExtHeaders {
-                aeth: Some(Aeth::ack(self.msn)),
-                atomic_ack_eth: Some(AtomicAckEth { orig_rem_data: orig }),
-                ..Default::default()
-            },
-            payload: &[],
+        let ext = ExtHeaders {
+            aeth: Some(Aeth::ack(self.msn)),
+            atomic_ack_eth: Some(AtomicAckEth { orig_rem_data: orig }),
+            ..Default::default()
         };
-        let _ = env.transmit(&hdr, PayloadSrc::None, 0);
+        self.send_response(env, cfg, Opcode::RC_ATOMIC_ACKNOWLEDGE, psn, ext);
     }
 
     fn exec_atomic(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, psn: Psn, kind: OpKind) -> Exec {
