@@ -41,9 +41,9 @@ pub(crate) fn send_with<E>(
     let ttl = if av.hop_limit == 0 { 64 } else { av.hop_limit };
     let skb = match (av.network, av.ipv4()) {
         (Network::V4, Some((saddr, daddr))) => {
-            // SAFETY: `nd` is live; with a null source the helper allocates `len`
-            // uninitialised IB bytes (written below before anything reads them) and returns
-            // the skb or an ERR_PTR. Addresses go in network order (the bytes as they are).
+            // Addresses go in network order (the bytes as they are).
+            // SAFETY: `nd` is live; with a null source the helper allocates `len` IB bytes,
+            // zeroed below before anything reads them; it returns the skb or an ERR_PTR.
             from_err_ptr(unsafe {
                 b::rxe_sr_glue_build_v4(
                     nd.as_ptr(),
@@ -80,9 +80,9 @@ pub(crate) fn send_with<E>(
         Network::V6 => 40 + 8,
     };
     let mut total = 0usize;
-    // SAFETY: the skb is ours and linear (built in one buffer); its data is `total` bytes:
-    // the IP and UDP headers the helper wrote, then the IB bytes, not initialised yet,
-    // which are zeroed before a slice covers them.
+    // The skb's data: the IP and UDP headers the helper wrote, then the IB bytes.
+    // SAFETY: the skb is ours and linear, `total` bytes; the IB bytes, not initialised
+    // yet, are zeroed before a slice covers them.
     let data = unsafe {
         let p = b::rxe_sr_glue_skb_data(skb, &mut total).cast::<u8>();
         if total >= hdrs {
