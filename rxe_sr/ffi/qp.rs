@@ -326,7 +326,10 @@ fn connect(g: &mut QpInner, shape: &QpShape, dev: &RxeSrDev, qpn: u32, cur: u32,
         }
         b::ib_qp_state_IB_QPS_RTS => {
             let conn = g.rc.as_mut().ok_or(EINVAL)?;
-            conn.cfg = cfg;
+            // Once the requester runs, its PSN ranges were cut at the path MTU it started
+            // with: a later path MTU change must not re-cut queued requests.
+            let pmtu = if conn.req.is_some() { conn.cfg.pmtu } else { cfg.pmtu };
+            conn.cfg = RcConfig { pmtu, ..cfg };
             if let Some(av) = av {
                 conn.av = av;
             }
