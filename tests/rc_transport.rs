@@ -165,17 +165,7 @@ impl RcEnv for Env<'_> {
         let (buf, off) = self.mem.find(rkey, va, 8, REMOTE_ATOMIC).ok_or(RemoteErr::Access)?;
         let cell: &mut [u8; 8] = (&mut buf[off..off + 8]).try_into().unwrap();
         let orig = u64::from_le_bytes(*cell);
-        let new = match op {
-            AtomicOp::CmpSwap { compare, swap } => {
-                if orig == compare {
-                    swap
-                } else {
-                    orig
-                }
-            }
-            AtomicOp::FetchAdd { add } => orig.wrapping_add(add),
-        };
-        *cell = new.to_le_bytes();
+        *cell = op.apply(orig).to_le_bytes();
         Ok(orig)
     }
     fn invalidate(&mut self, _rkey: u32) -> Result<(), RemoteErr> {

@@ -188,17 +188,7 @@ impl RcEnv for KEnv<'_> {
     }
 
     fn remote_atomic(&mut self, rkey: u32, va: u64, op: AtomicOp) -> Result<u64, RemoteErr> {
-        mr::remote_atomic(self.dev, self.pd, rkey, va, |orig| match op {
-            AtomicOp::CmpSwap { compare, swap } => {
-                if orig == compare {
-                    swap
-                } else {
-                    orig
-                }
-            }
-            AtomicOp::FetchAdd { add } => orig.wrapping_add(add),
-        })
-        .ok_or(RemoteErr::Access)
+        mr::remote_atomic(self.dev, self.pd, rkey, va, |orig| op.apply(orig)).ok_or(RemoteErr::Access)
     }
 
     fn invalidate(&mut self, _rkey: u32) -> Result<(), RemoteErr> {

@@ -120,6 +120,22 @@ pub enum AtomicOp {
     },
 }
 
+impl AtomicOp {
+    /// The value the operation stores over `orig` (the responder returns `orig`).
+    pub const fn apply(self, orig: u64) -> u64 {
+        match self {
+            AtomicOp::CmpSwap { compare, swap } => {
+                if orig == compare {
+                    swap
+                } else {
+                    orig
+                }
+            }
+            AtomicOp::FetchAdd { add } => orig.wrapping_add(add),
+        }
+    }
+}
+
 /// Why a packet could not be sent.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum TxError {
