@@ -60,7 +60,6 @@ void rxe_sr_glue_rx_queue(struct rxe_sr_rx *rx, struct sk_buff *skb);
 struct sk_buff *rxe_sr_glue_rx_dequeue(struct rxe_sr_rx *rx);
 void rxe_sr_glue_rx_stop(struct rxe_sr_rx *rx);
 int rxe_sr_glue_skb_ip_bytes(struct sk_buff *skb, void **data, size_t *len);
-int rxe_sr_glue_umem_copy_to(struct ib_umem *umem, size_t offset, const void *src, size_t len);
 void rxe_sr_glue_msleep(unsigned int ms);
 size_t rxe_sr_glue_umem_npages(struct ib_umem *umem);
 size_t rxe_sr_glue_umem_first_offset(struct ib_umem *umem);

@@ -54,26 +54,11 @@ impl Mem {
     }
     /// Walks `sges` from byte `offset` for `len` bytes, calling `f(key, va, range in the
     /// walk)` per piece.
+    /// Walks `len` bytes of `sges` from byte `offset` with the transport's own walker,
+    /// calling `f(key, va, range in the walk)` per piece.
     fn walk(sges: &SgeList, offset: u32, len: usize, mut f: impl FnMut(u32, u64, std::ops::Range<usize>) -> bool) -> bool {
-        let mut skip = offset as u64;
-        let mut done = 0usize;
-        for s in sges.as_slice() {
-            if done == len {
-                break;
-            }
-            let l = s.length as u64;
-            if skip >= l {
-                skip -= l;
-                continue;
-            }
-            let n = ((l - skip) as usize).min(len - done);
-            if !f(s.lkey, s.addr + skip, done..done + n) {
-                return false;
-            }
-            done += n;
-            skip = 0;
-        }
-        done == len
+        sges.pieces(u64::from(offset), len, |s, va, r| if f(s.lkey, va, r) { Ok(()) } else { Err(WcStatus::LocProtErr) })
+            .is_ok()
     }
 }
 

@@ -451,15 +451,6 @@ int rxe_sr_glue_skb_ip_bytes(struct sk_buff *skb, void **data, size_t *len)
 	return 0;
 }
 
-/* Copies @len bytes at @src into a pinned user MR at byte @offset (ib_umem_copy_from's twin). */
-int rxe_sr_glue_umem_copy_to(struct ib_umem *umem, size_t offset, const void *src, size_t len)
-{
-	size_t n = sg_pcopy_from_buffer(umem->sgt_append.sgt.sgl, umem->sgt_append.sgt.orig_nents,
-					src, len, offset + ib_umem_offset(umem));
-
-	return n == len ? 0 : -EFAULT;
-}
-
 /* Pages an MR's umem pins (PAGE_SIZE blocks) and the offset of its first byte in the first. */
 size_t rxe_sr_glue_umem_npages(struct ib_umem *umem)
 {

@@ -175,101 +175,55 @@ pub(crate) unsafe extern "C" fn dereg_mr(ibmr: *mut b::ib_mr, _udata: *mut b::ib
     0
 }
 
-/// Copies `dst.len()` bytes at `addr` of the MR named by `lkey` into `dst` (a send's
-/// gather step). The MR must be live, carry exactly this key, belong to `pd` and cover the
-/// range; otherwise the work request fails with a local protection error (IBTA 10.6.3).
-pub(crate) fn gather(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, dst: &mut [u8]) -> core::result::Result<(), WcStatus> {
-    let len = u64::try_from(dst.len()).map_err(|_| WcStatus::LocLenErr)?;
-    dev.mrs()
-        .with_entry(lkey >> 8, |p| {
-            let mr = p.cast::<RxeSrMr>();
-            let (key, mr_pd, iova, mr_len) =
-                // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock
-                // keeps this one from being deregistered (and freed) while we read it.
-                unsafe { ((*mr).ibmr.lkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length) };
-            if key != lkey || mr_pd != pd {
-                return Err(WcStatus::LocProtErr);
-            }
-            let end = addr.checked_add(len).ok_or(WcStatus::LocProtErr)?;
-            if addr < iova || end > iova.saturating_add(mr_len) {
-                return Err(WcStatus::LocProtErr);
-            }
-            let off = usize::try_from(addr - iova).map_err(|_| WcStatus::LocProtErr)?;
-            // SAFETY: live under the table lock; `dst` is writable for its length.
-            let ok = unsafe { mr_copy(mr, off, dst.as_mut_ptr().cast(), dst.len(), false) };
-            if ok { Ok(()) } else { Err(WcStatus::LocProtErr) }
-        })
-        .unwrap_or(Err(WcStatus::LocProtErr))
-}
-
-/// Copies `src` to `addr` of the MR named by `lkey` (a receive's scatter step). The MR must
-/// be live, carry this key, belong to `pd`, grant local write and cover the range.
-pub(crate) fn scatter(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, src: &[u8]) -> core::result::Result<(), WcStatus> {
-    let len = u64::try_from(src.len()).map_err(|_| WcStatus::LocLenErr)?;
-    dev.mrs()
-        .with_entry(lkey >> 8, |p| {
-            let mr = p.cast::<RxeSrMr>();
-            // SAFETY: as in `gather`.
-            let (key, mr_pd, iova, mr_len, access) = unsafe {
-                ((*mr).ibmr.lkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).access)
-            };
-            if key != lkey || mr_pd != pd || access & b::ib_access_flags_IB_ACCESS_LOCAL_WRITE == 0 {
-                return Err(WcStatus::LocProtErr);
-            }
-            let end = addr.checked_add(len).ok_or(WcStatus::LocProtErr)?;
-            if addr < iova || end > iova.saturating_add(mr_len) {
-                return Err(WcStatus::LocProtErr);
-            }
-            let off = usize::try_from(addr - iova).map_err(|_| WcStatus::LocProtErr)?;
-            // SAFETY: live under the table lock; the helper only reads `src`.
-            let ok = unsafe { mr_copy(mr, off, src.as_ptr().cast_mut().cast(), src.len(), true) };
-            if ok { Ok(()) } else { Err(WcStatus::LocProtErr) }
-        })
-        .unwrap_or(Err(WcStatus::LocProtErr))
-}
-
-/// What a remote request may do to an MR (IBTA 10.6.3.2).
+/// What an access needs from an MR (IBTA 10.6.3): a local read needs only the key, PD and
+/// range; the others also need the right granted at registration.
 #[derive(Clone, Copy)]
-pub(crate) enum RemoteAccess {
-    /// RDMA READ.
-    Read,
-    /// RDMA WRITE.
-    Write,
-    /// Atomics.
-    Atomic,
+pub(crate) enum Access {
+    /// A send's gather (L_Key).
+    LocalRead,
+    /// A receive's scatter or a READ response's placement (L_Key, local write).
+    LocalWrite,
+    /// An incoming RDMA READ (R_Key).
+    RemoteRead,
+    /// An incoming RDMA WRITE or ATOMIC WRITE (R_Key).
+    RemoteWrite,
+    /// An incoming atomic (R_Key).
+    RemoteAtomic,
 }
 
-impl RemoteAccess {
+impl Access {
     fn flag(self) -> u32 {
         match self {
-            RemoteAccess::Read => b::ib_access_flags_IB_ACCESS_REMOTE_READ,
-            RemoteAccess::Write => b::ib_access_flags_IB_ACCESS_REMOTE_WRITE,
-            RemoteAccess::Atomic => b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC,
+            Access::LocalRead => 0,
+            Access::LocalWrite => b::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
+            Access::RemoteRead => b::ib_access_flags_IB_ACCESS_REMOTE_READ,
+            Access::RemoteWrite => b::ib_access_flags_IB_ACCESS_REMOTE_WRITE,
+            Access::RemoteAtomic => b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC,
         }
     }
 }
 
-/// Runs `f(umem, byte offset)` on the MR named by `rkey` when it is live, carries exactly
-/// this key, belongs to `pd`, grants `access` and covers `[va, va + len)`; the MR table's
-/// lock is held across `f`, so the MR cannot be deregistered meanwhile (and atomics are
-/// serialised). `None` when any check fails (a remote access error).
-fn with_remote<R>(
+/// Runs `f(mr, byte offset)` on the MR named by `key` when it is live, carries exactly
+/// this key (L_Key and R_Key are the same), belongs to `pd`, grants `access` and covers
+/// `[va, va + len)`; the MR table's lock is held across `f`, so the MR cannot be
+/// deregistered meanwhile (and atomics are serialised). `None` when any check fails.
+fn with_mr<R>(
     dev: &RxeSrDev,
     pd: *mut b::ib_pd,
-    rkey: u32,
+    key: u32,
     va: u64,
     len: u64,
-    access: RemoteAccess,
+    access: Access,
     f: impl FnOnce(*const RxeSrMr, usize) -> Option<R>,
 ) -> Option<R> {
     dev.mrs()
-        .with_entry(rkey >> 8, |p| {
+        .with_entry(key >> 8, |p| {
             let mr = p.cast::<RxeSrMr>();
-            // SAFETY: as in `gather`.
-            let (key, mr_pd, iova, mr_len, granted) = unsafe {
-                ((*mr).ibmr.rkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).access)
-            };
-            if key != rkey || mr_pd != pd || granted & access.flag() == 0 {
+            // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock keeps
+            // this one from being deregistered (and freed) while we read it.
+            let (mr_key, mr_pd, iova, mr_len, granted) =
+                unsafe { ((*mr).ibmr.lkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).access) };
+            if mr_key != key || mr_pd != pd || granted & access.flag() != access.flag() {
                 return None;
             }
             let end = va.checked_add(len)?;
@@ -281,35 +235,45 @@ fn with_remote<R>(
         .flatten()
 }
 
-/// Checks that a remote request may access `[va, va + len)` through `rkey` for `access`.
-pub(crate) fn remote_check(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, len: u32, access: RemoteAccess) -> bool {
-    with_remote(dev, pd, rkey, va, u64::from(len), access, |_, _| Some(())).is_some()
-}
-
-/// RDMA READ: copies `dst.len()` bytes at `va` of the MR named by `rkey` into `dst`.
-pub(crate) fn remote_read(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, dst: &mut [u8]) -> bool {
-    let len = dst.len() as u64;
-    with_remote(dev, pd, rkey, va, len, RemoteAccess::Read, |mr, off| {
+/// Copies `dst.len()` bytes at `va` of the MR named by `key` into `dst`. False when the
+/// checks of [`with_mr`] fail.
+pub(crate) fn read(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32, va: u64, dst: &mut [u8], access: Access) -> bool {
+    with_mr(dev, pd, key, va, dst.len() as u64, access, |mr, off| {
         // SAFETY: live under the table lock; `dst` is writable for its length.
         unsafe { mr_copy(mr, off, dst.as_mut_ptr().cast(), dst.len(), false) }.then_some(())
     })
     .is_some()
 }
 
-/// RDMA WRITE: copies `src` to `va` of the MR named by `rkey`.
-pub(crate) fn remote_write(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, src: &[u8]) -> bool {
-    with_remote(dev, pd, rkey, va, src.len() as u64, RemoteAccess::Write, |mr, off| {
+/// Copies `src` to `va` of the MR named by `key`. False when the checks of [`with_mr`] fail.
+pub(crate) fn write(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32, va: u64, src: &[u8], access: Access) -> bool {
+    with_mr(dev, pd, key, va, src.len() as u64, access, |mr, off| {
         // SAFETY: live under the table lock; the helper only reads `src`.
         unsafe { mr_copy(mr, off, src.as_ptr().cast_mut().cast(), src.len(), true) }.then_some(())
     })
     .is_some()
 }
 
+/// A send's gather step: a failure is a local protection error (IBTA 10.6.3).
+pub(crate) fn gather(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, dst: &mut [u8]) -> core::result::Result<(), WcStatus> {
+    if read(dev, pd, lkey, addr, dst, Access::LocalRead) { Ok(()) } else { Err(WcStatus::LocProtErr) }
+}
+
+/// A receive's scatter step (local write needed): a failure is a local protection error.
+pub(crate) fn scatter(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, src: &[u8]) -> core::result::Result<(), WcStatus> {
+    if write(dev, pd, lkey, addr, src, Access::LocalWrite) { Ok(()) } else { Err(WcStatus::LocProtErr) }
+}
+
+/// Checks that a remote request may access `[va, va + len)` through `rkey`.
+pub(crate) fn remote_check(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, len: u32, access: Access) -> bool {
+    with_mr(dev, pd, rkey, va, u64::from(len), access, |_, _| Some(())).is_some()
+}
+
 /// An atomic on the 8 bytes at `va` (host byte order, as rdma_rxe): `op(original)` gives the
 /// value to store. Returns the original value. Atomics on all MRs of the device are
 /// serialised by the MR table's lock.
 pub(crate) fn remote_atomic(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, op: impl FnOnce(u64) -> u64) -> Option<u64> {
-    with_remote(dev, pd, rkey, va, 8, RemoteAccess::Atomic, |mr, off| {
+    with_mr(dev, pd, rkey, va, 8, Access::RemoteAtomic, |mr, off| {
         let mut cell = [0u8; 8];
         // SAFETY: live under the table lock; `cell` is 8 writable bytes.
         if !unsafe { mr_copy(mr, off, cell.as_mut_ptr().cast(), 8, false) } {

@@ -326,10 +326,7 @@ fn connect(g: &mut QpInner, shape: &QpShape, dev: &RxeSrDev, qpn: u32, cur: u32,
         }
         b::ib_qp_state_IB_QPS_RTS => {
             let conn = g.rc.as_mut().ok_or(EINVAL)?;
-            // Once the requester runs, its PSN ranges were cut at the path MTU it started
-            // with: a later path MTU change must not re-cut queued requests.
-            let pmtu = if conn.req.is_some() { conn.cfg.pmtu } else { cfg.pmtu };
-            conn.cfg = RcConfig { pmtu, ..cfg };
+            conn.cfg = cfg;
             if let Some(av) = av {
                 conn.av = av;
             }
@@ -471,25 +468,14 @@ pub(crate) unsafe extern "C" fn post_send(
     if st.shape.qp_type != b::ib_qp_type_IB_QPT_UD {
         return super::errno::eopnotsupp().to_errno();
     }
-    // SAFETY: `ibqp` is live with its device, PD and send CQ.
-    let (ibdev, pd, qpn, cqs) =
-        unsafe { ((*ibqp).device, (*ibqp).pd, (*ibqp).qp_num, ((*ibqp).send_cq, (*ibqp).recv_cq)) };
-    // SAFETY: a device of ours.
-    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
-    // SAFETY: the netdev reference is dropped at the end of this function.
-    let ndev = unsafe { b::ib_device_get_netdev(ibdev, 1) };
-    // SAFETY: null or referenced.
-    let Some(nd) = (unsafe { NetDev::from_raw(ndev) }) else {
-        return EINVAL.to_errno();
-    };
-    let ret = {
+    // SAFETY: per this function's contract.
+    let ctx = unsafe { QpCtx::new(ibqp, st) };
+    ctx.with_netdev(|nd| {
         let mut g = st.inner.lock();
         // SAFETY: the QP's CQs outlive it.
-        unsafe { run_ud_requester(&mut g, &st.shape, dev, pd, qpn, cqs, &nd) }
-    };
-    // SAFETY: drops the reference ib_device_get_netdev took.
-    unsafe { b::rxe_sr_glue_dev_put(ndev) };
-    ret
+        unsafe { run_ud_requester(&mut g, &st.shape, ctx.dev, ctx.pd, ctx.qpn, ctx.cqs, nd) }
+    })
+    .unwrap_or_else(|| EINVAL.to_errno())
 }
 
 /// Sends every queued UD work request, completing each (signalled ones on success, every one

@@ -5,7 +5,7 @@
 use super::bindings as b;
 use super::cq;
 use super::device::RxeSrDev;
-use super::mr::{self, RemoteAccess};
+use super::mr::{self, Access};
 use super::netdev::NetDev;
 use super::queue::MappedQueue;
 use super::skb;
@@ -65,25 +65,9 @@ impl<'a> KEnv<'a> {
 
 /// Copies `dst.len()` bytes of an SGE list from byte `offset` into `dst` (L_Keys checked).
 fn gather(dev: &RxeSrDev, pd: *mut b::ib_pd, sges: &SgeList, offset: u32, dst: &mut [u8]) -> Result<(), WcStatus> {
-    let mut skip = u64::from(offset);
-    let mut at = 0usize;
-    for s in sges.as_slice() {
-        if at == dst.len() {
-            break;
-        }
-        let l = u64::from(s.length);
-        if skip >= l {
-            skip -= l;
-            continue;
-        }
-        let n = usize::try_from(l - skip).unwrap_or(usize::MAX).min(dst.len() - at);
-        let addr = s.addr.checked_add(skip).ok_or(WcStatus::LocProtErr)?;
-        let piece = dst.get_mut(at..at + n).ok_or(WcStatus::LocLenErr)?;
-        mr::gather(dev, pd, s.lkey, addr, piece)?;
-        at += n;
-        skip = 0;
-    }
-    if at == dst.len() { Ok(()) } else { Err(WcStatus::LocLenErr) }
+    sges.pieces(u64::from(offset), dst.len(), |s, addr, r| {
+        mr::gather(dev, pd, s.lkey, addr, dst.get_mut(r).ok_or(WcStatus::LocLenErr)?)
+    })
 }
 
 impl KEnv<'_> {
@@ -97,11 +81,11 @@ impl KEnv<'_> {
     }
 }
 
-fn access_of(op: RemoteOp) -> RemoteAccess {
+fn access_of(op: RemoteOp) -> Access {
     match op {
-        RemoteOp::Read => RemoteAccess::Read,
-        RemoteOp::Write => RemoteAccess::Write,
-        RemoteOp::Atomic => RemoteAccess::Atomic,
+        RemoteOp::Read => Access::RemoteRead,
+        RemoteOp::Write => Access::RemoteWrite,
+        RemoteOp::Atomic => Access::RemoteAtomic,
     }
 }
 
@@ -129,7 +113,7 @@ impl RcEnv for KEnv<'_> {
                 }
                 PayloadSrc::Local { sges, offset } => gather(dev, pd, sges, offset, dst).map_err(TxError::Local),
                 PayloadSrc::Remote { rkey, va } => {
-                    if mr::remote_read(dev, pd, rkey, va, dst) {
+                    if mr::read(dev, pd, rkey, va, dst, Access::RemoteRead) {
                         Ok(())
                     } else {
                         Err(TxError::Local(WcStatus::RemAccessErr))
@@ -148,25 +132,9 @@ impl RcEnv for KEnv<'_> {
     }
 
     fn scatter(&mut self, sges: &SgeList, offset: u32, data: &[u8]) -> Result<(), WcStatus> {
-        let mut skip = u64::from(offset);
-        let mut rest = data;
-        for s in sges.as_slice() {
-            if rest.is_empty() {
-                break;
-            }
-            let l = u64::from(s.length);
-            if skip >= l {
-                skip -= l;
-                continue;
-            }
-            let n = usize::try_from(l - skip).unwrap_or(usize::MAX).min(rest.len());
-            let addr = s.addr.checked_add(skip).ok_or(WcStatus::LocProtErr)?;
-            let (piece, tail) = rest.split_at(n);
-            mr::scatter(self.dev, self.pd, s.lkey, addr, piece)?;
-            rest = tail;
-            skip = 0;
-        }
-        if rest.is_empty() { Ok(()) } else { Err(WcStatus::LocLenErr) }
+        sges.pieces(u64::from(offset), data.len(), |s, addr, r| {
+            mr::scatter(self.dev, self.pd, s.lkey, addr, data.get(r).ok_or(WcStatus::LocLenErr)?)
+        })
     }
 
     fn remote_check(&mut self, op: RemoteOp, rkey: u32, va: u64, len: u32) -> Result<(), RemoteErr> {
@@ -184,7 +152,7 @@ impl RcEnv for KEnv<'_> {
     }
 
     fn remote_write(&mut self, rkey: u32, va: u64, data: &[u8]) -> Result<(), RemoteErr> {
-        if mr::remote_write(self.dev, self.pd, rkey, va, data) { Ok(()) } else { Err(RemoteErr::Access) }
+        if mr::write(self.dev, self.pd, rkey, va, data, Access::RemoteWrite) { Ok(()) } else { Err(RemoteErr::Access) }
     }
 
     fn remote_atomic(&mut self, rkey: u32, va: u64, op: AtomicOp) -> Result<u64, RemoteErr> {

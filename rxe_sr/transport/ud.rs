@@ -167,23 +167,12 @@ pub(crate) fn scatter_all(dev: &RxeSrDev, pd: *mut b::ib_pd, wqe: &RecvWqe, part
     if u64::try_from(total).map_err(|_| WcStatus::LocLenErr)? > u64::from(wqe.length) {
         return Err(WcStatus::LocLenErr);
     }
-    let mut sges = wqe.sges.as_slice().iter();
-    let (mut sge, mut used) = (sges.next(), 0u64);
+    let mut at = 0u64;
     for part in parts {
-        let mut rest: &[u8] = part;
-        while !rest.is_empty() {
-            let s = sge.ok_or(WcStatus::LocLenErr)?;
-            let room = u64::from(s.length) - used;
-            if room == 0 {
-                (sge, used) = (sges.next(), 0);
-                continue;
-            }
-            let n = usize::try_from(room).unwrap_or(usize::MAX).min(rest.len());
-            let addr = s.addr.checked_add(used).ok_or(WcStatus::LocProtErr)?;
-            mr::scatter(dev, pd, s.lkey, addr, &rest[..n])?;
-            used += n as u64;
-            rest = &rest[n..];
-        }
+        wqe.sges.pieces(at, part.len(), |s, addr, r| {
+            mr::scatter(dev, pd, s.lkey, addr, part.get(r).ok_or(WcStatus::LocLenErr)?)
+        })?;
+        at += part.len() as u64;
     }
     Ok(())
 }

@@ -5,6 +5,7 @@
 use super::bytes;
 use super::layout::{SGE_ADDR_OFF, SGE_LENGTH_OFF, SGE_LKEY_OFF, SGE_SIZE};
 use super::limits::{RXE_MAX_MSG_SIZE, RXE_MAX_SGE};
+use super::cqe::WcStatus;
 use super::WqeError;
 
 /// One scatter/gather element: `length` bytes at `addr` in the MR named by `lkey`.
@@ -56,6 +57,36 @@ impl Default for SgeList {
 }
 
 impl SgeList {
+    /// Walks `len` bytes of the list, starting `offset` bytes into it: calls
+    /// `f(sge, address, range)` for each piece, where `address` is the piece's first byte
+    /// in the SGE's memory and `range` its place in the walked bytes (`0..len`). A list too
+    /// short for the walk is `LocLenErr`, an address that overflows `LocProtErr`; an error
+    /// from `f` ends the walk.
+    pub fn pieces(
+        &self,
+        offset: u64,
+        len: usize,
+        mut f: impl FnMut(&Sge, u64, core::ops::Range<usize>) -> Result<(), WcStatus>,
+    ) -> Result<(), WcStatus> {
+        let (mut skip, mut done) = (offset, 0usize);
+        for s in self.as_slice() {
+            if done == len {
+                break;
+            }
+            let l = u64::from(s.length);
+            if skip >= l {
+                skip -= l;
+                continue;
+            }
+            let n = usize::try_from(l - skip).unwrap_or(usize::MAX).min(len - done);
+            let addr = s.addr.checked_add(skip).ok_or(WcStatus::LocProtErr)?;
+            f(s, addr, done..done + n)?;
+            done += n;
+            skip = 0;
+        }
+        if done == len { Ok(()) } else { Err(WcStatus::LocLenErr) }
+    }
+
     /// The empty list.
     pub const EMPTY: SgeList = SgeList {
         len: 0,

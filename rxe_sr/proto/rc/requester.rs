@@ -164,7 +164,8 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>> {
     /// Smoothed RTT and its mean deviation (RFC 6298), microseconds; 0 before a sample.
     srtt_us: u64,
     rttvar_us: u64,
-    /// Path MTU the PSN ranges were computed with (non-zero: divisions cannot fault).
+    /// Path MTU the PSN ranges are cut at, fixed for the requester's life (a later path
+    /// MTU change cannot re-cut queued requests); non-zero, so divisions cannot fault.
     pmtu: NonZeroU32,
     /// Statistics.
     pub counters: ReqCounters,
@@ -259,10 +260,10 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         let rc = cfg.service == Service::Rc;
         let npsn = match wqe.op {
             SendOp::Send | SendOp::SendWithImm { .. } | SendOp::RdmaWrite { .. } | SendOp::RdmaWriteWithImm { .. } => {
-                packets(wqe.length, cfg.pmtu)
+                packets(wqe.length, self.pmtu.get())
             }
-            SendOp::SendWithInv { .. } if rc => packets(wqe.length, cfg.pmtu),
-            SendOp::RdmaRead { .. } if rc => packets(wqe.length, cfg.pmtu),
+            SendOp::SendWithInv { .. } if rc => packets(wqe.length, self.pmtu.get()),
+            SendOp::RdmaRead { .. } if rc => packets(wqe.length, self.pmtu.get()),
             SendOp::AtomicCmpAndSwp { .. } | SendOp::AtomicFetchAndAdd { .. } if rc => {
                 if wqe.length < 8 {
                     return Err(PostError::Unsupported(WcStatus::LocLenErr));
@@ -304,18 +305,24 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             return Outcome::Ok;
         }
         let rc = cfg.service == Service::Rc;
-        while let Some(e) = self.entry(self.next).copied() {
-            let psn = e.first_psn.add(self.next_pkt);
+        while self.next < self.len {
+            // The entry is read in place (no per-packet copy of the WQE).
+            let k = self.idx(self.next);
+            let Some(e) = self.slots.get(k) else {
+                break;
+            };
+            let (psn, rd_atomic) = (e.first_psn.add(self.next_pkt), e.is_rd_atomic());
             if rc && psn.diff(self.engine.una()) >= MAX_UNACKED_PSNS as i32 {
                 break;
             }
-            if e.is_rd_atomic() && self.next_pkt == 0 && self.rd_atomic_out >= cfg.max_rd_atomic.max(1) {
+            if rd_atomic && self.next_pkt == 0 && self.rd_atomic_out >= cfg.max_rd_atomic.max(1) {
                 break;
             }
             if e.wqe.flags.contains(SendFlags::FENCE) && self.next_pkt == 0 && self.rd_atomic_out > 0 {
                 break;
             }
-            let (last, used) = match self.send_packet(env, cfg, &e, self.next_pkt) {
+            let sent = Self::send_packet(env, cfg, self.pmtu.get(), &mut self.noack_pkts, e, self.next_pkt);
+            let (last, used) = match sent {
                 Ok(x) => x,
                 Err(status) => return self.fail_entry(env, cfg, self.next, status),
             };
@@ -336,7 +343,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 }
             }
             if last {
-                if e.is_rd_atomic() {
+                if rd_atomic {
                     self.rd_atomic_out += 1;
                 }
                 self.next += 1;
@@ -354,13 +361,20 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
 
     /// Builds and transmits packet `k` of entry `e`. Returns (the entry is fully sent,
     /// PSNs this packet accounts for).
-    fn send_packet(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, e: &SqEntry, k: u32) -> Result<(bool, u32), WcStatus> {
+    fn send_packet(
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        pmtu: u32,
+        noack_pkts: &mut u32,
+        e: &SqEntry,
+        k: u32,
+    ) -> Result<(bool, u32), WcStatus> {
         let uc = cfg.service == Service::Uc;
         let psn = e.first_psn.add(k);
         let n = e.npsn;
         let first = k == 0;
         let last = k + 1 >= n;
-        let off = k.saturating_mul(cfg.pmtu);
+        let off = k.saturating_mul(pmtu);
         let mut ext = ExtHeaders::default();
         let mut se = false;
         let mut ack_req = last;
@@ -407,7 +421,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                     Ok(()) | Err(TxError::Dropped) => {}
                     Err(TxError::Local(s)) => return Err(s),
                 }
-                self.noack_pkts = 0;
+                *noack_pkts = 0;
                 return Ok((true, 1));
             }
             SendOp::AtomicFetchAndAdd { remote, add } => {
@@ -421,7 +435,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 (Opcode::RC_FETCH_ADD, 0, 1)
             }
             op => {
-                let plen = e.wqe.length.saturating_sub(off).min(cfg.pmtu);
+                let plen = e.wqe.length.saturating_sub(off).min(pmtu);
                 let write = matches!(op, SendOp::RdmaWrite { .. } | SendOp::RdmaWriteWithImm { .. });
                 if let SendOp::RdmaWrite { remote } | SendOp::RdmaWriteWithImm { remote, .. } = op {
                     if first {
@@ -473,13 +487,13 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             }
         };
         if !ack_req {
-            self.noack_pkts += 1;
-            if self.noack_pkts >= MAX_PKT_PER_ACK {
+            *noack_pkts += 1;
+            if *noack_pkts >= MAX_PKT_PER_ACK {
                 ack_req = true;
             }
         }
         if ack_req {
-            self.noack_pkts = 0;
+            *noack_pkts = 0;
         }
         let hdr = PacketRepr {
             bth: BthRepr {
@@ -829,7 +843,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             self.counters.dup_responses += 1;
             return Outcome::Ok;
         };
-        let Some(e) = self.entry(i).copied() else {
+        let Some(e) = self.entry(i) else {
             return Outcome::Ok;
         };
         if !matches!(e.wqe.op, SendOp::RdmaRead { .. }) || psn != expect {
@@ -841,22 +855,20 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             return Outcome::Ok;
         }
         let rest = e.wqe.length - e.done_bytes;
-        let want = rest.min(cfg.pmtu);
+        let want = rest.min(self.pmtu.get());
         let plen = p.payload.len() as u32;
         let last = rest == want;
         // A resumed READ's responses start again with FIRST (or ONLY).
         let pos_ok = p.bth.opcode.info().is_some_and(|x| {
             x.position.ends_message() == last && (e.done_bytes > 0 || x.position.starts_message())
         });
-        if plen != want || !pos_ok {
-            return self.fail_entry(env, cfg, i, WcStatus::BadRespErr);
-        }
-        if plen > 0 {
-            if let Payload::Sges(list) = &e.wqe.payload {
-                if let Err(s) = env.scatter(list, e.done_bytes, p.payload) {
-                    return self.fail_entry(env, cfg, i, s);
-                }
-            }
+        let placed = match &e.wqe.payload {
+            _ if plen != want || !pos_ok => Err(WcStatus::BadRespErr),
+            Payload::Sges(list) if plen > 0 => env.scatter(list, e.done_bytes, p.payload),
+            _ => Ok(()),
+        };
+        if let Err(s) = placed {
+            return self.fail_entry(env, cfg, i, s);
         }
         if let Some(m) = self.entry_mut(i) {
             m.done_bytes += plen;
@@ -876,7 +888,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             self.counters.dup_responses += 1;
             return Outcome::Ok;
         };
-        let Some(e) = self.entry(i).copied() else {
+        let Some(e) = self.entry(i) else {
             return Outcome::Ok;
         };
         if matches!(e.wqe.op, SendOp::RdmaRead { .. }) || psn != expect {
@@ -886,10 +898,12 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             self.counters.dup_responses += 1;
             return Outcome::Ok;
         }
-        if let Payload::Sges(list) = &e.wqe.payload {
-            if let Err(s) = env.scatter(list, 0, &ack.orig_rem_data.to_le_bytes()) {
-                return self.fail_entry(env, cfg, i, s);
-            }
+        let placed = match &e.wqe.payload {
+            Payload::Sges(list) => env.scatter(list, 0, &ack.orig_rem_data.to_le_bytes()),
+            _ => Ok(()),
+        };
+        if let Err(s) = placed {
+            return self.fail_entry(env, cfg, i, s);
         }
         if let Some(m) = self.entry_mut(i) {
             m.complete = true;
