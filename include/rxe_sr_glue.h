@@ -92,6 +92,19 @@ struct rxe_sr_qp_timer *rxe_sr_glue_qp_timer_new(void *owner);
 void rxe_sr_glue_qp_timer_arm(struct rxe_sr_qp_timer *t, u64 deadline_us);
 void rxe_sr_glue_qp_timer_free(struct rxe_sr_qp_timer *t);
 u64 rxe_sr_glue_now_us(void);
+/* Queues the timer's work now (a kernel consumer posted work requests). */
+void rxe_sr_glue_qp_timer_kick(struct rxe_sr_qp_timer *t);
+
+/* Spinlocks that kernel verbs callers may reach with interrupts off (ffi/irq_lock.rs). */
+unsigned long rxe_sr_glue_spin_lock_irqsave(spinlock_t *lock);
+void rxe_sr_glue_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
+
+/*
+ * Copies @len bytes between @buf and kernel virtual address @addr (into @addr when @to_kva):
+ * a kernel consumer's buffer behind its PD's DMA MR (virtual DMA: the "DMA address" is the
+ * kernel address). Addresses outside the kernel's direct map are refused with -EFAULT.
+ */
+int rxe_sr_glue_kva_copy(u64 addr, void *buf, size_t len, bool to_kva);
 int rxe_sr_glue_xa_alloc_cyclic(struct xarray *xa, u32 *id, void *entry, u32 min, u32 max,
 				u32 *next);
 

@@ -130,6 +130,7 @@ fn every_field_lands_at_its_offset() {
         sl: 0xb,
         dlid_path_bits: 0xc,
         port_num: 0xd,
+        network: None,
     };
     let b = emit(&c);
     assert_eq!(&b[0..8], &0x0102_0304_0506_0708u64.to_le_bytes());

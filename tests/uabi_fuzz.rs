@@ -165,7 +165,7 @@ proptest! {
         let c = Completion {
             wr_id, status: WcStatus::from_uapi(st).unwrap(), opcode: WcOpcode::from_uapi(op).unwrap(),
             vendor_err, byte_len, ex, qp_num, src_qp, wc_flags: WcFlags(flags), pkey_index, slid,
-            sl, dlid_path_bits: dlid, port_num: port,
+            sl, dlid_path_bits: dlid, port_num: port, network: None,
         };
         let mut slot = vec![0u8; 128];
         emit_uverbs_wc(&c, &mut slot).unwrap();

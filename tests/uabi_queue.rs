@@ -369,3 +369,32 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn fifo_wraps_refuses_when_full_and_drains_in_order() {
+    use rxe_sr::uabi::Fifo;
+    let mut f = Fifo::new(vec![0u32; 3]);
+    assert!(f.is_empty() && f.pop().is_none());
+    for round in 0..5u32 {
+        for i in 0..3 {
+            f.push(round * 10 + i).unwrap();
+        }
+        assert!(f.is_full());
+        assert_eq!(f.push(99), Err(99));
+        assert_eq!(f.pop(), Some(round * 10));
+        f.push(round * 10 + 3).unwrap();
+        assert_eq!((f.pop(), f.pop(), f.pop(), f.pop()), (Some(round * 10 + 1), Some(round * 10 + 2), Some(round * 10 + 3), None));
+    }
+    let mut a = Fifo::new(vec![0u32; 4]);
+    for i in 1..=4 {
+        a.push(i).unwrap();
+    }
+    a.pop();
+    a.push(5).unwrap();
+    let mut small = Fifo::new(vec![0u32; 3]);
+    assert_eq!(a.drain_into(&mut small), 3);
+    assert_eq!((small.pop(), small.pop(), small.pop()), (Some(2), Some(3), Some(4)));
+    assert_eq!((a.len(), a.pop()), (1, Some(5)));
+    let mut empty = Fifo::new(Vec::<u32>::new());
+    assert_eq!(empty.push(1), Err(1));
+}

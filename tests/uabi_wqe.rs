@@ -580,3 +580,74 @@ fn recv_rejections() {
     b[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
     assert_eq!(RecvWqe::parse(&b, RL).unwrap().length, 10);
 }
+
+// ---- kernel consumers' work requests (ib_ud_wr / ib_sge arrays) ----
+
+mod kernel_wr {
+    use rxe_sr::uabi::send_wqe::{InlineData, Payload, SendFlags, UdDest};
+    use rxe_sr::uabi::sge::{Sge, SgeList};
+    use rxe_sr::uabi::{SendLimits, SendOpcode, SendWqe, WqeError};
+
+    const LIMITS: SendLimits = SendLimits { max_sge: 2, max_inline: 64 };
+
+    fn dest(qpn: u32) -> UdDest {
+        UdDest { remote_qpn: qpn, remote_qkey: 0x8001_0000, pkey_index: 0, ah_num: 7, av: None }
+    }
+
+    fn sges(list: &[(u64, u32, u32)], max: u32) -> Result<(SgeList, u32), WqeError> {
+        SgeList::collect(list.len() as u32, max, |i| {
+            let (addr, length, lkey) = list[i];
+            Ok(Sge { addr, length, lkey })
+        })
+    }
+
+    #[test]
+    fn collect_checks_count_overflow_and_total() {
+        let (l, total) = sges(&[(0x1000, 40, 5), (0x2000, 256, 5)], 2).unwrap();
+        assert_eq!((l.len(), total), (2, 296));
+        assert_eq!(sges(&[(0, 1, 1); 3], 2), Err(WqeError::TooManySge));
+        assert_eq!(sges(&[(u64::MAX - 3, 8, 1)], 2), Err(WqeError::SgeAddressOverflow));
+        assert_eq!(sges(&[(0, u32::MAX, 1), (0, u32::MAX, 1)], 2), Err(WqeError::LengthTooLong));
+        // Capped at RXE_MAX_SGE whatever the queue says.
+        assert_eq!(sges(&[(0, 1, 1); 33], 100), Err(WqeError::TooManySge));
+    }
+
+    #[test]
+    fn datagram_send_and_send_with_imm() {
+        let (list, _) = sges(&[(0x1000, 40, 5), (0x2000, 256, 5)], 2).unwrap();
+        let w = SendWqe::datagram(9, SendOpcode::Send, SendFlags::from_bits_truncate(SendFlags::SIGNALED),
+            [0; 4], dest(1), Payload::Sges(list), LIMITS).unwrap();
+        assert_eq!((w.wr_id, w.length, w.sges().len()), (9, 296, 2));
+        let ud = w.ud.unwrap();
+        assert_eq!((ud.remote_qpn, ud.remote_qkey, ud.ah_num), (1, 0x8001_0000, 0));
+        assert!(w.flags.signaled());
+        let w = SendWqe::datagram(1, SendOpcode::SendWithImm, SendFlags::from_bits_truncate(0),
+            [1, 2, 3, 4], dest(2), Payload::None, LIMITS).unwrap();
+        assert_eq!(w.imm_data(), Some([1, 2, 3, 4]));
+        assert_eq!(w.length, 0);
+    }
+
+    #[test]
+    fn datagram_refuses_what_ud_cannot_do() {
+        let p = || Payload::None;
+        for op in [SendOpcode::RdmaWrite, SendOpcode::RdmaRead, SendOpcode::AtomicFetchAndAdd, SendOpcode::LocalInv] {
+            assert_eq!(SendWqe::datagram(1, op, SendFlags::from_bits_truncate(0), [0; 4], dest(2), p(), LIMITS),
+                Err(WqeError::OpcodeNotAllowed));
+        }
+        assert_eq!(SendWqe::datagram(1, SendOpcode::Send, SendFlags::from_bits_truncate(0), [0; 4], dest(1 << 24), p(), LIMITS),
+            Err(WqeError::BadRemoteQpn));
+        let (three, _) = sges(&[(0, 1, 1); 3], 32).unwrap();
+        assert_eq!(SendWqe::datagram(1, SendOpcode::Send, SendFlags::from_bits_truncate(0), [0; 4], dest(2), Payload::Sges(three), LIMITS),
+            Err(WqeError::TooManySge));
+        let big = InlineData::new(&[7u8; 65]).unwrap();
+        let inl = SendFlags::from_bits_truncate(SendFlags::INLINE);
+        assert_eq!(SendWqe::datagram(1, SendOpcode::Send, inl, [0; 4], dest(2), Payload::Inline(big), LIMITS),
+            Err(WqeError::InlineTooLong));
+        let ok = InlineData::new(&[7u8; 64]).unwrap();
+        let w = SendWqe::datagram(1, SendOpcode::Send, inl, [0; 4], dest(2), Payload::Inline(ok), LIMITS).unwrap();
+        assert_eq!((w.length, w.inline_data().len(), w.flags.inline()), (64, 64, true));
+        // INLINE without inline bytes is dropped, not trusted.
+        let w = SendWqe::datagram(1, SendOpcode::Send, inl, [0; 4], dest(2), Payload::None, LIMITS).unwrap();
+        assert!(!w.flags.inline());
+    }
+}

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Address handles: the C-ABI entry points and the AH object. A user AH gets an AH number,
-//! returned in `struct rxe_create_ah_resp`; the rxe provider puts it in UD send WQEs.
+//! returned in `struct rxe_create_ah_resp`; the rxe provider puts it in UD send WQEs. A
+//! kernel consumer's AH (ib_cm, ib_mad) needs no number: its work requests carry the
+//! `ib_ah` pointer, and the AV is read from the object.
 
 use core::mem::size_of;
 use core::ptr;
@@ -99,6 +101,28 @@ unsafe fn create_inner(ibah: *mut b::ib_ah, init: &b::rdma_ah_init_attr, udata: 
     Ok(())
 }
 
+/// `ib_device_ops.create_ah`: a kernel consumer's AH. It may be called in atomic context
+/// (ib_cm creates response AHs under a lock), so nothing here sleeps or allocates.
+///
+/// # Safety
+/// Called by the core with a zeroed AH object of our size and a valid init attribute block.
+pub(crate) unsafe extern "C" fn create_ah(
+    ibah: *mut b::ib_ah,
+    init: *mut b::rdma_ah_init_attr,
+    _udata: *mut b::ib_udata,
+) -> c_int {
+    // SAFETY: per this function's contract; the core holds the attribute's references.
+    match unsafe { av_of(&*(*init).ah_attr) } {
+        Ok(av) => {
+            // SAFETY: our zeroed AH object, not yet visible to anyone else.
+            unsafe { ptr::addr_of_mut!((*ibah.cast::<RxeSrAh>()).av).write(Some(av)) };
+            objects::LIVE.ahs.inc();
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
 /// `ib_device_ops.destroy_ah`.
 ///
 /// # Safety
@@ -106,12 +130,27 @@ unsafe fn create_inner(ibah: *mut b::ib_ah, init: &b::rdma_ah_init_attr, udata: 
 pub(crate) unsafe extern "C" fn destroy_ah(ibah: *mut b::ib_ah, _flags: u32) -> c_int {
     let ah = ibah.cast::<RxeSrAh>();
     // SAFETY: our AH object; its device is one of ours.
-    let (num, dev) = unsafe { ((*ah).ah_num, RxeSrDev::from_ib((*ibah).device)) };
+    let (num, created, dev) = unsafe { ((*ah).ah_num, (*ah).av.is_some(), RxeSrDev::from_ib((*ibah).device)) };
     if num != 0 {
         dev.ahs().erase(num);
+    }
+    if created {
         objects::LIVE.ahs.dec();
     }
     0
+}
+
+/// The AV of a kernel consumer's AH, if it belongs to `pd`.
+///
+/// # Safety
+/// `ibah` is null or a live AH of ours (a kernel work request's, held by its poster).
+pub(crate) unsafe fn kernel_av(ibah: *mut b::ib_ah, pd: *mut b::ib_pd) -> Option<Av> {
+    // SAFETY: per this function's contract.
+    let ah = unsafe { ibah.cast::<RxeSrAh>().as_ref() }?;
+    if ah.ibah.pd != pd {
+        return None;
+    }
+    ah.av
 }
 
 /// The AV of AH number `ah_num`, if it exists and belongs to `pd`.

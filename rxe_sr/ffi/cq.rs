@@ -1,22 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Completion queues: the C-ABI entry points and the CQ object.
 //!
-//! Locking rule for the data path: CQEs are produced from process context only (the
-//! transport runs in work items), so the ring's lock is a plain spinlock.
+//! A user CQ is a ring shared with the process (`struct ib_uverbs_wc` slots). A kernel
+//! consumer's CQ (no udata: ib_mad, ib_cm, ULPs) keeps its completions in a FIFO until the
+//! consumer polls them as `struct ib_wc` through `poll_cq`.
+//!
+//! Locking: completions are produced in process context (the transport runs in work
+//! items), but kernel consumers poll and re-arm from any context, softirq included, so the
+//! lock disables interrupts.
 
 use core::mem::size_of;
 use core::pin::Pin;
 use core::sync::atomic::{AtomicU32, Ordering};
-use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::alloc::{flags::GFP_KERNEL, KBox, KVVec};
 use kernel::ffi::c_int;
+use kernel::pin_init;
 use kernel::prelude::*;
-use kernel::sync::SpinLock;
-use kernel::{new_spinlock, pin_init};
 
 use super::bindings as b;
+use super::irq_lock::{new_irq_spinlock, IrqSpinLock};
 use super::queue::{MappedQueue, SharedQueue};
-use crate::uabi::cqe::{emit_uverbs_wc, Completion};
-use crate::uabi::queue::ToClientQueue;
+use crate::uabi::cqe::{emit_uverbs_wc, Completion, WcEx, WcFlags, WcStatus};
+use crate::uabi::queue::{Fifo, ToClientQueue};
+use crate::uabi::send_wqe::NetworkType;
 use crate::uabi::{layout, resp};
 use crate::verbs::{cq as vcq, objects};
 
@@ -26,18 +32,43 @@ fn cache_line_size() -> u32 {
     unsafe { b::rxe_sr_glue_cache_line_size() }
 }
 
-/// The ring and what guards it.
-struct CqRing {
-    queue: Option<MappedQueue>,
-    /// The kernel's view of the indices (it produces; user space consumes).
-    q: ToClientQueue,
+/// A completion waiting in a kernel CQ, with the QP it names (`ib_wc.qp`).
+#[derive(Clone, Copy)]
+struct KernelWc {
+    c: Completion,
+    qp: *mut b::ib_qp,
+}
+
+// SAFETY: `qp` is only handed back to the CQ's consumer, never dereferenced here.
+unsafe impl Send for KernelWc {}
+
+const NO_WC: KernelWc = KernelWc {
+    c: Completion::zeroed(0, 0, WcStatus::Success),
+    qp: core::ptr::null_mut(),
+};
+
+/// A kernel CQ's completions, oldest first.
+type KernelCq = Fifo<KernelWc, KVVec<KernelWc>>;
+
+/// Where a CQ's completions wait.
+enum CqRing {
+    /// A user CQ: the ring shared with the process and the kernel's view of its indices
+    /// (the kernel produces; user space consumes).
+    User { queue: Option<MappedQueue>, q: ToClientQueue },
+    /// A kernel consumer's CQ.
+    Kernel(KernelCq),
+}
+
+fn kernel_cq(depth: u32) -> Result<KernelCq> {
+    let n = usize::try_from(depth).map_err(|_| EINVAL)?;
+    Ok(Fifo::new(KVVec::from_elem(NO_WC, n, GFP_KERNEL)?))
 }
 
 /// Per-CQ state, allocated at create and freed at destroy.
 #[pin_data]
 struct CqState {
     #[pin]
-    ring: SpinLock<CqRing>,
+    ring: IrqSpinLock<CqRing>,
     /// `IB_CQ_SOLICITED` / `IB_CQ_NEXT_COMP` armed by req_notify_cq.
     notify: AtomicU32,
 }
@@ -88,27 +119,33 @@ unsafe fn create_cq_inner(ibcq: *mut b::ib_cq, attr: &b::ib_cq_init_attr, attrs:
     let udata = unsafe { b::rxe_sr_glue_attrs_udata(attrs) };
     // SAFETY: as above.
     let uctx = unsafe { b::rxe_sr_glue_attrs_ucontext(attrs) };
-    if udata.is_null() || uctx.is_null() {
-        // Kernel consumers' CQs arrive with the kernel data path.
-        return Err(super::errno::eopnotsupp());
-    }
-    let geo = vcq::geometry(attr.cqe, cache_line_size())?;
-    let queue = SharedQueue::new(geo.ring)?;
-    let size = u32::try_from(queue.len()).map_err(|_| EINVAL)?;
-    // SAFETY: `uctx` is the caller's live ucontext.
-    let (mapped, offset) = unsafe { MappedQueue::insert(uctx, queue)? };
-    let mut resp = [0u8; layout::CREATE_CQ_RESP_SIZE];
-    if resp::emit_create_cq_resp(resp::MmInfo { offset, size }, &mut resp).is_none() {
-        return Err(EINVAL);
-    }
-    // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
-    let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, resp.as_ptr().cast(), resp.len()) };
-    if ret != 0 {
-        return Err(Error::from_errno(ret));
-    }
+    let depth = u32::try_from(attr.cqe).map_err(|_| EINVAL)?;
+    let geo = vcq::geometry(depth, cache_line_size())?;
+    let ring = if udata.is_null() {
+        // A kernel consumer's CQ (ib_alloc_cq and friends).
+        CqRing::Kernel(kernel_cq(geo.num_elem)?)
+    } else {
+        if uctx.is_null() {
+            return Err(EINVAL);
+        }
+        let queue = SharedQueue::new(geo.ring)?;
+        let size = u32::try_from(queue.len()).map_err(|_| EINVAL)?;
+        // SAFETY: `uctx` is the caller's live ucontext.
+        let (mapped, offset) = unsafe { MappedQueue::insert(uctx, queue)? };
+        let mut resp = [0u8; layout::CREATE_CQ_RESP_SIZE];
+        if resp::emit_create_cq_resp(resp::MmInfo { offset, size }, &mut resp).is_none() {
+            return Err(EINVAL);
+        }
+        // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
+        let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, resp.as_ptr().cast(), resp.len()) };
+        if ret != 0 {
+            return Err(Error::from_errno(ret));
+        }
+        CqRing::User { queue: Some(mapped), q: ToClientQueue::new(geo.ring) }
+    };
     let state = KBox::pin_init(
         pin_init!(CqState {
-            ring <- new_spinlock!(CqRing { queue: Some(mapped), q: ToClientQueue::new(geo.ring) }, "rxe_sr_cq"),
+            ring <- new_irq_spinlock!(ring, "rxe_sr_cq"),
             notify: AtomicU32::new(0),
         }),
         GFP_KERNEL,
@@ -141,8 +178,11 @@ pub(crate) unsafe extern "C" fn destroy_cq(ibcq: *mut b::ib_cq, _udata: *mut b::
     // SAFETY: `state` came from KBox::into_raw in create; nothing else uses it any more.
     let state = unsafe { KBox::from_raw(cq.state) };
     cq.state = core::ptr::null_mut();
-    // Unregisters the ring's mmap entry (outside the lock).
-    let queue = state.ring.lock().queue.take();
+    // Unregisters a user ring's mmap entry (outside the lock).
+    let queue = match &mut *state.ring.lock() {
+        CqRing::User { queue, .. } => queue.take(),
+        CqRing::Kernel(_) => None,
+    };
     drop(queue);
     drop(state);
     objects::LIVE.cqs.dec();
@@ -163,11 +203,11 @@ pub(crate) unsafe extern "C" fn req_notify_cq(ibcq: *mut b::ib_cq, flags: b::ib_
     state
         .notify
         .fetch_or(flags & b::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK, Ordering::Relaxed);
-    let consumer = ring.queue.as_ref().map(|m| m.queue().load_consumer());
-    // A consumer index user space mangled counts as "nothing waiting".
-    let waiting = match consumer {
-        Some(c) => ring.q.observe_consumer(c).unwrap_or(0),
-        None => 0,
+    let waiting = match &mut *ring {
+        // A consumer index user space mangled counts as "nothing waiting".
+        CqRing::User { queue: Some(m), q } => q.observe_consumer(m.queue().load_consumer()).unwrap_or(0),
+        CqRing::User { queue: None, .. } => 0,
+        CqRing::Kernel(f) => f.len() as u32,
     };
     if flags & b::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0 && waiting > 0 {
         1
@@ -196,13 +236,17 @@ pub(crate) unsafe extern "C" fn resize_cq(ibcq: *mut b::ib_cq, cqe: c_int, udata
 unsafe fn resize_cq_inner(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_udata) -> Result {
     // SAFETY: per this function's contract.
     let state = unsafe { RxeSrCq::state(ibcq) }.ok_or(EINVAL)?;
-    // SAFETY: null or the live udata of this call.
+    let depth = u32::try_from(cqe).map_err(|_| EINVAL)?;
+    let geo = vcq::geometry(depth, cache_line_size())?;
+    if udata.is_null() {
+        // SAFETY: per this function's contract.
+        return unsafe { resize_kernel_cq(ibcq, state, geo.num_elem) };
+    }
+    // SAFETY: the live udata of this call.
     let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
     if uctx.is_null() {
         return Err(EINVAL);
     }
-    let depth = u32::try_from(cqe).map_err(|_| EINVAL)?;
-    let geo = vcq::geometry(depth, cache_line_size())?;
     // Everything that may sleep happens before the lock: allocating and registering the new
     // ring, and telling user space where it is (user space ignores the answer if we fail).
     let fresh = SharedQueue::new(geo.ring)?;
@@ -219,7 +263,9 @@ unsafe fn resize_cq_inner(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_uda
     }
     let old = {
         let mut ring = state.ring.lock();
-        let CqRing { queue, q } = &mut *ring;
+        let CqRing::User { queue, q } = &mut *ring else {
+            return Err(EINVAL);
+        };
         let cur = queue.as_ref().ok_or(EINVAL)?.queue();
         let pending = q.observe_consumer(cur.load_consumer()).map_err(|_| EINVAL)?;
         if depth < pending {
@@ -247,31 +293,94 @@ unsafe fn resize_cq_inner(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_uda
     Ok(())
 }
 
+/// A QP's send and receive CQs, and the QP their completions name (`ib_wc.qp` for kernel
+/// CQs).
+#[derive(Clone, Copy)]
+pub(crate) struct QpCqs {
+    qp: *mut b::ib_qp,
+    send: *mut b::ib_cq,
+    recv: *mut b::ib_cq,
+}
+
+impl QpCqs {
+    /// # Safety
+    /// `ibqp` is a live QP of ours.
+    pub(crate) unsafe fn of(ibqp: *mut b::ib_qp) -> QpCqs {
+        // SAFETY: per this function's contract; the core set the CQs at create.
+        unsafe { QpCqs { qp: ibqp, send: (*ibqp).send_cq, recv: (*ibqp).recv_cq } }
+    }
+
+    /// Posts a send-queue completion.
+    ///
+    /// # Safety
+    /// The QP is still live (so are its CQs, which it holds).
+    pub(crate) unsafe fn send(&self, c: &Completion) -> Result {
+        // SAFETY: per this function's contract.
+        unsafe { post(self.send, self.qp, c, false) }
+    }
+
+    /// Posts a receive-queue completion (`solicited`: the message asked for an event).
+    ///
+    /// # Safety
+    /// As [`QpCqs::send`].
+    pub(crate) unsafe fn recv(&self, c: &Completion, solicited: bool) -> Result {
+        // SAFETY: per this function's contract.
+        unsafe { post(self.recv, self.qp, c, solicited) }
+    }
+}
+
+/// Resizes a kernel CQ to `depth`, keeping its completions in order; refused below the
+/// number waiting.
+///
+/// # Safety
+/// `ibcq` is a live CQ of ours with state `state`.
+unsafe fn resize_kernel_cq(ibcq: *mut b::ib_cq, state: &CqState, depth: u32) -> Result {
+    let mut fresh = kernel_cq(depth)?;
+    {
+        let mut ring = state.ring.lock();
+        let CqRing::Kernel(f) = &mut *ring else {
+            return Err(EINVAL);
+        };
+        if f.len() > fresh.capacity() {
+            return Err(EINVAL);
+        }
+        f.drain_into(&mut fresh);
+        core::mem::swap(f, &mut fresh);
+    }
+    // The old FIFO is freed here, outside the lock.
+    drop(fresh);
+    // SAFETY: `ibcq` is live.
+    unsafe { (*ibcq).cqe = i32::try_from(depth).unwrap_or(vcq::MAX_CQE) };
+    Ok(())
+}
+
 /// Posts a completion to a CQ of ours and raises the completion event if it is armed for it.
 /// A full CQ (or one whose consumer index user space corrupted) refuses the completion and
 /// raises IB_EVENT_CQ_ERR, as rdma_rxe does.
 ///
 /// # Safety
-/// `ibcq` is a live CQ of ours (a QP's send or receive CQ, kept alive by the QP).
-pub(crate) unsafe fn post(ibcq: *mut b::ib_cq, c: &Completion, solicited: bool) -> Result {
+/// `ibcq` is a live CQ of ours (a QP's send or receive CQ, kept alive by the QP `ibqp`).
+unsafe fn post(ibcq: *mut b::ib_cq, ibqp: *mut b::ib_qp, c: &Completion, solicited: bool) -> Result {
     // SAFETY: per this function's contract.
     let state = unsafe { RxeSrCq::state(ibcq) }.ok_or(EINVAL)?;
     let mut wc = [0u8; layout::UVERBS_WC_SIZE];
     emit_uverbs_wc(c, &mut wc).map_err(|_| EINVAL)?;
     let posted = {
         let mut ring = state.ring.lock();
-        let CqRing { queue, q } = &mut *ring;
-        match queue.as_ref().map(|m| m.queue()) {
-            Some(sq) if q.observe_consumer(sq.load_consumer()).is_ok() && !q.is_full() => {
-                if let Some(tail) = q.tail() {
-                    sq.write_slot(tail, &wc);
+        match &mut *ring {
+            CqRing::User { queue, q } => match queue.as_ref().map(|m| m.queue()) {
+                Some(sq) if q.observe_consumer(sq.load_consumer()).is_ok() && !q.is_full() => {
+                    if let Some(tail) = q.tail() {
+                        sq.write_slot(tail, &wc);
+                    }
+                    if let Some(p) = q.advance_producer() {
+                        sq.publish_producer(p);
+                    }
+                    true
                 }
-                if let Some(p) = q.advance_producer() {
-                    sq.publish_producer(p);
-                }
-                true
-            }
-            _ => false,
+                _ => false,
+            },
+            CqRing::Kernel(f) => f.push(KernelWc { c: *c, qp: ibqp }).is_ok(),
         }
     };
     if !posted {
@@ -289,11 +398,69 @@ pub(crate) unsafe fn post(ibcq: *mut b::ib_cq, c: &Completion, solicited: bool) 
     Ok(())
 }
 
-/// `ib_device_ops.poll_cq`: only kernel consumers poll through the core, and their CQs are
-/// not supported yet (create_cq refuses them), so there is never anything to return.
+/// `ib_device_ops.poll_cq`: a kernel consumer takes up to `num` completions, oldest first,
+/// as `struct ib_wc`. (User CQs are polled in user space; the core never calls this for
+/// them, and it finds nothing.)
 ///
 /// # Safety
-/// Called by the core with a live CQ.
-pub(crate) unsafe extern "C" fn poll_cq(_ibcq: *mut b::ib_cq, _num: c_int, _wc: *mut b::ib_wc) -> c_int {
-    0
+/// Called by the core with a live CQ of ours and room for `num` entries at `wc`.
+pub(crate) unsafe extern "C" fn poll_cq(ibcq: *mut b::ib_cq, num: c_int, wc: *mut b::ib_wc) -> c_int {
+    // SAFETY: per this function's contract.
+    let Some(state) = (unsafe { RxeSrCq::state(ibcq) }) else {
+        return EINVAL.to_errno();
+    };
+    let want = usize::try_from(num).unwrap_or(0);
+    let mut ring = state.ring.lock();
+    let CqRing::Kernel(f) = &mut *ring else {
+        return 0;
+    };
+    let mut n = 0;
+    while n < want {
+        let Some(k) = f.pop() else {
+            break;
+        };
+        // SAFETY: the caller gave room for `num` entries; `n < num`.
+        unsafe { wc.add(n).write(ib_wc(&k)) };
+        n += 1;
+    }
+    // At most `num`, an int.
+    n as c_int
+}
+
+/// A kernel completion as `struct ib_wc` (the same status, opcode and flag values as the
+/// uverbs ABI's).
+fn ib_wc(k: &KernelWc) -> b::ib_wc {
+    let c = &k.c;
+    let mut w = b::ib_wc {
+        status: c.status.to_uapi(),
+        opcode: c.opcode.to_uapi(),
+        vendor_err: c.vendor_err,
+        byte_len: c.byte_len,
+        qp: k.qp,
+        src_qp: c.src_qp,
+        slid: u32::from(c.slid),
+        pkey_index: c.pkey_index,
+        sl: c.sl,
+        dlid_path_bits: c.dlid_path_bits,
+        port_num: u32::from(c.port_num),
+        ..Default::default()
+    };
+    // The union's first member: consumers with an `ib_cqe` get their pointer back.
+    w.__bindgen_anon_1.wr_id = c.wr_id;
+    match c.ex {
+        // `imm_data` is `__be32`: the wire bytes as they are.
+        WcEx::Imm(bytes) => w.ex.imm_data = u32::from_ne_bytes(bytes),
+        WcEx::InvalidateRkey(rkey) => w.ex.invalidate_rkey = rkey,
+        WcEx::None => {}
+    }
+    let mut flags = c.wc_flags.0;
+    if let Some(net) = c.network {
+        flags |= WcFlags::WITH_NETWORK_HDR_TYPE;
+        w.network_hdr_type = match net {
+            NetworkType::Ipv4 => b::rdma_network_type_RDMA_NETWORK_IPV4,
+            NetworkType::Ipv6 => b::rdma_network_type_RDMA_NETWORK_IPV6,
+        } as u8;
+    }
+    w.wc_flags = flags as c_int;
+    w
 }

@@ -213,6 +213,10 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
     for (d, s) in ib.node_desc.iter_mut().zip(desc.iter()) {
         *d = *s;
     }
+    // The netdev's parent becomes ours, as siw does: /sys/class/infiniband/DEV/device/net/
+    // then names the netdev, which rdma-core's RDMA-CM tests (and admins) look up.
+    // (`dev` is the union member the core initialised; `coredev` begins with it.)
+    ib.__bindgen_anon_1.dev.parent = nd.parent();
     ib.uverbs_cmd_mask |= (1u64 << b::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
         | (1u64 << b::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
     dev.port_state.store(
@@ -262,6 +266,7 @@ fn device_ops() -> b::ib_device_ops {
         req_notify_cq: Some(cq::req_notify_cq),
         resize_cq: Some(cq::resize_cq),
         poll_cq: Some(cq::poll_cq),
+        create_ah: Some(ah::create_ah),
         create_user_ah: Some(ah::create_user_ah),
         destroy_ah: Some(ah::destroy_ah),
         create_qp: Some(qp::create_qp),
@@ -269,10 +274,12 @@ fn device_ops() -> b::ib_device_ops {
         query_qp: Some(qp::query_qp),
         destroy_qp: Some(qp::destroy_qp),
         post_send: Some(qp::post_send),
+        post_recv: Some(qp::post_recv),
         create_srq: Some(srq::create_srq),
         modify_srq: Some(srq::modify_srq),
         query_srq: Some(srq::query_srq),
         destroy_srq: Some(srq::destroy_srq),
+        get_dma_mr: Some(mr::get_dma_mr),
         reg_user_mr: Some(mr::reg_user_mr),
         dereg_mr: Some(mr::dereg_mr),
         mmap: Some(queue::mmap),

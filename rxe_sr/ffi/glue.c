@@ -559,6 +559,11 @@ void rxe_sr_glue_qp_timer_arm(struct rxe_sr_qp_timer *t, u64 deadline_us)
 	mod_timer(&t->timer, jiffies + max(j, 1UL));
 }
 
+void rxe_sr_glue_qp_timer_kick(struct rxe_sr_qp_timer *t)
+{
+	queue_work(system_highpri_wq, &t->work);
+}
+
 /* Stops the timer for good (arming it afterwards does nothing), waits for the work, frees. */
 void rxe_sr_glue_qp_timer_free(struct rxe_sr_qp_timer *t)
 {
@@ -567,4 +572,42 @@ void rxe_sr_glue_qp_timer_free(struct rxe_sr_qp_timer *t)
 	timer_shutdown_sync(&t->timer);
 	cancel_work_sync(&t->work);
 	kfree(t);
+}
+
+/* ---- spinlocks taken with interrupts off ---- */
+
+unsigned long rxe_sr_glue_spin_lock_irqsave(spinlock_t *lock)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(lock, flags);
+	return flags;
+}
+
+void rxe_sr_glue_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
+{
+	spin_unlock_irqrestore(lock, flags);
+}
+
+/* ---- kernel consumers' memory ---- */
+
+int rxe_sr_glue_kva_copy(u64 addr, void *buf, size_t len, bool to_kva)
+{
+	if (addr + len < addr)
+		return -EFAULT;
+	while (len) {
+		void *va = (void *)(uintptr_t)addr;
+		size_t n = min_t(size_t, len, PAGE_SIZE - offset_in_page(va));
+
+		if (!virt_addr_valid(va))
+			return -EFAULT;
+		if (to_kva)
+			memcpy(va, buf, n);
+		else
+			memcpy(buf, va, n);
+		buf += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
 }

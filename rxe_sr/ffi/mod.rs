@@ -7,6 +7,7 @@
 pub(crate) mod ah;
 pub(crate) mod cq;
 pub(crate) mod device;
+pub(crate) mod irq_lock;
 pub(crate) mod link;
 pub(crate) mod mr;
 pub(crate) mod netdev;

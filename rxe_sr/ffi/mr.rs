@@ -2,7 +2,10 @@
 //! Memory regions: the C-ABI entry points and the MR object.
 //!
 //! A user MR pins its pages through `ib_umem_get` and takes an index in the device's MR
-//! table; its L_Key and R_Key are the same key (`verbs::mr::key`).
+//! table; its L_Key and R_Key are the same key (`verbs::mr::key`). A DMA MR (`get_dma_mr`:
+//! every kernel PD gets one, whose key is the PD's `local_dma_lkey`) covers kernel memory:
+//! with virtual DMA, the addresses kernel consumers put in their SGEs are kernel virtual
+//! addresses.
 
 use core::ptr;
 use kernel::alloc::{flags::GFP_KERNEL, KBox, KVVec};
@@ -20,7 +23,7 @@ use crate::verbs::{mr as vmr, objects};
 #[repr(C)]
 pub(crate) struct RxeSrMr {
     ibmr: b::ib_mr,
-    /// The pinned user pages.
+    /// The pinned user pages; null for a DMA MR.
     umem: *mut b::ib_umem,
     /// Index in the device's MR table.
     index: u32,
@@ -42,7 +45,13 @@ pub(crate) struct RxeSrMr {
 /// `buf` is valid for `len` bytes (writable unless `to_mr`).
 unsafe fn mr_copy(mr: *const RxeSrMr, off: usize, buf: *mut c_void, len: usize, to_mr: bool) -> bool {
     // SAFETY: per this function's contract.
-    let (pages, first) = unsafe { (&(*mr).pages, (*mr).first_off) };
+    let (pages, first, umem) = unsafe { (&(*mr).pages, (*mr).first_off, (*mr).umem) };
+    if umem.is_null() {
+        // A DMA MR: `off` is a kernel virtual address (its iova is 0). The helper refuses
+        // addresses outside the direct map.
+        // SAFETY: `buf` is valid for `len` bytes per this function's contract.
+        return unsafe { b::rxe_sr_glue_kva_copy(off as u64, buf, len, to_mr) == 0 };
+    }
     let Some(at) = first.checked_add(off) else {
         return false;
     };
@@ -114,21 +123,36 @@ unsafe fn reg_user_mr_inner(pd: *mut b::ib_pd, start: u64, length: u64, iova: u6
         GFP_KERNEL,
     );
     let mr = match mr {
-        Ok(m) => KBox::into_raw(m),
+        Ok(m) => m,
         Err(e) => {
             // SAFETY: pinned above, not yet owned by anything else.
             unsafe { b::ib_umem_release(umem) };
             return Err(e.into());
         }
     };
+    // SAFETY: `iova` and `length` describe the pinned range.
+    unsafe { publish(dev, mr, iova, length) }
+}
+
+/// Gives a new MR its key and publishes it in the device's table; on failure the MR is
+/// freed (and its pages released).
+///
+/// # Safety
+/// `mr.umem` is null or pinned pages the MR now owns; `[iova, iova + length)` is the range
+/// its keys may reach.
+unsafe fn publish(dev: &RxeSrDev, mr: KBox<RxeSrMr>, iova: u64, length: u64) -> Result<*mut b::ib_mr> {
+    let mr = KBox::into_raw(mr);
+    let release = |mr: *mut RxeSrMr| {
+        // SAFETY: `mr` is ours (not in the table): release its pages, free the box.
+        unsafe {
+            b::ib_umem_release((*mr).umem);
+            drop(KBox::from_raw(mr));
+        }
+    };
     let index = match dev.mrs().reserve(vmr::MIN_MR_INDEX, vmr::MAX_MR_INDEX) {
         Ok(i) => i,
         Err(e) => {
-            // SAFETY: `mr` is ours (not in the table); release the pages, free the box.
-            unsafe {
-                b::ib_umem_release(umem);
-                drop(KBox::from_raw(mr));
-            }
+            release(mr);
             return Err(e);
         }
     };
@@ -143,16 +167,47 @@ unsafe fn reg_user_mr_inner(pd: *mut b::ib_pd, start: u64, length: u64, iova: u6
     }
     if let Err(e) = dev.mrs().publish(index, mr.cast()) {
         dev.mrs().erase(index);
-        // SAFETY: never visible: release the pages and free the box.
-        unsafe {
-            b::ib_umem_release(umem);
-            drop(KBox::from_raw(mr));
-        }
+        release(mr);
         return Err(e);
     }
     objects::LIVE.mrs.inc();
     // SAFETY: `ibmr` is the first field of the live MR.
     Ok(unsafe { ptr::addr_of_mut!((*mr).ibmr) })
+}
+
+/// `ib_device_ops.get_dma_mr`: the MR behind a kernel PD's `local_dma_lkey`, covering
+/// kernel memory. Local access only: remote access to all of kernel memory
+/// (`IB_PD_UNSAFE_GLOBAL_RKEY`) is not offered.
+///
+/// # Safety
+/// Called by the core with a live kernel PD of one of our devices.
+pub(crate) unsafe extern "C" fn get_dma_mr(pd: *mut b::ib_pd, access: c_int) -> *mut b::ib_mr {
+    let access = match u32::try_from(access) {
+        Ok(a) if a & !b::ib_access_flags_IB_ACCESS_LOCAL_WRITE == 0 => a,
+        _ => return super::errno::eopnotsupp().to_ptr(),
+    };
+    // SAFETY: a live PD's device is one of ours.
+    let ibdev = unsafe { (*pd).device };
+    // SAFETY: as above.
+    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    let mr = KBox::new(
+        RxeSrMr {
+            ibmr: Default::default(),
+            umem: ptr::null_mut(),
+            index: 0,
+            ibdev,
+            access,
+            pages: KVVec::new(),
+            first_off: 0,
+        },
+        GFP_KERNEL,
+    );
+    let res = match mr {
+        // SAFETY: no pages; the whole address space, checked page by page at copy time.
+        Ok(mr) => unsafe { publish(dev, mr, 0, u64::MAX) },
+        Err(e) => Err(e.into()),
+    };
+    res.unwrap_or_else(|e| e.to_ptr())
 }
 
 /// `ib_device_ops.dereg_mr`.

@@ -44,6 +44,11 @@ impl NetDev<'_> {
         CStr::from_bytes_with_nul(&bytes[..=len]).unwrap_or(c_str!("?"))
     }
 
+    /// The device it sits on (e.g. the virtio or PCI device), null for virtual ones.
+    pub(crate) fn parent(&self) -> *mut bindings::device {
+        self.raw().dev.parent
+    }
+
     /// Its MTU in bytes.
     pub(crate) fn mtu(&self) -> u32 {
         self.raw().mtu

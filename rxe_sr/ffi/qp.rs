@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Queue pairs: the C-ABI entry points and the QP object. A user QP's send and receive
 //! queues are rings shared with the process (mapped by the stock rxe provider from the
-//! offsets in `struct rxe_create_qp_resp`). The data path (post_send doorbell, the
-//! transport) is not offered yet, so user space cannot start work it would silently lose.
+//! offsets in `struct rxe_create_qp_resp`); post_send with no work request is its doorbell.
+//! A kernel consumer's QP (UD, and the GSI QP1 that ib_mad creates for connection
+//! management) has no rings: post_send and post_recv validate the work requests into
+//! [`KernelQueues`], and the QP's work item sends them, because kernel callers may post in
+//! atomic context.
 
 use core::mem::size_of;
 use core::pin::Pin;
@@ -16,7 +19,9 @@ use kernel::{new_mutex, pin_init};
 use super::bindings as b;
 use super::device::RxeSrDev;
 use super::netdev::NetDev;
-use super::cq;
+use super::cq::QpCqs;
+use super::irq_lock::{new_irq_spinlock, IrqSpinLock};
+use super::ah;
 use crate::transport::rc::{self as trc, RcConn};
 use crate::transport::ud;
 use super::rc_env::KEnv;
@@ -36,7 +41,11 @@ use crate::uabi::send_wqe::{QpType, SendFlags, SendLimits, SendWqe};
 use crate::verbs::counters::Counter;
 use super::queue::{MappedQueue, SharedQueue};
 use crate::uabi::cqe::{Completion, WcStatus};
-use crate::uabi::queue::FromClientQueue;
+use crate::uabi::queue::{Fifo, FromClientQueue};
+use crate::uabi::send_wqe::{InlineData, Payload, SendOpcode, UdDest, INLINE_CAP};
+use crate::uabi::sge::{Sge, SgeList};
+use crate::uabi::send_wqe::NetworkType;
+use crate::verbs::ah::Av;
 use crate::uabi::{layout, resp};
 use crate::verbs::qp::{self as vqp, QpAttrs, QpShape};
 use crate::verbs::objects;
@@ -53,17 +62,54 @@ struct QpInner {
     rc: Option<RcConn>,
 }
 
+/// A kernel consumer's send request: the validated WQE and where it goes.
+#[derive(Clone, Copy)]
+struct KernelSend {
+    wqe: SendWqe,
+    av: Av,
+}
+
+/// A kernel consumer's work queues. Requests wait here for the QP's work item (sends) or
+/// for a packet (receives).
+struct KernelQueues {
+    /// The QP state as the posting paths see it (modify_qp keeps it in step).
+    state: b::ib_qp_state,
+    sq: Fifo<Option<KernelSend>, KVVec<Option<KernelSend>>>,
+    rq: Fifo<Option<RecvWqe>, KVVec<Option<RecvWqe>>>,
+}
+
+impl KernelQueues {
+    fn new(caps: &b::ib_qp_cap) -> Result<Self> {
+        let len = |n: u32| usize::try_from(n).map_err(|_| EINVAL);
+        Ok(KernelQueues {
+            state: b::ib_qp_state_IB_QPS_RESET,
+            sq: Fifo::new(KVVec::from_elem(None, len(caps.max_send_wr)?, GFP_KERNEL)?),
+            rq: Fifo::new(KVVec::from_elem(None, len(caps.max_recv_wr)?, GFP_KERNEL)?),
+        })
+    }
+
+    fn clear(&mut self) {
+        while self.sq.pop().is_some() {}
+        while self.rq.pop().is_some() {}
+    }
+}
+
 /// Per-QP state, allocated at create and freed at destroy.
 #[pin_data]
 struct QpState {
     /// A mutex: the requester allocates and transmits while holding it (process context
-    /// only: verbs calls and the doorbell).
+    /// only: verbs calls, the doorbell and work items).
     #[pin]
     inner: Mutex<QpInner>,
+    /// Kernel QPs: the work queues. Taken after `inner` when both are held; interrupts off,
+    /// since kernel consumers post from any context.
+    #[pin]
+    kq: IrqSpinLock<Option<KernelQueues>>,
     shape: QpShape,
     /// References held by the receive path ([`QpRef`]); destroy waits for zero.
     users: AtomicU32,
-    /// RC/UC: retransmission and RNR timer (its work calls [`rxe_sr_rs_qp_timer`]).
+    /// RC/UC: retransmission and RNR timer; kernel QPs: the send work, kicked by post_send
+    /// (its work calls [`rxe_sr_rs_qp_timer`]).
     timer: Option<QpTimer>,
 }
 
@@ -114,46 +160,30 @@ pub(crate) unsafe extern "C" fn create_qp(
 unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, udata: *mut b::ib_udata) -> Result {
     // SAFETY: reads a boot-time constant.
     let shape = vqp::shape(init, unsafe { b::rxe_sr_glue_cache_line_size() })?;
-    if udata.is_null() {
-        // Kernel consumers' QPs arrive with the kernel data path.
-        return Err(super::errno::eopnotsupp());
-    }
-    // SAFETY: a live udata of a uverbs call carries its ucontext.
-    let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
-    if uctx.is_null() {
-        return Err(EINVAL);
-    }
+    let gsi = shape.qp_type == b::ib_qp_type_IB_QPT_GSI;
     // SAFETY: the QP's device is one of ours.
     let dev = unsafe { RxeSrDev::from_ib((*ibqp).device) };
-
-    let sq = SharedQueue::new(shape.sq.queue.ring)?;
-    // SAFETY: `uctx` is the caller's live ucontext.
-    let (sq, sq_off) = unsafe { MappedQueue::insert(uctx, sq)? };
-    // A QP on an SRQ has no receive ring (its mminfo is all zero, as rdma_rxe's).
-    let (rq, rq_off) = if shape.srq {
-        (None, 0)
+    let (sq, rq, kq) = if udata.is_null() {
+        // A kernel consumer: datagram QPs (UD, and GSI for ib_mad). Its connected QPs and
+        // SRQs are not offered yet.
+        if !matches!(shape.qp_type, b::ib_qp_type_IB_QPT_UD | b::ib_qp_type_IB_QPT_GSI) || shape.srq {
+            return Err(super::errno::eopnotsupp());
+        }
+        (None, None, Some(KernelQueues::new(&shape.caps())?))
     } else {
-        let rq = SharedQueue::new(shape.rq.queue.ring)?;
-        // SAFETY: as above. On any error below, dropping the handles unregisters the rings.
-        let (rq, off) = unsafe { MappedQueue::insert(uctx, rq)? };
-        (Some(rq), off)
+        if gsi {
+            // QP1 belongs to the kernel's MAD layer.
+            return Err(EINVAL);
+        }
+        // SAFETY: a live udata of a uverbs call.
+        let (sq, rq) = unsafe { user_rings(udata, &shape)? };
+        (sq, rq, None)
     };
-    let sq = Some(sq);
-
-    let mut out = [0u8; layout::CREATE_QP_RESP_SIZE];
-    let filled = match (mminfo(&rq, rq_off), mminfo(&sq, sq_off)) {
-        (Ok(r), Ok(s)) => resp::emit_create_qp_resp(r, s, &mut out).is_some(),
-        _ => false,
-    };
-    // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
-    let ret = if filled { unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) } } else { EINVAL.to_errno() };
-    if ret != 0 {
-        return Err(Error::from_errno(ret));
-    }
 
     // Reserved now, published once the QP is complete (the receive path looks QPs up).
-    let qpn = dev.qps().reserve(vqp::MIN_QPN, vqp::MAX_QPN)?;
-    let timer = if trc::service(shape.qp_type).is_some() {
+    // QP1 is number 1 on the wire and in the table.
+    let qpn = if gsi { dev.qps().reserve(1, 1)? } else { dev.qps().reserve(vqp::MIN_QPN, vqp::MAX_QPN)? };
+    let timer = if trc::service(shape.qp_type).is_some() || kq.is_some() {
         // SAFETY: the timer is dropped in destroy_qp (or below on error) before `ibqp` is freed.
         match unsafe { QpTimer::new(ibqp.cast::<c_void>()) } {
             Ok(t) => Some(t),
@@ -184,6 +214,7 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
                 },
                 "rxe_sr_qp"
             ),
+            kq <- new_irq_spinlock!(kq, "rxe_sr_qp_kq"),
             shape,
             users: AtomicU32::new(0),
             timer,
@@ -217,6 +248,43 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
     init.cap = shape.caps();
     objects::LIVE.qps.inc();
     Ok(())
+}
+
+/// A user QP's send ring and (unless it is on an SRQ) receive ring, registered for mmap
+/// and described to user space in `struct rxe_create_qp_resp`.
+///
+/// # Safety
+/// `udata` is the live udata of a uverbs create_qp call.
+unsafe fn user_rings(udata: *mut b::ib_udata, shape: &QpShape) -> Result<(Option<MappedQueue>, Option<MappedQueue>)> {
+    // SAFETY: a live udata of a uverbs call carries its ucontext.
+    let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
+    if uctx.is_null() {
+        return Err(EINVAL);
+    }
+    let sq = SharedQueue::new(shape.sq.queue.ring)?;
+    // SAFETY: `uctx` is the caller's live ucontext.
+    let (sq, sq_off) = unsafe { MappedQueue::insert(uctx, sq)? };
+    // A QP on an SRQ has no receive ring (its mminfo is all zero, as rdma_rxe's).
+    let (rq, rq_off) = if shape.srq {
+        (None, 0)
+    } else {
+        let rq = SharedQueue::new(shape.rq.queue.ring)?;
+        // SAFETY: as above. On any error below, dropping the handles unregisters the rings.
+        let (rq, off) = unsafe { MappedQueue::insert(uctx, rq)? };
+        (Some(rq), off)
+    };
+    let sq = Some(sq);
+    let mut out = [0u8; layout::CREATE_QP_RESP_SIZE];
+    let filled = match (mminfo(&rq, rq_off), mminfo(&sq, sq_off)) {
+        (Ok(r), Ok(s)) => resp::emit_create_qp_resp(r, s, &mut out).is_some(),
+        _ => false,
+    };
+    // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
+    let ret = if filled { unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) } } else { EINVAL.to_errno() };
+    if ret != 0 {
+        return Err(Error::from_errno(ret));
+    }
+    Ok((sq, rq))
 }
 
 /// `ib_device_ops.destroy_qp`.
@@ -286,7 +354,7 @@ pub(crate) unsafe extern "C" fn modify_qp(
         None
     };
     let mut g = st.inner.lock();
-    // Lock order: QP, then CQ (cq::post takes only the CQ's lock).
+    // Lock order: QP mutex, then the kernel queues, then a CQ (each takes only its own).
     let cur = if mask & b::ib_qp_attr_mask_IB_QP_CUR_STATE != 0 { a.cur_qp_state } else { g.attrs.state };
     let next = if mask & b::ib_qp_attr_mask_IB_QP_STATE != 0 { a.qp_state } else { cur };
     // SAFETY: a pure table lookup.
@@ -298,7 +366,7 @@ pub(crate) unsafe extern "C" fn modify_qp(
         return e.to_errno();
     }
     // SAFETY: `ibqp` is live, and so are the CQs it holds.
-    let (qpn, cqs, ibdev) = unsafe { ((*ibqp).qp_num, ((*ibqp).send_cq, (*ibqp).recv_cq), (*ibqp).device) };
+    let (qpn, cqs, ibdev) = unsafe { ((*ibqp).qp_num, QpCqs::of(ibqp), (*ibqp).device) };
     if trc::service(st.shape.qp_type).is_some() {
         // SAFETY: a device of ours.
         let dev = unsafe { RxeSrDev::from_ib(ibdev) };
@@ -307,9 +375,16 @@ pub(crate) unsafe extern "C" fn modify_qp(
             return e.to_errno();
         }
     }
+    if let Some(k) = st.kq.lock().as_mut() {
+        k.state = next;
+        if next == b::ib_qp_state_IB_QPS_RESET {
+            // IBTA 10.3.1: Reset empties the work queues, without completions.
+            k.clear();
+        }
+    }
     if next == b::ib_qp_state_IB_QPS_ERR && cur != b::ib_qp_state_IB_QPS_ERR {
         // SAFETY: the QP's CQs outlive it.
-        unsafe { enter_error(&mut g, qpn, cqs) };
+        unsafe { enter_error(&mut g, st, qpn, cqs) };
     }
     0
 }
@@ -340,17 +415,17 @@ fn connect(g: &mut QpInner, shape: &QpShape, dev: &RxeSrDev, qpn: u32, cur: u32,
 }
 
 /// Moves the QP to the Error state: what the transport holds is completed as flushed, then
-/// both rings are flushed (IBTA 10.3.1).
+/// the work queues are flushed (IBTA 10.3.1).
 ///
 /// # Safety
-/// `cqs` are the QP's live send and receive CQs.
-unsafe fn enter_error(g: &mut QpInner, qpn: u32, (scq, rcq): (*mut b::ib_cq, *mut b::ib_cq)) {
+/// `g` is the lock of the live QP `st` whose CQs are `cqs`.
+unsafe fn enter_error(g: &mut QpInner, st: &QpState, qpn: u32, cqs: QpCqs) {
     g.attrs.state = b::ib_qp_state_IB_QPS_ERR;
     if let Some(conn) = g.rc.as_mut() {
         for w in conn.resp.take_held().into_iter().flatten() {
             let c = Completion::zeroed(w.wr_id, qpn, WcStatus::WrFlushErr);
             // SAFETY: per this function's contract.
-            let _ = unsafe { cq::post(rcq, &c, false) };
+            let _ = unsafe { cqs.recv(&c, false) };
         }
         if let Some(req) = conn.req.as_mut() {
             req.clear();
@@ -359,19 +434,47 @@ unsafe fn enter_error(g: &mut QpInner, qpn: u32, (scq, rcq): (*mut b::ib_cq, *mu
     let QpInner { sq, rq, sq_q, rq_q, .. } = g;
     // SAFETY: per this function's contract.
     unsafe {
-        flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, scq);
-        flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, rcq);
+        flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| cqs.send(c));
+        flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, |c| cqs.recv(c, false));
+        flush_kernel(st, qpn, cqs);
+    }
+}
+
+/// Completes what waits in a kernel QP's queues with IB_WC_WR_FLUSH_ERR, oldest first (the
+/// Error state; nothing for user QPs). Each request is taken under the queues' lock and
+/// completed outside it, so a consumer's completion handler may post again.
+///
+/// # Safety
+/// `cqs` are the live CQs of the QP `st`.
+unsafe fn flush_kernel(st: &QpState, qpn: u32, cqs: QpCqs) {
+    loop {
+        let (send, recv) = match st.kq.lock().as_mut() {
+            Some(k) => (k.sq.pop().flatten(), if k.sq.is_empty() { k.rq.pop().flatten() } else { None }),
+            None => return,
+        };
+        if send.is_none() && recv.is_none() {
+            return;
+        }
+        // SAFETY: per this function's contract. A full CQ has raised its error event.
+        unsafe {
+            if let Some(s) = send {
+                let _ = cqs.send(&Completion::zeroed(s.wqe.wr_id, qpn, WcStatus::WrFlushErr));
+            }
+            if let Some(r) = recv {
+                let _ = cqs.recv(&Completion::zeroed(r.wr_id, qpn, WcStatus::WrFlushErr), false);
+            }
+        }
     }
 }
 
 /// Completes every work request queued in a ring with IB_WC_WR_FLUSH_ERR (IBTA 10.3.1: a
 /// QP in the Error state flushes its work queues), oldest first, until the ring is empty or
-/// the CQ is full. Only the WQE's `wr_id` is read; a producer index user space mangled
-/// flushes what was validly queued before.
+/// the CQ (through `post`) refuses. Only the WQE's `wr_id` is read; a producer index user
+/// space mangled flushes what was validly queued before.
 ///
 /// # Safety
-/// `cq` is a live CQ of ours.
-unsafe fn flush(ring: Option<&MappedQueue>, q: &mut FromClientQueue, wr_id_off: usize, qpn: u32, cq: *mut b::ib_cq) {
+/// `post` posts to a live CQ of ours.
+unsafe fn flush(ring: Option<&MappedQueue>, q: &mut FromClientQueue, wr_id_off: usize, qpn: u32, post: impl Fn(&Completion) -> Result) {
     let Some(m) = ring else {
         return;
     };
@@ -387,8 +490,7 @@ unsafe fn flush(ring: Option<&MappedQueue>, q: &mut FromClientQueue, wr_id_off: 
             .and_then(|b| b.try_into().ok())
             .map_or(0, u64::from_le_bytes);
         let c = Completion::zeroed(wr_id, qpn, WcStatus::WrFlushErr);
-        // SAFETY: per this function's contract.
-        if unsafe { cq::post(cq, &c, false) }.is_err() {
+        if post(&c).is_err() {
             break;
         }
         if let Some(cons) = q.advance_consumer() {
@@ -442,8 +544,8 @@ pub(crate) unsafe extern "C" fn query_qp(
 }
 
 /// `ib_device_ops.post_send`. From user space it is the rxe ABI's doorbell (no WRs: the
-/// work is in the send ring): the requester runs in the caller's context. UD only so far;
-/// RC and UC, and kernel consumers' WRs, get EOPNOTSUPP until their transport lands.
+/// work is in the send ring) and the requester runs in the caller's context. A kernel
+/// consumer's WRs are validated into the QP's kernel send queue and sent by its work item.
 ///
 /// # Safety
 /// Called by the core with a live QP of ours; `bad_wr` is writable when `wr` is not null.
@@ -452,15 +554,14 @@ pub(crate) unsafe extern "C" fn post_send(
     wr: *const b::ib_send_wr,
     bad_wr: *mut *const b::ib_send_wr,
 ) -> c_int {
-    if !wr.is_null() {
-        // SAFETY: per this function's contract.
-        unsafe { bad_wr.write(wr) };
-        return super::errno::eopnotsupp().to_errno();
-    }
     // SAFETY: per this function's contract.
     let Some(st) = (unsafe { state(ibqp) }) else {
         return EINVAL.to_errno();
     };
+    if !wr.is_null() {
+        // SAFETY: per this function's contract.
+        return unsafe { post_send_kernel(ibqp, st, wr, bad_wr) };
+    }
     if trc::service(st.shape.qp_type).is_some() {
         // SAFETY: per this function's contract.
         return unsafe { post_send_connected(ibqp, st) };
@@ -473,32 +574,231 @@ pub(crate) unsafe extern "C" fn post_send(
     ctx.with_netdev(|nd| {
         let mut g = st.inner.lock();
         // SAFETY: the QP's CQs outlive it.
-        unsafe { run_ud_requester(&mut g, &st.shape, ctx.dev, ctx.pd, ctx.qpn, ctx.cqs, nd) }
+        unsafe { run_ud_requester(&mut g, &ctx, nd) }
     })
     .unwrap_or_else(|| EINVAL.to_errno())
 }
 
-/// Sends every queued UD work request, completing each (signalled ones on success, every one
-/// on error). A request that fails moves the QP to the Error state, which flushes both rings.
+/// A kernel consumer's post_send: validates each WR of the chain into the kernel send
+/// queue and kicks the QP's work. May run in atomic context: takes no mutex, allocates
+/// nothing. The first WR that cannot be queued is returned in `bad_wr` (the ones before it
+/// are queued), as IBTA's Post Send requires.
 ///
 /// # Safety
-/// `cqs` are the QP's live send and receive CQs.
-unsafe fn run_ud_requester(
-    g: &mut QpInner,
-    shape: &QpShape,
-    dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
-    qpn: u32,
-    (scq, rcq): (*mut b::ib_cq, *mut b::ib_cq),
-    nd: &NetDev<'_>,
+/// `ibqp` is a live QP of ours with state `st`; `wr` is a valid chain of `ib_ud_wr`s (the
+/// core's contract for the datagram QPs that kernel consumers may create here); `bad_wr`
+/// is writable.
+unsafe fn post_send_kernel(ibqp: *mut b::ib_qp, st: &QpState, wr: *const b::ib_send_wr, bad_wr: *mut *const b::ib_send_wr) -> c_int {
+    // SAFETY: per this function's contract.
+    let pd = unsafe { (*ibqp).pd };
+    let mut cur = wr;
+    let mut err = 0;
+    {
+        let mut kq = st.kq.lock();
+        match kq.as_mut() {
+            // As rdma_rxe: a QP that cannot send yet refuses; in Error the work flushes.
+            Some(k) if matches!(k.state, b::ib_qp_state_IB_QPS_RTS | b::ib_qp_state_IB_QPS_ERR) => {
+                while !cur.is_null() {
+                    // SAFETY: per this function's contract.
+                    let Some(ks) = (unsafe { kernel_send(cur, &st.shape, pd) }) else {
+                        err = EINVAL.to_errno();
+                        break;
+                    };
+                    if k.sq.push(Some(ks)).is_err() {
+                        err = ENOMEM.to_errno();
+                        break;
+                    }
+                    // SAFETY: a valid chain.
+                    cur = unsafe { (*cur).next };
+                }
+            }
+            _ => err = EINVAL.to_errno(),
+        }
+    }
+    if err != 0 {
+        // SAFETY: per this function's contract.
+        unsafe { bad_wr.write(cur) };
+    }
+    if let Some(t) = st.timer.as_ref() {
+        t.kick();
+    }
+    err
+}
+
+/// Validates one kernel UD/GSI send WR: SEND or SEND_WITH_IMM, an AH of the QP's PD, the
+/// SGE count and length within the QP's caps. Inline data is copied now, as the caller may
+/// reuse its buffer once post_send returns.
+///
+/// # Safety
+/// `wr` points to a live `ib_ud_wr` whose `sg_list` holds `num_sge` entries.
+unsafe fn kernel_send(wr: *const b::ib_send_wr, shape: &QpShape, pd: *mut b::ib_pd) -> Option<KernelSend> {
+    // SAFETY: per this function's contract (`ib_ud_wr` begins with its `ib_send_wr`).
+    let (w, ud) = unsafe { (&*wr, &*wr.cast::<b::ib_ud_wr>()) };
+    // SAFETY: the AH of a kernel WR is live while the WR is posted.
+    let av = unsafe { ah::kernel_av(ud.ah, pd) }?;
+    let opcode = SendOpcode::from_uapi(w.opcode)?;
+    let flags = SendFlags::from_bits_truncate(w.send_flags as u32);
+    let limits = SendLimits {
+        max_sge: shape.sq.max_sge,
+        max_inline: shape.sq.max_inline,
+    };
+    let num_sge = u32::try_from(w.num_sge).ok()?;
+    let sge_at = |i: usize| {
+        // SAFETY: `i < num_sge` (SgeList::collect's contract), inside the caller's array.
+        let s = unsafe { &*w.sg_list.add(i) };
+        Ok(Sge { addr: s.addr, length: s.length, lkey: s.lkey })
+    };
+    let payload = if flags.inline() {
+        let (list, total) = SgeList::collect(num_sge, crate::uabi::limits::RXE_MAX_SGE, sge_at).ok()?;
+        let mut buf = [0u8; INLINE_CAP];
+        let mut at = 0usize;
+        if total > limits.max_inline {
+            return None;
+        }
+        for s in list.as_slice() {
+            let n = usize::try_from(s.length).ok()?;
+            let dst = buf.get_mut(at..at.checked_add(n)?)?;
+            // SAFETY: `dst` is writable for `n` bytes; the helper refuses addresses outside
+            // the direct map.
+            if unsafe { b::rxe_sr_glue_kva_copy(s.addr, dst.as_mut_ptr().cast(), n, false) } != 0 {
+                return None;
+            }
+            at += n;
+        }
+        Payload::Inline(InlineData::new(buf.get(..at)?)?)
+    } else {
+        Payload::Sges(SgeList::collect(num_sge, limits.max_sge, sge_at).ok()?.0)
+    };
+    let dest = UdDest {
+        remote_qpn: ud.remote_qpn,
+        remote_qkey: ud.remote_qkey,
+        pkey_index: ud.pkey_index,
+        ah_num: 0,
+        av: None,
+    };
+    // SAFETY: `wr_id` and `imm_data` are plain integers whichever union member was written.
+    let (wr_id, imm) = unsafe { (w.__bindgen_anon_1.wr_id, w.ex.imm_data.to_ne_bytes()) };
+    let wqe = SendWqe::datagram(wr_id, opcode, flags, imm, dest, payload, limits).ok()?;
+    Some(KernelSend { wqe, av })
+}
+
+/// `ib_device_ops.post_recv`: a kernel consumer's receive WRs, validated into the QP's
+/// kernel receive queue (user QPs post through their ring). May run in atomic context.
+///
+/// # Safety
+/// Called by the core with a live QP of ours, a valid WR chain and a writable `bad_wr`.
+pub(crate) unsafe extern "C" fn post_recv(
+    ibqp: *mut b::ib_qp,
+    wr: *const b::ib_recv_wr,
+    bad_wr: *mut *const b::ib_recv_wr,
 ) -> c_int {
+    // SAFETY: per this function's contract.
+    let Some(st) = (unsafe { state(ibqp) }) else {
+        return EINVAL.to_errno();
+    };
+    let mut cur = wr;
+    let mut err = 0;
+    let mut flush = false;
+    {
+        let mut kq = st.kq.lock();
+        match kq.as_mut() {
+            // As rdma_rxe: receives may be posted from Init on.
+            Some(k) if k.state != b::ib_qp_state_IB_QPS_RESET => {
+                flush = k.state == b::ib_qp_state_IB_QPS_ERR;
+                while !cur.is_null() {
+                    // SAFETY: a valid chain; `sg_list` holds `num_sge` entries.
+                    let w = unsafe { &*cur };
+                    let wqe = u32::try_from(w.num_sge).ok().and_then(|n| {
+                        SgeList::collect(n, st.shape.rq.max_sge, |i| {
+                            // SAFETY: `i < num_sge`, inside the caller's array.
+                            let s = unsafe { &*w.sg_list.add(i) };
+                            Ok(Sge { addr: s.addr, length: s.length, lkey: s.lkey })
+                        })
+                        .ok()
+                    });
+                    let Some((sges, length)) = wqe else {
+                        err = EINVAL.to_errno();
+                        break;
+                    };
+                    // SAFETY: a plain integer whichever union member was written.
+                    let wr_id = unsafe { w.__bindgen_anon_1.wr_id };
+                    if k.rq.push(Some(RecvWqe { wr_id, sges, length })).is_err() {
+                        err = ENOMEM.to_errno();
+                        break;
+                    }
+                    cur = w.next;
+                }
+            }
+            _ => err = EINVAL.to_errno(),
+        }
+    }
+    if err != 0 {
+        // SAFETY: per this function's contract.
+        unsafe { bad_wr.write(cur) };
+    }
+    if flush {
+        // In Error, receives complete as flushed: the work item does it.
+        if let Some(t) = st.timer.as_ref() {
+            t.kick();
+        }
+    }
+    err
+}
+
+/// A kernel datagram QP's work item: sends what waits in its kernel send queue, completing
+/// each request (signalled ones on success, every one on error); a request that fails moves
+/// the QP to the Error state. In Error, the queues are flushed.
+///
+/// # Safety
+/// `ctx` describes a live kernel QP.
+unsafe fn run_kernel_sends(ctx: &QpCtx<'_>) {
+    let st = ctx.st;
+    let mut g = st.inner.lock();
+    if g.attrs.state == b::ib_qp_state_IB_QPS_ERR {
+        // SAFETY: per this function's contract.
+        unsafe { flush_kernel(st, ctx.qpn, ctx.cqs) };
+        return;
+    }
+    let sig_all = st.shape.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR;
+    let mtu = 128u32.checked_shl(ctx.dev.active_mtu()).unwrap_or(256);
+    let _ = ctx.with_netdev(|nd| loop {
+        if g.attrs.state != b::ib_qp_state_IB_QPS_RTS {
+            break;
+        }
+        let next = st.kq.lock().as_mut().and_then(|k| k.sq.pop().flatten());
+        let Some(ks) = next else {
+            break;
+        };
+        let res = ud::send_one(ctx.dev, ctx.pd, ctx.qpn, &mut g.attrs, &ks.wqe, &ks.av, mtu, nd);
+        let status = res.err().unwrap_or(WcStatus::Success);
+        let failed = status != WcStatus::Success;
+        if sig_all || ks.wqe.flags.signaled() || failed {
+            // SAFETY: per this function's contract. A full CQ has raised its error event.
+            let _ = unsafe { ctx.cqs.send(&Completion::for_send_wqe(&ks.wqe, ctx.qpn, status)) };
+        }
+        if failed {
+            // SAFETY: per this function's contract.
+            unsafe { enter_error(&mut g, st, ctx.qpn, ctx.cqs) };
+            break;
+        }
+    });
+}
+
+/// Sends every queued UD work request of a user QP's ring, completing each (signalled ones
+/// on success, every one on error). A request that fails moves the QP to the Error state,
+/// which flushes both rings.
+///
+/// # Safety
+/// `g` is the lock of the live QP `ctx`.
+unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) -> c_int {
+    let (shape, dev, qpn, cqs) = (&ctx.st.shape, ctx.dev, ctx.qpn, ctx.cqs);
     let QpInner { sq, rq, sq_q, rq_q, attrs, .. } = g;
     match attrs.state {
         b::ib_qp_state_IB_QPS_RTS => {}
         // As rdma_rxe: in Error the posted requests complete as flushed.
         b::ib_qp_state_IB_QPS_ERR => {
             // SAFETY: per this function's contract.
-            unsafe { flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, scq) };
+            unsafe { flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| cqs.send(c)) };
             return 0;
         }
         // As rdma_rxe: posting to a QP that cannot send yet is refused.
@@ -523,7 +823,12 @@ unsafe fn run_ud_requester(
         shared.read_slot(slot, &mut bytes);
         let (c, failed) = match SendWqe::parse(&bytes, QpType::Ud, limits) {
             Ok(wqe) => {
-                let res = ud::send_one(dev, pd, qpn, attrs, &wqe, mtu, nd);
+                // The rxe provider always passes an AH number; the embedded AV of old
+                // providers is not supported.
+                let res = match wqe.ud.filter(|u| u.ah_num != 0).and_then(|u| ah::lookup(dev, ctx.pd, u.ah_num)) {
+                    Some(av) => ud::send_one(dev, ctx.pd, qpn, attrs, &wqe, &av, mtu, nd),
+                    None => Err(WcStatus::LocQpOpErr),
+                };
                 let status = res.err().unwrap_or(WcStatus::Success);
                 let signaled = sig_all || wqe.flags.contains(SendFlags::SIGNALED);
                 let failed = !matches!(status, WcStatus::Success);
@@ -541,7 +846,7 @@ unsafe fn run_ud_requester(
         }
         if let Some(c) = c {
             // SAFETY: per this function's contract.
-            if unsafe { cq::post(scq, &c, false) }.is_err() {
+            if unsafe { cqs.send(&c) }.is_err() {
                 break;
             }
         }
@@ -549,8 +854,8 @@ unsafe fn run_ud_requester(
             attrs.state = b::ib_qp_state_IB_QPS_ERR;
             // SAFETY: per this function's contract.
             unsafe {
-                flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, scq);
-                flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, rcq);
+                flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| cqs.send(c));
+                flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, |c| cqs.recv(c, false));
             }
             break;
         }
@@ -607,11 +912,12 @@ pub(crate) fn ud_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8]) -
         return false;
     };
     let st = qp.state();
-    if st.shape.qp_type != b::ib_qp_type_IB_QPT_UD || p.bth.pkey & 0x7fff != 0x7fff {
+    let datagram = matches!(st.shape.qp_type, b::ib_qp_type_IB_QPT_UD | b::ib_qp_type_IB_QPT_GSI);
+    if !datagram || p.bth.pkey & 0x7fff != 0x7fff {
         return false;
     }
-    // SAFETY: the QP is live (counted) with its PD and receive CQ.
-    let (pd, qpn, rcq) = unsafe { ((*qp.ibqp).pd, (*qp.ibqp).qp_num, (*qp.ibqp).recv_cq) };
+    // SAFETY: the QP is live (counted) with its PD and CQs.
+    let (pd, qpn, cqs) = unsafe { ((*qp.ibqp).pd, (*qp.ibqp).qp_num, QpCqs::of(qp.ibqp)) };
     let mut g = st.inner.lock();
     let ready = g.attrs.state == b::ib_qp_state_IB_QPS_RTR || g.attrs.state == b::ib_qp_state_IB_QPS_RTS;
     if !ready || deth.qkey != g.attrs.qkey {
@@ -620,7 +926,10 @@ pub(crate) fn ud_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8]) -
     // SAFETY: the counted QP keeps its SRQ (if any) alive.
     let srq = unsafe { (*qp.ibqp).srq };
     let QpInner { rq, rq_q, .. } = &mut *g;
-    let taken = if srq.is_null() {
+    let kernel = st.kq.lock().as_mut().map(|k| k.rq.pop().flatten().map(Ok));
+    let taken = if let Some(k) = kernel {
+        k
+    } else if srq.is_null() {
         take_from_ring(rq.as_ref(), rq_q, st.shape.rq.max_sge)
     } else {
         // SAFETY: as above; an SRQ of ours.
@@ -646,12 +955,13 @@ pub(crate) fn ud_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8]) -
                 invalidated_rkey: None,
                 src_qp: Some(deth.src_qpn),
                 port_num: 1,
+                network: Some(if ip_header.len() == 40 { NetworkType::Ipv6 } else { NetworkType::Ipv4 }),
             };
             Completion::recv(wqe.wr_id, qpn, status, info)
         }
     };
     // SAFETY: the counted QP keeps its receive CQ alive. (A full CQ raised its error event.)
-    if unsafe { cq::post(rcq, &c, p.bth.se) }.is_err() {
+    if unsafe { cqs.recv(&c, p.bth.se) }.is_err() {
         return false;
     }
     dev.counters().inc(Counter::RdmaRecvs);
@@ -682,7 +992,7 @@ struct QpCtx<'a> {
     dev: &'a RxeSrDev,
     pd: *mut b::ib_pd,
     qpn: u32,
-    cqs: (*mut b::ib_cq, *mut b::ib_cq),
+    cqs: QpCqs,
     srq: *mut b::ib_srq,
     st: &'a QpState,
 }
@@ -698,7 +1008,7 @@ impl<'a> QpCtx<'a> {
                 dev: RxeSrDev::from_ib((*ibqp).device),
                 pd: (*ibqp).pd,
                 qpn: (*ibqp).qp_num,
-                cqs: ((*ibqp).send_cq, (*ibqp).recv_cq),
+                cqs: QpCqs::of(ibqp),
                 srq: (*ibqp).srq,
                 st,
             }
@@ -788,7 +1098,7 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
     drop(env);
     if outcome == Outcome::Error {
         // SAFETY: per this function's contract.
-        unsafe { enter_error(g, ctx.qpn, ctx.cqs) };
+        unsafe { enter_error(g, ctx.st, ctx.qpn, ctx.cqs) };
     }
 }
 
@@ -872,7 +1182,7 @@ unsafe fn post_send_connected(ibqp: *mut b::ib_qp, st: &QpState) -> c_int {
         b::ib_qp_state_IB_QPS_ERR => {
             let QpInner { sq, sq_q, .. } = &mut *g;
             // SAFETY: the QP's CQs outlive it.
-            unsafe { flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, ctx.qpn, ctx.cqs.0) };
+            unsafe { flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, ctx.qpn, |c| ctx.cqs.send(c)) };
             return 0;
         }
         _ => return EINVAL.to_errno(),
@@ -924,6 +1234,12 @@ unsafe extern "C" fn rxe_sr_rs_qp_timer(owner: *mut c_void) {
     };
     // SAFETY: as above.
     let ctx = unsafe { QpCtx::new(ibqp, st) };
+    if trc::service(st.shape.qp_type).is_none() {
+        // A kernel datagram QP: its send work.
+        // SAFETY: as above.
+        unsafe { run_kernel_sends(&ctx) };
+        return;
+    }
     let mut g = st.inner.lock();
     if g.attrs.state != b::ib_qp_state_IB_QPS_RTS {
         return;

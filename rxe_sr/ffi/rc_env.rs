@@ -35,16 +35,14 @@ pub(crate) struct KEnv<'a> {
     pub(crate) rq_max_sge: u32,
     /// The QP's SRQ (null when it has its own receive queue).
     srq: *mut b::ib_srq,
-    scq: *mut b::ib_cq,
-    rcq: *mut b::ib_cq,
+    cqs: cq::QpCqs,
 }
 
 impl<'a> KEnv<'a> {
-    /// The environment of a QP whose send and receive CQs are `scq` and `rcq` and whose
-    /// SRQ (or null) is `srq`.
+    /// The environment of a QP whose CQs are `cqs` and whose SRQ (or null) is `srq`.
     ///
     /// # Safety
-    /// `scq`, `rcq` and a non-null `srq` are live objects of ours for as long as the
+    /// The QP of `cqs` and a non-null `srq` are live objects of ours for as long as the
     /// environment is used.
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn new(
@@ -57,9 +55,9 @@ impl<'a> KEnv<'a> {
         (sq, sq_q): (Option<&'a MappedQueue>, &'a mut FromClientQueue),
         (rq, rq_q, rq_max_sge): (Option<&'a MappedQueue>, &'a mut FromClientQueue, u32),
         srq: *mut b::ib_srq,
-        (scq, rcq): (*mut b::ib_cq, *mut b::ib_cq),
+        cqs: cq::QpCqs,
     ) -> Self {
-        KEnv { dev, nd, pd, qp_access, av, sport, sq, sq_q, rq, rq_q, rq_max_sge, srq, scq, rcq }
+        KEnv { dev, nd, pd, qp_access, av, sport, sq, sq_q, rq, rq_q, rq_max_sge, srq, cqs }
     }
 }
 
@@ -183,13 +181,13 @@ impl RcEnv for KEnv<'_> {
         }
         if let Some(c) = c {
             // SAFETY: per `new`'s contract. A full CQ has raised its error event.
-            let _ = unsafe { cq::post(self.scq, c, false) };
+            let _ = unsafe { self.cqs.send(c) };
         }
     }
 
     fn complete_recv(&mut self, c: &Completion, solicited: bool) {
         // SAFETY: per `new`'s contract.
-        let _ = unsafe { cq::post(self.rcq, c, solicited) };
+        let _ = unsafe { self.cqs.recv(c, solicited) };
         if c.status == WcStatus::Success {
             self.dev.counters().inc(Counter::RdmaRecvs);
         }

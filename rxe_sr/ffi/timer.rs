@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! A QP's timer (glue.c's `struct rxe_sr_qp_timer`): a kernel timer that, when it fires,
 //! queues a work item calling [`super::qp`]'s timer entry point in process context. The
-//! transport arms it for its earliest deadline (retransmission timeout, RNR delay).
+//! transport arms it for its earliest deadline (retransmission timeout, RNR delay); a kernel
+//! consumer's post_send kicks the work at once.
 
 use kernel::ffi::c_void;
 use kernel::prelude::*;
@@ -40,6 +41,14 @@ impl QpTimer {
     pub(crate) fn arm(&self, deadline_us: u64) {
         // SAFETY: the object is live until drop.
         unsafe { b::rxe_sr_glue_qp_timer_arm(self.0, deadline_us) }
+    }
+}
+
+impl QpTimer {
+    /// Queues the work now, without waiting for the timer (callable in atomic context).
+    pub(crate) fn kick(&self) {
+        // SAFETY: the object is live until drop.
+        unsafe { b::rxe_sr_glue_qp_timer_kick(self.0) }
     }
 }
 

@@ -11,7 +11,8 @@ use kernel::prelude::*;
 use crate::ffi::bindings as b;
 use crate::ffi::device::RxeSrDev;
 use crate::ffi::netdev::NetDev;
-use crate::ffi::{ah, mr, skb};
+use crate::ffi::{mr, skb};
+use crate::verbs::ah::Av;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendWqe};
@@ -76,24 +77,20 @@ pub(crate) fn build(s: &UdSend<'_>) -> Result<KVec<u8>> {
     Ok(buf)
 }
 
-/// Sends one UD work request: the destination from its AH (which must be on the QP's PD),
+/// Sends one UD (or GSI) work request to `av` (the caller resolved its AH, on the QP's PD):
 /// the payload gathered from its MRs or taken inline, at most one path MTU.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn send_one(
     dev: &RxeSrDev,
     pd: *mut b::ib_pd,
     qpn: u32,
     attrs: &mut QpAttrs,
     wqe: &SendWqe,
+    av: &Av,
     mtu: u32,
     nd: &NetDev<'_>,
 ) -> core::result::Result<(), WcStatus> {
     let ud = wqe.ud.ok_or(WcStatus::LocQpOpErr)?;
-    if ud.ah_num == 0 {
-        // The embedded AV of old providers is not supported: today's rxe provider always
-        // passes an AH number.
-        return Err(WcStatus::LocQpOpErr);
-    }
-    let av = ah::lookup(dev, pd, ud.ah_num).ok_or(WcStatus::LocQpOpErr)?;
     if wqe.length > mtu {
         return Err(WcStatus::LocLenErr);
     }
@@ -137,7 +134,7 @@ pub(crate) fn send_one(
     })
     .map_err(|_| WcStatus::LocQpOpErr)?;
     let sport = 0xc000 | (qpn & 0x3fff) as u16;
-    skb::send(dev, nd, &av, sport, &pkt).map_err(|_| WcStatus::LocQpOpErr)?;
+    skb::send(dev, nd, av, sport, &pkt).map_err(|_| WcStatus::LocQpOpErr)?;
     dev.counters().inc(Counter::SentPkts);
     dev.counters().inc(Counter::RdmaSends);
     Ok(())

@@ -14,7 +14,7 @@ use super::layout::{
     UVERBS_WC_SRC_QP_OFF, UVERBS_WC_STATUS_OFF, UVERBS_WC_VENDOR_ERR_OFF, UVERBS_WC_WC_FLAGS_OFF,
     UVERBS_WC_WR_ID_OFF,
 };
-use super::send_wqe::{ImmData, SendOpcode, SendWqe};
+use super::send_wqe::{ImmData, NetworkType, SendOpcode, SendWqe};
 
 /// `enum ib_wc_status` (= `enum ibv_wc_status`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -300,6 +300,10 @@ pub struct Completion {
     pub dlid_path_bits: u8,
     /// Port number (receives: the QP's port).
     pub port_num: u8,
+    /// UD/GSI receives: the IP version of the packet, whose header sits in the GRH area.
+    /// Kernel CQs report it (`IB_WC_WITH_NETWORK_HDR_TYPE`); `struct ib_uverbs_wc` has no
+    /// room for it.
+    pub network: Option<NetworkType>,
 }
 
 /// What a successful receive completion reports beyond its WQE and QP.
@@ -317,6 +321,8 @@ pub struct RecvInfo {
     pub src_qp: Option<u32>,
     /// The QP's port number.
     pub port_num: u8,
+    /// UD/GSI: the IP version of the packet.
+    pub network: Option<NetworkType>,
 }
 
 impl Completion {
@@ -337,6 +343,7 @@ impl Completion {
             sl: 0,
             dlid_path_bits: 0,
             port_num: 0,
+            network: None,
         }
     }
 
@@ -394,6 +401,7 @@ impl Completion {
                 c.src_qp = src_qp;
             }
             c.port_num = info.port_num;
+            c.network = info.network;
         }
         c
     }
@@ -476,5 +484,6 @@ pub fn parse_uverbs_wc(b: &[u8]) -> Result<Completion, CqeError> {
         sl: u8_at(UVERBS_WC_SL_OFF)?,
         dlid_path_bits: u8_at(UVERBS_WC_DLID_PATH_BITS_OFF)?,
         port_num: u8_at(UVERBS_WC_PORT_NUM_OFF)?,
+        network: None,
     })
 }

@@ -27,7 +27,7 @@ pub mod send_wqe;
 pub mod sge;
 
 pub use cqe::{emit_uverbs_wc, Completion, RecvInfo, WcEx, WcFlags, WcOpcode, WcStatus};
-pub use queue::{FromClientQueue, QueueError, Ring, ToClientQueue};
+pub use queue::{Fifo, FromClientQueue, QueueError, Ring, ToClientQueue};
 pub use recv_wqe::{RecvLimits, RecvWqe};
 pub use send_wqe::{QpType, SendFlags, SendLimits, SendOp, SendOpcode, SendWqe};
 pub use sge::{Sge, SgeList};

@@ -697,6 +697,63 @@ impl SendWqe {
         })
     }
 
+    /// A datagram SEND (UD or GSI) from a kernel consumer's work request (`struct
+    /// ib_ud_wr`), with the checks [`SendWqe::parse`] makes on a ring slot: the opcode must
+    /// be SEND or SEND_WITH_IMM (`imm` is used for the latter), the destination QPN 24 bits
+    /// wide, the payload within `limits` (a gather list from [`SgeList::collect`], or inline
+    /// bytes the caller copied). The destination's address travels beside the WQE (a
+    /// kernel AH is a pointer, not a number): `dest.ah_num` is 0 and `dest.av` unused.
+    pub fn datagram(
+        wr_id: u64,
+        opcode: SendOpcode,
+        flags: SendFlags,
+        imm: ImmData,
+        dest: UdDest,
+        payload: Payload,
+        limits: SendLimits,
+    ) -> Result<SendWqe, WqeError> {
+        let op = match opcode {
+            SendOpcode::Send => SendOp::Send,
+            SendOpcode::SendWithImm => SendOp::SendWithImm { imm },
+            _ => return Err(WqeError::OpcodeNotAllowed),
+        };
+        if dest.remote_qpn > MAX_QPN {
+            return Err(WqeError::BadRemoteQpn);
+        }
+        let length = match &payload {
+            Payload::Sges(list) => {
+                if list.len() > bytes::usize_from(limits.max_sge.min(super::limits::RXE_MAX_SGE)).unwrap_or(0) {
+                    return Err(WqeError::TooManySge);
+                }
+                u32::try_from(list.total_length())
+                    .ok()
+                    .filter(|&l| u64::from(l) <= RXE_MAX_MSG_SIZE)
+                    .ok_or(WqeError::LengthTooLong)?
+            }
+            Payload::Inline(data) => {
+                let len = u32::try_from(data.len()).map_err(|_| WqeError::InlineTooLong)?;
+                if len > limits.max_inline.min(RXE_MAX_INLINE_DATA) {
+                    return Err(WqeError::InlineTooLong);
+                }
+                len
+            }
+            Payload::None => 0,
+        };
+        let mut flags = SendFlags::from_bits_truncate(flags.bits());
+        if !matches!(payload, Payload::Inline(_)) {
+            flags = SendFlags(flags.bits() & !SendFlags::INLINE);
+        }
+        Ok(SendWqe {
+            wr_id,
+            opcode,
+            flags,
+            op,
+            ud: Some(UdDest { ah_num: 0, av: None, ..dest }),
+            payload,
+            length,
+        })
+    }
+
     /// The SGEs (empty unless the payload is a gather/scatter list).
     pub fn sges(&self) -> &[Sge] {
         match &self.payload {

@@ -137,25 +137,40 @@ impl SgeList {
     /// slot, that no `addr + length` overflows, and that the total is at most
     /// [`RXE_MAX_MSG_SIZE`]. Returns the list and its total length.
     pub fn parse(b: &[u8], off: usize, num_sge: u32, max_sge: u32) -> Result<(SgeList, u32), WqeError> {
-        if num_sge > max_sge.min(RXE_MAX_SGE) {
-            return Err(WqeError::TooManySge);
-        }
         let n = bytes::usize_from(num_sge).ok_or(WqeError::TooManySge)?;
-        let end = n
-            .checked_mul(SGE_SIZE)
-            .and_then(|len| len.checked_add(off))
-            .ok_or(WqeError::SgeOutsideSlot)?;
-        if end > b.len() {
-            return Err(WqeError::SgeOutsideSlot);
+        if num_sge <= max_sge.min(RXE_MAX_SGE) {
+            let end = n
+                .checked_mul(SGE_SIZE)
+                .and_then(|len| len.checked_add(off))
+                .ok_or(WqeError::SgeOutsideSlot)?;
+            if end > b.len() {
+                return Err(WqeError::SgeOutsideSlot);
+            }
         }
-        let mut list = SgeList::EMPTY;
-        let mut total = 0u64;
-        for i in 0..n {
+        SgeList::collect(num_sge, max_sge, |i| {
             let at = i
                 .checked_mul(SGE_SIZE)
                 .and_then(|x| x.checked_add(off))
                 .ok_or(WqeError::SgeOutsideSlot)?;
-            let sge = Sge::read(b, at).ok_or(WqeError::SgeOutsideSlot)?;
+            Sge::read(b, at).ok_or(WqeError::SgeOutsideSlot)
+        })
+    }
+
+    /// Builds a list from `num_sge` SGEs given by value (`sge(i)`, e.g. a kernel consumer's
+    /// `ib_sge` array), with the checks of [`SgeList::parse`] other than the slot bounds.
+    pub fn collect(
+        num_sge: u32,
+        max_sge: u32,
+        mut sge: impl FnMut(usize) -> Result<Sge, WqeError>,
+    ) -> Result<(SgeList, u32), WqeError> {
+        if num_sge > max_sge.min(RXE_MAX_SGE) {
+            return Err(WqeError::TooManySge);
+        }
+        let n = bytes::usize_from(num_sge).ok_or(WqeError::TooManySge)?;
+        let mut list = SgeList::EMPTY;
+        let mut total = 0u64;
+        for i in 0..n {
+            let sge = sge(i)?;
             if sge.addr.checked_add(u64::from(sge.length)).is_none() {
                 return Err(WqeError::SgeAddressOverflow);
             }

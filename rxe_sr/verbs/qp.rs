@@ -41,7 +41,8 @@ pub(crate) struct QpShape {
 pub(crate) fn shape(init: &b::ib_qp_init_attr, cache_line: u32) -> Result<QpShape> {
     match init.qp_type {
         b::ib_qp_type_IB_QPT_RC | b::ib_qp_type_IB_QPT_UC | b::ib_qp_type_IB_QPT_UD => {}
-        // GSI (QP1) and the rest arrive with the kernel data path.
+        // QP1, for the kernel's MAD layer (RoCE has no QP0).
+        b::ib_qp_type_IB_QPT_GSI if init.port_num == 1 => {}
         _ => return Err(errno::eopnotsupp()),
     }
     if init.create_flags != 0 || !init.xrcd.is_null() {

@@ -308,6 +308,7 @@ impl Responder {
             invalidated_rkey: invalidated,
             src_qp: None,
             port_num: cfg.port,
+            network: None,
         };
         self.bump_msn();
         env.complete_recv(&Completion::recv(wqe.wr_id, cfg.qpn, WcStatus::Success, info), p.bth.se);
@@ -383,6 +384,7 @@ impl Responder {
                 invalidated_rkey: None,
                 src_qp: None,
                 port_num: cfg.port,
+                network: None,
             };
             env.complete_recv(&Completion::recv(w.wr_id, cfg.qpn, WcStatus::Success, info), p.bth.se);
         }
