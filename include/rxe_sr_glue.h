@@ -105,6 +105,9 @@ void rxe_sr_glue_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
  * kernel address). Addresses outside the kernel's direct map are refused with -EFAULT.
  */
 int rxe_sr_glue_kva_copy(u64 addr, void *buf, size_t len, bool to_kva);
+
+/* Adds (@add) or removes the Ethernet multicast address of RoCE multicast GID @mgid. */
+int rxe_sr_glue_mcast_mac(struct net_device *ndev, const u8 *mgid, bool add);
 int rxe_sr_glue_xa_alloc_cyclic(struct xarray *xa, u32 *id, void *entry, u32 min, u32 max,
 				u32 *next);
 

@@ -464,3 +464,26 @@ fn emit_headers_matches_emit() {
     assert!(ack.emit_headers(0, &mut b).is_ok());
     assert!(ack.emit_headers(4, &mut b).is_err());
 }
+
+#[test]
+fn dest_gid_maps_ipv4_and_keeps_ipv6() {
+    // 192.168.1.20 -> ::ffff:192.168.1.20
+    let d = RoceDatagram::parse(&V4_CAP_ECHO_ACK).unwrap();
+    let mut want = [0u8; 16];
+    want[10] = 0xff;
+    want[11] = 0xff;
+    want[12..].copy_from_slice(&[0xc0, 0xa8, 0x01, 0x14]);
+    assert_eq!(d.dest_gid(), want);
+    // An IPv6 header's destination as it is.
+    let mut v6 = vec![0u8; 40 + 8 + 12 + 4];
+    v6[0] = 0x60;
+    v6[4..6].copy_from_slice(&((8 + 12 + 4) as u16).to_be_bytes());
+    v6[6] = 17;
+    for (i, b) in v6[24..40].iter_mut().enumerate() {
+        *b = 0xf0 + i as u8;
+    }
+    v6[42..44].copy_from_slice(&4791u16.to_be_bytes());
+    v6[44..46].copy_from_slice(&((8 + 12 + 4) as u16).to_be_bytes());
+    let d = RoceDatagram::parse(&v6).unwrap();
+    assert_eq!(d.dest_gid().to_vec(), v6[24..40].to_vec());
+}

@@ -13,9 +13,14 @@ use kernel::str::CStr;
 use kernel::types::{Opaque, ScopeGuard};
 
 use super::xarray::IndexTable;
-use super::{ah, bindings as b, cq, mr, netdev::NetDev, pd, qp, queue, srq, stats};
+use super::{ah, bindings as b, cq, mcast, mr, netdev::NetDev, pd, qp, queue, srq, stats};
 use crate::verbs::counters::{Counter, Counters};
 use crate::verbs::device as vd;
+use crate::verbs::mcast::McastGroups;
+use core::pin::Pin;
+use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::new_mutex;
+use kernel::sync::Mutex;
 
 /// rdma_rxe's driver id: the stock rdma-core rxe provider binds to devices that carry it.
 const DRIVER_ID: b::rdma_driver_id = b::rdma_driver_id_RDMA_DRIVER_RXE;
@@ -39,6 +44,9 @@ pub(crate) struct RxeSrDev {
     key_variant: AtomicU32,
     /// What `rdma statistic` shows.
     counters: Counters,
+    /// Multicast groups; set before registration (all-zero is `None`), freed in
+    /// `dealloc_driver`.
+    mcast: Option<Pin<KBox<Mutex<McastGroups>>>>,
     /// Received datagrams waiting for the receive work (ffi/rx.rs).
     pub(crate) rx: Opaque<b::rxe_sr_rx>,
 }
@@ -69,6 +77,11 @@ impl RxeSrDev {
     /// The device's counters.
     pub(crate) fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// The device's multicast groups.
+    pub(crate) fn mcast(&self) -> Option<&Mutex<McastGroups>> {
+        self.mcast.as_deref()
     }
 
     /// The device's AH table.
@@ -202,6 +215,8 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         b::rxe_sr_glue_rx_init(dev.rx.get());
     }
 
+    dev.mcast = Some(KBox::pin_init(new_mutex!(McastGroups::default(), "rxe_sr_mcast"), GFP_KERNEL)?);
+
     let guid = u64::from_ne_bytes(vd::guid_from_mac(nd.mac()));
     let ib = &mut dev.ib_dev;
     ib.node_guid = guid;
@@ -275,6 +290,8 @@ fn device_ops() -> b::ib_device_ops {
         destroy_qp: Some(qp::destroy_qp),
         post_send: Some(qp::post_send),
         post_recv: Some(qp::post_recv),
+        attach_mcast: Some(mcast::attach_mcast),
+        detach_mcast: Some(mcast::detach_mcast),
         create_srq: Some(srq::create_srq),
         modify_srq: Some(srq::modify_srq),
         query_srq: Some(srq::query_srq),
@@ -381,6 +398,7 @@ unsafe extern "C" fn dealloc_driver(ibdev: *mut b::ib_device) {
         IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).mr_table);
         IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).qp_table);
         IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).ah_table);
+        drop((*ibdev.cast::<RxeSrDev>()).mcast.take());
     }
     vd::note_freed();
 }

@@ -20,6 +20,8 @@
 #include <net/route.h>
 #include <net/ipv6.h>
 #include <net/ip6_route.h>
+#include <net/addrconf.h>
+#include <linux/inetdevice.h>
 #include <linux/udp.h>
 #include <linux/delay.h>
 #include <rdma/ib_umem.h>
@@ -610,4 +612,18 @@ int rxe_sr_glue_kva_copy(u64 addr, void *buf, size_t len, bool to_kva)
 		len -= n;
 	}
 	return 0;
+}
+
+/* ---- multicast MAC filter (as rdma_rxe's rxe_mcast_add/del) ---- */
+
+int rxe_sr_glue_mcast_mac(struct net_device *ndev, const u8 *mgid, bool add)
+{
+	const struct in6_addr *a6 = (const struct in6_addr *)mgid;
+	unsigned char ll_addr[ETH_ALEN];
+
+	if (ipv6_addr_v4mapped(a6))
+		ip_eth_mc_map(a6->s6_addr32[3], ll_addr);
+	else
+		ipv6_eth_mc_map(a6, ll_addr);
+	return add ? dev_mc_add(ndev, ll_addr) : dev_mc_del(ndev, ll_addr);
 }

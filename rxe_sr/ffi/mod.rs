@@ -9,6 +9,7 @@ pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod irq_lock;
 pub(crate) mod link;
+pub(crate) mod mcast;
 pub(crate) mod mr;
 pub(crate) mod netdev;
 pub(crate) mod params;

@@ -299,9 +299,13 @@ pub(crate) unsafe extern "C" fn destroy_qp(ibqp: *mut b::ib_qp, _udata: *mut b::
     }
     // SAFETY: the QP's device is one of ours.
     let dev = unsafe { RxeSrDev::from_ib((*ibqp).device) };
-    // Out of the table first: no new receive-path reference; then wait for the ones held.
     // SAFETY: reads the QPN we assigned.
-    dev.qps().erase(unsafe { (*ibqp).qp_num });
+    let qpn = unsafe { (*ibqp).qp_num };
+    // Out of its multicast groups and the table first: no new receive-path reference; then
+    // wait for the ones held.
+    // SAFETY: the QP's device is live.
+    super::mcast::detach_all(dev, unsafe { (*ibqp).device }, qpn);
+    dev.qps().erase(qpn);
     // SAFETY: `state` is live until freed below.
     while unsafe { (*qp.state).users.load(Ordering::Acquire) } != 0 {
         // SAFETY: plain sleep in process context.
@@ -905,10 +909,28 @@ impl Drop for QpRef {
 /// the GRH area and the payload are scattered into the WQE's buffers and a completion is
 /// posted to the receive CQ. False when dropped.
 pub(crate) fn ud_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8]) -> bool {
+    ud_deliver_to(dev, p.bth.dest_qpn, p, ip_header)
+}
+
+/// Delivers a UD SEND to the multicast QPN to every QP attached to its group (the
+/// packet's destination GID), each taking its own copy. False when no QP took it.
+pub(crate) fn ud_deliver_mcast(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8], mgid: &[u8; 16]) -> bool {
+    let mut qpns = [0u32; crate::verbs::mcast::MAX_MCAST_QP_ATTACH as usize];
+    // A snapshot: delivery takes QP locks, which must not nest inside the groups' lock.
+    let n = dev.mcast().map_or(0, |g| g.lock().members(mgid, &mut qpns));
+    let mut any = false;
+    for &qpn in qpns.iter().take(n) {
+        any |= ud_deliver_to(dev, qpn, p, ip_header);
+    }
+    any
+}
+
+/// Delivers a UD SEND to QP `qpn` (see [`ud_deliver`]).
+fn ud_deliver_to(dev: &RxeSrDev, qpn: u32, p: &PacketRepr<'_>, ip_header: &[u8]) -> bool {
     let Some(deth) = p.ext.deth else {
         return false;
     };
-    let Some(qp) = QpRef::get(dev, p.bth.dest_qpn) else {
+    let Some(qp) = QpRef::get(dev, qpn) else {
         return false;
     };
     let st = qp.state();

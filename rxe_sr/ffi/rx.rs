@@ -11,6 +11,7 @@ use super::qp;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::{Opcode, PacketRepr, Transport};
 use crate::verbs::counters::Counter;
+use crate::verbs::mcast::MULTICAST_QPN;
 
 /// The work item's entry point (glue.c's work function).
 ///
@@ -56,6 +57,9 @@ fn receive(dev: &RxeSrDev, skb: *mut b::sk_buff) -> bool {
         return false;
     }
     match p.bth.opcode {
+        Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE if p.bth.dest_qpn == MULTICAST_QPN => {
+            qp::ud_deliver_mcast(dev, &p, d.ip_header, &d.dest_gid())
+        }
         Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE => qp::ud_deliver(dev, &p, d.ip_header),
         op if matches!(op.transport(), Transport::Rc | Transport::Uc) => qp::connected_deliver(dev, &p),
         _ => false,

@@ -112,6 +112,9 @@ pub(crate) fn device_attr(sys_image_guid: u64) -> b::ib_device_attr {
         max_srq_sge: 27,
         max_fast_reg_page_list_len: 512,
         max_pkeys: 64,
+        max_mcast_grp: super::mcast::MAX_MCAST_GRP as i32,
+        max_mcast_qp_attach: super::mcast::MAX_MCAST_QP_ATTACH as i32,
+        max_total_mcast_qp_attach: super::mcast::MAX_TOTAL_MCAST_QP_ATTACH as i32,
         local_ca_ack_delay: 15,
         ..Default::default()
     }

@@ -8,6 +8,7 @@ pub(crate) mod device;
 pub(crate) mod ah;
 pub(crate) mod counters;
 pub(crate) mod cq;
+pub(crate) mod mcast;
 pub(crate) mod mr;
 pub(crate) mod objects;
 pub(crate) mod qp;

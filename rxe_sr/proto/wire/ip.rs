@@ -70,6 +70,22 @@ impl<'a> RoceDatagram<'a> {
         let ib = rest.get(UDP_HEADER_LEN..).ok_or(Error::Truncated)?;
         Ok(RoceDatagram { ip_header, udp_header, ib })
     }
+
+    /// The destination as a RoCEv2 GID: an IPv6 address as it is, an IPv4 address mapped
+    /// (`::ffff:a.b.c.d`). A multicast packet's group is its destination GID.
+    pub fn dest_gid(&self) -> [u8; 16] {
+        let mut gid = [0u8; 16];
+        if self.ip_header.len() == 40 {
+            if let Some(a) = self.ip_header.get(24..40) {
+                let _ = crate::proto::bytes::copy(&mut gid, a);
+            }
+        } else if let (Some(dst), Some(a)) = (gid.get_mut(12..), self.ip_header.get(16..20)) {
+            let _ = crate::proto::bytes::copy(dst, a);
+            gid[10] = 0xff;
+            gid[11] = 0xff;
+        }
+        gid
+    }
 }
 
 /// The IPv4 header checksum (RFC 791) of `hdr` as it is, checksum field included: 0 when

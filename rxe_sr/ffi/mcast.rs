@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Multicast: `attach_mcast` / `detach_mcast`, and the netdev's multicast MAC filter. The
+//! groups themselves are `verbs::mcast`; the receive path fans a multicast packet out to
+//! the attached QPs (`qp::ud_deliver_mcast`).
+
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+
+use super::bindings as b;
+use super::device::RxeSrDev;
+use crate::verbs::mcast::Attached;
+
+/// Makes the device's netdev accept (`add`) or stop accepting the Ethernet multicast
+/// address of group `mgid`, as rdma_rxe does: a node joins the group's MAC; IP membership
+/// (IGMP/MLD) is rdma-cm's business.
+fn mac_filter(ibdev: *mut b::ib_device, mgid: &[u8; 16], add: bool) -> Result {
+    // SAFETY: our device; the reference is dropped below.
+    let ndev = unsafe { b::ib_device_get_netdev(ibdev, 1) };
+    if ndev.is_null() {
+        return Err(ENODEV);
+    }
+    // SAFETY: `ndev` is referenced; `mgid` is 16 readable bytes.
+    let ret = unsafe { b::rxe_sr_glue_mcast_mac(ndev, mgid.as_ptr(), add) };
+    // SAFETY: drops the reference ib_device_get_netdev took.
+    unsafe { b::rxe_sr_glue_dev_put(ndev) };
+    kernel::error::to_result(ret)
+}
+
+/// `ib_device_ops.attach_mcast`: attaches a UD QP to multicast group `gid`.
+///
+/// # Safety
+/// Called by the core with a live QP of ours and a valid GID.
+pub(crate) unsafe extern "C" fn attach_mcast(ibqp: *mut b::ib_qp, gid: *mut b::ib_gid, _lid: u16) -> c_int {
+    // SAFETY: per this function's contract; `raw` covers the whole union.
+    let (qp_type, qpn, ibdev, mgid) = unsafe { ((*ibqp).qp_type, (*ibqp).qp_num, (*ibqp).device, (*gid).raw) };
+    if qp_type != b::ib_qp_type_IB_QPT_UD {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: a device of ours.
+    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    let Some(groups) = dev.mcast() else {
+        return EINVAL.to_errno();
+    };
+    let mut groups = groups.lock();
+    match groups.attach(mgid, qpn) {
+        Ok(Attached::NewGroup) => match mac_filter(ibdev, &mgid, true) {
+            Ok(()) => 0,
+            Err(e) => {
+                let _ = groups.detach(mgid, qpn);
+                e.to_errno()
+            }
+        },
+        Ok(Attached::Joined) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `ib_device_ops.detach_mcast`.
+///
+/// # Safety
+/// As [`attach_mcast`].
+pub(crate) unsafe extern "C" fn detach_mcast(ibqp: *mut b::ib_qp, gid: *mut b::ib_gid, _lid: u16) -> c_int {
+    // SAFETY: per this function's contract; `raw` covers the whole union.
+    let (qpn, ibdev, mgid) = unsafe { ((*ibqp).qp_num, (*ibqp).device, (*gid).raw) };
+    // SAFETY: a device of ours.
+    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    let Some(groups) = dev.mcast() else {
+        return EINVAL.to_errno();
+    };
+    let mut groups = groups.lock();
+    match groups.detach(mgid, qpn) {
+        Ok(true) => {
+            let _ = mac_filter(ibdev, &mgid, false);
+            0
+        }
+        Ok(false) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Detaches a QP being destroyed from every group it is still in.
+pub(crate) fn detach_all(dev: &RxeSrDev, ibdev: *mut b::ib_device, qpn: u32) {
+    if let Some(groups) = dev.mcast() {
+        groups.lock().detach_all(qpn, |mgid| {
+            let _ = mac_filter(ibdev, &mgid, false);
+        });
+    }
+}
