@@ -81,7 +81,7 @@ impl Drop for RxeSr {
             pr_info!("{} RoCEv2 datagrams arrived for no rxe_sr device and were dropped\n", stray);
         }
         pr_info!(
-            "unloaded ({} devices were created, {} are left; objects left: {} ucontexts, {} PDs, {} CQs, {} MRs, {} QPs, {} AHs, {} SRQs)\n",
+            "unloaded ({} devices were created, {} are left; objects left: {} ucontexts, {} PDs, {} CQs, {} MRs, {} QPs, {} AHs, {} SRQs, {} MWs)\n",
             verbs::device::devices_created(),
             verbs::device::devices_live(),
             o.ucontexts.get(),
@@ -90,7 +90,8 @@ impl Drop for RxeSr {
             o.mrs.get(),
             o.qps.get(),
             o.ahs.get(),
-            o.srqs.get()
+            o.srqs.get(),
+            o.mws.get()
         );
     }
 }

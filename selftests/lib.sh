@@ -274,7 +274,7 @@ sr_up() {
 sr_down_clean() {
   check "rdma link del" rdma link del sr0
   check "rmmod" rmmod rxe_sr
-  expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs' "$(dmesg_since_mark)"
+  expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs, 0 MWs' "$(dmesg_since_mark)"
   check "no oops or warning in the kernel log" dmesg_clean
 }
 

@@ -38,5 +38,5 @@ wait $app; log "ib_write_bw exit status $? (errors allowed: the device went away
 ibv_devices | grep -qw sr0 && fail "sr0 is still listed"
 sync_point deleted
 check "rmmod" rmmod rxe_sr
-expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs' "$(dmesg_since_mark)"
+expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs, 0 MWs' "$(dmesg_since_mark)"
 check "no oops or warning in the kernel log" dmesg_clean

@@ -35,6 +35,8 @@ struct Region {
 #[derive(Default)]
 struct Mem {
     regions: Vec<Region>,
+    /// Local operations executed (BIND_MW, LOCAL_INV), in order.
+    local_ops: Vec<SendOp>,
 }
 
 impl Mem {
@@ -155,6 +157,13 @@ impl RcEnv for Env<'_> {
     }
     fn invalidate(&mut self, _rkey: u32) -> Result<(), RemoteErr> {
         Ok(())
+    }
+    fn local_op(&mut self, op: &SendOp) -> Result<(), WcStatus> {
+        self.mem.local_ops.push(*op);
+        match op {
+            SendOp::LocalInv { invalidate_rkey: 0xdead } => Err(WcStatus::LocQpOpErr),
+            _ => Ok(()),
+        }
     }
     fn take_recv(&mut self) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
         self.rq.pop_front().map(Ok)
@@ -683,4 +692,38 @@ fn atomic_write_places_eight_bytes_and_checks_alignment_and_rights() {
         n.run(10_000);
         assert_eq!(n.a.send_cqes[0].status, want);
     }
+}
+
+/// BIND_MW and LOCAL_INV between RDMA WRITEs: each runs once, in order, even when losses
+/// send the requester back over them, and completes in order with its own opcode.
+#[test]
+fn local_operations_run_once_in_order_and_complete_in_order() {
+    use rxe_sr::uabi::send_wqe::BindMw;
+    for (seed, loss) in [(1, 0), (5, 100_000), (6, 200_000)] {
+        let mut n = Net::new(Service::Rc, 1024, Link { loss_ppm: loss, dup_ppm: 0, reorder_ppm: 0, seed });
+        let write = |i: u64| {
+            let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000 + i * 0x1000, rkey: 0x200 } };
+            wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 3000)
+        };
+        let bind = BindMw { addr: 0x10_0000, length: 64, mr_lkey: 0x100, mw_rkey: 0x8000_0011, rkey: 0x8000_0022, access: 2 };
+        n.post(true, write(0)).unwrap();
+        n.post(true, wqe(SendOp::BindMw(bind), SendOpcode::BindMw, 0, 0, 0)).unwrap();
+        n.post(true, write(1)).unwrap();
+        n.post(true, wqe(SendOp::LocalInv { invalidate_rkey: 0x8000_0022 }, SendOpcode::LocalInv, 0, 0, 0)).unwrap();
+        n.post(true, write(2)).unwrap();
+        assert!(n.run(2_000_000), "stalled");
+        assert_eq!(n.a.mem.local_ops, vec![SendOp::BindMw(bind), SendOp::LocalInv { invalidate_rkey: 0x8000_0022 }]);
+        let ops: Vec<_> = n.a.send_cqes.iter().map(|c| (c.status, c.opcode)).collect();
+        let ok = WcStatus::Success;
+        assert_eq!(ops, vec![(ok, WcOpcode::RdmaWrite), (ok, WcOpcode::BindMw), (ok, WcOpcode::RdmaWrite), (ok, WcOpcode::LocalInv), (ok, WcOpcode::RdmaWrite)], "seed {seed}");
+        if loss > 0 {
+            assert!(n.a.req.counters.retries > 0, "seed {seed}: no go-back happened");
+        }
+    }
+    // A failing local operation completes in error and takes the QP to Error.
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    n.post(true, wqe(SendOp::LocalInv { invalidate_rkey: 0xdead }, SendOpcode::LocalInv, 0, 0, 0)).unwrap();
+    n.run(10_000);
+    assert!(n.a.error);
+    assert_eq!((n.a.send_cqes[0].status, n.a.send_cqes[0].opcode), (WcStatus::LocQpOpErr, WcOpcode::Send));
 }

@@ -13,7 +13,7 @@ use kernel::str::CStr;
 use kernel::types::{Opaque, ScopeGuard};
 
 use super::xarray::IndexTable;
-use super::{ah, bindings as b, cq, mcast, mr, netdev::NetDev, pd, qp, queue, srq, stats};
+use super::{ah, bindings as b, cq, mcast, mr, mw, netdev::NetDev, pd, qp, queue, srq, stats};
 use crate::verbs::counters::{Counter, Counters};
 use crate::verbs::device as vd;
 use crate::verbs::mcast::McastGroups;
@@ -40,6 +40,8 @@ pub(crate) struct RxeSrDev {
     qp_table: IndexTable,
     /// Address handles by AH number.
     ah_table: IndexTable,
+    /// Memory windows by key index.
+    mw_table: IndexTable,
     /// The low byte of the next key (see `verbs::mr`).
     key_variant: AtomicU32,
     /// What `rdma statistic` shows.
@@ -82,6 +84,11 @@ impl RxeSrDev {
     /// The device's multicast groups.
     pub(crate) fn mcast(&self) -> Option<&Mutex<McastGroups>> {
         self.mcast.as_deref()
+    }
+
+    /// The device's MW table.
+    pub(crate) fn mws(&self) -> &IndexTable {
+        &self.mw_table
     }
 
     /// The device's AH table.
@@ -212,6 +219,7 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         IndexTable::init(&mut dev.mr_table);
         IndexTable::init(&mut dev.qp_table);
         IndexTable::init(&mut dev.ah_table);
+        IndexTable::init(&mut dev.mw_table);
         b::rxe_sr_glue_rx_init(dev.rx.get());
     }
 
@@ -297,6 +305,8 @@ fn device_ops() -> b::ib_device_ops {
         query_srq: Some(srq::query_srq),
         destroy_srq: Some(srq::destroy_srq),
         get_dma_mr: Some(mr::get_dma_mr),
+        alloc_mw: Some(mw::alloc_mw),
+        dealloc_mw: Some(mw::dealloc_mw),
         reg_user_mr: Some(mr::reg_user_mr),
         dereg_mr: Some(mr::dereg_mr),
         mmap: Some(queue::mmap),
@@ -310,6 +320,7 @@ fn device_ops() -> b::ib_device_ops {
         size_ib_qp: qp::SIZE,
         size_ib_ah: ah::SIZE,
         size_ib_srq: srq::SIZE,
+        size_ib_mw: mw::SIZE,
         ..Default::default()
     }
 }
@@ -398,6 +409,7 @@ unsafe extern "C" fn dealloc_driver(ibdev: *mut b::ib_device) {
         IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).mr_table);
         IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).qp_table);
         IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).ah_table);
+        IndexTable::destroy(&mut (*ibdev.cast::<RxeSrDev>()).mw_table);
         drop((*ibdev.cast::<RxeSrDev>()).mcast.take());
     }
     vd::note_freed();

@@ -11,6 +11,7 @@ pub(crate) mod irq_lock;
 pub(crate) mod link;
 pub(crate) mod mcast;
 pub(crate) mod mr;
+pub(crate) mod mw;
 pub(crate) mod netdev;
 pub(crate) mod params;
 pub(crate) mod pd;

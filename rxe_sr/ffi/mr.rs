@@ -231,19 +231,21 @@ pub(crate) unsafe extern "C" fn dereg_mr(ibmr: *mut b::ib_mr, _udata: *mut b::ib
 }
 
 /// What an access needs from an MR (IBTA 10.6.3): a local read needs only the key, PD and
-/// range; the others also need the right granted at registration.
+/// range; the others also need the right granted at registration. Remote accesses name
+/// the QP they arrived on: an R_Key may name a memory window, and a type 2 window answers
+/// only its own QP.
 #[derive(Clone, Copy)]
 pub(crate) enum Access {
     /// A send's gather (L_Key).
     LocalRead,
     /// A receive's scatter or a READ response's placement (L_Key, local write).
     LocalWrite,
-    /// An incoming RDMA READ (R_Key).
-    RemoteRead,
-    /// An incoming RDMA WRITE or ATOMIC WRITE (R_Key).
-    RemoteWrite,
-    /// An incoming atomic (R_Key).
-    RemoteAtomic,
+    /// An incoming RDMA READ (R_Key) on QP `.0`.
+    RemoteRead(u32),
+    /// An incoming RDMA WRITE or ATOMIC WRITE (R_Key) on QP `.0`.
+    RemoteWrite(u32),
+    /// An incoming atomic (R_Key) on QP `.0`.
+    RemoteAtomic(u32),
 }
 
 impl Access {
@@ -251,11 +253,29 @@ impl Access {
         match self {
             Access::LocalRead => 0,
             Access::LocalWrite => b::ib_access_flags_IB_ACCESS_LOCAL_WRITE,
-            Access::RemoteRead => b::ib_access_flags_IB_ACCESS_REMOTE_READ,
-            Access::RemoteWrite => b::ib_access_flags_IB_ACCESS_REMOTE_WRITE,
-            Access::RemoteAtomic => b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC,
+            Access::RemoteRead(_) => b::ib_access_flags_IB_ACCESS_REMOTE_READ,
+            Access::RemoteWrite(_) => b::ib_access_flags_IB_ACCESS_REMOTE_WRITE,
+            Access::RemoteAtomic(_) => b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC,
         }
     }
+
+    fn qpn(self) -> Option<u32> {
+        match self {
+            Access::RemoteRead(q) | Access::RemoteWrite(q) | Access::RemoteAtomic(q) => Some(q),
+            Access::LocalRead | Access::LocalWrite => None,
+        }
+    }
+}
+
+/// The region key and the rights to check on it for an access through `key`: a memory
+/// window's R_Key leads, for a remote access the window allows, to the region it is bound
+/// to, whose own rights were checked at bind time (IBTA 10.6.7.2).
+fn resolve(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32, va: u64, len: u64, access: Access) -> Option<(u32, Access)> {
+    if !vmr::is_mw_key(key) {
+        return Some((key, access));
+    }
+    let lkey = super::mw::reach(dev, key, pd, access.qpn()?, access.flag(), va, len)?;
+    Some((lkey, Access::LocalRead))
 }
 
 /// Runs `f(mr, byte offset)` on the MR named by `key` when it is live, carries exactly
@@ -271,6 +291,7 @@ fn with_mr<R>(
     access: Access,
     f: impl FnOnce(*const RxeSrMr, usize) -> Option<R>,
 ) -> Option<R> {
+    let (key, access) = resolve(dev, pd, key, va, len, access)?;
     dev.mrs()
         .with_entry(key >> 8, |p| {
             let mr = p.cast::<RxeSrMr>();
@@ -319,6 +340,28 @@ pub(crate) fn scatter(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, s
     if write(dev, pd, lkey, addr, src, Access::LocalWrite) { Ok(()) } else { Err(WcStatus::LocProtErr) }
 }
 
+/// The bind-time view of the MR with L_Key `lkey` on `pd` (a BIND_MW names it).
+pub(crate) fn view(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32) -> Option<crate::proto::rc::mw::MrView> {
+    if vmr::is_mw_key(lkey) {
+        return None;
+    }
+    dev.mrs()
+        .with_entry(lkey >> 8, |p| {
+            let mr = p.cast::<RxeSrMr>();
+            // SAFETY: entries of the MR table are live RxeSrMr objects (table lock held).
+            let (key, mr_pd, iova, length, access) =
+                unsafe { ((*mr).ibmr.lkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).access) };
+            (key == lkey && mr_pd == pd).then_some(crate::proto::rc::mw::MrView {
+                lkey,
+                pd: super::mw::pd_id(pd),
+                iova,
+                length,
+                access,
+            })
+        })
+        .flatten()
+}
+
 /// Checks that a remote request may access `[va, va + len)` through `rkey`.
 pub(crate) fn remote_check(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, len: u32, access: Access) -> bool {
     with_mr(dev, pd, rkey, va, u64::from(len), access, |_, _| Some(())).is_some()
@@ -327,8 +370,8 @@ pub(crate) fn remote_check(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64
 /// An atomic on the 8 bytes at `va` (host byte order, as rdma_rxe): `op(original)` gives the
 /// value to store. Returns the original value. Atomics on all MRs of the device are
 /// serialised by the MR table's lock.
-pub(crate) fn remote_atomic(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, op: impl FnOnce(u64) -> u64) -> Option<u64> {
-    with_mr(dev, pd, rkey, va, 8, Access::RemoteAtomic, |mr, off| {
+pub(crate) fn remote_atomic(dev: &RxeSrDev, pd: *mut b::ib_pd, qpn: u32, rkey: u32, va: u64, op: impl FnOnce(u64) -> u64) -> Option<u64> {
+    with_mr(dev, pd, rkey, va, 8, Access::RemoteAtomic(qpn), |mr, off| {
         let mut cell = [0u8; 8];
         // SAFETY: live under the table lock; `cell` is 8 writable bytes.
         if !unsafe { mr_copy(mr, off, cell.as_mut_ptr().cast(), 8, false) } {

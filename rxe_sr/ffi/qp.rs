@@ -1078,6 +1078,7 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
             ctx.dev,
             nd,
             ctx.pd,
+            ctx.qpn,
             attrs.qp_access_flags as u32,
             av,
             *sport,

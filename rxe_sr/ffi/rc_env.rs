@@ -13,6 +13,8 @@ use super::timer;
 use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RemoteErr, RemoteOp, TxError};
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, WcStatus};
+use crate::uabi::send_wqe::SendOp;
+use crate::proto::rc::mw::BindReq;
 use crate::uabi::queue::FromClientQueue;
 use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::sge::SgeList;
@@ -24,6 +26,8 @@ pub(crate) struct KEnv<'a> {
     pub(crate) dev: &'a RxeSrDev,
     pub(crate) nd: &'a NetDev<'a>,
     pub(crate) pd: *mut b::ib_pd,
+    /// The QP's number (type 2 memory windows answer only their QP).
+    pub(crate) qpn: u32,
     /// `IB_ACCESS_REMOTE_*` the QP allows its peer.
     pub(crate) qp_access: u32,
     pub(crate) av: &'a Av,
@@ -49,6 +53,7 @@ impl<'a> KEnv<'a> {
         dev: &'a RxeSrDev,
         nd: &'a NetDev<'a>,
         pd: *mut b::ib_pd,
+        qpn: u32,
         qp_access: u32,
         av: &'a Av,
         sport: u16,
@@ -57,7 +62,7 @@ impl<'a> KEnv<'a> {
         srq: *mut b::ib_srq,
         cqs: cq::QpCqs,
     ) -> Self {
-        KEnv { dev, nd, pd, qp_access, av, sport, sq, sq_q, rq, rq_q, rq_max_sge, srq, cqs }
+        KEnv { dev, nd, pd, qpn, qp_access, av, sport, sq, sq_q, rq, rq_q, rq_max_sge, srq, cqs }
     }
 }
 
@@ -79,11 +84,11 @@ impl KEnv<'_> {
     }
 }
 
-fn access_of(op: RemoteOp) -> Access {
+fn access_of(op: RemoteOp, qpn: u32) -> Access {
     match op {
-        RemoteOp::Read => Access::RemoteRead,
-        RemoteOp::Write => Access::RemoteWrite,
-        RemoteOp::Atomic => Access::RemoteAtomic,
+        RemoteOp::Read => Access::RemoteRead(qpn),
+        RemoteOp::Write => Access::RemoteWrite(qpn),
+        RemoteOp::Atomic => Access::RemoteAtomic(qpn),
     }
 }
 
@@ -93,7 +98,7 @@ impl RcEnv for KEnv<'_> {
     }
 
     fn transmit(&mut self, hdr: &PacketRepr<'_>, payload: PayloadSrc<'_>, len: u32) -> Result<(), TxError> {
-        let (dev, pd) = (self.dev, self.pd);
+        let (dev, pd, qpn) = (self.dev, self.pd, self.qpn);
         let plen = usize::try_from(len).map_err(|_| TxError::Dropped)?;
         let total = hdr.buffer_len().checked_add(plen + usize::from(hdr.bth.pad_cnt)).ok_or(TxError::Dropped)?;
         // Headers and payload are written straight into the skb.
@@ -111,7 +116,7 @@ impl RcEnv for KEnv<'_> {
                 }
                 PayloadSrc::Local { sges, offset } => gather(dev, pd, sges, offset, dst).map_err(TxError::Local),
                 PayloadSrc::Remote { rkey, va } => {
-                    if mr::read(dev, pd, rkey, va, dst, Access::RemoteRead) {
+                    if mr::read(dev, pd, rkey, va, dst, Access::RemoteRead(qpn)) {
                         Ok(())
                     } else {
                         Err(TxError::Local(WcStatus::RemAccessErr))
@@ -142,7 +147,7 @@ impl RcEnv for KEnv<'_> {
         if op == RemoteOp::Atomic && va % 8 != 0 {
             return Err(RemoteErr::Invalid);
         }
-        if mr::remote_check(self.dev, self.pd, rkey, va, len, access_of(op)) {
+        if mr::remote_check(self.dev, self.pd, rkey, va, len, access_of(op, self.qpn)) {
             Ok(())
         } else {
             Err(RemoteErr::Access)
@@ -150,17 +155,31 @@ impl RcEnv for KEnv<'_> {
     }
 
     fn remote_write(&mut self, rkey: u32, va: u64, data: &[u8]) -> Result<(), RemoteErr> {
-        if mr::write(self.dev, self.pd, rkey, va, data, Access::RemoteWrite) { Ok(()) } else { Err(RemoteErr::Access) }
+        if mr::write(self.dev, self.pd, rkey, va, data, Access::RemoteWrite(self.qpn)) { Ok(()) } else { Err(RemoteErr::Access) }
     }
 
     fn remote_atomic(&mut self, rkey: u32, va: u64, op: AtomicOp) -> Result<u64, RemoteErr> {
-        mr::remote_atomic(self.dev, self.pd, rkey, va, |orig| op.apply(orig)).ok_or(RemoteErr::Access)
+        mr::remote_atomic(self.dev, self.pd, self.qpn, rkey, va, |orig| op.apply(orig)).ok_or(RemoteErr::Access)
     }
 
-    fn invalidate(&mut self, _rkey: u32) -> Result<(), RemoteErr> {
-        // As rdma_rxe: only fast-registered MRs and memory windows can be invalidated
-        // remotely, and user MRs are neither.
-        Err(RemoteErr::Invalid)
+    fn invalidate(&mut self, rkey: u32) -> Result<(), RemoteErr> {
+        // As rdma_rxe: only fast-registered MRs (not offered) and type 2 memory windows
+        // can be invalidated.
+        super::mw::invalidate(self.dev, rkey).map_err(|_| RemoteErr::Invalid)
+    }
+
+    fn local_op(&mut self, op: &SendOp) -> Result<(), WcStatus> {
+        match *op {
+            SendOp::BindMw(m) => {
+                let req = BindReq { mw_rkey: m.mw_rkey, new_rkey: m.rkey, addr: m.addr, length: m.length, access: m.access };
+                let mr = if m.length == 0 { None } else { mr::view(self.dev, self.pd, m.mr_lkey) };
+                super::mw::bind(self.dev, &req, self.pd, self.qpn, mr).map_err(|_| WcStatus::MwBindErr)
+            }
+            SendOp::LocalInv { invalidate_rkey } => {
+                super::mw::invalidate(self.dev, invalidate_rkey).map_err(|_| WcStatus::LocQpOpErr)
+            }
+            _ => Err(WcStatus::LocQpOpErr),
+        }
     }
 
     fn take_recv(&mut self) -> Option<Result<RecvWqe, (u64, WcStatus)>> {

@@ -93,7 +93,9 @@ pub(crate) fn device_attr(sys_image_guid: u64) -> b::ib_device_attr {
             | b::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
             | b::ib_device_cap_flags_IB_DEVICE_SRQ_RESIZE
             | b::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT
-            | b::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS) as u64,
+            | b::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS
+            | b::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW
+            | b::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B) as u64,
         kernel_cap_flags: b::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64,
         max_send_sge: MAX_SGE,
         max_recv_sge: MAX_SGE,

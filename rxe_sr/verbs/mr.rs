@@ -16,6 +16,16 @@ use crate::ffi::errno;
 pub(crate) const MAX_MR_INDEX: u32 = (1 << 19) - 1;
 /// Smallest MR index (0 is never a valid key's index).
 pub(crate) const MIN_MR_INDEX: u32 = 1;
+/// Memory windows take the indices above the MRs' (as rdma_rxe), so a key's index tells
+/// which table names it.
+pub(crate) const MIN_MW_INDEX: u32 = MAX_MR_INDEX + 1;
+/// Largest MW index.
+pub(crate) const MAX_MW_INDEX: u32 = (1 << 20) - 1;
+
+/// True when `key` names a memory window.
+pub(crate) fn is_mw_key(key: u32) -> bool {
+    key >> 8 >= MIN_MW_INDEX
+}
 
 /// Access flags rxe_sr implements for user MRs. The optional range (relaxed ordering and
 /// other hints) is accepted and ignored, as the uverbs ABI allows.
@@ -23,10 +33,11 @@ const SUPPORTED: u32 = b::ib_access_flags_IB_ACCESS_LOCAL_WRITE
     | b::ib_access_flags_IB_ACCESS_REMOTE_WRITE
     | b::ib_access_flags_IB_ACCESS_REMOTE_READ
     | b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC
+    | b::ib_access_flags_IB_ACCESS_MW_BIND
     | b::ib_access_flags_IB_ACCESS_OPTIONAL;
 
-/// Checks the access flags of a registration; memory windows, on-demand paging, zero-based
-/// and persistence flushes are not offered (yet), and say so with EOPNOTSUPP.
+/// Checks the access flags of a registration; on-demand paging, zero-based and persistence
+/// flushes are not offered (yet), and say so with EOPNOTSUPP.
 pub(crate) fn check_access(access: i32) -> Result<u32> {
     let access = u32::try_from(access).map_err(|_| EINVAL)?;
     if access & !SUPPORTED != 0 {

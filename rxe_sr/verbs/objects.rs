@@ -41,6 +41,8 @@ pub(crate) struct LiveObjects {
     pub(crate) ahs: Live,
     /// Shared receive queues.
     pub(crate) srqs: Live,
+    /// Memory windows.
+    pub(crate) mws: Live,
 }
 
 /// Every live-object counter.
@@ -52,4 +54,5 @@ pub(crate) static LIVE: LiveObjects = LiveObjects {
     qps: Live::new(),
     ahs: Live::new(),
     srqs: Live::new(),
+    mws: Live::new(),
 };

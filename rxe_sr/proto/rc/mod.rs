@@ -14,12 +14,14 @@
 //! [`RcEnv`], which the kernel implements over MRs, the shared rings and skbs, and the host
 //! tests over plain buffers and a simulated lossy link. Time is in microseconds.
 
+pub mod mw;
 pub mod requester;
 pub mod responder;
 
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::recv_wqe::RecvWqe;
+use crate::uabi::send_wqe::SendOp;
 use crate::uabi::sge::SgeList;
 
 /// The connected service of a QP.
@@ -169,6 +171,10 @@ pub trait RcEnv {
 
     /// SEND with invalidate: invalidates the memory key `rkey`.
     fn invalidate(&mut self, rkey: u32) -> Result<(), RemoteErr>;
+
+    /// Executes a local operation of the send queue (BIND_MW, LOCAL_INV); the error is the
+    /// work request's completion status.
+    fn local_op(&mut self, op: &SendOp) -> Result<(), WcStatus>;
 
     /// Takes the next receive WQE from the receive queue (or SRQ): `None` when it is empty,
     /// `Some(Err((wr_id, status)))` for a WQE that failed validation.

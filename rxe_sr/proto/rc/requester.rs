@@ -271,6 +271,9 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 1
             }
             SendOp::AtomicWrite { .. } if rc => 1,
+            // Local operations: no packet; they run when the send cursor reaches them.
+            SendOp::BindMw(_) => 0,
+            SendOp::LocalInv { .. } if rc => 0,
             _ => return Err(PostError::Unsupported(WcStatus::LocQpOpErr)),
         };
         let first_psn = self.psn_tail;
@@ -311,6 +314,27 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             let Some(e) = self.slots.get(k) else {
                 break;
             };
+            if e.npsn == 0 {
+                // A local operation: it runs once (a go-back passes over it again), in
+                // order with the requests around it, and completes as the requests before it
+                // are acknowledged.
+                let (op, done, fence) = (e.wqe.op, e.complete, e.wqe.flags.contains(SendFlags::FENCE));
+                if !done {
+                    if fence && self.rd_atomic_out > 0 {
+                        break;
+                    }
+                    if let Err(status) = env.local_op(&op) {
+                        return self.fail_entry(env, cfg, self.next, status);
+                    }
+                    if let Some(m) = self.entry_mut(self.next) {
+                        m.complete = true;
+                    }
+                }
+                self.next += 1;
+                self.next_pkt = 0;
+                self.retire(env, cfg);
+                continue;
+            }
             let (psn, rd_atomic) = (e.first_psn.add(self.next_pkt), e.is_rd_atomic());
             if rc && psn.diff(self.engine.una()) >= MAX_UNACKED_PSNS as i32 {
                 break;

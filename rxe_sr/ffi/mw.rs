@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Memory windows: the C-ABI entry points and the MW object. Windows live in the device's
+//! MW table; their R_Keys use the index range above the MRs' (`verbs::mr::is_mw_key`), so
+//! a key names one table or the other. The rules are `proto::rc::mw`; here they are applied
+//! under the table's lock, which also keeps a window from being freed while in use.
+
+use core::mem::size_of;
+use core::ptr;
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+
+use super::bindings as b;
+use super::device::RxeSrDev;
+use crate::proto::rc::mw::{BindReq, MrView, MwError, MwType, Window};
+use crate::verbs::{mr as vmr, objects};
+
+/// The MW object: `ibmw` first (the core allocates `size_of::<RxeSrMw>()` zeroed bytes).
+#[repr(C)]
+pub(crate) struct RxeSrMw {
+    ibmw: b::ib_mw,
+    /// Index in the device's MW table (0: not allocated).
+    index: u32,
+    /// The window, changed only under the MW table's lock.
+    win: Option<Window>,
+}
+
+/// Size the core allocates per MW.
+pub(crate) const SIZE: usize = size_of::<RxeSrMw>();
+
+/// A PD's identity for the window rules.
+pub(crate) fn pd_id(pd: *mut b::ib_pd) -> usize {
+    pd as usize
+}
+
+/// `ib_device_ops.alloc_mw`: type 1 or type 2 (2B) windows.
+///
+/// # Safety
+/// Called by the core with a zeroed MW object of our size, its PD and type set.
+pub(crate) unsafe extern "C" fn alloc_mw(ibmw: *mut b::ib_mw, _udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: per this function's contract.
+    let (ty, pd, ibdev) = unsafe { ((*ibmw).type_, (*ibmw).pd, (*ibmw).device) };
+    let Some(mw_type) = MwType::from_ib(ty) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: a device of ours.
+    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    let index = match dev.mws().reserve(vmr::MIN_MW_INDEX, vmr::MAX_MW_INDEX) {
+        Ok(i) => i,
+        Err(e) => return e.to_errno(),
+    };
+    let rkey = vmr::key(index, dev.next_key_variant());
+    let mw = ibmw.cast::<RxeSrMw>();
+    // SAFETY: our zeroed MW object, not yet visible to anyone else.
+    unsafe {
+        (*mw).index = index;
+        ptr::addr_of_mut!((*mw).win).write(Some(Window::new(mw_type, rkey, pd_id(pd))));
+        (*ibmw).rkey = rkey;
+    }
+    if let Err(e) = dev.mws().publish(index, mw.cast()) {
+        dev.mws().erase(index);
+        return e.to_errno();
+    }
+    objects::LIVE.mws.inc();
+    0
+}
+
+/// `ib_device_ops.dealloc_mw`: the window's key stops working at once.
+///
+/// # Safety
+/// Called by the core once per allocated MW.
+pub(crate) unsafe extern "C" fn dealloc_mw(ibmw: *mut b::ib_mw) -> c_int {
+    let mw = ibmw.cast::<RxeSrMw>();
+    // SAFETY: our MW object; its device is one of ours.
+    let (index, dev) = unsafe { ((*mw).index, RxeSrDev::from_ib((*ibmw).device)) };
+    // After the erase no lookup can reach it (lookups run under the table's lock).
+    dev.mws().erase(index);
+    objects::LIVE.mws.dec();
+    0
+}
+
+/// Runs `f` on the window named by `rkey`'s index, under the MW table's lock.
+fn with_window<R>(dev: &RxeSrDev, rkey: u32, f: impl FnOnce(&mut Window) -> R) -> Option<R> {
+    dev.mws()
+        .with_entry(rkey >> 8, |p| {
+            let mw = p.cast::<RxeSrMw>();
+            // SAFETY: entries of the MW table are live RxeSrMw objects; the table lock keeps
+            // this one from being freed, and serialises every change to its window.
+            unsafe { (*mw).win.as_mut() }.map(f)
+        })
+        .flatten()
+}
+
+/// A BIND_MW work request through QP `qpn` of PD `qp_pd`; `mr` is the region it names
+/// (looked up by the caller; None when the request's length is 0).
+pub(crate) fn bind(dev: &RxeSrDev, req: &BindReq, qp_pd: *mut b::ib_pd, qpn: u32, mr: Option<MrView>) -> Result<(), MwError> {
+    with_window(dev, req.mw_rkey, |w| w.bind(req, pd_id(qp_pd), qpn, mr)).unwrap_or(Err(MwError::Invalid))
+}
+
+/// LOCAL_INV or SEND with invalidate of window key `rkey`.
+pub(crate) fn invalidate(dev: &RxeSrDev, rkey: u32) -> Result<(), MwError> {
+    with_window(dev, rkey, |w| w.invalidate(rkey)).unwrap_or(Err(MwError::Invalid))
+}
+
+/// The region (its L_Key) a remote request through QP `qpn` of PD `qp_pd` reaches with
+/// window key `rkey`, if the window allows `access` on `[va, va + len)`.
+pub(crate) fn reach(dev: &RxeSrDev, rkey: u32, qp_pd: *mut b::ib_pd, qpn: u32, access: u32, va: u64, len: u64) -> Option<u32> {
+    with_window(dev, rkey, |w| w.reach(rkey, pd_id(qp_pd), qpn, access, va, len)).flatten()
+}
