@@ -75,6 +75,10 @@ struct ib_udata *rxe_sr_glue_attrs_udata(struct uverbs_attr_bundle *attrs);
 struct ib_ucontext *rxe_sr_glue_attrs_ucontext(struct uverbs_attr_bundle *attrs);
 struct ib_ucontext *rxe_sr_glue_udata_ucontext(struct ib_udata *udata);
 int rxe_sr_glue_copy_to_udata(struct ib_udata *udata, const void *src, size_t len);
+/* The driver's part of a command (after the core's), @len bytes; -EINVAL if shorter. */
+int rxe_sr_glue_copy_from_udata(struct ib_udata *udata, void *dst, size_t len);
+/* Copies @len bytes to user address @uaddr of the calling process; -EFAULT on failure. */
+int rxe_sr_glue_copy_to_user(u64 uaddr, const void *src, size_t len);
 u64 rxe_sr_glue_mmap_offset(const struct rdma_user_mmap_entry *entry);
 void *rxe_sr_glue_vmalloc_user(size_t size);
 void rxe_sr_glue_cq_event(struct ib_cq *cq, unsigned int type);

@@ -184,6 +184,18 @@ int rxe_sr_glue_copy_to_udata(struct ib_udata *udata, const void *src, size_t le
 	return ib_copy_to_udata(udata, (void *)src, len);
 }
 
+int rxe_sr_glue_copy_from_udata(struct ib_udata *udata, void *dst, size_t len)
+{
+	if (!udata || udata->inlen < len)
+		return -EINVAL;
+	return ib_copy_from_udata(dst, udata, len);
+}
+
+int rxe_sr_glue_copy_to_user(u64 uaddr, const void *src, size_t len)
+{
+	return copy_to_user(u64_to_user_ptr(uaddr), src, len) ? -EFAULT : 0;
+}
+
 u64 rxe_sr_glue_mmap_offset(const struct rdma_user_mmap_entry *entry)
 {
 	return rdma_user_mmap_get_offset(entry);

@@ -3,6 +3,8 @@
 //! shared with the process, as a QP's receive queue is (the rxe provider posts receives by
 //! writing slots and moving the producer index; there is no system call). QPs created on
 //! the SRQ take their receive WQEs from it, under its lock (lock order: QP, then SRQ).
+//! Resizing moves the posted WQEs to a new ring, which the provider maps in place of the
+//! old one (as for CQs).
 
 use core::mem::size_of;
 use core::pin::Pin;
@@ -19,6 +21,7 @@ use super::queue::{MappedQueue, SharedQueue};
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::limits::RXE_MAX_SRQ_SGE;
 use crate::uabi::queue::{self, FromClientQueue};
+use crate::uabi::limits::MAX_RECV_WQE_BYTES;
 use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::{layout, resp};
 use crate::verbs::objects;
@@ -33,6 +36,8 @@ struct SrqInner {
     /// IB_SRQ_LIMIT: when armed (non-zero) and fewer WQEs remain, the SRQ_LIMIT_REACHED
     /// event fires once and the limit disarms (IBTA 10.2.9.1).
     limit: u32,
+    /// Depth (changes with a resize).
+    max_wr: u32,
 }
 
 /// Per-SRQ state.
@@ -40,7 +45,6 @@ struct SrqInner {
 pub(crate) struct SrqState {
     #[pin]
     inner: Mutex<SrqInner>,
-    max_wr: u32,
     max_sge: u32,
 }
 
@@ -75,7 +79,7 @@ impl SrqState {
     /// `ibsrq` is the live SRQ this state belongs to.
     pub(crate) unsafe fn take(&self, ibsrq: *mut b::ib_srq) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
         let mut g = self.inner.lock();
-        let SrqInner { ring, q, limit } = &mut *g;
+        let SrqInner { ring, q, limit, .. } = &mut *g;
         let taken = super::qp::take_from_ring(ring.as_ref(), q, self.max_sge)?;
         if *limit != 0 && q.count() < *limit {
             *limit = 0;
@@ -143,10 +147,10 @@ unsafe fn create_inner(ibsrq: *mut b::ib_srq, init: &mut b::ib_srq_init_attr, ud
                     ring: Some(ring),
                     q: FromClientQueue::new(geo.queue.ring),
                     limit,
+                    max_wr: geo.max_wr,
                 },
                 "rxe_sr_srq"
             ),
-            max_wr: geo.max_wr,
             max_sge: geo.max_sge,
         }),
         GFP_KERNEL,
@@ -181,31 +185,96 @@ pub(crate) unsafe extern "C" fn destroy_srq(ibsrq: *mut b::ib_srq, _udata: *mut 
     0
 }
 
-/// `ib_device_ops.modify_srq`: IB_SRQ_LIMIT arms the limit event. Resizing (IB_SRQ_MAX_WR)
-/// is not offered.
+/// `ib_device_ops.modify_srq`: IB_SRQ_MAX_WR resizes (see [`resize`]), IB_SRQ_LIMIT arms
+/// the limit event (checked against the new depth when both are given).
 ///
 /// # Safety
-/// Called by the core with a live SRQ of ours and a valid attribute block.
+/// Called by the core with a live SRQ of ours, a valid attribute block and the caller's
+/// udata.
 pub(crate) unsafe extern "C" fn modify_srq(
     ibsrq: *mut b::ib_srq,
     attr: *mut b::ib_srq_attr,
     mask: b::ib_srq_attr_mask,
-    _udata: *mut b::ib_udata,
+    udata: *mut b::ib_udata,
 ) -> c_int {
     // SAFETY: per this function's contract.
     let (Some(st), Some(a)) = (unsafe { state(ibsrq) }, unsafe { attr.as_ref() }) else {
         return EINVAL.to_errno();
     };
-    if mask & b::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0 {
-        return super::errno::eopnotsupp().to_errno();
-    }
     if mask & b::ib_srq_attr_mask_IB_SRQ_LIMIT != 0 {
-        if a.srq_limit > st.max_wr {
+        let depth = if mask & b::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0 { a.max_wr } else { st.inner.lock().max_wr };
+        if a.srq_limit > depth {
             return EINVAL.to_errno();
         }
+    }
+    if mask & b::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0 {
+        // SAFETY: per this function's contract.
+        if let Err(e) = unsafe { resize(st, a.max_wr, udata) } {
+            return e.to_errno();
+        }
+    }
+    if mask & b::ib_srq_attr_mask_IB_SRQ_LIMIT != 0 {
         st.inner.lock().limit = a.srq_limit;
     }
     0
+}
+
+/// Moves the SRQ to a new ring of depth `max_wr`, carrying the posted WQEs over in order.
+/// The new ring's `struct mminfo` goes to the user address in `struct rxe_modify_srq_cmd`;
+/// the provider, holding its SRQ lock, then maps it in place of the old one. A depth below
+/// the number of posted WQEs is refused, as rdma_rxe refuses it.
+///
+/// # Safety
+/// `udata` is null or the live udata of a uverbs modify_srq call.
+unsafe fn resize(st: &SrqState, max_wr: u32, udata: *mut b::ib_udata) -> Result {
+    let mut cmd = [0u8; layout::MODIFY_SRQ_CMD_SIZE];
+    // SAFETY: per this function's contract; the helper checks the length.
+    kernel::error::to_result(unsafe { b::rxe_sr_glue_copy_from_udata(udata, cmd.as_mut_ptr().cast(), cmd.len()) })?;
+    let mi_addr = resp::parse_modify_srq_cmd(&cmd).ok_or(EINVAL)?;
+    if max_wr == 0 || max_wr > MAX_SRQ_WR {
+        return Err(EINVAL);
+    }
+    // SAFETY: reads a boot-time constant.
+    let geo = queue::srq_geometry(max_wr, st.max_sge, unsafe { b::rxe_sr_glue_cache_line_size() }).ok_or(EINVAL)?;
+    // SAFETY: a live udata of a uverbs call carries its ucontext.
+    let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
+    if uctx.is_null() {
+        return Err(EINVAL);
+    }
+    // Everything that may sleep or fault happens before the lock.
+    let fresh = SharedQueue::new(geo.queue.ring)?;
+    let size = u32::try_from(fresh.len()).map_err(|_| EINVAL)?;
+    // SAFETY: `uctx` is live. On any error below, dropping `mapped` unregisters the ring.
+    let (mapped, offset) = unsafe { MappedQueue::insert(uctx, fresh)? };
+    let mut mi = [0u8; layout::MMINFO_SIZE];
+    resp::emit_mminfo(resp::MmInfo { offset, size }, &mut mi).ok_or(EINVAL)?;
+    // SAFETY: copies to the calling process's memory; the helper faults safely.
+    kernel::error::to_result(unsafe { b::rxe_sr_glue_copy_to_user(mi_addr, mi.as_ptr().cast(), mi.len()) })?;
+    let old = {
+        let mut g = st.inner.lock();
+        let SrqInner { ring, q, max_wr: depth, .. } = &mut *g;
+        let cur = ring.as_ref().ok_or(EINVAL)?.queue();
+        q.observe_producer(cur.load_producer()).map_err(|_| EINVAL)?;
+        let pending = q.count();
+        if pending > geo.max_wr {
+            return Err(EINVAL);
+        }
+        let new = mapped.queue();
+        let mut slot = [0u8; MAX_RECV_WQE_BYTES];
+        for n in 0..pending {
+            if let Some(src) = q.nth(n) {
+                let len = cur.read_slot(src, &mut slot);
+                new.write_slot(n, slot.get(..len).unwrap_or(&[]));
+            }
+        }
+        new.publish_producer(pending);
+        *q = FromClientQueue::with_indices(geo.queue.ring, 0, pending).ok_or(EINVAL)?;
+        *depth = geo.max_wr;
+        ring.replace(mapped)
+    };
+    // The old ring's entry goes outside the lock; user space unmaps its pages.
+    drop(old);
+    Ok(())
 }
 
 /// `ib_device_ops.query_srq`.
@@ -217,11 +286,14 @@ pub(crate) unsafe extern "C" fn query_srq(ibsrq: *mut b::ib_srq, attr: *mut b::i
     let Some(st) = (unsafe { state(ibsrq) }) else {
         return EINVAL.to_errno();
     };
-    let limit = st.inner.lock().limit;
+    let (limit, max_wr) = {
+        let g = st.inner.lock();
+        (g.limit, g.max_wr)
+    };
     // SAFETY: writable per this function's contract.
     unsafe {
         attr.write(b::ib_srq_attr {
-            max_wr: st.max_wr,
+            max_wr,
             max_sge: st.max_sge,
             srq_limit: limit,
         })
