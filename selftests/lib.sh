@@ -250,6 +250,11 @@ rc_interop() {
   sync_point verify-start
   rc_verify_pair "$dev" interop-$sr_role 2 || fail "rc_verify: RC data checks (SEND, WRITE, READ, atomics both ways)"
   log "ok: rc_verify: SEND, WRITE with immediate, READ, atomics, both ways, every byte checked"
+  out=$(rping_pair "interop-$sr_role" -C 100 -S 1000) || rc=1
+  printf '%s\n' "$out"
+  sync_point rping
+  [ $rc = 0 ] || fail "rping -V (rdma-cm) failed"
+  log "ok: rping -V, 100 rounds of 1000 B through rdma-cm"
   out=$(pingpong_pair ibv_uc_pingpong -d "$dev" -g "$gidx" -n 200 -s 4096 --chk) || rc=1
   printf '%s\n' "$out"
   sync_point uc
@@ -258,6 +263,43 @@ rc_interop() {
   rc_perf_suite "$dev"
   sync_point done
   if [ "$dev" = sr0 ]; then sr_down_clean; fi
+}
+
+# rping_pair TAG -C COUNT [ARGS...]: librdmacm's rping with its data check (-V) between g1
+# (server) and g2 (client), connected through rdma-cm (CM MADs over the GSI QP), on
+# whichever RDMA device holds each guest's address. Both sides check every round's data;
+# the client exits 0 only if all COUNT rounds passed, the server logs each round (-v).
+# Under loss the server may wait forever for a lost DREQ: ib_cm sends it once and cancels
+# the retries when the client destroys its id right after rdma_disconnect (rping's own
+# teardown, on any driver). So the server passes once it has checked all COUNT rounds and
+# the client has exited 0; it is then given 20 s to see the disconnect before it is stopped.
+rping_pair() {
+  local rc=0 pid tag=$1 count n i; shift
+  count=$(printf '%s\n' "$@" | awk 'p { print; exit } $0 == "-C" { p = 1 }')
+  if is_server; then
+    timeout 200 rping -s -a "$SERVER_IP" -v -V "$@" > /tmp/rping.out 2>&1 &
+    pid=$!
+    sleep 1
+    sync_point "rping-$tag-ready"
+    sync_point "rping-$tag-client-done" 300
+    [ "$(share_get 2 "rping-$tag-rc")" = 0 ] || rc=1
+    for i in $(seq 200); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+    if kill -0 $pid 2>/dev/null; then
+      kill $pid; wait $pid
+      n=$(grep -c '^server ping data: ' /tmp/rping.out)
+      log "rping server: $n of $count rounds checked; no disconnect seen (a lost DREQ), stopped"
+      [ "$n" = "$count" ] || rc=1
+    else
+      wait $pid || rc=1
+    fi
+    grep -v '^server ping data: ' /tmp/rping.out
+  else
+    sync_point "rping-$tag-ready"
+    retry 5 timeout 200 rping -c -a "$SERVER_IP" -V "$@" 2>&1 || rc=1
+    share_put "rping-$tag-rc" "$rc"
+    sync_point "rping-$tag-client-done" 300
+  fi
+  return $rc
 }
 
 # sr_up: a fresh rxe_sr device sr0 on eth0 (module reloaded, kernel log marked).

@@ -3,8 +3,8 @@
 # timeout: 600
 # rxe_sr (g1) <-> rdma_rxe (g2) under impairment on both guests' egress: netem loss 1% and
 # 5%, reordering, duplication. Under each, rc_verify.py (SEND, WRITE with immediate, READ
-# and atomics both ways at once, every byte checked) passes: each driver recovers the
-# other's losses over the standard go-back-N protocol.
+# and atomics both ways at once, every byte checked) passes, and so does rping -V through
+# rdma-cm: each driver recovers the other's losses over the standard go-back-N protocol.
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 if is_server; then mixed_up sr; else mixed_up rxe; fi
@@ -14,6 +14,8 @@ for spec in 1 5 "delay 1ms reorder 10% 50%" "duplicate 5%"; do
   sync_point "verify-$name"
   rc_verify_pair "$DEV" "iloss-$name" 1 || fail "rc_verify rxe_sr <-> rdma_rxe under netem '$spec'"
   log "ok: rc_verify rxe_sr <-> rdma_rxe under netem '$spec'"
+  out=$(rping_pair "iloss-$name" -C 50 -S 1000) || fail "rping -V rxe_sr <-> rdma_rxe under netem '$spec'"
+  log "ok: rping -V rxe_sr <-> rdma_rxe under netem '$spec'"
   netem_set 0
 done
 sync_point done

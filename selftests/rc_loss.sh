@@ -4,7 +4,9 @@
 # rxe_sr <-> rxe_sr under impairment on both guests' egress: netem loss 1% and 5%,
 # reordering, duplication. Under each: rc_verify.py (SEND, WRITE with immediate, READ and
 # atomics both ways at once, 1 B to 200 KiB, every byte checked) passes, and
-# ib_{write,read,send}_bw (30 messages of 64 KiB) finish with a positive goodput. Slow is fine here; wrong is not.
+# ib_{write,read,send}_bw (30 messages of 64 KiB) finish with a positive goodput, and rping
+# -V (50 rounds of 1000 B) connects through rdma-cm, whose CM MADs over the GSI QP are
+# lost too and resent by ib_cm. Slow is fine here; wrong is not.
 # (ibv_rc_pingpong is not used under loss: it destroys its QP as soon as its own count is
 # done, so the peer's last ACK can be lost with no one left to resend it, on any driver.)
 . "$HOST_SHARE/selftests/lib.sh"
@@ -16,6 +18,8 @@ for spec in 1 5 "delay 1ms reorder 10% 50%" "duplicate 5%"; do
   sync_point "verify-$name"
   rc_verify_pair sr0 "loss-$name" 1 || fail "rc_verify under netem '$spec'"
   log "ok: rc_verify under netem '$spec': SEND, WRITE, READ, atomics both ways, every byte checked"
+  out=$(rping_pair "loss-$name" -C 50 -S 1000) || fail "rping -V under netem '$spec'"
+  log "ok: rping -V under netem '$spec'"
   netem_set 0
   for t in ib_write_bw ib_read_bw ib_send_bw; do
     v=$(PERF_ITERS=30 perftest_pair sr0 "$t" "$spec" 30) || fail "$t under netem '$spec' failed"

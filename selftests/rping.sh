@@ -9,21 +9,6 @@
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 check "sr0 names its netdev in sysfs" test -e /sys/class/infiniband/sr0/device/net/eth0
-rping_pair() {
-  local rc=0 pid tag=$1; shift
-  if is_server; then
-    timeout 200 rping -s -a "$SERVER_IP" -V "$@" > /tmp/rping.out 2>&1 &
-    pid=$!
-    sleep 1
-    sync_point "rping-$tag-ready"
-    wait $pid || rc=1
-    cat /tmp/rping.out
-  else
-    sync_point "rping-$tag-ready"
-    retry 5 timeout 200 rping -c -a "$SERVER_IP" -V "$@" 2>&1 || rc=1
-  fi
-  return $rc
-}
 out=$(rping_pair small -C 200 -S 64) || rc=1
 printf '%s\n' "$out"
 sync_point small-done
