@@ -374,7 +374,9 @@ proptest! {
 fn fifo_wraps_refuses_when_full_and_drains_in_order() {
     use rxe_sr::uabi::Fifo;
     let mut f = Fifo::new(vec![0u32; 3]);
-    assert!(f.is_empty() && f.pop().is_none());
+    assert!(f.is_empty() && f.pop().is_none() && f.peek().is_none());
+    f.push(8).unwrap();
+    assert_eq!((f.peek(), f.len(), f.pop()), (Some(8), 1, Some(8)));
     for round in 0..5u32 {
         for i in 0..3 {
             f.push(round * 10 + i).unwrap();

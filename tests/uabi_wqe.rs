@@ -581,17 +581,17 @@ fn recv_rejections() {
     assert_eq!(RecvWqe::parse(&b, RL).unwrap().length, 10);
 }
 
-// ---- kernel consumers' work requests (ib_ud_wr / ib_sge arrays) ----
+// ---- kernel consumers' work requests (decoded fields, ib_sge arrays) ----
 
 mod kernel_wr {
-    use rxe_sr::uabi::send_wqe::{InlineData, Payload, SendFlags, UdDest};
+    use rxe_sr::uabi::send_wqe::{InlineData, Remote, SendFlags, SendOp, UdDest, WrFields};
     use rxe_sr::uabi::sge::{Sge, SgeList};
-    use rxe_sr::uabi::{SendLimits, SendOpcode, SendWqe, WqeError};
+    use rxe_sr::uabi::{QpType, SendLimits, SendOpcode, SendWqe, WqeError};
 
     const LIMITS: SendLimits = SendLimits { max_sge: 2, max_inline: 64 };
 
-    fn dest(qpn: u32) -> UdDest {
-        UdDest { remote_qpn: qpn, remote_qkey: 0x8001_0000, pkey_index: 0, ah_num: 7, av: None }
+    fn dest(qpn: u32) -> Option<UdDest> {
+        Some(UdDest { remote_qpn: qpn, remote_qkey: 0x8001_0000, pkey_index: 0, ah_num: 0, av: None })
     }
 
     fn sges(list: &[(u64, u32, u32)], max: u32) -> Result<(SgeList, u32), WqeError> {
@@ -599,6 +599,14 @@ mod kernel_wr {
             let (addr, length, lkey) = list[i];
             Ok(Sge { addr, length, lkey })
         })
+    }
+
+    fn fields(opcode: SendOpcode, op: SendOp, flags: u32, ud: Option<UdDest>, dma_length: u32) -> WrFields {
+        WrFields { wr_id: 9, opcode, flags: SendFlags::from_bits_truncate(flags), op, ud, dma_length }
+    }
+
+    fn no_inline(_: u32) -> Result<InlineData, WqeError> {
+        panic!("inline data asked for")
     }
 
     #[test]
@@ -614,40 +622,57 @@ mod kernel_wr {
 
     #[test]
     fn datagram_send_and_send_with_imm() {
-        let (list, _) = sges(&[(0x1000, 40, 5), (0x2000, 256, 5)], 2).unwrap();
-        let w = SendWqe::datagram(9, SendOpcode::Send, SendFlags::from_bits_truncate(SendFlags::SIGNALED),
-            [0; 4], dest(1), Payload::Sges(list), LIMITS).unwrap();
+        let list = || sges(&[(0x1000, 40, 5), (0x2000, 256, 5)], 2);
+        let f = fields(SendOpcode::Send, SendOp::Send, SendFlags::SIGNALED, dest(1), 0);
+        let w = SendWqe::build(f, QpType::Gsi, LIMITS, no_inline, list).unwrap();
         assert_eq!((w.wr_id, w.length, w.sges().len()), (9, 296, 2));
         let ud = w.ud.unwrap();
         assert_eq!((ud.remote_qpn, ud.remote_qkey, ud.ah_num), (1, 0x8001_0000, 0));
         assert!(w.flags.signaled());
-        let w = SendWqe::datagram(1, SendOpcode::SendWithImm, SendFlags::from_bits_truncate(0),
-            [1, 2, 3, 4], dest(2), Payload::None, LIMITS).unwrap();
-        assert_eq!(w.imm_data(), Some([1, 2, 3, 4]));
-        assert_eq!(w.length, 0);
+        let f = fields(SendOpcode::SendWithImm, SendOp::SendWithImm { imm: [1, 2, 3, 4] }, 0, dest(2), 0);
+        let w = SendWqe::build(f, QpType::Ud, LIMITS, no_inline, || sges(&[], 2)).unwrap();
+        assert_eq!((w.imm_data(), w.length), (Some([1, 2, 3, 4]), 0));
     }
 
     #[test]
-    fn datagram_refuses_what_ud_cannot_do() {
-        let p = || Payload::None;
-        for op in [SendOpcode::RdmaWrite, SendOpcode::RdmaRead, SendOpcode::AtomicFetchAndAdd, SendOpcode::LocalInv] {
-            assert_eq!(SendWqe::datagram(1, op, SendFlags::from_bits_truncate(0), [0; 4], dest(2), p(), LIMITS),
+    fn build_refuses_what_the_qp_cannot_do() {
+        let empty = || sges(&[], 2);
+        let write = SendOp::RdmaWrite { remote: Remote { addr: 0, rkey: 1 } };
+        for (op, opc) in [(write, SendOpcode::RdmaWrite), (SendOp::LocalInv { invalidate_rkey: 1 }, SendOpcode::LocalInv)] {
+            assert_eq!(SendWqe::build(fields(opc, op, 0, dest(2), 0), QpType::Ud, LIMITS, no_inline, empty),
                 Err(WqeError::OpcodeNotAllowed));
         }
-        assert_eq!(SendWqe::datagram(1, SendOpcode::Send, SendFlags::from_bits_truncate(0), [0; 4], dest(1 << 24), p(), LIMITS),
+        // A datagram QP needs a destination, a connected one none.
+        assert_eq!(SendWqe::build(fields(SendOpcode::Send, SendOp::Send, 0, None, 0), QpType::Ud, LIMITS, no_inline, empty),
+            Err(WqeError::OpcodeNotAllowed));
+        assert_eq!(SendWqe::build(fields(SendOpcode::Send, SendOp::Send, 0, dest(2), 0), QpType::Rc, LIMITS, no_inline, empty),
+            Err(WqeError::OpcodeNotAllowed));
+        assert_eq!(SendWqe::build(fields(SendOpcode::Send, SendOp::Send, 0, dest(1 << 24), 0), QpType::Ud, LIMITS, no_inline, empty),
             Err(WqeError::BadRemoteQpn));
-        let (three, _) = sges(&[(0, 1, 1); 3], 32).unwrap();
-        assert_eq!(SendWqe::datagram(1, SendOpcode::Send, SendFlags::from_bits_truncate(0), [0; 4], dest(2), Payload::Sges(three), LIMITS),
-            Err(WqeError::TooManySge));
-        let big = InlineData::new(&[7u8; 65]).unwrap();
-        let inl = SendFlags::from_bits_truncate(SendFlags::INLINE);
-        assert_eq!(SendWqe::datagram(1, SendOpcode::Send, inl, [0; 4], dest(2), Payload::Inline(big), LIMITS),
-            Err(WqeError::InlineTooLong));
-        let ok = InlineData::new(&[7u8; 64]).unwrap();
-        let w = SendWqe::datagram(1, SendOpcode::Send, inl, [0; 4], dest(2), Payload::Inline(ok), LIMITS).unwrap();
+        assert_eq!(SendWqe::build(fields(SendOpcode::Send, SendOp::Send, 0, dest(2), 0), QpType::Ud, LIMITS, no_inline,
+            || sges(&[(0, 1, 1); 3], LIMITS.max_sge)), Err(WqeError::TooManySge));
+        // REG_MR is a kernel opcode: RC only, no payload; user space cannot post it.
+        let reg = SendOp::RegMr { key: 0x1234, access: 1 };
+        let w = SendWqe::build(fields(SendOpcode::RegMr, reg, SendFlags::INLINE, None, 0), QpType::Rc, LIMITS, no_inline, empty).unwrap();
+        assert_eq!((w.length, w.flags.inline(), w.op), (0, false, reg));
+        assert_eq!(SendWqe::build(fields(SendOpcode::RegMr, reg, 0, None, 0), QpType::Uc, LIMITS, no_inline, empty),
+            Err(WqeError::OpcodeNotAllowed));
+        assert_eq!(SendOpcode::from_uapi(0x20), None);
+        assert_eq!(SendOpcode::from_kernel(0x20), Some(SendOpcode::RegMr));
+    }
+
+    #[test]
+    fn inline_comes_from_the_callback_within_max_inline() {
+        let inl = SendFlags::INLINE;
+        let data = |n: u32| Ok(InlineData::new(&vec![7u8; n as usize]).unwrap());
+        let f = fields(SendOpcode::Send, SendOp::Send, inl, dest(2), 65);
+        assert_eq!(SendWqe::build(f, QpType::Ud, LIMITS, data, || panic!("sges")), Err(WqeError::InlineTooLong));
+        let f = fields(SendOpcode::Send, SendOp::Send, inl, dest(2), 64);
+        let w = SendWqe::build(f, QpType::Ud, LIMITS, data, || panic!("sges")).unwrap();
         assert_eq!((w.length, w.inline_data().len(), w.flags.inline()), (64, 64, true));
-        // INLINE without inline bytes is dropped, not trusted.
-        let w = SendWqe::datagram(1, SendOpcode::Send, inl, [0; 4], dest(2), Payload::None, LIMITS).unwrap();
-        assert!(!w.flags.inline());
+        // A callback that supplies fewer bytes than promised is refused.
+        let f = fields(SendOpcode::Send, SendOp::Send, inl, dest(2), 10);
+        let short = |_: u32| Ok(InlineData::new(&[1, 2]).unwrap());
+        assert_eq!(SendWqe::build(f, QpType::Ud, LIMITS, short, || panic!("sges")), Err(WqeError::InlineTooLong));
     }
 }

@@ -125,22 +125,8 @@ unsafe fn create_cq_inner(ibcq: *mut b::ib_cq, attr: &b::ib_cq_init_attr, attrs:
         // A kernel consumer's CQ (ib_alloc_cq and friends).
         CqRing::Kernel(kernel_cq(geo.num_elem)?)
     } else {
-        if uctx.is_null() {
-            return Err(EINVAL);
-        }
-        let queue = SharedQueue::new(geo.ring)?;
-        let size = u32::try_from(queue.len()).map_err(|_| EINVAL)?;
-        // SAFETY: `uctx` is the caller's live ucontext.
-        let (mapped, offset) = unsafe { MappedQueue::insert(uctx, queue)? };
-        let mut resp = [0u8; layout::CREATE_CQ_RESP_SIZE];
-        if resp::emit_create_cq_resp(resp::MmInfo { offset, size }, &mut resp).is_none() {
-            return Err(EINVAL);
-        }
-        // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
-        let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, resp.as_ptr().cast(), resp.len()) };
-        if ret != 0 {
-            return Err(Error::from_errno(ret));
-        }
+        // SAFETY: per this function's contract.
+        let mapped = unsafe { user_ring(udata, uctx, geo.ring)? };
         CqRing::User { queue: Some(mapped), q: ToClientQueue::new(geo.ring) }
     };
     let state = KBox::pin_init(
@@ -163,6 +149,29 @@ unsafe fn create_cq_inner(ibcq: *mut b::ib_cq, attr: &b::ib_cq_init_attr, attrs:
     }
     objects::LIVE.cqs.inc();
     Ok(())
+}
+
+/// A new CQ ring shared with user space, registered for mmap and described to it in
+/// `struct rxe_create_cq_resp` (create and resize answer alike).
+///
+/// # Safety
+/// `udata` and `uctx` are null or the live udata and ucontext of a uverbs call.
+unsafe fn user_ring(udata: *mut b::ib_udata, uctx: *mut b::ib_ucontext, ring: crate::uabi::queue::Ring) -> Result<MappedQueue> {
+    if uctx.is_null() {
+        return Err(EINVAL);
+    }
+    let queue = SharedQueue::new(ring)?;
+    let size = u32::try_from(queue.len()).map_err(|_| EINVAL)?;
+    // SAFETY: `uctx` is the caller's live ucontext.
+    let (mapped, offset) = unsafe { MappedQueue::insert(uctx, queue)? };
+    let mut resp = [0u8; layout::CREATE_CQ_RESP_SIZE];
+    resp::emit_create_cq_resp(resp::MmInfo { offset, size }, &mut resp).ok_or(EINVAL)?;
+    // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
+    let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, resp.as_ptr().cast(), resp.len()) };
+    if ret != 0 {
+        return Err(Error::from_errno(ret));
+    }
+    Ok(mapped)
 }
 
 /// `ib_device_ops.destroy_cq`.
@@ -242,25 +251,12 @@ unsafe fn resize_cq_inner(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_uda
         // SAFETY: per this function's contract.
         return unsafe { resize_kernel_cq(ibcq, state, geo.num_elem) };
     }
-    // SAFETY: the live udata of this call.
-    let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
-    if uctx.is_null() {
-        return Err(EINVAL);
-    }
     // Everything that may sleep happens before the lock: allocating and registering the new
-    // ring, and telling user space where it is (user space ignores the answer if we fail).
-    let fresh = SharedQueue::new(geo.ring)?;
-    let len = u32::try_from(fresh.len()).map_err(|_| EINVAL)?;
-    // SAFETY: `uctx` is the caller's live ucontext. On any error below, `mapped` drops and
-    // unregisters the new ring; the CQ keeps the old one.
-    let (mapped, offset) = unsafe { MappedQueue::insert(uctx, fresh)? };
-    let mut out = [0u8; layout::CREATE_CQ_RESP_SIZE];
-    resp::emit_create_cq_resp(resp::MmInfo { offset, size: len }, &mut out).ok_or(EINVAL)?;
-    // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
-    let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) };
-    if ret != 0 {
-        return Err(Error::from_errno(ret));
-    }
+    // ring, and telling user space where it is (user space ignores the answer if we fail;
+    // on any error below, dropping `mapped` unregisters the new ring and the CQ keeps the
+    // old one).
+    // SAFETY: the live udata of this call.
+    let mapped = unsafe { user_ring(udata, b::rxe_sr_glue_udata_ucontext(udata), geo.ring)? };
     let old = {
         let mut ring = state.ring.lock();
         let CqRing::User { queue, q } = &mut *ring else {

@@ -305,6 +305,8 @@ fn device_ops() -> b::ib_device_ops {
         query_srq: Some(srq::query_srq),
         destroy_srq: Some(srq::destroy_srq),
         get_dma_mr: Some(mr::get_dma_mr),
+        alloc_mr: Some(mr::alloc_mr),
+        map_mr_sg: Some(mr::map_mr_sg),
         alloc_mw: Some(mw::alloc_mw),
         dealloc_mw: Some(mw::dealloc_mw),
         reg_user_mr: Some(mr::reg_user_mr),

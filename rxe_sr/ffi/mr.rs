@@ -5,7 +5,9 @@
 //! table; its L_Key and R_Key are the same key (`verbs::mr::key`). A DMA MR (`get_dma_mr`:
 //! every kernel PD gets one, whose key is the PD's `local_dma_lkey`) covers kernel memory:
 //! with virtual DMA, the addresses kernel consumers put in their SGEs are kernel virtual
-//! addresses.
+//! addresses. A fast-registration MR (`alloc_mr`, for kernel ULPs) gets its pages from
+//! `map_mr_sg` and becomes usable, under the key the ULP chose, when a REG_MR work request
+//! runs; LOCAL_INV or SEND with invalidate ends that.
 
 use core::ptr;
 use kernel::alloc::{flags::GFP_KERNEL, KBox, KVVec};
@@ -19,11 +21,36 @@ use super::device::RxeSrDev;
 use crate::uabi::cqe::WcStatus;
 use crate::verbs::{mr as vmr, objects};
 
-/// The MR object: `ibmr` first (the core hands back `&ibmr`); allocated by us.
+/// What memory an MR covers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// User memory pinned through a umem; `pages` are `struct page *`.
+    User,
+    /// A kernel PD's DMA MR: its addresses are kernel virtual addresses.
+    Dma,
+    /// Fast registration: `pages` are the kernel addresses of the `page_size` blocks
+    /// map_mr_sg mapped.
+    Fast,
+}
+
+/// The MR object: `ibmr` first (the core hands back `&ibmr`); allocated by us. The key,
+/// range, rights and validity the data path checks are ours (`ibmr`'s may be changed by a
+/// kernel ULP before a REG_MR); they change only under the MR table's lock.
 #[repr(C)]
 pub(crate) struct RxeSrMr {
     ibmr: b::ib_mr,
-    /// The pinned user pages; null for a DMA MR.
+    kind: Kind,
+    /// The key in force (L_Key = R_Key).
+    key: u32,
+    /// First address and length of the registered range.
+    iova: u64,
+    length: u64,
+    /// False for a fast-registration MR outside REG_MR .. invalidation.
+    valid: bool,
+    /// Fast registration: pages mapped, and their size.
+    npages: usize,
+    page_size: u64,
+    /// The pinned user pages; null unless `Kind::User`.
     umem: *mut b::ib_umem,
     /// Index in the device's MR table.
     index: u32,
@@ -38,6 +65,28 @@ pub(crate) struct RxeSrMr {
     first_off: usize,
 }
 
+impl RxeSrMr {
+    /// An MR not yet in the table (no key, not valid).
+    fn new(kind: Kind, ibdev: *mut b::ib_device, access: u32, umem: *mut b::ib_umem, pages: KVVec<*mut c_void>, first_off: usize) -> Self {
+        RxeSrMr {
+            ibmr: Default::default(),
+            kind,
+            key: 0,
+            iova: 0,
+            length: 0,
+            valid: false,
+            npages: 0,
+            page_size: 0,
+            umem,
+            index: 0,
+            ibdev,
+            access,
+            pages,
+            first_off,
+        }
+    }
+}
+
 /// Copies between `buf` and byte `off` of an MR's pages (into the MR when `to_mr`).
 ///
 /// # Safety
@@ -45,12 +94,15 @@ pub(crate) struct RxeSrMr {
 /// `buf` is valid for `len` bytes (writable unless `to_mr`).
 unsafe fn mr_copy(mr: *const RxeSrMr, off: usize, buf: *mut c_void, len: usize, to_mr: bool) -> bool {
     // SAFETY: per this function's contract.
-    let (pages, first, umem) = unsafe { (&(*mr).pages, (*mr).first_off, (*mr).umem) };
-    if umem.is_null() {
-        // A DMA MR: `off` is a kernel virtual address (its iova is 0). The helper refuses
-        // addresses outside the direct map.
+    let (pages, first, kind) = unsafe { (&(*mr).pages, (*mr).first_off, (*mr).kind) };
+    match kind {
+        // `off` is a kernel virtual address (the iova is 0). The helper refuses addresses
+        // outside the direct map.
         // SAFETY: `buf` is valid for `len` bytes per this function's contract.
-        return unsafe { b::rxe_sr_glue_kva_copy(off as u64, buf, len, to_mr) == 0 };
+        Kind::Dma => return unsafe { b::rxe_sr_glue_kva_copy(off as u64, buf, len, to_mr) == 0 },
+        // SAFETY: as above.
+        Kind::Fast => return unsafe { fast_copy(mr, off, buf, len, to_mr) },
+        Kind::User => {}
     }
     let Some(at) = first.checked_add(off) else {
         return false;
@@ -58,6 +110,41 @@ unsafe fn mr_copy(mr: *const RxeSrMr, off: usize, buf: *mut c_void, len: usize, 
     // SAFETY: `pages` holds the MR's pinned pages; the helper checks the range against
     // their number and copies page by page.
     unsafe { b::rxe_sr_glue_pages_copy(pages.as_ptr(), pages.len(), at, buf, len, to_mr) == 0 }
+}
+
+/// [`mr_copy`] for a fast-registration MR: byte `off` of the range is `off + iova % page_size`
+/// bytes into the mapped blocks.
+///
+/// # Safety
+/// As [`mr_copy`].
+unsafe fn fast_copy(mr: *const RxeSrMr, off: usize, buf: *mut c_void, len: usize, to_mr: bool) -> bool {
+    // SAFETY: per this function's contract.
+    let (pages, npages, ps, iova) = unsafe { (&(*mr).pages, (*mr).npages, (*mr).page_size, (*mr).iova) };
+    let Ok(ps) = usize::try_from(ps) else {
+        return false;
+    };
+    if ps == 0 {
+        return false;
+    }
+    let Some(mut at) = usize::try_from(iova % ps as u64).ok().and_then(|f| f.checked_add(off)) else {
+        return false;
+    };
+    let mut done = 0;
+    while done < len {
+        let (idx, inpage) = (at / ps, at % ps);
+        let n = (len - done).min(ps - inpage);
+        let Some(&block) = pages.get(idx).filter(|_| idx < npages) else {
+            return false;
+        };
+        // SAFETY: `buf + done` is valid for `n` more bytes; the helper refuses addresses
+        // outside the direct map.
+        if unsafe { b::rxe_sr_glue_kva_copy(block as u64 + inpage as u64, buf.cast::<u8>().add(done).cast(), n, to_mr) } != 0 {
+            return false;
+        }
+        done += n;
+        at += n;
+    }
+    true
 }
 
 /// `ib_device_ops.reg_user_mr`.
@@ -111,15 +198,7 @@ unsafe fn reg_user_mr_inner(pd: *mut b::ib_pd, start: u64, length: u64, iova: u6
         }
     };
     let mr = KBox::new(
-        RxeSrMr {
-            ibmr: Default::default(),
-            umem,
-            index: 0,
-            ibdev,
-            access,
-            pages,
-            first_off,
-        },
+        RxeSrMr::new(Kind::User, ibdev, access, umem, pages, first_off),
         GFP_KERNEL,
     );
     let mr = match mr {
@@ -164,6 +243,11 @@ unsafe fn publish(dev: &RxeSrDev, mr: KBox<RxeSrMr>, iova: u64, length: u64) -> 
         (*mr).ibmr.rkey = key;
         (*mr).ibmr.iova = iova;
         (*mr).ibmr.length = length;
+        (*mr).key = key;
+        (*mr).iova = iova;
+        (*mr).length = length;
+        // A fast-registration MR is usable only once a REG_MR ran.
+        (*mr).valid = (*mr).kind != Kind::Fast;
     }
     if let Err(e) = dev.mrs().publish(index, mr.cast()) {
         dev.mrs().erase(index);
@@ -191,15 +275,7 @@ pub(crate) unsafe extern "C" fn get_dma_mr(pd: *mut b::ib_pd, access: c_int) -> 
     // SAFETY: as above.
     let dev = unsafe { RxeSrDev::from_ib(ibdev) };
     let mr = KBox::new(
-        RxeSrMr {
-            ibmr: Default::default(),
-            umem: ptr::null_mut(),
-            index: 0,
-            ibdev,
-            access,
-            pages: KVVec::new(),
-            first_off: 0,
-        },
+        RxeSrMr::new(Kind::Dma, ibdev, access, ptr::null_mut(), KVVec::new(), 0),
         GFP_KERNEL,
     );
     let res = match mr {
@@ -297,9 +373,9 @@ fn with_mr<R>(
             let mr = p.cast::<RxeSrMr>();
             // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock keeps
             // this one from being deregistered (and freed) while we read it.
-            let (mr_key, mr_pd, iova, mr_len, granted) =
-                unsafe { ((*mr).ibmr.lkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).access) };
-            if mr_key != key || mr_pd != pd || granted & access.flag() != access.flag() {
+            let (mr_key, mr_pd, iova, mr_len, granted, valid) =
+                unsafe { ((*mr).key, (*mr).ibmr.pd, (*mr).iova, (*mr).length, (*mr).access, (*mr).valid) };
+            if !valid || mr_key != key || mr_pd != pd || granted & access.flag() != access.flag() {
                 return None;
             }
             let end = va.checked_add(len)?;
@@ -349,9 +425,9 @@ pub(crate) fn view(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32) -> Option<crate
         .with_entry(lkey >> 8, |p| {
             let mr = p.cast::<RxeSrMr>();
             // SAFETY: entries of the MR table are live RxeSrMr objects (table lock held).
-            let (key, mr_pd, iova, length, access) =
-                unsafe { ((*mr).ibmr.lkey, (*mr).ibmr.pd, (*mr).ibmr.iova, (*mr).ibmr.length, (*mr).access) };
-            (key == lkey && mr_pd == pd).then_some(crate::proto::rc::mw::MrView {
+            let (key, mr_pd, iova, length, access, valid) =
+                unsafe { ((*mr).key, (*mr).ibmr.pd, (*mr).iova, (*mr).length, (*mr).access, (*mr).valid) };
+            (valid && key == lkey && mr_pd == pd).then_some(crate::proto::rc::mw::MrView {
                 lkey,
                 pd: super::mw::pd_id(pd),
                 iova,
@@ -382,4 +458,118 @@ pub(crate) fn remote_atomic(dev: &RxeSrDev, pd: *mut b::ib_pd, qpn: u32, rkey: u
         // SAFETY: as above.
         unsafe { mr_copy(mr, off, new.as_mut_ptr().cast(), 8, true) }.then_some(orig)
     })
+}
+
+/// Most pages a fast-registration MR maps (the device's `max_fast_reg_page_list_len`).
+pub(crate) const MAX_FAST_REG_PAGES: u32 = 512;
+
+/// `ib_device_ops.alloc_mr`: a fast-registration MR of a kernel PD, for up to `max_num_sg`
+/// pages; not usable until a REG_MR work request registers it.
+///
+/// # Safety
+/// Called by the core with a live PD of one of our devices.
+pub(crate) unsafe extern "C" fn alloc_mr(pd: *mut b::ib_pd, mr_type: b::ib_mr_type, max_num_sg: u32) -> *mut b::ib_mr {
+    if mr_type != b::ib_mr_type_IB_MR_TYPE_MEM_REG {
+        return super::errno::eopnotsupp().to_ptr();
+    }
+    if max_num_sg == 0 || max_num_sg > MAX_FAST_REG_PAGES {
+        return EINVAL.to_ptr();
+    }
+    // SAFETY: a live PD's device is one of ours.
+    let ibdev = unsafe { (*pd).device };
+    // SAFETY: as above.
+    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    let res = KVVec::from_elem(ptr::null_mut::<c_void>(), max_num_sg as usize, GFP_KERNEL)
+        .map_err(Error::from)
+        .and_then(|pages| Ok(KBox::new(RxeSrMr::new(Kind::Fast, ibdev, 0, ptr::null_mut(), pages, 0), GFP_KERNEL)?))
+        // SAFETY: no umem; the range is set by REG_MR.
+        .and_then(|mr| unsafe { publish(dev, mr, 0, 0) });
+    res.unwrap_or_else(|e| e.to_ptr())
+}
+
+/// `ib_sg_to_pages`' callback: appends one mapped block.
+///
+/// # Safety
+/// `ibmr` is a fast-registration MR of ours being mapped by [`map_mr_sg`].
+unsafe extern "C" fn set_page(ibmr: *mut b::ib_mr, addr: u64) -> c_int {
+    let mr = ibmr.cast::<RxeSrMr>();
+    // SAFETY: per this function's contract; only map_mr_sg's caller touches the page list.
+    let (pages, n) = unsafe { (&mut (*mr).pages, &mut (*mr).npages) };
+    match pages.get_mut(*n) {
+        Some(slot) => {
+            *slot = addr as usize as *mut c_void;
+            *n += 1;
+            0
+        }
+        None => ENOMEM.to_errno(),
+    }
+}
+
+/// `ib_device_ops.map_mr_sg`: maps a kernel ULP's scatterlist (`ib_map_mr_sg` set the page
+/// size) into a fast-registration MR; the core computes `iova` and `length` into `ibmr`.
+///
+/// # Safety
+/// Called by the core with a fast-registration MR of ours and a DMA-mapped scatterlist.
+pub(crate) unsafe extern "C" fn map_mr_sg(ibmr: *mut b::ib_mr, sg: *mut b::scatterlist, sg_nents: c_int, sg_offset: *mut u32) -> c_int {
+    let mr = ibmr.cast::<RxeSrMr>();
+    // SAFETY: per this function's contract.
+    unsafe {
+        if (*mr).kind != Kind::Fast {
+            return EINVAL.to_errno();
+        }
+        (*mr).npages = 0;
+        b::ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, Some(set_page))
+    }
+}
+
+/// A REG_MR work request through a QP of `pd`: the fast-registration MR named by `key`'s
+/// index takes `key`, `access` and the range the last map_mr_sg gave it, and becomes valid.
+pub(crate) fn fast_reg(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32, access: u32) -> core::result::Result<(), WcStatus> {
+    if vmr::is_mw_key(key) || vmr::check_access(access as i32).is_err() {
+        return Err(WcStatus::LocQpOpErr);
+    }
+    dev.mrs()
+        .with_entry(key >> 8, |p| {
+            let mr = p.cast::<RxeSrMr>();
+            // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock
+            // serialises every change to the fields the data path checks.
+            unsafe {
+                let m = &mut *mr;
+                if m.kind != Kind::Fast || m.ibmr.pd != pd || m.valid {
+                    return Err(WcStatus::LocQpOpErr);
+                }
+                let ps = u64::from(m.ibmr.page_size);
+                let room = (m.npages as u64).saturating_mul(ps).saturating_sub(if ps == 0 { 0 } else { m.ibmr.iova % ps });
+                if ps == 0 || m.ibmr.length > room {
+                    return Err(WcStatus::LocQpOpErr);
+                }
+                m.key = key;
+                m.access = access;
+                m.iova = m.ibmr.iova;
+                m.length = m.ibmr.length;
+                m.page_size = ps;
+                m.valid = true;
+                Ok(())
+            }
+        })
+        .unwrap_or(Err(WcStatus::LocQpOpErr))
+}
+
+/// LOCAL_INV or SEND with invalidate of MR key `key` through a QP of `pd`: only a valid
+/// fast-registration MR can be invalidated (as rdma_rxe).
+pub(crate) fn invalidate(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32) -> bool {
+    dev.mrs()
+        .with_entry(key >> 8, |p| {
+            let mr = p.cast::<RxeSrMr>();
+            // SAFETY: as in fast_reg.
+            unsafe {
+                let m = &mut *mr;
+                let ok = m.kind == Kind::Fast && m.valid && m.key == key && m.ibmr.pd == pd;
+                if ok {
+                    m.valid = false;
+                }
+                ok
+            }
+        })
+        .unwrap_or(false)
 }

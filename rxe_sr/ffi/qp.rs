@@ -42,7 +42,8 @@ use crate::verbs::counters::Counter;
 use super::queue::{MappedQueue, SharedQueue};
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::queue::{Fifo, FromClientQueue};
-use crate::uabi::send_wqe::{InlineData, Payload, SendOpcode, UdDest, INLINE_CAP};
+use crate::uabi::send_wqe::{InlineData, Remote, SendOp, SendOpcode, UdDest, WrFields, INLINE_CAP};
+use crate::uabi::WqeError;
 use crate::uabi::sge::{Sge, SgeList};
 use crate::uabi::send_wqe::NetworkType;
 use crate::verbs::ah::Av;
@@ -62,16 +63,17 @@ struct QpInner {
     rc: Option<RcConn>,
 }
 
-/// A kernel consumer's send request: the validated WQE and where it goes.
+/// A kernel consumer's send request: the validated WQE and, for a datagram QP, where it
+/// goes.
 #[derive(Clone, Copy)]
 struct KernelSend {
     wqe: SendWqe,
-    av: Av,
+    av: Option<Av>,
 }
 
 /// A kernel consumer's work queues. Requests wait here for the QP's work item (sends) or
 /// for a packet (receives).
-struct KernelQueues {
+pub(crate) struct KernelQueues {
     /// The QP state as the posting paths see it (modify_qp keeps it in step).
     state: b::ib_qp_state,
     sq: Fifo<Option<KernelSend>, KVVec<Option<KernelSend>>>,
@@ -92,7 +94,15 @@ impl KernelQueues {
         while self.sq.pop().is_some() {}
         while self.rq.pop().is_some() {}
     }
+
+    /// The oldest posted receive.
+    pub(crate) fn pop_recv(&mut self) -> Option<RecvWqe> {
+        self.rq.pop().flatten()
+    }
 }
+
+/// A kernel QP's queues behind their lock.
+pub(crate) type KernelQueueLock = IrqSpinLock<Option<KernelQueues>>;
 
 /// Per-QP state, allocated at create and freed at destroy.
 #[pin_data]
@@ -104,7 +114,7 @@ struct QpState {
     /// Kernel QPs: the work queues. Taken after `inner` when both are held; interrupts off,
     /// since kernel consumers post from any context.
     #[pin]
-    kq: IrqSpinLock<Option<KernelQueues>>,
+    kq: KernelQueueLock,
     shape: QpShape,
     /// References held by the receive path ([`QpRef`]); destroy waits for zero.
     users: AtomicU32,
@@ -164,9 +174,9 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
     // SAFETY: the QP's device is one of ours.
     let dev = unsafe { RxeSrDev::from_ib((*ibqp).device) };
     let (sq, rq, kq) = if udata.is_null() {
-        // A kernel consumer: datagram QPs (UD, and GSI for ib_mad). Its connected QPs and
-        // SRQs are not offered yet.
-        if !matches!(shape.qp_type, b::ib_qp_type_IB_QPT_UD | b::ib_qp_type_IB_QPT_GSI) || shape.srq {
+        // A kernel consumer (ib_mad's GSI QP, ULPs' RC, UC and UD QPs). Kernel SRQs are
+        // not offered yet.
+        if shape.srq {
             return Err(super::errno::eopnotsupp());
         }
         (None, None, Some(KernelQueues::new(&shape.caps())?))
@@ -629,19 +639,62 @@ unsafe fn post_send_kernel(ibqp: *mut b::ib_qp, st: &QpState, wr: *const b::ib_s
     err
 }
 
-/// Validates one kernel UD/GSI send WR: SEND or SEND_WITH_IMM, an AH of the QP's PD, the
-/// SGE count and length within the QP's caps. Inline data is copied now, as the caller may
-/// reuse its buffer once post_send returns.
+/// Decodes and validates one kernel send WR (the `ib_send_wr` inside an `ib_ud_wr`,
+/// `ib_rdma_wr`, `ib_atomic_wr` or `ib_reg_wr`, by opcode) with the checks a ring slot gets
+/// (`SendWqe::build`); a datagram WR's AH must be on the QP's PD. Inline data is copied
+/// now, as the caller may reuse its buffer once post_send returns.
 ///
 /// # Safety
-/// `wr` points to a live `ib_ud_wr` whose `sg_list` holds `num_sge` entries.
+/// `wr` points to a live WR of the type its opcode implies, whose `sg_list` holds
+/// `num_sge` entries.
 unsafe fn kernel_send(wr: *const b::ib_send_wr, shape: &QpShape, pd: *mut b::ib_pd) -> Option<KernelSend> {
-    // SAFETY: per this function's contract (`ib_ud_wr` begins with its `ib_send_wr`).
-    let (w, ud) = unsafe { (&*wr, &*wr.cast::<b::ib_ud_wr>()) };
-    // SAFETY: the AH of a kernel WR is live while the WR is posted.
-    let av = unsafe { ah::kernel_av(ud.ah, pd) }?;
-    let opcode = SendOpcode::from_uapi(w.opcode)?;
-    let flags = SendFlags::from_bits_truncate(w.send_flags as u32);
+    // SAFETY: per this function's contract.
+    let w = unsafe { &*wr };
+    let qp_type = QpType::from_ib(shape.qp_type)?;
+    let opcode = SendOpcode::from_kernel(w.opcode)?;
+    // SAFETY: plain integers whichever union member was written.
+    let (wr_id, imm, inv) = unsafe { (w.__bindgen_anon_1.wr_id, w.ex.imm_data.to_ne_bytes(), w.ex.invalidate_rkey) };
+    let rdma = || {
+        // SAFETY: RDMA opcodes come in an `ib_rdma_wr`, which begins with its `ib_send_wr`.
+        let r = unsafe { &*wr.cast::<b::ib_rdma_wr>() };
+        Remote { addr: r.remote_addr, rkey: r.rkey }
+    };
+    // SAFETY: atomic opcodes come in an `ib_atomic_wr`.
+    let atomic = || unsafe { &*wr.cast::<b::ib_atomic_wr>() };
+    let op = match opcode {
+        SendOpcode::Send => SendOp::Send,
+        SendOpcode::SendWithImm => SendOp::SendWithImm { imm },
+        SendOpcode::SendWithInv => SendOp::SendWithInv { invalidate_rkey: inv },
+        SendOpcode::RdmaWrite => SendOp::RdmaWrite { remote: rdma() },
+        SendOpcode::RdmaWriteWithImm => SendOp::RdmaWriteWithImm { remote: rdma(), imm },
+        SendOpcode::RdmaRead => SendOp::RdmaRead { remote: rdma() },
+        SendOpcode::AtomicCmpAndSwp => {
+            let a = atomic();
+            SendOp::AtomicCmpAndSwp { remote: Remote { addr: a.remote_addr, rkey: a.rkey }, compare: a.compare_add, swap: a.swap }
+        }
+        SendOpcode::AtomicFetchAndAdd => {
+            let a = atomic();
+            SendOp::AtomicFetchAndAdd { remote: Remote { addr: a.remote_addr, rkey: a.rkey }, add: a.compare_add }
+        }
+        SendOpcode::LocalInv => SendOp::LocalInv { invalidate_rkey: inv },
+        SendOpcode::RegMr => {
+            // SAFETY: REG_MR comes in an `ib_reg_wr`.
+            let r = unsafe { &*wr.cast::<b::ib_reg_wr>() };
+            SendOp::RegMr { key: r.key, access: u32::try_from(r.access).ok()? }
+        }
+        // Not offered to kernel consumers (rdma_rxe has no kernel users of them).
+        SendOpcode::BindMw | SendOpcode::Flush | SendOpcode::AtomicWrite => return None,
+    };
+    let (ud, av) = if qp_type.is_datagram() {
+        // SAFETY: datagram QPs take `ib_ud_wr`s.
+        let u = unsafe { &*wr.cast::<b::ib_ud_wr>() };
+        // SAFETY: the AH of a posted WR is live while the WR is.
+        let av = unsafe { ah::kernel_av(u.ah, pd) }?;
+        let dest = UdDest { remote_qpn: u.remote_qpn, remote_qkey: u.remote_qkey, pkey_index: u.pkey_index, ah_num: 0, av: None };
+        (Some(dest), Some(av))
+    } else {
+        (None, None)
+    };
     let limits = SendLimits {
         max_sge: shape.sq.max_sge,
         max_inline: shape.sq.max_inline,
@@ -652,37 +705,36 @@ unsafe fn kernel_send(wr: *const b::ib_send_wr, shape: &QpShape, pd: *mut b::ib_
         let s = unsafe { &*w.sg_list.add(i) };
         Ok(Sge { addr: s.addr, length: s.length, lkey: s.lkey })
     };
-    let payload = if flags.inline() {
+    let flags = SendFlags::from_bits_truncate(w.send_flags as u32);
+    // Inline: the SGEs name kernel memory to copy now; their total is the inline length.
+    let (inline_list, dma_length) = if flags.inline() {
         let (list, total) = SgeList::collect(num_sge, crate::uabi::limits::RXE_MAX_SGE, sge_at).ok()?;
+        (Some(list), total)
+    } else {
+        (None, 0)
+    };
+    let inline = |len: u32| {
         let mut buf = [0u8; INLINE_CAP];
         let mut at = 0usize;
-        if total > limits.max_inline {
-            return None;
-        }
-        for s in list.as_slice() {
-            let n = usize::try_from(s.length).ok()?;
-            let dst = buf.get_mut(at..at.checked_add(n)?)?;
+        for s in inline_list.as_ref().map_or(&[][..], |l| l.as_slice()) {
+            let n = usize::try_from(s.length).map_err(|_| WqeError::InlineTooLong)?;
+            let dst = at.checked_add(n).and_then(|end| buf.get_mut(at..end)).ok_or(WqeError::InlineTooLong)?;
             // SAFETY: `dst` is writable for `n` bytes; the helper refuses addresses outside
             // the direct map.
             if unsafe { b::rxe_sr_glue_kva_copy(s.addr, dst.as_mut_ptr().cast(), n, false) } != 0 {
-                return None;
+                return Err(WqeError::SgeAddressOverflow);
             }
             at += n;
         }
-        Payload::Inline(InlineData::new(buf.get(..at)?)?)
-    } else {
-        Payload::Sges(SgeList::collect(num_sge, limits.max_sge, sge_at).ok()?.0)
+        let data = buf.get(..at).ok_or(WqeError::InlineTooLong)?;
+        if at != usize::try_from(len).unwrap_or(usize::MAX) {
+            return Err(WqeError::InlineTooLong);
+        }
+        InlineData::new(data).ok_or(WqeError::InlineTooLong)
     };
-    let dest = UdDest {
-        remote_qpn: ud.remote_qpn,
-        remote_qkey: ud.remote_qkey,
-        pkey_index: ud.pkey_index,
-        ah_num: 0,
-        av: None,
-    };
-    // SAFETY: `wr_id` and `imm_data` are plain integers whichever union member was written.
-    let (wr_id, imm) = unsafe { (w.__bindgen_anon_1.wr_id, w.ex.imm_data.to_ne_bytes()) };
-    let wqe = SendWqe::datagram(wr_id, opcode, flags, imm, dest, payload, limits).ok()?;
+    let sges = || SgeList::collect(num_sge, limits.max_sge, sge_at);
+    let fields = WrFields { wr_id, opcode, flags, op, ud, dma_length };
+    let wqe = SendWqe::build(fields, qp_type, limits, inline, sges).ok()?;
     Some(KernelSend { wqe, av })
 }
 
@@ -773,7 +825,10 @@ unsafe fn run_kernel_sends(ctx: &QpCtx<'_>) {
         let Some(ks) = next else {
             break;
         };
-        let res = ud::send_one(ctx.dev, ctx.pd, ctx.qpn, &mut g.attrs, &ks.wqe, &ks.av, mtu, nd);
+        let res = match ks.av.as_ref() {
+            Some(av) => ud::send_one(ctx.dev, ctx.pd, ctx.qpn, &mut g.attrs, &ks.wqe, av, mtu, nd),
+            None => Err(WcStatus::LocQpOpErr),
+        };
         let status = res.err().unwrap_or(WcStatus::Success);
         let failed = status != WcStatus::Success;
         if sig_all || ks.wqe.flags.signaled() || failed {
@@ -1086,6 +1141,7 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
             (rq.as_ref(), rq_q, shape.rq.max_sge),
             ctx.srq,
             ctx.cqs,
+            &ctx.st.kq,
         )
     };
     let rts = attrs.state == b::ib_qp_state_IB_QPS_RTS;
@@ -1107,7 +1163,7 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
             max_sge: shape.sq.max_sge,
             max_inline: shape.sq.max_inline,
         };
-        outcome = fetch(r, &mut env, cfg, limits);
+        outcome = if env.sq.is_some() { fetch(r, &mut env, cfg, limits) } else { fetch_kernel(r, &mut env, cfg, &ctx.st.kq) };
         if outcome == Outcome::Ok {
             outcome = r.run(&mut env, cfg);
         }
@@ -1192,6 +1248,40 @@ fn fetch(req: &mut Requester<KVVec<SqEntry>>, env: &mut KEnv<'_>, cfg: &RcConfig
     Outcome::Ok
 }
 
+/// Moves a kernel QP's posted send WRs (validated at post time) into the requester while
+/// it has room.
+fn fetch_kernel(req: &mut Requester<KVVec<SqEntry>>, env: &mut KEnv<'_>, cfg: &RcConfig, kq: &KernelQueueLock) -> Outcome {
+    while req.room() > 0 {
+        let Some(ks) = kq.lock().as_mut().and_then(|k| k.sq.peek().flatten()) else {
+            break;
+        };
+        let status = match req.post(ks.wqe, cfg) {
+            Ok(()) => {
+                if let Some(k) = kq.lock().as_mut() {
+                    k.sq.pop();
+                }
+                if matches!(ks.wqe.op, SendOp::Send | SendOp::SendWithImm { .. } | SendOp::SendWithInv { .. }) {
+                    env.dev.counters().inc(Counter::RdmaSends);
+                }
+                continue;
+            }
+            Err(PostError::Full) => break,
+            Err(PostError::Unsupported(s)) => s,
+        };
+        if !req.is_empty() {
+            // Wait for the requests before it to retire.
+            break;
+        }
+        if let Some(k) = kq.lock().as_mut() {
+            k.sq.pop();
+        }
+        use crate::proto::rc::RcEnv as _;
+        env.retire_send(Some(&Completion::zeroed(ks.wqe.wr_id, cfg.qpn, status)));
+        return Outcome::Error;
+    }
+    Outcome::Ok
+}
+
 /// `post_send` on an RC or UC QP: the doorbell.
 ///
 /// # Safety
@@ -1264,6 +1354,12 @@ unsafe extern "C" fn rxe_sr_rs_qp_timer(owner: *mut c_void) {
         return;
     }
     let mut g = st.inner.lock();
+    if g.attrs.state == b::ib_qp_state_IB_QPS_ERR {
+        // A kernel consumer posted to a QP in Error: its requests complete as flushed.
+        // SAFETY: as above.
+        unsafe { flush_kernel(st, ctx.qpn, ctx.cqs) };
+        return;
+    }
     if g.attrs.state != b::ib_qp_state_IB_QPS_RTS {
         return;
     }

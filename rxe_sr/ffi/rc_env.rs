@@ -4,6 +4,7 @@
 
 use super::bindings as b;
 use super::cq;
+use super::qp::KernelQueueLock;
 use super::device::RxeSrDev;
 use super::mr::{self, Access};
 use super::netdev::NetDev;
@@ -40,6 +41,8 @@ pub(crate) struct KEnv<'a> {
     /// The QP's SRQ (null when it has its own receive queue).
     srq: *mut b::ib_srq,
     cqs: cq::QpCqs,
+    /// A kernel QP's queues (its receives come from there).
+    kq: &'a KernelQueueLock,
 }
 
 impl<'a> KEnv<'a> {
@@ -61,8 +64,9 @@ impl<'a> KEnv<'a> {
         (rq, rq_q, rq_max_sge): (Option<&'a MappedQueue>, &'a mut FromClientQueue, u32),
         srq: *mut b::ib_srq,
         cqs: cq::QpCqs,
+        kq: &'a KernelQueueLock,
     ) -> Self {
-        KEnv { dev, nd, pd, qpn, qp_access, av, sport, sq, sq_q, rq, rq_q, rq_max_sge, srq, cqs }
+        KEnv { dev, nd, pd, qpn, qp_access, av, sport, sq, sq_q, rq, rq_q, rq_max_sge, srq, cqs, kq }
     }
 }
 
@@ -81,6 +85,15 @@ impl KEnv<'_> {
             RemoteOp::Atomic => b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC,
         };
         self.qp_access & flag != 0
+    }
+}
+
+/// Invalidates `key` (a type 2 window's or a fast-registration MR's) for a QP of `pd`.
+fn invalidate_key(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32) -> bool {
+    if crate::verbs::mr::is_mw_key(key) {
+        super::mw::invalidate(dev, key).is_ok()
+    } else {
+        mr::invalidate(dev, pd, key)
     }
 }
 
@@ -163,9 +176,9 @@ impl RcEnv for KEnv<'_> {
     }
 
     fn invalidate(&mut self, rkey: u32) -> Result<(), RemoteErr> {
-        // As rdma_rxe: only fast-registered MRs (not offered) and type 2 memory windows
-        // can be invalidated.
-        super::mw::invalidate(self.dev, rkey).map_err(|_| RemoteErr::Invalid)
+        // As rdma_rxe: only fast-registration MRs and type 2 memory windows can be
+        // invalidated.
+        if invalidate_key(self.dev, self.pd, rkey) { Ok(()) } else { Err(RemoteErr::Invalid) }
     }
 
     fn local_op(&mut self, op: &SendOp) -> Result<(), WcStatus> {
@@ -176,8 +189,9 @@ impl RcEnv for KEnv<'_> {
                 super::mw::bind(self.dev, &req, self.pd, self.qpn, mr).map_err(|_| WcStatus::MwBindErr)
             }
             SendOp::LocalInv { invalidate_rkey } => {
-                super::mw::invalidate(self.dev, invalidate_rkey).map_err(|_| WcStatus::LocQpOpErr)
+                if invalidate_key(self.dev, self.pd, invalidate_rkey) { Ok(()) } else { Err(WcStatus::LocQpOpErr) }
             }
+            SendOp::RegMr { key, access } => mr::fast_reg(self.dev, self.pd, key, access),
             _ => Err(WcStatus::LocQpOpErr),
         }
     }
@@ -188,6 +202,9 @@ impl RcEnv for KEnv<'_> {
             let st = unsafe { super::srq::state(self.srq) }?;
             // SAFETY: as above.
             return unsafe { st.take(self.srq) };
+        }
+        if let Some(k) = self.kq.lock().as_mut() {
+            return k.pop_recv().map(Ok);
         }
         super::qp::take_from_ring(self.rq, self.rq_q, self.rq_max_sge)
     }

@@ -216,6 +216,7 @@ impl WcOpcode {
             SendOpcode::BindMw => WcOpcode::BindMw,
             SendOpcode::Flush => WcOpcode::Flush,
             SendOpcode::AtomicWrite => WcOpcode::AtomicWrite,
+            SendOpcode::RegMr => WcOpcode::RegMr,
         }
     }
 }

@@ -649,6 +649,14 @@ impl<T: Copy, S: core::ops::DerefMut<Target = [T]>> Fifo<T, S> {
         }
     }
 
+    /// The oldest value, left in place.
+    pub fn peek(&self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        self.slots.get(self.head).copied()
+    }
+
     /// Takes the oldest value.
     pub fn pop(&mut self) -> Option<T> {
         if self.len == 0 {

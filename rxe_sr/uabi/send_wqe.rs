@@ -105,6 +105,8 @@ pub enum SendOpcode {
     Flush,
     /// `IB_UVERBS_WR_ATOMIC_WRITE` (15).
     AtomicWrite,
+    /// `IB_WR_REG_MR` (0x20): fast registration, posted by kernel consumers only.
+    RegMr,
 }
 
 impl SendOpcode {
@@ -127,6 +129,14 @@ impl SendOpcode {
         }
     }
 
+    /// From a kernel consumer's `enum ib_wr_opcode`: the user values plus REG_MR.
+    pub const fn from_kernel(v: u32) -> Option<SendOpcode> {
+        match v {
+            0x20 => Some(SendOpcode::RegMr),
+            _ => SendOpcode::from_uapi(v),
+        }
+    }
+
     /// The `IB_UVERBS_WR_*` value.
     pub const fn to_uapi(self) -> u32 {
         match self {
@@ -142,6 +152,7 @@ impl SendOpcode {
             SendOpcode::SendWithInv => 9,
             SendOpcode::Flush => 14,
             SendOpcode::AtomicWrite => 15,
+            SendOpcode::RegMr => 0x20,
         }
     }
 
@@ -181,7 +192,7 @@ impl SendOpcode {
 
     /// True for the local operations that send no packet (`WR_LOCAL_OP_MASK`).
     pub const fn is_local(self) -> bool {
-        matches!(self, SendOpcode::LocalInv | SendOpcode::BindMw)
+        matches!(self, SendOpcode::LocalInv | SendOpcode::BindMw | SendOpcode::RegMr)
     }
 
     /// True when the WQE carries immediate data.
@@ -355,6 +366,31 @@ pub enum SendOp {
     },
     /// Memory window bind.
     BindMw(BindMw),
+    /// Fast registration of a kernel MR: the MR named by `key`'s index takes `key` (its new
+    /// L_Key and R_Key), `access`, and the pages mapped into it.
+    RegMr {
+        /// The new key.
+        key: u32,
+        /// `IB_ACCESS_*`.
+        access: u32,
+    },
+}
+
+/// A work request's fields as decoded, before [`SendWqe::build`] validates them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WrFields {
+    /// `wr_id`.
+    pub wr_id: u64,
+    /// The opcode.
+    pub opcode: SendOpcode,
+    /// `IB_SEND_*` flags.
+    pub flags: SendFlags,
+    /// The operation and its fields.
+    pub op: SendOp,
+    /// The UD/GSI destination (datagram QPs only).
+    pub ud: Option<UdDest>,
+    /// `dma.length`: the inline length, or FLUSH's length.
+    pub dma_length: u32,
 }
 
 /// `RXE_NETWORK_TYPE_*`.
@@ -569,7 +605,7 @@ impl SendWqe {
         if !opcode.allowed_on(qp_type) {
             return Err(WqeError::OpcodeNotAllowed);
         }
-        let mut flags =
+        let flags =
             SendFlags::from_bits_truncate(need(bytes::u32_le(b, SEND_WQE_WR_SEND_FLAGS_OFF))?);
         let ex_bytes: [u8; 4] = need(bytes::array(b, SEND_WQE_WR_EX_OFF))?;
         let ex_u32 = u32::from_le_bytes(ex_bytes);
@@ -627,11 +663,45 @@ impl SendWqe {
                 rkey: need(bytes::u32_le(b, SEND_WR_MW_RKEY_OFF))?,
                 access: need(bytes::u32_le(b, SEND_WR_MW_ACCESS_OFF))?,
             }),
+            // Not a user opcode (from_uapi never gives it).
+            SendOpcode::RegMr => return Err(WqeError::UnknownOpcode),
         };
 
+        let inline = |len: u32| {
+            let n = bytes::usize_from(len).ok_or(WqeError::InlineTooLong)?;
+            let end = SEND_WQE_DMA_DATA_OFF.checked_add(n).ok_or(WqeError::InlineOutsideSlot)?;
+            let src = b.get(SEND_WQE_DMA_DATA_OFF..end).ok_or(WqeError::InlineOutsideSlot)?;
+            InlineData::new(src).ok_or(WqeError::InlineTooLong)
+        };
+        let sges = || SgeList::parse(b, SEND_WQE_DMA_DATA_OFF, num_sge, limits.max_sge);
+        let fields = WrFields { wr_id, opcode, flags, op, ud, dma_length };
+        SendWqe::build(fields, qp_type, limits, inline, sges)
+    }
+
+    /// Validates a work request given as decoded fields (a ring slot's, or a kernel
+    /// consumer's `ib_send_wr`), with the checks listed at [`SendWqe::parse`] after the
+    /// decoding. `inline(len)` supplies `len` inline bytes, `sges()` the gather/scatter list
+    /// and its total; each is called only if the opcode and flags need it.
+    pub fn build(
+        f: WrFields,
+        qp_type: QpType,
+        limits: SendLimits,
+        inline: impl FnOnce(u32) -> Result<InlineData, WqeError>,
+        sges: impl FnOnce() -> Result<(SgeList, u32), WqeError>,
+    ) -> Result<SendWqe, WqeError> {
+        let WrFields { wr_id, opcode, mut flags, op, ud, dma_length } = f;
+        if !opcode.allowed_on(qp_type) {
+            return Err(WqeError::OpcodeNotAllowed);
+        }
+        if qp_type.is_datagram() != ud.is_some() {
+            return Err(WqeError::OpcodeNotAllowed);
+        }
+        if ud.is_some_and(|u| u.remote_qpn > MAX_QPN) {
+            return Err(WqeError::BadRemoteQpn);
+        }
         let (payload, length) = match opcode {
             // No local buffer: IB_SEND_INLINE cannot change their meaning; drop it.
-            SendOpcode::LocalInv | SendOpcode::BindMw => {
+            SendOpcode::LocalInv | SendOpcode::BindMw | SendOpcode::RegMr => {
                 flags = SendFlags(flags.bits() & !SendFlags::INLINE);
                 (Payload::None, 0)
             }
@@ -653,19 +723,14 @@ impl SendWqe {
                 if dma_length > limits.max_inline.min(RXE_MAX_INLINE_DATA) {
                     return Err(WqeError::InlineTooLong);
                 }
-                let len = bytes::usize_from(dma_length).ok_or(WqeError::InlineTooLong)?;
-                let end = SEND_WQE_DMA_DATA_OFF
-                    .checked_add(len)
-                    .ok_or(WqeError::InlineOutsideSlot)?;
-                let src = b
-                    .get(SEND_WQE_DMA_DATA_OFF..end)
-                    .ok_or(WqeError::InlineOutsideSlot)?;
-                let data = InlineData::new(src).ok_or(WqeError::InlineTooLong)?;
+                let data = inline(dma_length)?;
+                if data.len() != bytes::usize_from(dma_length).unwrap_or(usize::MAX) {
+                    return Err(WqeError::InlineTooLong);
+                }
                 (Payload::Inline(data), dma_length)
             }
             _ => {
-                let (list, total) =
-                    SgeList::parse(b, SEND_WQE_DMA_DATA_OFF, num_sge, limits.max_sge)?;
+                let (list, total) = sges()?;
                 (Payload::Sges(list), total)
             }
         };
@@ -692,63 +757,6 @@ impl SendWqe {
             flags,
             op,
             ud,
-            payload,
-            length,
-        })
-    }
-
-    /// A datagram SEND (UD or GSI) from a kernel consumer's work request (`struct
-    /// ib_ud_wr`), with the checks [`SendWqe::parse`] makes on a ring slot: the opcode must
-    /// be SEND or SEND_WITH_IMM (`imm` is used for the latter), the destination QPN 24 bits
-    /// wide, the payload within `limits` (a gather list from [`SgeList::collect`], or inline
-    /// bytes the caller copied). The destination's address travels beside the WQE (a
-    /// kernel AH is a pointer, not a number): `dest.ah_num` is 0 and `dest.av` unused.
-    pub fn datagram(
-        wr_id: u64,
-        opcode: SendOpcode,
-        flags: SendFlags,
-        imm: ImmData,
-        dest: UdDest,
-        payload: Payload,
-        limits: SendLimits,
-    ) -> Result<SendWqe, WqeError> {
-        let op = match opcode {
-            SendOpcode::Send => SendOp::Send,
-            SendOpcode::SendWithImm => SendOp::SendWithImm { imm },
-            _ => return Err(WqeError::OpcodeNotAllowed),
-        };
-        if dest.remote_qpn > MAX_QPN {
-            return Err(WqeError::BadRemoteQpn);
-        }
-        let length = match &payload {
-            Payload::Sges(list) => {
-                if list.len() > bytes::usize_from(limits.max_sge.min(super::limits::RXE_MAX_SGE)).unwrap_or(0) {
-                    return Err(WqeError::TooManySge);
-                }
-                u32::try_from(list.total_length())
-                    .ok()
-                    .filter(|&l| u64::from(l) <= RXE_MAX_MSG_SIZE)
-                    .ok_or(WqeError::LengthTooLong)?
-            }
-            Payload::Inline(data) => {
-                let len = u32::try_from(data.len()).map_err(|_| WqeError::InlineTooLong)?;
-                if len > limits.max_inline.min(RXE_MAX_INLINE_DATA) {
-                    return Err(WqeError::InlineTooLong);
-                }
-                len
-            }
-            Payload::None => 0,
-        };
-        let mut flags = SendFlags::from_bits_truncate(flags.bits());
-        if !matches!(payload, Payload::Inline(_)) {
-            flags = SendFlags(flags.bits() & !SendFlags::INLINE);
-        }
-        Ok(SendWqe {
-            wr_id,
-            opcode,
-            flags,
-            op,
-            ud: Some(UdDest { ah_num: 0, av: None, ..dest }),
             payload,
             length,
         })

@@ -112,7 +112,7 @@ pub(crate) fn device_attr(sys_image_guid: u64) -> b::ib_device_attr {
         max_srq: (DEFAULT_MAX - 0x2_0001) as i32,
         max_srq_wr: DEFAULT_MAX as i32,
         max_srq_sge: 27,
-        max_fast_reg_page_list_len: 512,
+        max_fast_reg_page_list_len: crate::ffi::mr::MAX_FAST_REG_PAGES,
         max_pkeys: 64,
         max_mcast_grp: super::mcast::MAX_MCAST_GRP as i32,
         max_mcast_qp_attach: super::mcast::MAX_MCAST_QP_ATTACH as i32,

@@ -273,7 +273,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             SendOp::AtomicWrite { .. } if rc => 1,
             // Local operations: no packet; they run when the send cursor reaches them.
             SendOp::BindMw(_) => 0,
-            SendOp::LocalInv { .. } if rc => 0,
+            SendOp::LocalInv { .. } | SendOp::RegMr { .. } if rc => 0,
             _ => return Err(PostError::Unsupported(WcStatus::LocQpOpErr)),
         };
         let first_psn = self.psn_tail;
