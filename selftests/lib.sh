@@ -117,10 +117,17 @@ rxe_ref_down() {
   modprobe -r rdma_rxe 2>/dev/null || true
 }
 
-# retry N CMD...: runs CMD until it succeeds, N tries, 1 s apart (clients racing servers).
+# retry N CMD...: runs CMD until it succeeds, N tries, 1 s apart (clients racing servers
+# that a slow guest starts late). An attempt that ran 10 s or more got past connecting: its
+# failure is final.
 retry() {
-  local n=$1 i; shift
-  for i in $(seq "$n"); do "$@" && return 0; sleep 1; done
+  local n=$1 i t0; shift
+  for i in $(seq "$n"); do
+    t0=$SECONDS
+    "$@" && return 0
+    [ $((SECONDS - t0)) -ge 10 ] && return 1
+    sleep 1
+  done
   return 1
 }
 
@@ -152,7 +159,7 @@ perftest_pair() {
     share_put "$tool-$tag-srv" "$(awk "$avg" /tmp/perf.srv | tail -1)"
   else
     sync_point "$tool-$tag-ready" 120 || rc=1
-    out=$(retry 5 timeout $((secs * 6 + 60)) "$tool" "${common[@]}" "$SERVER_IP" 2>&1) || rc=1
+    out=$(retry 20 timeout $((secs * 6 + 60)) "$tool" "${common[@]}" "$SERVER_IP" 2>&1) || rc=1
     printf '%s\n' "$out" >&2
   fi
   netem_set 0
@@ -182,7 +189,7 @@ perflat_pair() {
     cat /tmp/lat.srv >&2
   else
     sync_point "$tag-ready" 120 || rc=1
-    out=$(retry 5 timeout 150 "$tool" "${common[@]}" "$SERVER_IP" 2>&1) || rc=1
+    out=$(retry 20 timeout 150 "$tool" "${common[@]}" "$SERVER_IP" 2>&1) || rc=1
     printf '%s\n' "$out" >&2
   fi
   sync_point "$tag-done" 300 || rc=1
@@ -277,7 +284,8 @@ rping_pair() {
   local rc=0 pid tag=$1 count n i; shift
   count=$(printf '%s\n' "$@" | awk 'p { print; exit } $0 == "-C" { p = 1 }')
   if is_server; then
-    timeout 200 rping -s -a "$SERVER_IP" -v -V "$@" > /tmp/rping.out 2>&1 &
+    # Line-buffered: a server stopped below must not lose the rounds it logged.
+    timeout 200 stdbuf -oL rping -s -a "$SERVER_IP" -v -V "$@" > /tmp/rping.out 2>&1 &
     pid=$!
     sleep 1
     sync_point "rping-$tag-ready"
@@ -295,7 +303,7 @@ rping_pair() {
     grep -v '^server ping data: ' /tmp/rping.out
   else
     sync_point "rping-$tag-ready"
-    retry 5 timeout 200 rping -c -a "$SERVER_IP" -V "$@" 2>&1 || rc=1
+    retry 20 timeout 200 rping -c -a "$SERVER_IP" -V "$@" 2>&1 || rc=1
     share_put "rping-$tag-rc" "$rc"
     sync_point "rping-$tag-client-done" 300
   fi
@@ -384,7 +392,7 @@ pingpong_pair() {
     cat /tmp/pp.out
   else
     sync_point "$tool-ready"
-    retry 5 timeout 150 "$tool" "$@" "$SERVER_IP" 2>&1 || rc=1
+    retry 20 timeout 150 "$tool" "$@" "$SERVER_IP" 2>&1 || rc=1
   fi
   return $rc
 }
