@@ -5,10 +5,10 @@
 # memory-backed null_blk disk through the kernel target (nvmet-rdma), g2 connects the
 # kernel host (nvme-rdma) through rdma-cm. nvme-rdma runs RC QPs from the kernel, registers
 # I/O buffers with fast-registration MRs (REG_MR, then LOCAL_INV or SEND with invalidate)
-# and the target moves the data with RDMA READ and WRITE. g2 writes 16 MiB of random data
-# with O_DIRECT and reads it back, also 4 KiB blocks at scattered offsets, clean and under
-# netem loss 1%: every byte must match. Then everything is torn down and the module unloads
-# with no object left.
+# and the target (receiving through a kernel SRQ) moves the data with RDMA READ and WRITE.
+# g2 writes 16 MiB of random data with O_DIRECT and reads it back, also 4 KiB blocks at
+# scattered offsets, clean and under netem loss 1%: every byte must match. Then everything
+# is torn down and the module unloads with no object left.
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
@@ -17,7 +17,8 @@ cfg=/sys/kernel/config/nvmet
 if is_server; then
   mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
   check "null_blk (memory-backed, 1 GiB)" modprobe null_blk nr_devices=1 memory_backed=1 gb=1
-  check "nvmet-rdma" modprobe nvmet-rdma
+  # The target takes its receives from a kernel SRQ; the host, from its QPs.
+  check "nvmet-rdma (use_srq=1)" modprobe nvmet-rdma use_srq=1
   mkdir "$cfg/subsystems/$nqn" && echo 1 > "$cfg/subsystems/$nqn/attr_allow_any_host" &&
     mkdir "$cfg/subsystems/$nqn/namespaces/1" &&
     echo -n /dev/nullb0 > "$cfg/subsystems/$nqn/namespaces/1/device_path" &&

@@ -304,6 +304,7 @@ fn device_ops() -> b::ib_device_ops {
         modify_srq: Some(srq::modify_srq),
         query_srq: Some(srq::query_srq),
         destroy_srq: Some(srq::destroy_srq),
+        post_srq_recv: Some(srq::post_srq_recv),
         get_dma_mr: Some(mr::get_dma_mr),
         alloc_mr: Some(mr::alloc_mr),
         map_mr_sg: Some(mr::map_mr_sg),

@@ -174,11 +174,7 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
     // SAFETY: the QP's device is one of ours.
     let dev = unsafe { RxeSrDev::from_ib((*ibqp).device) };
     let (sq, rq, kq) = if udata.is_null() {
-        // A kernel consumer (ib_mad's GSI QP, ULPs' RC, UC and UD QPs). Kernel SRQs are
-        // not offered yet.
-        if shape.srq {
-            return Err(super::errno::eopnotsupp());
-        }
+        // A kernel consumer (ib_mad's GSI QP, ULPs' RC, UC and UD QPs, on an SRQ or not).
         (None, None, Some(KernelQueues::new(&shape.caps())?))
     } else {
         if gsi {
@@ -1003,14 +999,13 @@ fn ud_deliver_to(dev: &RxeSrDev, qpn: u32, p: &PacketRepr<'_>, ip_header: &[u8])
     // SAFETY: the counted QP keeps its SRQ (if any) alive.
     let srq = unsafe { (*qp.ibqp).srq };
     let QpInner { rq, rq_q, .. } = &mut *g;
-    let kernel = st.kq.lock().as_mut().map(|k| k.rq.pop().flatten().map(Ok));
-    let taken = if let Some(k) = kernel {
-        k
-    } else if srq.is_null() {
-        take_from_ring(rq.as_ref(), rq_q, st.shape.rq.max_sge)
-    } else {
+    let taken = if !srq.is_null() {
         // SAFETY: as above; an SRQ of ours.
         unsafe { super::srq::state(srq).and_then(|s| s.take(srq)) }
+    } else if let Some(k) = st.kq.lock().as_mut() {
+        k.pop_recv().map(Ok)
+    } else {
+        take_from_ring(rq.as_ref(), rq_q, st.shape.rq.max_sge)
     };
     // No receive WQE: UD drops the message.
     let Some(taken) = taken else {

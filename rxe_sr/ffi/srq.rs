@@ -4,7 +4,9 @@
 //! writing slots and moving the producer index; there is no system call). QPs created on
 //! the SRQ take their receive WQEs from it, under its lock (lock order: QP, then SRQ).
 //! Resizing moves the posted WQEs to a new ring, which the provider maps in place of the
-//! old one (as for CQs).
+//! old one (as for CQs). A kernel consumer's SRQ (nvmet-rdma's, for one) has no ring: its
+//! post_srq_recv validates the WRs into a FIFO. The lock disables interrupts, since kernel
+//! consumers post from any context.
 
 use core::mem::size_of;
 use core::pin::Pin;
@@ -13,8 +15,12 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::ffi::c_int;
 use kernel::prelude::*;
-use kernel::sync::Mutex;
-use kernel::{new_mutex, pin_init};
+use kernel::alloc::KVVec;
+use kernel::pin_init;
+
+use super::irq_lock::{new_irq_spinlock, IrqSpinLock};
+use crate::uabi::queue::Fifo;
+use crate::uabi::sge::{Sge, SgeList};
 
 use super::bindings as b;
 use super::queue::{MappedQueue, SharedQueue};
@@ -29,10 +35,12 @@ use crate::verbs::objects;
 /// Largest SRQ depth (the device's `max_srq_wr`).
 const MAX_SRQ_WR: u32 = 1 << 20;
 
-/// What the lock guards: the ring and the kernel's view of its indices.
+/// What the lock guards: the ring and the kernel's view of its indices (user SRQs), or
+/// the posted receives (kernel SRQs).
 struct SrqInner {
     ring: Option<MappedQueue>,
     q: FromClientQueue,
+    kernel: Option<KernelSrq>,
     /// IB_SRQ_LIMIT: when armed (non-zero) and fewer WQEs remain, the SRQ_LIMIT_REACHED
     /// event fires once and the limit disarms (IBTA 10.2.9.1).
     limit: u32,
@@ -40,11 +48,18 @@ struct SrqInner {
     max_wr: u32,
 }
 
+/// A kernel SRQ's posted receives, oldest first.
+type KernelSrq = Fifo<Option<RecvWqe>, KVVec<Option<RecvWqe>>>;
+
+fn kernel_srq(depth: u32) -> Result<KernelSrq> {
+    Ok(Fifo::new(KVVec::from_elem(None, usize::try_from(depth).map_err(|_| EINVAL)?, GFP_KERNEL)?))
+}
+
 /// Per-SRQ state.
 #[pin_data]
 pub(crate) struct SrqState {
     #[pin]
-    inner: Mutex<SrqInner>,
+    inner: IrqSpinLock<SrqInner>,
     max_sge: u32,
 }
 
@@ -78,11 +93,21 @@ impl SrqState {
     /// # Safety
     /// `ibsrq` is the live SRQ this state belongs to.
     pub(crate) unsafe fn take(&self, ibsrq: *mut b::ib_srq) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
-        let mut g = self.inner.lock();
-        let SrqInner { ring, q, limit, .. } = &mut *g;
-        let taken = super::qp::take_from_ring(ring.as_ref(), q, self.max_sge)?;
-        if *limit != 0 && q.count() < *limit {
-            *limit = 0;
+        let (taken, fire) = {
+            let mut g = self.inner.lock();
+            let SrqInner { ring, q, limit, kernel, .. } = &mut *g;
+            let (taken, left) = match kernel {
+                Some(k) => (k.pop().flatten().map(Ok)?, k.len() as u32),
+                None => (super::qp::take_from_ring(ring.as_ref(), q, self.max_sge)?, q.count()),
+            };
+            let fire = *limit != 0 && left < *limit;
+            if fire {
+                *limit = 0;
+            }
+            (taken, fire)
+        };
+        if fire {
+            // Outside the lock: the consumer's handler may post again.
             // SAFETY: per this function's contract.
             unsafe { b::rxe_sr_glue_srq_event(ibsrq, b::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED) };
         }
@@ -106,10 +131,6 @@ pub(crate) unsafe extern "C" fn create_srq(ibsrq: *mut b::ib_srq, init: *mut b::
 /// # Safety
 /// As [`create_srq`].
 unsafe fn create_inner(ibsrq: *mut b::ib_srq, init: &mut b::ib_srq_init_attr, udata: *mut b::ib_udata) -> Result {
-    if udata.is_null() {
-        // Kernel consumers' SRQs arrive with the kernel data path.
-        return Err(super::errno::eopnotsupp());
-    }
     if init.srq_type != b::ib_srq_type_IB_SRQT_BASIC {
         return Err(super::errno::eopnotsupp());
     }
@@ -122,30 +143,20 @@ unsafe fn create_inner(ibsrq: *mut b::ib_srq, init: &mut b::ib_srq_init_attr, ud
     if a.srq_limit > geo.max_wr {
         return Err(EINVAL);
     }
-    // SAFETY: a live udata of a uverbs call carries its ucontext.
-    let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
-    if uctx.is_null() {
-        return Err(EINVAL);
-    }
-    let shared = SharedQueue::new(geo.queue.ring)?;
-    // SAFETY: `uctx` is the caller's live ucontext; dropping the handle unregisters it.
-    let (ring, off) = unsafe { MappedQueue::insert(uctx, shared)? };
-    let size = u32::try_from(ring.queue().len()).map_err(|_| EINVAL)?;
     let limit = a.srq_limit;
-    let srq_num = NEXT_SRQ_NUM.fetch_add(1, Ordering::Relaxed) & 0x00ff_ffff;
-    let mut out = [0u8; layout::CREATE_SRQ_RESP_SIZE];
-    resp::emit_create_srq_resp(resp::MmInfo { offset: off, size }, srq_num, &mut out).ok_or(EINVAL)?;
-    // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
-    let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) };
-    if ret != 0 {
-        return Err(Error::from_errno(ret));
-    }
+    let (ring, kernel) = if udata.is_null() {
+        (None, Some(kernel_srq(geo.max_wr)?))
+    } else {
+        // SAFETY: per this function's contract.
+        (Some(unsafe { user_ring(udata, &geo)? }), None)
+    };
     let st = KBox::pin_init(
         pin_init!(SrqState {
-            inner <- new_mutex!(
+            inner <- new_irq_spinlock!(
                 SrqInner {
-                    ring: Some(ring),
+                    ring,
                     q: FromClientQueue::new(geo.queue.ring),
+                    kernel,
                     limit,
                     max_wr: geo.max_wr,
                 },
@@ -163,6 +174,32 @@ unsafe fn create_inner(ibsrq: *mut b::ib_srq, init: &mut b::ib_srq_init_attr, ud
     a.max_sge = geo.max_sge;
     objects::LIVE.srqs.inc();
     Ok(())
+}
+
+/// A user SRQ's ring, registered for mmap and described to user space in `struct
+/// rxe_create_srq_resp`.
+///
+/// # Safety
+/// `udata` is the live udata of a uverbs create_srq call.
+unsafe fn user_ring(udata: *mut b::ib_udata, geo: &queue::RqGeometry) -> Result<MappedQueue> {
+    // SAFETY: a live udata of a uverbs call carries its ucontext.
+    let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
+    if uctx.is_null() {
+        return Err(EINVAL);
+    }
+    let shared = SharedQueue::new(geo.queue.ring)?;
+    // SAFETY: `uctx` is the caller's live ucontext; dropping the handle unregisters it.
+    let (ring, off) = unsafe { MappedQueue::insert(uctx, shared)? };
+    let size = u32::try_from(ring.queue().len()).map_err(|_| EINVAL)?;
+    let srq_num = NEXT_SRQ_NUM.fetch_add(1, Ordering::Relaxed) & 0x00ff_ffff;
+    let mut out = [0u8; layout::CREATE_SRQ_RESP_SIZE];
+    resp::emit_create_srq_resp(resp::MmInfo { offset: off, size }, srq_num, &mut out).ok_or(EINVAL)?;
+    // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
+    let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) };
+    if ret != 0 {
+        return Err(Error::from_errno(ret));
+    }
+    Ok(ring)
 }
 
 /// `ib_device_ops.destroy_srq`.
@@ -227,6 +264,9 @@ pub(crate) unsafe extern "C" fn modify_srq(
 /// # Safety
 /// `udata` is null or the live udata of a uverbs modify_srq call.
 unsafe fn resize(st: &SrqState, max_wr: u32, udata: *mut b::ib_udata) -> Result {
+    if udata.is_null() {
+        return resize_kernel(st, max_wr);
+    }
     let mut cmd = [0u8; layout::MODIFY_SRQ_CMD_SIZE];
     // SAFETY: per this function's contract; the helper checks the length.
     kernel::error::to_result(unsafe { b::rxe_sr_glue_copy_from_udata(udata, cmd.as_mut_ptr().cast(), cmd.len()) })?;
@@ -275,6 +315,83 @@ unsafe fn resize(st: &SrqState, max_wr: u32, udata: *mut b::ib_udata) -> Result 
     // The old ring's entry goes outside the lock; user space unmaps its pages.
     drop(old);
     Ok(())
+}
+
+/// Resizes a kernel SRQ, keeping its posted receives in order; refused below their number.
+fn resize_kernel(st: &SrqState, max_wr: u32) -> Result {
+    if max_wr == 0 || max_wr > MAX_SRQ_WR {
+        return Err(EINVAL);
+    }
+    let mut fresh = kernel_srq(max_wr)?;
+    {
+        let mut g = st.inner.lock();
+        let SrqInner { kernel, max_wr: depth, .. } = &mut *g;
+        let k = kernel.as_mut().ok_or(EINVAL)?;
+        if k.len() > fresh.capacity() {
+            return Err(EINVAL);
+        }
+        k.drain_into(&mut fresh);
+        core::mem::swap(k, &mut fresh);
+        *depth = max_wr;
+    }
+    // The old FIFO is freed outside the lock.
+    drop(fresh);
+    Ok(())
+}
+
+/// `ib_device_ops.post_srq_recv`: a kernel consumer's receive WRs, validated into the SRQ
+/// (user SRQs post through their ring). May run in atomic context. The first WR that cannot
+/// be queued is returned in `bad_wr`.
+///
+/// # Safety
+/// Called by the core with a live SRQ of ours, a valid WR chain and a writable `bad_wr`.
+pub(crate) unsafe extern "C" fn post_srq_recv(
+    ibsrq: *mut b::ib_srq,
+    wr: *const b::ib_recv_wr,
+    bad_wr: *mut *const b::ib_recv_wr,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let Some(st) = (unsafe { state(ibsrq) }) else {
+        return EINVAL.to_errno();
+    };
+    let mut cur = wr;
+    let mut err = 0;
+    {
+        let mut g = st.inner.lock();
+        match g.kernel.as_mut() {
+            Some(k) => {
+                while !cur.is_null() {
+                    // SAFETY: a valid chain; `sg_list` holds `num_sge` entries.
+                    let w = unsafe { &*cur };
+                    let list = u32::try_from(w.num_sge).ok().and_then(|n| {
+                        SgeList::collect(n, st.max_sge, |i| {
+                            // SAFETY: `i < num_sge`, inside the caller's array.
+                            let s = unsafe { &*w.sg_list.add(i) };
+                            Ok(Sge { addr: s.addr, length: s.length, lkey: s.lkey })
+                        })
+                        .ok()
+                    });
+                    let Some((sges, length)) = list else {
+                        err = EINVAL.to_errno();
+                        break;
+                    };
+                    // SAFETY: a plain integer whichever union member was written.
+                    let wr_id = unsafe { w.__bindgen_anon_1.wr_id };
+                    if k.push(Some(RecvWqe { wr_id, sges, length })).is_err() {
+                        err = ENOMEM.to_errno();
+                        break;
+                    }
+                    cur = w.next;
+                }
+            }
+            None => err = EINVAL.to_errno(),
+        }
+    }
+    if err != 0 {
+        // SAFETY: per this function's contract.
+        unsafe { bad_wr.write(cur) };
+    }
+    err
 }
 
 /// `ib_device_ops.query_srq`.
