@@ -29,8 +29,9 @@ use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
 use crate::uabi::recv_wqe::RecvWqe;
 
-/// Atomics remembered for duplicate requests (IBTA 9.7.5.1.5: at least max_dest_rd_atomic).
-const ATOMIC_REPLAY: usize = 16;
+/// Atomics remembered for duplicate requests (IBTA 9.7.5.1.5: at least max_dest_rd_atomic,
+/// which may be as large as the device's max_qp_rd_atom, 128).
+const ATOMIC_REPLAY: usize = 128;
 
 /// The message being received. (Held by value in the QP: no allocation in the core.)
 #[derive(Clone, Copy, Debug)]
