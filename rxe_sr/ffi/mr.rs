@@ -373,8 +373,8 @@ fn with_mr<R>(
             let mr = p.cast::<RxeSrMr>();
             // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock keeps
             // this one from being deregistered (and freed) while we read it.
-            let (mr_key, mr_pd, iova, mr_len, granted, valid) =
-                unsafe { ((*mr).key, (*mr).ibmr.pd, (*mr).iova, (*mr).length, (*mr).access, (*mr).valid) };
+            let m = unsafe { &*mr };
+            let (mr_key, mr_pd, iova, mr_len, granted, valid) = (m.key, m.ibmr.pd, m.iova, m.length, m.access, m.valid);
             if !valid || mr_key != key || mr_pd != pd || granted & access.flag() != access.flag() {
                 return None;
             }

@@ -77,7 +77,7 @@ pub(crate) struct KernelQueues {
     /// The QP state as the posting paths see it (modify_qp keeps it in step).
     state: b::ib_qp_state,
     sq: Fifo<Option<KernelSend>, KVVec<Option<KernelSend>>>,
-    rq: Fifo<Option<RecvWqe>, KVVec<Option<RecvWqe>>>,
+    rq: RecvFifo,
 }
 
 impl KernelQueues {
@@ -635,6 +635,61 @@ unsafe fn post_send_kernel(ibqp: *mut b::ib_qp, st: &QpState, wr: *const b::ib_s
     err
 }
 
+/// A kernel consumer's SGE array (`ib_sge` has `rxe_sge`'s fields) as a validated list.
+///
+/// # Safety
+/// `sg_list` holds `num_sge` entries (or `num_sge` is 0).
+unsafe fn kernel_sges(sg_list: *const b::ib_sge, num_sge: c_int, max_sge: u32) -> Result<(SgeList, u32), WqeError> {
+    let n = u32::try_from(num_sge).map_err(|_| WqeError::TooManySge)?;
+    SgeList::collect(n, max_sge, |i| {
+        // SAFETY: `i < num_sge` (SgeList::collect's contract), inside the caller's array.
+        let s = unsafe { &*sg_list.add(i) };
+        Ok(Sge { addr: s.addr, length: s.length, lkey: s.lkey })
+    })
+}
+
+/// Kernel receive WRs waiting for packets, oldest first (a kernel QP's or SRQ's).
+pub(crate) type RecvFifo = Fifo<Option<RecvWqe>, KVVec<Option<RecvWqe>>>;
+
+/// Validates a chain of kernel receive WRs into `q`, in order. The first one that is
+/// invalid (EINVAL) or does not fit (ENOMEM) stops the walk and is named in `bad_wr`, as
+/// IBTA's Post Receive requires (the ones before it stay posted).
+///
+/// # Safety
+/// `wr` is a valid WR chain whose SGE arrays hold `num_sge` entries; `bad_wr` is writable.
+pub(crate) unsafe fn queue_recv_chain(wr: *const b::ib_recv_wr, bad_wr: *mut *const b::ib_recv_wr, max_sge: u32, q: &mut RecvFifo) -> c_int {
+    let mut cur = wr;
+    while !cur.is_null() {
+        // SAFETY: per this function's contract.
+        let w = unsafe { &*cur };
+        // SAFETY: as above.
+        let err = match unsafe { kernel_recv(w, max_sge) } {
+            Some(wqe) if q.push(Some(wqe)).is_ok() => 0,
+            Some(_) => ENOMEM.to_errno(),
+            None => EINVAL.to_errno(),
+        };
+        if err != 0 {
+            // SAFETY: per this function's contract.
+            unsafe { bad_wr.write(cur) };
+            return err;
+        }
+        cur = w.next;
+    }
+    0
+}
+
+/// Validates a kernel consumer's receive WR into a receive WQE.
+///
+/// # Safety
+/// `w.sg_list` holds `w.num_sge` entries.
+unsafe fn kernel_recv(w: &b::ib_recv_wr, max_sge: u32) -> Option<RecvWqe> {
+    // SAFETY: per this function's contract.
+    let (sges, length) = unsafe { kernel_sges(w.sg_list, w.num_sge, max_sge) }.ok()?;
+    // SAFETY: a plain integer whichever union member was written.
+    let wr_id = unsafe { w.__bindgen_anon_1.wr_id };
+    Some(RecvWqe { wr_id, sges, length })
+}
+
 /// Decodes and validates one kernel send WR (the `ib_send_wr` inside an `ib_ud_wr`,
 /// `ib_rdma_wr`, `ib_atomic_wr` or `ib_reg_wr`, by opcode) with the checks a ring slot gets
 /// (`SendWqe::build`); a datagram WR's AH must be on the QP's PD. Inline data is copied
@@ -695,16 +750,11 @@ unsafe fn kernel_send(wr: *const b::ib_send_wr, shape: &QpShape, pd: *mut b::ib_
         max_sge: shape.sq.max_sge,
         max_inline: shape.sq.max_inline,
     };
-    let num_sge = u32::try_from(w.num_sge).ok()?;
-    let sge_at = |i: usize| {
-        // SAFETY: `i < num_sge` (SgeList::collect's contract), inside the caller's array.
-        let s = unsafe { &*w.sg_list.add(i) };
-        Ok(Sge { addr: s.addr, length: s.length, lkey: s.lkey })
-    };
     let flags = SendFlags::from_bits_truncate(w.send_flags as u32);
     // Inline: the SGEs name kernel memory to copy now; their total is the inline length.
     let (inline_list, dma_length) = if flags.inline() {
-        let (list, total) = SgeList::collect(num_sge, crate::uabi::limits::RXE_MAX_SGE, sge_at).ok()?;
+        // SAFETY: per this function's contract.
+        let (list, total) = unsafe { kernel_sges(w.sg_list, w.num_sge, crate::uabi::limits::RXE_MAX_SGE) }.ok()?;
         (Some(list), total)
     } else {
         (None, 0)
@@ -728,7 +778,8 @@ unsafe fn kernel_send(wr: *const b::ib_send_wr, shape: &QpShape, pd: *mut b::ib_
         }
         InlineData::new(data).ok_or(WqeError::InlineTooLong)
     };
-    let sges = || SgeList::collect(num_sge, limits.max_sge, sge_at);
+    // SAFETY: per this function's contract.
+    let sges = || unsafe { kernel_sges(w.sg_list, w.num_sge, limits.max_sge) };
     let fields = WrFields { wr_id, opcode, flags, op, ud, dma_length };
     let wqe = SendWqe::build(fields, qp_type, limits, inline, sges).ok()?;
     Some(KernelSend { wqe, av })
@@ -748,46 +799,22 @@ pub(crate) unsafe extern "C" fn post_recv(
     let Some(st) = (unsafe { state(ibqp) }) else {
         return EINVAL.to_errno();
     };
-    let mut cur = wr;
-    let mut err = 0;
-    let mut flush = false;
-    {
+    let (err, flush) = {
         let mut kq = st.kq.lock();
         match kq.as_mut() {
             // As rdma_rxe: receives may be posted from Init on.
-            Some(k) if k.state != b::ib_qp_state_IB_QPS_RESET => {
-                flush = k.state == b::ib_qp_state_IB_QPS_ERR;
-                while !cur.is_null() {
-                    // SAFETY: a valid chain; `sg_list` holds `num_sge` entries.
-                    let w = unsafe { &*cur };
-                    let wqe = u32::try_from(w.num_sge).ok().and_then(|n| {
-                        SgeList::collect(n, st.shape.rq.max_sge, |i| {
-                            // SAFETY: `i < num_sge`, inside the caller's array.
-                            let s = unsafe { &*w.sg_list.add(i) };
-                            Ok(Sge { addr: s.addr, length: s.length, lkey: s.lkey })
-                        })
-                        .ok()
-                    });
-                    let Some((sges, length)) = wqe else {
-                        err = EINVAL.to_errno();
-                        break;
-                    };
-                    // SAFETY: a plain integer whichever union member was written.
-                    let wr_id = unsafe { w.__bindgen_anon_1.wr_id };
-                    if k.rq.push(Some(RecvWqe { wr_id, sges, length })).is_err() {
-                        err = ENOMEM.to_errno();
-                        break;
-                    }
-                    cur = w.next;
-                }
+            // SAFETY: per this function's contract.
+            Some(k) if k.state != b::ib_qp_state_IB_QPS_RESET => (
+                unsafe { queue_recv_chain(wr, bad_wr, st.shape.rq.max_sge, &mut k.rq) },
+                k.state == b::ib_qp_state_IB_QPS_ERR,
+            ),
+            _ => {
+                // SAFETY: per this function's contract.
+                unsafe { bad_wr.write(wr) };
+                (EINVAL.to_errno(), false)
             }
-            _ => err = EINVAL.to_errno(),
         }
-    }
-    if err != 0 {
-        // SAFETY: per this function's contract.
-        unsafe { bad_wr.write(cur) };
-    }
+    };
     if flush {
         // In Error, receives complete as flushed: the work item does it.
         if let Some(t) = st.timer.as_ref() {

@@ -20,7 +20,6 @@ use kernel::pin_init;
 
 use super::irq_lock::{new_irq_spinlock, IrqSpinLock};
 use crate::uabi::queue::Fifo;
-use crate::uabi::sge::{Sge, SgeList};
 
 use super::bindings as b;
 use super::queue::{MappedQueue, SharedQueue};
@@ -49,7 +48,7 @@ struct SrqInner {
 }
 
 /// A kernel SRQ's posted receives, oldest first.
-type KernelSrq = Fifo<Option<RecvWqe>, KVVec<Option<RecvWqe>>>;
+type KernelSrq = super::qp::RecvFifo;
 
 fn kernel_srq(depth: u32) -> Result<KernelSrq> {
     Ok(Fifo::new(KVVec::from_elem(None, usize::try_from(depth).map_err(|_| EINVAL)?, GFP_KERNEL)?))
@@ -354,44 +353,16 @@ pub(crate) unsafe extern "C" fn post_srq_recv(
     let Some(st) = (unsafe { state(ibsrq) }) else {
         return EINVAL.to_errno();
     };
-    let mut cur = wr;
-    let mut err = 0;
-    {
-        let mut g = st.inner.lock();
-        match g.kernel.as_mut() {
-            Some(k) => {
-                while !cur.is_null() {
-                    // SAFETY: a valid chain; `sg_list` holds `num_sge` entries.
-                    let w = unsafe { &*cur };
-                    let list = u32::try_from(w.num_sge).ok().and_then(|n| {
-                        SgeList::collect(n, st.max_sge, |i| {
-                            // SAFETY: `i < num_sge`, inside the caller's array.
-                            let s = unsafe { &*w.sg_list.add(i) };
-                            Ok(Sge { addr: s.addr, length: s.length, lkey: s.lkey })
-                        })
-                        .ok()
-                    });
-                    let Some((sges, length)) = list else {
-                        err = EINVAL.to_errno();
-                        break;
-                    };
-                    // SAFETY: a plain integer whichever union member was written.
-                    let wr_id = unsafe { w.__bindgen_anon_1.wr_id };
-                    if k.push(Some(RecvWqe { wr_id, sges, length })).is_err() {
-                        err = ENOMEM.to_errno();
-                        break;
-                    }
-                    cur = w.next;
-                }
-            }
-            None => err = EINVAL.to_errno(),
+    let mut g = st.inner.lock();
+    match g.kernel.as_mut() {
+        // SAFETY: per this function's contract.
+        Some(k) => unsafe { super::qp::queue_recv_chain(wr, bad_wr, st.max_sge, k) },
+        None => {
+            // SAFETY: per this function's contract.
+            unsafe { bad_wr.write(wr) };
+            EINVAL.to_errno()
         }
     }
-    if err != 0 {
-        // SAFETY: per this function's contract.
-        unsafe { bad_wr.write(cur) };
-    }
-    err
 }
 
 /// `ib_device_ops.query_srq`.
