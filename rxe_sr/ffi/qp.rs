@@ -1249,9 +1249,7 @@ fn fetch(req: &mut Requester<KVVec<SqEntry>>, env: &mut KEnv<'_>, cfg: &RcConfig
         let status = match SendWqe::parse(&bytes, qp_type, limits) {
             Ok(wqe) => match req.post(wqe, cfg) {
                 Ok(()) => {
-                    if matches!(wqe.op, crate::uabi::send_wqe::SendOp::Send | crate::uabi::send_wqe::SendOp::SendWithImm { .. } | crate::uabi::send_wqe::SendOp::SendWithInv { .. }) {
-                        env.dev.counters().inc(Counter::RdmaSends);
-                    }
+                    count_send(env, &wqe);
                     continue;
                 }
                 Err(PostError::Full) => break,
@@ -1270,6 +1268,13 @@ fn fetch(req: &mut Requester<KVVec<SqEntry>>, env: &mut KEnv<'_>, cfg: &RcConfig
     Outcome::Ok
 }
 
+/// Counts a request the requester took, if it is a SEND (`rdma_sends`).
+fn count_send(env: &KEnv<'_>, wqe: &SendWqe) {
+    if matches!(wqe.op, SendOp::Send | SendOp::SendWithImm { .. } | SendOp::SendWithInv { .. }) {
+        env.dev.counters().inc(Counter::RdmaSends);
+    }
+}
+
 /// Moves a kernel QP's posted send WRs (validated at post time) into the requester while
 /// it has room.
 fn fetch_kernel(req: &mut Requester<KVVec<SqEntry>>, env: &mut KEnv<'_>, cfg: &RcConfig, kq: &KernelQueueLock) -> Outcome {
@@ -1282,9 +1287,7 @@ fn fetch_kernel(req: &mut Requester<KVVec<SqEntry>>, env: &mut KEnv<'_>, cfg: &R
                 if let Some(k) = kq.lock().as_mut() {
                     k.sq.pop();
                 }
-                if matches!(ks.wqe.op, SendOp::Send | SendOp::SendWithImm { .. } | SendOp::SendWithInv { .. }) {
-                    env.dev.counters().inc(Counter::RdmaSends);
-                }
+                count_send(env, &ks.wqe);
                 continue;
             }
             Err(PostError::Full) => break,
