@@ -73,6 +73,8 @@ prepare_share() {
   if [ $# -gt 0 ]; then printf '%s\n' "$@" > "$share/tests.list"
   else grep -v '^#' "$RXE_SR_ROOT/selftests/tests.list" | grep . > "$share/tests.list"; fi
   printf '#!/bin/bash\nexec bash "$HOST_SHARE/selftests/runner.sh"\n' > "$share/run.sh"
+  # Settings the tests read (selftests/lib.sh): RXE_SR_QUICK=1 shortens the long ones.
+  printf 'RXE_SR_QUICK=%s\n' "${RXE_SR_QUICK:-0}" > "$share/settings"
   chmod +x "$share/run.sh"
   # Keep the last few runs only.
   ls -1dt "$CACHE"/runs/*/ 2>/dev/null | tail -n +6 | xargs -r rm -rf

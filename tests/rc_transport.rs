@@ -562,6 +562,13 @@ fn send_longer_than_the_receive_buffer_fails_both_sides() {
     assert_eq!(n.a.send_cqes[0].status, WcStatus::RemInvReqErr);
     assert_eq!(n.b.recv_cqes[0].status, WcStatus::LocLenErr);
     assert!(n.a.error && n.b.error);
+    // The responder says why, for the kernel log: the second packet (SEND_MIDDLE, PSN 118)
+    // overflowed the 2000-byte receive WQE of the SEND in progress.
+    let f = n.b.resp.fatal.expect("a fatal note");
+    assert_eq!((f.opcode, f.payload_len, f.in_progress, f.out_of_sequence), (0x01, 1024, 1, false));
+    assert_eq!((f.nak, f.status), (1, WcStatus::LocLenErr));
+    assert_eq!(f.psn, Psn::new(118));
+    assert!(n.a.resp.fatal.is_none());
 }
 
 #[test]

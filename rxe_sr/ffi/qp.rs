@@ -1198,6 +1198,19 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
     }
     drop(env);
     if outcome == Outcome::Error {
+        if let Some(f) = resp.fatal.take() {
+            pr_warn!(
+                "qp {:#x}: refused request psn {:#x} opcode {:#x} ({} B, {} in progress{}): nak {}, status {:?}; qp to error\n",
+                ctx.qpn,
+                f.psn.get(),
+                f.opcode,
+                f.payload_len,
+                ["no message", "a SEND", "an RDMA WRITE"][usize::from(f.in_progress.min(2))],
+                if f.out_of_sequence { ", opcode out of sequence" } else { "" },
+                f.nak,
+                f.status,
+            );
+        }
         // SAFETY: per this function's contract.
         unsafe { enter_error(g, ctx.st, ctx.qpn, ctx.cqs) };
     }

@@ -58,6 +58,27 @@ pub struct RespCounters {
     pub uc_dropped: u64,
 }
 
+/// What made the responder move its QP to the Error state: the request it refused, for
+/// the kernel log (rdma_rxe prints the like with rxe_dbg_qp).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FatalNote {
+    /// The refused request's PSN (ePSN: it was in sequence).
+    pub psn: Psn,
+    /// Its BTH opcode.
+    pub opcode: u8,
+    /// Its payload length.
+    pub payload_len: u32,
+    /// The NAK syndrome's code sent back (`nak::*`).
+    pub nak: u8,
+    /// The completion status of the receive WQE in progress, if there was one.
+    pub status: WcStatus,
+    /// The message in progress when it arrived: 0 none, 1 a SEND, 2 an RDMA WRITE.
+    pub in_progress: u8,
+    /// True when the opcode did not continue (or start) a message as the one in progress
+    /// required; false when executing it failed.
+    pub out_of_sequence: bool,
+}
+
 /// The responder of one connected QP.
 pub struct Responder {
     epsn: Psn,
@@ -72,6 +93,8 @@ pub struct Responder {
     atomic_next: usize,
     /// Statistics.
     pub counters: RespCounters,
+    /// Set when a request moved the QP to Error; the driver logs and clears it.
+    pub fatal: Option<FatalNote>,
 }
 
 /// Result of executing one in-sequence packet.
@@ -105,6 +128,7 @@ impl Responder {
                 err_naks_sent: 0,
                 uc_dropped: 0,
             },
+            fatal: None,
         }
     }
 
@@ -200,6 +224,11 @@ impl Responder {
             (None, false) => true,
             _ => false,
         };
+        let in_progress = match self.cur {
+            None => 0,
+            Some(Cur::Send { .. }) => 1,
+            Some(Cur::Write { .. }) => 2,
+        };
         let res = if !seq_ok {
             Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
         } else {
@@ -236,6 +265,15 @@ impl Responder {
                     env.complete_recv(&Completion::recv(wqe.wr_id, cfg.qpn, status, RecvInfo::default()), false);
                 }
                 if rc {
+                    self.fatal = Some(FatalNote {
+                        psn,
+                        opcode: p.bth.opcode.0,
+                        payload_len: p.payload.len() as u32,
+                        nak: code,
+                        status,
+                        in_progress,
+                        out_of_sequence: !seq_ok,
+                    });
                     self.counters.err_naks_sent += 1;
                     self.send_ack(env, cfg, psn, Aeth::nak(code, self.msn));
                     Outcome::Error
