@@ -110,6 +110,10 @@ void rxe_sr_glue_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
  */
 int rxe_sr_glue_kva_copy(u64 addr, void *buf, size_t len, bool to_kva);
 
+/* The RoCEv2 GID at @index of port 1 into @gid (16 bytes): 0, or -EINVAL for another GID
+ * type, or the GID table's error (an empty or out-of-range entry). Any context. */
+int rxe_sr_glue_roce_v2_gid(struct ib_device *ibdev, u32 index, u8 *gid);
+
 /* Adds (@add) or removes the Ethernet multicast address of RoCE multicast GID @mgid. */
 int rxe_sr_glue_mcast_mac(struct net_device *ndev, const u8 *mgid, bool add);
 int rxe_sr_glue_xa_alloc_cyclic(struct xarray *xa, u32 *id, void *entry, u32 min, u32 max,

@@ -280,6 +280,37 @@ fn golden_ud_with_embedded_av() {
 }
 
 #[test]
+fn embedded_av_must_agree_with_its_source_gid() {
+    let mut s = SqSlot::new(SLOT);
+    s.wr(17, 2, 0, [0; 4]).u32(24, 1).u32(28, 0x8001_0000).sges(&[(0x3000, 64, 2)]);
+    write_av_v4(&mut s);
+    let av = parse(&s, QpType::Ud).unwrap().ud.unwrap().av.unwrap();
+    let v4_sgid = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1];
+    let v6_sgid = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9];
+    assert!(av.agrees_with(&v4_sgid));
+    // the GID at sgid_index is IPv6 while the AV says IPv4
+    assert!(!av.agrees_with(&v6_sgid));
+    // dgid_addr names another host than the dgid
+    let mut bad = av;
+    bad.daddr = IpAddr::V4([10, 0, 0, 3]);
+    assert!(!bad.agrees_with(&v4_sgid));
+    // IPv4 type with an IPv6 destination GID
+    let mut bad = av;
+    bad.dgid = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2];
+    assert!(!bad.agrees_with(&v4_sgid));
+    // IPv6: dgid_addr must be the destination GID itself
+    let dgid6 = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+    let mut v6 = av;
+    v6.network_type = NetworkType::Ipv6;
+    v6.dgid = dgid6;
+    v6.daddr = IpAddr::V6(dgid6);
+    assert!(v6.agrees_with(&v6_sgid));
+    assert!(!v6.agrees_with(&v4_sgid));
+    v6.daddr = IpAddr::V4([10, 0, 0, 2]);
+    assert!(!v6.agrees_with(&v6_sgid));
+}
+
+#[test]
 fn kernel_scratch_fields_are_ignored() {
     let mut a = SqSlot::new(SLOT);
     a.wr(1, 0, 0, [0; 4]).rdma(0x100, 1).sges(&[(0x200, 10, 2)]);

@@ -11,7 +11,7 @@ use kernel::prelude::*;
 
 use super::bindings as b;
 use super::device::RxeSrDev;
-use crate::uabi::{layout, resp};
+use crate::uabi::{layout, resp, send_wqe};
 use crate::verbs::ah::{self as vah, Av};
 use crate::verbs::objects;
 
@@ -163,4 +163,18 @@ pub(crate) fn lookup(dev: &RxeSrDev, pd: *mut b::ib_pd, ah_num: u32) -> Option<A
             unsafe { ((*ah).ibah.pd == pd).then_some((*ah).av).flatten() }
         })
         .flatten()
+}
+
+/// The AV a UD send WQE embeds (`ah_num` 0: rxe providers from before AH numbers), checked
+/// against the device's GID table: its `sgid_index` must name a RoCEv2 GID of the same IP
+/// version as the destination. `None` for anything else.
+pub(crate) fn embedded(dev: &RxeSrDev, e: &send_wqe::Av) -> Option<Av> {
+    let mut sgid = [0u8; 16];
+    // SAFETY: the device is registered while its QPs post; the glue takes and drops its own
+    // GID-table reference and writes 16 bytes to `sgid`.
+    let ret = unsafe { b::rxe_sr_glue_roce_v2_gid(dev.ib_ptr(), u32::from(e.sgid_index), sgid.as_mut_ptr()) };
+    if ret != 0 || !e.agrees_with(&sgid) {
+        return None;
+    }
+    Av::new(sgid, e.dgid, e.flow_label, e.hop_limit, e.traffic_class)
 }

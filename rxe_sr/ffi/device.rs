@@ -64,6 +64,11 @@ impl RxeSrDev {
         unsafe { &*ibdev.cast::<RxeSrDev>() }
     }
 
+    /// The `ib_device` for calls into the RDMA core that only read it under their own locks.
+    pub(crate) fn ib_ptr(&self) -> *mut b::ib_device {
+        ptr::addr_of!(self.ib_dev).cast_mut()
+    }
+
     /// The device's MR table.
     pub(crate) fn mrs(&self) -> &IndexTable {
         &self.mr_table

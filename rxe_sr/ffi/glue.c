@@ -25,6 +25,7 @@
 #include <linux/udp.h>
 #include <linux/delay.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_cache.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
 #include <linux/jiffies.h>
@@ -601,6 +602,23 @@ unsigned long rxe_sr_glue_spin_lock_irqsave(spinlock_t *lock)
 void rxe_sr_glue_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
 {
 	spin_unlock_irqrestore(lock, flags);
+}
+
+/* ---- the GID table ---- */
+
+int rxe_sr_glue_roce_v2_gid(struct ib_device *ibdev, u32 index, u8 *gid)
+{
+	const struct ib_gid_attr *attr = rdma_get_gid_attr(ibdev, 1, index);
+	int ret = 0;
+
+	if (IS_ERR(attr))
+		return PTR_ERR(attr);
+	if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP)
+		memcpy(gid, attr->gid.raw, 16);
+	else
+		ret = -EINVAL;
+	rdma_put_gid_attr(attr);
+	return ret;
 }
 
 /* ---- kernel consumers' memory ---- */

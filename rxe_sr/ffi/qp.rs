@@ -905,9 +905,13 @@ unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) ->
         shared.read_slot(slot, &mut bytes);
         let (c, failed) = match SendWqe::parse(&bytes, QpType::Ud, limits) {
             Ok(wqe) => {
-                // The rxe provider always passes an AH number; the embedded AV of old
-                // providers is not supported.
-                let res = match wqe.ud.filter(|u| u.ah_num != 0).and_then(|u| ah::lookup(dev, ctx.pd, u.ah_num)) {
+                // The rxe provider passes an AH number; providers from before AH numbers
+                // embed the AV instead (ah_num 0), checked against the GID table.
+                let av = wqe.ud.and_then(|u| match u.av {
+                    Some(e) if u.ah_num == 0 => ah::embedded(dev, &e),
+                    _ => ah::lookup(dev, ctx.pd, u.ah_num),
+                });
+                let res = match av {
                     Some(av) => ud::send_one(dev, ctx.pd, qpn, attrs, &wqe, &av, mtu, nd),
                     None => Err(WcStatus::LocQpOpErr),
                 };

@@ -482,6 +482,22 @@ impl Av {
     }
 }
 
+impl Av {
+    /// True when this embedded AV agrees with `sgid`, the GID its `sgid_index` names: for
+    /// IPv4 both GIDs are IPv4-mapped and `dgid_addr` is the destination GID's address, for
+    /// IPv6 neither is mapped and `dgid_addr` is the destination GID itself. (rdma_rxe routes
+    /// by `dgid_addr` and trusts the provider; rxe_sr sends to the GID and checks they agree.)
+    pub fn agrees_with(&self, sgid: &[u8; 16]) -> bool {
+        const MAPPED: [u8; 12] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
+        let v4 = |g: &[u8; 16]| g[..12] == MAPPED;
+        match (self.network_type, self.daddr) {
+            (NetworkType::Ipv4, IpAddr::V4(a)) => v4(sgid) && v4(&self.dgid) && self.dgid[12..] == a,
+            (NetworkType::Ipv6, IpAddr::V6(a)) => !v4(sgid) && !v4(&self.dgid) && self.dgid == a,
+            _ => false,
+        }
+    }
+}
+
 /// The destination of a UD/GSI send (`wr.ud`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UdDest {
