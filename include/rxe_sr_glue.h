@@ -56,7 +56,13 @@ int rxe_sr_glue_xmit(struct sk_buff *skb);
 void rxe_sr_glue_xa_lock(struct xarray *xa);
 int rxe_sr_glue_xa_store(struct xarray *xa, unsigned long index, void *entry);
 void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx);
-void rxe_sr_glue_rx_queue(struct rxe_sr_rx *rx, struct sk_buff *skb);
+/* Received datagrams waiting for the receive work, at most this many (a flood beyond it is
+ * dropped and counted, as a NIC's full ring would). */
+#define RXE_SR_RX_QUEUE_MAX 4096
+/* Queues @skb for the receive work: 0, or -ENOBUFS when the queue is full (@skb freed). */
+int rxe_sr_glue_rx_queue(struct rxe_sr_rx *rx, struct sk_buff *skb);
+/* Lets the scheduler run others; process context only (long loops: receive, transmit). */
+void rxe_sr_glue_cond_resched(void);
 struct sk_buff *rxe_sr_glue_rx_dequeue(struct rxe_sr_rx *rx);
 void rxe_sr_glue_rx_stop(struct rxe_sr_rx *rx);
 int rxe_sr_glue_skb_ip_bytes(struct sk_buff *skb, void **data, size_t *len);

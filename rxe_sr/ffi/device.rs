@@ -78,7 +78,10 @@ impl RxeSrDev {
     pub(crate) fn queue_rx(&self, skb: *mut b::sk_buff) {
         // SAFETY: the queue was initialised before registration and is stopped only in
         // dealloc_driver, after every reference (the caller holds one) is gone.
-        unsafe { b::rxe_sr_glue_rx_queue(self.rx.get(), skb) };
+        if unsafe { b::rxe_sr_glue_rx_queue(self.rx.get(), skb) } != 0 {
+            // The queue was full: the datagram is freed and counted.
+            self.counters.inc(Counter::RcvdDropped);
+        }
     }
 
     /// The device's counters.

@@ -438,10 +438,21 @@ void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx)
 	INIT_WORK(&rx->work, rxe_sr_rx_work_fn);
 }
 
-void rxe_sr_glue_rx_queue(struct rxe_sr_rx *rx, struct sk_buff *skb)
+int rxe_sr_glue_rx_queue(struct rxe_sr_rx *rx, struct sk_buff *skb)
 {
+	/* A racy read is fine: the bound only keeps a flood from growing the queue forever. */
+	if (skb_queue_len_lockless(&rx->q) >= RXE_SR_RX_QUEUE_MAX) {
+		kfree_skb(skb);
+		return -ENOBUFS;
+	}
 	skb_queue_tail(&rx->q, skb);
 	queue_work(system_highpri_wq, &rx->work);
+	return 0;
+}
+
+void rxe_sr_glue_cond_resched(void)
+{
+	cond_resched();
 }
 
 struct sk_buff *rxe_sr_glue_rx_dequeue(struct rxe_sr_rx *rx)

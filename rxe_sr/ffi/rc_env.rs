@@ -43,14 +43,21 @@ pub(crate) struct KEnv<'a> {
     cqs: cq::QpCqs,
     /// A kernel QP's queues (its receives come from there).
     kq: &'a KernelQueueLock,
+    /// Packets sent through this environment (a reschedule point every [`YIELD_EVERY`]).
+    sent: u32,
 }
+
+/// A step may send many packets (a whole READ response, a window of requests): every this
+/// many, the environment lets the scheduler run others.
+const YIELD_EVERY: u32 = 64;
 
 impl<'a> KEnv<'a> {
     /// The environment of a QP whose CQs are `cqs` and whose SRQ (or null) is `srq`.
     ///
     /// # Safety
     /// The QP of `cqs` and a non-null `srq` are live objects of ours for as long as the
-    /// environment is used.
+    /// environment is used, and it is used in process context with no spinlock held (it
+    /// may reschedule while sending).
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn new(
         dev: &'a RxeSrDev,
@@ -66,7 +73,7 @@ impl<'a> KEnv<'a> {
         cqs: cq::QpCqs,
         kq: &'a KernelQueueLock,
     ) -> Self {
-        KEnv { dev, nd, pd, qpn, qp_access, av, sport, sq, sq_q, rq, rq_q, rq_max_sge, srq, cqs, kq }
+        KEnv { dev, nd, pd, qpn, qp_access, av, sport, sq, sq_q, rq, rq_q, rq_max_sge, srq, cqs, kq, sent: 0 }
     }
 }
 
@@ -112,6 +119,11 @@ impl RcEnv for KEnv<'_> {
 
     fn transmit(&mut self, hdr: &PacketRepr<'_>, payload: PayloadSrc<'_>, len: u32) -> Result<(), TxError> {
         let (dev, pd, qpn) = (self.dev, self.pd, self.qpn);
+        self.sent = self.sent.wrapping_add(1);
+        if self.sent % YIELD_EVERY == 0 {
+            // SAFETY: per `new`'s contract: process context, no spinlock held.
+            unsafe { b::rxe_sr_glue_cond_resched() };
+        }
         let plen = usize::try_from(len).map_err(|_| TxError::Dropped)?;
         let total = hdr.buffer_len().checked_add(plen + usize::from(hdr.bth.pad_cnt)).ok_or(TxError::Dropped)?;
         // Headers and payload are written straight into the skb.

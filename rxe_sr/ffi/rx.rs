@@ -33,6 +33,10 @@ unsafe extern "C" fn rxe_sr_rs_rx_work(rx: *mut b::rxe_sr_rx) {
         }
         // SAFETY: dequeued, so ours; freed once.
         unsafe { b::rxe_sr_glue_skb_drop(skb) };
+        // A backlog can take long to drain (each datagram may answer with many packets):
+        // let the rest of the system run between datagrams.
+        // SAFETY: a work item, process context, no lock held here.
+        unsafe { b::rxe_sr_glue_cond_resched() };
     }
 }
 
