@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use rxe_sr::proto::psn::Psn;
 use rxe_sr::proto::rc::requester::{PostError, Requester, SqEntry};
-use rxe_sr::proto::rc::responder::Responder;
+use rxe_sr::proto::rc::responder::{InProgress, Responder};
 use rxe_sr::proto::rc::{
     AtomicOp, Outcome, PayloadSrc, RcConfig, RcEnv, RemoteErr, RemoteOp, Service, TxError,
 };
@@ -565,7 +565,7 @@ fn send_longer_than_the_receive_buffer_fails_both_sides() {
     // The responder says why, for the kernel log: the second packet (SEND_MIDDLE, PSN 118)
     // overflowed the 2000-byte receive WQE of the SEND in progress.
     let f = n.b.resp.fatal.expect("a fatal note");
-    assert_eq!((f.opcode, f.payload_len, f.in_progress, f.out_of_sequence), (0x01, 1024, 1, false));
+    assert_eq!((f.opcode, f.payload_len, f.in_progress, f.out_of_sequence), (0x01, 1024, InProgress::Send, false));
     assert_eq!((f.nak, f.status), (1, WcStatus::LocLenErr));
     assert_eq!(f.psn, Psn::new(118));
     assert!(n.a.resp.fatal.is_none());

@@ -1209,7 +1209,7 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
                 f.psn.get(),
                 f.opcode,
                 f.payload_len,
-                ["no message", "a SEND", "an RDMA WRITE"][usize::from(f.in_progress.min(2))],
+                f.in_progress.describe(),
                 if f.out_of_sequence { ", opcode out of sequence" } else { "" },
                 f.nak,
                 f.status,

@@ -482,14 +482,19 @@ impl Av {
     }
 }
 
+/// True for an IPv4-mapped GID (`::ffff:a.b.c.d`), which RoCEv2 sends over IPv4; any other
+/// GID is an IPv6 address.
+pub fn is_v4_mapped(gid: &[u8; 16]) -> bool {
+    gid[..12] == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]
+}
+
 impl Av {
     /// True when this embedded AV agrees with `sgid`, the GID its `sgid_index` names: for
     /// IPv4 both GIDs are IPv4-mapped and `dgid_addr` is the destination GID's address, for
     /// IPv6 neither is mapped and `dgid_addr` is the destination GID itself. (rdma_rxe routes
     /// by `dgid_addr` and trusts the provider; rxe_sr sends to the GID and checks they agree.)
     pub fn agrees_with(&self, sgid: &[u8; 16]) -> bool {
-        const MAPPED: [u8; 12] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
-        let v4 = |g: &[u8; 16]| g[..12] == MAPPED;
+        let v4 = is_v4_mapped;
         match (self.network_type, self.daddr) {
             (NetworkType::Ipv4, IpAddr::V4(a)) => v4(sgid) && v4(&self.dgid) && self.dgid[12..] == a,
             (NetworkType::Ipv6, IpAddr::V6(a)) => !v4(sgid) && !v4(&self.dgid) && self.dgid == a,

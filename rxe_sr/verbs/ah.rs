@@ -32,11 +32,7 @@ pub(crate) struct Av {
 /// Largest AH number (as rdma_rxe: 2^15 - 1); the device reports `max_ah` from it.
 pub(crate) const MAX_AH_NUM: u32 = (1 << 15) - 1;
 
-const V4_MAPPED_PREFIX: [u8; 12] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
-
-fn is_v4_mapped(gid: &[u8; 16]) -> bool {
-    gid[..12] == V4_MAPPED_PREFIX
-}
+use crate::uabi::send_wqe::is_v4_mapped;
 
 impl Av {
     /// An AV from a source and destination GID; both must be of the same IP version.

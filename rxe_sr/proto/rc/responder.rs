@@ -72,11 +72,33 @@ pub struct FatalNote {
     pub nak: u8,
     /// The completion status of the receive WQE in progress, if there was one.
     pub status: WcStatus,
-    /// The message in progress when it arrived: 0 none, 1 a SEND, 2 an RDMA WRITE.
-    pub in_progress: u8,
+    /// The message in progress when it arrived.
+    pub in_progress: InProgress,
     /// True when the opcode did not continue (or start) a message as the one in progress
     /// required; false when executing it failed.
     pub out_of_sequence: bool,
+}
+
+/// The kind of message a responder was in the middle of receiving.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InProgress {
+    /// Between messages.
+    None,
+    /// A multi-packet SEND.
+    Send,
+    /// A multi-packet RDMA WRITE.
+    Write,
+}
+
+impl InProgress {
+    /// For the kernel log.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            InProgress::None => "no message",
+            InProgress::Send => "a SEND",
+            InProgress::Write => "an RDMA WRITE",
+        }
+    }
 }
 
 /// The responder of one connected QP.
@@ -225,9 +247,9 @@ impl Responder {
             _ => false,
         };
         let in_progress = match self.cur {
-            None => 0,
-            Some(Cur::Send { .. }) => 1,
-            Some(Cur::Write { .. }) => 2,
+            None => InProgress::None,
+            Some(Cur::Send { .. }) => InProgress::Send,
+            Some(Cur::Write { .. }) => InProgress::Write,
         };
         let res = if !seq_ok {
             Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
