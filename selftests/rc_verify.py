@@ -13,7 +13,11 @@
 # Everything is exchanged and synchronised through files in the 9p share ($HOST_SHARE/vals),
 # and the QP stays up until both sides are done (a late ACK is never lost to a destroyed QP).
 # Prints "verified: OK" and exits 0 when every check passed.
-import os, sys, time
+# A side that sees no completion for STALL seconds while it waits prints what it still
+# waits for, the device's counters, its QP's state and a short capture of the RoCEv2
+# traffic on eth0 (whatever the two drivers are still saying to each other), then gives
+# up; the peer sees its abort file and gives up too.
+import os, subprocess, sys, time
 import pyverbs.device as d
 import pyverbs.enums as e
 from pyverbs.pd import PD
@@ -58,6 +62,9 @@ qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
                        cap=QPCap(max_send_wr=64, max_recv_wr=64, max_send_sge=2, max_recv_sge=2,
                                  max_inline_data=64)))
 psn = (0x12345 * seed) & 0xffffff
+# The local ACK timeout (4.096 us * 2^TIMEOUT): 14 (67 ms), as ibv_rc_pingpong and perftest
+# use; rc_verify_pair raises it on the KASAN kernel (see there).
+TIMEOUT = int(os.environ.get("RC_VERIFY_TIMEOUT", "14"))
 
 def put(name, vals):
     tmp = share + tag + "-" + name + ".tmp"
@@ -70,6 +77,9 @@ def get(name, secs=600):
         try:
             return [int(v) for v in open(share + tag + "-" + name).read().split()]
         except (FileNotFoundError, ValueError):
+            if os.path.exists(share + tag + "-abort-" + other):
+                print(run(["rdma", "statistic", "show", "link", dev + "/1"]), end="")
+                sys.exit("side %s gave up (see its output); side %s stops too" % (other, role))
             time.sleep(0.05)
     sys.exit("timed out waiting for %s" % name)
 
@@ -89,24 +99,63 @@ a.ah_attr = AHAttr(gr=GlobalRoute(dgid=GID("0000:0000:0000:0000:0000:ffff:%02x%0
                    is_global=1, port_num=1)
 qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
           | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
-a = QPAttr(); a.qp_state = e.IBV_QPS_RTS; a.timeout = 14; a.retry_cnt = 7; a.rnr_retry = 7
+a = QPAttr(); a.qp_state = e.IBV_QPS_RTS; a.timeout = TIMEOUT; a.retry_cnt = 7; a.rnr_retry = 7
 a.sq_psn = psn; a.max_rd_atomic = 4
 qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
           | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
 
 pending = {}   # wr_id -> completion, filled by poll
+posted = set()  # wr_ids posted and not yet completed
+STALL = 90      # seconds without any completion: the exchange is stuck
 
-def poll_until(want, secs=300):
+def run(cmd, secs=20):
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=secs)
+        return r.stdout + r.stderr
+    except (OSError, subprocess.SubprocessError) as x:
+        return "%s: %s\n" % (cmd[0], x)
+
+def stalled(what):
+    """Prints what this side knows about a stuck exchange, tells the peer, exits 1."""
+    fail("%s: no completion for %d s; still waiting for wr_ids %s"
+         % (what, STALL, " ".join("%#x" % w for w in sorted(posted))))
+    try:
+        attr, _ = qp.query(e.IBV_QP_STATE | e.IBV_QP_SQ_PSN | e.IBV_QP_RQ_PSN)
+        print("qp %#x: state %d, sq_psn %#x, rq_psn %#x" % (qp.qp_num, attr.qp_state, attr.sq_psn, attr.rq_psn))
+    except Exception as x:  # the diagnosis must not hide the failure
+        print("qp query failed: %s" % x)
+    print(run(["rdma", "statistic", "show", "link", dev + "/1"]), end="")
+    print("RoCEv2 traffic on eth0 for 5 s (time, source, opcode, PSN, AETH syndrome, MSN):")
+    run(["timeout", "5", "tcpdump", "-i", "eth0", "-s", "128", "-c", "80", "-w", "/tmp/stall.pcap",
+         "udp port 4791"])
+    print(run(["tshark", "-r", "/tmp/stall.pcap", "-T", "fields", "-o", "infiniband.identify_payload:FALSE",
+               "-e", "frame.time_relative", "-e", "ip.src", "-e", "infiniband.bth.opcode",
+               "-e", "infiniband.bth.psn", "-e", "infiniband.aeth.syndrome", "-e", "infiniband.aeth.msn"],
+              60), end="", flush=True)
+    put("abort-" + role, [1])
+    sys.exit(1)
+
+def poll_until(want, what, secs=300):
     end = time.time() + secs
+    last = time.time()
     while not want() and time.time() < end:
         k, wcs = cq.poll(64)
         for wc in wcs[:k]:
             if wc.status != e.IBV_WC_SUCCESS:
                 fail("wr_id %#x: completion status %d (opcode %d)" % (wc.wr_id, wc.status, wc.opcode))
             pending[wc.wr_id] = wc
-        if not k:
+            posted.discard(wc.wr_id)
+        if k:
+            last = time.time()
+        elif time.time() - last > STALL:
+            stalled(what)
+        else:
             time.sleep(0.002)
     return want()
+
+def send(wr):
+    qp.post_send(wr)
+    posted.add(wr.wr_id)
 
 def post_send(wr_id, opcode, off, n, flags=e.IBV_SEND_SIGNALED, two=False, **kw):
     if two and n > 1:
@@ -115,7 +164,7 @@ def post_send(wr_id, opcode, off, n, flags=e.IBV_SEND_SIGNALED, two=False, **kw)
     else:
         sg = [SGE(mr.buf + off, n, mr.lkey)]
     wr = SendWR(wr_id=wr_id, opcode=opcode, num_sge=len(sg), sg=sg, send_flags=flags, **kw)
-    qp.post_send(wr)
+    send(wr)
 
 for rnd in range(rounds):
     base = 0x1000 * (rnd + 1)
@@ -123,6 +172,7 @@ for rnd in range(rounds):
     for i in range(len(SIZES) + 1):
         qp.post_recv(RecvWR(wr_id=base + 0x800 + i, num_sge=1,
                             sg=[SGE(mr.buf + RECV_OFF + (i % 16) * SLOT if i < 16 else mr.buf, SLOT, mr.lkey)]))
+        posted.add(base + 0x800 + i)
     mr.write(pattern(seed * 10 + rnd, SLOT), SLOT, READ_OFF)
     barrier("r%d-posted" % rnd)
     # 1. SENDs.
@@ -137,7 +187,7 @@ for rnd in range(rounds):
             post_send(base + i, e.IBV_WR_SEND, SEND_OFF + (i % 16) * SLOT, n, two=True)
     sends = [base + i for i in range(len(SIZES))]
     recvs = [base + 0x800 + i for i in range(len(SIZES))]
-    if not poll_until(lambda: all(w in pending for w in sends + recvs)):
+    if not poll_until(lambda: all(w in pending for w in sends + recvs), "round %d SENDs" % rnd):
         fail("round %d: SEND phase incomplete" % rnd)
     pseed = (3 - seed) * 100 + rnd * 16
     for i, n in enumerate(SIZES):
@@ -158,25 +208,28 @@ for rnd in range(rounds):
                 sg=[SGE(mr.buf + SEND_OFF, h, mr.lkey), SGE(mr.buf + SEND_OFF + h, SLOT - 4096 - h, mr.lkey)],
                 send_flags=e.IBV_SEND_SIGNALED)
     wr.set_wr_rdma(rkey, raddr + WRITE_OFF)
-    qp.post_send(wr)
+    send(wr)
     mr.write(wdata[SLOT - 4096:], 4096, SEND_OFF + 15 * SLOT)
     wr = SendWR(wr_id=base + 0x101, opcode=e.IBV_WR_RDMA_WRITE_WITH_IMM, num_sge=1,
                 sg=[SGE(mr.buf + SEND_OFF + 15 * SLOT, 4096, mr.lkey)], send_flags=e.IBV_SEND_SIGNALED,
                 imm_data=0x7700 + rnd)
     wr.set_wr_rdma(rkey, raddr + WRITE_OFF + SLOT - 4096)
-    qp.post_send(wr)
+    send(wr)
     marker = base + 0x800 + len(SIZES)
-    if not poll_until(lambda: base + 0x101 in pending and base + 0x100 in pending and marker in pending):
+    if not poll_until(lambda: base + 0x101 in pending and base + 0x100 in pending and marker in pending,
+                      "round %d WRITEs" % rnd):
         fail("round %d: WRITE phase incomplete" % rnd)
     elif mr.read(SLOT, WRITE_OFF) != pattern((3 - seed) * 1000 + rnd, SLOT):
-        fail("round %d: RDMA WRITE data differ" % rnd)
+        m = pending[marker]
+        fail("round %d: RDMA WRITE data differ (the marker's completion: byte_len %d, flags %#x, imm %#x)"
+             % (rnd, m.byte_len, m.wc_flags, m.imm_data))
     # 3. READ the peer's pattern into the send area.
     wr = SendWR(wr_id=base + 0x200, opcode=e.IBV_WR_RDMA_READ, num_sge=2,
                 sg=[SGE(mr.buf + SEND_OFF, 1000, mr.lkey), SGE(mr.buf + SEND_OFF + 1000, SLOT - 1000, mr.lkey)],
                 send_flags=e.IBV_SEND_SIGNALED)
     wr.set_wr_rdma(rkey, raddr + READ_OFF)
-    qp.post_send(wr)
-    if not poll_until(lambda: base + 0x200 in pending):
+    send(wr)
+    if not poll_until(lambda: base + 0x200 in pending, "round %d READ" % rnd):
         fail("round %d: READ incomplete" % rnd)
     elif mr.read(SLOT, SEND_OFF) != pattern((3 - seed) * 10 + rnd, SLOT):
         fail("round %d: RDMA READ data differ" % rnd)
@@ -188,12 +241,13 @@ for rnd in range(rounds):
         wr = SendWR(wr_id=base + 0x300 + k, opcode=e.IBV_WR_ATOMIC_FETCH_AND_ADD, num_sge=1,
                     sg=[SGE(mr.buf + SEND_OFF + 8 * k, 8, mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
         wr.set_wr_atomic(rkey=rkey, addr=raddr + ATOM_OFF, compare_add=1, swap=0)
-        qp.post_send(wr)
+        send(wr)
     wr = SendWR(wr_id=base + 0x310, opcode=e.IBV_WR_ATOMIC_CMP_AND_SWP, num_sge=1,
                 sg=[SGE(mr.buf + SEND_OFF + 64, 8, mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
     wr.set_wr_atomic(rkey=rkey, addr=raddr + ATOM_OFF + 8, compare_add=7 + rnd, swap=8 + rnd)
-    qp.post_send(wr)
-    if not poll_until(lambda: all(base + 0x300 + k in pending for k in range(8)) and base + 0x310 in pending):
+    send(wr)
+    if not poll_until(lambda: all(base + 0x300 + k in pending for k in range(8)) and base + 0x310 in pending,
+                      "round %d atomics" % rnd):
         fail("round %d: atomics incomplete" % rnd)
     else:
         olds = sorted(int.from_bytes(mr.read(8, SEND_OFF + 8 * k), "little") for k in range(8))

@@ -26,5 +26,6 @@ for t in "${tests[@]}"; do
   esac
   echo "$line" >> "$OUT/tap"
   echo "g$GUEST: $line" > /dev/console
+  case $rc in 0|4) ;; *) guest_reset >> "$OUT/$t.log" 2>&1 ;; esac
   barrier "end-$i" 600 || true
 done

@@ -630,6 +630,38 @@ fn duplicate_atomic_is_answered_from_the_saved_result() {
     assert_eq!(&n.b.mem.region(0x200)[..8], &1u64.to_le_bytes(), "executed once");
 }
 
+/// A WRITE, then a READ; the WRITE comes again (its ACK was late). The re-acknowledgement
+/// must name the WRITE's PSN: an ACK at the READ's last PSN would tell the requester the READ
+/// is complete (rdma_rxe's completer then completes it with no data) or, past it, that its
+/// responses were lost. Seen against rdma_rxe on the KASAN kernel: a late ACK at a READ's PSN
+/// derailed rdma_rxe's retry and it sent a SEND twice, under two PSNs.
+#[test]
+fn duplicate_write_after_a_read_is_acknowledged_at_the_write() {
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    let write = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
+    n.post(true, wqe(write, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 100)).unwrap();
+    let read = SendOp::RdmaRead { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
+    n.post(true, wqe(read, SendOpcode::RdmaRead, 0x100, 0x10_1000, 4096)).unwrap();
+    let mut out = vec![];
+    let _ = n.a.with_env(0, &mut out, |r, _, c, e| r.run(e, c));
+    assert_eq!(out.len(), 2, "the WRITE and the READ request");
+    let write_psn = PacketRepr::parse(&out[0]).unwrap().bth.psn;
+    let mut back = vec![];
+    for pkt in [&out[0], &out[1]] {
+        let p = PacketRepr::parse(pkt).unwrap();
+        let _ = n.b.with_env(1, &mut back, |_, r, c, e| r.on_request(e, c, &p));
+    }
+    assert_eq!(back.len(), 1 + 4, "an ACK for the WRITE, four READ responses");
+    let dup = PacketRepr::parse(&out[0]).unwrap();
+    assert!(dup.bth.ack_req);
+    let mut again = vec![];
+    let _ = n.b.with_env(1, &mut again, |_, r, c, e| r.on_request(e, c, &dup));
+    assert_eq!(again.len(), 1);
+    let ack = PacketRepr::parse(&again[0]).unwrap();
+    assert_eq!(ack.bth.opcode.info().unwrap().kind, OpKind::Acknowledge);
+    assert_eq!(ack.bth.psn, write_psn, "the duplicate WRITE is acknowledged at the WRITE, not at the READ");
+}
+
 #[test]
 fn rc_many_seeds_at_five_percent_loss_with_duplicates_and_reordering() {
     let (mut retries, mut lost) = (0, 0);

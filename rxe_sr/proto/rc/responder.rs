@@ -9,7 +9,10 @@
 //!   the Error state, as IBTA's class B/C errors require.
 //! - PSN after ePSN (RC): a packet was lost; drop it and send one NAK "PSN sequence error"
 //!   per gap (rdma_rxe's `sent_psn_nak`).
-//! - PSN before ePSN (RC): a duplicate. SEND and WRITE are re-acknowledged; an RDMA READ
+//! - PSN before ePSN (RC): a duplicate. Each SEND and WRITE packet is re-acknowledged, with the PSN
+//!   of the last packet an ACK could cover (`ack_psn`), never a READ response's PSN: a
+//!   plain ACK at or past a READ's PSNs would tell the requester that the READ is done, or
+//!   that its responses were lost (rdma_rxe's `resp.ack_psn`); an RDMA READ
 //!   is executed again from the PSN it names (the requester resumes reads that way); an
 //!   atomic is answered from the saved result, never executed twice.
 //!
@@ -104,6 +107,9 @@ impl InProgress {
 /// The responder of one connected QP.
 pub struct Responder {
     epsn: Psn,
+    /// The PSN after the last SEND, WRITE or atomic packet executed: a duplicate SEND or
+    /// WRITE is acknowledged at `ack_psn - 1`. READs move ePSN but not this.
+    ack_psn: Psn,
     msn: u32,
     nak_sent: bool,
     cur: Option<Cur>,
@@ -136,6 +142,7 @@ impl Responder {
     pub const fn new(rq_psn: Psn) -> Self {
         Responder {
             epsn: rq_psn,
+            ack_psn: rq_psn,
             msn: 0,
             nak_sent: false,
             cur: None,
@@ -266,6 +273,9 @@ impl Responder {
         match res {
             Exec::Done(n) | Exec::Answered(n) => {
                 self.epsn = psn.add(n);
+                if info.kind != OpKind::RdmaReadRequest {
+                    self.ack_psn = self.epsn;
+                }
                 if rc && matches!(res, Exec::Done(_)) && p.bth.ack_req {
                     self.send_ack(env, cfg, psn, Aeth::ack(self.msn));
                 }
@@ -589,11 +599,12 @@ impl Responder {
                     self.send_atomic_ack(env, cfg, psn, orig);
                 }
             }
-            // Re-acknowledged when the requester asked for an ACK (the last packet of a
-            // message, or every few packets): a go-back-N resend of a whole window then
-            // draws a few ACKs, not one per packet.
-            _ if p.bth.ack_req => self.send_ack(env, cfg, self.epsn.sub(1), Aeth::ack(self.msn)),
-            _ => {}
+            // Every duplicate SEND or WRITE packet is re-acknowledged, as rdma_rxe's responder
+            // does: a requester resending from the middle of a long message learns at once
+            // how far the first copy got. (Answering only the packets that ask for an ACK
+            // left rdma_rxe's requester waiting for another timeout after each spurious one:
+            // 19 s instead of 12 s per rc_verify run against it on the KASAN kernel.)
+            _ => self.send_ack(env, cfg, self.ack_psn.sub(1), Aeth::ack(self.msn)),
         }
     }
 }
