@@ -11,20 +11,24 @@
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
-args=(-d sr0 -x "$gidx" -s 65536 -q 8 -D 8 -F --report_gbits)
+# 20 s: the application must still hold the device when rmmod is tried, and on the KASAN
+# kernel reaching that point can take 15 s (it once ended first at -D 8, and the rmmod
+# check then had nothing to refuse).
+args=(-d sr0 -x "$gidx" -s 65536 -q 8 -D 20 -F --report_gbits)
 if is_server; then
-  timeout 60 ib_write_bw "${args[@]}" > /tmp/tt.out 2>&1 &
+  timeout 90 ib_write_bw "${args[@]}" > /tmp/tt.out 2>&1 &
   app=$!
   sleep 1
   sync_point ready
 else
   sync_point ready
-  timeout 60 ib_write_bw "${args[@]}" "$SERVER_IP" > /tmp/tt.out 2>&1 &
+  timeout 90 ib_write_bw "${args[@]}" "$SERVER_IP" > /tmp/tt.out 2>&1 &
   app=$!
 fi
 sleep 3
 sync_point flowing
 log "counters while flowing: $(rdma statistic show link sr0/1)"
+kill -0 $app 2>/dev/null || fail "ib_write_bw ended before the teardown began: $(tail -3 /tmp/tt.out)"
 if rmmod rxe_sr 2>/tmp/rmmod.err; then
   fail "rmmod succeeded while ib_write_bw had the device open"
 fi
