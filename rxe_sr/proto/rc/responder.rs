@@ -9,12 +9,12 @@
 //!   the Error state, as IBTA's class B/C errors require.
 //! - PSN after ePSN (RC): a packet was lost; drop it and send one NAK "PSN sequence error"
 //!   per gap (rdma_rxe's `sent_psn_nak`).
-//! - PSN before ePSN (RC): a duplicate. Each SEND and WRITE packet is re-acknowledged, with the PSN
-//!   of the last packet an ACK could cover (`ack_psn`), never a READ response's PSN: a
-//!   plain ACK at or past a READ's PSNs would tell the requester that the READ is done, or
-//!   that its responses were lost (rdma_rxe's `resp.ack_psn`); an RDMA READ
-//!   is executed again from the PSN it names (the requester resumes reads that way); an
-//!   atomic is answered from the saved result, never executed twice.
+//! - PSN before ePSN (RC): a duplicate. Each SEND and WRITE packet is re-acknowledged,
+//!   with the PSN of the last packet an ACK could cover (`ack_psn`), never a READ
+//!   response's PSN: a plain ACK at or past a READ's PSNs would tell the requester that the
+//!   READ is done, or that its responses were lost (rdma_rxe's `resp.ack_psn`); an RDMA
+//!   READ is executed again from the PSN it names (the requester resumes reads that way);
+//!   an atomic is answered from the saved result, never executed twice.
 //!
 //! UC: no ACKs or NAKs; a gap drops the rest of the message in progress, and the next
 //! message starts at the first FIRST/ONLY packet seen.
