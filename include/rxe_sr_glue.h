@@ -66,6 +66,17 @@ void rxe_sr_glue_cond_resched(void);
 struct sk_buff *rxe_sr_glue_rx_dequeue(struct rxe_sr_rx *rx);
 void rxe_sr_glue_rx_stop(struct rxe_sr_rx *rx);
 int rxe_sr_glue_skb_ip_bytes(struct sk_buff *skb, void **data, size_t *len);
+/* A QP's held-back request packets (while its READ responses go out), at most
+ * RXE_SR_HELD_MAX; an skb queue with its own lock. */
+#define RXE_SR_HELD_MAX 256
+struct sk_buff_head *rxe_sr_glue_skbq_new(void);
+/* Appends @skb: 0, or -ENOBUFS when full (@skb stays the caller's). */
+int rxe_sr_glue_skbq_push(struct sk_buff_head *q, struct sk_buff *skb);
+struct sk_buff *rxe_sr_glue_skbq_pop(struct sk_buff_head *q);
+u32 rxe_sr_glue_skbq_len(struct sk_buff_head *q);
+void rxe_sr_glue_skbq_purge(struct sk_buff_head *q);
+/* Purges and frees the queue. */
+void rxe_sr_glue_skbq_free(struct sk_buff_head *q);
 void rxe_sr_glue_msleep(unsigned int ms);
 size_t rxe_sr_glue_umem_npages(struct ib_umem *umem);
 size_t rxe_sr_glue_umem_first_offset(struct ib_umem *umem);

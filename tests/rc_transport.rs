@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use rxe_sr::proto::psn::Psn;
 use rxe_sr::proto::rc::requester::{PostError, Requester, SqEntry};
-use rxe_sr::proto::rc::responder::{InProgress, Responder};
+use rxe_sr::proto::rc::responder::{InProgress, Responder, READ_BUDGET};
 use rxe_sr::proto::rc::{
     AtomicOp, Outcome, PayloadSrc, RcConfig, RcEnv, RemoteErr, RemoteOp, Service, TxError,
 };
@@ -191,6 +191,7 @@ impl Side {
             rnr_retry: 7,
             min_rnr_timer: 1,
             max_rd_atomic: 4,
+            max_dest_rd_atomic: 16,
             sig_all: true,
             port: 1,
         };
@@ -337,11 +338,15 @@ impl Net {
                         | OpKind::AtomicWrite
                 );
                 let o = dst.with_env(now, &mut out, |req, resp, cfg, env| {
-                    if request {
-                        resp.on_request(env, cfg, &p)
-                    } else {
-                        req.on_response(env, cfg, &p)
+                    if !request {
+                        return req.on_response(env, cfg, &p);
                     }
+                    let mut o = resp.on_request(env, cfg, &p);
+                    // The kernel's QP work: the rest of a READ's responses, batch by batch.
+                    while o == Outcome::Ok && resp.read_pending() {
+                        o = resp.pump(env, cfg, READ_BUDGET);
+                    }
+                    o
                 });
                 dst.note(o);
                 wire.extend(out.into_iter().map(|p| (!from_a, p)));
@@ -775,6 +780,7 @@ fn local_operations_run_once_in_order_and_complete_in_order() {
 fn a_window_of_duplicate_atomics_is_answered_from_saved_results() {
     let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
     n.a.cfg.max_rd_atomic = 64;
+    n.b.cfg.max_dest_rd_atomic = 64;
     let remote = Remote { addr: 0x20_0000, rkey: 0x200 };
     for i in 0..40u64 {
         let w = wqe(SendOp::AtomicFetchAndAdd { remote, add: 1 }, SendOpcode::AtomicFetchAndAdd, 0x100, 0x10_0000 + 8 * i, 8);
@@ -796,4 +802,195 @@ fn a_window_of_duplicate_atomics_is_answered_from_saved_results() {
     assert_eq!(olds, (0..40).collect::<Vec<u64>>(), "each atomic saw its own original value");
     assert_eq!(&n.b.mem.region(0x200)[..8], &40u64.to_le_bytes(), "executed once each");
     assert!(n.a.req.counters.retries > 0);
+}
+
+/// A READ request packet as a peer (honest or forged) would send it.
+fn read_request(psn: Psn, rkey: u32, va: u64, len: u32) -> Vec<u8> {
+    use rxe_sr::proto::wire::ext_headers::Reth;
+    use rxe_sr::proto::wire::{BthRepr, ExtHeaders, Opcode};
+    let p = PacketRepr {
+        bth: BthRepr { opcode: Opcode::RC_RDMA_READ_REQUEST, dest_qpn: 18, psn, ack_req: true, ..Default::default() },
+        ext: ExtHeaders { reth: Some(Reth { va, rkey, dma_len: len }), ..Default::default() },
+        payload: &[],
+    };
+    let mut bytes = vec![0u8; p.buffer_len()];
+    p.emit(&mut bytes).unwrap();
+    bytes
+}
+
+/// Feeds one request to B's responder (sending every READ response, batch by batch);
+/// returns what B sent back.
+fn to_b(n: &mut Net, pkt: &[u8]) -> (Outcome, Vec<PacketRepr<'static>>) {
+    let p = PacketRepr::parse(pkt).unwrap();
+    let mut back = vec![];
+    let o = n.b.with_env(1, &mut back, |_, r, c, e| {
+        let mut o = r.on_request(e, c, &p);
+        while o == Outcome::Ok && r.read_pending() {
+            o = r.pump(e, c, READ_BUDGET);
+        }
+        o
+    });
+    let back: Vec<PacketRepr<'static>> = back.into_iter().map(|b| PacketRepr::parse(Box::leak(b.into_boxed_slice())).unwrap()).collect();
+    (o, back)
+}
+
+/// Issue 9.1: a duplicate READ is served again only from a saved READ: the same R_Key, a
+/// sub-range of its memory, PSNs inside its range. Forged ones (another key, a longer or
+/// shifted range, a PSN far back, a resume that would run past the original's PSNs) draw
+/// nothing and are counted; the requester's genuine resume is served.
+#[test]
+fn duplicate_reads_are_served_only_from_a_saved_read() {
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    let epsn = n.b.resp.epsn();
+    let va = 0x10_0000 + 0x4000;
+    let (o, back) = to_b(&mut n, &read_request(epsn, 0x100, va, 4096));
+    assert_eq!((o, back.len()), (Outcome::Ok, 4), "the READ itself: four responses");
+    // Something in sequence after it, so the READ is in the past.
+    let (_, back) = to_b(&mut n, &read_request(epsn.add(4), 0x100, va, 16));
+    assert_eq!(back.len(), 1);
+    let forged = [
+        ("another R_Key", read_request(epsn, 0x200, 0x20_0000, 4096)),
+        ("a longer range", read_request(epsn, 0x100, va, 8192)),
+        ("memory before it", read_request(epsn, 0x100, va - 1024, 1024)),
+        ("memory after it", read_request(epsn.add(2), 0x100, va + 4096, 2048)),
+        ("a PSN 1000 back", read_request(epsn.sub(1000), 0x100, va, 4096)),
+        ("a resume past its PSNs", read_request(epsn.add(2), 0x100, va, 4096)),
+    ];
+    for (what, pkt) in &forged {
+        let before = n.b.resp.counters.dup_unmatched;
+        let (o, back) = to_b(&mut n, pkt);
+        assert_eq!(o, Outcome::Ok, "{what}");
+        assert!(back.is_empty(), "{what}: {} packets sent", back.len());
+        assert_eq!(n.b.resp.counters.dup_unmatched, before + 1, "{what}: not counted");
+    }
+    // The requester's resume after losing the first two responses.
+    let (_, back) = to_b(&mut n, &read_request(epsn.add(2), 0x100, va + 2048, 2048));
+    let psns: Vec<u32> = back.iter().map(|p| p.bth.psn.get()).collect();
+    assert_eq!(psns, vec![epsn.add(2).get(), epsn.add(3).get()]);
+    assert_eq!(back[0].payload, &n.b.mem.region(0x100)[0x4000 + 2048..0x4000 + 3072]);
+    // The whole READ again, as a requester that lost everything sends it.
+    let (_, back) = to_b(&mut n, &read_request(epsn, 0x100, va, 4096));
+    assert_eq!(back.len(), 4);
+}
+
+/// Issue 9.2: a long READ goes out in batches: the request sends READ_BUDGET responses, each
+/// pump the next batch, in PSN order; later requests wait for the stream.
+#[test]
+fn a_long_read_is_answered_in_batches() {
+    let mut n = Net::new(Service::Rc, 256, Link::CLEAN);
+    let epsn = n.b.resp.epsn();
+    let len = 256 * 256; // 256 responses
+    let p = read_request(epsn, 0x100, 0x10_0000, len);
+    let p = PacketRepr::parse(&p).unwrap();
+    let mut back = vec![];
+    let o = n.b.with_env(1, &mut back, |_, r, c, e| r.on_request(e, c, &p));
+    assert_eq!(o, Outcome::Ok);
+    assert_eq!(back.len(), READ_BUDGET as usize, "the first batch only");
+    assert!(n.b.resp.read_pending());
+    assert_eq!(n.b.resp.epsn(), epsn.add(256), "the READ holds its PSNs at once");
+    let mut batches = 1;
+    while n.b.resp.read_pending() {
+        let before = back.len();
+        let o = n.b.with_env(2, &mut back, |_, r, c, e| r.pump(e, c, READ_BUDGET));
+        assert_eq!(o, Outcome::Ok);
+        assert!(back.len() - before <= READ_BUDGET as usize);
+        batches += 1;
+    }
+    assert_eq!((back.len(), batches), (256, 4));
+    for (k, b) in back.iter().enumerate() {
+        let p = PacketRepr::parse(b).unwrap();
+        assert_eq!(p.bth.psn, epsn.add(k as u32));
+    }
+    // A request that arrives while a stream is pending finds it sent first.
+    let p = read_request(epsn.add(256), 0x100, 0x10_0000, len);
+    let p = PacketRepr::parse(&p).unwrap();
+    let mut back = vec![];
+    let _ = n.b.with_env(3, &mut back, |_, r, c, e| r.on_request(e, c, &p));
+    let p2 = read_request(epsn.add(512), 0x100, 0x10_0000, 256);
+    let p2 = PacketRepr::parse(&p2).unwrap();
+    let _ = n.b.with_env(3, &mut back, |_, r, c, e| r.on_request(e, c, &p2));
+    let psns: Vec<u32> = back.iter().map(|b| PacketRepr::parse(b).unwrap().bth.psn.get()).collect();
+    let want: Vec<u32> = (0..257).map(|k| epsn.add(256 + k).get()).collect();
+    assert_eq!(psns, want, "responses stay in PSN order");
+}
+
+/// Issue 9.2: READ limits: longer than max_msg_sz (2^31), or on a QP without responder
+/// resources (max_dest_rd_atomic 0; atomics too), is an invalid request; the MSN does
+/// not move for a refused READ.
+#[test]
+fn reads_past_the_limits_are_invalid_requests() {
+    use rxe_sr::proto::wire::ext_headers::AethKind;
+    let nak_of = |back: &[PacketRepr<'_>]| match back.first().and_then(|p| p.ext.aeth).map(|a| (a.kind(), a.msn)) {
+        Some((AethKind::Nak { code }, msn)) => Some((code, msn)),
+        _ => None,
+    };
+    for len in [0x8000_0001u32, u32::MAX] {
+        let mut n = Net::new(Service::Rc, 256, Link::CLEAN);
+        let epsn = n.b.resp.epsn();
+        let (o, back) = to_b(&mut n, &read_request(epsn, 0x100, 0x10_0000, len));
+        assert_eq!(o, Outcome::Error, "len {len:#x}");
+        assert_eq!(nak_of(&back), Some((1, 0)), "len {len:#x}: NAK invalid request, MSN unchanged");
+    }
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    n.b.cfg.max_dest_rd_atomic = 0;
+    let epsn = n.b.resp.epsn();
+    let (o, back) = to_b(&mut n, &read_request(epsn, 0x100, 0x10_0000, 64));
+    assert_eq!((o, nak_of(&back)), (Outcome::Error, Some((1, 0))));
+    // An atomic with no resources, through the requester.
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    n.b.cfg.max_dest_rd_atomic = 0;
+    let remote = Remote { addr: 0x20_0000, rkey: 0x200 };
+    n.post(true, wqe(SendOp::AtomicFetchAndAdd { remote, add: 1 }, SendOpcode::AtomicFetchAndAdd, 0x100, 0x10_0000, 8)).unwrap();
+    n.run(10_000);
+    assert_eq!(n.a.send_cqes[0].status, WcStatus::RemInvReqErr);
+    assert_eq!(&n.b.mem.region(0x200)[..8], &0u64.to_le_bytes(), "not executed");
+}
+
+/// Issue 9.4: when a request fails fatally (here a remote access error on the first of
+/// four), every request the requester holds completes, in order: the failed one with its
+/// error, the rest with WR_FLUSH_ERR (a kernel consumer has no ring to flush them from).
+/// Each is retired from the send queue once.
+#[test]
+fn a_fatal_nak_completes_every_request_behind_it_as_flushed() {
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    let bad = SendOp::RdmaWrite { remote: Remote { addr: 0x30_0000, rkey: 0x300 } };
+    n.post(true, wqe(bad, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 100)).unwrap();
+    for i in 0..3u64 {
+        let ok = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
+        n.post(true, wqe(ok, SendOpcode::RdmaWrite, 0x100, 0x10_0000 + i, 100)).unwrap();
+    }
+    n.run(10_000);
+    assert!(n.a.error);
+    let st: Vec<_> = n.a.send_cqes.iter().map(|c| c.status).collect();
+    assert_eq!(st, vec![WcStatus::RemAccessErr, WcStatus::WrFlushErr, WcStatus::WrFlushErr, WcStatus::WrFlushErr]);
+    let ids: Vec<_> = n.a.send_cqes.iter().map(|c| c.wr_id).collect();
+    let want: Vec<_> = [0x10_0000u64, 0x10_0000, 0x10_0001, 0x10_0002].iter().map(|a| a ^ 100).collect();
+    assert_eq!(ids, want);
+    assert_eq!(n.a.retired, 4);
+    assert!(n.a.req.is_empty());
+}
+
+/// Issue 9.4: a QP moved to Error with requests in flight: `flush` completes each, in order,
+/// with WR_FLUSH_ERR and the request's own wr_id, and leaves nothing behind.
+#[test]
+fn flush_completes_every_held_request_in_order() {
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    for i in 0..5u64 {
+        let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
+        n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000 + i, 3000)).unwrap();
+    }
+    let mut out = vec![];
+    let _ = n.a.with_env(0, &mut out, |r, _, c, e| r.run(e, c));
+    assert!(!out.is_empty());
+    let cfg = n.a.cfg;
+    let mut got = vec![];
+    n.a.req.flush(&cfg, |c| got.push(*c));
+    assert_eq!(got.len(), 5);
+    for (i, c) in got.iter().enumerate() {
+        assert_eq!((c.wr_id, c.status, c.qp_num), ((0x10_0000 + i as u64) ^ 3000, WcStatus::WrFlushErr, 17));
+    }
+    assert!(n.a.req.is_empty());
+    let mut again = vec![];
+    n.a.req.flush(&cfg, |c| again.push(*c));
+    assert!(again.is_empty());
 }

@@ -200,6 +200,25 @@ fn from_client_flow() {
     assert_eq!(q.advance_consumer(), None);
 }
 
+/// Issue 9.5: Reset empties a ring: every queued entry is consumed at once and the next one
+/// user space produces is the only one the kernel sees.
+#[test]
+fn discard_all_empties_a_ring_at_reset() {
+    let ring = Ring::new(3, 6).unwrap(); // 8 slots
+    let mut q = FromClientQueue::new(ring);
+    assert_eq!(q.observe_producer(5), Ok(5));
+    assert_eq!(q.advance_consumer(), Some(1));
+    assert_eq!(q.discard_all(), 5);
+    assert!(q.is_empty());
+    assert_eq!((q.consumer_index(), q.head()), (5, None));
+    assert_eq!(q.observe_producer(6), Ok(1));
+    assert_eq!(q.head(), Some(5), "the entry posted after the reset, not one before it");
+    // Wrapping: producer behind the consumer numerically.
+    assert_eq!(q.observe_producer(2), Ok(5));
+    assert_eq!(q.discard_all(), 2);
+    assert_eq!(q.count(), 0);
+}
+
 #[test]
 fn to_client_flow() {
     let ring = Ring::new(2, 7).unwrap(); // 4 slots, 3 usable

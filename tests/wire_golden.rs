@@ -484,6 +484,23 @@ fn dest_gid_maps_ipv4_and_keeps_ipv6() {
     }
     v6[42..44].copy_from_slice(&4791u16.to_be_bytes());
     v6[44..46].copy_from_slice(&((8 + 12 + 4) as u16).to_be_bytes());
+    for (i, b) in v6[8..24].iter_mut().enumerate() {
+        *b = 0x10 + i as u8;
+    }
     let d = RoceDatagram::parse(&v6).unwrap();
     assert_eq!(d.dest_gid().to_vec(), v6[24..40].to_vec());
+    assert_eq!(d.src_gid().to_vec(), v6[8..24].to_vec());
+}
+
+/// The source GID a connected QP's packets are checked against (issue 9.3): the IPv4
+/// source, mapped.
+#[test]
+fn src_gid_maps_the_ipv4_source() {
+    let d = RoceDatagram::parse(&V4_CAP_ECHO_ACK).unwrap();
+    let mut want = [0u8; 16];
+    want[10] = 0xff;
+    want[11] = 0xff;
+    want[12..].copy_from_slice(&V4_CAP_ECHO_ACK[12..16]);
+    assert_eq!(d.src_gid(), want);
+    assert_ne!(d.src_gid(), d.dest_gid());
 }

@@ -477,6 +477,52 @@ int rxe_sr_glue_skb_ip_bytes(struct sk_buff *skb, void **data, size_t *len)
 	return 0;
 }
 
+/* ---- a QP's held-back request packets ---- */
+
+struct sk_buff_head *rxe_sr_glue_skbq_new(void)
+{
+	struct sk_buff_head *q = kmalloc(sizeof(*q), GFP_KERNEL_ACCOUNT);
+
+	if (q)
+		skb_queue_head_init(q);
+	return q;
+}
+
+int rxe_sr_glue_skbq_push(struct sk_buff_head *q, struct sk_buff *skb)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&q->lock, flags);
+	if (skb_queue_len(q) >= RXE_SR_HELD_MAX)
+		ret = -ENOBUFS;
+	else
+		__skb_queue_tail(q, skb);
+	spin_unlock_irqrestore(&q->lock, flags);
+	return ret;
+}
+
+struct sk_buff *rxe_sr_glue_skbq_pop(struct sk_buff_head *q)
+{
+	return skb_dequeue(q);
+}
+
+u32 rxe_sr_glue_skbq_len(struct sk_buff_head *q)
+{
+	return skb_queue_len_lockless(q);
+}
+
+void rxe_sr_glue_skbq_purge(struct sk_buff_head *q)
+{
+	skb_queue_purge(q);
+}
+
+void rxe_sr_glue_skbq_free(struct sk_buff_head *q)
+{
+	skb_queue_purge(q);
+	kfree(q);
+}
+
 /* Pages an MR's umem pins (PAGE_SIZE blocks) and the offset of its first byte in the first. */
 size_t rxe_sr_glue_umem_npages(struct ib_umem *umem)
 {

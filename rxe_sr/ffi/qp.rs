@@ -26,6 +26,9 @@ use crate::transport::rc::{self as trc, RcConn};
 use crate::transport::ud;
 use super::rc_env::KEnv;
 use super::timer::QpTimer;
+use super::skb::{HeldQueue, RxSkb};
+use crate::proto::rc::responder::READ_BUDGET;
+use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::rc::requester::{PostError, ReqCounters, Requester, SqEntry};
 use crate::proto::rc::responder::RespCounters;
 use crate::proto::rc::{Outcome, RcConfig, Service};
@@ -119,8 +122,13 @@ struct QpState {
     /// References held by the receive path ([`QpRef`]); destroy waits for zero.
     users: AtomicU32,
     /// RC/UC: retransmission and RNR timer; kernel QPs: the send work, kicked by post_send
-    /// (its work calls [`rxe_sr_rs_qp_timer`]).
+    /// (its work calls [`rxe_sr_rs_qp_timer`]). An RC QP's work also sends the rest of a
+    /// READ's responses and then runs the requests held back meanwhile.
     timer: Option<QpTimer>,
+    /// RC: request packets that arrived while READ responses were still going out; they
+    /// run in order once the responses are sent (as rdma_rxe's responder takes its packet
+    /// queue one at a time).
+    held: Option<HeldQueue>,
 }
 
 /// The QP object: `ibqp` first (the core allocates `size_of::<RxeSrQp>()` zeroed bytes).
@@ -201,6 +209,18 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
     } else {
         None
     };
+    let held = if trc::service(shape.qp_type) == Some(Service::Rc) {
+        match HeldQueue::new() {
+            Ok(q) => Some(q),
+            Err(e) => {
+                drop(timer);
+                dev.qps().erase(qpn);
+                return Err(e);
+            }
+        }
+    } else {
+        None
+    };
     let attrs = QpAttrs {
         state: b::ib_qp_state_IB_QPS_RESET,
         port_num: 1,
@@ -224,6 +244,7 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
             shape,
             users: AtomicU32::new(0),
             timer,
+            held,
         }),
         GFP_KERNEL,
     );
@@ -365,7 +386,12 @@ pub(crate) unsafe extern "C" fn modify_qp(
     };
     let mut g = st.inner.lock();
     // Lock order: QP mutex, then the kernel queues, then a CQ (each takes only its own).
-    let cur = if mask & b::ib_qp_attr_mask_IB_QP_CUR_STATE != 0 { a.cur_qp_state } else { g.attrs.state };
+    // The transition starts from the QP's real state: a caller's IB_QP_CUR_STATE that
+    // disagrees with it is refused, not believed.
+    let cur = g.attrs.state;
+    if mask & b::ib_qp_attr_mask_IB_QP_CUR_STATE != 0 && a.cur_qp_state != cur {
+        return EINVAL.to_errno();
+    }
     let next = if mask & b::ib_qp_attr_mask_IB_QP_STATE != 0 { a.qp_state } else { cur };
     // SAFETY: a pure table lookup.
     if !unsafe { b::ib_modify_qp_is_ok(cur, next, st.shape.qp_type, mask) } {
@@ -390,6 +416,21 @@ pub(crate) unsafe extern "C" fn modify_qp(
         if next == b::ib_qp_state_IB_QPS_RESET {
             // IBTA 10.3.1: Reset empties the work queues, without completions.
             k.clear();
+        }
+    }
+    if next == b::ib_qp_state_IB_QPS_RESET {
+        if let Some(h) = st.held.as_ref() {
+            h.purge();
+        }
+        // IBTA 10.3.1: Reset empties a user QP's rings too (consumer := producer, published),
+        // so nothing posted before it runs after the QP is brought up again.
+        let QpInner { sq, rq, sq_q, rq_q, .. } = &mut *g;
+        for (ring, q) in [(sq.as_ref(), sq_q), (rq.as_ref(), rq_q)] {
+            if let Some(m) = ring {
+                // On a mangled producer index, what was validly queued is discarded.
+                let _ = q.observe_producer(m.queue().load_producer());
+                m.queue().publish_consumer(q.discard_all());
+            }
         }
     }
     if next == b::ib_qp_state_IB_QPS_ERR && cur != b::ib_qp_state_IB_QPS_ERR {
@@ -431,17 +472,31 @@ fn connect(g: &mut QpInner, shape: &QpShape, dev: &RxeSrDev, qpn: u32, cur: u32,
 /// `g` is the lock of the live QP `st` whose CQs are `cqs`.
 unsafe fn enter_error(g: &mut QpInner, st: &QpState, qpn: u32, cqs: QpCqs) {
     g.attrs.state = b::ib_qp_state_IB_QPS_ERR;
-    if let Some(conn) = g.rc.as_mut() {
+    if let Some(h) = st.held.as_ref() {
+        h.purge();
+    }
+    let QpInner { sq, rq, sq_q, rq_q, rc, .. } = g;
+    if let Some(conn) = rc.as_mut() {
         for w in conn.resp.take_held().into_iter().flatten() {
             let c = Completion::zeroed(w.wr_id, qpn, WcStatus::WrFlushErr);
             // SAFETY: per this function's contract.
             let _ = unsafe { cqs.recv(&c, false) };
         }
-        if let Some(req) = conn.req.as_mut() {
-            req.clear();
+        // The requests the requester took complete first, in order (a kernel QP's are no
+        // longer in any queue; a user QP's leave its ring as they complete).
+        let RcConn { cfg, req, .. } = conn;
+        if let Some(req) = req.as_mut() {
+            req.flush(cfg, |c| {
+                if let Some(ring) = sq.as_ref() {
+                    if let Some(cons) = sq_q.advance_consumer() {
+                        ring.queue().publish_consumer(cons);
+                    }
+                }
+                // SAFETY: per this function's contract. A full CQ has raised its error event.
+                let _ = unsafe { cqs.send(c) };
+            });
         }
     }
-    let QpInner { sq, rq, sq_q, rq_q, .. } = g;
     // SAFETY: per this function's contract.
     unsafe {
         flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| cqs.send(c));
@@ -1139,6 +1194,8 @@ enum Step<'p> {
     Packet(&'p PacketRepr<'p>),
     /// The timer fired.
     Timer,
+    /// The next batch of READ responses.
+    Pump,
 }
 
 /// Drives a connected QP's transport one step under its lock, then fetches and sends what
@@ -1182,6 +1239,7 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
             Some(r) if rts => r.on_timer(&mut env, cfg),
             _ => Outcome::Ok,
         },
+        Step::Pump => resp.pump(&mut env, cfg, READ_BUDGET),
         Step::Doorbell => Outcome::Ok,
     };
     if let (Outcome::Ok, Some(r), true) = (outcome, req.as_mut(), rts) {
@@ -1198,6 +1256,12 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
     if let (Some(r), Some(t)) = (req.as_ref(), ctx.st.timer.as_ref()) {
         if let Some(d) = r.deadline() {
             t.arm(d);
+        }
+    }
+    if resp.read_pending() && outcome == Outcome::Ok {
+        // The QP's work sends the rest.
+        if let Some(t) = ctx.st.timer.as_ref() {
+            t.kick();
         }
     }
     drop(env);
@@ -1226,6 +1290,7 @@ fn count(dev: &RxeSrDev, (req0, resp0): (Option<ReqCounters>, RespCounters), (re
     c.add(Counter::OutOfSeqRequest, resp1.seq_err.saturating_sub(resp0.seq_err));
     c.add(Counter::DuplicateRequest, resp1.duplicates.saturating_sub(resp0.duplicates));
     c.add(Counter::SendRnrErr, resp1.rnr_naks_sent.saturating_sub(resp0.rnr_naks_sent));
+    c.add(Counter::DupRdAtomicDropped, resp1.dup_unmatched.saturating_sub(resp0.dup_unmatched));
     if let (Some(a), Some(b)) = (req0, req1) {
         c.add(Counter::RcvdRnrErr, b.rnr_naks.saturating_sub(a.rnr_naks));
         c.add(Counter::RcvdSeqErr, b.seq_naks.saturating_sub(a.seq_naks));
@@ -1349,30 +1414,126 @@ unsafe fn post_send_connected(ibqp: *mut b::ib_qp, st: &QpState) -> c_int {
     }
 }
 
+/// What became of an RC or UC packet.
+pub(crate) enum Delivery {
+    /// The QP took it.
+    Done,
+    /// Dropped (counted by the caller).
+    Dropped,
+    /// A request for a QP still sending READ responses: hand the packet to
+    /// [`Later::hold`], which queues it for the QP's work.
+    Later(Later),
+}
+
+/// A QP that holds back its requests while its READ responses go out.
+pub(crate) struct Later(QpRef);
+
+impl Later {
+    /// Queues the packet on the QP (its work runs it once the responses are out). False
+    /// when the queue is full: the packet is dropped, and the requester's retry resends it.
+    pub(crate) fn hold(self, skb: RxSkb) -> bool {
+        let st = self.0.state();
+        let Some(held) = st.held.as_ref() else {
+            return false;
+        };
+        let ok = held.push(skb).is_ok();
+        if let Some(t) = st.timer.as_ref() {
+            t.kick();
+        }
+        ok
+    }
+}
+
+/// True for QP states whose responder takes requests.
+fn receiving(state: b::ib_qp_state) -> bool {
+    matches!(state, b::ib_qp_state_IB_QPS_RTR | b::ib_qp_state_IB_QPS_RTS)
+}
+
 /// Delivers an RC or UC packet to its QP: requests to the responder (in RTR and RTS),
-/// responses to the completer (in RTS). False when no QP could take it.
-pub(crate) fn connected_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>) -> bool {
+/// responses to the completer (in RTS). The packet must come from the QP's peer and be
+/// addressed to the QP's own GID (rdma_rxe's check_addr): QPNs are easy to guess, IP
+/// addresses on the path are not forged as easily.
+pub(crate) fn connected_deliver(dev: &RxeSrDev, d: &RoceDatagram<'_>, p: &PacketRepr<'_>) -> Delivery {
     let Some(qp) = QpRef::get(dev, p.bth.dest_qpn) else {
-        return false;
+        return Delivery::Dropped;
     };
     let st = qp.state();
     let want = match trc::service(st.shape.qp_type) {
         Some(Service::Rc) => crate::proto::wire::Transport::Rc,
         Some(Service::Uc) => crate::proto::wire::Transport::Uc,
-        None => return false,
+        None => return Delivery::Dropped,
     };
     if p.bth.opcode.transport() != want || p.bth.pkey & 0x7fff != 0x7fff {
-        return false;
+        return Delivery::Dropped;
     }
     // SAFETY: the QP is counted live, with its device, PD and CQs.
     let ctx = unsafe { QpCtx::new(qp.ibqp, st) };
     let mut g = st.inner.lock();
-    let ready = matches!(g.attrs.state, b::ib_qp_state_IB_QPS_RTR | b::ib_qp_state_IB_QPS_RTS);
-    if !ready || g.rc.is_none() {
-        return false;
+    let Some(conn) = g.rc.as_ref().filter(|_| receiving(g.attrs.state)) else {
+        return Delivery::Dropped;
+    };
+    if conn.av.dgid != d.src_gid() || conn.av.sgid != d.dest_gid() {
+        dev.counters().inc(Counter::RcvdAddrMismatch);
+        return Delivery::Dropped;
+    }
+    let busy = conn.resp.read_pending() || st.held.as_ref().is_some_and(|h| h.len() > 0);
+    if busy && is_request(p) {
+        drop(g);
+        return Delivery::Later(Later(qp));
     }
     // SAFETY: `g` is the QP's lock.
-    ctx.with_netdev(|nd| unsafe { drive(&ctx, &mut g, nd, Step::Packet(p)) }).is_some()
+    match ctx.with_netdev(|nd| unsafe { drive(&ctx, &mut g, nd, Step::Packet(p)) }) {
+        Some(()) => Delivery::Done,
+        None => Delivery::Dropped,
+    }
+}
+
+/// Requests held back at most per run of the QP's work (then it queues itself again).
+const HELD_PER_RUN: u32 = 16;
+
+/// The responder's part of an RC QP's work: the next batches of READ responses, then, once
+/// they are out, the requests held back meanwhile, in order.
+///
+/// # Safety
+/// `ctx` describes a live RC QP; called from its work (process context, no lock held).
+unsafe fn serve_held(ctx: &QpCtx<'_>) {
+    let st = ctx.st;
+    let Some(held) = st.held.as_ref() else {
+        return;
+    };
+    for _ in 0..HELD_PER_RUN {
+        let mut g = st.inner.lock();
+        let pending = match g.rc.as_ref() {
+            Some(c) if receiving(g.attrs.state) => c.resp.read_pending(),
+            _ => {
+                held.purge();
+                return;
+            }
+        };
+        if pending {
+            // SAFETY: `g` is the QP's lock.
+            let _ = ctx.with_netdev(|nd| unsafe { drive(ctx, &mut g, nd, Step::Pump) });
+            continue;
+        }
+        drop(g);
+        let Some(mut skb) = held.pop() else {
+            return;
+        };
+        let Some((_, p)) = skb.ip_bytes().and_then(super::rx::parse) else {
+            ctx.dev.counters().inc(Counter::RcvdDropped);
+            continue;
+        };
+        let mut g = st.inner.lock();
+        if g.rc.is_none() || !receiving(g.attrs.state) {
+            continue;
+        }
+        // SAFETY: `g` is the QP's lock.
+        let _ = ctx.with_netdev(|nd| unsafe { drive(ctx, &mut g, nd, Step::Packet(&p)) });
+    }
+    // More to do: the work runs again after others had their turn.
+    if let Some(t) = st.timer.as_ref() {
+        t.kick();
+    }
 }
 
 /// The QP timer's work (glue.c): runs the transport's timer step.
@@ -1402,9 +1563,11 @@ unsafe extern "C" fn rxe_sr_rs_qp_timer(owner: *mut c_void) {
         unsafe { flush_kernel(st, ctx.qpn, ctx.cqs) };
         return;
     }
-    if g.attrs.state != b::ib_qp_state_IB_QPS_RTS {
-        return;
+    if g.attrs.state == b::ib_qp_state_IB_QPS_RTS {
+        // SAFETY: `g` is the QP's lock.
+        let _ = ctx.with_netdev(|nd| unsafe { drive(&ctx, &mut g, nd, Step::Timer) });
     }
-    // SAFETY: `g` is the QP's lock.
-    let _ = ctx.with_netdev(|nd| unsafe { drive(&ctx, &mut g, nd, Step::Timer) });
+    drop(g);
+    // SAFETY: as above: our work, no lock held.
+    unsafe { serve_held(&ctx) };
 }

@@ -3,11 +3,11 @@
 //! here, in process context, one device at a time.
 
 use core::mem::offset_of;
-use kernel::ffi::c_void;
 
 use super::bindings as b;
 use super::device::RxeSrDev;
-use super::qp;
+use super::qp::{self, Delivery};
+use super::skb::RxSkb;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::{Opcode, PacketRepr, Transport};
 use crate::verbs::counters::Counter;
@@ -23,16 +23,14 @@ unsafe extern "C" fn rxe_sr_rs_rx_work(rx: *mut b::rxe_sr_rx) {
     // SAFETY: `rx` sits at this offset inside a live RxeSrDev (Opaque is transparent).
     let dev = unsafe { &*rx.cast::<u8>().sub(offset_of!(RxeSrDev, rx)).cast::<RxeSrDev>() };
     loop {
-        // SAFETY: the queue is initialised and alive (this function's contract).
-        let skb = unsafe { b::rxe_sr_glue_rx_dequeue(rx) };
-        if skb.is_null() {
+        // SAFETY: the queue is initialised and alive (this function's contract); a dequeued
+        // skb is ours.
+        let Some(skb) = (unsafe { RxSkb::from_raw(b::rxe_sr_glue_rx_dequeue(rx)) }) else {
             break;
-        }
+        };
         if !receive(dev, skb) {
             dev.counters().inc(Counter::RcvdDropped);
         }
-        // SAFETY: dequeued, so ours; freed once.
-        unsafe { b::rxe_sr_glue_skb_drop(skb) };
         // A backlog can take long to drain (each datagram may answer with many packets):
         // let the rest of the system run between datagrams.
         // SAFETY: a work item, process context, no lock held here.
@@ -40,32 +38,36 @@ unsafe extern "C" fn rxe_sr_rs_rx_work(rx: *mut b::rxe_sr_rx) {
     }
 }
 
-/// Checks one datagram (IP/UDP framing, ICRC, IBTA headers) and delivers it. False when it
-/// was dropped.
-fn receive(dev: &RxeSrDev, skb: *mut b::sk_buff) -> bool {
-    let mut data: *mut c_void = core::ptr::null_mut();
-    let mut len = 0usize;
-    // SAFETY: `skb` is ours; the helper linearises it and points at its IP header.
-    if unsafe { b::rxe_sr_glue_skb_ip_bytes(skb, &mut data, &mut len) } != 0 || data.is_null() {
-        return false;
-    }
-    // SAFETY: `len` bytes at `data` belong to the (now linear) skb, which we own.
-    let bytes = unsafe { core::slice::from_raw_parts(data.cast::<u8>(), len) };
-    let Ok(d) = RoceDatagram::parse(bytes) else {
-        return false;
-    };
-    let Ok(p) = PacketRepr::parse_checked(d.ip_header, d.udp_header, d.ib) else {
-        return false;
-    };
-    if p.is_sr() {
-        return false;
-    }
-    match p.bth.opcode {
-        Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE if p.bth.dest_qpn == MULTICAST_QPN => {
-            qp::ud_deliver_mcast(dev, &p, d.ip_header, &d.dest_gid())
+/// Splits a datagram (from its IP header) and checks its IP/UDP framing, ICRC and IBTA
+/// headers. Extended (selective-repeat) packets are not taken yet.
+pub(crate) fn parse(bytes: &[u8]) -> Option<(RoceDatagram<'_>, PacketRepr<'_>)> {
+    let d = RoceDatagram::parse(bytes).ok()?;
+    let p = PacketRepr::parse_checked(d.ip_header, d.udp_header, d.ib).ok()?;
+    (!p.is_sr()).then_some((d, p))
+}
+
+/// Checks one datagram and delivers it (or hands it to its QP to run later). False when
+/// it was dropped.
+fn receive(dev: &RxeSrDev, mut skb: RxSkb) -> bool {
+    let later = {
+        let Some(bytes) = skb.ip_bytes() else {
+            return false;
+        };
+        let Some((d, p)) = parse(bytes) else {
+            return false;
+        };
+        match p.bth.opcode {
+            Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE if p.bth.dest_qpn == MULTICAST_QPN => {
+                return qp::ud_deliver_mcast(dev, &p, d.ip_header, &d.dest_gid());
+            }
+            Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE => return qp::ud_deliver(dev, &p, d.ip_header),
+            op if matches!(op.transport(), Transport::Rc | Transport::Uc) => match qp::connected_deliver(dev, &d, &p) {
+                Delivery::Done => return true,
+                Delivery::Dropped => return false,
+                Delivery::Later(h) => h,
+            },
+            _ => return false,
         }
-        Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE => qp::ud_deliver(dev, &p, d.ip_header),
-        op if matches!(op.transport(), Transport::Rc | Transport::Uc) => qp::connected_deliver(dev, &p),
-        _ => false,
-    }
+    };
+    later.hold(skb)
 }

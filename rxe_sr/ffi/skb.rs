@@ -130,3 +130,108 @@ impl<E> From<SendError<E>> for Error {
         }
     }
 }
+
+/// A received datagram the module owns (from the receive queue); freed on drop.
+///
+/// # Invariants
+/// `self.0` is a valid skb nobody else references.
+pub(crate) struct RxSkb(core::ptr::NonNull<b::sk_buff>);
+
+// SAFETY: an skb no one else references may be used and freed from any context.
+unsafe impl Send for RxSkb {}
+
+impl RxSkb {
+    /// Takes ownership of `skb` (null: none).
+    ///
+    /// # Safety
+    /// A non-null `skb` is valid and handed over: no one else uses or frees it.
+    pub(crate) unsafe fn from_raw(skb: *mut b::sk_buff) -> Option<RxSkb> {
+        core::ptr::NonNull::new(skb).map(RxSkb)
+    }
+
+    /// The datagram from its IP header to its end (linearised first); `None` when the skb
+    /// cannot be made linear.
+    pub(crate) fn ip_bytes(&mut self) -> Option<&[u8]> {
+        let mut data: *mut kernel::ffi::c_void = core::ptr::null_mut();
+        let mut len = 0usize;
+        // SAFETY: the skb is ours (type invariant); the helper linearises it and points at
+        // its IP header.
+        if unsafe { b::rxe_sr_glue_skb_ip_bytes(self.0.as_ptr(), &mut data, &mut len) } != 0 || data.is_null() {
+            return None;
+        }
+        // SAFETY: `len` bytes at `data` belong to the now linear skb, which lives and is not
+        // changed while `self` is borrowed.
+        Some(unsafe { core::slice::from_raw_parts(data.cast::<u8>(), len) })
+    }
+
+    /// Gives up ownership without freeing.
+    fn into_raw(self) -> core::ptr::NonNull<b::sk_buff> {
+        let p = self.0;
+        core::mem::forget(self);
+        p
+    }
+}
+
+impl Drop for RxSkb {
+    fn drop(&mut self) {
+        // SAFETY: ours (type invariant), freed once.
+        unsafe { b::rxe_sr_glue_skb_drop(self.0.as_ptr()) };
+    }
+}
+
+/// A QP's held-back request packets (glue.c's skb queue, at most `RXE_SR_HELD_MAX`, with its
+/// own lock): they wait while the QP's READ responses go out. Purged on drop.
+///
+/// # Invariants
+/// `self.0` is a live queue from `rxe_sr_glue_skbq_new`, freed only by drop.
+pub(crate) struct HeldQueue(core::ptr::NonNull<b::sk_buff_head>);
+
+// SAFETY: the queue has its own IRQ-safe lock; any context may use it.
+unsafe impl Send for HeldQueue {}
+// SAFETY: as above.
+unsafe impl Sync for HeldQueue {}
+
+impl HeldQueue {
+    /// An empty queue.
+    pub(crate) fn new() -> Result<HeldQueue> {
+        // SAFETY: allocates and initialises a queue.
+        let q = unsafe { b::rxe_sr_glue_skbq_new() };
+        core::ptr::NonNull::new(q).map(HeldQueue).ok_or(ENOMEM)
+    }
+
+    /// Appends `skb`; gives it back when the queue is full.
+    pub(crate) fn push(&self, skb: RxSkb) -> core::result::Result<(), RxSkb> {
+        let nn = skb.into_raw();
+        // SAFETY: the queue is live (type invariant); the skb is ours to hand over.
+        if unsafe { b::rxe_sr_glue_skbq_push(self.0.as_ptr(), nn.as_ptr()) } == 0 {
+            return Ok(());
+        }
+        // Refused: still ours (the invariant holds again).
+        Err(RxSkb(nn))
+    }
+
+    /// The oldest held packet.
+    pub(crate) fn pop(&self) -> Option<RxSkb> {
+        // SAFETY: the queue is live; a dequeued skb is ours.
+        unsafe { RxSkb::from_raw(b::rxe_sr_glue_skbq_pop(self.0.as_ptr())) }
+    }
+
+    /// Packets held.
+    pub(crate) fn len(&self) -> u32 {
+        // SAFETY: the queue is live.
+        unsafe { b::rxe_sr_glue_skbq_len(self.0.as_ptr()) }
+    }
+
+    /// Frees every held packet.
+    pub(crate) fn purge(&self) {
+        // SAFETY: the queue is live.
+        unsafe { b::rxe_sr_glue_skbq_purge(self.0.as_ptr()) }
+    }
+}
+
+impl Drop for HeldQueue {
+    fn drop(&mut self) {
+        // SAFETY: live (type invariant), freed once.
+        unsafe { b::rxe_sr_glue_skbq_free(self.0.as_ptr()) }
+    }
+}

@@ -55,6 +55,7 @@ pub(crate) fn config(attrs: &QpAttrs, shape: &QpShape, qpn: u32, active_mtu: u32
         rnr_retry: attrs.rnr_retry,
         min_rnr_timer: attrs.min_rnr_timer,
         max_rd_atomic: u32::from(attrs.max_rd_atomic),
+        max_dest_rd_atomic: u32::from(attrs.max_dest_rd_atomic),
         sig_all: shape.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR,
         port: 1,
     })

@@ -470,6 +470,13 @@ impl FromClientQueue {
         Some(self.consumer)
     }
 
+    /// Consumes every queued entry at once (IBTA 10.3.1: a QP entering Reset empties its
+    /// work queues, with no completions). Returns the consumer index to publish.
+    pub fn discard_all(&mut self) -> u32 {
+        self.consumer = self.producer;
+        self.consumer
+    }
+
     /// Checks the shared `consumer_index` against the kernel's copy: a difference means user
     /// space wrote an index it does not own ([`QueueError::OwnedIndexChanged`]). The kernel
     /// never uses the shared value either way; it may re-publish its own.

@@ -39,10 +39,16 @@ pub(crate) enum Counter {
     /// Requester: work requests failed with RNR_RETRY_EXC_ERR (rdma_rxe:
     /// `retry_rnr_exceeded_err`).
     RetryRnrExceededErr = 13,
+    /// Responder: duplicate READ or atomic requests that matched none of the QP's saved
+    /// READ/atomic resources, dropped (rxe_sr's).
+    DupRdAtomicDropped = 14,
+    /// RC/UC packets whose IP source or destination is not the QP's path (of those counted
+    /// in `rcvd_dropped`; rxe_sr's).
+    RcvdAddrMismatch = 15,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 14;
+pub(crate) const COUNT: usize = 16;
 
 /// Their names, in [`Counter`] order.
 pub(crate) const NAMES: [&CStr; COUNT] = [
@@ -60,6 +66,8 @@ pub(crate) const NAMES: [&CStr; COUNT] = [
     c"completer_retry_err",
     c"retry_exceeded_err",
     c"retry_rnr_exceeded_err",
+    c"dup_rd_atomic_dropped",
+    c"rcvd_addr_mismatch",
 ];
 
 /// The counters of one device (all-zero is a valid initial value).

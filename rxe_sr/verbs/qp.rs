@@ -194,6 +194,9 @@ impl QpAttrs {
         }
         if has(b::ib_qp_attr_mask_IB_QP_AV) {
             self.ah_attr = a.ah_attr;
+            // The core lends the source GID attribute for the call only (it holds no
+            // reference for us): never keep it, so query_qp cannot hand it out.
+            self.ah_attr.grh.sgid_attr = core::ptr::null();
         }
         Ok(())
     }

@@ -54,6 +54,9 @@ pub struct RcConfig {
     pub min_rnr_timer: u8,
     /// Requester: RDMA READ / atomic requests outstanding at most (at least 1 is allowed).
     pub max_rd_atomic: u32,
+    /// Responder: READ / atomic resources (`max_dest_rd_atomic`): how many of them are kept
+    /// for duplicates; 0 refuses READs and atomics.
+    pub max_dest_rd_atomic: u32,
     /// Every send WR completes (IB_SIGNAL_ALL_WR), not only the signalled ones.
     pub sig_all: bool,
     /// Port number for receive completions.

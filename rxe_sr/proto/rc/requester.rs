@@ -291,8 +291,21 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         Ok(())
     }
 
-    /// Drops every entry (the QP entered the Error state; the caller flushes the ring).
-    pub fn clear(&mut self) {
+    /// Completes every entry, oldest first, with IB_WC_WR_FLUSH_ERR (the QP entered the
+    /// Error state, IBTA 10.3.1): `retire` retires each from its queue and posts its
+    /// completion. Nothing is left.
+    pub fn flush(&mut self, cfg: &RcConfig, mut retire: impl FnMut(&Completion)) {
+        while let Some(e) = self.entry(0).copied() {
+            retire(&Completion::for_send_wqe(&e.wqe, cfg.qpn, WcStatus::WrFlushErr));
+            let cap = self.slots.len().max(1);
+            self.head = (self.head + 1) % cap;
+            self.len -= 1;
+        }
+        self.clear();
+    }
+
+    /// Drops every entry without completing it.
+    fn clear(&mut self) {
         self.head = 0;
         self.len = 0;
         self.next = 0;
@@ -654,8 +667,9 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         }
     }
 
-    /// Completes entry `i` with `status`, the unconfirmed entries before it as flushed;
-    /// the QP then enters the Error state (which flushes the rest).
+    /// Completes entry `i` with `status`, the unconfirmed entries before and after it as
+    /// flushed, in order; the QP then enters the Error state (which flushes what is still
+    /// queued behind the requester).
     fn fail_entry(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, i: usize, status: WcStatus) -> Outcome {
         for _ in 0..i {
             self.pop(env, cfg, WcStatus::WrFlushErr);
@@ -663,7 +677,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         if self.len > 0 {
             self.pop(env, cfg, status);
         }
-        self.clear();
+        self.flush(cfg, |c| env.retire_send(Some(c)));
         Outcome::Error
     }
 

@@ -25,16 +25,47 @@
 use super::{
     nak, AtomicOp, Outcome, PayloadSrc, RcConfig, RcEnv, RemoteErr, RemoteOp, Service, TxError,
 };
-use crate::proto::psn::Psn;
+use crate::proto::psn::{Psn, PSN_SPACE};
 use crate::proto::wire::ext_headers::{Aeth, AtomicAckEth};
 use crate::proto::wire::opcode::{OpKind, Position};
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
 use crate::uabi::recv_wqe::RecvWqe;
 
-/// Atomics remembered for duplicate requests (IBTA 9.7.5.1.5: at least max_dest_rd_atomic,
-/// which may be as large as the device's max_qp_rd_atom, 128).
-const ATOMIC_REPLAY: usize = 128;
+/// READ and atomic resources kept at most (the device's `max_qp_rd_atom`: the largest
+/// `max_dest_rd_atomic` a QP may have).
+pub const MAX_RD_RES: usize = 128;
+
+/// READ response packets sent per call at most (a new READ's first batch, each
+/// [`Responder::pump`]).
+pub const READ_BUDGET: u32 = 64;
+
+/// The longest message (the device's `max_msg_sz`).
+pub const MAX_MSG_SZ: u32 = 1 << 31;
+
+/// A READ or atomic the responder executed: what a duplicate of it may ask again.
+#[derive(Clone, Copy, Debug)]
+enum RdRes {
+    /// An RDMA READ: its PSN range and the memory its RETH named.
+    Read { first: Psn, npsn: u32, rkey: u32, va: u64, len: u32 },
+    /// A CMP_SWAP or FETCH_ADD, with the original value it returned.
+    Atomic { psn: Psn, orig: u64 },
+}
+
+/// READ responses still to send (a new READ's or a replayed one's).
+#[derive(Clone, Copy, Debug)]
+struct ReadStream {
+    /// PSN of the stream's first response.
+    psn: Psn,
+    rkey: u32,
+    va: u64,
+    len: u32,
+    /// Responses in all, and sent so far.
+    n: u32,
+    sent: u32,
+    /// A duplicate's replay: a failure stops it quietly (the first run answered already).
+    replay: bool,
+}
 
 /// The message being received. (Held by value in the QP: no allocation in the core.)
 #[derive(Clone, Copy, Debug)]
@@ -59,6 +90,8 @@ pub struct RespCounters {
     pub err_naks_sent: u64,
     /// UC packets dropped for a gap.
     pub uc_dropped: u64,
+    /// Duplicate READ or atomic requests that matched no saved resource: dropped.
+    pub dup_unmatched: u64,
 }
 
 /// What made the responder move its QP to the Error state: the request it refused, for
@@ -117,8 +150,11 @@ pub struct Responder {
     spare: Option<RecvWqe>,
     /// UC: dropping packets until the next message starts.
     uc_dropping: bool,
-    atomics: [Option<(Psn, u64)>; ATOMIC_REPLAY],
-    atomic_next: usize,
+    /// READ and atomic resources, a ring of `max_dest_rd_atomic` entries.
+    res: [Option<RdRes>; MAX_RD_RES],
+    res_next: usize,
+    /// READ responses still to send.
+    stream: Option<ReadStream>,
     /// Statistics.
     pub counters: RespCounters,
     /// Set when a request moved the QP to Error; the driver logs and clears it.
@@ -135,6 +171,8 @@ enum Exec {
     Rnr,
     /// Fatal: NAK with this code; complete the receive WQE in progress with the status.
     Fatal(u8, WcStatus),
+    /// Fatal, already answered and noted (a READ whose first responses failed).
+    Failed,
 }
 
 impl Responder {
@@ -148,14 +186,16 @@ impl Responder {
             cur: None,
             spare: None,
             uc_dropping: false,
-            atomics: [None; ATOMIC_REPLAY],
-            atomic_next: 0,
+            res: [None; MAX_RD_RES],
+            res_next: 0,
+            stream: None,
             counters: RespCounters {
                 seq_err: 0,
                 duplicates: 0,
                 rnr_naks_sent: 0,
                 err_naks_sent: 0,
                 uc_dropped: 0,
+                dup_unmatched: 0,
             },
             fatal: None,
         }
@@ -166,9 +206,17 @@ impl Responder {
         self.epsn
     }
 
+    /// True while READ responses remain to be sent: the caller runs [`Responder::pump`]
+    /// and holds back the QP's further requests until it is false.
+    pub const fn read_pending(&self) -> bool {
+        self.stream.is_some()
+    }
+
     /// The receive WQEs this responder holds (a message in progress, a spare), for the
-    /// flush when the QP enters the Error state. Both are forgotten.
+    /// flush when the QP enters the Error state. Both are forgotten, and so are READ
+    /// responses not yet sent.
     pub fn take_held(&mut self) -> [Option<RecvWqe>; 2] {
+        self.stream = None;
         let cur = match self.cur.take() {
             Some(Cur::Send { wqe, .. }) => Some(wqe),
             _ => None,
@@ -212,6 +260,12 @@ impl Responder {
         let Some(info) = p.bth.opcode.info() else {
             return Outcome::Ok;
         };
+        // Responses keep PSN order: a stream in progress goes out before anything else.
+        while self.stream.is_some() {
+            if self.pump(env, cfg, u32::MAX) == Outcome::Error {
+                return Outcome::Error;
+            }
+        }
         let psn = p.bth.psn;
         let rc = cfg.service == Service::Rc;
         if rc {
@@ -292,6 +346,7 @@ impl Responder {
                 }
                 Outcome::Ok
             }
+            Exec::Failed => Outcome::Error,
             Exec::Fatal(code, status) => {
                 if let Some(Cur::Send { wqe, .. }) = self.cur.take() {
                     env.complete_recv(&Completion::recv(wqe.wr_id, cfg.qpn, status, RecvInfo::default()), false);
@@ -462,22 +517,20 @@ impl Responder {
         Exec::Done(1)
     }
 
-    /// Sends the READ responses for a request at `psn` (new or duplicate). Returns the
-    /// PSNs they use, or the NAK code.
-    fn read_responses(&self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, psn: Psn) -> Result<u32, (u8, WcStatus)> {
-        let reth = p.ext.reth.ok_or((nak::INVALID_REQUEST, WcStatus::RemInvReqErr))?;
-        if reth.dma_len > 0 {
-            match env.remote_check(RemoteOp::Read, reth.rkey, reth.va, reth.dma_len) {
-                Ok(()) => {}
-                Err(RemoteErr::Access) => return Err((nak::REMOTE_ACCESS, WcStatus::RemAccessErr)),
-                Err(RemoteErr::Invalid) => return Err((nak::INVALID_REQUEST, WcStatus::RemInvReqErr)),
-            }
-        }
-        let n = super::packets(reth.dma_len, cfg.pmtu);
-        for k in 0..n {
-            let off = k.saturating_mul(cfg.pmtu);
-            let plen = reth.dma_len.saturating_sub(off).min(cfg.pmtu);
-            let (opcode, aeth) = match (k == 0, k + 1 == n) {
+    /// Sends up to `budget` more READ responses of the stream in progress. A new READ whose
+    /// memory can no longer be read is refused (NAK "remote access error", the QP enters
+    /// the Error state); a replay that fails just stops.
+    pub fn pump(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, budget: u32) -> Outcome {
+        let Some(mut s) = self.stream else {
+            return Outcome::Ok;
+        };
+        let pmtu = cfg.pmtu.max(1);
+        let mut left = budget;
+        while s.sent < s.n && left > 0 {
+            let k = s.sent;
+            let off = k.saturating_mul(pmtu);
+            let plen = s.len.saturating_sub(off).min(pmtu);
+            let (opcode, aeth) = match (k == 0, k + 1 == s.n) {
                 (true, true) => (Opcode::RC_RDMA_READ_RESPONSE_ONLY, true),
                 (true, false) => (Opcode::RC_RDMA_READ_RESPONSE_FIRST, true),
                 (false, false) => (Opcode::RC_RDMA_READ_RESPONSE_MIDDLE, false),
@@ -488,7 +541,7 @@ impl Responder {
                     opcode,
                     pad_cnt: BthRepr::pad_for(plen as usize),
                     dest_qpn: cfg.dest_qpn,
-                    psn: psn.add(k),
+                    psn: s.psn.add(k),
                     ..Default::default()
                 },
                 ext: ExtHeaders {
@@ -500,26 +553,112 @@ impl Responder {
             let src = if plen == 0 {
                 PayloadSrc::None
             } else {
-                PayloadSrc::Remote {
-                    rkey: reth.rkey,
-                    va: reth.va.wrapping_add(u64::from(off)),
-                }
+                PayloadSrc::Remote { rkey: s.rkey, va: s.va.wrapping_add(u64::from(off)) }
             };
             match env.transmit(&hdr, src, plen) {
                 // A lost response is recovered by the requester's retry.
                 Ok(()) | Err(TxError::Dropped) => {}
-                Err(TxError::Local(_)) => return Err((nak::REMOTE_ACCESS, WcStatus::RemAccessErr)),
+                Err(TxError::Local(_)) => {
+                    self.stream = None;
+                    if s.replay {
+                        return Outcome::Ok;
+                    }
+                    return self.refuse(env, cfg, s.psn, Opcode::RC_RDMA_READ_REQUEST.0, nak::REMOTE_ACCESS, WcStatus::RemAccessErr);
+                }
             }
+            s.sent += 1;
+            left -= 1;
         }
-        Ok(n)
+        self.stream = (s.sent < s.n).then_some(s);
+        Outcome::Ok
+    }
+
+    /// Refuses a READ found bad while its responses were being sent: NAK, QP to Error.
+    fn refuse(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, opcode: u8, code: u8, status: WcStatus) -> Outcome {
+        self.fatal = Some(FatalNote {
+            psn,
+            opcode,
+            payload_len: 0,
+            nak: code,
+            status,
+            in_progress: InProgress::None,
+            out_of_sequence: false,
+        });
+        self.counters.err_naks_sent += 1;
+        self.send_ack(env, cfg, psn, Aeth::nak(code, self.msn));
+        Outcome::Error
+    }
+
+    /// Saves a READ or atomic resource, over the oldest when `max_dest_rd_atomic` are kept.
+    fn save_res(&mut self, cfg: &RcConfig, r: RdRes) {
+        let ring = (cfg.max_dest_rd_atomic as usize).clamp(1, MAX_RD_RES);
+        let at = self.res_next % ring;
+        if let Some(slot) = self.res.get_mut(at) {
+            *slot = Some(r);
+        }
+        self.res_next = (at + 1) % ring;
     }
 
     fn exec_read(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, psn: Psn) -> Exec {
-        self.bump_msn();
-        match self.read_responses(env, cfg, p, psn) {
-            Ok(n) => Exec::Answered(n),
-            Err((code, status)) => Exec::Fatal(code, status),
+        let Some(reth) = p.ext.reth else {
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        };
+        let n = super::packets(reth.dma_len, cfg.pmtu);
+        // No responder resources, longer than max_msg_sz, or so many PSNs that ePSN would
+        // pass half the PSN space: IBTA's invalid request.
+        if cfg.max_dest_rd_atomic == 0 || reth.dma_len > MAX_MSG_SZ || n >= PSN_SPACE / 2 {
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
         }
+        if reth.dma_len > 0 {
+            match env.remote_check(RemoteOp::Read, reth.rkey, reth.va, reth.dma_len) {
+                Ok(()) => {}
+                Err(RemoteErr::Access) => return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
+                Err(RemoteErr::Invalid) => return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+            }
+        }
+        self.bump_msn();
+        self.save_res(cfg, RdRes::Read { first: psn, npsn: n, rkey: reth.rkey, va: reth.va, len: reth.dma_len });
+        self.stream = Some(ReadStream { psn, rkey: reth.rkey, va: reth.va, len: reth.dma_len, n, sent: 0, replay: false });
+        // The stream holds the request's PSNs from now on: a failure in this first batch is
+        // reported by pump itself.
+        self.epsn = psn.add(n);
+        match self.pump(env, cfg, READ_BUDGET) {
+            Outcome::Ok => Exec::Answered(n),
+            Outcome::Error => Exec::Failed,
+        }
+    }
+
+    /// A duplicate READ request: served again if it asks for a saved READ's memory (the same
+    /// R_Key, a sub-range) at PSNs inside that READ's range; false when it matched none.
+    fn replay_read(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, psn: Psn) -> bool {
+        let Some(reth) = p.ext.reth else {
+            return false;
+        };
+        let found = self.res.iter().flatten().find_map(|r| match *r {
+            RdRes::Read { first, npsn, rkey, va, len } if !psn.before(first) && psn.before(first.add(npsn)) => {
+                Some((first, npsn, rkey, va, len))
+            }
+            _ => None,
+        });
+        let Some((first, npsn, rkey, va, len)) = found else {
+            return false;
+        };
+        let n = super::packets(reth.dma_len, cfg.pmtu);
+        let end = u64::from(reth.dma_len).checked_add(reth.va);
+        let inside = reth.rkey == rkey
+            && reth.va >= va
+            && end.is_some_and(|e| e <= va.saturating_add(u64::from(len)))
+            && psn.distance_from(first).checked_add(n).is_some_and(|k| k <= npsn);
+        if !inside {
+            return false;
+        }
+        if reth.dma_len > 0 && env.remote_check(RemoteOp::Read, reth.rkey, reth.va, reth.dma_len).is_err() {
+            // The memory went away since (deregistered, invalidated): nothing to resend.
+            return false;
+        }
+        self.stream = Some(ReadStream { psn, rkey, va: reth.va, len: reth.dma_len, n, sent: 0, replay: true });
+        let _ = self.pump(env, cfg, READ_BUDGET);
+        true
     }
 
     /// IBTA 1.5 ATOMIC WRITE: 8 bytes at an 8-byte aligned address, needing remote write.
@@ -556,7 +695,7 @@ impl Responder {
         let Some(a) = p.ext.atomic_eth else {
             return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
         };
-        if a.va % 8 != 0 {
+        if a.va % 8 != 0 || cfg.max_dest_rd_atomic == 0 {
             return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
         }
         let op = if kind == OpKind::CompareSwap {
@@ -575,28 +714,30 @@ impl Responder {
             Err(RemoteErr::Access) => return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
             Err(RemoteErr::Invalid) => return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
         };
-        if let Some(slot) = self.atomics.get_mut(self.atomic_next) {
-            *slot = Some((psn, orig));
-        }
-        self.atomic_next = (self.atomic_next + 1) % ATOMIC_REPLAY;
+        self.save_res(cfg, RdRes::Atomic { psn, orig });
         self.bump_msn();
         self.send_atomic_ack(env, cfg, psn, orig);
         Exec::Answered(1)
     }
 
-    /// A request before ePSN: answer without executing it again (but READs, which have no
-    /// side effect, are).
+    /// A request before ePSN: answer without executing it again (READs are served again
+    /// from a saved resource, atomics answered from one).
     fn duplicate(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, kind: OpKind) {
         let psn = p.bth.psn;
         match kind {
             OpKind::RdmaReadRequest => {
-                // Errors here were reported when the request first ran.
-                let _ = self.read_responses(env, cfg, p, psn);
+                if !self.replay_read(env, cfg, p, psn) {
+                    self.counters.dup_unmatched += 1;
+                }
             }
             OpKind::CompareSwap | OpKind::FetchAdd => {
-                let saved = self.atomics.iter().flatten().find(|(s, _)| *s == psn).map(|(_, v)| *v);
-                if let Some(orig) = saved {
-                    self.send_atomic_ack(env, cfg, psn, orig);
+                let saved = self.res.iter().flatten().find_map(|r| match *r {
+                    RdRes::Atomic { psn: s, orig } if s == psn => Some(orig),
+                    _ => None,
+                });
+                match saved {
+                    Some(orig) => self.send_atomic_ack(env, cfg, psn, orig),
+                    None => self.counters.dup_unmatched += 1,
                 }
             }
             // Every duplicate SEND or WRITE packet is re-acknowledged, as rdma_rxe's responder

@@ -74,12 +74,22 @@ impl<'a> RoceDatagram<'a> {
     /// The destination as a RoCEv2 GID: an IPv6 address as it is, an IPv4 address mapped
     /// (`::ffff:a.b.c.d`). A multicast packet's group is its destination GID.
     pub fn dest_gid(&self) -> [u8; 16] {
+        self.gid_at(24, 16)
+    }
+
+    /// The source as a RoCEv2 GID (mapped as [`Self::dest_gid`]).
+    pub fn src_gid(&self) -> [u8; 16] {
+        self.gid_at(8, 12)
+    }
+
+    /// The address at `v6_off` (IPv6) or `v4_off` (IPv4) of the IP header, as a GID.
+    fn gid_at(&self, v6_off: usize, v4_off: usize) -> [u8; 16] {
         let mut gid = [0u8; 16];
         if self.ip_header.len() == 40 {
-            if let Some(a) = self.ip_header.get(24..40) {
+            if let Some(a) = self.ip_header.get(v6_off..v6_off + 16) {
                 let _ = crate::proto::bytes::copy(&mut gid, a);
             }
-        } else if let (Some(dst), Some(a)) = (gid.get_mut(12..), self.ip_header.get(16..20)) {
+        } else if let (Some(dst), Some(a)) = (gid.get_mut(12..), self.ip_header.get(v4_off..v4_off + 4)) {
             let _ = crate::proto::bytes::copy(dst, a);
             gid[10] = 0xff;
             gid[11] = 0xff;

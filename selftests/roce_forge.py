@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+# One side of rc_forged_requests.sh: an RC QP pair between the guests, and forged RoCEv2
+# requests sent at g1's QP from g2 through a plain UDP socket (what any host on the path
+# can do without RDMA hardware or rights):
+#   roce_forge.py a|b DEV GID_INDEX PEER_IPV4 TAG
+# Side a (g1) owns a 64 KiB MR with remote read/write rights and keeps its QP up until b is
+# done. Side b (g2):
+#   1. RDMA READs 4 KiB of a's MR (checked), so a keeps a READ resource;
+#   2. sends 40 forged duplicate READ requests, 1000 to 1039 PSNs before the READ, with
+#      a's valid R_Key and range (a must answer none of them);
+#   3. from a second address on its link (10.77.0.3), sends 10 forged in-sequence requests
+#      (RDMA WRITEs with a bad R_Key: had a taken one, its QP would be in Error);
+#   4. RDMA READs again and WRITEs once (both must succeed: a's QP is still up).
+# The shell side checks a's counters between the phases. ICRC is computed as RoCEv2 defines
+# it (checked against real rdma_rxe captures), so the forged packets reach the transport.
+import os, socket, struct, sys, time, zlib
+import pyverbs.device as d
+import pyverbs.enums as e
+from pyverbs.pd import PD
+from pyverbs.cq import CQ
+from pyverbs.mr import MR
+from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
+from pyverbs.addr import AHAttr, GlobalRoute, GID
+from pyverbs.wr import SendWR, SGE
+
+role, dev, gidx, peer, tag = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+other = "b" if role == "a" else "a"
+share = os.environ["HOST_SHARE"] + "/vals/"
+os.makedirs(share, exist_ok=True)
+ACCESS = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
+MR_LEN = 65536
+
+def put(name, vals):
+    tmp = share + tag + "-" + name + ".tmp"
+    open(tmp, "w").write(" ".join(str(v) for v in vals) + "\n")
+    os.rename(tmp, share + tag + "-" + name)
+
+def get(name, secs=120):
+    end = time.time() + secs
+    while time.time() < end:
+        try:
+            return [int(v) for v in open(share + tag + "-" + name).read().split()]
+        except (FileNotFoundError, ValueError):
+            time.sleep(0.05)
+    sys.exit("timed out waiting for %s" % name)
+
+def icrc(ip, udp, ib):
+    """RoCEv2 ICRC: CRC-32 over 8 bytes of 0xff (the masked LRH), the IP header with TOS,
+    TTL and checksum masked, the UDP header with its checksum masked, the IB bytes with
+    the BTH's reserved byte masked; stored little-endian."""
+    ip, udp, ib = bytearray(ip), bytearray(udp), bytearray(ib)
+    ip[1] = 0xff; ip[8] = 0xff; ip[10:12] = b"\xff\xff"
+    udp[6:8] = b"\xff\xff"
+    ib[4] = 0xff
+    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(ip) + bytes(udp) + bytes(ib)))
+
+def forge(src, sport, dst, ib):
+    """Sends IB bytes (BTH ..) with their ICRC from src:sport to dst:4791. The socket is
+    unconnected with DF set, so the kernel sends IP ID 0 (which the ICRC covers)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, 10, 2)  # IP_MTU_DISCOVER = IP_PMTUDISC_DO: DF, ID 0
+    s.bind((src, sport))
+    total = 20 + 8 + len(ib) + 4
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, total, 0, 0x4000, 64, 17, 0,
+                     socket.inet_aton(src), socket.inet_aton(dst))
+    udp = struct.pack(">HHHH", sport, 4791, 8 + len(ib) + 4, 0)
+    s.sendto(ib + icrc(ip, udp, ib), (dst, 4791))
+    s.close()
+
+def bth(opcode, qpn, psn, ackreq=True):
+    return struct.pack(">BBHII", opcode, 0, 0xffff, qpn & 0xffffff,
+                       ((0x80000000 if ackreq else 0) | (psn & 0xffffff)))
+
+def reth(va, rkey, length):
+    return struct.pack(">QII", va, rkey, length)
+
+ctx = d.Context(name=dev)
+pd = PD(ctx)
+cq = CQ(ctx, 64)
+mr = MR(pd, MR_LEN, ACCESS)
+qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                       cap=QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1, max_recv_sge=1)))
+psn = 0x1000 if role == "a" else 0x8000
+pattern = bytes((k * 7 + 3) % 251 for k in range(MR_LEN))
+if role == "a":
+    mr.write(pattern, MR_LEN)
+put("qp-" + role, [qp.qp_num, psn, mr.rkey, mr.buf])
+rqpn, rpsn, rkey, raddr = get("qp-" + other)
+
+a = QPAttr(); a.qp_state = e.IBV_QPS_INIT; a.pkey_index = 0; a.port_num = 1; a.qp_access_flags = ACCESS
+qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
+a = QPAttr(); a.qp_state = e.IBV_QPS_RTR; a.path_mtu = e.IBV_MTU_1024; a.dest_qp_num = rqpn
+a.rq_psn = rpsn; a.max_dest_rd_atomic = 4; a.min_rnr_timer = 12
+a.ah_attr = AHAttr(gr=GlobalRoute(dgid=GID("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x"
+                                           % tuple(int(x) for x in peer.split("."))), sgid_index=gidx),
+                   is_global=1, port_num=1)
+qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
+          | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
+a = QPAttr(); a.qp_state = e.IBV_QPS_RTS; a.timeout = 17; a.retry_cnt = 7; a.rnr_retry = 7
+a.sq_psn = psn; a.max_rd_atomic = 4
+qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
+          | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
+put("rts-" + role, [1])
+get("rts-" + other)
+
+def complete(wr_id, what):
+    end = time.time() + 60
+    while time.time() < end:
+        n, wcs = cq.poll(1)
+        if n:
+            w = wcs[0]
+            if w.status != e.IBV_WC_SUCCESS or w.wr_id != wr_id:
+                sys.exit("%s: completion wr_id %d status %d" % (what, w.wr_id, w.status))
+            return
+        time.sleep(0.001)
+    sys.exit("%s: no completion" % what)
+
+def read(off, n, wr_id):
+    wr = SendWR(wr_id=wr_id, opcode=e.IBV_WR_RDMA_READ, num_sge=1, sg=[SGE(mr.buf + off, n, mr.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(rkey, raddr + off)
+    qp.post_send(wr)
+    complete(wr_id, "READ")
+    got = mr.read(n, off)
+    if got != pattern[off:off + n]:
+        sys.exit("READ %d bytes at %d: data differs" % (n, off))
+
+if role == "a":
+    get("done-b", 300)
+    attr, _ = qp.query(e.IBV_QP_STATE)
+    print("qp state %d" % attr.qp_state)
+    sys.exit(0 if attr.qp_state == e.IBV_QPS_RTS else "a's QP left RTS: state %d" % attr.qp_state)
+
+# Side b.
+read_psn = qp.query(e.IBV_QP_SQ_PSN)[0].sq_psn
+read(0x1000, 4096, 1)
+print("READ of 4 KiB at psn %#x: data checked" % read_psn, flush=True)
+put("phase-read", [1])
+get("phase-read-seen")
+for i in range(40):
+    forge("10.77.0.2", 40000, peer,
+          bth(0x0c, rqpn, read_psn - 1000 - i) + reth(raddr + 0x1000, rkey, 4096))
+print("sent 40 forged duplicate READs", flush=True)
+put("phase-dup", [1])
+get("phase-dup-seen")
+epsn = qp.query(e.IBV_QP_SQ_PSN)[0].sq_psn
+for i in range(10):
+    forge("10.77.0.3", 40001, peer, bth(0x0a, rqpn, epsn) + reth(raddr, rkey ^ 0x5a5a00, 16) + b"x" * 16)
+print("sent 10 forged in-sequence WRITEs from 10.77.0.3", flush=True)
+put("phase-spoof", [1])
+get("phase-spoof-seen")
+read(0x2000, 8192, 2)
+wr = SendWR(wr_id=3, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)],
+            send_flags=e.IBV_SEND_SIGNALED)
+wr.set_wr_rdma(rkey, raddr + 0x8000)
+qp.post_send(wr)
+complete(3, "WRITE")
+print("READ and WRITE after the forged packets: OK", flush=True)
+put("done-b", [1])
