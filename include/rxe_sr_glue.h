@@ -78,6 +78,9 @@ void rxe_sr_glue_skbq_purge(struct sk_buff_head *q);
 /* Purges and frees the queue. */
 void rxe_sr_glue_skbq_free(struct sk_buff_head *q);
 void rxe_sr_glue_msleep(unsigned int ms);
+/* memcpy for memory user space maps and may change concurrently (shared rings): the copy is
+ * made under the kernel's memory model, not Rust's. */
+void rxe_sr_glue_copy_shared(void *dst, const void *src, size_t n);
 size_t rxe_sr_glue_umem_npages(struct ib_umem *umem);
 size_t rxe_sr_glue_umem_first_offset(struct ib_umem *umem);
 size_t rxe_sr_glue_umem_pages(struct ib_umem *umem, void **pages, size_t n);
@@ -112,6 +115,9 @@ struct rxe_sr_qp_timer;
 struct rxe_sr_qp_timer *rxe_sr_glue_qp_timer_new(void *owner);
 void rxe_sr_glue_qp_timer_arm(struct rxe_sr_qp_timer *t, u64 deadline_us);
 void rxe_sr_glue_qp_timer_free(struct rxe_sr_qp_timer *t);
+/* Stops a QP timer for good and disables its work (waiting for a running one); arming or
+ * kicking it afterwards does nothing. The object stays allocated until ..._free. */
+void rxe_sr_glue_qp_timer_shutdown(struct rxe_sr_qp_timer *t);
 u64 rxe_sr_glue_now_us(void);
 /* Queues the timer's work now (a kernel consumer posted work requests). */
 void rxe_sr_glue_qp_timer_kick(struct rxe_sr_qp_timer *t);

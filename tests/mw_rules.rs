@@ -39,7 +39,7 @@ fn type1_binds_reaches_and_unbinds() {
     w.bind(&unbind, PD, 5, Some(mr(MR_OK))).unwrap();
     assert_eq!(w.reach(w.rkey, PD, 9, 0, 0x10_0000, 0), None);
     // Type 1 windows cannot be invalidated.
-    assert_eq!(w.invalidate(w.rkey), Err(MwError::Invalid));
+    assert_eq!(w.invalidate(w.rkey, PD), Err(MwError::Invalid));
 }
 
 #[test]
@@ -55,11 +55,14 @@ fn type2_binds_from_free_only_and_only_its_qp_reaches() {
     // Bound: a second bind is refused until it is invalidated.
     let again = BindReq { mw_rkey: key, ..bind(0x10_0000, 8, ACCESS_REMOTE_WRITE) };
     assert_eq!(w.bind(&again, PD, 5, Some(mr(MR_OK))), Err(MwError::Invalid));
-    assert_eq!(w.invalidate(key ^ 1), Err(MwError::Invalid));
-    w.invalidate(key).unwrap();
+    assert_eq!(w.invalidate(key ^ 1, PD), Err(MwError::Invalid));
+    // Issue 9.9: a QP of another PD cannot invalidate it (locally or by SEND with invalidate).
+    assert_eq!(w.invalidate(key, OTHER_PD), Err(MwError::Invalid));
+    assert_eq!(w.state, MwState::Valid);
+    w.invalidate(key, PD).unwrap();
     assert_eq!(w.state, MwState::Free);
     assert_eq!(w.reach(key, PD, 5, ACCESS_REMOTE_WRITE, 0x10_0000, 8), None);
-    assert_eq!(w.invalidate(key), Err(MwError::Invalid));
+    assert_eq!(w.invalidate(key, PD), Err(MwError::Invalid));
     w.bind(&again, PD, 5, Some(mr(MR_OK))).unwrap();
 }
 

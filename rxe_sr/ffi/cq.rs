@@ -71,7 +71,16 @@ struct CqState {
     ring: IrqSpinLock<CqRing>,
     /// `IB_CQ_SOLICITED` / `IB_CQ_NEXT_COMP` armed by req_notify_cq.
     notify: AtomicU32,
+    /// Consumer callbacks due ([`DUE_COMP`], [`DUE_ERR`]): a posting path holds its QP's
+    /// lock, so the callbacks run later, from [`CqEvents`], once the lock is released (a
+    /// consumer's handler may call back into the QP).
+    due: AtomicU32,
 }
+
+/// The completion handler is due.
+const DUE_COMP: u32 = 1;
+/// IB_EVENT_CQ_ERR is due (a completion did not fit).
+const DUE_ERR: u32 = 2;
 
 /// The CQ object: `ibcq` first (the core allocates `size_of::<RxeSrCq>()` zeroed bytes).
 #[repr(C)]
@@ -133,6 +142,7 @@ unsafe fn create_cq_inner(ibcq: *mut b::ib_cq, attr: &b::ib_cq_init_attr, attrs:
         pin_init!(CqState {
             ring <- new_irq_spinlock!(ring, "rxe_sr_cq"),
             notify: AtomicU32::new(0),
+            due: AtomicU32::new(0),
         }),
         GFP_KERNEL,
     );
@@ -380,18 +390,67 @@ unsafe fn post(ibcq: *mut b::ib_cq, ibqp: *mut b::ib_qp, c: &Completion, solicit
         }
     };
     if !posted {
-        // SAFETY: `ibcq` is live; the helper calls the consumer's event handler.
-        unsafe { b::rxe_sr_glue_cq_event(ibcq, b::ib_event_type_IB_EVENT_CQ_ERR) };
+        // The consumer's event handler runs from CqEvents.
+        state.due.fetch_or(DUE_ERR, Ordering::AcqRel);
         return Err(EBUSY);
     }
     let armed = state.notify.load(Ordering::Relaxed);
     let fire = armed & b::ib_cq_notify_flags_IB_CQ_NEXT_COMP != 0
         || (solicited && armed & b::ib_cq_notify_flags_IB_CQ_SOLICITED != 0);
     if fire && state.notify.swap(0, Ordering::Relaxed) != 0 {
-        // SAFETY: `ibcq` is live; the helper calls its comp_handler (uverbs queues the event).
-        unsafe { b::rxe_sr_glue_cq_comp(ibcq) };
+        // The comp_handler runs from CqEvents (uverbs queues the event).
+        state.due.fetch_or(DUE_COMP, Ordering::AcqRel);
     }
     Ok(())
+}
+
+/// Runs the consumer callbacks due on `ibcq`.
+///
+/// # Safety
+/// `ibcq` is a live CQ of ours; no lock of ours is held.
+unsafe fn run_due(ibcq: *mut b::ib_cq) {
+    // SAFETY: per this function's contract.
+    let Some(state) = (unsafe { RxeSrCq::state(ibcq) }) else {
+        return;
+    };
+    let due = state.due.swap(0, Ordering::AcqRel);
+    if due & DUE_ERR != 0 {
+        // SAFETY: `ibcq` is live; the helper calls the consumer's event handler.
+        unsafe { b::rxe_sr_glue_cq_event(ibcq, b::ib_event_type_IB_EVENT_CQ_ERR) };
+    }
+    if due & DUE_COMP != 0 {
+        // SAFETY: `ibcq` is live; the helper calls its comp_handler.
+        unsafe { b::rxe_sr_glue_cq_comp(ibcq) };
+    }
+}
+
+/// Runs, when dropped, the consumer callbacks (completion handler, CQ error event) that
+/// completions posted meanwhile made due on a QP's CQs. Each path that posts completions
+/// while holding the QP's lock creates one before taking the lock, so it is dropped after
+/// the lock is released: a handler may then call back into the QP (a ULP that modifies the
+/// QP from its completion handler), as rdma_rxe allows.
+pub(crate) struct CqEvents(QpCqs);
+
+impl CqEvents {
+    /// # Safety
+    /// The QP of `cqs` stays live until this value is dropped, and it is dropped with no
+    /// lock of ours held.
+    pub(crate) unsafe fn new(cqs: QpCqs) -> CqEvents {
+        CqEvents(cqs)
+    }
+}
+
+impl Drop for CqEvents {
+    fn drop(&mut self) {
+        let QpCqs { send, recv, .. } = self.0;
+        // SAFETY: per `new`'s contract the QP, and so its CQs, are live, and no lock is held.
+        unsafe {
+            run_due(send);
+            if recv != send {
+                run_due(recv);
+            }
+        }
+    }
 }
 
 /// `ib_device_ops.poll_cq`: a kernel consumer takes up to `num` completions, oldest first,

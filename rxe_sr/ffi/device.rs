@@ -218,6 +218,9 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         // SAFETY: allocated above and not registered.
         unsafe { b::ib_dealloc_device(raw.cast()) }
     });
+    // Set-up through a unique reference, which ends before the device is handed to the
+    // core: from ib_register_device on, the core may call our ops (which take shared
+    // references) at any time, so only raw pointers are used from there.
     // SAFETY: freshly allocated and zeroed; nothing else knows it yet. All-zero is a valid
     // `RxeSrDev` (atomics, opaque C structs, and the ib_device the core initialised).
     let dev = unsafe { &mut *raw };
@@ -256,13 +259,16 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
     );
     dev.set_mtu(nd.mtu());
 
+    let ibp: *mut b::ib_device = &mut dev.ib_dev;
+    // `dev` is not used past this point.
     let ops = device_ops();
-    // SAFETY: `ib_dev` is a valid unregistered device; the core copies the ops.
-    unsafe { b::ib_set_device_ops(&mut dev.ib_dev, &ops) };
+    // SAFETY: `ibp` is a valid unregistered device; the core copies the ops.
+    unsafe { b::ib_set_device_ops(ibp, &ops) };
     // SAFETY: both are live; the core takes its own netdev reference.
-    to_result(unsafe { b::ib_device_set_netdev(&mut dev.ib_dev, nd.as_ptr(), vd::PORT_NUM) })?;
-    // SAFETY: a fully set-up device; no DMA device (software provider).
-    to_result(unsafe { b::ib_register_device(&mut dev.ib_dev, name.as_char_ptr(), ptr::null_mut()) })?;
+    to_result(unsafe { b::ib_device_set_netdev(ibp, nd.as_ptr(), vd::PORT_NUM) })?;
+    // SAFETY: a fully set-up device; no DMA device (software provider). No reference to
+    // the device is held across the call.
+    to_result(unsafe { b::ib_register_device(ibp, name.as_char_ptr(), ptr::null_mut()) })?;
     guard.dismiss();
     vd::note_created();
     // The device may be unregistered by now (rdma link del); do not touch it again.

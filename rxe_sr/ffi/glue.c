@@ -636,14 +636,25 @@ void rxe_sr_glue_qp_timer_kick(struct rxe_sr_qp_timer *t)
 	queue_work(system_highpri_wq, &t->work);
 }
 
+void rxe_sr_glue_qp_timer_shutdown(struct rxe_sr_qp_timer *t)
+{
+	timer_shutdown_sync(&t->timer);
+	/* Waits for a running work item, even one that queues itself again. */
+	disable_work_sync(&t->work);
+}
+
 /* Stops the timer for good (arming it afterwards does nothing), waits for the work, frees. */
 void rxe_sr_glue_qp_timer_free(struct rxe_sr_qp_timer *t)
 {
 	if (!t)
 		return;
-	timer_shutdown_sync(&t->timer);
-	cancel_work_sync(&t->work);
+	rxe_sr_glue_qp_timer_shutdown(t);
 	kfree(t);
+}
+
+void rxe_sr_glue_copy_shared(void *dst, const void *src, size_t n)
+{
+	memcpy(dst, src, n);
 }
 
 /* ---- spinlocks taken with interrupts off ---- */

@@ -10,6 +10,7 @@
 //! runs; LOCAL_INV or SEND with invalidate ends that.
 
 use core::ptr;
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::alloc::{flags::GFP_KERNEL, KBox, KVVec};
 use kernel::ffi::c_void;
 use kernel::error::from_err_ptr;
@@ -63,6 +64,9 @@ pub(crate) struct RxeSrMr {
     pages: KVVec<*mut c_void>,
     /// Offset of the MR's first byte in its first page.
     first_off: usize,
+    /// Memory windows bound to it: deregistration is refused while any is (as rdma_rxe's
+    /// `num_mw`). Changed under the MW table's lock.
+    bound_mws: AtomicU32,
 }
 
 impl RxeSrMr {
@@ -83,6 +87,7 @@ impl RxeSrMr {
             access,
             pages,
             first_off,
+            bound_mws: AtomicU32::new(0),
         }
     }
 }
@@ -294,6 +299,11 @@ pub(crate) unsafe extern "C" fn dereg_mr(ibmr: *mut b::ib_mr, _udata: *mut b::ib
     let mr = ibmr.cast::<RxeSrMr>();
     // SAFETY: every ib_mr we hand out is the first field of a boxed RxeSrMr.
     let (index, umem, ibdev) = unsafe { ((*mr).index, (*mr).umem, (*mr).ibdev) };
+    // SAFETY: as above; the counter is atomic.
+    if unsafe { (*mr).bound_mws.load(Ordering::Acquire) } != 0 {
+        // Windows still bound to it: the application must invalidate or free them first.
+        return EBUSY.to_errno();
+    }
     // SAFETY: the device we registered the MR on; it outlives its MRs.
     let dev = unsafe { RxeSrDev::from_ib(ibdev) };
     dev.mrs().erase(index);
@@ -372,9 +382,11 @@ fn with_mr<R>(
         .with_entry(key >> 8, |p| {
             let mr = p.cast::<RxeSrMr>();
             // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock keeps
-            // this one from being deregistered (and freed) while we read it.
-            let m = unsafe { &*mr };
-            let (mr_key, mr_pd, iova, mr_len, granted, valid) = (m.key, m.ibmr.pd, m.iova, m.length, m.access, m.valid);
+            // this one from being deregistered (and freed) while we read it, and every
+            // change to these fields is made under it. (Field by field: no reference covers
+            // the embedded `ib_mr`, which the core reads and writes on its own.)
+            let (mr_key, mr_pd, iova, mr_len, granted, valid) =
+                unsafe { ((*mr).key, (*mr).ibmr.pd, (*mr).iova, (*mr).length, (*mr).access, (*mr).valid) };
             if !valid || mr_key != key || mr_pd != pd || granted & access.flag() != access.flag() {
                 return None;
             }
@@ -414,6 +426,32 @@ pub(crate) fn gather(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, ds
 /// A receive's scatter step (local write needed): a failure is a local protection error.
 pub(crate) fn scatter(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, src: &[u8]) -> core::result::Result<(), WcStatus> {
     if write(dev, pd, lkey, addr, src, Access::LocalWrite) { Ok(()) } else { Err(WcStatus::LocProtErr) }
+}
+
+/// A memory window moved from region `was` to region `now` (L_Keys; None: unbound):
+/// keeps each region's count of bound windows. Called under the MW table's lock.
+pub(crate) fn note_binding(dev: &RxeSrDev, was: Option<u32>, now: Option<u32>) {
+    if was == now {
+        return;
+    }
+    let adjust = |lkey: u32, up: bool| {
+        let _ = dev.mrs().with_entry(lkey >> 8, |p| {
+            // SAFETY: entries of the MR table are live RxeSrMr objects (held by the lock).
+            // (By index alone: a region's key may change while bound, by REG_MR.)
+            let m = unsafe { &*p.cast::<RxeSrMr>() };
+            if up {
+                m.bound_mws.fetch_add(1, Ordering::AcqRel);
+            } else {
+                let _ = m.bound_mws.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+            }
+        });
+    };
+    if let Some(k) = was {
+        adjust(k, false);
+    }
+    if let Some(k) = now {
+        adjust(k, true);
+    }
 }
 
 /// The bind-time view of the MR with L_Key `lkey` on `pd` (a BIND_MW names it).
@@ -493,7 +531,8 @@ pub(crate) unsafe extern "C" fn alloc_mr(pd: *mut b::ib_pd, mr_type: b::ib_mr_ty
 /// `ibmr` is a fast-registration MR of ours being mapped by [`map_mr_sg`].
 unsafe extern "C" fn set_page(ibmr: *mut b::ib_mr, addr: u64) -> c_int {
     let mr = ibmr.cast::<RxeSrMr>();
-    // SAFETY: per this function's contract; only map_mr_sg's caller touches the page list.
+    // SAFETY: per this function's contract: map_mr_sg holds the MR table's lock, under
+    // which alone the page list is read (the data path) or written (here).
     let (pages, n) = unsafe { (&mut (*mr).pages, &mut (*mr).npages) };
     match pages.get_mut(*n) {
         Some(slot) => {
@@ -512,14 +551,23 @@ unsafe extern "C" fn set_page(ibmr: *mut b::ib_mr, addr: u64) -> c_int {
 /// Called by the core with a fast-registration MR of ours and a DMA-mapped scatterlist.
 pub(crate) unsafe extern "C" fn map_mr_sg(ibmr: *mut b::ib_mr, sg: *mut b::scatterlist, sg_nents: c_int, sg_offset: *mut u32) -> c_int {
     let mr = ibmr.cast::<RxeSrMr>();
-    // SAFETY: per this function's contract.
-    unsafe {
-        if (*mr).kind != Kind::Fast {
-            return EINVAL.to_errno();
-        }
-        (*mr).npages = 0;
-        b::ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, Some(set_page))
+    // SAFETY: per this function's contract; `kind`, `index` and `ibdev` never change.
+    let (kind, index, dev) = unsafe { ((*mr).kind, (*mr).index, RxeSrDev::from_ib((*mr).ibdev)) };
+    if kind != Kind::Fast {
+        return EINVAL.to_errno();
     }
+    // The page list changes under the MR table's lock, as the data path reads it (a ULP
+    // that maps an MR still in use gets its new pages, never a torn list). ib_sg_to_pages
+    // does not sleep.
+    dev.mrs()
+        .with_entry(index, |_| {
+            // SAFETY: per this function's contract; the lock is held.
+            unsafe {
+                (*mr).npages = 0;
+                b::ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, Some(set_page))
+            }
+        })
+        .unwrap_or_else(|| EINVAL.to_errno())
 }
 
 /// A REG_MR work request through a QP of `pd`: the fast-registration MR named by `key`'s
@@ -532,23 +580,26 @@ pub(crate) fn fast_reg(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32, access: u32)
         .with_entry(key >> 8, |p| {
             let mr = p.cast::<RxeSrMr>();
             // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock
-            // serialises every change to the fields the data path checks.
+            // serialises every change to the fields the data path checks. Field by field:
+            // no reference covers the embedded `ib_mr`, whose page size, iova and length the
+            // core writes in ib_map_mr_sg (read here volatile, as C data).
             unsafe {
-                let m = &mut *mr;
-                if m.kind != Kind::Fast || m.ibmr.pd != pd || m.valid {
+                if (*mr).kind != Kind::Fast || (*mr).ibmr.pd != pd || (*mr).valid {
                     return Err(WcStatus::LocQpOpErr);
                 }
-                let ps = u64::from(m.ibmr.page_size);
-                let room = (m.npages as u64).saturating_mul(ps).saturating_sub(if ps == 0 { 0 } else { m.ibmr.iova % ps });
-                if ps == 0 || m.ibmr.length > room {
+                let ps = u64::from(ptr::read_volatile(ptr::addr_of!((*mr).ibmr.page_size)));
+                let iova = ptr::read_volatile(ptr::addr_of!((*mr).ibmr.iova));
+                let length = ptr::read_volatile(ptr::addr_of!((*mr).ibmr.length));
+                let room = ((*mr).npages as u64).saturating_mul(ps).saturating_sub(if ps == 0 { 0 } else { iova % ps });
+                if ps == 0 || length > room {
                     return Err(WcStatus::LocQpOpErr);
                 }
-                m.key = key;
-                m.access = access;
-                m.iova = m.ibmr.iova;
-                m.length = m.ibmr.length;
-                m.page_size = ps;
-                m.valid = true;
+                (*mr).key = key;
+                (*mr).access = access;
+                (*mr).iova = iova;
+                (*mr).length = length;
+                (*mr).page_size = ps;
+                (*mr).valid = true;
                 Ok(())
             }
         })
@@ -563,10 +614,9 @@ pub(crate) fn invalidate(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32) -> bool {
             let mr = p.cast::<RxeSrMr>();
             // SAFETY: as in fast_reg.
             unsafe {
-                let m = &mut *mr;
-                let ok = m.kind == Kind::Fast && m.valid && m.key == key && m.ibmr.pd == pd;
+                let ok = (*mr).kind == Kind::Fast && (*mr).valid && (*mr).key == key && (*mr).ibmr.pd == pd;
                 if ok {
-                    m.valid = false;
+                    (*mr).valid = false;
                 }
                 ok
             }

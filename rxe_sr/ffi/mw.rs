@@ -72,7 +72,15 @@ pub(crate) unsafe extern "C" fn dealloc_mw(ibmw: *mut b::ib_mw) -> c_int {
     let mw = ibmw.cast::<RxeSrMw>();
     // SAFETY: our MW object; its device is one of ours.
     let (index, dev) = unsafe { ((*mw).index, RxeSrDev::from_ib((*ibmw).device)) };
-    // After the erase no lookup can reach it (lookups run under the table's lock).
+    // Unbound first (its region may be deregistered after this), then out of the table:
+    // after the erase no lookup can reach it (lookups run under the table's lock).
+    let _ = dev.mws().with_entry(index, |p| {
+        let mw = p.cast::<RxeSrMw>();
+        // SAFETY: a live entry of the MW table, changed only under its lock (held).
+        if let Some(w) = unsafe { (*mw).win.as_mut() } {
+            super::mr::note_binding(dev, w.mr_lkey.take(), None);
+        }
+    });
     dev.mws().erase(index);
     objects::LIVE.mws.dec();
     0
@@ -93,12 +101,24 @@ fn with_window<R>(dev: &RxeSrDev, rkey: u32, f: impl FnOnce(&mut Window) -> R) -
 /// A BIND_MW work request through QP `qpn` of PD `qp_pd`; `mr` is the region it names
 /// (looked up by the caller; None when the request's length is 0).
 pub(crate) fn bind(dev: &RxeSrDev, req: &BindReq, qp_pd: *mut b::ib_pd, qpn: u32, mr: Option<MrView>) -> Result<(), MwError> {
-    with_window(dev, req.mw_rkey, |w| w.bind(req, pd_id(qp_pd), qpn, mr)).unwrap_or(Err(MwError::Invalid))
+    with_window(dev, req.mw_rkey, |w| {
+        let was = w.mr_lkey;
+        let r = w.bind(req, pd_id(qp_pd), qpn, mr);
+        super::mr::note_binding(dev, was, w.mr_lkey);
+        r
+    })
+    .unwrap_or(Err(MwError::Invalid))
 }
 
-/// LOCAL_INV or SEND with invalidate of window key `rkey`.
-pub(crate) fn invalidate(dev: &RxeSrDev, rkey: u32) -> Result<(), MwError> {
-    with_window(dev, rkey, |w| w.invalidate(rkey)).unwrap_or(Err(MwError::Invalid))
+/// LOCAL_INV or SEND with invalidate of window key `rkey`, through a QP of PD `qp_pd`.
+pub(crate) fn invalidate(dev: &RxeSrDev, qp_pd: *mut b::ib_pd, rkey: u32) -> Result<(), MwError> {
+    with_window(dev, rkey, |w| {
+        let was = w.mr_lkey;
+        let r = w.invalidate(rkey, pd_id(qp_pd));
+        super::mr::note_binding(dev, was, w.mr_lkey);
+        r
+    })
+    .unwrap_or(Err(MwError::Invalid))
 }
 
 /// The region (its L_Key) a remote request through QP `qpn` of PD `qp_pd` reaches with

@@ -19,7 +19,7 @@ use kernel::{new_mutex, pin_init};
 use super::bindings as b;
 use super::device::RxeSrDev;
 use super::netdev::NetDev;
-use super::cq::QpCqs;
+use super::cq::{CqEvents, QpCqs};
 use super::irq_lock::{new_irq_spinlock, IrqSpinLock};
 use super::ah;
 use crate::transport::rc::{self as trc, RcConn};
@@ -197,7 +197,9 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
     // Reserved now, published once the QP is complete (the receive path looks QPs up).
     // QP1 is number 1 on the wire and in the table.
     let qpn = if gsi { dev.qps().reserve(1, 1)? } else { dev.qps().reserve(vqp::MIN_QPN, vqp::MAX_QPN)? };
-    let timer = if trc::service(shape.qp_type).is_some() || kq.is_some() {
+    // Every QP has a work item: RC/UC timers and READ responses, datagram sends beyond one
+    // call's budget, a kernel consumer's sends.
+    let timer = {
         // SAFETY: the timer is dropped in destroy_qp (or below on error) before `ibqp` is freed.
         match unsafe { QpTimer::new(ibqp.cast::<c_void>()) } {
             Ok(t) => Some(t),
@@ -206,8 +208,6 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
                 return Err(e);
             }
         }
-    } else {
-        None
     };
     let held = if trc::service(shape.qp_type) == Some(Service::Rc) {
         match HeldQueue::new() {
@@ -319,11 +319,15 @@ unsafe fn user_rings(udata: *mut b::ib_udata, shape: &QpShape) -> Result<(Option
 /// # Safety
 /// Called by the core once per created QP, when it has no users left.
 pub(crate) unsafe extern "C" fn destroy_qp(ibqp: *mut b::ib_qp, _udata: *mut b::ib_udata) -> c_int {
-    // SAFETY: our QP object.
-    let qp = unsafe { &mut *ibqp.cast::<RxeSrQp>() };
-    if qp.state.is_null() {
+    // Only raw access to the QP object: the receive path reads its `state` field (under the
+    // QP table's lock) until the QP is out of the table.
+    let qpp = ibqp.cast::<RxeSrQp>();
+    // SAFETY: our QP object; `state` is written only by create and (below) by us.
+    let raw = unsafe { (*qpp).state };
+    // SAFETY: null or the live state box.
+    let Some(st) = (unsafe { raw.as_ref() }) else {
         return 0;
-    }
+    };
     // SAFETY: the QP's device is one of ours.
     let dev = unsafe { RxeSrDev::from_ib((*ibqp).device) };
     // SAFETY: reads the QPN we assigned.
@@ -333,16 +337,22 @@ pub(crate) unsafe extern "C" fn destroy_qp(ibqp: *mut b::ib_qp, _udata: *mut b::
     // SAFETY: the QP's device is live.
     super::mcast::detach_all(dev, unsafe { (*ibqp).device }, qpn);
     dev.qps().erase(qpn);
-    // SAFETY: `state` is live until freed below.
-    while unsafe { (*qp.state).users.load(Ordering::Acquire) } != 0 {
+    while st.users.load(Ordering::Acquire) != 0 {
         // SAFETY: plain sleep in process context.
         unsafe { b::rxe_sr_glue_msleep(1) };
     }
-    // SAFETY: `state` came from KBox::into_raw; nothing else uses it now but the timer's
-    // work, which dropping the timer waits for (it takes the lock: not held here).
-    let mut st = unsafe { KBox::from_raw(qp.state) };
-    drop(st.timer.take());
-    qp.state = ptr::null_mut();
+    // The timer and its work are the last users: stop them through the shared reference,
+    // waiting for a running work item (it takes the QP lock, not held here).
+    if let Some(t) = st.timer.as_ref() {
+        t.shutdown();
+    }
+    // SAFETY: `raw` came from KBox::into_raw; nothing can reach the state any more (out of
+    // the table, no receive-path reference, the timer and work stopped for good), so the
+    // box is ours again, and the field is cleared before anyone could read it.
+    let st = unsafe {
+        (*qpp).state = ptr::null_mut();
+        KBox::from_raw(raw)
+    };
     // Unregister the rings' mmap entries (outside the lock), then free the state.
     let rings = {
         let mut g = st.inner.lock();
@@ -384,6 +394,10 @@ pub(crate) unsafe extern "C" fn modify_qp(
     } else {
         None
     };
+    // SAFETY: `ibqp` is live, and so are the CQs it holds.
+    let (qpn, cqs, ibdev) = unsafe { ((*ibqp).qp_num, QpCqs::of(ibqp), (*ibqp).device) };
+    // SAFETY: the QP outlives the call; declared before the lock, so dropped after it.
+    let _events = unsafe { CqEvents::new(cqs) };
     let mut g = st.inner.lock();
     // Lock order: QP mutex, then the kernel queues, then a CQ (each takes only its own).
     // The transition starts from the QP's real state: a caller's IB_QP_CUR_STATE that
@@ -401,8 +415,6 @@ pub(crate) unsafe extern "C" fn modify_qp(
     if let Err(e) = g.attrs.apply(a, mask) {
         return e.to_errno();
     }
-    // SAFETY: `ibqp` is live, and so are the CQs it holds.
-    let (qpn, cqs, ibdev) = unsafe { ((*ibqp).qp_num, QpCqs::of(ibqp), (*ibqp).device) };
     if trc::service(st.shape.qp_type).is_some() {
         // SAFETY: a device of ours.
         let dev = unsafe { RxeSrDev::from_ib(ibdev) };
@@ -636,6 +648,8 @@ pub(crate) unsafe extern "C" fn post_send(
     }
     // SAFETY: per this function's contract.
     let ctx = unsafe { QpCtx::new(ibqp, st) };
+    // SAFETY: the QP outlives the call; dropped after the lock.
+    let _events = unsafe { CqEvents::new(ctx.cqs) };
     ctx.with_netdev(|nd| {
         let mut g = st.inner.lock();
         // SAFETY: the QP's CQs outlive it.
@@ -895,10 +909,19 @@ unsafe fn run_kernel_sends(ctx: &QpCtx<'_>) {
     }
     let sig_all = st.shape.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR;
     let mtu = 128u32.checked_shl(ctx.dev.active_mtu()).unwrap_or(256);
+    let mut budget = UD_BUDGET;
     let _ = ctx.with_netdev(|nd| loop {
         if g.attrs.state != b::ib_qp_state_IB_QPS_RTS {
             break;
         }
+        if budget == 0 {
+            // The rest in the next run of the work, after others had their turn.
+            if let Some(t) = st.timer.as_ref() {
+                t.kick();
+            }
+            break;
+        }
+        budget -= 1;
         let next = st.kq.lock().as_mut().and_then(|k| k.sq.pop().flatten());
         let Some(ks) = next else {
             break;
@@ -921,7 +944,11 @@ unsafe fn run_kernel_sends(ctx: &QpCtx<'_>) {
     });
 }
 
-/// Sends every queued UD work request of a user QP's ring, completing each (signalled ones
+/// Datagram work requests sent per call at most (post_send, or one run of the QP's work).
+const UD_BUDGET: u32 = 64;
+
+/// Sends the queued UD work requests of a user QP's ring ([`UD_BUDGET`] per call; the QP's
+/// work sends the rest), completing each (signalled ones
 /// on success, every one on error). A request that fails moves the QP to the Error state,
 /// which flushes both rings.
 ///
@@ -955,7 +982,17 @@ unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) ->
     let sig_all = shape.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR;
     // enum ib_mtu: 1 = 256 .. 5 = 4096 bytes.
     let mtu = 128u32.checked_shl(dev.active_mtu()).unwrap_or(256);
+    let mut budget = UD_BUDGET;
     while let Some(slot) = sq_q.head() {
+        if budget == 0 {
+            // The rest from the QP's work, after others had their turn: one doorbell on a
+            // ring of up to 2^20 requests must not hold the CPU and the QP lock meanwhile.
+            if let Some(t) = ctx.st.timer.as_ref() {
+                t.kick();
+            }
+            break;
+        }
+        budget -= 1;
         let mut bytes = [0u8; MAX_SEND_WQE_BYTES];
         shared.read_slot(slot, &mut bytes);
         let (c, failed) = match SendWqe::parse(&bytes, QpType::Ud, limits) {
@@ -1077,6 +1114,8 @@ fn ud_deliver_to(dev: &RxeSrDev, qpn: u32, p: &PacketRepr<'_>, ip_header: &[u8])
     }
     // SAFETY: the QP is live (counted) with its PD and CQs.
     let (pd, qpn, cqs) = unsafe { ((*qp.ibqp).pd, (*qp.ibqp).qp_num, QpCqs::of(qp.ibqp)) };
+    // SAFETY: the counted QP outlives this; dropped after the lock.
+    let _events = unsafe { CqEvents::new(cqs) };
     let mut g = st.inner.lock();
     let ready = g.attrs.state == b::ib_qp_state_IB_QPS_RTR || g.attrs.state == b::ib_qp_state_IB_QPS_RTS;
     if !ready || deth.qkey != g.attrs.qkey {
@@ -1396,6 +1435,8 @@ fn fetch_kernel(req: &mut Requester<KVVec<SqEntry>>, env: &mut KEnv<'_>, cfg: &R
 unsafe fn post_send_connected(ibqp: *mut b::ib_qp, st: &QpState) -> c_int {
     // SAFETY: per this function's contract.
     let ctx = unsafe { QpCtx::new(ibqp, st) };
+    // SAFETY: the QP outlives the call; dropped after the lock.
+    let _events = unsafe { CqEvents::new(ctx.cqs) };
     let mut g = st.inner.lock();
     match g.attrs.state {
         b::ib_qp_state_IB_QPS_RTS => {}
@@ -1468,6 +1509,9 @@ pub(crate) fn connected_deliver(dev: &RxeSrDev, d: &RoceDatagram<'_>, p: &Packet
     }
     // SAFETY: the QP is counted live, with its device, PD and CQs.
     let ctx = unsafe { QpCtx::new(qp.ibqp, st) };
+    // SAFETY: the QP is counted (here or by the Later returned) until after this is dropped,
+    // after the lock.
+    let _events = unsafe { CqEvents::new(ctx.cqs) };
     let mut g = st.inner.lock();
     let Some(conn) = g.rc.as_ref().filter(|_| receiving(g.attrs.state)) else {
         return Delivery::Dropped;
@@ -1550,10 +1594,21 @@ unsafe extern "C" fn rxe_sr_rs_qp_timer(owner: *mut c_void) {
     };
     // SAFETY: as above.
     let ctx = unsafe { QpCtx::new(ibqp, st) };
+    // SAFETY: the QP outlives its work; dropped last, with no lock held.
+    let _events = unsafe { CqEvents::new(ctx.cqs) };
     if trc::service(st.shape.qp_type).is_none() {
-        // A kernel datagram QP: its send work.
-        // SAFETY: as above.
-        unsafe { run_kernel_sends(&ctx) };
+        if st.kq.lock().is_some() {
+            // A kernel datagram QP: its send work.
+            // SAFETY: as above.
+            unsafe { run_kernel_sends(&ctx) };
+        } else {
+            // A user datagram QP: the rest of its send ring.
+            let _ = ctx.with_netdev(|nd| {
+                let mut g = st.inner.lock();
+                // SAFETY: as above: the QP's CQs outlive it.
+                unsafe { run_ud_requester(&mut g, &ctx, nd) }
+            });
+        }
         return;
     }
     let mut g = st.inner.lock();

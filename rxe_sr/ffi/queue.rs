@@ -91,8 +91,10 @@ impl SharedQueue {
         };
         let n = out.len().min(range.len());
         // SAFETY: `slot_range` lies inside the buffer (checked math in uabi); `out` is a
-        // distinct kernel buffer of at least `n` bytes.
-        unsafe { core::ptr::copy_nonoverlapping(self.buf.as_ptr().add(range.start), out.as_mut_ptr(), n) };
+        // distinct kernel buffer of at least `n` bytes. The copy is C's memcpy, under the
+        // kernel's memory model: user space may store to the slot meanwhile (a racy copy of
+        // plain bytes, as copy_from_user makes), which Rust code must not do itself.
+        unsafe { b::rxe_sr_glue_copy_shared(out.as_mut_ptr().cast(), self.buf.as_ptr().add(range.start).cast(), n) };
         n
     }
 
@@ -102,9 +104,10 @@ impl SharedQueue {
             return;
         };
         let n = bytes.len().min(range.len());
-        // SAFETY: as in `read_slot`; user space reads the slot only after the producer
-        // index is published, which happens after this copy.
-        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), self.buf.as_ptr().add(range.start), n) };
+        // SAFETY: as in `read_slot` (a C copy: user space may read, or even write, the slot
+        // meanwhile); a well-behaved consumer reads it only after the producer index is
+        // published, which happens after this copy.
+        unsafe { b::rxe_sr_glue_copy_shared(self.buf.as_ptr().add(range.start).cast(), bytes.as_ptr().cast(), n) };
     }
 }
 

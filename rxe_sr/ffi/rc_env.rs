@@ -98,7 +98,7 @@ impl KEnv<'_> {
 /// Invalidates `key` (a type 2 window's or a fast-registration MR's) for a QP of `pd`.
 fn invalidate_key(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32) -> bool {
     if crate::verbs::mr::is_mw_key(key) {
-        super::mw::invalidate(dev, key).is_ok()
+        super::mw::invalidate(dev, pd, key).is_ok()
     } else {
         mr::invalidate(dev, pd, key)
     }

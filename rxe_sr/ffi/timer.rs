@@ -45,6 +45,13 @@ impl QpTimer {
 }
 
 impl QpTimer {
+    /// Stops the timer for good and waits for its work (which may be running): afterwards
+    /// neither runs again, and arming or kicking does nothing. Process context.
+    pub(crate) fn shutdown(&self) {
+        // SAFETY: the object is live until drop; shutting down twice is harmless.
+        unsafe { b::rxe_sr_glue_qp_timer_shutdown(self.0) }
+    }
+
     /// Queues the work now, without waiting for the timer (callable in atomic context).
     pub(crate) fn kick(&self) {
         // SAFETY: the object is live until drop.

@@ -185,10 +185,11 @@ impl Window {
         Ok(())
     }
 
-    /// Invalidates the window named `rkey` (LOCAL_INV or SEND with invalidate): type 2 and
-    /// bound only; it returns to Free.
-    pub fn invalidate(&mut self, rkey: u32) -> Result<(), MwError> {
-        if rkey != self.rkey || self.mw_type != MwType::Type2 || self.state != MwState::Valid {
+    /// Invalidates the window named `rkey` (LOCAL_INV or SEND with invalidate) through a QP
+    /// of PD `qp_pd`: type 2, bound, and of the QP's PD only (IBTA o10-37.2.5: a QP reaches
+    /// only its own PD's windows); it returns to Free.
+    pub fn invalidate(&mut self, rkey: u32, qp_pd: usize) -> Result<(), MwError> {
+        if rkey != self.rkey || self.mw_type != MwType::Type2 || self.state != MwState::Valid || self.pd != qp_pd {
             return Err(MwError::Invalid);
         }
         *self = Window::new(MwType::Type2, self.rkey, self.pd);

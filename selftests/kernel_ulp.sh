@@ -1,0 +1,23 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 90
+# What kernel ULPs (nvme-rdma, iser, rds, smc) rely on, through the kernel verbs: the test
+# module selftests/kmod/rxe_sr_ulp_test.ko checks, on sr0 (issue 9, items 4 and 11):
+#  - flush: an RC QP in Error completes every work request it holds, in order: with 8 SENDs
+#    outstanding (the first fails with RNR_RETRY_EXC_ERR) and 4 receives posted, all 12
+#    complete (1 error, 11 WR_FLUSH_ERR), none is lost;
+#  - handler: a completion handler that moves its own QP to Error neither deadlocks nor is
+#    refused (rxe_sr runs consumer callbacks without holding the QP's lock).
+. "$HOST_SHARE/selftests/lib.sh"
+ko=$HOST_SHARE/selftests/kmod/rxe_sr_ulp_test.ko
+[ -f "$ko" ] || fail "the test module was not built ($ko)"
+sr_up
+rc=0
+timeout 60 insmod "$ko" dev=sr0 || rc=$?
+out=$(dmesg_since_mark | grep 'rxe_sr_ulp_test' || true)
+printf '%s\n' "$out"
+[ $rc = 0 ] || fail "the test module's checks failed (insmod exit $rc)"
+rmmod rxe_sr_ulp_test 2>/dev/null || true
+expect_grep "flush: every work request completed" '^.*rxe_sr_ulp_test: flush: PASS' "$out"
+expect_grep "handler: moved its QP to Error" '^.*rxe_sr_ulp_test: handler: PASS' "$out"
+sr_down_clean

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rxe_sr_ulp_test: what a kernel ULP (nvme-rdma, iser, rds, smc) relies on, checked through
+ * the in-kernel verbs on the device named by `dev` (default sr0). Loading the module runs
+ * the checks, prints one "rxe_sr_ulp_test: <check>: PASS|FAIL ..." line each and fails the
+ * load (-EIO) if any failed. Test code only: the selftests load it in the guests.
+ *
+ *  flush:   an RC QP with 8 SENDs outstanding and 4 receives posted enters Error (the peer
+ *           has no receive, RNR retry 0): every one of the 12 work requests completes, in
+ *           order, the first SEND with RNR_RETRY_EXC_ERR, the rest with WR_FLUSH_ERR.
+ *  handler: the completion handler of a QP's CQ moves that QP to Error with ib_modify_qp
+ *           (a ULP tearing down from its handler): it must neither deadlock nor be refused.
+ *
+ * Two RC QPs on the one device talk over its loopback path (the GID of the netdev's IPv4
+ * address).
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <net/ipv6.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_cache.h>
+
+static char *dev = "sr0";
+module_param(dev, charp, 0444);
+MODULE_PARM_DESC(dev, "RDMA device to test (default sr0)");
+
+struct side {
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+};
+
+struct ctx {
+	struct ib_device *ib;
+	struct ib_pd *pd;
+	int gid_index;
+	union ib_gid gid;
+	void *buf;
+	struct completion handler_done;
+	struct ib_qp *handler_qp;
+	int handler_ret;
+	atomic_t handler_calls;
+	struct ib_wc wc[16];
+};
+
+static int find_gid(struct ctx *c)
+{
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		const struct ib_gid_attr *a = rdma_get_gid_attr(c->ib, 1, i);
+
+		if (IS_ERR(a))
+			continue;
+		if (a->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
+		    ipv6_addr_v4mapped((struct in6_addr *)a->gid.raw)) {
+			c->gid_index = i;
+			c->gid = a->gid;
+			rdma_put_gid_attr(a);
+			return 0;
+		}
+		rdma_put_gid_attr(a);
+	}
+	return -ENODEV;
+}
+
+static void handler(struct ib_cq *cq, void *arg)
+{
+	struct ctx *c = arg;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	if (atomic_inc_return(&c->handler_calls) != 1)
+		return;
+	/* A ULP tearing its QP down from its completion handler. */
+	c->handler_ret = ib_modify_qp(c->handler_qp, &attr, IB_QP_STATE);
+	complete(&c->handler_done);
+}
+
+static int make_side(struct ctx *c, struct side *s, ib_comp_handler h)
+{
+	struct ib_cq_init_attr ca = { .cqe = 64 };
+	struct ib_qp_init_attr qa = {};
+
+	s->cq = ib_create_cq(c->ib, h, NULL, c, &ca);
+	if (IS_ERR(s->cq))
+		return PTR_ERR(s->cq);
+	qa.send_cq = s->cq;
+	qa.recv_cq = s->cq;
+	qa.qp_type = IB_QPT_RC;
+	qa.sq_sig_type = IB_SIGNAL_ALL_WR;
+	qa.cap.max_send_wr = 16;
+	qa.cap.max_recv_wr = 16;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	s->qp = ib_create_qp(c->pd, &qa);
+	if (IS_ERR(s->qp)) {
+		int ret = PTR_ERR(s->qp);
+
+		s->qp = NULL;
+		ib_destroy_cq(s->cq);
+		s->cq = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+static void drop_side(struct side *s)
+{
+	if (s->qp)
+		ib_destroy_qp(s->qp);
+	if (s->cq)
+		ib_destroy_cq(s->cq);
+}
+
+/* RESET -> INIT -> RTR -> RTS towards @peer_qpn on the device's own address. */
+static int connect_qp(struct ctx *c, struct ib_qp *qp, u32 peer_qpn, u32 rq_psn, u32 sq_psn, u8 rnr_retry)
+{
+	struct ib_qp_attr a = {};
+	int ret;
+
+	a.qp_state = IB_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = 1;
+	a.qp_access_flags = IB_ACCESS_LOCAL_WRITE;
+	ret = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	a.path_mtu = IB_MTU_1024;
+	a.dest_qp_num = peer_qpn;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&a.ah_attr, 1);
+	rdma_ah_set_grh(&a.ah_attr, &c->gid, 0, c->gid_index, 64, 0);
+	ret = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN |
+			   IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = rnr_retry;
+	a.sq_psn = sq_psn;
+	a.max_rd_atomic = 1;
+	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
+			    IB_QP_SQ_PSN | IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int post_send(struct ctx *c, struct ib_qp *qp, u64 wr_id)
+{
+	struct ib_sge sge = { .addr = (uintptr_t)c->buf, .length = 64, .lkey = c->pd->local_dma_lkey };
+	struct ib_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+				 .opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED };
+
+	return ib_post_send(qp, &wr, NULL);
+}
+
+static int post_recv(struct ctx *c, struct ib_qp *qp, u64 wr_id)
+{
+	struct ib_sge sge = { .addr = (uintptr_t)c->buf + 2048, .length = 1024, .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+
+	return ib_post_recv(qp, &wr, NULL);
+}
+
+static bool check_flush(struct ctx *c)
+{
+	struct side a = {}, b = {};
+	struct ib_wc *wc = c->wc;
+	u64 want_send = 1, want_recv = 101;
+	int got = 0, i, n, ret;
+	bool ok = true;
+	unsigned long end;
+
+	ret = make_side(c, &a, NULL);
+	if (!ret)
+		ret = make_side(c, &b, NULL);
+	if (!ret)
+		ret = connect_qp(c, a.qp, b.qp->qp_num, 0x200, 0x100, 0);
+	if (!ret)
+		ret = connect_qp(c, b.qp, a.qp->qp_num, 0x100, 0x200, 0);
+	for (i = 0; !ret && i < 4; i++)
+		ret = post_recv(c, a.qp, 101 + i);
+	/* B has no receive: the first SEND meets an RNR NAK, and RNR retry 0 fails it. */
+	for (i = 0; !ret && i < 8; i++)
+		ret = post_send(c, a.qp, 1 + i);
+	if (ret) {
+		pr_err("rxe_sr_ulp_test: flush: FAIL set-up (%d)\n", ret);
+		ok = false;
+		goto out;
+	}
+	end = jiffies + 10 * HZ;
+	while (got < 12 && time_before(jiffies, end)) {
+		n = ib_poll_cq(a.cq, ARRAY_SIZE(c->wc), wc);
+		if (n <= 0) {
+			msleep(10);
+			continue;
+		}
+		for (i = 0; i < n; i++, got++) {
+			bool send = wc[i].wr_id < 100;
+			u64 want = send ? want_send++ : want_recv++;
+			enum ib_wc_status st = (send && want == 1) ? IB_WC_RNR_RETRY_EXC_ERR : IB_WC_WR_FLUSH_ERR;
+
+			if (wc[i].wr_id != want || wc[i].status != st) {
+				pr_err("rxe_sr_ulp_test: flush: FAIL completion %d: wr_id %llu status %d, want wr_id %llu status %d\n",
+				       got, wc[i].wr_id, wc[i].status, want, st);
+				ok = false;
+			}
+		}
+	}
+	if (got != 12) {
+		pr_err("rxe_sr_ulp_test: flush: FAIL %d of 12 work requests completed (sends up to %llu, receives up to %llu)\n",
+		       got, want_send - 1, want_recv - 1);
+		ok = false;
+	}
+	if (ok)
+		pr_info("rxe_sr_ulp_test: flush: PASS 12 work requests completed in order (1 RNR_RETRY_EXC_ERR, 11 WR_FLUSH_ERR)\n");
+out:
+	drop_side(&a);
+	drop_side(&b);
+	return ok;
+}
+
+static bool check_handler(struct ctx *c)
+{
+	struct side a = {}, b = {};
+	struct ib_qp_attr qa;
+	struct ib_qp_init_attr qi;
+	bool ok = false;
+	int ret;
+
+	init_completion(&c->handler_done);
+	atomic_set(&c->handler_calls, 0);
+	ret = make_side(c, &a, handler);
+	if (!ret)
+		ret = make_side(c, &b, NULL);
+	if (!ret)
+		ret = connect_qp(c, a.qp, b.qp->qp_num, 0x300, 0x400, 7);
+	if (!ret)
+		ret = connect_qp(c, b.qp, a.qp->qp_num, 0x400, 0x300, 7);
+	if (!ret)
+		ret = post_recv(c, b.qp, 201);
+	c->handler_qp = a.qp;
+	if (!ret)
+		ret = ib_req_notify_cq(a.cq, IB_CQ_NEXT_COMP);
+	if (!ret)
+		ret = post_send(c, a.qp, 7);
+	if (ret) {
+		pr_err("rxe_sr_ulp_test: handler: FAIL set-up (%d)\n", ret);
+		goto out;
+	}
+	if (!wait_for_completion_timeout(&c->handler_done, 10 * HZ)) {
+		/* Before the fix the handler blocks for ever on the QP's lock. */
+		pr_err("rxe_sr_ulp_test: handler: FAIL the completion handler did not finish in 10 s (%d calls)\n",
+		       atomic_read(&c->handler_calls));
+		/* The QPs cannot be destroyed safely now: leak them (test code, failure path). */
+		return false;
+	}
+	if (c->handler_ret) {
+		pr_err("rxe_sr_ulp_test: handler: FAIL ib_modify_qp from the handler returned %d\n", c->handler_ret);
+		goto out;
+	}
+	if (ib_query_qp(a.qp, &qa, IB_QP_STATE, &qi) || qa.qp_state != IB_QPS_ERR) {
+		pr_err("rxe_sr_ulp_test: handler: FAIL the QP is not in Error after the handler\n");
+		goto out;
+	}
+	ok = true;
+	pr_info("rxe_sr_ulp_test: handler: PASS the completion handler moved its QP to Error\n");
+out:
+	drop_side(&a);
+	drop_side(&b);
+	return ok;
+}
+
+static int __init ulp_test_init(void)
+{
+	struct ctx *c;
+	bool ok;
+	int ret;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->buf = kzalloc(4096, GFP_KERNEL);
+	c->ib = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
+	if (!c->buf || !c->ib) {
+		pr_err("rxe_sr_ulp_test: FAIL no device %s or no memory\n", dev);
+		ret = -ENODEV;
+		goto out_free;
+	}
+	if (find_gid(c)) {
+		pr_err("rxe_sr_ulp_test: FAIL no RoCEv2 IPv4 GID on %s\n", dev);
+		ret = -ENODEV;
+		goto out_put;
+	}
+	c->pd = ib_alloc_pd(c->ib, 0);
+	if (IS_ERR(c->pd)) {
+		ret = PTR_ERR(c->pd);
+		goto out_put;
+	}
+	ok = check_flush(c);
+	ok = check_handler(c) && ok;
+	ret = ok ? 0 : -EIO;
+	ib_dealloc_pd(c->pd);
+out_put:
+	ib_device_put(c->ib);
+out_free:
+	kfree(c->buf);
+	kfree(c);
+	/* The checks ran at load; nothing stays loaded on failure. */
+	return ret;
+}
+
+static void __exit ulp_test_exit(void)
+{
+}
+
+module_init(ulp_test_init);
+module_exit(ulp_test_exit);
+MODULE_DESCRIPTION("rxe_sr selftest: kernel ULP behaviour (error flush, handlers)");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,19 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 150
+# A long chain of UD sends behind one doorbell (issue 9, item 6): perftest ib_send_bw over
+# UD with --post_list 256 (each ibv_post_send call queues 256 work requests, rung once).
+# rxe_sr sends at most 64 per call and hands the rest to the QP's work, so the caller and
+# the device's receive path are not held for the whole chain; every request must still go
+# out and complete (perftest counts its completions), with a clean kernel log.
+. "$HOST_SHARE/selftests/lib.sh"
+[ "$GUESTS" -ge 2 ] || skip "needs two guests"
+sr_up
+secs=4; quick && secs=2
+gbps=$(PERF_SIZE=1024 perftest_pair sr0 ib_send_bw 0 "$secs" -c UD --post_list 256 -t 512) || fail "ib_send_bw UD --post_list 256"
+if is_client; then
+  log "ib_send_bw UD, post_list 256: ${gbps:-none} Gb/s at the receiver"
+  awk -v g="${gbps:-0}" 'BEGIN { exit !(g > 0) }' || fail "no goodput measured"
+fi
+sync_point done
+sr_down_clean
