@@ -15,13 +15,14 @@
 # The shell side checks a's counters between the phases. ICRC is computed as RoCEv2 defines
 # it (checked against real rdma_rxe captures), so the forged packets reach the transport.
 import os, socket, struct, sys, time, zlib
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from verbs_util import connect_rc, v4_gid
 import pyverbs.device as d
 import pyverbs.enums as e
 from pyverbs.pd import PD
 from pyverbs.cq import CQ
 from pyverbs.mr import MR
-from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
-from pyverbs.addr import AHAttr, GlobalRoute, GID
+from pyverbs.qp import QP, QPInitAttr, QPCap
 from pyverbs.wr import SendWR, SGE
 
 role, dev, gidx, peer, tag = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
@@ -88,19 +89,7 @@ if role == "a":
 put("qp-" + role, [qp.qp_num, psn, mr.rkey, mr.buf])
 rqpn, rpsn, rkey, raddr = get("qp-" + other)
 
-a = QPAttr(); a.qp_state = e.IBV_QPS_INIT; a.pkey_index = 0; a.port_num = 1; a.qp_access_flags = ACCESS
-qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
-a = QPAttr(); a.qp_state = e.IBV_QPS_RTR; a.path_mtu = e.IBV_MTU_1024; a.dest_qp_num = rqpn
-a.rq_psn = rpsn; a.max_dest_rd_atomic = 4; a.min_rnr_timer = 12
-a.ah_attr = AHAttr(gr=GlobalRoute(dgid=GID("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x"
-                                           % tuple(int(x) for x in peer.split("."))), sgid_index=gidx),
-                   is_global=1, port_num=1)
-qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
-          | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
-a = QPAttr(); a.qp_state = e.IBV_QPS_RTS; a.timeout = 17; a.retry_cnt = 7; a.rnr_retry = 7
-a.sq_psn = psn; a.max_rd_atomic = 4
-qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
-          | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
+connect_rc(qp, rqpn, rpsn, psn, v4_gid(peer), gidx, access=ACCESS, max_rd=4, timeout=17)
 put("rts-" + role, [1])
 get("rts-" + other)
 

@@ -10,14 +10,15 @@
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
 out=$(GIDX=$gidx MYIP=$MY_IP timeout 90 python3 - <<'PY' 2>&1
-import errno, os, time
+import errno, os, sys, time
+sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests")
+from verbs_util import connect_rc, v4_gid
 import pyverbs.device as d
 import pyverbs.enums as e
 from pyverbs.pd import PD
 from pyverbs.cq import CQ
 from pyverbs.mr import MR, MW, MWBindInfo, MWBind
 from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
-from pyverbs.addr import AHAttr, GlobalRoute, GID
 from pyverbs.wr import SendWR
 from pyverbs.pyverbs_error import PyverbsRDMAError
 
@@ -29,21 +30,11 @@ cq = CQ(ctx, 32)
 cap = QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)
 qa = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
 qb = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
-dgid = GID("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % tuple(int(x) for x in ip.split(".")))
+dgid = v4_gid(ip)
 ACC = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
 
 def up(qp, rqpn, rq_psn, sq_psn):
-    a = QPAttr(); a.qp_state = e.IBV_QPS_INIT; a.pkey_index = 0; a.port_num = 1; a.qp_access_flags = ACC
-    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
-    a = QPAttr(); a.qp_state = e.IBV_QPS_RTR; a.path_mtu = e.IBV_MTU_1024; a.dest_qp_num = rqpn
-    a.rq_psn = rq_psn; a.max_dest_rd_atomic = 1; a.min_rnr_timer = 12
-    a.ah_attr = AHAttr(gr=GlobalRoute(dgid=dgid, sgid_index=gidx), is_global=1, port_num=1)
-    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
-              | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
-    a = QPAttr(); a.qp_state = e.IBV_QPS_RTS; a.timeout = 14; a.retry_cnt = 7; a.rnr_retry = 7
-    a.sq_psn = sq_psn; a.max_rd_atomic = 1
-    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
-              | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
+    connect_rc(qp, rqpn, rq_psn, sq_psn, dgid, gidx, access=ACC)
 
 def done(what):
     end = time.time() + 20

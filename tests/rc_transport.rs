@@ -8,7 +8,9 @@ use std::collections::VecDeque;
 
 use rxe_sr::proto::psn::Psn;
 use rxe_sr::proto::rc::requester::{PostError, Requester, SqEntry};
-use rxe_sr::proto::rc::responder::{InProgress, Responder, READ_BUDGET};
+use rxe_sr::proto::rc::responder::{InProgress, RdRes, Responder, MAX_RD_RES, READ_BUDGET};
+
+type Resp = Responder<Vec<Option<RdRes>>>;
 use rxe_sr::proto::rc::{
     AtomicOp, Outcome, PayloadSrc, RcConfig, RcEnv, RemoteErr, RemoteOp, Service, TxError,
 };
@@ -68,7 +70,7 @@ impl Mem {
 struct Side {
     cfg: RcConfig,
     req: Requester<Vec<SqEntry>>,
-    resp: Responder,
+    resp: Resp,
     mem: Mem,
     rq: VecDeque<RecvWqe>,
     send_cqes: Vec<Completion>,
@@ -199,7 +201,7 @@ impl Side {
         Side {
             cfg,
             req: Requester::new(slots, Psn::new(100 + qpn), &cfg),
-            resp: Responder::new(Psn::new(100 + dest)),
+            resp: Responder::new(Psn::new(100 + dest), vec![None; MAX_RD_RES]),
             mem: Mem::default(),
             rq: VecDeque::new(),
             send_cqes: vec![],
@@ -209,7 +211,7 @@ impl Side {
         }
     }
 
-    fn with_env<R>(&mut self, now: u64, out: &mut Vec<Vec<u8>>, f: impl FnOnce(&mut Requester<Vec<SqEntry>>, &mut Responder, &RcConfig, &mut Env<'_>) -> R) -> R {
+    fn with_env<R>(&mut self, now: u64, out: &mut Vec<Vec<u8>>, f: impl FnOnce(&mut Requester<Vec<SqEntry>>, &mut Resp, &RcConfig, &mut Env<'_>) -> R) -> R {
         let mut env = Env {
             now,
             mem: &mut self.mem,

@@ -111,10 +111,18 @@ pub(crate) unsafe extern "C" fn create_cq(
     attr: *const b::ib_cq_init_attr,
     attrs: *mut b::uverbs_attr_bundle,
 ) -> c_int {
+    // SAFETY: the CQ's device is one of ours.
+    let dev = unsafe { super::device::RxeSrDev::from_ib((*ibcq).device) };
+    if !crate::uabi::limits::take(&dev.cqs_used, crate::verbs::device::MAX_CQ) {
+        return ENOMEM.to_errno();
+    }
     // SAFETY: per this function's contract.
     match unsafe { create_cq_inner(ibcq, &*attr, attrs) } {
         Ok(()) => 0,
-        Err(e) => e.to_errno(),
+        Err(e) => {
+            crate::uabi::limits::give_back(&dev.cqs_used);
+            e.to_errno()
+        }
     }
 }
 
@@ -204,6 +212,8 @@ pub(crate) unsafe extern "C" fn destroy_cq(ibcq: *mut b::ib_cq, _udata: *mut b::
     };
     drop(queue);
     drop(state);
+    // SAFETY: the CQ's device is one of ours.
+    crate::uabi::limits::give_back(&unsafe { super::device::RxeSrDev::from_ib((*ibcq).device) }.cqs_used);
     objects::LIVE.cqs.dec();
     0
 }
@@ -442,9 +452,14 @@ impl CqEvents {
 
 impl Drop for CqEvents {
     fn drop(&mut self) {
-        let QpCqs { send, recv, .. } = self.0;
-        // SAFETY: per `new`'s contract the QP, and so its CQs, are live, and no lock is held.
+        let QpCqs { qp, send, recv } = self.0;
+        // SAFETY: per `new`'s contract the QP, and so its CQs and SRQ, are live, and no lock
+        // is held.
         unsafe {
+            let srq = (*qp).srq;
+            if !srq.is_null() {
+                super::srq::run_due(srq);
+            }
             run_due(send);
             if recv != send {
                 run_due(recv);

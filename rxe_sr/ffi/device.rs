@@ -51,6 +51,11 @@ pub(crate) struct RxeSrDev {
     mcast: Option<Pin<KBox<Mutex<McastGroups>>>>,
     /// Received datagrams waiting for the receive work (ffi/rx.rs).
     pub(crate) rx: Opaque<b::rxe_sr_rx>,
+    /// PDs, CQs and SRQs in use, against the `max_pd`, `max_cq` and `max_srq` the device
+    /// reports (QPs, MRs, MWs and AHs are bounded by their index tables).
+    pub(crate) pds_used: AtomicU32,
+    pub(crate) cqs_used: AtomicU32,
+    pub(crate) srqs_used: AtomicU32,
 }
 
 impl RxeSrDev {

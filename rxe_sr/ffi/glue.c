@@ -202,9 +202,35 @@ u64 rxe_sr_glue_mmap_offset(const struct rdma_user_mmap_entry *entry)
 	return rdma_user_mmap_get_offset(entry);
 }
 
+/*
+ * A zeroed buffer user space may map (VM_USERMAP, for remap_vmalloc_range), its pages
+ * charged to the caller's memory cgroup (GFP_KERNEL_ACCOUNT: rings are sized by the
+ * user). vfree() frees it, pages and array included (VM_MAP_PUT_PAGES).
+ */
 void *rxe_sr_glue_vmalloc_user(size_t size)
 {
-	return vmalloc_user(size);
+	unsigned int n = PAGE_ALIGN(size) >> PAGE_SHIFT, i;
+	struct page **pages;
+	void *addr;
+
+	if (!size || size > (size_t)INT_MAX)
+		return NULL;
+	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!pages[i])
+			goto err;
+	}
+	addr = vmap(pages, n, VM_MAP | VM_MAP_PUT_PAGES | VM_USERMAP, PAGE_KERNEL);
+	if (addr)
+		return addr;
+err:
+	while (i--)
+		__free_page(pages[i]);
+	kvfree(pages);
+	return NULL;
 }
 
 void rxe_sr_glue_cq_event(struct ib_cq *cq, unsigned int type)

@@ -11,7 +11,7 @@
 
 use core::ptr;
 use core::sync::atomic::{AtomicU32, Ordering};
-use kernel::alloc::{flags::GFP_KERNEL, KBox, KVVec};
+use kernel::alloc::{flags::{GFP_KERNEL, GFP_KERNEL_ACCOUNT}, KBox, KVVec};
 use kernel::ffi::c_void;
 use kernel::error::from_err_ptr;
 use kernel::ffi::c_int;
@@ -189,7 +189,7 @@ unsafe fn reg_user_mr_inner(pd: *mut b::ib_pd, start: u64, length: u64, iova: u6
     let umem = from_err_ptr(unsafe { b::ib_umem_get(ibdev, start, len, access as c_int) })?;
     // SAFETY: `umem` is the live umem just pinned.
     let (npages, first_off) = unsafe { (b::rxe_sr_glue_umem_npages(umem), b::rxe_sr_glue_umem_first_offset(umem)) };
-    let pages = KVVec::from_elem(ptr::null_mut::<c_void>(), npages, GFP_KERNEL).map_err(Error::from).and_then(|mut v| {
+    let pages = KVVec::from_elem(ptr::null_mut::<c_void>(), npages, GFP_KERNEL_ACCOUNT).map_err(Error::from).and_then(|mut v| {
         // SAFETY: `v` has room for `npages` pointers; the helper writes at most that many.
         let n = unsafe { b::rxe_sr_glue_umem_pages(umem, v.as_mut_ptr(), v.len()) };
         if n == npages { Ok(v) } else { Err(EFAULT) }

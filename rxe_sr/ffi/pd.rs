@@ -4,8 +4,12 @@
 
 use kernel::ffi::c_int;
 
+use kernel::prelude::*;
+
 use super::bindings as b;
-use crate::verbs::objects;
+use super::device::RxeSrDev;
+use crate::uabi::limits;
+use crate::verbs::{device as vdev, objects};
 
 /// `ib_device_ops.alloc_ucontext`: the rxe provider's GET_CONTEXT carries no driver data.
 pub(crate) unsafe extern "C" fn alloc_ucontext(_uctx: *mut b::ib_ucontext, _udata: *mut b::ib_udata) -> c_int {
@@ -18,14 +22,28 @@ pub(crate) unsafe extern "C" fn dealloc_ucontext(_uctx: *mut b::ib_ucontext) {
     objects::LIVE.ucontexts.dec();
 }
 
-/// `ib_device_ops.alloc_pd`.
-pub(crate) unsafe extern "C" fn alloc_pd(_pd: *mut b::ib_pd, _udata: *mut b::ib_udata) -> c_int {
+/// `ib_device_ops.alloc_pd`: refused (ENOMEM) when the device has `max_pd` already.
+///
+/// # Safety
+/// Called by the core with a PD of one of our devices.
+pub(crate) unsafe extern "C" fn alloc_pd(pd: *mut b::ib_pd, _udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: per this function's contract.
+    let dev = unsafe { RxeSrDev::from_ib((*pd).device) };
+    if !limits::take(&dev.pds_used, vdev::MAX_PD) {
+        return ENOMEM.to_errno();
+    }
     objects::LIVE.pds.inc();
     0
 }
 
 /// `ib_device_ops.dealloc_pd`.
-pub(crate) unsafe extern "C" fn dealloc_pd(_pd: *mut b::ib_pd, _udata: *mut b::ib_udata) -> c_int {
+///
+/// # Safety
+/// Called by the core once per allocated PD.
+pub(crate) unsafe extern "C" fn dealloc_pd(pd: *mut b::ib_pd, _udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: per this function's contract.
+    let dev = unsafe { RxeSrDev::from_ib((*pd).device) };
+    limits::give_back(&dev.pds_used);
     objects::LIVE.pds.dec();
     0
 }

@@ -460,7 +460,7 @@ fn connect(g: &mut QpInner, shape: &QpShape, dev: &RxeSrDev, qpn: u32, cur: u32,
         b::ib_qp_state_IB_QPS_RESET => g.rc = None,
         b::ib_qp_state_IB_QPS_RTR if cur != b::ib_qp_state_IB_QPS_RTR => {
             let av = av.ok_or(EINVAL)?;
-            g.rc = Some(RcConn::new(cfg, av, g.attrs.rq_psn));
+            g.rc = Some(RcConn::new(cfg, av, g.attrs.rq_psn)?);
         }
         b::ib_qp_state_IB_QPS_RTS => {
             let conn = g.rc.as_mut().ok_or(EINVAL)?;
@@ -1126,7 +1126,7 @@ fn ud_deliver_to(dev: &RxeSrDev, qpn: u32, p: &PacketRepr<'_>, ip_header: &[u8])
     let QpInner { rq, rq_q, .. } = &mut *g;
     let taken = if !srq.is_null() {
         // SAFETY: as above; an SRQ of ours.
-        unsafe { super::srq::state(srq).and_then(|s| s.take(srq)) }
+        unsafe { super::srq::state(srq).and_then(|s| s.take()) }
     } else if let Some(k) = st.kq.lock().as_mut() {
         k.pop_recv().map(Ok)
     } else {

@@ -212,8 +212,7 @@ impl RcEnv for KEnv<'_> {
         if !self.srq.is_null() {
             // SAFETY: per `new`'s contract the SRQ is live; ours, so its state is valid.
             let st = unsafe { super::srq::state(self.srq) }?;
-            // SAFETY: as above.
-            return unsafe { st.take(self.srq) };
+            return st.take();
         }
         if let Some(k) = self.kq.lock().as_mut() {
             return k.pop_recv().map(Ok);

@@ -60,6 +60,9 @@ pub(crate) struct SrqState {
     #[pin]
     inner: IrqSpinLock<SrqInner>,
     max_sge: u32,
+    /// IB_EVENT_SRQ_LIMIT_REACHED is due: the receive path takes WQEs with a QP's lock held,
+    /// so the event is raised later, by [`run_due`] (from the QP's `CqEvents`), without it.
+    limit_due: core::sync::atomic::AtomicBool,
 }
 
 /// The SRQ object: `ibsrq` first (the core allocates `size_of::<RxeSrSrq>()` zeroed bytes).
@@ -86,12 +89,9 @@ pub(crate) unsafe fn state<'a>(ibsrq: *mut b::ib_srq) -> Option<&'a SrqState> {
 
 impl SrqState {
     /// Takes the next receive WQE (validated copy), if any; `Err((wr_id, status))` for one
-    /// that failed validation. Fires SRQ_LIMIT_REACHED on `ibsrq` when the armed limit is
-    /// crossed.
-    ///
-    /// # Safety
-    /// `ibsrq` is the live SRQ this state belongs to.
-    pub(crate) unsafe fn take(&self, ibsrq: *mut b::ib_srq) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
+    /// that failed validation. When the armed limit is crossed, SRQ_LIMIT_REACHED becomes
+    /// due ([`run_due`] raises it).
+    pub(crate) fn take(&self) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
         let (taken, fire) = {
             let mut g = self.inner.lock();
             let SrqInner { ring, q, limit, kernel, .. } = &mut *g;
@@ -106,11 +106,26 @@ impl SrqState {
             (taken, fire)
         };
         if fire {
-            // Outside the lock: the consumer's handler may post again.
-            // SAFETY: per this function's contract.
-            unsafe { b::rxe_sr_glue_srq_event(ibsrq, b::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED) };
+            // Raised by run_due once the QP's lock is released: the consumer's handler may
+            // post again, or modify the QP.
+            self.limit_due.store(true, core::sync::atomic::Ordering::Release);
         }
         Some(taken)
+    }
+}
+
+/// Raises the SRQ limit event if [`SrqState::take`] found it due.
+///
+/// # Safety
+/// `ibsrq` is a live SRQ of ours; no lock of ours is held.
+pub(crate) unsafe fn run_due(ibsrq: *mut b::ib_srq) {
+    // SAFETY: per this function's contract.
+    let Some(st) = (unsafe { state(ibsrq) }) else {
+        return;
+    };
+    if st.limit_due.swap(false, core::sync::atomic::Ordering::AcqRel) {
+        // SAFETY: per this function's contract.
+        unsafe { b::rxe_sr_glue_srq_event(ibsrq, b::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED) };
     }
 }
 
@@ -120,10 +135,18 @@ impl SrqState {
 /// Called by the core with a zeroed SRQ object of our size, valid init attributes and the
 /// caller's udata (null for kernel consumers).
 pub(crate) unsafe extern "C" fn create_srq(ibsrq: *mut b::ib_srq, init: *mut b::ib_srq_init_attr, udata: *mut b::ib_udata) -> c_int {
+    // SAFETY: the SRQ's device is one of ours.
+    let dev = unsafe { super::device::RxeSrDev::from_ib((*ibsrq).device) };
+    if !crate::uabi::limits::take(&dev.srqs_used, crate::verbs::device::MAX_SRQ) {
+        return ENOMEM.to_errno();
+    }
     // SAFETY: per this function's contract.
     match unsafe { create_inner(ibsrq, &mut *init, udata) } {
         Ok(()) => 0,
-        Err(e) => e.to_errno(),
+        Err(e) => {
+            crate::uabi::limits::give_back(&dev.srqs_used);
+            e.to_errno()
+        }
     }
 }
 
@@ -162,6 +185,7 @@ unsafe fn create_inner(ibsrq: *mut b::ib_srq, init: &mut b::ib_srq_init_attr, ud
                 "rxe_sr_srq"
             ),
             max_sge: geo.max_sge,
+            limit_due: core::sync::atomic::AtomicBool::new(false),
         }),
         GFP_KERNEL,
     )?;
@@ -217,6 +241,8 @@ pub(crate) unsafe extern "C" fn destroy_srq(ibsrq: *mut b::ib_srq, _udata: *mut 
     let ring = st.inner.lock().ring.take();
     drop(ring);
     drop(st);
+    // SAFETY: the SRQ's device is one of ours.
+    crate::uabi::limits::give_back(&unsafe { super::device::RxeSrDev::from_ib((*ibsrq).device) }.srqs_used);
     objects::LIVE.srqs.dec();
     0
 }
@@ -289,27 +315,52 @@ unsafe fn resize(st: &SrqState, max_wr: u32, udata: *mut b::ib_udata) -> Result 
     resp::emit_mminfo(resp::MmInfo { offset, size }, &mut mi).ok_or(EINVAL)?;
     // SAFETY: copies to the calling process's memory; the helper faults safely.
     kernel::error::to_result(unsafe { b::rxe_sr_glue_copy_to_user(mi_addr, mi.as_ptr().cast(), mi.len()) })?;
+    // The old ring leaves the SRQ under the lock (with interrupts off), and its entries are
+    // copied with the lock released: a ring may hold hundreds of MiB. Meanwhile the SRQ
+    // looks empty to the receive path: a SEND arriving now gets an RNR NAK and is retried
+    // (UD drops it), as with any empty SRQ. The stock provider holds its producer lock
+    // across the call, so nothing is posted to the old ring meanwhile.
+    let (old, q_old) = {
+        let mut g = st.inner.lock();
+        let SrqInner { ring, q, .. } = &mut *g;
+        let cur = ring.as_ref().ok_or(EINVAL)?.queue();
+        q.observe_producer(cur.load_producer()).map_err(|_| EINVAL)?;
+        if q.count() > geo.max_wr {
+            return Err(EINVAL);
+        }
+        (ring.take().ok_or(EINVAL)?, *q)
+    };
+    let pending = q_old.count();
+    let (cur, new) = (old.queue(), mapped.queue());
+    let mut slot = [0u8; MAX_RECV_WQE_BYTES];
+    for n in 0..pending {
+        if let Some(src) = q_old.nth(n) {
+            let len = cur.read_slot(src, &mut slot);
+            new.write_slot(n, slot.get(..len).unwrap_or(&[]));
+        }
+        if n % 256 == 255 {
+            // SAFETY: process context (a verbs call), no lock held.
+            unsafe { b::rxe_sr_glue_cond_resched() };
+        }
+    }
+    new.publish_producer(pending);
+    let fresh_q = FromClientQueue::with_indices(geo.queue.ring, 0, pending);
     let old = {
         let mut g = st.inner.lock();
         let SrqInner { ring, q, max_wr: depth, .. } = &mut *g;
-        let cur = ring.as_ref().ok_or(EINVAL)?.queue();
-        q.observe_producer(cur.load_producer()).map_err(|_| EINVAL)?;
-        let pending = q.count();
-        if pending > geo.max_wr {
-            return Err(EINVAL);
-        }
-        let new = mapped.queue();
-        let mut slot = [0u8; MAX_RECV_WQE_BYTES];
-        for n in 0..pending {
-            if let Some(src) = q.nth(n) {
-                let len = cur.read_slot(src, &mut slot);
-                new.write_slot(n, slot.get(..len).unwrap_or(&[]));
+        match fresh_q {
+            Some(nq) => {
+                *q = nq;
+                *depth = geo.max_wr;
+                *ring = Some(mapped);
+                old
+            }
+            None => {
+                // Cannot happen (pending <= max_wr < the new ring's size); keep the old ring.
+                *ring = Some(old);
+                return Err(EINVAL);
             }
         }
-        new.publish_producer(pending);
-        *q = FromClientQueue::with_indices(geo.queue.ring, 0, pending).ok_or(EINVAL)?;
-        *depth = geo.max_wr;
-        ring.replace(mapped)
     };
     // The old ring's entry goes outside the lock; user space unmaps its pages.
     drop(old);

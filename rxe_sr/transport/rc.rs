@@ -9,7 +9,7 @@ use kernel::prelude::*;
 use crate::ffi::bindings as b;
 use crate::proto::psn::Psn;
 use crate::proto::rc::requester::{Requester, SqEntry};
-use crate::proto::rc::responder::Responder;
+use crate::proto::rc::responder::{RdRes, Responder, MAX_RD_RES};
 use crate::proto::rc::{mtu_bytes, timeout_us, RcConfig, Service};
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendOpcode, SendWqe};
 use crate::verbs::ah::Av;
@@ -28,7 +28,7 @@ pub(crate) struct RcConn {
     /// UDP source port (per QP, so flows spread across ECMP paths as rdma_rxe's do).
     pub(crate) sport: u16,
     /// The responder (from RTR).
-    pub(crate) resp: Responder,
+    pub(crate) resp: Responder<KVVec<Option<RdRes>>>,
     /// The requester and completer (from RTS).
     pub(crate) req: Option<Requester<KVVec<SqEntry>>>,
 }
@@ -62,15 +62,18 @@ pub(crate) fn config(attrs: &QpAttrs, shape: &QpShape, qpn: u32, active_mtu: u32
 }
 
 impl RcConn {
-    /// The transport of a QP entering RTR.
-    pub(crate) fn new(cfg: RcConfig, av: Av, rq_psn: u32) -> RcConn {
-        RcConn {
+    /// The transport of a QP entering RTR (its READ/atomic resources on the heap, sized for
+    /// `max_dest_rd_atomic`).
+    pub(crate) fn new(cfg: RcConfig, av: Av, rq_psn: u32) -> Result<RcConn> {
+        let n = (cfg.max_dest_rd_atomic as usize).clamp(1, MAX_RD_RES);
+        let res = KVVec::from_elem(None, n, GFP_KERNEL)?;
+        Ok(RcConn {
             sport: 0xc000 | (cfg.qpn & 0x3fff) as u16,
             cfg,
             av,
-            resp: Responder::new(Psn::new(rq_psn)),
+            resp: Responder::new(Psn::new(rq_psn), res),
             req: None,
-        }
+        })
     }
 
     /// Adds the requester (the QP enters RTS), its slots sized from the send queue.

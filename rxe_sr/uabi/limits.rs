@@ -28,3 +28,17 @@ pub const MAX_QPN: u32 = 0x00ff_ffff;
 pub const MAX_SEND_WQE_BYTES: usize = 208 + 512;
 /// Bytes of a receive-queue slot any WQE can use: `sizeof(struct rxe_recv_wqe)` + 32 SGEs.
 pub const MAX_RECV_WQE_BYTES: usize = 40 + 32 * 16;
+
+/// Takes one object of a kind whose device-wide count is `used` and whose limit (as the
+/// device reports it, e.g. `max_pd`) is `max`: false, and nothing taken, when `max` are in
+/// use. Pair each success with [`give_back`].
+pub fn take(used: &core::sync::atomic::AtomicU32, max: u32) -> bool {
+    use core::sync::atomic::Ordering;
+    used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then_some(n + 1)).is_ok()
+}
+
+/// Returns one object taken with [`take`] (never below zero).
+pub fn give_back(used: &core::sync::atomic::AtomicU32) {
+    use core::sync::atomic::Ordering;
+    let _ = used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+}

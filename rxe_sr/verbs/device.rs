@@ -25,6 +25,12 @@ const GID_TBL_LEN: u32 = 1024;
 /// Largest message, as rdma_rxe: 2 GiB.
 const MAX_MSG_SZ: u32 = 1 << 31;
 const DEFAULT_MAX: u32 = 1 << 20;
+/// Protection domains a device lets exist at once (`max_pd`, as rdma_rxe).
+pub(crate) const MAX_PD: u32 = DEFAULT_MAX;
+/// Completion queues (`max_cq`).
+pub(crate) const MAX_CQ: u32 = DEFAULT_MAX;
+/// Shared receive queues (`max_srq`, as rdma_rxe: its index range).
+pub(crate) const MAX_SRQ: u32 = DEFAULT_MAX - 0x2_0001;
 const MAX_SGE: i32 = 32;
 
 static CREATED: AtomicUsize = AtomicUsize::new(0);
@@ -100,16 +106,16 @@ pub(crate) fn device_attr(sys_image_guid: u64) -> b::ib_device_attr {
         max_send_sge: MAX_SGE,
         max_recv_sge: MAX_SGE,
         max_sge_rd: MAX_SGE,
-        max_cq: DEFAULT_MAX as i32,
+        max_cq: MAX_CQ as i32,
         max_cqe: (1 << 15) - 1,
         max_mr: (super::mr::MAX_MR_INDEX - super::mr::MIN_MR_INDEX + 1) as i32,
-        max_pd: DEFAULT_MAX as i32,
+        max_pd: MAX_PD as i32,
         max_qp_rd_atom: 128,
         max_res_rd_atom: 0x3f000,
         max_qp_init_rd_atom: 128,
         atomic_cap: b::ib_atomic_cap_IB_ATOMIC_HCA,
         max_ah: super::ah::MAX_AH_NUM as i32,
-        max_srq: (DEFAULT_MAX - 0x2_0001) as i32,
+        max_srq: MAX_SRQ as i32,
         max_srq_wr: DEFAULT_MAX as i32,
         max_srq_sge: 27,
         max_fast_reg_page_list_len: crate::ffi::mr::MAX_FAST_REG_PAGES,

@@ -295,8 +295,9 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
     /// Error state, IBTA 10.3.1): `retire` retires each from its queue and posts its
     /// completion. Nothing is left.
     pub fn flush(&mut self, cfg: &RcConfig, mut retire: impl FnMut(&Completion)) {
-        while let Some(e) = self.entry(0).copied() {
-            retire(&Completion::for_send_wqe(&e.wqe, cfg.qpn, WcStatus::WrFlushErr));
+        // (By reference: an entry is large, and kernel stacks are small.)
+        while let Some(c) = self.entry(0).map(|e| Completion::for_send_wqe(&e.wqe, cfg.qpn, WcStatus::WrFlushErr)) {
+            retire(&c);
             let cap = self.slots.len().max(1);
             self.head = (self.head + 1) % cap;
             self.len -= 1;
@@ -650,7 +651,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         if i > self.next {
             return;
         }
-        let Some(e) = self.entry(i).copied() else {
+        let Some(e) = self.entry(i) else {
             return;
         };
         let k = if e.covers(psn) { psn.distance_from(e.first_psn) } else { 0 };
@@ -683,18 +684,19 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
 
     /// Retires the head entry with `status`.
     fn pop(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, status: WcStatus) {
-        let Some(e) = self.entry(0).copied() else {
+        let Some(e) = self.entry(0) else {
             return;
         };
         let was_sent = self.next > 0;
         let signaled = cfg.sig_all || e.wqe.flags.contains(SendFlags::SIGNALED);
+        let held_rd_atomic = e.is_rd_atomic() && !e.complete;
         let c = Completion::for_send_wqe(&e.wqe, cfg.qpn, status);
         env.retire_send((signaled || status != WcStatus::Success).then_some(&c));
         let cap = self.slots.len().max(1);
         self.head = (self.head + 1) % cap;
         self.len -= 1;
         self.next = self.next.saturating_sub(1);
-        if e.is_rd_atomic() && !e.complete && was_sent {
+        if held_rd_atomic && was_sent {
             self.rd_atomic_out = self.rd_atomic_out.saturating_sub(1);
         }
     }

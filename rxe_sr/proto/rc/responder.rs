@@ -22,6 +22,8 @@
 //! ACKs are sent when a packet asks for one (AckReq), carrying the PSN and the MSN (the
 //! count of messages completed, 24 bits).
 
+use core::ops::DerefMut;
+
 use super::{
     nak, AtomicOp, Outcome, PayloadSrc, RcConfig, RcEnv, RemoteErr, RemoteOp, Service, TxError,
 };
@@ -43,13 +45,31 @@ pub const READ_BUDGET: u32 = 64;
 /// The longest message (the device's `max_msg_sz`).
 pub const MAX_MSG_SZ: u32 = 1 << 31;
 
-/// A READ or atomic the responder executed: what a duplicate of it may ask again.
+/// A READ or atomic the responder executed: what a duplicate of it may ask again. The
+/// caller provides the storage for them (`max_dest_rd_atomic` entries at most are used;
+/// [`MAX_RD_RES`] covers any QP), as the requester's slots: the core allocates nothing.
 #[derive(Clone, Copy, Debug)]
-enum RdRes {
+pub enum RdRes {
     /// An RDMA READ: its PSN range and the memory its RETH named.
-    Read { first: Psn, npsn: u32, rkey: u32, va: u64, len: u32 },
+    Read {
+        /// PSN of its first response.
+        first: Psn,
+        /// PSNs it uses.
+        npsn: u32,
+        /// Its R_Key.
+        rkey: u32,
+        /// Its first address.
+        va: u64,
+        /// Its length.
+        len: u32,
+    },
     /// A CMP_SWAP or FETCH_ADD, with the original value it returned.
-    Atomic { psn: Psn, orig: u64 },
+    Atomic {
+        /// Its PSN.
+        psn: Psn,
+        /// The value it returned.
+        orig: u64,
+    },
 }
 
 /// READ responses still to send (a new READ's or a replayed one's).
@@ -137,8 +157,8 @@ impl InProgress {
     }
 }
 
-/// The responder of one connected QP.
-pub struct Responder {
+/// The responder of one connected QP, keeping its READ/atomic resources in `R`.
+pub struct Responder<R: DerefMut<Target = [Option<RdRes>]>> {
     epsn: Psn,
     /// The PSN after the last SEND, WRITE or atomic packet executed: a duplicate SEND or
     /// WRITE is acknowledged at `ack_psn - 1`. READs move ePSN but not this.
@@ -150,8 +170,9 @@ pub struct Responder {
     spare: Option<RecvWqe>,
     /// UC: dropping packets until the next message starts.
     uc_dropping: bool,
-    /// READ and atomic resources, a ring of `max_dest_rd_atomic` entries.
-    res: [Option<RdRes>; MAX_RD_RES],
+    /// READ and atomic resources, a ring of `max_dest_rd_atomic` entries (at most its
+    /// length).
+    res: R,
     res_next: usize,
     /// READ responses still to send.
     stream: Option<ReadStream>,
@@ -175,9 +196,11 @@ enum Exec {
     Failed,
 }
 
-impl Responder {
-    /// A responder expecting `rq_psn` first.
-    pub const fn new(rq_psn: Psn) -> Self {
+impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+    /// A responder expecting `rq_psn` first, keeping its READ/atomic resources in `res`
+    /// (cleared here; [`MAX_RD_RES`] entries cover any `max_dest_rd_atomic`).
+    pub fn new(rq_psn: Psn, mut res: R) -> Self {
+        res.fill(None);
         Responder {
             epsn: rq_psn,
             ack_psn: rq_psn,
@@ -186,7 +209,7 @@ impl Responder {
             cur: None,
             spare: None,
             uc_dropping: false,
-            res: [None; MAX_RD_RES],
+            res,
             res_next: 0,
             stream: None,
             counters: RespCounters {
@@ -591,7 +614,7 @@ impl Responder {
 
     /// Saves a READ or atomic resource, over the oldest when `max_dest_rd_atomic` are kept.
     fn save_res(&mut self, cfg: &RcConfig, r: RdRes) {
-        let ring = (cfg.max_dest_rd_atomic as usize).clamp(1, MAX_RD_RES);
+        let ring = (cfg.max_dest_rd_atomic as usize).clamp(1, self.res.len().max(1));
         let at = self.res_next % ring;
         if let Some(slot) = self.res.get_mut(at) {
             *slot = Some(r);
