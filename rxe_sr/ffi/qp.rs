@@ -489,11 +489,11 @@ unsafe fn enter_error(g: &mut QpInner, st: &QpState, qpn: u32, cqs: QpCqs) {
     }
     let QpInner { sq, rq, sq_q, rq_q, rc, .. } = g;
     if let Some(conn) = rc.as_mut() {
-        for w in conn.resp.take_held().into_iter().flatten() {
-            let c = Completion::zeroed(w.wr_id, qpn, WcStatus::WrFlushErr);
+        conn.resp.drop_held(|wr_id| {
+            let c = Completion::zeroed(wr_id, qpn, WcStatus::WrFlushErr);
             // SAFETY: per this function's contract.
             let _ = unsafe { cqs.recv(&c, false) };
-        }
+        });
         // The requests the requester took complete first, in order (a kernel QP's are no
         // longer in any queue; a user QP's leave its ring as they complete).
         let RcConn { cfg, req, .. } = conn;
@@ -523,6 +523,8 @@ unsafe fn enter_error(g: &mut QpInner, st: &QpState, qpn: u32, cqs: QpCqs) {
 ///
 /// # Safety
 /// `cqs` are the live CQs of the QP `st`.
+// Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
+#[inline(never)]
 unsafe fn flush_kernel(st: &QpState, qpn: u32, cqs: QpCqs) {
     loop {
         let (send, recv) = match st.kq.lock().as_mut() {
@@ -551,6 +553,7 @@ unsafe fn flush_kernel(st: &QpState, qpn: u32, cqs: QpCqs) {
 ///
 /// # Safety
 /// `post` posts to a live CQ of ours.
+#[inline(never)]
 unsafe fn flush(ring: Option<&MappedQueue>, q: &mut FromClientQueue, wr_id_off: usize, qpn: u32, post: impl Fn(&Completion) -> Result) {
     let Some(m) = ring else {
         return;
@@ -667,6 +670,8 @@ pub(crate) unsafe extern "C" fn post_send(
 /// `ibqp` is a live QP of ours with state `st`; `wr` is a valid chain of `ib_ud_wr`s (the
 /// core's contract for the datagram QPs that kernel consumers may create here); `bad_wr`
 /// is writable.
+// Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
+#[inline(never)]
 unsafe fn post_send_kernel(ibqp: *mut b::ib_qp, st: &QpState, wr: *const b::ib_send_wr, bad_wr: *mut *const b::ib_send_wr) -> c_int {
     // SAFETY: per this function's contract.
     let pd = unsafe { (*ibqp).pd };
@@ -767,6 +772,8 @@ unsafe fn kernel_recv(w: &b::ib_recv_wr, max_sge: u32) -> Option<RecvWqe> {
 /// # Safety
 /// `wr` points to a live WR of the type its opcode implies, whose `sg_list` holds
 /// `num_sge` entries.
+// Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
+#[inline(never)]
 unsafe fn kernel_send(wr: *const b::ib_send_wr, shape: &QpShape, pd: *mut b::ib_pd) -> Option<KernelSend> {
     // SAFETY: per this function's contract.
     let w = unsafe { &*wr };
@@ -1350,6 +1357,8 @@ fn is_request(p: &PacketRepr<'_>) -> bool {
 /// Copies new send WQEs from the ring into the requester, each validated. A WQE that fails
 /// validation completes in error once everything before it has retired (then the QP
 /// enters the Error state).
+// Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
+#[inline(never)]
 fn fetch(req: &mut Requester<KVVec<SqEntry>>, env: &mut KEnv<'_>, cfg: &RcConfig, limits: SendLimits) -> Outcome {
     let Some(ring) = env.sq else {
         return Outcome::Ok;
@@ -1398,6 +1407,8 @@ fn count_send(env: &KEnv<'_>, wqe: &SendWqe) {
 
 /// Moves a kernel QP's posted send WRs (validated at post time) into the requester while
 /// it has room.
+// Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
+#[inline(never)]
 fn fetch_kernel(req: &mut Requester<KVVec<SqEntry>>, env: &mut KEnv<'_>, cfg: &RcConfig, kq: &KernelQueueLock) -> Outcome {
     while req.room() > 0 {
         let Some(ks) = kq.lock().as_mut().and_then(|k| k.sq.peek().flatten()) else {

@@ -235,16 +235,17 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
         self.stream.is_some()
     }
 
-    /// The receive WQEs this responder holds (a message in progress, a spare), for the
-    /// flush when the QP enters the Error state. Both are forgotten, and so are READ
-    /// responses not yet sent.
-    pub fn take_held(&mut self) -> [Option<RecvWqe>; 2] {
+    /// Gives up the receive WQEs this responder holds (a message in progress, a spare) for
+    /// the flush when the QP enters the Error state, oldest first: `flushed` gets each one's
+    /// `wr_id`. READ responses not yet sent are forgotten too.
+    pub fn drop_held(&mut self, mut flushed: impl FnMut(u64)) {
         self.stream = None;
-        let cur = match self.cur.take() {
-            Some(Cur::Send { wqe, .. }) => Some(wqe),
-            _ => None,
-        };
-        [cur, self.spare.take()]
+        if let Some(Cur::Send { wqe, .. }) = self.cur.take() {
+            flushed(wqe.wr_id);
+        }
+        if let Some(w) = self.spare.take() {
+            flushed(w.wr_id);
+        }
     }
 
     /// Sends a header-only response (ACK, NAK, atomic ACK) for `psn`. A lost one is
