@@ -65,7 +65,7 @@ pub(crate) struct RxeSrMr {
     /// Offset of the MR's first byte in its first page.
     first_off: usize,
     /// Memory windows bound to it: deregistration is refused while any is (as rdma_rxe's
-    /// `num_mw`). Changed under the MW table's lock.
+    /// `num_mw`). Changed under the MR table's lock.
     bound_mws: AtomicU32,
 }
 
@@ -429,7 +429,8 @@ pub(crate) fn scatter(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, s
 }
 
 /// A memory window moved from region `was` to region `now` (L_Keys; None: unbound):
-/// keeps each region's count of bound windows. Called under the MW table's lock.
+/// keeps each region's count of bound windows. Takes the MR table's lock: never call it
+/// with the MW table's held (both are xarray locks of one lock class).
 pub(crate) fn note_binding(dev: &RxeSrDev, was: Option<u32>, now: Option<u32>) {
     if was == now {
         return;

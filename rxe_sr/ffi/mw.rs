@@ -74,14 +74,17 @@ pub(crate) unsafe extern "C" fn dealloc_mw(ibmw: *mut b::ib_mw) -> c_int {
     let (index, dev) = unsafe { ((*mw).index, RxeSrDev::from_ib((*ibmw).device)) };
     // Unbound first (its region may be deregistered after this), then out of the table:
     // after the erase no lookup can reach it (lookups run under the table's lock).
-    let _ = dev.mws().with_entry(index, |p| {
-        let mw = p.cast::<RxeSrMw>();
-        // SAFETY: a live entry of the MW table, changed only under its lock (held).
-        if let Some(w) = unsafe { (*mw).win.as_mut() } {
-            super::mr::note_binding(dev, w.mr_lkey.take(), None);
-        }
-    });
+    let was = dev
+        .mws()
+        .with_entry(index, |p| {
+            let mw = p.cast::<RxeSrMw>();
+            // SAFETY: a live entry of the MW table, changed only under its lock (held).
+            unsafe { (*mw).win.as_mut() }.and_then(|w| w.mr_lkey.take())
+        })
+        .flatten();
     dev.mws().erase(index);
+    // Outside the MW table's lock (the tables' locks never nest).
+    super::mr::note_binding(dev, was, None);
     objects::LIVE.mws.dec();
     0
 }
@@ -101,24 +104,45 @@ fn with_window<R>(dev: &RxeSrDev, rkey: u32, f: impl FnOnce(&mut Window) -> R) -
 /// A BIND_MW work request through QP `qpn` of PD `qp_pd`; `mr` is the region it names
 /// (looked up by the caller; None when the request's length is 0).
 pub(crate) fn bind(dev: &RxeSrDev, req: &BindReq, qp_pd: *mut b::ib_pd, qpn: u32, mr: Option<MrView>) -> Result<(), MwError> {
-    with_window(dev, req.mw_rkey, |w| {
+    // The region named is counted first, so it cannot be deregistered between the bind and
+    // its count; the count is undone if the bind fails, and the region the window leaves
+    // loses its count afterwards. (The MR and MW tables' locks never nest.)
+    let now = mr.filter(|_| req.length != 0).map(|m| m.lkey);
+    super::mr::note_binding(dev, None, now);
+    let res = with_window(dev, req.mw_rkey, |w| {
         let was = w.mr_lkey;
-        let r = w.bind(req, pd_id(qp_pd), qpn, mr);
-        super::mr::note_binding(dev, was, w.mr_lkey);
-        r
-    })
-    .unwrap_or(Err(MwError::Invalid))
+        (w.bind(req, pd_id(qp_pd), qpn, mr), was)
+    });
+    match res {
+        Some((Ok(()), was)) => {
+            super::mr::note_binding(dev, was, None);
+            Ok(())
+        }
+        Some((Err(e), _)) => {
+            super::mr::note_binding(dev, now, None);
+            Err(e)
+        }
+        None => {
+            super::mr::note_binding(dev, now, None);
+            Err(MwError::Invalid)
+        }
+    }
 }
 
 /// LOCAL_INV or SEND with invalidate of window key `rkey`, through a QP of PD `qp_pd`.
 pub(crate) fn invalidate(dev: &RxeSrDev, qp_pd: *mut b::ib_pd, rkey: u32) -> Result<(), MwError> {
-    with_window(dev, rkey, |w| {
+    let Some((r, was)) = with_window(dev, rkey, |w| {
         let was = w.mr_lkey;
-        let r = w.invalidate(rkey, pd_id(qp_pd));
-        super::mr::note_binding(dev, was, w.mr_lkey);
-        r
-    })
-    .unwrap_or(Err(MwError::Invalid))
+        (w.invalidate(rkey, pd_id(qp_pd)), was)
+    }) else {
+        return Err(MwError::Invalid);
+    };
+    if r.is_ok() {
+        // The region's count, after the MW table's lock is released: the two tables' locks
+        // never nest.
+        super::mr::note_binding(dev, was, None);
+    }
+    r
 }
 
 /// The region (its L_Key) a remote request through QP `qpn` of PD `qp_pd` reaches with
