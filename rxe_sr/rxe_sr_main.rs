@@ -44,6 +44,15 @@ struct RxeSr {
 impl kernel::Module for RxeSr {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let recovery = params::recovery();
+        if recovery != params::Recovery::Gbn {
+            // The kernel transport runs go-back-N only so far: accepting another scheme
+            // would promise what the module does not do.
+            pr_err!(
+                "recovery={}: not in the kernel transport yet; only recovery=gbn is available\n",
+                recovery.name()
+            );
+            return Err(ffi::errno::eopnotsupp());
+        }
         // Taking the RoCEv2 UDP port first makes a clash with rdma_rxe (which binds it at
         // load) a clean refusal before anything else is registered.
         let udp = net::RoceSockets::open().inspect_err(|e| {
@@ -78,7 +87,10 @@ impl Drop for RxeSr {
         let o = &verbs::objects::LIVE;
         let stray = net::RCVD_NO_DEVICE.load(core::sync::atomic::Ordering::Relaxed);
         if stray > 0 {
-            pr_info!("{} RoCEv2 datagrams arrived for no rxe_sr device and were dropped\n", stray);
+            pr_info!(
+                "{} RoCEv2 datagrams arrived for no rxe_sr device and were dropped\n",
+                stray
+            );
         }
         pr_info!(
             "unloaded ({} devices were created, {} are left; objects left: {} ucontexts, {} PDs, {} CQs, {} MRs, {} QPs, {} AHs, {} SRQs, {} MWs)\n",

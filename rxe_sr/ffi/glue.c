@@ -66,8 +66,9 @@ static const struct kernel_param_ops rxe_sr_recovery_ops = {
 module_param_cb(recovery, &rxe_sr_recovery_ops, &rxe_sr_recovery, 0444);
 __MODULE_PARM_TYPE(recovery, "charp");
 MODULE_PARM_DESC(recovery,
-	"loss recovery scheme, fixed at load: gbn (default; standard RoCEv2 go-back-N, "
-	"interoperates with rdma_rxe), fasr, srnic, irn, melo");
+	"loss recovery scheme, fixed at load: gbn (default and, so far, the only one the "
+	"kernel transport runs: standard RoCEv2 go-back-N, interoperates with rdma_rxe); "
+	"fasr, srnic, irn, melo are recognised and refused at load");
 
 int rxe_sr_glue_recovery(void)
 {
