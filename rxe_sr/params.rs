@@ -47,9 +47,7 @@ impl Recovery {
     /// Parses a parameter value (a trailing newline, as from sysfs, is ignored).
     pub(crate) fn from_name(value: &[u8]) -> Option<Self> {
         let value = value.strip_suffix(b"\n").unwrap_or(value);
-        Self::ALL
-            .into_iter()
-            .find(|r| r.name().as_bytes() == value)
+        Self::ALL.into_iter().find(|r| r.name().as_bytes() == value)
     }
 
     /// The scheme at `index` in [`Recovery::ALL`].

@@ -46,7 +46,14 @@ pub(crate) unsafe fn av_of(attr: &b::rdma_ah_attr) -> Result<Av> {
     }
     // SAFETY: `union ib_gid` is 16 plain bytes whichever member is read.
     let (sgid, dgid) = unsafe { (sgid_attr.gid.raw, attr.grh.dgid.raw) };
-    Av::new(sgid, dgid, attr.grh.flow_label, attr.grh.hop_limit, attr.grh.traffic_class).ok_or(EINVAL)
+    Av::new(
+        sgid,
+        dgid,
+        attr.grh.flow_label,
+        attr.grh.hop_limit,
+        attr.grh.traffic_class,
+    )
+    .ok_or(EINVAL)
 }
 
 /// `ib_device_ops.create_user_ah`.
@@ -67,7 +74,11 @@ pub(crate) unsafe extern "C" fn create_user_ah(
 
 /// # Safety
 /// As [`create_user_ah`].
-unsafe fn create_inner(ibah: *mut b::ib_ah, init: &b::rdma_ah_init_attr, udata: *mut b::ib_udata) -> Result {
+unsafe fn create_inner(
+    ibah: *mut b::ib_ah,
+    init: &b::rdma_ah_init_attr,
+    udata: *mut b::ib_udata,
+) -> Result {
     // SAFETY: the core passes the attribute it holds references for.
     let av = unsafe { av_of(&*init.ah_attr)? };
     // SAFETY: the AH's device is one of ours.
@@ -77,7 +88,9 @@ unsafe fn create_inner(ibah: *mut b::ib_ah, init: &b::rdma_ah_init_attr, udata: 
         let mut out = [0u8; layout::CREATE_AH_RESP_SIZE];
         let ret = match resp::emit_create_ah_resp(ah_num, &mut out) {
             // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
-            Some(()) => unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) },
+            Some(()) => unsafe {
+                b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len())
+            },
             None => EINVAL.to_errno(),
         };
         if ret != 0 {
@@ -130,7 +143,13 @@ pub(crate) unsafe extern "C" fn create_ah(
 pub(crate) unsafe extern "C" fn destroy_ah(ibah: *mut b::ib_ah, _flags: u32) -> c_int {
     let ah = ibah.cast::<RxeSrAh>();
     // SAFETY: our AH object; its device is one of ours.
-    let (num, created, dev) = unsafe { ((*ah).ah_num, (*ah).av.is_some(), RxeSrDev::from_ib((*ibah).device)) };
+    let (num, created, dev) = unsafe {
+        (
+            (*ah).ah_num,
+            (*ah).av.is_some(),
+            RxeSrDev::from_ib((*ibah).device),
+        )
+    };
     if num != 0 {
         dev.ahs().erase(num);
     }
@@ -172,7 +191,9 @@ pub(crate) fn embedded(dev: &RxeSrDev, e: &send_wqe::Av) -> Option<Av> {
     let mut sgid = [0u8; 16];
     // SAFETY: the device is registered while its QPs post; the glue takes and drops its own
     // GID-table reference and writes 16 bytes to `sgid`.
-    let ret = unsafe { b::rxe_sr_glue_roce_v2_gid(dev.ib_ptr(), u32::from(e.sgid_index), sgid.as_mut_ptr()) };
+    let ret = unsafe {
+        b::rxe_sr_glue_roce_v2_gid(dev.ib_ptr(), u32::from(e.sgid_index), sgid.as_mut_ptr())
+    };
     if ret != 0 || !e.agrees_with(&sgid) {
         return None;
     }

@@ -54,7 +54,10 @@ type KernelCq = Fifo<KernelWc, KVVec<KernelWc>>;
 enum CqRing {
     /// A user CQ: the ring shared with the process and the kernel's view of its indices
     /// (the kernel produces; user space consumes).
-    User { queue: Option<MappedQueue>, q: ToClientQueue },
+    User {
+        queue: Option<MappedQueue>,
+        q: ToClientQueue,
+    },
     /// A kernel consumer's CQ.
     Kernel(KernelCq),
 }
@@ -128,7 +131,11 @@ pub(crate) unsafe extern "C" fn create_cq(
 
 /// # Safety
 /// As [`create_cq`].
-unsafe fn create_cq_inner(ibcq: *mut b::ib_cq, attr: &b::ib_cq_init_attr, attrs: *mut b::uverbs_attr_bundle) -> Result {
+unsafe fn create_cq_inner(
+    ibcq: *mut b::ib_cq,
+    attr: &b::ib_cq_init_attr,
+    attrs: *mut b::uverbs_attr_bundle,
+) -> Result {
     if attr.flags != 0 {
         return Err(super::errno::eopnotsupp());
     }
@@ -144,7 +151,10 @@ unsafe fn create_cq_inner(ibcq: *mut b::ib_cq, attr: &b::ib_cq_init_attr, attrs:
     } else {
         // SAFETY: per this function's contract.
         let mapped = unsafe { user_ring(udata, uctx, geo.ring)? };
-        CqRing::User { queue: Some(mapped), q: ToClientQueue::new(geo.ring) }
+        CqRing::User {
+            queue: Some(mapped),
+            q: ToClientQueue::new(geo.ring),
+        }
     };
     let state = KBox::pin_init(
         pin_init!(CqState {
@@ -174,7 +184,11 @@ unsafe fn create_cq_inner(ibcq: *mut b::ib_cq, attr: &b::ib_cq_init_attr, attrs:
 ///
 /// # Safety
 /// `udata` and `uctx` are null or the live udata and ucontext of a uverbs call.
-unsafe fn user_ring(udata: *mut b::ib_udata, uctx: *mut b::ib_ucontext, ring: crate::uabi::queue::Ring) -> Result<MappedQueue> {
+unsafe fn user_ring(
+    udata: *mut b::ib_udata,
+    uctx: *mut b::ib_ucontext,
+    ring: crate::uabi::queue::Ring,
+) -> Result<MappedQueue> {
     if uctx.is_null() {
         return Err(EINVAL);
     }
@@ -213,7 +227,9 @@ pub(crate) unsafe extern "C" fn destroy_cq(ibcq: *mut b::ib_cq, _udata: *mut b::
     drop(queue);
     drop(state);
     // SAFETY: the CQ's device is one of ours.
-    crate::uabi::limits::give_back(&unsafe { super::device::RxeSrDev::from_ib((*ibcq).device) }.cqs_used);
+    crate::uabi::limits::give_back(
+        &unsafe { super::device::RxeSrDev::from_ib((*ibcq).device) }.cqs_used,
+    );
     objects::LIVE.cqs.dec();
     0
 }
@@ -223,18 +239,24 @@ pub(crate) unsafe extern "C" fn destroy_cq(ibcq: *mut b::ib_cq, _udata: *mut b::
 ///
 /// # Safety
 /// Called by the core with a live CQ of ours.
-pub(crate) unsafe extern "C" fn req_notify_cq(ibcq: *mut b::ib_cq, flags: b::ib_cq_notify_flags) -> c_int {
+pub(crate) unsafe extern "C" fn req_notify_cq(
+    ibcq: *mut b::ib_cq,
+    flags: b::ib_cq_notify_flags,
+) -> c_int {
     // SAFETY: per this function's contract.
     let Some(state) = (unsafe { RxeSrCq::state(ibcq) }) else {
         return EINVAL.to_errno();
     };
     let mut ring = state.ring.lock();
-    state
-        .notify
-        .fetch_or(flags & b::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK, Ordering::Relaxed);
+    state.notify.fetch_or(
+        flags & b::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK,
+        Ordering::Relaxed,
+    );
     let waiting = match &mut *ring {
         // A consumer index user space mangled counts as "nothing waiting".
-        CqRing::User { queue: Some(m), q } => q.observe_consumer(m.queue().load_consumer()).unwrap_or(0),
+        CqRing::User { queue: Some(m), q } => {
+            q.observe_consumer(m.queue().load_consumer()).unwrap_or(0)
+        }
         CqRing::User { queue: None, .. } => 0,
         CqRing::Kernel(f) => f.len() as u32,
     };
@@ -252,7 +274,11 @@ pub(crate) unsafe extern "C" fn req_notify_cq(ibcq: *mut b::ib_cq, flags: b::ib_
 ///
 /// # Safety
 /// Called by uverbs with a live user CQ of ours.
-pub(crate) unsafe extern "C" fn resize_cq(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_udata) -> c_int {
+pub(crate) unsafe extern "C" fn resize_cq(
+    ibcq: *mut b::ib_cq,
+    cqe: c_int,
+    udata: *mut b::ib_udata,
+) -> c_int {
     // SAFETY: per this function's contract.
     match unsafe { resize_cq_inner(ibcq, cqe, udata) } {
         Ok(()) => 0,
@@ -283,7 +309,9 @@ unsafe fn resize_cq_inner(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_uda
             return Err(EINVAL);
         };
         let cur = queue.as_ref().ok_or(EINVAL)?.queue();
-        let pending = q.observe_consumer(cur.load_consumer()).map_err(|_| EINVAL)?;
+        let pending = q
+            .observe_consumer(cur.load_consumer())
+            .map_err(|_| EINVAL)?;
         if depth < pending {
             return Err(EINVAL);
         }
@@ -323,7 +351,13 @@ impl QpCqs {
     /// `ibqp` is a live QP of ours.
     pub(crate) unsafe fn of(ibqp: *mut b::ib_qp) -> QpCqs {
         // SAFETY: per this function's contract; the core set the CQs at create.
-        unsafe { QpCqs { qp: ibqp, send: (*ibqp).send_cq, recv: (*ibqp).recv_cq } }
+        unsafe {
+            QpCqs {
+                qp: ibqp,
+                send: (*ibqp).send_cq,
+                recv: (*ibqp).recv_cq,
+            }
+        }
     }
 
     /// Posts a send-queue completion.
@@ -376,7 +410,12 @@ unsafe fn resize_kernel_cq(ibcq: *mut b::ib_cq, state: &CqState, depth: u32) -> 
 ///
 /// # Safety
 /// `ibcq` is a live CQ of ours (a QP's send or receive CQ, kept alive by the QP `ibqp`).
-unsafe fn post(ibcq: *mut b::ib_cq, ibqp: *mut b::ib_qp, c: &Completion, solicited: bool) -> Result {
+unsafe fn post(
+    ibcq: *mut b::ib_cq,
+    ibqp: *mut b::ib_qp,
+    c: &Completion,
+    solicited: bool,
+) -> Result {
     // SAFETY: per this function's contract.
     let state = unsafe { RxeSrCq::state(ibcq) }.ok_or(EINVAL)?;
     let mut wc = [0u8; layout::UVERBS_WC_SIZE];
@@ -474,7 +513,11 @@ impl Drop for CqEvents {
 ///
 /// # Safety
 /// Called by the core with a live CQ of ours and room for `num` entries at `wc`.
-pub(crate) unsafe extern "C" fn poll_cq(ibcq: *mut b::ib_cq, num: c_int, wc: *mut b::ib_wc) -> c_int {
+pub(crate) unsafe extern "C" fn poll_cq(
+    ibcq: *mut b::ib_cq,
+    num: c_int,
+    wc: *mut b::ib_wc,
+) -> c_int {
     // SAFETY: per this function's contract.
     let Some(state) = (unsafe { RxeSrCq::state(ibcq) }) else {
         return EINVAL.to_errno();

@@ -142,7 +142,9 @@ impl DeviceRef {
     pub(crate) fn get_by_netdev(nd: &NetDev<'_>) -> Option<Self> {
         // SAFETY: `nd` is live; the core returns a referenced device or null.
         let raw = unsafe { b::ib_device_get_by_netdev(nd.as_ptr(), DRIVER_ID) };
-        let r = DeviceRef { ibdev: NonNull::new(raw)? };
+        let r = DeviceRef {
+            ibdev: NonNull::new(raw)?,
+        };
         // Same driver id as rdma_rxe: only devices whose ops we installed are ours.
         // SAFETY: the reference keeps the device alive; `ops.owner` is a plain field.
         let owner = unsafe { r.ibdev.as_ref().ops.owner };
@@ -205,7 +207,10 @@ fn this_module() -> *mut b::module {
 /// Creates and registers an rxe_sr device named `name` on `nd`.
 pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
     if nd.is_vlan() {
-        pr_err!("{}: a VLAN device; create the link on the real device\n", nd.name());
+        pr_err!(
+            "{}: a VLAN device; create the link on the real device\n",
+            nd.name()
+        );
         return Err(EPERM);
     }
     if DeviceRef::get_by_netdev(nd).is_some() {
@@ -239,7 +244,10 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         b::rxe_sr_glue_rx_init(dev.rx.get());
     }
 
-    dev.mcast = Some(KBox::pin_init(new_mutex!(McastGroups::default(), "rxe_sr_mcast"), GFP_KERNEL)?);
+    dev.mcast = Some(KBox::pin_init(
+        new_mutex!(McastGroups::default(), "rxe_sr_mcast"),
+        GFP_KERNEL,
+    )?);
 
     let guid = u64::from_ne_bytes(vd::guid_from_mac(nd.mac()));
     let ib = &mut dev.ib_dev;
@@ -366,7 +374,11 @@ unsafe extern "C" fn query_device(
     0
 }
 
-unsafe extern "C" fn query_port(ibdev: *mut b::ib_device, port: u32, attr: *mut b::ib_port_attr) -> c_int {
+unsafe extern "C" fn query_port(
+    ibdev: *mut b::ib_device,
+    port: u32,
+    attr: *mut b::ib_port_attr,
+) -> c_int {
     if port != vd::PORT_NUM {
         return EINVAL.to_errno();
     }
@@ -396,7 +408,12 @@ unsafe extern "C" fn query_port(ibdev: *mut b::ib_device, port: u32, attr: *mut 
     0
 }
 
-unsafe extern "C" fn query_pkey(_ibdev: *mut b::ib_device, port: u32, index: u16, pkey: *mut u16) -> c_int {
+unsafe extern "C" fn query_pkey(
+    _ibdev: *mut b::ib_device,
+    port: u32,
+    index: u16,
+    pkey: *mut u16,
+) -> c_int {
     if port != vd::PORT_NUM || index != 0 {
         return EINVAL.to_errno();
     }

@@ -20,7 +20,11 @@ pub(crate) type IrqSpinLock<T> = kernel::sync::lock::Lock<T, IrqSpinLockBackend>
 /// An [`IrqSpinLock`] initialiser with a lock class of its own (as `new_spinlock!`).
 macro_rules! new_irq_spinlock {
     ($inner:expr, $name:literal) => {
-        $crate::ffi::irq_lock::IrqSpinLock::new($inner, kernel::c_str!($name), kernel::static_lock_class!())
+        $crate::ffi::irq_lock::IrqSpinLock::new(
+            $inner,
+            kernel::c_str!($name),
+            kernel::static_lock_class!(),
+        )
     };
 }
 pub(crate) use new_irq_spinlock;
@@ -31,7 +35,11 @@ unsafe impl kernel::sync::lock::Backend for IrqSpinLockBackend {
     type State = kernel::bindings::spinlock_t;
     type GuardState = c_ulong;
 
-    unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut kernel::bindings::lock_class_key) {
+    unsafe fn init(
+        ptr: *mut Self::State,
+        name: *const c_char,
+        key: *mut kernel::bindings::lock_class_key,
+    ) {
         // SAFETY: the caller gives a writable lock and a name and key valid forever.
         unsafe { kernel::bindings::__spin_lock_init(ptr, name, key) }
     }

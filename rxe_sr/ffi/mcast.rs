@@ -30,9 +30,14 @@ fn mac_filter(ibdev: *mut b::ib_device, mgid: &[u8; 16], add: bool) -> Result {
 ///
 /// # Safety
 /// Called by the core with a live QP of ours and a valid GID.
-pub(crate) unsafe extern "C" fn attach_mcast(ibqp: *mut b::ib_qp, gid: *mut b::ib_gid, _lid: u16) -> c_int {
+pub(crate) unsafe extern "C" fn attach_mcast(
+    ibqp: *mut b::ib_qp,
+    gid: *mut b::ib_gid,
+    _lid: u16,
+) -> c_int {
     // SAFETY: per this function's contract; `raw` covers the whole union.
-    let (qp_type, qpn, ibdev, mgid) = unsafe { ((*ibqp).qp_type, (*ibqp).qp_num, (*ibqp).device, (*gid).raw) };
+    let (qp_type, qpn, ibdev, mgid) =
+        unsafe { ((*ibqp).qp_type, (*ibqp).qp_num, (*ibqp).device, (*gid).raw) };
     if qp_type != b::ib_qp_type_IB_QPT_UD {
         return EINVAL.to_errno();
     }
@@ -59,7 +64,11 @@ pub(crate) unsafe extern "C" fn attach_mcast(ibqp: *mut b::ib_qp, gid: *mut b::i
 ///
 /// # Safety
 /// As [`attach_mcast`].
-pub(crate) unsafe extern "C" fn detach_mcast(ibqp: *mut b::ib_qp, gid: *mut b::ib_gid, _lid: u16) -> c_int {
+pub(crate) unsafe extern "C" fn detach_mcast(
+    ibqp: *mut b::ib_qp,
+    gid: *mut b::ib_gid,
+    _lid: u16,
+) -> c_int {
     // SAFETY: per this function's contract; `raw` covers the whole union.
     let (qpn, ibdev, mgid) = unsafe { ((*ibqp).qp_num, (*ibqp).device, (*gid).raw) };
     // SAFETY: a device of ours.

@@ -17,14 +17,14 @@ pub(crate) mod params;
 pub(crate) mod pd;
 pub(crate) mod qp;
 pub(crate) mod queue;
+pub(crate) mod rc_env;
 pub(crate) mod rx;
 pub(crate) mod skb;
 pub(crate) mod srq;
 pub(crate) mod stats;
 pub(crate) mod timer;
-pub(crate) mod rc_env;
-pub(crate) mod udp;
 mod uabi_layout;
+pub(crate) mod udp;
 pub(crate) mod xarray;
 
 /// Errnos that 6.12's `kernel::error::code` does not name.

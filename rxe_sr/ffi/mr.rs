@@ -11,10 +11,13 @@
 
 use core::ptr;
 use core::sync::atomic::{AtomicU32, Ordering};
-use kernel::alloc::{flags::{GFP_KERNEL, GFP_KERNEL_ACCOUNT}, KBox, KVVec};
-use kernel::ffi::c_void;
+use kernel::alloc::{
+    flags::{GFP_KERNEL, GFP_KERNEL_ACCOUNT},
+    KBox, KVVec,
+};
 use kernel::error::from_err_ptr;
 use kernel::ffi::c_int;
+use kernel::ffi::c_void;
 use kernel::prelude::*;
 
 use super::bindings as b;
@@ -71,7 +74,14 @@ pub(crate) struct RxeSrMr {
 
 impl RxeSrMr {
     /// An MR not yet in the table (no key, not valid).
-    fn new(kind: Kind, ibdev: *mut b::ib_device, access: u32, umem: *mut b::ib_umem, pages: KVVec<*mut c_void>, first_off: usize) -> Self {
+    fn new(
+        kind: Kind,
+        ibdev: *mut b::ib_device,
+        access: u32,
+        umem: *mut b::ib_umem,
+        pages: KVVec<*mut c_void>,
+        first_off: usize,
+    ) -> Self {
         RxeSrMr {
             ibmr: Default::default(),
             kind,
@@ -92,12 +102,39 @@ impl RxeSrMr {
     }
 }
 
+/// What an access check reads of an MR: key, PD, iova, length, access granted, valid.
+/// Field by field: no reference covers the embedded `ib_mr`, which the core reads and
+/// writes on its own.
+///
+/// # Safety
+/// `mr` is a live entry of the MR table, whose lock is held (every change to these fields
+/// is made under it).
+unsafe fn checked_fields(mr: *const RxeSrMr) -> (u32, *mut b::ib_pd, u64, u64, u32, bool) {
+    // SAFETY: per this function's contract.
+    unsafe {
+        (
+            (*mr).key,
+            (*mr).ibmr.pd,
+            (*mr).iova,
+            (*mr).length,
+            (*mr).access,
+            (*mr).valid,
+        )
+    }
+}
+
 /// Copies between `buf` and byte `off` of an MR's pages (into the MR when `to_mr`).
 ///
 /// # Safety
 /// `mr` is a live MR (its table lock held, so it is not deregistered meanwhile) and
 /// `buf` is valid for `len` bytes (writable unless `to_mr`).
-unsafe fn mr_copy(mr: *const RxeSrMr, off: usize, buf: *mut c_void, len: usize, to_mr: bool) -> bool {
+unsafe fn mr_copy(
+    mr: *const RxeSrMr,
+    off: usize,
+    buf: *mut c_void,
+    len: usize,
+    to_mr: bool,
+) -> bool {
     // SAFETY: per this function's contract.
     let (pages, first, kind) = unsafe { (&(*mr).pages, (*mr).first_off, (*mr).kind) };
     match kind {
@@ -122,16 +159,26 @@ unsafe fn mr_copy(mr: *const RxeSrMr, off: usize, buf: *mut c_void, len: usize, 
 ///
 /// # Safety
 /// As [`mr_copy`].
-unsafe fn fast_copy(mr: *const RxeSrMr, off: usize, buf: *mut c_void, len: usize, to_mr: bool) -> bool {
+unsafe fn fast_copy(
+    mr: *const RxeSrMr,
+    off: usize,
+    buf: *mut c_void,
+    len: usize,
+    to_mr: bool,
+) -> bool {
     // SAFETY: per this function's contract.
-    let (pages, npages, ps, iova) = unsafe { (&(*mr).pages, (*mr).npages, (*mr).page_size, (*mr).iova) };
+    let (pages, npages, ps, iova) =
+        unsafe { (&(*mr).pages, (*mr).npages, (*mr).page_size, (*mr).iova) };
     let Ok(ps) = usize::try_from(ps) else {
         return false;
     };
     if ps == 0 {
         return false;
     }
-    let Some(mut at) = usize::try_from(iova % ps as u64).ok().and_then(|f| f.checked_add(off)) else {
+    let Some(mut at) = usize::try_from(iova % ps as u64)
+        .ok()
+        .and_then(|f| f.checked_add(off))
+    else {
         return false;
     };
     let mut done = 0;
@@ -143,7 +190,15 @@ unsafe fn fast_copy(mr: *const RxeSrMr, off: usize, buf: *mut c_void, len: usize
         };
         // SAFETY: `buf + done` is valid for `n` more bytes; the helper refuses addresses
         // outside the direct map.
-        if unsafe { b::rxe_sr_glue_kva_copy(block as u64 + inpage as u64, buf.cast::<u8>().add(done).cast(), n, to_mr) } != 0 {
+        if unsafe {
+            b::rxe_sr_glue_kva_copy(
+                block as u64 + inpage as u64,
+                buf.cast::<u8>().add(done).cast(),
+                n,
+                to_mr,
+            )
+        } != 0
+        {
             return false;
         }
         done += n;
@@ -173,7 +228,13 @@ pub(crate) unsafe extern "C" fn reg_user_mr(
 
 /// # Safety
 /// As [`reg_user_mr`].
-unsafe fn reg_user_mr_inner(pd: *mut b::ib_pd, start: u64, length: u64, iova: u64, access: c_int) -> Result<*mut b::ib_mr> {
+unsafe fn reg_user_mr_inner(
+    pd: *mut b::ib_pd,
+    start: u64,
+    length: u64,
+    iova: u64,
+    access: c_int,
+) -> Result<*mut b::ib_mr> {
     let access = vmr::check_access(access)?;
     if length == 0 {
         return Err(EINVAL);
@@ -188,12 +249,23 @@ unsafe fn reg_user_mr_inner(pd: *mut b::ib_pd, start: u64, length: u64, iova: u6
     // the access rights against the VMAs; returns a umem or an ERR_PTR.
     let umem = from_err_ptr(unsafe { b::ib_umem_get(ibdev, start, len, access as c_int) })?;
     // SAFETY: `umem` is the live umem just pinned.
-    let (npages, first_off) = unsafe { (b::rxe_sr_glue_umem_npages(umem), b::rxe_sr_glue_umem_first_offset(umem)) };
-    let pages = KVVec::from_elem(ptr::null_mut::<c_void>(), npages, GFP_KERNEL_ACCOUNT).map_err(Error::from).and_then(|mut v| {
-        // SAFETY: `v` has room for `npages` pointers; the helper writes at most that many.
-        let n = unsafe { b::rxe_sr_glue_umem_pages(umem, v.as_mut_ptr(), v.len()) };
-        if n == npages { Ok(v) } else { Err(EFAULT) }
-    });
+    let (npages, first_off) = unsafe {
+        (
+            b::rxe_sr_glue_umem_npages(umem),
+            b::rxe_sr_glue_umem_first_offset(umem),
+        )
+    };
+    let pages = KVVec::from_elem(ptr::null_mut::<c_void>(), npages, GFP_KERNEL_ACCOUNT)
+        .map_err(Error::from)
+        .and_then(|mut v| {
+            // SAFETY: `v` has room for `npages` pointers; the helper writes at most that many.
+            let n = unsafe { b::rxe_sr_glue_umem_pages(umem, v.as_mut_ptr(), v.len()) };
+            if n == npages {
+                Ok(v)
+            } else {
+                Err(EFAULT)
+            }
+        });
     let pages = match pages {
         Ok(p) => p,
         Err(e) => {
@@ -224,7 +296,12 @@ unsafe fn reg_user_mr_inner(pd: *mut b::ib_pd, start: u64, length: u64, iova: u6
 /// # Safety
 /// `mr.umem` is null or pinned pages the MR now owns; `[iova, iova + length)` is the range
 /// its keys may reach.
-unsafe fn publish(dev: &RxeSrDev, mr: KBox<RxeSrMr>, iova: u64, length: u64) -> Result<*mut b::ib_mr> {
+unsafe fn publish(
+    dev: &RxeSrDev,
+    mr: KBox<RxeSrMr>,
+    iova: u64,
+    length: u64,
+) -> Result<*mut b::ib_mr> {
     let mr = KBox::into_raw(mr);
     let release = |mr: *mut RxeSrMr| {
         // SAFETY: `mr` is ours (not in the table): release its pages, free the box.
@@ -356,7 +433,14 @@ impl Access {
 /// The region key and the rights to check on it for an access through `key`: a memory
 /// window's R_Key leads, for a remote access the window allows, to the region it is bound
 /// to, whose own rights were checked at bind time (IBTA 10.6.7.2).
-fn resolve(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32, va: u64, len: u64, access: Access) -> Option<(u32, Access)> {
+fn resolve(
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    key: u32,
+    va: u64,
+    len: u64,
+    access: Access,
+) -> Option<(u32, Access)> {
     if !vmr::is_mw_key(key) {
         return Some((key, access));
     }
@@ -382,11 +466,8 @@ fn with_mr<R>(
         .with_entry(key >> 8, |p| {
             let mr = p.cast::<RxeSrMr>();
             // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock keeps
-            // this one from being deregistered (and freed) while we read it, and every
-            // change to these fields is made under it. (Field by field: no reference covers
-            // the embedded `ib_mr`, which the core reads and writes on its own.)
-            let (mr_key, mr_pd, iova, mr_len, granted, valid) =
-                unsafe { ((*mr).key, (*mr).ibmr.pd, (*mr).iova, (*mr).length, (*mr).access, (*mr).valid) };
+            // this one from being deregistered (and freed) while we read it.
+            let (mr_key, mr_pd, iova, mr_len, granted, valid) = unsafe { checked_fields(mr) };
             if !valid || mr_key != key || mr_pd != pd || granted & access.flag() != access.flag() {
                 return None;
             }
@@ -401,7 +482,14 @@ fn with_mr<R>(
 
 /// Copies `dst.len()` bytes at `va` of the MR named by `key` into `dst`. False when the
 /// checks of [`with_mr`] fail.
-pub(crate) fn read(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32, va: u64, dst: &mut [u8], access: Access) -> bool {
+pub(crate) fn read(
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    key: u32,
+    va: u64,
+    dst: &mut [u8],
+    access: Access,
+) -> bool {
     with_mr(dev, pd, key, va, dst.len() as u64, access, |mr, off| {
         // SAFETY: live under the table lock; `dst` is writable for its length.
         unsafe { mr_copy(mr, off, dst.as_mut_ptr().cast(), dst.len(), false) }.then_some(())
@@ -410,7 +498,14 @@ pub(crate) fn read(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32, va: u64, dst: &m
 }
 
 /// Copies `src` to `va` of the MR named by `key`. False when the checks of [`with_mr`] fail.
-pub(crate) fn write(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32, va: u64, src: &[u8], access: Access) -> bool {
+pub(crate) fn write(
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    key: u32,
+    va: u64,
+    src: &[u8],
+    access: Access,
+) -> bool {
     with_mr(dev, pd, key, va, src.len() as u64, access, |mr, off| {
         // SAFETY: live under the table lock; the helper only reads `src`.
         unsafe { mr_copy(mr, off, src.as_ptr().cast_mut().cast(), src.len(), true) }.then_some(())
@@ -419,13 +514,33 @@ pub(crate) fn write(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32, va: u64, src: &
 }
 
 /// A send's gather step: a failure is a local protection error (IBTA 10.6.3).
-pub(crate) fn gather(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, dst: &mut [u8]) -> core::result::Result<(), WcStatus> {
-    if read(dev, pd, lkey, addr, dst, Access::LocalRead) { Ok(()) } else { Err(WcStatus::LocProtErr) }
+pub(crate) fn gather(
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    lkey: u32,
+    addr: u64,
+    dst: &mut [u8],
+) -> core::result::Result<(), WcStatus> {
+    if read(dev, pd, lkey, addr, dst, Access::LocalRead) {
+        Ok(())
+    } else {
+        Err(WcStatus::LocProtErr)
+    }
 }
 
 /// A receive's scatter step (local write needed): a failure is a local protection error.
-pub(crate) fn scatter(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32, addr: u64, src: &[u8]) -> core::result::Result<(), WcStatus> {
-    if write(dev, pd, lkey, addr, src, Access::LocalWrite) { Ok(()) } else { Err(WcStatus::LocProtErr) }
+pub(crate) fn scatter(
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    lkey: u32,
+    addr: u64,
+    src: &[u8],
+) -> core::result::Result<(), WcStatus> {
+    if write(dev, pd, lkey, addr, src, Access::LocalWrite) {
+        Ok(())
+    } else {
+        Err(WcStatus::LocProtErr)
+    }
 }
 
 /// A memory window moved from region `was` to region `now` (L_Keys; None: unbound):
@@ -443,7 +558,9 @@ pub(crate) fn note_binding(dev: &RxeSrDev, was: Option<u32>, now: Option<u32>) {
             if up {
                 m.bound_mws.fetch_add(1, Ordering::AcqRel);
             } else {
-                let _ = m.bound_mws.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+                let _ = m
+                    .bound_mws
+                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
             }
         });
     };
@@ -456,7 +573,11 @@ pub(crate) fn note_binding(dev: &RxeSrDev, was: Option<u32>, now: Option<u32>) {
 }
 
 /// The bind-time view of the MR with L_Key `lkey` on `pd` (a BIND_MW names it).
-pub(crate) fn view(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32) -> Option<crate::proto::rc::mw::MrView> {
+pub(crate) fn view(
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    lkey: u32,
+) -> Option<crate::proto::rc::mw::MrView> {
     if vmr::is_mw_key(lkey) {
         return None;
     }
@@ -464,8 +585,7 @@ pub(crate) fn view(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32) -> Option<crate
         .with_entry(lkey >> 8, |p| {
             let mr = p.cast::<RxeSrMr>();
             // SAFETY: entries of the MR table are live RxeSrMr objects (table lock held).
-            let (key, mr_pd, iova, length, access, valid) =
-                unsafe { ((*mr).key, (*mr).ibmr.pd, (*mr).iova, (*mr).length, (*mr).access, (*mr).valid) };
+            let (key, mr_pd, iova, length, access, valid) = unsafe { checked_fields(mr) };
             (valid && key == lkey && mr_pd == pd).then_some(crate::proto::rc::mw::MrView {
                 lkey,
                 pd: super::mw::pd_id(pd),
@@ -478,25 +598,47 @@ pub(crate) fn view(dev: &RxeSrDev, pd: *mut b::ib_pd, lkey: u32) -> Option<crate
 }
 
 /// Checks that a remote request may access `[va, va + len)` through `rkey`.
-pub(crate) fn remote_check(dev: &RxeSrDev, pd: *mut b::ib_pd, rkey: u32, va: u64, len: u32, access: Access) -> bool {
+pub(crate) fn remote_check(
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    rkey: u32,
+    va: u64,
+    len: u32,
+    access: Access,
+) -> bool {
     with_mr(dev, pd, rkey, va, u64::from(len), access, |_, _| Some(())).is_some()
 }
 
 /// An atomic on the 8 bytes at `va` (host byte order, as rdma_rxe): `op(original)` gives the
 /// value to store. Returns the original value. Atomics on all MRs of the device are
 /// serialised by the MR table's lock.
-pub(crate) fn remote_atomic(dev: &RxeSrDev, pd: *mut b::ib_pd, qpn: u32, rkey: u32, va: u64, op: impl FnOnce(u64) -> u64) -> Option<u64> {
-    with_mr(dev, pd, rkey, va, 8, Access::RemoteAtomic(qpn), |mr, off| {
-        let mut cell = [0u8; 8];
-        // SAFETY: live under the table lock; `cell` is 8 writable bytes.
-        if !unsafe { mr_copy(mr, off, cell.as_mut_ptr().cast(), 8, false) } {
-            return None;
-        }
-        let orig = u64::from_ne_bytes(cell);
-        let mut new = op(orig).to_ne_bytes();
-        // SAFETY: as above.
-        unsafe { mr_copy(mr, off, new.as_mut_ptr().cast(), 8, true) }.then_some(orig)
-    })
+pub(crate) fn remote_atomic(
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    qpn: u32,
+    rkey: u32,
+    va: u64,
+    op: impl FnOnce(u64) -> u64,
+) -> Option<u64> {
+    with_mr(
+        dev,
+        pd,
+        rkey,
+        va,
+        8,
+        Access::RemoteAtomic(qpn),
+        |mr, off| {
+            let mut cell = [0u8; 8];
+            // SAFETY: live under the table lock; `cell` is 8 writable bytes.
+            if !unsafe { mr_copy(mr, off, cell.as_mut_ptr().cast(), 8, false) } {
+                return None;
+            }
+            let orig = u64::from_ne_bytes(cell);
+            let mut new = op(orig).to_ne_bytes();
+            // SAFETY: as above.
+            unsafe { mr_copy(mr, off, new.as_mut_ptr().cast(), 8, true) }.then_some(orig)
+        },
+    )
 }
 
 /// Most pages a fast-registration MR maps (the device's `max_fast_reg_page_list_len`).
@@ -507,7 +649,11 @@ pub(crate) const MAX_FAST_REG_PAGES: u32 = 512;
 ///
 /// # Safety
 /// Called by the core with a live PD of one of our devices.
-pub(crate) unsafe extern "C" fn alloc_mr(pd: *mut b::ib_pd, mr_type: b::ib_mr_type, max_num_sg: u32) -> *mut b::ib_mr {
+pub(crate) unsafe extern "C" fn alloc_mr(
+    pd: *mut b::ib_pd,
+    mr_type: b::ib_mr_type,
+    max_num_sg: u32,
+) -> *mut b::ib_mr {
     if mr_type != b::ib_mr_type_IB_MR_TYPE_MEM_REG {
         return super::errno::eopnotsupp().to_ptr();
     }
@@ -520,7 +666,12 @@ pub(crate) unsafe extern "C" fn alloc_mr(pd: *mut b::ib_pd, mr_type: b::ib_mr_ty
     let dev = unsafe { RxeSrDev::from_ib(ibdev) };
     let res = KVVec::from_elem(ptr::null_mut::<c_void>(), max_num_sg as usize, GFP_KERNEL)
         .map_err(Error::from)
-        .and_then(|pages| Ok(KBox::new(RxeSrMr::new(Kind::Fast, ibdev, 0, ptr::null_mut(), pages, 0), GFP_KERNEL)?))
+        .and_then(|pages| {
+            Ok(KBox::new(
+                RxeSrMr::new(Kind::Fast, ibdev, 0, ptr::null_mut(), pages, 0),
+                GFP_KERNEL,
+            )?)
+        })
         // SAFETY: no umem; the range is set by REG_MR.
         .and_then(|mr| unsafe { publish(dev, mr, 0, 0) });
     res.unwrap_or_else(|e| e.to_ptr())
@@ -550,7 +701,12 @@ unsafe extern "C" fn set_page(ibmr: *mut b::ib_mr, addr: u64) -> c_int {
 ///
 /// # Safety
 /// Called by the core with a fast-registration MR of ours and a DMA-mapped scatterlist.
-pub(crate) unsafe extern "C" fn map_mr_sg(ibmr: *mut b::ib_mr, sg: *mut b::scatterlist, sg_nents: c_int, sg_offset: *mut u32) -> c_int {
+pub(crate) unsafe extern "C" fn map_mr_sg(
+    ibmr: *mut b::ib_mr,
+    sg: *mut b::scatterlist,
+    sg_nents: c_int,
+    sg_offset: *mut u32,
+) -> c_int {
     let mr = ibmr.cast::<RxeSrMr>();
     // SAFETY: per this function's contract; `kind`, `index` and `ibdev` never change.
     let (kind, index, dev) = unsafe { ((*mr).kind, (*mr).index, RxeSrDev::from_ib((*mr).ibdev)) };
@@ -573,7 +729,12 @@ pub(crate) unsafe extern "C" fn map_mr_sg(ibmr: *mut b::ib_mr, sg: *mut b::scatt
 
 /// A REG_MR work request through a QP of `pd`: the fast-registration MR named by `key`'s
 /// index takes `key`, `access` and the range the last map_mr_sg gave it, and becomes valid.
-pub(crate) fn fast_reg(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32, access: u32) -> core::result::Result<(), WcStatus> {
+pub(crate) fn fast_reg(
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    key: u32,
+    access: u32,
+) -> core::result::Result<(), WcStatus> {
     if vmr::is_mw_key(key) || vmr::check_access(access as i32).is_err() {
         return Err(WcStatus::LocQpOpErr);
     }
@@ -591,7 +752,9 @@ pub(crate) fn fast_reg(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32, access: u32)
                 let ps = u64::from(ptr::read_volatile(ptr::addr_of!((*mr).ibmr.page_size)));
                 let iova = ptr::read_volatile(ptr::addr_of!((*mr).ibmr.iova));
                 let length = ptr::read_volatile(ptr::addr_of!((*mr).ibmr.length));
-                let room = ((*mr).npages as u64).saturating_mul(ps).saturating_sub(if ps == 0 { 0 } else { iova % ps });
+                let room = ((*mr).npages as u64)
+                    .saturating_mul(ps)
+                    .saturating_sub(if ps == 0 { 0 } else { iova % ps });
                 if ps == 0 || length > room {
                     return Err(WcStatus::LocQpOpErr);
                 }
@@ -615,7 +778,10 @@ pub(crate) fn invalidate(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32) -> bool {
             let mr = p.cast::<RxeSrMr>();
             // SAFETY: as in fast_reg.
             unsafe {
-                let ok = (*mr).kind == Kind::Fast && (*mr).valid && (*mr).key == key && (*mr).ibmr.pd == pd;
+                let ok = (*mr).kind == Kind::Fast
+                    && (*mr).valid
+                    && (*mr).key == key
+                    && (*mr).ibmr.pd == pd;
                 if ok {
                     (*mr).valid = false;
                 }

@@ -103,7 +103,13 @@ fn with_window<R>(dev: &RxeSrDev, rkey: u32, f: impl FnOnce(&mut Window) -> R) -
 
 /// A BIND_MW work request through QP `qpn` of PD `qp_pd`; `mr` is the region it names
 /// (looked up by the caller; None when the request's length is 0).
-pub(crate) fn bind(dev: &RxeSrDev, req: &BindReq, qp_pd: *mut b::ib_pd, qpn: u32, mr: Option<MrView>) -> Result<(), MwError> {
+pub(crate) fn bind(
+    dev: &RxeSrDev,
+    req: &BindReq,
+    qp_pd: *mut b::ib_pd,
+    qpn: u32,
+    mr: Option<MrView>,
+) -> Result<(), MwError> {
     // The region named is counted first, so it cannot be deregistered between the bind and
     // its count; the count is undone if the bind fails, and the region the window leaves
     // loses its count afterwards. (The MR and MW tables' locks never nest.)
@@ -147,6 +153,17 @@ pub(crate) fn invalidate(dev: &RxeSrDev, qp_pd: *mut b::ib_pd, rkey: u32) -> Res
 
 /// The region (its L_Key) a remote request through QP `qpn` of PD `qp_pd` reaches with
 /// window key `rkey`, if the window allows `access` on `[va, va + len)`.
-pub(crate) fn reach(dev: &RxeSrDev, rkey: u32, qp_pd: *mut b::ib_pd, qpn: u32, access: u32, va: u64, len: u64) -> Option<u32> {
-    with_window(dev, rkey, |w| w.reach(rkey, pd_id(qp_pd), qpn, access, va, len)).flatten()
+pub(crate) fn reach(
+    dev: &RxeSrDev,
+    rkey: u32,
+    qp_pd: *mut b::ib_pd,
+    qpn: u32,
+    access: u32,
+    va: u64,
+    len: u64,
+) -> Option<u32> {
+    with_window(dev, rkey, |w| {
+        w.reach(rkey, pd_id(qp_pd), qpn, access, va, len)
+    })
+    .flatten()
 }

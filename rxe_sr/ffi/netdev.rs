@@ -40,7 +40,10 @@ impl NetDev<'_> {
     /// Its name, e.g. `eth0`.
     pub(crate) fn name(&self) -> &CStr {
         let bytes = &self.raw().name;
-        let len = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len() - 1);
+        let len = bytes
+            .iter()
+            .position(|&c| c == 0)
+            .unwrap_or(bytes.len() - 1);
         CStr::from_bytes_with_nul(&bytes[..=len]).unwrap_or(c_str!("?"))
     }
 
@@ -116,7 +119,10 @@ impl Drop for NotifierRegistration {
 /// # Safety
 /// Called by the netdev notifier chain (RTNL held) with a valid net_device.
 #[no_mangle]
-unsafe extern "C" fn rxe_sr_rs_netdev_event(event: c_ulong, ndev: *mut bindings::net_device) -> c_int {
+unsafe extern "C" fn rxe_sr_rs_netdev_event(
+    event: c_ulong,
+    ndev: *mut bindings::net_device,
+) -> c_int {
     const NOTIFY_DONE: c_int = bindings::NOTIFY_DONE as c_int;
     // SAFETY: per this function's contract.
     let Some(nd) = (unsafe { NetDev::from_raw(ndev) }) else {

@@ -12,7 +12,10 @@ use crate::uabi::limits;
 use crate::verbs::{device as vdev, objects};
 
 /// `ib_device_ops.alloc_ucontext`: the rxe provider's GET_CONTEXT carries no driver data.
-pub(crate) unsafe extern "C" fn alloc_ucontext(_uctx: *mut b::ib_ucontext, _udata: *mut b::ib_udata) -> c_int {
+pub(crate) unsafe extern "C" fn alloc_ucontext(
+    _uctx: *mut b::ib_ucontext,
+    _udata: *mut b::ib_udata,
+) -> c_int {
     objects::LIVE.ucontexts.inc();
     0
 }

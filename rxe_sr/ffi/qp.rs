@@ -16,43 +16,43 @@ use kernel::prelude::*;
 use kernel::sync::Mutex;
 use kernel::{new_mutex, pin_init};
 
-use super::bindings as b;
-use super::device::RxeSrDev;
-use super::netdev::NetDev;
-use super::cq::{CqEvents, QpCqs};
-use super::irq_lock::{new_irq_spinlock, IrqSpinLock};
 use super::ah;
-use crate::transport::rc::{self as trc, RcConn};
-use crate::transport::ud;
+use super::bindings as b;
+use super::cq::{CqEvents, QpCqs};
+use super::device::RxeSrDev;
+use super::irq_lock::{new_irq_spinlock, IrqSpinLock};
+use super::netdev::NetDev;
+use super::queue::{MappedQueue, SharedQueue};
 use super::rc_env::KEnv;
-use super::timer::QpTimer;
 use super::skb::{HeldQueue, RxSkb};
-use crate::proto::rc::responder::READ_BUDGET;
-use crate::proto::wire::ip::RoceDatagram;
+use super::timer::QpTimer;
 use crate::proto::rc::requester::{PostError, ReqCounters, Requester, SqEntry};
 use crate::proto::rc::responder::RespCounters;
+use crate::proto::rc::responder::READ_BUDGET;
 use crate::proto::rc::{Outcome, RcConfig, Service};
+use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::opcode::OpKind;
+use crate::proto::wire::PacketRepr;
+use crate::transport::rc::{self as trc, RcConn};
+use crate::transport::ud;
+use crate::uabi::cqe::RecvInfo;
+use crate::uabi::cqe::{Completion, WcStatus};
+use crate::uabi::limits::{MAX_RECV_WQE_BYTES, MAX_SEND_WQE_BYTES};
+use crate::uabi::queue::{Fifo, FromClientQueue};
+use crate::uabi::recv_wqe::{RecvLimits, RecvWqe};
+use crate::uabi::send_wqe::NetworkType;
+use crate::uabi::send_wqe::{InlineData, Remote, SendOp, SendOpcode, UdDest, WrFields, INLINE_CAP};
+use crate::uabi::send_wqe::{QpType, SendFlags, SendLimits, SendWqe};
+use crate::uabi::sge::{Sge, SgeList};
+use crate::uabi::WqeError;
+use crate::uabi::{layout, resp};
+use crate::verbs::ah::Av;
+use crate::verbs::counters::Counter;
+use crate::verbs::objects;
+use crate::verbs::qp::{self as vqp, QpAttrs, QpShape};
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::alloc::KVVec;
 use kernel::ffi::c_void;
-use crate::proto::wire::PacketRepr;
-use crate::uabi::cqe::RecvInfo;
-use crate::uabi::limits::{MAX_RECV_WQE_BYTES, MAX_SEND_WQE_BYTES};
-use crate::uabi::recv_wqe::{RecvLimits, RecvWqe};
-use core::sync::atomic::{AtomicU32, Ordering};
-use crate::uabi::send_wqe::{QpType, SendFlags, SendLimits, SendWqe};
-use crate::verbs::counters::Counter;
-use super::queue::{MappedQueue, SharedQueue};
-use crate::uabi::cqe::{Completion, WcStatus};
-use crate::uabi::queue::{Fifo, FromClientQueue};
-use crate::uabi::send_wqe::{InlineData, Remote, SendOp, SendOpcode, UdDest, WrFields, INLINE_CAP};
-use crate::uabi::WqeError;
-use crate::uabi::sge::{Sge, SgeList};
-use crate::uabi::send_wqe::NetworkType;
-use crate::verbs::ah::Av;
-use crate::uabi::{layout, resp};
-use crate::verbs::qp::{self as vqp, QpAttrs, QpShape};
-use crate::verbs::objects;
 
 /// What the lock guards: attributes, the rings and the kernel's view of their indices
 /// (user space produces both; the kernel consumes).
@@ -175,7 +175,11 @@ pub(crate) unsafe extern "C" fn create_qp(
 
 /// # Safety
 /// As [`create_qp`].
-unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, udata: *mut b::ib_udata) -> Result {
+unsafe fn create_qp_inner(
+    ibqp: *mut b::ib_qp,
+    init: &mut b::ib_qp_init_attr,
+    udata: *mut b::ib_udata,
+) -> Result {
     // SAFETY: reads a boot-time constant.
     let shape = vqp::shape(init, unsafe { b::rxe_sr_glue_cache_line_size() })?;
     let gsi = shape.qp_type == b::ib_qp_type_IB_QPT_GSI;
@@ -196,7 +200,11 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
 
     // Reserved now, published once the QP is complete (the receive path looks QPs up).
     // QP1 is number 1 on the wire and in the table.
-    let qpn = if gsi { dev.qps().reserve(1, 1)? } else { dev.qps().reserve(vqp::MIN_QPN, vqp::MAX_QPN)? };
+    let qpn = if gsi {
+        dev.qps().reserve(1, 1)?
+    } else {
+        dev.qps().reserve(vqp::MIN_QPN, vqp::MAX_QPN)?
+    };
     // Every QP has a work item: RC/UC timers and READ responses, datagram sends beyond one
     // call's budget, a kernel consumer's sends.
     let timer = {
@@ -282,7 +290,10 @@ unsafe fn create_qp_inner(ibqp: *mut b::ib_qp, init: &mut b::ib_qp_init_attr, ud
 ///
 /// # Safety
 /// `udata` is the live udata of a uverbs create_qp call.
-unsafe fn user_rings(udata: *mut b::ib_udata, shape: &QpShape) -> Result<(Option<MappedQueue>, Option<MappedQueue>)> {
+unsafe fn user_rings(
+    udata: *mut b::ib_udata,
+    shape: &QpShape,
+) -> Result<(Option<MappedQueue>, Option<MappedQueue>)> {
     // SAFETY: a live udata of a uverbs call carries its ucontext.
     let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
     if uctx.is_null() {
@@ -307,7 +318,11 @@ unsafe fn user_rings(udata: *mut b::ib_udata, shape: &QpShape) -> Result<(Option
         _ => false,
     };
     // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
-    let ret = if filled { unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) } } else { EINVAL.to_errno() };
+    let ret = if filled {
+        unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) }
+    } else {
+        EINVAL.to_errno()
+    };
     if ret != 0 {
         return Err(Error::from_errno(ret));
     }
@@ -385,8 +400,9 @@ pub(crate) unsafe extern "C" fn modify_qp(
     if mask & !vqp::ATTR_STANDARD_BITS != 0 {
         return super::errno::eopnotsupp().to_errno();
     }
-    // SAFETY: the core holds the AV's source GID attribute for the call.
-    let av = if mask & b::ib_qp_attr_mask_IB_QP_AV != 0 && trc::service(st.shape.qp_type).is_some() {
+    let av = if mask & b::ib_qp_attr_mask_IB_QP_AV != 0 && trc::service(st.shape.qp_type).is_some()
+    {
+        // SAFETY: the core holds the AV's source GID attribute for the call.
         match unsafe { super::ah::av_of(&a.ah_attr) } {
             Ok(av) => Some(av),
             Err(e) => return e.to_errno(),
@@ -406,7 +422,11 @@ pub(crate) unsafe extern "C" fn modify_qp(
     if mask & b::ib_qp_attr_mask_IB_QP_CUR_STATE != 0 && a.cur_qp_state != cur {
         return EINVAL.to_errno();
     }
-    let next = if mask & b::ib_qp_attr_mask_IB_QP_STATE != 0 { a.qp_state } else { cur };
+    let next = if mask & b::ib_qp_attr_mask_IB_QP_STATE != 0 {
+        a.qp_state
+    } else {
+        cur
+    };
     // SAFETY: a pure table lookup.
     if !unsafe { b::ib_modify_qp_is_ok(cur, next, st.shape.qp_type, mask) } {
         return EINVAL.to_errno();
@@ -436,7 +456,9 @@ pub(crate) unsafe extern "C" fn modify_qp(
         }
         // IBTA 10.3.1: Reset empties a user QP's rings too (consumer := producer, published),
         // so nothing posted before it runs after the QP is brought up again.
-        let QpInner { sq, rq, sq_q, rq_q, .. } = &mut *g;
+        let QpInner {
+            sq, rq, sq_q, rq_q, ..
+        } = &mut *g;
         for (ring, q) in [(sq.as_ref(), sq_q), (rq.as_ref(), rq_q)] {
             if let Some(m) = ring {
                 // On a mangled producer index, what was validly queued is discarded.
@@ -454,7 +476,15 @@ pub(crate) unsafe extern "C" fn modify_qp(
 
 /// RC/UC: builds the transport as the QP connects (RTR: responder; RTS: requester),
 /// refreshes its view of the attributes in RTS, and drops it at reset.
-fn connect(g: &mut QpInner, shape: &QpShape, dev: &RxeSrDev, qpn: u32, cur: u32, next: u32, av: Option<crate::verbs::ah::Av>) -> Result {
+fn connect(
+    g: &mut QpInner,
+    shape: &QpShape,
+    dev: &RxeSrDev,
+    qpn: u32,
+    cur: u32,
+    next: u32,
+    av: Option<crate::verbs::ah::Av>,
+) -> Result {
     let cfg = trc::config(&g.attrs, shape, qpn, dev.active_mtu()).ok_or(EINVAL)?;
     match next {
         b::ib_qp_state_IB_QPS_RESET => g.rc = None,
@@ -487,7 +517,14 @@ unsafe fn enter_error(g: &mut QpInner, st: &QpState, qpn: u32, cqs: QpCqs) {
     if let Some(h) = st.held.as_ref() {
         h.purge();
     }
-    let QpInner { sq, rq, sq_q, rq_q, rc, .. } = g;
+    let QpInner {
+        sq,
+        rq,
+        sq_q,
+        rq_q,
+        rc,
+        ..
+    } = g;
     if let Some(conn) = rc.as_mut() {
         conn.resp.drop_held(|wr_id| {
             let c = Completion::zeroed(wr_id, qpn, WcStatus::WrFlushErr);
@@ -511,8 +548,12 @@ unsafe fn enter_error(g: &mut QpInner, st: &QpState, qpn: u32, cqs: QpCqs) {
     }
     // SAFETY: per this function's contract.
     unsafe {
-        flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| cqs.send(c));
-        flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, |c| cqs.recv(c, false));
+        flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| {
+            cqs.send(c)
+        });
+        flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, |c| {
+            cqs.recv(c, false)
+        });
         flush_kernel(st, qpn, cqs);
     }
 }
@@ -528,7 +569,14 @@ unsafe fn enter_error(g: &mut QpInner, st: &QpState, qpn: u32, cqs: QpCqs) {
 unsafe fn flush_kernel(st: &QpState, qpn: u32, cqs: QpCqs) {
     loop {
         let (send, recv) = match st.kq.lock().as_mut() {
-            Some(k) => (k.sq.pop().flatten(), if k.sq.is_empty() { k.rq.pop().flatten() } else { None }),
+            Some(k) => (
+                k.sq.pop().flatten(),
+                if k.sq.is_empty() {
+                    k.rq.pop().flatten()
+                } else {
+                    None
+                },
+            ),
             None => return,
         };
         if send.is_none() && recv.is_none() {
@@ -540,7 +588,10 @@ unsafe fn flush_kernel(st: &QpState, qpn: u32, cqs: QpCqs) {
                 let _ = cqs.send(&Completion::zeroed(s.wqe.wr_id, qpn, WcStatus::WrFlushErr));
             }
             if let Some(r) = recv {
-                let _ = cqs.recv(&Completion::zeroed(r.wr_id, qpn, WcStatus::WrFlushErr), false);
+                let _ = cqs.recv(
+                    &Completion::zeroed(r.wr_id, qpn, WcStatus::WrFlushErr),
+                    false,
+                );
             }
         }
     }
@@ -554,7 +605,13 @@ unsafe fn flush_kernel(st: &QpState, qpn: u32, cqs: QpCqs) {
 /// # Safety
 /// `post` posts to a live CQ of ours.
 #[inline(never)]
-unsafe fn flush(ring: Option<&MappedQueue>, q: &mut FromClientQueue, wr_id_off: usize, qpn: u32, post: impl Fn(&Completion) -> Result) {
+unsafe fn flush(
+    ring: Option<&MappedQueue>,
+    q: &mut FromClientQueue,
+    wr_id_off: usize,
+    qpn: u32,
+    post: impl Fn(&Completion) -> Result,
+) {
     let Some(m) = ring else {
         return;
     };
@@ -672,7 +729,12 @@ pub(crate) unsafe extern "C" fn post_send(
 /// is writable.
 // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
 #[inline(never)]
-unsafe fn post_send_kernel(ibqp: *mut b::ib_qp, st: &QpState, wr: *const b::ib_send_wr, bad_wr: *mut *const b::ib_send_wr) -> c_int {
+unsafe fn post_send_kernel(
+    ibqp: *mut b::ib_qp,
+    st: &QpState,
+    wr: *const b::ib_send_wr,
+    bad_wr: *mut *const b::ib_send_wr,
+) -> c_int {
     // SAFETY: per this function's contract.
     let pd = unsafe { (*ibqp).pd };
     let mut cur = wr;
@@ -681,7 +743,12 @@ unsafe fn post_send_kernel(ibqp: *mut b::ib_qp, st: &QpState, wr: *const b::ib_s
         let mut kq = st.kq.lock();
         match kq.as_mut() {
             // As rdma_rxe: a QP that cannot send yet refuses; in Error the work flushes.
-            Some(k) if matches!(k.state, b::ib_qp_state_IB_QPS_RTS | b::ib_qp_state_IB_QPS_ERR) => {
+            Some(k)
+                if matches!(
+                    k.state,
+                    b::ib_qp_state_IB_QPS_RTS | b::ib_qp_state_IB_QPS_ERR
+                ) =>
+            {
                 while !cur.is_null() {
                     // SAFETY: per this function's contract.
                     let Some(ks) = (unsafe { kernel_send(cur, &st.shape, pd) }) else {
@@ -713,12 +780,20 @@ unsafe fn post_send_kernel(ibqp: *mut b::ib_qp, st: &QpState, wr: *const b::ib_s
 ///
 /// # Safety
 /// `sg_list` holds `num_sge` entries (or `num_sge` is 0).
-unsafe fn kernel_sges(sg_list: *const b::ib_sge, num_sge: c_int, max_sge: u32) -> Result<(SgeList, u32), WqeError> {
+unsafe fn kernel_sges(
+    sg_list: *const b::ib_sge,
+    num_sge: c_int,
+    max_sge: u32,
+) -> Result<(SgeList, u32), WqeError> {
     let n = u32::try_from(num_sge).map_err(|_| WqeError::TooManySge)?;
     SgeList::collect(n, max_sge, |i| {
         // SAFETY: `i < num_sge` (SgeList::collect's contract), inside the caller's array.
         let s = unsafe { &*sg_list.add(i) };
-        Ok(Sge { addr: s.addr, length: s.length, lkey: s.lkey })
+        Ok(Sge {
+            addr: s.addr,
+            length: s.length,
+            lkey: s.lkey,
+        })
     })
 }
 
@@ -731,7 +806,12 @@ pub(crate) type RecvFifo = Fifo<Option<RecvWqe>, KVVec<Option<RecvWqe>>>;
 ///
 /// # Safety
 /// `wr` is a valid WR chain whose SGE arrays hold `num_sge` entries; `bad_wr` is writable.
-pub(crate) unsafe fn queue_recv_chain(wr: *const b::ib_recv_wr, bad_wr: *mut *const b::ib_recv_wr, max_sge: u32, q: &mut RecvFifo) -> c_int {
+pub(crate) unsafe fn queue_recv_chain(
+    wr: *const b::ib_recv_wr,
+    bad_wr: *mut *const b::ib_recv_wr,
+    max_sge: u32,
+    q: &mut RecvFifo,
+) -> c_int {
     let mut cur = wr;
     while !cur.is_null() {
         // SAFETY: per this function's contract.
@@ -761,7 +841,11 @@ unsafe fn kernel_recv(w: &b::ib_recv_wr, max_sge: u32) -> Option<RecvWqe> {
     let (sges, length) = unsafe { kernel_sges(w.sg_list, w.num_sge, max_sge) }.ok()?;
     // SAFETY: a plain integer whichever union member was written.
     let wr_id = unsafe { w.__bindgen_anon_1.wr_id };
-    Some(RecvWqe { wr_id, sges, length })
+    Some(RecvWqe {
+        wr_id,
+        sges,
+        length,
+    })
 }
 
 /// Decodes and validates one kernel send WR (the `ib_send_wr` inside an `ib_ud_wr`,
@@ -774,40 +858,76 @@ unsafe fn kernel_recv(w: &b::ib_recv_wr, max_sge: u32) -> Option<RecvWqe> {
 /// `num_sge` entries.
 // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
 #[inline(never)]
-unsafe fn kernel_send(wr: *const b::ib_send_wr, shape: &QpShape, pd: *mut b::ib_pd) -> Option<KernelSend> {
+unsafe fn kernel_send(
+    wr: *const b::ib_send_wr,
+    shape: &QpShape,
+    pd: *mut b::ib_pd,
+) -> Option<KernelSend> {
     // SAFETY: per this function's contract.
     let w = unsafe { &*wr };
     let qp_type = QpType::from_ib(shape.qp_type)?;
     let opcode = SendOpcode::from_kernel(w.opcode)?;
     // SAFETY: plain integers whichever union member was written.
-    let (wr_id, imm, inv) = unsafe { (w.__bindgen_anon_1.wr_id, w.ex.imm_data.to_ne_bytes(), w.ex.invalidate_rkey) };
+    let (wr_id, imm, inv) = unsafe {
+        (
+            w.__bindgen_anon_1.wr_id,
+            w.ex.imm_data.to_ne_bytes(),
+            w.ex.invalidate_rkey,
+        )
+    };
     let rdma = || {
         // SAFETY: RDMA opcodes come in an `ib_rdma_wr`, which begins with its `ib_send_wr`.
         let r = unsafe { &*wr.cast::<b::ib_rdma_wr>() };
-        Remote { addr: r.remote_addr, rkey: r.rkey }
+        Remote {
+            addr: r.remote_addr,
+            rkey: r.rkey,
+        }
     };
     // SAFETY: atomic opcodes come in an `ib_atomic_wr`.
     let atomic = || unsafe { &*wr.cast::<b::ib_atomic_wr>() };
     let op = match opcode {
         SendOpcode::Send => SendOp::Send,
         SendOpcode::SendWithImm => SendOp::SendWithImm { imm },
-        SendOpcode::SendWithInv => SendOp::SendWithInv { invalidate_rkey: inv },
+        SendOpcode::SendWithInv => SendOp::SendWithInv {
+            invalidate_rkey: inv,
+        },
         SendOpcode::RdmaWrite => SendOp::RdmaWrite { remote: rdma() },
-        SendOpcode::RdmaWriteWithImm => SendOp::RdmaWriteWithImm { remote: rdma(), imm },
+        SendOpcode::RdmaWriteWithImm => SendOp::RdmaWriteWithImm {
+            remote: rdma(),
+            imm,
+        },
         SendOpcode::RdmaRead => SendOp::RdmaRead { remote: rdma() },
         SendOpcode::AtomicCmpAndSwp => {
             let a = atomic();
-            SendOp::AtomicCmpAndSwp { remote: Remote { addr: a.remote_addr, rkey: a.rkey }, compare: a.compare_add, swap: a.swap }
+            SendOp::AtomicCmpAndSwp {
+                remote: Remote {
+                    addr: a.remote_addr,
+                    rkey: a.rkey,
+                },
+                compare: a.compare_add,
+                swap: a.swap,
+            }
         }
         SendOpcode::AtomicFetchAndAdd => {
             let a = atomic();
-            SendOp::AtomicFetchAndAdd { remote: Remote { addr: a.remote_addr, rkey: a.rkey }, add: a.compare_add }
+            SendOp::AtomicFetchAndAdd {
+                remote: Remote {
+                    addr: a.remote_addr,
+                    rkey: a.rkey,
+                },
+                add: a.compare_add,
+            }
         }
-        SendOpcode::LocalInv => SendOp::LocalInv { invalidate_rkey: inv },
+        SendOpcode::LocalInv => SendOp::LocalInv {
+            invalidate_rkey: inv,
+        },
         SendOpcode::RegMr => {
             // SAFETY: REG_MR comes in an `ib_reg_wr`.
             let r = unsafe { &*wr.cast::<b::ib_reg_wr>() };
-            SendOp::RegMr { key: r.key, access: u32::try_from(r.access).ok()? }
+            SendOp::RegMr {
+                key: r.key,
+                access: u32::try_from(r.access).ok()?,
+            }
         }
         // Not offered to kernel consumers (rdma_rxe has no kernel users of them).
         SendOpcode::BindMw | SendOpcode::Flush | SendOpcode::AtomicWrite => return None,
@@ -817,7 +937,13 @@ unsafe fn kernel_send(wr: *const b::ib_send_wr, shape: &QpShape, pd: *mut b::ib_
         let u = unsafe { &*wr.cast::<b::ib_ud_wr>() };
         // SAFETY: the AH of a posted WR is live while the WR is.
         let av = unsafe { ah::kernel_av(u.ah, pd) }?;
-        let dest = UdDest { remote_qpn: u.remote_qpn, remote_qkey: u.remote_qkey, pkey_index: u.pkey_index, ah_num: 0, av: None };
+        let dest = UdDest {
+            remote_qpn: u.remote_qpn,
+            remote_qkey: u.remote_qkey,
+            pkey_index: u.pkey_index,
+            ah_num: 0,
+            av: None,
+        };
         (Some(dest), Some(av))
     } else {
         (None, None)
@@ -830,7 +956,8 @@ unsafe fn kernel_send(wr: *const b::ib_send_wr, shape: &QpShape, pd: *mut b::ib_
     // Inline: the SGEs name kernel memory to copy now; their total is the inline length.
     let (inline_list, dma_length) = if flags.inline() {
         // SAFETY: per this function's contract.
-        let (list, total) = unsafe { kernel_sges(w.sg_list, w.num_sge, crate::uabi::limits::RXE_MAX_SGE) }.ok()?;
+        let (list, total) =
+            unsafe { kernel_sges(w.sg_list, w.num_sge, crate::uabi::limits::RXE_MAX_SGE) }.ok()?;
         (Some(list), total)
     } else {
         (None, 0)
@@ -840,7 +967,10 @@ unsafe fn kernel_send(wr: *const b::ib_send_wr, shape: &QpShape, pd: *mut b::ib_
         let mut at = 0usize;
         for s in inline_list.as_ref().map_or(&[][..], |l| l.as_slice()) {
             let n = usize::try_from(s.length).map_err(|_| WqeError::InlineTooLong)?;
-            let dst = at.checked_add(n).and_then(|end| buf.get_mut(at..end)).ok_or(WqeError::InlineTooLong)?;
+            let dst = at
+                .checked_add(n)
+                .and_then(|end| buf.get_mut(at..end))
+                .ok_or(WqeError::InlineTooLong)?;
             // SAFETY: `dst` is writable for `n` bytes; the helper refuses addresses outside
             // the direct map.
             if unsafe { b::rxe_sr_glue_kva_copy(s.addr, dst.as_mut_ptr().cast(), n, false) } != 0 {
@@ -856,7 +986,14 @@ unsafe fn kernel_send(wr: *const b::ib_send_wr, shape: &QpShape, pd: *mut b::ib_
     };
     // SAFETY: per this function's contract.
     let sges = || unsafe { kernel_sges(w.sg_list, w.num_sge, limits.max_sge) };
-    let fields = WrFields { wr_id, opcode, flags, op, ud, dma_length };
+    let fields = WrFields {
+        wr_id,
+        opcode,
+        flags,
+        op,
+        ud,
+        dma_length,
+    };
     let wqe = SendWqe::build(fields, qp_type, limits, inline, sges).ok()?;
     Some(KernelSend { wqe, av })
 }
@@ -879,8 +1016,8 @@ pub(crate) unsafe extern "C" fn post_recv(
         let mut kq = st.kq.lock();
         match kq.as_mut() {
             // As rdma_rxe: receives may be posted from Init on.
-            // SAFETY: per this function's contract.
             Some(k) if k.state != b::ib_qp_state_IB_QPS_RESET => (
+                // SAFETY: per this function's contract.
                 unsafe { queue_recv_chain(wr, bad_wr, st.shape.rq.max_sge, &mut k.rq) },
                 k.state == b::ib_qp_state_IB_QPS_ERR,
             ),
@@ -941,7 +1078,10 @@ unsafe fn run_kernel_sends(ctx: &QpCtx<'_>) {
         let failed = status != WcStatus::Success;
         if sig_all || ks.wqe.flags.signaled() || failed {
             // SAFETY: per this function's contract. A full CQ has raised its error event.
-            let _ = unsafe { ctx.cqs.send(&Completion::for_send_wqe(&ks.wqe, ctx.qpn, status)) };
+            let _ = unsafe {
+                ctx.cqs
+                    .send(&Completion::for_send_wqe(&ks.wqe, ctx.qpn, status))
+            };
         }
         if failed {
             // SAFETY: per this function's contract.
@@ -963,13 +1103,24 @@ const UD_BUDGET: u32 = 64;
 /// `g` is the lock of the live QP `ctx`.
 unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) -> c_int {
     let (shape, dev, qpn, cqs) = (&ctx.st.shape, ctx.dev, ctx.qpn, ctx.cqs);
-    let QpInner { sq, rq, sq_q, rq_q, attrs, .. } = g;
+    let QpInner {
+        sq,
+        rq,
+        sq_q,
+        rq_q,
+        attrs,
+        ..
+    } = g;
     match attrs.state {
         b::ib_qp_state_IB_QPS_RTS => {}
         // As rdma_rxe: in Error the posted requests complete as flushed.
         b::ib_qp_state_IB_QPS_ERR => {
             // SAFETY: per this function's contract.
-            unsafe { flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| cqs.send(c)) };
+            unsafe {
+                flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| {
+                    cqs.send(c)
+                })
+            };
             return 0;
         }
         // As rdma_rxe: posting to a QP that cannot send yet is refused.
@@ -1017,10 +1168,16 @@ unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) ->
                 let status = res.err().unwrap_or(WcStatus::Success);
                 let signaled = sig_all || wqe.flags.contains(SendFlags::SIGNALED);
                 let failed = !matches!(status, WcStatus::Success);
-                ((signaled || failed).then(|| Completion::for_send_wqe(&wqe, qpn, status)), failed)
+                (
+                    (signaled || failed).then(|| Completion::for_send_wqe(&wqe, qpn, status)),
+                    failed,
+                )
             }
             Err(e) => {
-                let wr_id = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes);
+                let wr_id = bytes
+                    .get(..8)
+                    .and_then(|b| b.try_into().ok())
+                    .map_or(0, u64::from_le_bytes);
                 (Some(Completion::zeroed(wr_id, qpn, e.wc_status())), true)
             }
         };
@@ -1039,8 +1196,12 @@ unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) ->
             attrs.state = b::ib_qp_state_IB_QPS_ERR;
             // SAFETY: per this function's contract.
             unsafe {
-                flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| cqs.send(c));
-                flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, |c| cqs.recv(c, false));
+                flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| {
+                    cqs.send(c)
+                });
+                flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, |c| {
+                    cqs.recv(c, false)
+                });
             }
             break;
         }
@@ -1095,7 +1256,12 @@ pub(crate) fn ud_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8]) -
 
 /// Delivers a UD SEND to the multicast QPN to every QP attached to its group (the
 /// packet's destination GID), each taking its own copy. False when no QP took it.
-pub(crate) fn ud_deliver_mcast(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8], mgid: &[u8; 16]) -> bool {
+pub(crate) fn ud_deliver_mcast(
+    dev: &RxeSrDev,
+    p: &PacketRepr<'_>,
+    ip_header: &[u8],
+    mgid: &[u8; 16],
+) -> bool {
     let mut qpns = [0u32; crate::verbs::mcast::MAX_MCAST_QP_ATTACH as usize];
     // A snapshot: delivery takes QP locks, which must not nest inside the groups' lock.
     let n = dev.mcast().map_or(0, |g| g.lock().members(mgid, &mut qpns));
@@ -1115,7 +1281,10 @@ fn ud_deliver_to(dev: &RxeSrDev, qpn: u32, p: &PacketRepr<'_>, ip_header: &[u8])
         return false;
     };
     let st = qp.state();
-    let datagram = matches!(st.shape.qp_type, b::ib_qp_type_IB_QPT_UD | b::ib_qp_type_IB_QPT_GSI);
+    let datagram = matches!(
+        st.shape.qp_type,
+        b::ib_qp_type_IB_QPT_UD | b::ib_qp_type_IB_QPT_GSI
+    );
     if !datagram || p.bth.pkey & 0x7fff != 0x7fff {
         return false;
     }
@@ -1124,7 +1293,8 @@ fn ud_deliver_to(dev: &RxeSrDev, qpn: u32, p: &PacketRepr<'_>, ip_header: &[u8])
     // SAFETY: the counted QP outlives this; dropped after the lock.
     let _events = unsafe { CqEvents::new(cqs) };
     let mut g = st.inner.lock();
-    let ready = g.attrs.state == b::ib_qp_state_IB_QPS_RTR || g.attrs.state == b::ib_qp_state_IB_QPS_RTS;
+    let ready =
+        g.attrs.state == b::ib_qp_state_IB_QPS_RTR || g.attrs.state == b::ib_qp_state_IB_QPS_RTS;
     if !ready || deth.qkey != g.attrs.qkey {
         return false;
     }
@@ -1159,7 +1329,11 @@ fn ud_deliver_to(dev: &RxeSrDev, qpn: u32, p: &PacketRepr<'_>, ip_header: &[u8])
                 invalidated_rkey: None,
                 src_qp: Some(deth.src_qpn),
                 port_num: 1,
-                network: Some(if ip_header.len() == 40 { NetworkType::Ipv6 } else { NetworkType::Ipv4 }),
+                network: Some(if ip_header.len() == 40 {
+                    NetworkType::Ipv6
+                } else {
+                    NetworkType::Ipv4
+                }),
             };
             Completion::recv(wqe.wr_id, qpn, status, info)
         }
@@ -1172,10 +1346,13 @@ fn ud_deliver_to(dev: &RxeSrDev, qpn: u32, p: &PacketRepr<'_>, ip_header: &[u8])
     true
 }
 
-
 /// Takes the next receive WQE from a QP's own receive ring (validated copy); `Err` carries
 /// the `wr_id` and status of one that failed validation.
-pub(crate) fn take_from_ring(ring: Option<&MappedQueue>, q: &mut FromClientQueue, max_sge: u32) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
+pub(crate) fn take_from_ring(
+    ring: Option<&MappedQueue>,
+    q: &mut FromClientQueue,
+    max_sge: u32,
+) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
     let shared = ring?.queue();
     q.observe_producer(shared.load_producer()).ok()?;
     let slot = q.head()?;
@@ -1185,7 +1362,10 @@ pub(crate) fn take_from_ring(ring: Option<&MappedQueue>, q: &mut FromClientQueue
         shared.publish_consumer(cons);
     }
     Some(RecvWqe::parse(&bytes, RecvLimits { max_sge }).map_err(|e| {
-        let wr_id = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes);
+        let wr_id = bytes
+            .get(..8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_le_bytes);
         (wr_id, e.wc_status())
     }))
 }
@@ -1251,11 +1431,24 @@ enum Step<'p> {
 /// `ctx` describes a live QP whose lock `g` is.
 unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_>) {
     let shape = &ctx.st.shape;
-    let QpInner { attrs, sq, rq, sq_q, rq_q, rc } = g;
+    let QpInner {
+        attrs,
+        sq,
+        rq,
+        sq_q,
+        rq_q,
+        rc,
+    } = g;
     let Some(conn) = rc.as_mut() else {
         return;
     };
-    let RcConn { cfg, av, sport, resp, req } = conn;
+    let RcConn {
+        cfg,
+        av,
+        sport,
+        resp,
+        req,
+    } = conn;
     // SAFETY: per this function's contract the CQs are live.
     let mut env = unsafe {
         KEnv::new(
@@ -1293,12 +1486,20 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
             max_sge: shape.sq.max_sge,
             max_inline: shape.sq.max_inline,
         };
-        outcome = if env.sq.is_some() { fetch(r, &mut env, cfg, limits) } else { fetch_kernel(r, &mut env, cfg, &ctx.st.kq) };
+        outcome = if env.sq.is_some() {
+            fetch(r, &mut env, cfg, limits)
+        } else {
+            fetch_kernel(r, &mut env, cfg, &ctx.st.kq)
+        };
         if outcome == Outcome::Ok {
             outcome = r.run(&mut env, cfg);
         }
     }
-    count(ctx.dev, before, (req.as_ref().map(|r| r.counters), resp.counters));
+    count(
+        ctx.dev,
+        before,
+        (req.as_ref().map(|r| r.counters), resp.counters),
+    );
     if let (Some(r), Some(t)) = (req.as_ref(), ctx.st.timer.as_ref()) {
         if let Some(d) = r.deadline() {
             t.arm(d);
@@ -1331,18 +1532,43 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
 }
 
 /// Adds what one step of the transport counted to the device's counters.
-fn count(dev: &RxeSrDev, (req0, resp0): (Option<ReqCounters>, RespCounters), (req1, resp1): (Option<ReqCounters>, RespCounters)) {
+fn count(
+    dev: &RxeSrDev,
+    (req0, resp0): (Option<ReqCounters>, RespCounters),
+    (req1, resp1): (Option<ReqCounters>, RespCounters),
+) {
     let c = dev.counters();
-    c.add(Counter::OutOfSeqRequest, resp1.seq_err.saturating_sub(resp0.seq_err));
-    c.add(Counter::DuplicateRequest, resp1.duplicates.saturating_sub(resp0.duplicates));
-    c.add(Counter::SendRnrErr, resp1.rnr_naks_sent.saturating_sub(resp0.rnr_naks_sent));
-    c.add(Counter::DupRdAtomicDropped, resp1.dup_unmatched.saturating_sub(resp0.dup_unmatched));
+    c.add(
+        Counter::OutOfSeqRequest,
+        resp1.seq_err.saturating_sub(resp0.seq_err),
+    );
+    c.add(
+        Counter::DuplicateRequest,
+        resp1.duplicates.saturating_sub(resp0.duplicates),
+    );
+    c.add(
+        Counter::SendRnrErr,
+        resp1.rnr_naks_sent.saturating_sub(resp0.rnr_naks_sent),
+    );
+    c.add(
+        Counter::DupRdAtomicDropped,
+        resp1.dup_unmatched.saturating_sub(resp0.dup_unmatched),
+    );
     if let (Some(a), Some(b)) = (req0, req1) {
         c.add(Counter::RcvdRnrErr, b.rnr_naks.saturating_sub(a.rnr_naks));
         c.add(Counter::RcvdSeqErr, b.seq_naks.saturating_sub(a.seq_naks));
-        c.add(Counter::CompleterRetryErr, b.retries.saturating_sub(a.retries));
-        c.add(Counter::RetryExceededErr, b.retry_exceeded.saturating_sub(a.retry_exceeded));
-        c.add(Counter::RetryRnrExceededErr, b.rnr_retry_exceeded.saturating_sub(a.rnr_retry_exceeded));
+        c.add(
+            Counter::CompleterRetryErr,
+            b.retries.saturating_sub(a.retries),
+        );
+        c.add(
+            Counter::RetryExceededErr,
+            b.retry_exceeded.saturating_sub(a.retry_exceeded),
+        );
+        c.add(
+            Counter::RetryRnrExceededErr,
+            b.rnr_retry_exceeded.saturating_sub(a.rnr_retry_exceeded),
+        );
     }
 }
 
@@ -1359,7 +1585,12 @@ fn is_request(p: &PacketRepr<'_>) -> bool {
 /// enters the Error state).
 // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
 #[inline(never)]
-fn fetch(req: &mut Requester<KVVec<SqEntry>>, env: &mut KEnv<'_>, cfg: &RcConfig, limits: SendLimits) -> Outcome {
+fn fetch(
+    req: &mut Requester<KVVec<SqEntry>>,
+    env: &mut KEnv<'_>,
+    cfg: &RcConfig,
+    limits: SendLimits,
+) -> Outcome {
     let Some(ring) = env.sq else {
         return Outcome::Ok;
     };
@@ -1368,14 +1599,21 @@ fn fetch(req: &mut Requester<KVVec<SqEntry>>, env: &mut KEnv<'_>, cfg: &RcConfig
         // A producer index user space mangled: what was validly queued still runs.
         return Outcome::Ok;
     }
-    let qp_type = if cfg.service == Service::Rc { QpType::Rc } else { QpType::Uc };
+    let qp_type = if cfg.service == Service::Rc {
+        QpType::Rc
+    } else {
+        QpType::Uc
+    };
     while req.room() > 0 {
         let Some(slot) = env.sq_q.nth(req.len() as u32) else {
             break;
         };
         let mut bytes = [0u8; MAX_SEND_WQE_BYTES];
         shared.read_slot(slot, &mut bytes);
-        let wr_id = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes);
+        let wr_id = bytes
+            .get(..8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_le_bytes);
         let status = match SendWqe::parse(&bytes, qp_type, limits) {
             Ok(wqe) => match req.post(wqe, cfg) {
                 Ok(()) => {
@@ -1400,7 +1638,10 @@ fn fetch(req: &mut Requester<KVVec<SqEntry>>, env: &mut KEnv<'_>, cfg: &RcConfig
 
 /// Counts a request the requester took, if it is a SEND (`rdma_sends`).
 fn count_send(env: &KEnv<'_>, wqe: &SendWqe) {
-    if matches!(wqe.op, SendOp::Send | SendOp::SendWithImm { .. } | SendOp::SendWithInv { .. }) {
+    if matches!(
+        wqe.op,
+        SendOp::Send | SendOp::SendWithImm { .. } | SendOp::SendWithInv { .. }
+    ) {
         env.dev.counters().inc(Counter::RdmaSends);
     }
 }
@@ -1409,7 +1650,12 @@ fn count_send(env: &KEnv<'_>, wqe: &SendWqe) {
 /// it has room.
 // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
 #[inline(never)]
-fn fetch_kernel(req: &mut Requester<KVVec<SqEntry>>, env: &mut KEnv<'_>, cfg: &RcConfig, kq: &KernelQueueLock) -> Outcome {
+fn fetch_kernel(
+    req: &mut Requester<KVVec<SqEntry>>,
+    env: &mut KEnv<'_>,
+    cfg: &RcConfig,
+    kq: &KernelQueueLock,
+) -> Outcome {
     while req.room() > 0 {
         let Some(ks) = kq.lock().as_mut().and_then(|k| k.sq.peek().flatten()) else {
             break;
@@ -1454,7 +1700,15 @@ unsafe fn post_send_connected(ibqp: *mut b::ib_qp, st: &QpState) -> c_int {
         b::ib_qp_state_IB_QPS_ERR => {
             let QpInner { sq, sq_q, .. } = &mut *g;
             // SAFETY: the QP's CQs outlive it.
-            unsafe { flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, ctx.qpn, |c| ctx.cqs.send(c)) };
+            unsafe {
+                flush(
+                    sq.as_ref(),
+                    sq_q,
+                    layout::SEND_WQE_WR_ID_OFF,
+                    ctx.qpn,
+                    |c| ctx.cqs.send(c),
+                )
+            };
             return 0;
         }
         _ => return EINVAL.to_errno(),
@@ -1505,7 +1759,11 @@ fn receiving(state: b::ib_qp_state) -> bool {
 /// responses to the completer (in RTS). The packet must come from the QP's peer and be
 /// addressed to the QP's own GID (rdma_rxe's check_addr): QPNs are easy to guess, IP
 /// addresses on the path are not forged as easily.
-pub(crate) fn connected_deliver(dev: &RxeSrDev, d: &RoceDatagram<'_>, p: &PacketRepr<'_>) -> Delivery {
+pub(crate) fn connected_deliver(
+    dev: &RxeSrDev,
+    d: &RoceDatagram<'_>,
+    p: &PacketRepr<'_>,
+) -> Delivery {
     let Some(qp) = QpRef::get(dev, p.bth.dest_qpn) else {
         return Delivery::Dropped;
     };

@@ -64,22 +64,26 @@ impl SharedQueue {
     /// The shared producer index as stored (acquire: slots written before it are visible).
     /// For a queue user space produces, it is untrusted: check it with `uabi::queue`.
     pub(crate) fn load_producer(&self) -> u32 {
-        self.index(layout::QUEUE_PRODUCER_INDEX_OFF).load(Ordering::Acquire)
+        self.index(layout::QUEUE_PRODUCER_INDEX_OFF)
+            .load(Ordering::Acquire)
     }
 
     /// The shared consumer index as stored (acquire); untrusted where user space consumes.
     pub(crate) fn load_consumer(&self) -> u32 {
-        self.index(layout::QUEUE_CONSUMER_INDEX_OFF).load(Ordering::Acquire)
+        self.index(layout::QUEUE_CONSUMER_INDEX_OFF)
+            .load(Ordering::Acquire)
     }
 
     /// Publishes the producer index (release: the slots written before it become visible).
     pub(crate) fn publish_producer(&self, v: u32) {
-        self.index(layout::QUEUE_PRODUCER_INDEX_OFF).store(v, Ordering::Release);
+        self.index(layout::QUEUE_PRODUCER_INDEX_OFF)
+            .store(v, Ordering::Release);
     }
 
     /// Publishes the consumer index (release: the slots read before it may be reused).
     pub(crate) fn publish_consumer(&self, v: u32) {
-        self.index(layout::QUEUE_CONSUMER_INDEX_OFF).store(v, Ordering::Release);
+        self.index(layout::QUEUE_CONSUMER_INDEX_OFF)
+            .store(v, Ordering::Release);
     }
 
     /// Copies the start of slot `index` into `out` (as much as both hold). Returns the bytes
@@ -94,7 +98,13 @@ impl SharedQueue {
         // distinct kernel buffer of at least `n` bytes. The copy is C's memcpy, under the
         // kernel's memory model: user space may store to the slot meanwhile (a racy copy of
         // plain bytes, as copy_from_user makes), which Rust code must not do itself.
-        unsafe { b::rxe_sr_glue_copy_shared(out.as_mut_ptr().cast(), self.buf.as_ptr().add(range.start).cast(), n) };
+        unsafe {
+            b::rxe_sr_glue_copy_shared(
+                out.as_mut_ptr().cast(),
+                self.buf.as_ptr().add(range.start).cast(),
+                n,
+            )
+        };
         n
     }
 
@@ -107,7 +117,13 @@ impl SharedQueue {
         // SAFETY: as in `read_slot` (a C copy: user space may read, or even write, the slot
         // meanwhile); a well-behaved consumer reads it only after the producer index is
         // published, which happens after this copy.
-        unsafe { b::rxe_sr_glue_copy_shared(self.buf.as_ptr().add(range.start).cast(), bytes.as_ptr().cast(), n) };
+        unsafe {
+            b::rxe_sr_glue_copy_shared(
+                self.buf.as_ptr().add(range.start).cast(),
+                bytes.as_ptr().cast(),
+                n,
+            )
+        };
     }
 }
 
@@ -144,7 +160,10 @@ impl MappedQueue {
     ///
     /// # Safety
     /// `uctx` is a live ucontext of one of our devices.
-    pub(crate) unsafe fn insert(uctx: *mut b::ib_ucontext, queue: SharedQueue) -> Result<(Self, u64)> {
+    pub(crate) unsafe fn insert(
+        uctx: *mut b::ib_ucontext,
+        queue: SharedQueue,
+    ) -> Result<(Self, u64)> {
         let len = queue.len();
         let boxed = KBox::new(
             QueueMmapEntry {
@@ -174,7 +193,6 @@ impl MappedQueue {
         // SAFETY: the core keeps the entry alive until our `drop` removes it.
         unsafe { &self.entry.as_ref().queue }
     }
-
 }
 
 impl Drop for MappedQueue {
@@ -190,7 +208,10 @@ impl Drop for MappedQueue {
 ///
 /// # Safety
 /// Called by uverbs with a live ucontext of ours and the vma being set up.
-pub(crate) unsafe extern "C" fn mmap(uctx: *mut b::ib_ucontext, vma: *mut b::vm_area_struct) -> c_int {
+pub(crate) unsafe extern "C" fn mmap(
+    uctx: *mut b::ib_ucontext,
+    vma: *mut b::vm_area_struct,
+) -> c_int {
     // SAFETY: per this function's contract; returns a referenced entry or null.
     let rdma = unsafe { b::rdma_user_mmap_entry_get(uctx, vma) };
     if rdma.is_null() {

@@ -4,20 +4,20 @@
 
 use super::bindings as b;
 use super::cq;
-use super::qp::KernelQueueLock;
 use super::device::RxeSrDev;
 use super::mr::{self, Access};
 use super::netdev::NetDev;
+use super::qp::KernelQueueLock;
 use super::queue::MappedQueue;
 use super::skb;
 use super::timer;
+use crate::proto::rc::mw::BindReq;
 use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RemoteErr, RemoteOp, TxError};
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, WcStatus};
-use crate::uabi::send_wqe::SendOp;
-use crate::proto::rc::mw::BindReq;
 use crate::uabi::queue::FromClientQueue;
 use crate::uabi::recv_wqe::RecvWqe;
+use crate::uabi::send_wqe::SendOp;
 use crate::uabi::sge::SgeList;
 use crate::verbs::ah::Av;
 use crate::verbs::counters::Counter;
@@ -73,14 +73,43 @@ impl<'a> KEnv<'a> {
         cqs: cq::QpCqs,
         kq: &'a KernelQueueLock,
     ) -> Self {
-        KEnv { dev, nd, pd, qpn, qp_access, av, sport, sq, sq_q, rq, rq_q, rq_max_sge, srq, cqs, kq, sent: 0 }
+        KEnv {
+            dev,
+            nd,
+            pd,
+            qpn,
+            qp_access,
+            av,
+            sport,
+            sq,
+            sq_q,
+            rq,
+            rq_q,
+            rq_max_sge,
+            srq,
+            cqs,
+            kq,
+            sent: 0,
+        }
     }
 }
 
 /// Copies `dst.len()` bytes of an SGE list from byte `offset` into `dst` (L_Keys checked).
-fn gather(dev: &RxeSrDev, pd: *mut b::ib_pd, sges: &SgeList, offset: u32, dst: &mut [u8]) -> Result<(), WcStatus> {
+fn gather(
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    sges: &SgeList,
+    offset: u32,
+    dst: &mut [u8],
+) -> Result<(), WcStatus> {
     sges.pieces(u64::from(offset), dst.len(), |s, addr, r| {
-        mr::gather(dev, pd, s.lkey, addr, dst.get_mut(r).ok_or(WcStatus::LocLenErr)?)
+        mr::gather(
+            dev,
+            pd,
+            s.lkey,
+            addr,
+            dst.get_mut(r).ok_or(WcStatus::LocLenErr)?,
+        )
     })
 }
 
@@ -117,7 +146,12 @@ impl RcEnv for KEnv<'_> {
         timer::now_us()
     }
 
-    fn transmit(&mut self, hdr: &PacketRepr<'_>, payload: PayloadSrc<'_>, len: u32) -> Result<(), TxError> {
+    fn transmit(
+        &mut self,
+        hdr: &PacketRepr<'_>,
+        payload: PayloadSrc<'_>,
+        len: u32,
+    ) -> Result<(), TxError> {
         let (dev, pd, qpn) = (self.dev, self.pd, self.qpn);
         self.sent = self.sent.wrapping_add(1);
         if self.sent % YIELD_EVERY == 0 {
@@ -125,7 +159,10 @@ impl RcEnv for KEnv<'_> {
             unsafe { b::rxe_sr_glue_cond_resched() };
         }
         let plen = usize::try_from(len).map_err(|_| TxError::Dropped)?;
-        let total = hdr.buffer_len().checked_add(plen + usize::from(hdr.bth.pad_cnt)).ok_or(TxError::Dropped)?;
+        let total = hdr
+            .buffer_len()
+            .checked_add(plen + usize::from(hdr.bth.pad_cnt))
+            .ok_or(TxError::Dropped)?;
         // Headers and payload are written straight into the skb.
         let sent = skb::send_with(dev, self.nd, self.av, self.sport, total, |ib| {
             let (off, _) = hdr.emit_headers(plen, ib).map_err(|_| TxError::Dropped)?;
@@ -139,7 +176,9 @@ impl RcEnv for KEnv<'_> {
                         Err(TxError::Local(WcStatus::LocLenErr))
                     }
                 }
-                PayloadSrc::Local { sges, offset } => gather(dev, pd, sges, offset, dst).map_err(TxError::Local),
+                PayloadSrc::Local { sges, offset } => {
+                    gather(dev, pd, sges, offset, dst).map_err(TxError::Local)
+                }
                 PayloadSrc::Remote { rkey, va } => {
                     if mr::read(dev, pd, rkey, va, dst, Access::RemoteRead(qpn)) {
                         Ok(())
@@ -161,11 +200,23 @@ impl RcEnv for KEnv<'_> {
 
     fn scatter(&mut self, sges: &SgeList, offset: u32, data: &[u8]) -> Result<(), WcStatus> {
         sges.pieces(u64::from(offset), data.len(), |s, addr, r| {
-            mr::scatter(self.dev, self.pd, s.lkey, addr, data.get(r).ok_or(WcStatus::LocLenErr)?)
+            mr::scatter(
+                self.dev,
+                self.pd,
+                s.lkey,
+                addr,
+                data.get(r).ok_or(WcStatus::LocLenErr)?,
+            )
         })
     }
 
-    fn remote_check(&mut self, op: RemoteOp, rkey: u32, va: u64, len: u32) -> Result<(), RemoteErr> {
+    fn remote_check(
+        &mut self,
+        op: RemoteOp,
+        rkey: u32,
+        va: u64,
+        len: u32,
+    ) -> Result<(), RemoteErr> {
         if !self.qp_allows(op) {
             return Err(RemoteErr::Invalid);
         }
@@ -180,28 +231,59 @@ impl RcEnv for KEnv<'_> {
     }
 
     fn remote_write(&mut self, rkey: u32, va: u64, data: &[u8]) -> Result<(), RemoteErr> {
-        if mr::write(self.dev, self.pd, rkey, va, data, Access::RemoteWrite(self.qpn)) { Ok(()) } else { Err(RemoteErr::Access) }
+        if mr::write(
+            self.dev,
+            self.pd,
+            rkey,
+            va,
+            data,
+            Access::RemoteWrite(self.qpn),
+        ) {
+            Ok(())
+        } else {
+            Err(RemoteErr::Access)
+        }
     }
 
     fn remote_atomic(&mut self, rkey: u32, va: u64, op: AtomicOp) -> Result<u64, RemoteErr> {
-        mr::remote_atomic(self.dev, self.pd, self.qpn, rkey, va, |orig| op.apply(orig)).ok_or(RemoteErr::Access)
+        mr::remote_atomic(self.dev, self.pd, self.qpn, rkey, va, |orig| op.apply(orig))
+            .ok_or(RemoteErr::Access)
     }
 
     fn invalidate(&mut self, rkey: u32) -> Result<(), RemoteErr> {
         // As rdma_rxe: only fast-registration MRs and type 2 memory windows can be
         // invalidated.
-        if invalidate_key(self.dev, self.pd, rkey) { Ok(()) } else { Err(RemoteErr::Invalid) }
+        if invalidate_key(self.dev, self.pd, rkey) {
+            Ok(())
+        } else {
+            Err(RemoteErr::Invalid)
+        }
     }
 
     fn local_op(&mut self, op: &SendOp) -> Result<(), WcStatus> {
         match *op {
             SendOp::BindMw(m) => {
-                let req = BindReq { mw_rkey: m.mw_rkey, new_rkey: m.rkey, addr: m.addr, length: m.length, access: m.access };
-                let mr = if m.length == 0 { None } else { mr::view(self.dev, self.pd, m.mr_lkey) };
-                super::mw::bind(self.dev, &req, self.pd, self.qpn, mr).map_err(|_| WcStatus::MwBindErr)
+                let req = BindReq {
+                    mw_rkey: m.mw_rkey,
+                    new_rkey: m.rkey,
+                    addr: m.addr,
+                    length: m.length,
+                    access: m.access,
+                };
+                let mr = if m.length == 0 {
+                    None
+                } else {
+                    mr::view(self.dev, self.pd, m.mr_lkey)
+                };
+                super::mw::bind(self.dev, &req, self.pd, self.qpn, mr)
+                    .map_err(|_| WcStatus::MwBindErr)
             }
             SendOp::LocalInv { invalidate_rkey } => {
-                if invalidate_key(self.dev, self.pd, invalidate_rkey) { Ok(()) } else { Err(WcStatus::LocQpOpErr) }
+                if invalidate_key(self.dev, self.pd, invalidate_rkey) {
+                    Ok(())
+                } else {
+                    Err(WcStatus::LocQpOpErr)
+                }
             }
             SendOp::RegMr { key, access } => mr::fast_reg(self.dev, self.pd, key, access),
             _ => Err(WcStatus::LocQpOpErr),

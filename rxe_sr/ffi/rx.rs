@@ -21,7 +21,11 @@ use crate::verbs::mcast::MULTICAST_QPN;
 #[no_mangle]
 unsafe extern "C" fn rxe_sr_rs_rx_work(rx: *mut b::rxe_sr_rx) {
     // SAFETY: `rx` sits at this offset inside a live RxeSrDev (Opaque is transparent).
-    let dev = unsafe { &*rx.cast::<u8>().sub(offset_of!(RxeSrDev, rx)).cast::<RxeSrDev>() };
+    let dev = unsafe {
+        &*rx.cast::<u8>()
+            .sub(offset_of!(RxeSrDev, rx))
+            .cast::<RxeSrDev>()
+    };
     loop {
         // SAFETY: the queue is initialised and alive (this function's contract); a dequeued
         // skb is ours.
@@ -57,15 +61,21 @@ fn receive(dev: &RxeSrDev, mut skb: RxSkb) -> bool {
             return false;
         };
         match p.bth.opcode {
-            Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE if p.bth.dest_qpn == MULTICAST_QPN => {
+            Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE
+                if p.bth.dest_qpn == MULTICAST_QPN =>
+            {
                 return qp::ud_deliver_mcast(dev, &p, d.ip_header, &d.dest_gid());
             }
-            Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE => return qp::ud_deliver(dev, &p, d.ip_header),
-            op if matches!(op.transport(), Transport::Rc | Transport::Uc) => match qp::connected_deliver(dev, &d, &p) {
-                Delivery::Done => return true,
-                Delivery::Dropped => return false,
-                Delivery::Later(h) => h,
-            },
+            Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE => {
+                return qp::ud_deliver(dev, &p, d.ip_header)
+            }
+            op if matches!(op.transport(), Transport::Rc | Transport::Uc) => {
+                match qp::connected_deliver(dev, &d, &p) {
+                    Delivery::Done => return true,
+                    Delivery::Dropped => return false,
+                    Delivery::Later(h) => h,
+                }
+            }
             _ => return false,
         }
     };

@@ -9,9 +9,9 @@ use kernel::prelude::*;
 use super::bindings as b;
 use super::device::RxeSrDev;
 use super::netdev::NetDev;
+use crate::proto::wire::icrc;
 use crate::verbs::ah::{Av, Network};
 use crate::verbs::counters::Counter;
-use crate::proto::wire::icrc;
 
 /// Sends `ib` (BTH .. ICRC, the ICRC's four bytes to be filled) to `av` from `dev`'s
 /// netdev `nd`, over IPv4 or IPv6 as the AV's GIDs say; a packet to our own address goes
@@ -98,7 +98,9 @@ pub(crate) fn send_with<E>(
     let done = filled.and_then(|()| {
         let (head, ib_bytes) = data.split_at_mut(hdrs);
         let (ip, udp) = head.split_at(hdrs - 8);
-        icrc::fill(ip, udp, ib_bytes).map(|_| ()).map_err(|_| SendError::Net(EINVAL))
+        icrc::fill(ip, udp, ib_bytes)
+            .map(|_| ())
+            .map_err(|_| SendError::Net(EINVAL))
     });
     if let Err(e) = done {
         // SAFETY: not sent: ours to free.
@@ -156,7 +158,9 @@ impl RxSkb {
         let mut len = 0usize;
         // SAFETY: the skb is ours (type invariant); the helper linearises it and points at
         // its IP header.
-        if unsafe { b::rxe_sr_glue_skb_ip_bytes(self.0.as_ptr(), &mut data, &mut len) } != 0 || data.is_null() {
+        if unsafe { b::rxe_sr_glue_skb_ip_bytes(self.0.as_ptr(), &mut data, &mut len) } != 0
+            || data.is_null()
+        {
             return None;
         }
         // SAFETY: `len` bytes at `data` belong to the now linear skb, which lives and is not

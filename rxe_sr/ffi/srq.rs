@@ -12,11 +12,11 @@ use core::mem::size_of;
 use core::pin::Pin;
 use core::ptr;
 use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::alloc::KVVec;
 use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::ffi::c_int;
-use kernel::prelude::*;
-use kernel::alloc::KVVec;
 use kernel::pin_init;
+use kernel::prelude::*;
 
 use super::irq_lock::{new_irq_spinlock, IrqSpinLock};
 use crate::uabi::queue::Fifo;
@@ -24,9 +24,9 @@ use crate::uabi::queue::Fifo;
 use super::bindings as b;
 use super::queue::{MappedQueue, SharedQueue};
 use crate::uabi::cqe::WcStatus;
+use crate::uabi::limits::MAX_RECV_WQE_BYTES;
 use crate::uabi::limits::RXE_MAX_SRQ_SGE;
 use crate::uabi::queue::{self, FromClientQueue};
-use crate::uabi::limits::MAX_RECV_WQE_BYTES;
 use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::{layout, resp};
 use crate::verbs::objects;
@@ -51,7 +51,11 @@ struct SrqInner {
 type KernelSrq = super::qp::RecvFifo;
 
 fn kernel_srq(depth: u32) -> Result<KernelSrq> {
-    Ok(Fifo::new(KVVec::from_elem(None, usize::try_from(depth).map_err(|_| EINVAL)?, GFP_KERNEL)?))
+    Ok(Fifo::new(KVVec::from_elem(
+        None,
+        usize::try_from(depth).map_err(|_| EINVAL)?,
+        GFP_KERNEL,
+    )?))
 }
 
 /// Per-SRQ state.
@@ -94,10 +98,19 @@ impl SrqState {
     pub(crate) fn take(&self) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
         let (taken, fire) = {
             let mut g = self.inner.lock();
-            let SrqInner { ring, q, limit, kernel, .. } = &mut *g;
+            let SrqInner {
+                ring,
+                q,
+                limit,
+                kernel,
+                ..
+            } = &mut *g;
             let (taken, left) = match kernel {
                 Some(k) => (k.pop().flatten().map(Ok)?, k.len() as u32),
-                None => (super::qp::take_from_ring(ring.as_ref(), q, self.max_sge)?, q.count()),
+                None => (
+                    super::qp::take_from_ring(ring.as_ref(), q, self.max_sge)?,
+                    q.count(),
+                ),
             };
             let fire = *limit != 0 && left < *limit;
             if fire {
@@ -108,7 +121,8 @@ impl SrqState {
         if fire {
             // Raised by run_due once the QP's lock is released: the consumer's handler may
             // post again, or modify the QP.
-            self.limit_due.store(true, core::sync::atomic::Ordering::Release);
+            self.limit_due
+                .store(true, core::sync::atomic::Ordering::Release);
         }
         Some(taken)
     }
@@ -123,7 +137,10 @@ pub(crate) unsafe fn run_due(ibsrq: *mut b::ib_srq) {
     let Some(st) = (unsafe { state(ibsrq) }) else {
         return;
     };
-    if st.limit_due.swap(false, core::sync::atomic::Ordering::AcqRel) {
+    if st
+        .limit_due
+        .swap(false, core::sync::atomic::Ordering::AcqRel)
+    {
         // SAFETY: per this function's contract.
         unsafe { b::rxe_sr_glue_srq_event(ibsrq, b::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED) };
     }
@@ -134,7 +151,11 @@ pub(crate) unsafe fn run_due(ibsrq: *mut b::ib_srq) {
 /// # Safety
 /// Called by the core with a zeroed SRQ object of our size, valid init attributes and the
 /// caller's udata (null for kernel consumers).
-pub(crate) unsafe extern "C" fn create_srq(ibsrq: *mut b::ib_srq, init: *mut b::ib_srq_init_attr, udata: *mut b::ib_udata) -> c_int {
+pub(crate) unsafe extern "C" fn create_srq(
+    ibsrq: *mut b::ib_srq,
+    init: *mut b::ib_srq_init_attr,
+    udata: *mut b::ib_udata,
+) -> c_int {
     // SAFETY: the SRQ's device is one of ours.
     let dev = unsafe { super::device::RxeSrDev::from_ib((*ibsrq).device) };
     if !crate::uabi::limits::take(&dev.srqs_used, crate::verbs::device::MAX_SRQ) {
@@ -152,7 +173,11 @@ pub(crate) unsafe extern "C" fn create_srq(ibsrq: *mut b::ib_srq, init: *mut b::
 
 /// # Safety
 /// As [`create_srq`].
-unsafe fn create_inner(ibsrq: *mut b::ib_srq, init: &mut b::ib_srq_init_attr, udata: *mut b::ib_udata) -> Result {
+unsafe fn create_inner(
+    ibsrq: *mut b::ib_srq,
+    init: &mut b::ib_srq_init_attr,
+    udata: *mut b::ib_udata,
+) -> Result {
     if init.srq_type != b::ib_srq_type_IB_SRQT_BASIC {
         return Err(super::errno::eopnotsupp());
     }
@@ -161,7 +186,10 @@ unsafe fn create_inner(ibsrq: *mut b::ib_srq, init: &mut b::ib_srq_init_attr, ud
         return Err(EINVAL);
     }
     // SAFETY: reads a boot-time constant.
-    let geo = queue::srq_geometry(a.max_wr, a.max_sge, unsafe { b::rxe_sr_glue_cache_line_size() }).ok_or(EINVAL)?;
+    let geo = queue::srq_geometry(a.max_wr, a.max_sge, unsafe {
+        b::rxe_sr_glue_cache_line_size()
+    })
+    .ok_or(EINVAL)?;
     if a.srq_limit > geo.max_wr {
         return Err(EINVAL);
     }
@@ -216,7 +244,8 @@ unsafe fn user_ring(udata: *mut b::ib_udata, geo: &queue::RqGeometry) -> Result<
     let size = u32::try_from(ring.queue().len()).map_err(|_| EINVAL)?;
     let srq_num = NEXT_SRQ_NUM.fetch_add(1, Ordering::Relaxed) & 0x00ff_ffff;
     let mut out = [0u8; layout::CREATE_SRQ_RESP_SIZE];
-    resp::emit_create_srq_resp(resp::MmInfo { offset: off, size }, srq_num, &mut out).ok_or(EINVAL)?;
+    resp::emit_create_srq_resp(resp::MmInfo { offset: off, size }, srq_num, &mut out)
+        .ok_or(EINVAL)?;
     // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
     let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) };
     if ret != 0 {
@@ -229,7 +258,10 @@ unsafe fn user_ring(udata: *mut b::ib_udata, geo: &queue::RqGeometry) -> Result<
 ///
 /// # Safety
 /// Called by the core once per created SRQ, when no QP uses it any more.
-pub(crate) unsafe extern "C" fn destroy_srq(ibsrq: *mut b::ib_srq, _udata: *mut b::ib_udata) -> c_int {
+pub(crate) unsafe extern "C" fn destroy_srq(
+    ibsrq: *mut b::ib_srq,
+    _udata: *mut b::ib_udata,
+) -> c_int {
     // SAFETY: our SRQ object.
     let srq = unsafe { &mut *ibsrq.cast::<RxeSrSrq>() };
     if srq.state.is_null() {
@@ -242,7 +274,9 @@ pub(crate) unsafe extern "C" fn destroy_srq(ibsrq: *mut b::ib_srq, _udata: *mut 
     drop(ring);
     drop(st);
     // SAFETY: the SRQ's device is one of ours.
-    crate::uabi::limits::give_back(&unsafe { super::device::RxeSrDev::from_ib((*ibsrq).device) }.srqs_used);
+    crate::uabi::limits::give_back(
+        &unsafe { super::device::RxeSrDev::from_ib((*ibsrq).device) }.srqs_used,
+    );
     objects::LIVE.srqs.dec();
     0
 }
@@ -264,7 +298,11 @@ pub(crate) unsafe extern "C" fn modify_srq(
         return EINVAL.to_errno();
     };
     if mask & b::ib_srq_attr_mask_IB_SRQ_LIMIT != 0 {
-        let depth = if mask & b::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0 { a.max_wr } else { st.inner.lock().max_wr };
+        let depth = if mask & b::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0 {
+            a.max_wr
+        } else {
+            st.inner.lock().max_wr
+        };
         if a.srq_limit > depth {
             return EINVAL.to_errno();
         }
@@ -294,13 +332,18 @@ unsafe fn resize(st: &SrqState, max_wr: u32, udata: *mut b::ib_udata) -> Result 
     }
     let mut cmd = [0u8; layout::MODIFY_SRQ_CMD_SIZE];
     // SAFETY: per this function's contract; the helper checks the length.
-    kernel::error::to_result(unsafe { b::rxe_sr_glue_copy_from_udata(udata, cmd.as_mut_ptr().cast(), cmd.len()) })?;
+    kernel::error::to_result(unsafe {
+        b::rxe_sr_glue_copy_from_udata(udata, cmd.as_mut_ptr().cast(), cmd.len())
+    })?;
     let mi_addr = resp::parse_modify_srq_cmd(&cmd).ok_or(EINVAL)?;
     if max_wr == 0 || max_wr > MAX_SRQ_WR {
         return Err(EINVAL);
     }
     // SAFETY: reads a boot-time constant.
-    let geo = queue::srq_geometry(max_wr, st.max_sge, unsafe { b::rxe_sr_glue_cache_line_size() }).ok_or(EINVAL)?;
+    let geo = queue::srq_geometry(max_wr, st.max_sge, unsafe {
+        b::rxe_sr_glue_cache_line_size()
+    })
+    .ok_or(EINVAL)?;
     // SAFETY: a live udata of a uverbs call carries its ucontext.
     let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
     if uctx.is_null() {
@@ -314,7 +357,9 @@ unsafe fn resize(st: &SrqState, max_wr: u32, udata: *mut b::ib_udata) -> Result 
     let mut mi = [0u8; layout::MMINFO_SIZE];
     resp::emit_mminfo(resp::MmInfo { offset, size }, &mut mi).ok_or(EINVAL)?;
     // SAFETY: copies to the calling process's memory; the helper faults safely.
-    kernel::error::to_result(unsafe { b::rxe_sr_glue_copy_to_user(mi_addr, mi.as_ptr().cast(), mi.len()) })?;
+    kernel::error::to_result(unsafe {
+        b::rxe_sr_glue_copy_to_user(mi_addr, mi.as_ptr().cast(), mi.len())
+    })?;
     // The old ring leaves the SRQ under the lock (with interrupts off), and its entries are
     // copied with the lock released: a ring may hold hundreds of MiB. Meanwhile the SRQ
     // looks empty to the receive path: a SEND arriving now gets an RNR NAK and is retried
@@ -324,7 +369,8 @@ unsafe fn resize(st: &SrqState, max_wr: u32, udata: *mut b::ib_udata) -> Result 
         let mut g = st.inner.lock();
         let SrqInner { ring, q, .. } = &mut *g;
         let cur = ring.as_ref().ok_or(EINVAL)?.queue();
-        q.observe_producer(cur.load_producer()).map_err(|_| EINVAL)?;
+        q.observe_producer(cur.load_producer())
+            .map_err(|_| EINVAL)?;
         if q.count() > geo.max_wr {
             return Err(EINVAL);
         }
@@ -347,7 +393,12 @@ unsafe fn resize(st: &SrqState, max_wr: u32, udata: *mut b::ib_udata) -> Result 
     let fresh_q = FromClientQueue::with_indices(geo.queue.ring, 0, pending);
     let old = {
         let mut g = st.inner.lock();
-        let SrqInner { ring, q, max_wr: depth, .. } = &mut *g;
+        let SrqInner {
+            ring,
+            q,
+            max_wr: depth,
+            ..
+        } = &mut *g;
         match fresh_q {
             Some(nq) => {
                 *q = nq;
@@ -375,7 +426,11 @@ fn resize_kernel(st: &SrqState, max_wr: u32) -> Result {
     let mut fresh = kernel_srq(max_wr)?;
     {
         let mut g = st.inner.lock();
-        let SrqInner { kernel, max_wr: depth, .. } = &mut *g;
+        let SrqInner {
+            kernel,
+            max_wr: depth,
+            ..
+        } = &mut *g;
         let k = kernel.as_mut().ok_or(EINVAL)?;
         if k.len() > fresh.capacity() {
             return Err(EINVAL);
@@ -420,7 +475,10 @@ pub(crate) unsafe extern "C" fn post_srq_recv(
 ///
 /// # Safety
 /// Called by the core with a live SRQ of ours and a writable attribute block.
-pub(crate) unsafe extern "C" fn query_srq(ibsrq: *mut b::ib_srq, attr: *mut b::ib_srq_attr) -> c_int {
+pub(crate) unsafe extern "C" fn query_srq(
+    ibsrq: *mut b::ib_srq,
+    attr: *mut b::ib_srq_attr,
+) -> c_int {
     // SAFETY: per this function's contract.
     let Some(st) = (unsafe { state(ibsrq) }) else {
         return EINVAL.to_errno();

@@ -36,7 +36,10 @@ static DESCS: Descs = descs();
 ///
 /// # Safety
 /// Called by the core for a registered device of ours.
-pub(crate) unsafe extern "C" fn alloc_hw_port_stats(_ibdev: *mut b::ib_device, _port: u32) -> *mut b::rdma_hw_stats {
+pub(crate) unsafe extern "C" fn alloc_hw_port_stats(
+    _ibdev: *mut b::ib_device,
+    _port: u32,
+) -> *mut b::rdma_hw_stats {
     // SAFETY: the descriptors are static; the core frees the returned struct.
     unsafe {
         b::rdma_alloc_hw_stats_struct(

@@ -15,10 +15,22 @@ macro_rules! same {
 }
 
 // struct rxe_queue_buf
-same!(offset_of!(b::rxe_queue_buf, log2_elem_size), l::QUEUE_LOG2_ELEM_SIZE_OFF);
-same!(offset_of!(b::rxe_queue_buf, index_mask), l::QUEUE_INDEX_MASK_OFF);
-same!(offset_of!(b::rxe_queue_buf, producer_index), l::QUEUE_PRODUCER_INDEX_OFF);
-same!(offset_of!(b::rxe_queue_buf, consumer_index), l::QUEUE_CONSUMER_INDEX_OFF);
+same!(
+    offset_of!(b::rxe_queue_buf, log2_elem_size),
+    l::QUEUE_LOG2_ELEM_SIZE_OFF
+);
+same!(
+    offset_of!(b::rxe_queue_buf, index_mask),
+    l::QUEUE_INDEX_MASK_OFF
+);
+same!(
+    offset_of!(b::rxe_queue_buf, producer_index),
+    l::QUEUE_PRODUCER_INDEX_OFF
+);
+same!(
+    offset_of!(b::rxe_queue_buf, consumer_index),
+    l::QUEUE_CONSUMER_INDEX_OFF
+);
 same!(offset_of!(b::rxe_queue_buf, data), l::QUEUE_DATA_OFF);
 // struct rxe_sge
 same!(offset_of!(b::rxe_sge, addr), l::SGE_ADDR_OFF);
@@ -28,7 +40,10 @@ same!(size_of::<b::rxe_sge>(), l::SGE_SIZE);
 // struct rxe_send_wr
 same!(offset_of!(b::rxe_send_wr, wr_id), l::SEND_WR_WR_ID_OFF);
 same!(offset_of!(b::rxe_send_wr, opcode), l::SEND_WR_OPCODE_OFF);
-same!(offset_of!(b::rxe_send_wr, send_flags), l::SEND_WR_SEND_FLAGS_OFF);
+same!(
+    offset_of!(b::rxe_send_wr, send_flags),
+    l::SEND_WR_SEND_FLAGS_OFF
+);
 same!(offset_of!(b::rxe_send_wr, ex), l::SEND_WR_EX_OFF);
 same!(offset_of!(b::rxe_send_wr, wr), l::SEND_WR_UNION_OFF);
 same!(size_of::<b::rxe_send_wr>(), l::SEND_WR_SIZE);
@@ -46,7 +61,10 @@ same!(offset_of!(b::rxe_dma_info, length), l::DMA_LENGTH_OFF);
 same!(offset_of!(b::rxe_dma_info, resid), l::DMA_RESID_OFF);
 same!(offset_of!(b::rxe_dma_info, cur_sge), l::DMA_CUR_SGE_OFF);
 same!(offset_of!(b::rxe_dma_info, num_sge), l::DMA_NUM_SGE_OFF);
-same!(offset_of!(b::rxe_dma_info, sge_offset), l::DMA_SGE_OFFSET_OFF);
+same!(
+    offset_of!(b::rxe_dma_info, sge_offset),
+    l::DMA_SGE_OFFSET_OFF
+);
 same!(size_of::<b::rxe_dma_info>(), l::DMA_INFO_SIZE);
 // struct rxe_send_wqe
 same!(offset_of!(b::rxe_send_wqe, wr), l::SEND_WQE_WR_OFF);
@@ -54,11 +72,23 @@ same!(offset_of!(b::rxe_send_wqe, status), l::SEND_WQE_STATUS_OFF);
 same!(offset_of!(b::rxe_send_wqe, state), l::SEND_WQE_STATE_OFF);
 same!(offset_of!(b::rxe_send_wqe, iova), l::SEND_WQE_IOVA_OFF);
 same!(offset_of!(b::rxe_send_wqe, mask), l::SEND_WQE_MASK_OFF);
-same!(offset_of!(b::rxe_send_wqe, first_psn), l::SEND_WQE_FIRST_PSN_OFF);
-same!(offset_of!(b::rxe_send_wqe, last_psn), l::SEND_WQE_LAST_PSN_OFF);
-same!(offset_of!(b::rxe_send_wqe, ack_length), l::SEND_WQE_ACK_LENGTH_OFF);
+same!(
+    offset_of!(b::rxe_send_wqe, first_psn),
+    l::SEND_WQE_FIRST_PSN_OFF
+);
+same!(
+    offset_of!(b::rxe_send_wqe, last_psn),
+    l::SEND_WQE_LAST_PSN_OFF
+);
+same!(
+    offset_of!(b::rxe_send_wqe, ack_length),
+    l::SEND_WQE_ACK_LENGTH_OFF
+);
 same!(offset_of!(b::rxe_send_wqe, ssn), l::SEND_WQE_SSN_OFF);
-same!(offset_of!(b::rxe_send_wqe, has_rd_atomic), l::SEND_WQE_HAS_RD_ATOMIC_OFF);
+same!(
+    offset_of!(b::rxe_send_wqe, has_rd_atomic),
+    l::SEND_WQE_HAS_RD_ATOMIC_OFF
+);
 same!(offset_of!(b::rxe_send_wqe, dma), l::SEND_WQE_DMA_OFF);
 same!(size_of::<b::rxe_send_wqe>(), l::SEND_WQE_SIZE);
 // struct rxe_recv_wqe
@@ -69,10 +99,19 @@ same!(size_of::<b::rxe_recv_wqe>(), l::RECV_WQE_SIZE);
 same!(offset_of!(b::ib_uverbs_wc, wr_id), l::UVERBS_WC_WR_ID_OFF);
 same!(offset_of!(b::ib_uverbs_wc, status), l::UVERBS_WC_STATUS_OFF);
 same!(offset_of!(b::ib_uverbs_wc, opcode), l::UVERBS_WC_OPCODE_OFF);
-same!(offset_of!(b::ib_uverbs_wc, byte_len), l::UVERBS_WC_BYTE_LEN_OFF);
+same!(
+    offset_of!(b::ib_uverbs_wc, byte_len),
+    l::UVERBS_WC_BYTE_LEN_OFF
+);
 same!(offset_of!(b::ib_uverbs_wc, qp_num), l::UVERBS_WC_QP_NUM_OFF);
-same!(offset_of!(b::ib_uverbs_wc, wc_flags), l::UVERBS_WC_WC_FLAGS_OFF);
-same!(offset_of!(b::ib_uverbs_wc, port_num), l::UVERBS_WC_PORT_NUM_OFF);
+same!(
+    offset_of!(b::ib_uverbs_wc, wc_flags),
+    l::UVERBS_WC_WC_FLAGS_OFF
+);
+same!(
+    offset_of!(b::ib_uverbs_wc, port_num),
+    l::UVERBS_WC_PORT_NUM_OFF
+);
 same!(size_of::<b::ib_uverbs_wc>(), l::UVERBS_WC_SIZE);
 // struct mminfo and the create responses
 same!(offset_of!(b::mminfo, offset), l::MMINFO_OFFSET_OFF);

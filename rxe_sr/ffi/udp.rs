@@ -28,7 +28,9 @@ impl UdpTunnel {
         // SAFETY: the helper takes plain values and returns a socket or an ERR_PTR.
         let raw = unsafe { bindings::rxe_sr_glue_udp_tunnel_open(ipv6, port) };
         let sock = from_err_ptr(raw)?;
-        NonNull::new(sock).map(|sock| UdpTunnel { sock }).ok_or(ENOMEM)
+        NonNull::new(sock)
+            .map(|sock| UdpTunnel { sock })
+            .ok_or(ENOMEM)
     }
 }
 
@@ -61,7 +63,10 @@ unsafe extern "C" fn rxe_sr_rs_udp_encap_recv(
     // SAFETY: `skb` is valid for the call; the netdev it arrived on is live while it is.
     let ndev = unsafe { b_netdev(skb) };
     let dev = ndev.as_ref().and_then(DeviceRef::get_by_netdev);
-    match (net::on_datagram(dev.as_ref().map(|d| d.dev().counters())), dev.as_ref()) {
+    match (
+        net::on_datagram(dev.as_ref().map(|d| d.dev().counters())),
+        dev.as_ref(),
+    ) {
         (Verdict::Queue, Some(d)) => d.dev().queue_rx(skb),
         _ => {
             // SAFETY: we own `skb` (we return 0) and free it exactly once.

@@ -45,7 +45,16 @@ impl IndexTable {
         let mut id = 0u32;
         // SAFETY: the table was initialised (type invariant of a registered device); the
         // xarray serialises writers with its own lock.
-        to_result(unsafe { b::rxe_sr_glue_xa_alloc_cyclic(self.xa.get(), &mut id, entry, min, max, self.next.as_ptr()) })?;
+        to_result(unsafe {
+            b::rxe_sr_glue_xa_alloc_cyclic(
+                self.xa.get(),
+                &mut id,
+                entry,
+                min,
+                max,
+                self.next.as_ptr(),
+            )
+        })?;
         Ok(id)
     }
 

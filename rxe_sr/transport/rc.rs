@@ -43,7 +43,12 @@ pub(crate) fn service(qp_type: b::ib_qp_type) -> Option<Service> {
 }
 
 /// The transport's view of the attributes.
-pub(crate) fn config(attrs: &QpAttrs, shape: &QpShape, qpn: u32, active_mtu: u32) -> Option<RcConfig> {
+pub(crate) fn config(
+    attrs: &QpAttrs,
+    shape: &QpShape,
+    qpn: u32,
+    active_mtu: u32,
+) -> Option<RcConfig> {
     let service = service(shape.qp_type)?;
     Some(RcConfig {
         service,

@@ -12,10 +12,10 @@ use crate::ffi::bindings as b;
 use crate::ffi::device::RxeSrDev;
 use crate::ffi::netdev::NetDev;
 use crate::ffi::{mr, skb};
-use crate::verbs::ah::Av;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendWqe};
+use crate::verbs::ah::Av;
 use crate::verbs::counters::Counter;
 use crate::verbs::qp::QpAttrs;
 
@@ -47,7 +47,11 @@ pub(crate) struct UdSend<'a> {
 
 /// The packet's bytes, BTH .. ICRC (the ICRC left zero for the sender to fill).
 pub(crate) fn build(s: &UdSend<'_>) -> Result<KVec<u8>> {
-    let opcode = if s.imm.is_some() { Opcode::UD_SEND_ONLY_WITH_IMMEDIATE } else { Opcode::UD_SEND_ONLY };
+    let opcode = if s.imm.is_some() {
+        Opcode::UD_SEND_ONLY_WITH_IMMEDIATE
+    } else {
+        Opcode::UD_SEND_ONLY
+    };
     let repr = PacketRepr {
         bth: BthRepr {
             opcode,
@@ -99,7 +103,10 @@ pub(crate) fn send_one(
     match &wqe.payload {
         Payload::Inline(d) => {
             let src = d.as_slice();
-            if !bytes::copy(payload.get_mut(..src.len()).ok_or(WcStatus::LocLenErr)?, src) {
+            if !bytes::copy(
+                payload.get_mut(..src.len()).ok_or(WcStatus::LocLenErr)?,
+                src,
+            ) {
                 return Err(WcStatus::LocLenErr);
             }
         }
@@ -120,7 +127,11 @@ pub(crate) fn send_one(
         _ => None,
     };
     // IBTA 10.2.5: a Q_Key with the high bit set means "use the QP's own".
-    let qkey = if ud.remote_qkey & 0x8000_0000 != 0 { attrs.qkey } else { ud.remote_qkey };
+    let qkey = if ud.remote_qkey & 0x8000_0000 != 0 {
+        attrs.qkey
+    } else {
+        ud.remote_qkey
+    };
     let psn = Psn::new(attrs.sq_psn);
     attrs.sq_psn = psn.next().get();
     let pkt = build(&UdSend {
@@ -159,7 +170,12 @@ pub(crate) fn grh_area(ip_header: &[u8]) -> [u8; 40] {
 }
 
 /// Writes `parts` one after the other across the WQE's scatter list.
-pub(crate) fn scatter_all(dev: &RxeSrDev, pd: *mut b::ib_pd, wqe: &RecvWqe, parts: &[&[u8]]) -> core::result::Result<(), WcStatus> {
+pub(crate) fn scatter_all(
+    dev: &RxeSrDev,
+    pd: *mut b::ib_pd,
+    wqe: &RecvWqe,
+    parts: &[&[u8]],
+) -> core::result::Result<(), WcStatus> {
     let total: usize = parts.iter().map(|p| p.len()).sum();
     if u64::try_from(total).map_err(|_| WcStatus::LocLenErr)? > u64::from(wqe.length) {
         return Err(WcStatus::LocLenErr);
@@ -167,7 +183,13 @@ pub(crate) fn scatter_all(dev: &RxeSrDev, pd: *mut b::ib_pd, wqe: &RecvWqe, part
     let mut at = 0u64;
     for part in parts {
         wqe.sges.pieces(at, part.len(), |s, addr, r| {
-            mr::scatter(dev, pd, s.lkey, addr, part.get(r).ok_or(WcStatus::LocLenErr)?)
+            mr::scatter(
+                dev,
+                pd,
+                s.lkey,
+                addr,
+                part.get(r).ok_or(WcStatus::LocLenErr)?,
+            )
         })?;
         at += part.len() as u64;
     }

@@ -9,10 +9,9 @@
 use super::bytes;
 use super::layout::{
     UVERBS_WC_BYTE_LEN_OFF, UVERBS_WC_DLID_PATH_BITS_OFF, UVERBS_WC_EX_OFF, UVERBS_WC_OPCODE_OFF,
-    UVERBS_WC_PKEY_INDEX_OFF, UVERBS_WC_PORT_NUM_OFF, UVERBS_WC_QP_NUM_OFF,
-    UVERBS_WC_RESERVED_OFF, UVERBS_WC_SIZE, UVERBS_WC_SLID_OFF, UVERBS_WC_SL_OFF,
-    UVERBS_WC_SRC_QP_OFF, UVERBS_WC_STATUS_OFF, UVERBS_WC_VENDOR_ERR_OFF, UVERBS_WC_WC_FLAGS_OFF,
-    UVERBS_WC_WR_ID_OFF,
+    UVERBS_WC_PKEY_INDEX_OFF, UVERBS_WC_PORT_NUM_OFF, UVERBS_WC_QP_NUM_OFF, UVERBS_WC_RESERVED_OFF,
+    UVERBS_WC_SIZE, UVERBS_WC_SLID_OFF, UVERBS_WC_SL_OFF, UVERBS_WC_SRC_QP_OFF,
+    UVERBS_WC_STATUS_OFF, UVERBS_WC_VENDOR_ERR_OFF, UVERBS_WC_WC_FLAGS_OFF, UVERBS_WC_WR_ID_OFF,
 };
 use super::send_wqe::{ImmData, NetworkType, SendOpcode, SendWqe};
 
@@ -472,8 +471,10 @@ pub fn parse_uverbs_wc(b: &[u8]) -> Result<Completion, CqeError> {
     };
     Ok(Completion {
         wr_id: bytes::u64_le(b, UVERBS_WC_WR_ID_OFF).ok_or(CqeError::BufferTooSmall)?,
-        status: WcStatus::from_uapi(u32_at(UVERBS_WC_STATUS_OFF)?).ok_or(CqeError::UnknownStatus)?,
-        opcode: WcOpcode::from_uapi(u32_at(UVERBS_WC_OPCODE_OFF)?).ok_or(CqeError::UnknownOpcode)?,
+        status: WcStatus::from_uapi(u32_at(UVERBS_WC_STATUS_OFF)?)
+            .ok_or(CqeError::UnknownStatus)?,
+        opcode: WcOpcode::from_uapi(u32_at(UVERBS_WC_OPCODE_OFF)?)
+            .ok_or(CqeError::UnknownOpcode)?,
         vendor_err: u32_at(UVERBS_WC_VENDOR_ERR_OFF)?,
         byte_len: u32_at(UVERBS_WC_BYTE_LEN_OFF)?,
         ex,

@@ -34,7 +34,10 @@ pub const MAX_RECV_WQE_BYTES: usize = 40 + 32 * 16;
 /// use. Pair each success with [`give_back`].
 pub fn take(used: &core::sync::atomic::AtomicU32, max: u32) -> bool {
     use core::sync::atomic::Ordering;
-    used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then_some(n + 1)).is_ok()
+    used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+        (n < max).then_some(n + 1)
+    })
+    .is_ok()
 }
 
 /// Returns one object taken with [`take`] (never below zero).

@@ -17,10 +17,10 @@
 //! copied out of the ring and return plain values. No input makes any function panic.
 
 mod bytes;
+pub mod cqe;
 pub mod layout;
 pub mod limits;
 pub mod queue;
-pub mod cqe;
 pub mod recv_wqe;
 pub mod resp;
 pub mod send_wqe;

@@ -316,7 +316,11 @@ fn recv_geometry(max_wr: u32, max_sge: u32, cache_line_size: u32) -> Option<RqGe
 
 /// Sizes a QP's receive queue as `rxe_init_rq`: slot = `sizeof(struct rxe_recv_wqe)` +
 /// `max_recv_sge * sizeof(struct ib_sge)`. `None` above `RXE_MAX_SGE` or when too large.
-pub fn rq_geometry(max_recv_wr: u32, max_recv_sge: u32, cache_line_size: u32) -> Option<RqGeometry> {
+pub fn rq_geometry(
+    max_recv_wr: u32,
+    max_recv_sge: u32,
+    cache_line_size: u32,
+) -> Option<RqGeometry> {
     if max_recv_sge > RXE_MAX_SGE {
         return None;
     }
@@ -451,8 +455,7 @@ impl FromClientQueue {
 
     /// True when slot `index` holds a queued entry (lies in `[consumer, producer)`).
     pub const fn contains(&self, index: u32) -> bool {
-        index & !self.ring.index_mask == 0
-            && self.ring.count(index, self.consumer) < self.count()
+        index & !self.ring.index_mask == 0 && self.ring.count(index, self.consumer) < self.count()
     }
 
     /// Byte offset in the mapping of the oldest queued entry, if any.
@@ -616,7 +619,11 @@ pub struct Fifo<T: Copy, S: core::ops::DerefMut<Target = [T]>> {
 impl<T: Copy, S: core::ops::DerefMut<Target = [T]>> Fifo<T, S> {
     /// An empty FIFO holding at most `slots.len()` values.
     pub fn new(slots: S) -> Self {
-        Fifo { slots, head: 0, len: 0 }
+        Fifo {
+            slots,
+            head: 0,
+            len: 0,
+        }
     }
 
     /// Capacity.
@@ -677,7 +684,10 @@ impl<T: Copy, S: core::ops::DerefMut<Target = [T]>> Fifo<T, S> {
 
     /// Moves every queued value, oldest first, into `other` (which must have room: values
     /// that do not fit stay here). Returns how many moved.
-    pub fn drain_into<S2: core::ops::DerefMut<Target = [T]>>(&mut self, other: &mut Fifo<T, S2>) -> usize {
+    pub fn drain_into<S2: core::ops::DerefMut<Target = [T]>>(
+        &mut self,
+        other: &mut Fifo<T, S2>,
+    ) -> usize {
         let mut n = 0;
         while !other.is_full() {
             match self.pop() {

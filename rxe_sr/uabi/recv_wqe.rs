@@ -6,7 +6,9 @@
 //! and the SGEs are read here; the length is recomputed from the SGEs.
 
 use super::bytes;
-use super::layout::{RECV_WQE_DMA_NUM_SGE_OFF, RECV_WQE_DMA_SGE_OFF, RECV_WQE_SIZE, RECV_WQE_WR_ID_OFF};
+use super::layout::{
+    RECV_WQE_DMA_NUM_SGE_OFF, RECV_WQE_DMA_SGE_OFF, RECV_WQE_SIZE, RECV_WQE_WR_ID_OFF,
+};
 use super::sge::{Sge, SgeList};
 use super::WqeError;
 

@@ -19,15 +19,15 @@ use super::layout::{
     AV_DGID_ADDR_OFF, AV_DMAC_OFF, AV_GRH_DGID_OFF, AV_GRH_FLOW_LABEL_OFF, AV_GRH_HOP_LIMIT_OFF,
     AV_GRH_SGID_INDEX_OFF, AV_GRH_TRAFFIC_CLASS_OFF, AV_NETWORK_TYPE_OFF, AV_PORT_NUM_OFF,
     AV_SGID_ADDR_OFF, SEND_WQE_DMA_DATA_OFF, SEND_WQE_DMA_LENGTH_OFF, SEND_WQE_DMA_NUM_SGE_OFF,
-    SEND_WQE_SIZE, SEND_WQE_WR_EX_OFF, SEND_WQE_WR_ID_OFF, SEND_WQE_WR_OFF,
-    SEND_WQE_WR_OPCODE_OFF, SEND_WQE_WR_SEND_FLAGS_OFF, SEND_WR_ATOMIC_COMPARE_ADD_OFF,
-    SEND_WR_ATOMIC_REMOTE_ADDR_OFF, SEND_WR_ATOMIC_RKEY_OFF, SEND_WR_ATOMIC_SWAP_OFF,
-    SEND_WR_FLUSH_LEVEL_OFF, SEND_WR_FLUSH_REMOTE_ADDR_OFF, SEND_WR_FLUSH_RKEY_OFF,
-    SEND_WR_FLUSH_TYPE_OFF, SEND_WR_MW_ACCESS_OFF, SEND_WR_MW_ADDR_OFF, SEND_WR_MW_LENGTH_OFF,
-    SEND_WR_MW_MR_LKEY_OFF, SEND_WR_MW_MW_RKEY_OFF, SEND_WR_MW_RKEY_OFF,
-    SEND_WR_RDMA_REMOTE_ADDR_OFF, SEND_WR_RDMA_RKEY_OFF, SEND_WR_UD_AH_NUM_OFF,
-    SEND_WR_UD_AV_OFF, SEND_WR_UD_PKEY_INDEX_OFF, SEND_WR_UD_REMOTE_QKEY_OFF,
-    SEND_WR_UD_REMOTE_QPN_OFF, SOCKADDR_IN6_ADDR_OFF, SOCKADDR_IN_ADDR_OFF,
+    SEND_WQE_SIZE, SEND_WQE_WR_EX_OFF, SEND_WQE_WR_ID_OFF, SEND_WQE_WR_OFF, SEND_WQE_WR_OPCODE_OFF,
+    SEND_WQE_WR_SEND_FLAGS_OFF, SEND_WR_ATOMIC_COMPARE_ADD_OFF, SEND_WR_ATOMIC_REMOTE_ADDR_OFF,
+    SEND_WR_ATOMIC_RKEY_OFF, SEND_WR_ATOMIC_SWAP_OFF, SEND_WR_FLUSH_LEVEL_OFF,
+    SEND_WR_FLUSH_REMOTE_ADDR_OFF, SEND_WR_FLUSH_RKEY_OFF, SEND_WR_FLUSH_TYPE_OFF,
+    SEND_WR_MW_ACCESS_OFF, SEND_WR_MW_ADDR_OFF, SEND_WR_MW_LENGTH_OFF, SEND_WR_MW_MR_LKEY_OFF,
+    SEND_WR_MW_MW_RKEY_OFF, SEND_WR_MW_RKEY_OFF, SEND_WR_RDMA_REMOTE_ADDR_OFF,
+    SEND_WR_RDMA_RKEY_OFF, SEND_WR_UD_AH_NUM_OFF, SEND_WR_UD_AV_OFF, SEND_WR_UD_PKEY_INDEX_OFF,
+    SEND_WR_UD_REMOTE_QKEY_OFF, SEND_WR_UD_REMOTE_QPN_OFF, SOCKADDR_IN6_ADDR_OFF,
+    SOCKADDR_IN_ADDR_OFF,
 };
 use super::limits::{ATOMIC_SIZE, MAX_QPN, RXE_MAX_INLINE_DATA, RXE_MAX_MSG_SIZE, RXE_NUM_PORT};
 use super::sge::{Sge, SgeList};
@@ -192,7 +192,10 @@ impl SendOpcode {
 
     /// True for the local operations that send no packet (`WR_LOCAL_OP_MASK`).
     pub const fn is_local(self) -> bool {
-        matches!(self, SendOpcode::LocalInv | SendOpcode::BindMw | SendOpcode::RegMr)
+        matches!(
+            self,
+            SendOpcode::LocalInv | SendOpcode::BindMw | SendOpcode::RegMr
+        )
     }
 
     /// True when the WQE carries immediate data.
@@ -496,7 +499,9 @@ impl Av {
     pub fn agrees_with(&self, sgid: &[u8; 16]) -> bool {
         let v4 = is_v4_mapped;
         match (self.network_type, self.daddr) {
-            (NetworkType::Ipv4, IpAddr::V4(a)) => v4(sgid) && v4(&self.dgid) && self.dgid[12..] == a,
+            (NetworkType::Ipv4, IpAddr::V4(a)) => {
+                v4(sgid) && v4(&self.dgid) && self.dgid[12..] == a
+            }
             (NetworkType::Ipv6, IpAddr::V6(a)) => !v4(sgid) && !v4(&self.dgid) && self.dgid == a,
             _ => false,
         }
@@ -690,12 +695,23 @@ impl SendWqe {
 
         let inline = |len: u32| {
             let n = bytes::usize_from(len).ok_or(WqeError::InlineTooLong)?;
-            let end = SEND_WQE_DMA_DATA_OFF.checked_add(n).ok_or(WqeError::InlineOutsideSlot)?;
-            let src = b.get(SEND_WQE_DMA_DATA_OFF..end).ok_or(WqeError::InlineOutsideSlot)?;
+            let end = SEND_WQE_DMA_DATA_OFF
+                .checked_add(n)
+                .ok_or(WqeError::InlineOutsideSlot)?;
+            let src = b
+                .get(SEND_WQE_DMA_DATA_OFF..end)
+                .ok_or(WqeError::InlineOutsideSlot)?;
             InlineData::new(src).ok_or(WqeError::InlineTooLong)
         };
         let sges = || SgeList::parse(b, SEND_WQE_DMA_DATA_OFF, num_sge, limits.max_sge);
-        let fields = WrFields { wr_id, opcode, flags, op, ud, dma_length };
+        let fields = WrFields {
+            wr_id,
+            opcode,
+            flags,
+            op,
+            ud,
+            dma_length,
+        };
         SendWqe::build(fields, qp_type, limits, inline, sges)
     }
 
@@ -710,7 +726,14 @@ impl SendWqe {
         inline: impl FnOnce(u32) -> Result<InlineData, WqeError>,
         sges: impl FnOnce() -> Result<(SgeList, u32), WqeError>,
     ) -> Result<SendWqe, WqeError> {
-        let WrFields { wr_id, opcode, mut flags, op, ud, dma_length } = f;
+        let WrFields {
+            wr_id,
+            opcode,
+            mut flags,
+            op,
+            ud,
+            dma_length,
+        } = f;
         if !opcode.allowed_on(qp_type) {
             return Err(WqeError::OpcodeNotAllowed);
         }
@@ -833,7 +856,10 @@ impl SendWqe {
 }
 
 fn parse_ud(b: &[u8]) -> Result<UdDest, WqeError> {
-    let remote_qpn = need(bytes::u32_le(b, SEND_WQE_WR_OFF + SEND_WR_UD_REMOTE_QPN_OFF))?;
+    let remote_qpn = need(bytes::u32_le(
+        b,
+        SEND_WQE_WR_OFF + SEND_WR_UD_REMOTE_QPN_OFF,
+    ))?;
     if remote_qpn > MAX_QPN {
         return Err(WqeError::BadRemoteQpn);
     }
@@ -845,8 +871,14 @@ fn parse_ud(b: &[u8]) -> Result<UdDest, WqeError> {
     };
     Ok(UdDest {
         remote_qpn,
-        remote_qkey: need(bytes::u32_le(b, SEND_WQE_WR_OFF + SEND_WR_UD_REMOTE_QKEY_OFF))?,
-        pkey_index: need(bytes::u16_le(b, SEND_WQE_WR_OFF + SEND_WR_UD_PKEY_INDEX_OFF))?,
+        remote_qkey: need(bytes::u32_le(
+            b,
+            SEND_WQE_WR_OFF + SEND_WR_UD_REMOTE_QKEY_OFF,
+        ))?,
+        pkey_index: need(bytes::u16_le(
+            b,
+            SEND_WQE_WR_OFF + SEND_WR_UD_PKEY_INDEX_OFF,
+        ))?,
         ah_num,
         av,
     })

@@ -3,9 +3,9 @@
 //! receive WQEs.
 
 use super::bytes;
+use super::cqe::WcStatus;
 use super::layout::{SGE_ADDR_OFF, SGE_LENGTH_OFF, SGE_LKEY_OFF, SGE_SIZE};
 use super::limits::{RXE_MAX_MSG_SIZE, RXE_MAX_SGE};
-use super::cqe::WcStatus;
 use super::WqeError;
 
 /// One scatter/gather element: `length` bytes at `addr` in the MR named by `lkey`.
@@ -32,7 +32,11 @@ impl Sge {
     /// Writes the SGE at `off` in `b` (as user space does); `None` if it does not fit.
     pub fn write(&self, b: &mut [u8], off: usize) -> Option<()> {
         bytes::put(b, off.checked_add(SGE_ADDR_OFF)?, &self.addr.to_le_bytes())?;
-        bytes::put(b, off.checked_add(SGE_LENGTH_OFF)?, &self.length.to_le_bytes())?;
+        bytes::put(
+            b,
+            off.checked_add(SGE_LENGTH_OFF)?,
+            &self.length.to_le_bytes(),
+        )?;
         bytes::put(b, off.checked_add(SGE_LKEY_OFF)?, &self.lkey.to_le_bytes())
     }
 }
@@ -78,13 +82,19 @@ impl SgeList {
                 skip -= l;
                 continue;
             }
-            let n = usize::try_from(l - skip).unwrap_or(usize::MAX).min(len - done);
+            let n = usize::try_from(l - skip)
+                .unwrap_or(usize::MAX)
+                .min(len - done);
             let addr = s.addr.checked_add(skip).ok_or(WcStatus::LocProtErr)?;
             f(s, addr, done..done + n)?;
             done += n;
             skip = 0;
         }
-        if done == len { Ok(()) } else { Err(WcStatus::LocLenErr) }
+        if done == len {
+            Ok(())
+        } else {
+            Err(WcStatus::LocLenErr)
+        }
     }
 
     /// The empty list.
@@ -136,7 +146,12 @@ impl SgeList {
     /// `num_sge <= max_sge` (itself capped at [`RXE_MAX_SGE`]), that the array lies inside the
     /// slot, that no `addr + length` overflows, and that the total is at most
     /// [`RXE_MAX_MSG_SIZE`]. Returns the list and its total length.
-    pub fn parse(b: &[u8], off: usize, num_sge: u32, max_sge: u32) -> Result<(SgeList, u32), WqeError> {
+    pub fn parse(
+        b: &[u8],
+        off: usize,
+        num_sge: u32,
+        max_sge: u32,
+    ) -> Result<(SgeList, u32), WqeError> {
         let n = bytes::usize_from(num_sge).ok_or(WqeError::TooManySge)?;
         if num_sge <= max_sge.min(RXE_MAX_SGE) {
             let end = n

@@ -36,7 +36,13 @@ use crate::uabi::send_wqe::is_v4_mapped;
 
 impl Av {
     /// An AV from a source and destination GID; both must be of the same IP version.
-    pub(crate) fn new(sgid: [u8; 16], dgid: [u8; 16], flow_label: u32, hop_limit: u8, traffic_class: u8) -> Option<Av> {
+    pub(crate) fn new(
+        sgid: [u8; 16],
+        dgid: [u8; 16],
+        flow_label: u32,
+        hop_limit: u8,
+        traffic_class: u8,
+    ) -> Option<Av> {
         let network = match (is_v4_mapped(&sgid), is_v4_mapped(&dgid)) {
             (true, true) => Network::V4,
             (false, false) => Network::V6,

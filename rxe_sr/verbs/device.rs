@@ -60,7 +60,16 @@ pub(crate) fn devices_live() -> usize {
 /// The node GUID from the netdev's MAC address: modified EUI-64 (RFC 4291 appendix A), as
 /// rdma_rxe derives it. Returned in wire (big-endian) byte order.
 pub(crate) fn guid_from_mac(mac: [u8; 6]) -> [u8; 8] {
-    [mac[0] ^ 2, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]]
+    [
+        mac[0] ^ 2,
+        mac[1],
+        mac[2],
+        0xff,
+        0xfe,
+        mac[3],
+        mac[4],
+        mac[5],
+    ]
 }
 
 /// The IB path MTU (`enum ib_mtu`) that fits in a netdev MTU of `eth_mtu` bytes.
@@ -130,7 +139,11 @@ pub(crate) fn device_attr(sys_image_guid: u64) -> b::ib_device_attr {
 
 /// Port attributes, as `ibv_query_port` reports them (speed and width are filled in from the
 /// netdev by the core's `ib_get_eth_speed`).
-pub(crate) fn port_attr(state: b::ib_port_state, active_mtu: b::ib_mtu, netdev_up: bool) -> b::ib_port_attr {
+pub(crate) fn port_attr(
+    state: b::ib_port_state,
+    active_mtu: b::ib_mtu,
+    netdev_up: bool,
+) -> b::ib_port_attr {
     let phys_state = if state == b::ib_port_state_IB_PORT_ACTIVE {
         b::ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP
     } else if netdev_up {

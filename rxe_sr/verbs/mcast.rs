@@ -56,7 +56,9 @@ pub(crate) enum Attached {
 
 impl McastGroups {
     fn find(&mut self, mgid: &[u8; 16]) -> Option<&mut Option<Group>> {
-        self.slots.iter_mut().find(|s| s.as_ref().is_some_and(|g| &g.mgid == mgid))
+        self.slots
+            .iter_mut()
+            .find(|s| s.as_ref().is_some_and(|g| &g.mgid == mgid))
     }
 
     /// Attaches QP `qpn` to group `mgid`, creating the group on first use. ENOMEM when a
@@ -111,7 +113,11 @@ impl McastGroups {
     }
 
     /// Copies the QPNs attached to `mgid` into `out`; returns how many.
-    pub(crate) fn members(&self, mgid: &[u8; 16], out: &mut [u32; MAX_MCAST_QP_ATTACH as usize]) -> usize {
+    pub(crate) fn members(
+        &self,
+        mgid: &[u8; 16],
+        out: &mut [u32; MAX_MCAST_QP_ATTACH as usize],
+    ) -> usize {
         match self.slots.iter().flatten().find(|g| &g.mgid == mgid) {
             Some(g) => {
                 *out = g.qpns;

@@ -4,10 +4,10 @@
 //! Everything here is safe Rust over plain values; the C-ABI entry points that the RDMA core
 //! calls live in `ffi/` and forward here.
 
-pub(crate) mod device;
 pub(crate) mod ah;
 pub(crate) mod counters;
 pub(crate) mod cq;
+pub(crate) mod device;
 pub(crate) mod mcast;
 pub(crate) mod mr;
 pub(crate) mod objects;

@@ -55,9 +55,15 @@ pub(crate) fn shape(init: &b::ib_qp_init_attr, cache_line: u32) -> Result<QpShap
     if cap.max_send_wr == 0 || cap.max_send_wr > MAX_WR || cap.max_recv_wr > MAX_WR {
         return Err(EINVAL);
     }
-    let sq = queue::sq_geometry(cap.max_send_wr, cap.max_send_sge, cap.max_inline_data, cache_line)
+    let sq = queue::sq_geometry(
+        cap.max_send_wr,
+        cap.max_send_sge,
+        cap.max_inline_data,
+        cache_line,
+    )
+    .ok_or(EINVAL)?;
+    let rq = queue::rq_geometry(cap.max_recv_wr.max(1), cap.max_recv_sge.max(1), cache_line)
         .ok_or(EINVAL)?;
-    let rq = queue::rq_geometry(cap.max_recv_wr.max(1), cap.max_recv_sge.max(1), cache_line).ok_or(EINVAL)?;
     Ok(QpShape {
         qp_type: init.qp_type,
         sq,
@@ -120,7 +126,10 @@ impl QpAttrs {
         {
             return Err(EINVAL);
         }
-        if has(b::ib_qp_attr_mask_IB_QP_AV) && (a.ah_attr.port_num != 1 || a.ah_attr.type_ != b::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE) {
+        if has(b::ib_qp_attr_mask_IB_QP_AV)
+            && (a.ah_attr.port_num != 1
+                || a.ah_attr.type_ != b::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE)
+        {
             return Err(EINVAL);
         }
         if has(b::ib_qp_attr_mask_IB_QP_ALT_PATH) || has(b::ib_qp_attr_mask_IB_QP_PATH_MIG_STATE) {
@@ -135,8 +144,10 @@ impl QpAttrs {
         {
             return Err(EINVAL);
         }
-        if (has(b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC) && u32::from(a.max_rd_atomic) > MAX_RD_ATOMIC)
-            || (has(b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC) && u32::from(a.max_dest_rd_atomic) > MAX_RD_ATOMIC)
+        if (has(b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC)
+            && u32::from(a.max_rd_atomic) > MAX_RD_ATOMIC)
+            || (has(b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC)
+                && u32::from(a.max_dest_rd_atomic) > MAX_RD_ATOMIC)
         {
             return Err(EINVAL);
         }

@@ -54,7 +54,10 @@ pub struct NoBits;
 
 /// MELO's shared bits pool; one per device and direction.
 #[derive(Clone, Debug)]
-pub struct BitsPool<const BLOCKS: usize = DEFAULT_BLOCKS, const BLOCK_BITS: u32 = DEFAULT_BLOCK_BITS> {
+pub struct BitsPool<
+    const BLOCKS: usize = DEFAULT_BLOCKS,
+    const BLOCK_BITS: u32 = DEFAULT_BLOCK_BITS,
+> {
     bits: [u64; BLOCKS],
     next_ptr: [u16; BLOCKS],
     /// The free slots array: entries at index >= `avail_ptr` name free blocks.
@@ -207,7 +210,11 @@ impl<const BLOCKS: usize, const BLOCK_BITS: u32> BitsPool<BLOCKS, BLOCK_BITS> {
     /// The bit of `psn` (false if not covered).
     pub fn get(&self, chain: &BitsChain, psn: Psn) -> bool {
         self.locate(chain, psn)
-            .and_then(|(b, bit)| self.bits.get(usize::from(b)).map(|x| x & (1u64 << bit) != 0))
+            .and_then(|(b, bit)| {
+                self.bits
+                    .get(usize::from(b))
+                    .map(|x| x & (1u64 << bit) != 0)
+            })
             .unwrap_or(false)
     }
 

@@ -127,7 +127,9 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Default
     }
 }
 
-impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> SrPool<UNITS, BLOCKS, BLOCK_BITS> {
+impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
+    SrPool<UNITS, BLOCKS, BLOCK_BITS>
+{
     /// Compile-time check of the parameters.
     const VALID: () = assert!(
         BLOCK_BITS >= 1 && BLOCK_BITS <= 64 && UNITS < NIL as usize && BLOCKS < NIL as usize
@@ -313,7 +315,9 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> SrPool<UNIT
     /// Makes the chain of `id` cover `psn`, appending blocks at the tail. On exhaustion
     /// nothing is appended beyond what fitted, and `Exhausted` is returned.
     pub fn cover(&mut self, id: UnitId, psn: Psn) -> Result<(), Exhausted> {
-        let Some(u) = self.unit(id) else { return Err(Exhausted) };
+        let Some(u) = self.unit(id) else {
+            return Err(Exhausted);
+        };
         let off = psn.diff(u.bm_base);
         if off < 0 {
             return Ok(());
@@ -326,7 +330,9 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> SrPool<UNIT
         let mut have = u32::from(u.nblocks);
         while have < need {
             let b = self.alloc_block()?;
-            let Some(u) = self.unit_mut(id) else { return Err(Exhausted) };
+            let Some(u) = self.unit_mut(id) else {
+                return Err(Exhausted);
+            };
             let old_tail = u.tail;
             u.tail = b;
             if old_tail == NIL {
@@ -470,10 +476,14 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> SrPool<UNIT
         let mut p = from;
         let mut left = limit;
         // Skip to the block holding `from` once, then walk forward block by block.
-        let Some((mut b, mut bit)) = self.locate(id, from) else { return from };
+        let Some((mut b, mut bit)) = self.locate(id, from) else {
+            return from;
+        };
         let _ = u;
         while left > 0 {
-            let Some(blk) = self.blocks.get(usize::from(b)) else { return p };
+            let Some(blk) = self.blocks.get(usize::from(b)) else {
+                return p;
+            };
             while bit < BLOCK_BITS && left > 0 {
                 if blk.bits & (1u64 << bit) == 0 {
                     return p;

@@ -157,14 +157,20 @@ pub trait RcEnv {
 
     /// Sends one packet: the headers in `hdr` (`hdr.payload` is empty, `hdr.bth.pad_cnt`
     /// already matches `len`) followed by `len` bytes from `payload`.
-    fn transmit(&mut self, hdr: &PacketRepr<'_>, payload: PayloadSrc<'_>, len: u32) -> Result<(), TxError>;
+    fn transmit(
+        &mut self,
+        hdr: &PacketRepr<'_>,
+        payload: PayloadSrc<'_>,
+        len: u32,
+    ) -> Result<(), TxError>;
 
     /// Writes `data` into the SGE list at byte `offset` (L_Keys with local write checked).
     fn scatter(&mut self, sges: &SgeList, offset: u32, data: &[u8]) -> Result<(), WcStatus>;
 
     /// Checks that `[va, va + len)` of the memory named by `rkey` may be accessed for `op`
     /// through this QP.
-    fn remote_check(&mut self, op: RemoteOp, rkey: u32, va: u64, len: u32) -> Result<(), RemoteErr>;
+    fn remote_check(&mut self, op: RemoteOp, rkey: u32, va: u64, len: u32)
+        -> Result<(), RemoteErr>;
 
     /// Writes `data` at `va` of the memory named by `rkey` (checked for [`RemoteOp::Write`]).
     fn remote_write(&mut self, rkey: u32, va: u64, data: &[u8]) -> Result<(), RemoteErr>;
@@ -230,13 +236,17 @@ pub const fn timeout_us(timeout: u8) -> u64 {
 
 /// The RNR NAK timer values of IBTA table 45 in microseconds, indexed by the 5-bit code.
 const RNR_TIMER_US: [u64; 32] = [
-    655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840, 5120, 7680,
-    10_240, 15_360, 20_480, 30_720, 40_960, 61_440, 81_920, 122_880, 163_840, 245_760, 327_680, 491_520,
+    655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840,
+    5120, 7680, 10_240, 15_360, 20_480, 30_720, 40_960, 61_440, 81_920, 122_880, 163_840, 245_760,
+    327_680, 491_520,
 ];
 
 /// The delay an RNR NAK with timer code `code` asks for, in microseconds.
 pub fn rnr_delay_us(code: u8) -> u64 {
-    RNR_TIMER_US.get(usize::from(code & 0x1f)).copied().unwrap_or(655_360)
+    RNR_TIMER_US
+        .get(usize::from(code & 0x1f))
+        .copied()
+        .unwrap_or(655_360)
 }
 
 /// AETH NAK codes (IBTA 9.7.5.2.8, table 44).

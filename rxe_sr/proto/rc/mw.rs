@@ -22,7 +22,8 @@ pub const ACCESS_MW_BIND: u32 = 1 << 4;
 /// `IB_ZERO_BASED`.
 pub const ACCESS_ZERO_BASED: u32 = 1 << 5;
 /// What a bind may grant (local write is accepted and means nothing for a window).
-const BIND_ACCESS: u32 = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC;
+const BIND_ACCESS: u32 =
+    ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC;
 
 /// The window type (`enum ib_mw_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,7 +139,13 @@ impl Window {
     /// Binds the window, through QP `qpn` of PD `qp_pd`, to `mr` (None when the request
     /// names no region: length 0). The checks are IBTA's C10-72..75 and o10-36/37, in the
     /// order rdma_rxe makes them.
-    pub fn bind(&mut self, req: &BindReq, qp_pd: usize, qpn: u32, mr: Option<MrView>) -> Result<(), MwError> {
+    pub fn bind(
+        &mut self,
+        req: &BindReq,
+        qp_pd: usize,
+        qpn: u32,
+        mr: Option<MrView>,
+    ) -> Result<(), MwError> {
         if req.access & !(BIND_ACCESS | ACCESS_ZERO_BASED) != 0 {
             return Err(MwError::Invalid);
         }
@@ -159,7 +166,11 @@ impl Window {
         if self.pd != qp_pd {
             return Err(MwError::Invalid);
         }
-        let mr = if req.length == 0 { None } else { Some(mr.ok_or(MwError::Invalid)?) };
+        let mr = if req.length == 0 {
+            None
+        } else {
+            Some(mr.ok_or(MwError::Invalid)?)
+        };
         if let Some(m) = mr {
             let writable = req.access & (ACCESS_REMOTE_WRITE | ACCESS_REMOTE_ATOMIC) != 0;
             let end = req.addr.checked_add(req.length).ok_or(MwError::Invalid)?;
@@ -189,7 +200,11 @@ impl Window {
     /// of PD `qp_pd`: type 2, bound, and of the QP's PD only (IBTA o10-37.2.5: a QP reaches
     /// only its own PD's windows); it returns to Free.
     pub fn invalidate(&mut self, rkey: u32, qp_pd: usize) -> Result<(), MwError> {
-        if rkey != self.rkey || self.mw_type != MwType::Type2 || self.state != MwState::Valid || self.pd != qp_pd {
+        if rkey != self.rkey
+            || self.mw_type != MwType::Type2
+            || self.state != MwState::Valid
+            || self.pd != qp_pd
+        {
             return Err(MwError::Invalid);
         }
         *self = Window::new(MwType::Type2, self.rkey, self.pd);
@@ -198,7 +213,15 @@ impl Window {
 
     /// Whether a remote request through QP `qpn` of PD `qp_pd` may use `rkey` for `access`
     /// (`ACCESS_REMOTE_*`) on `[va, va + len)`: gives the L_Key of the region to reach.
-    pub fn reach(&self, rkey: u32, qp_pd: usize, qpn: u32, access: u32, va: u64, len: u64) -> Option<u32> {
+    pub fn reach(
+        &self,
+        rkey: u32,
+        qp_pd: usize,
+        qpn: u32,
+        access: u32,
+        va: u64,
+        len: u64,
+    ) -> Option<u32> {
         let end = va.checked_add(len)?;
         let ok = rkey == self.rkey
             && self.state == MwState::Valid

@@ -22,8 +22,8 @@ use core::num::NonZeroU32;
 use core::ops::DerefMut;
 
 use super::{
-    nak, packets, rnr_delay_us, Outcome, PayloadSrc, RcConfig, RcEnv, Service, TxError, MAX_PKT_PER_ACK,
-    MAX_UNACKED_PSNS,
+    nak, packets, rnr_delay_us, Outcome, PayloadSrc, RcConfig, RcEnv, Service, TxError,
+    MAX_PKT_PER_ACK, MAX_UNACKED_PSNS,
 };
 use crate::proto::psn::Psn;
 use crate::proto::recovery::gbn::Gbn;
@@ -67,7 +67,9 @@ impl SqEntry {
     fn is_rd_atomic(&self) -> bool {
         matches!(
             self.wqe.op,
-            SendOp::RdmaRead { .. } | SendOp::AtomicCmpAndSwp { .. } | SendOp::AtomicFetchAndAdd { .. }
+            SendOp::RdmaRead { .. }
+                | SendOp::AtomicCmpAndSwp { .. }
+                | SendOp::AtomicFetchAndAdd { .. }
         )
     }
 
@@ -98,7 +100,10 @@ struct Actions {
 
 impl Actions {
     const fn new() -> Self {
-        Actions { buf: [None; 8], n: 0 }
+        Actions {
+            buf: [None; 8],
+            n: 0,
+        }
     }
 }
 
@@ -259,9 +264,10 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         }
         let rc = cfg.service == Service::Rc;
         let npsn = match wqe.op {
-            SendOp::Send | SendOp::SendWithImm { .. } | SendOp::RdmaWrite { .. } | SendOp::RdmaWriteWithImm { .. } => {
-                packets(wqe.length, self.pmtu.get())
-            }
+            SendOp::Send
+            | SendOp::SendWithImm { .. }
+            | SendOp::RdmaWrite { .. }
+            | SendOp::RdmaWriteWithImm { .. } => packets(wqe.length, self.pmtu.get()),
             SendOp::SendWithInv { .. } if rc => packets(wqe.length, self.pmtu.get()),
             SendOp::RdmaRead { .. } if rc => packets(wqe.length, self.pmtu.get()),
             SendOp::AtomicCmpAndSwp { .. } | SendOp::AtomicFetchAndAdd { .. } if rc => {
@@ -296,7 +302,10 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
     /// completion. Nothing is left.
     pub fn flush(&mut self, cfg: &RcConfig, mut retire: impl FnMut(&Completion)) {
         // (By reference: an entry is large, and kernel stacks are small.)
-        while let Some(c) = self.entry(0).map(|e| Completion::for_send_wqe(&e.wqe, cfg.qpn, WcStatus::WrFlushErr)) {
+        while let Some(c) = self
+            .entry(0)
+            .map(|e| Completion::for_send_wqe(&e.wqe, cfg.qpn, WcStatus::WrFlushErr))
+        {
             retire(&c);
             let cap = self.slots.len().max(1);
             self.head = (self.head + 1) % cap;
@@ -332,7 +341,8 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 // A local operation: it runs once (a go-back passes over it again), in
                 // order with the requests around it, and completes as the requests before it
                 // are acknowledged.
-                let (op, done, fence) = (e.wqe.op, e.complete, e.wqe.flags.contains(SendFlags::FENCE));
+                let (op, done, fence) =
+                    (e.wqe.op, e.complete, e.wqe.flags.contains(SendFlags::FENCE));
                 if !done {
                     if fence && self.rd_atomic_out > 0 {
                         break;
@@ -356,10 +366,20 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             if rd_atomic && self.next_pkt == 0 && self.rd_atomic_out >= cfg.max_rd_atomic.max(1) {
                 break;
             }
-            if e.wqe.flags.contains(SendFlags::FENCE) && self.next_pkt == 0 && self.rd_atomic_out > 0 {
+            if e.wqe.flags.contains(SendFlags::FENCE)
+                && self.next_pkt == 0
+                && self.rd_atomic_out > 0
+            {
                 break;
             }
-            let sent = Self::send_packet(env, cfg, self.pmtu.get(), &mut self.noack_pkts, e, self.next_pkt);
+            let sent = Self::send_packet(
+                env,
+                cfg,
+                self.pmtu.get(),
+                &mut self.noack_pkts,
+                e,
+                self.next_pkt,
+            );
             let (last, used) = match sent {
                 Ok(x) => x,
                 Err(status) => return self.fail_entry(env, cfg, self.next, status),
@@ -375,7 +395,14 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                     self.counters.resent_pkts += 1;
                 }
                 let mut acts = Actions::new();
-                self.engine.on_requester(&mut (), ReqEvent::Sent { psn: psn.add(used - 1), now }, &mut acts);
+                self.engine.on_requester(
+                    &mut (),
+                    ReqEvent::Sent {
+                        psn: psn.add(used - 1),
+                        now,
+                    },
+                    &mut acts,
+                );
                 if self.apply(env, cfg, acts) == Outcome::Error {
                     return Outcome::Error;
                 }
@@ -427,7 +454,11 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 ack_req = true;
                 (Opcode::RC_RDMA_READ_REQUEST, 0, n - k)
             }
-            SendOp::AtomicCmpAndSwp { remote, compare, swap } => {
+            SendOp::AtomicCmpAndSwp {
+                remote,
+                compare,
+                swap,
+            } => {
                 ext.atomic_eth = Some(AtomicEth {
                     va: remote.addr,
                     rkey: remote.rkey,
@@ -474,7 +505,10 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             }
             op => {
                 let plen = e.wqe.length.saturating_sub(off).min(pmtu);
-                let write = matches!(op, SendOp::RdmaWrite { .. } | SendOp::RdmaWriteWithImm { .. });
+                let write = matches!(
+                    op,
+                    SendOp::RdmaWrite { .. } | SendOp::RdmaWriteWithImm { .. }
+                );
                 if let SendOp::RdmaWrite { remote } | SendOp::RdmaWriteWithImm { remote, .. } = op {
                     if first {
                         ext.reth = Some(Reth {
@@ -485,7 +519,9 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                     }
                 }
                 let imm = match op {
-                    SendOp::SendWithImm { imm } | SendOp::RdmaWriteWithImm { imm, .. } if last => Some(imm),
+                    SendOp::SendWithImm { imm } | SendOp::RdmaWriteWithImm { imm, .. } if last => {
+                        Some(imm)
+                    }
                     _ => None,
                 };
                 if let Some(imm) = imm {
@@ -554,7 +590,10 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 let b = a.saturating_add(plen as usize);
                 PayloadSrc::Bytes(s.get(a..b).ok_or(WcStatus::LocLenErr)?)
             }
-            Payload::Sges(list) => PayloadSrc::Local { sges: list, offset: off },
+            Payload::Sges(list) => PayloadSrc::Local {
+                sges: list,
+                offset: off,
+            },
             Payload::None => PayloadSrc::None,
         };
         match env.transmit(&hdr, src, plen) {
@@ -582,9 +621,13 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 {
                     return Outcome::Error;
                 }
-                Action::ArmTimer { timer: Timer::Rto, deadline } if cfg.timeout_us != 0 => {
+                Action::ArmTimer {
+                    timer: Timer::Rto,
+                    deadline,
+                } if cfg.timeout_us != 0 => {
                     let rto = self.rto_us(cfg).saturating_mul(1u64 << self.backoff);
-                    self.rto_deadline = Some(deadline.saturating_add(rto.saturating_sub(cfg.timeout_us)));
+                    self.rto_deadline =
+                        Some(deadline.saturating_add(rto.saturating_sub(cfg.timeout_us)));
                 }
                 Action::DisarmTimer { timer: Timer::Rto } => self.rto_deadline = None,
                 _ => {}
@@ -617,7 +660,8 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
     /// round trip (a slow or backlogged responder) needs it. IBTA makes the timeout a
     /// minimum, so waiting longer is allowed; resending into a backlog only deepens it.
     fn rto_us(&self, cfg: &RcConfig) -> u64 {
-        cfg.timeout_us.max(self.srtt_us.saturating_add(4 * self.rttvar_us))
+        cfg.timeout_us
+            .max(self.srtt_us.saturating_add(4 * self.rttvar_us))
     }
 
     /// The current RTT estimate (smoothed, deviation), microseconds.
@@ -654,9 +698,17 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         let Some(e) = self.entry(i) else {
             return;
         };
-        let k = if e.covers(psn) { psn.distance_from(e.first_psn) } else { 0 };
+        let k = if e.covers(psn) {
+            psn.distance_from(e.first_psn)
+        } else {
+            0
+        };
         // A READ resumes after the responses already placed.
-        let k = if matches!(e.wqe.op, SendOp::RdmaRead { .. }) { k.min(e.done_bytes / self.pmtu) } else { k };
+        let k = if matches!(e.wqe.op, SendOp::RdmaRead { .. }) {
+            k.min(e.done_bytes / self.pmtu)
+        } else {
+            k
+        };
         if i < self.next || (i == self.next && k < self.next_pkt) {
             self.next = i;
             self.next_pkt = k;
@@ -671,7 +723,13 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
     /// Completes entry `i` with `status`, the unconfirmed entries before and after it as
     /// flushed, in order; the QP then enters the Error state (which flushes what is still
     /// queued behind the requester).
-    fn fail_entry(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, i: usize, status: WcStatus) -> Outcome {
+    fn fail_entry(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        i: usize,
+        status: WcStatus,
+    ) -> Outcome {
         for _ in 0..i {
             self.pop(env, cfg, WcStatus::WrFlushErr);
         }
@@ -748,7 +806,14 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         }
         let now = env.now_us();
         let mut acts = Actions::new();
-        self.engine.on_requester(&mut (), ReqEvent::Feedback { fb: Feedback::Ack { rcv_nxt: eff }, now }, &mut acts);
+        self.engine.on_requester(
+            &mut (),
+            ReqEvent::Feedback {
+                fb: Feedback::Ack { rcv_nxt: eff },
+                now,
+            },
+            &mut acts,
+        );
         (self.apply(env, cfg, acts), lost)
     }
 
@@ -773,11 +838,17 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
 
     /// Index of the entry holding `psn` among the sent ones.
     fn find(&self, psn: Psn) -> Option<usize> {
-        (0..self.next.saturating_add(1).min(self.len)).find(|&i| self.entry(i).is_some_and(|e| e.covers(psn)))
+        (0..self.next.saturating_add(1).min(self.len))
+            .find(|&i| self.entry(i).is_some_and(|e| e.covers(psn)))
     }
 
     /// A response packet (ACK, NAK, READ response, atomic ACK) from the responder.
-    pub fn on_response(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>) -> Outcome {
+    pub fn on_response(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+    ) -> Outcome {
         if cfg.service != Service::Rc {
             return Outcome::Ok;
         }
@@ -806,7 +877,13 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         self.run(env, cfg)
     }
 
-    fn on_aeth(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, psn: Psn) -> Outcome {
+    fn on_aeth(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        psn: Psn,
+    ) -> Outcome {
         let Some(aeth) = p.ext.aeth else {
             return Outcome::Ok;
         };
@@ -857,7 +934,14 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 }
                 let now = env.now_us();
                 let mut acts = Actions::new();
-                self.engine.on_requester(&mut (), ReqEvent::Feedback { fb: Feedback::Nak { rcv_nxt: psn }, now }, &mut acts);
+                self.engine.on_requester(
+                    &mut (),
+                    ReqEvent::Feedback {
+                        fb: Feedback::Nak { rcv_nxt: psn },
+                        now,
+                    },
+                    &mut acts,
+                );
                 self.apply(env, cfg, acts)
             }
             AethKind::Nak { code } => {
@@ -878,7 +962,13 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         }
     }
 
-    fn on_read_response(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, psn: Psn) -> Outcome {
+    fn on_read_response(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        psn: Psn,
+    ) -> Outcome {
         let Some((i, expect)) = self.first_pending_rd_atomic() else {
             self.counters.dup_responses += 1;
             return Outcome::Ok;
@@ -923,8 +1013,15 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         o
     }
 
-    fn on_atomic_ack(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, psn: Psn) -> Outcome {
-        let (Some((i, expect)), Some(ack)) = (self.first_pending_rd_atomic(), p.ext.atomic_ack_eth) else {
+    fn on_atomic_ack(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        psn: Psn,
+    ) -> Outcome {
+        let (Some((i, expect)), Some(ack)) = (self.first_pending_rd_atomic(), p.ext.atomic_ack_eth)
+        else {
             self.counters.dup_responses += 1;
             return Outcome::Ok;
         };
@@ -965,7 +1062,14 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 self.counters.timeouts += 1;
                 self.backoff = (self.backoff + 1).min(MAX_BACKOFF);
                 let mut acts = Actions::new();
-                self.engine.on_requester(&mut (), ReqEvent::Timer { timer: Timer::Rto, now }, &mut acts);
+                self.engine.on_requester(
+                    &mut (),
+                    ReqEvent::Timer {
+                        timer: Timer::Rto,
+                        now,
+                    },
+                    &mut acts,
+                );
                 if self.apply(env, cfg, acts) == Outcome::Error {
                     return Outcome::Error;
                 }

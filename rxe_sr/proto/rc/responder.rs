@@ -94,7 +94,12 @@ enum Cur {
     /// A multi-packet SEND into `wqe`, `offset` bytes placed.
     Send { wqe: RecvWqe, offset: u32 },
     /// A multi-packet RDMA WRITE: the next packet goes to `va`; `resid` bytes remain.
-    Write { rkey: u32, va: u64, resid: u32, total: u32 },
+    Write {
+        rkey: u32,
+        va: u64,
+        resid: u32,
+        total: u32,
+    },
 }
 
 /// Counters the transport exports.
@@ -250,7 +255,14 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
 
     /// Sends a header-only response (ACK, NAK, atomic ACK) for `psn`. A lost one is
     /// recovered by the requester's retry.
-    fn send_response(&self, env: &mut dyn RcEnv, cfg: &RcConfig, opcode: Opcode, psn: Psn, ext: ExtHeaders) {
+    fn send_response(
+        &self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        opcode: Opcode,
+        psn: Psn,
+        ext: ExtHeaders,
+    ) {
         let hdr = PacketRepr {
             bth: BthRepr {
                 opcode,
@@ -280,7 +292,12 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
     }
 
     /// A request packet for this QP.
-    pub fn on_request(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>) -> Outcome {
+    pub fn on_request(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+    ) -> Outcome {
         let Some(info) = p.bth.opcode.info() else {
             return Outcome::Ok;
         };
@@ -343,7 +360,9 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
                 OpKind::Send => self.exec_send(env, cfg, p, info.position),
                 OpKind::RdmaWrite => self.exec_write(env, cfg, p, info.position),
                 OpKind::RdmaReadRequest if rc => self.exec_read(env, cfg, p, psn),
-                OpKind::CompareSwap | OpKind::FetchAdd if rc => self.exec_atomic(env, cfg, p, psn, info.kind),
+                OpKind::CompareSwap | OpKind::FetchAdd if rc => {
+                    self.exec_atomic(env, cfg, p, psn, info.kind)
+                }
                 OpKind::AtomicWrite if rc => self.exec_atomic_write(env, p),
                 _ => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
             }
@@ -373,7 +392,10 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
             Exec::Failed => Outcome::Error,
             Exec::Fatal(code, status) => {
                 if let Some(Cur::Send { wqe, .. }) = self.cur.take() {
-                    env.complete_recv(&Completion::recv(wqe.wr_id, cfg.qpn, status, RecvInfo::default()), false);
+                    env.complete_recv(
+                        &Completion::recv(wqe.wr_id, cfg.qpn, status, RecvInfo::default()),
+                        false,
+                    );
                 }
                 if rc {
                     self.fatal = Some(FatalNote {
@@ -411,7 +433,13 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
         self.msn = (self.msn + 1) & 0x00ff_ffff;
     }
 
-    fn exec_send(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, pos: Position) -> Exec {
+    fn exec_send(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        pos: Position,
+    ) -> Exec {
         let plen = p.payload.len() as u32;
         // Every packet but the last carries exactly one PMTU.
         if !pos.ends_message() && plen != cfg.pmtu || plen > cfg.pmtu {
@@ -423,18 +451,27 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
                 None => return Exec::Rnr,
                 Some(Ok(w)) => (w, 0),
                 Some(Err((wr_id, status))) => {
-                    env.complete_recv(&Completion::recv(wr_id, cfg.qpn, status, RecvInfo::default()), false);
+                    env.complete_recv(
+                        &Completion::recv(wr_id, cfg.qpn, status, RecvInfo::default()),
+                        false,
+                    );
                     return Exec::Fatal(nak::REMOTE_OP, WcStatus::RemOpErr);
                 }
             },
         };
         if u64::from(offset) + u64::from(plen) > u64::from(wqe.length) {
-            env.complete_recv(&Completion::recv(wqe.wr_id, cfg.qpn, WcStatus::LocLenErr, RecvInfo::default()), false);
+            env.complete_recv(
+                &Completion::recv(wqe.wr_id, cfg.qpn, WcStatus::LocLenErr, RecvInfo::default()),
+                false,
+            );
             return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::LocLenErr);
         }
         if plen > 0 {
             if let Err(s) = env.scatter(&wqe.sges, offset, p.payload) {
-                env.complete_recv(&Completion::recv(wqe.wr_id, cfg.qpn, s, RecvInfo::default()), false);
+                env.complete_recv(
+                    &Completion::recv(wqe.wr_id, cfg.qpn, s, RecvInfo::default()),
+                    false,
+                );
                 return Exec::Fatal(nak::REMOTE_OP, s);
             }
         }
@@ -446,7 +483,15 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
         let mut invalidated = None;
         if let Some(ieth) = p.ext.ieth {
             if env.invalidate(ieth.rkey).is_err() {
-                env.complete_recv(&Completion::recv(wqe.wr_id, cfg.qpn, WcStatus::RemInvReqErr, RecvInfo::default()), false);
+                env.complete_recv(
+                    &Completion::recv(
+                        wqe.wr_id,
+                        cfg.qpn,
+                        WcStatus::RemInvReqErr,
+                        RecvInfo::default(),
+                    ),
+                    false,
+                );
                 return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
             }
             invalidated = Some(ieth.rkey);
@@ -461,14 +506,28 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
             network: None,
         };
         self.bump_msn();
-        env.complete_recv(&Completion::recv(wqe.wr_id, cfg.qpn, WcStatus::Success, info), p.bth.se);
+        env.complete_recv(
+            &Completion::recv(wqe.wr_id, cfg.qpn, WcStatus::Success, info),
+            p.bth.se,
+        );
         Exec::Done(1)
     }
 
-    fn exec_write(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, pos: Position) -> Exec {
+    fn exec_write(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        pos: Position,
+    ) -> Exec {
         let plen = p.payload.len() as u32;
         let (rkey, va, resid, total) = match self.cur.take() {
-            Some(Cur::Write { rkey, va, resid, total }) => (rkey, va, resid, total),
+            Some(Cur::Write {
+                rkey,
+                va,
+                resid,
+                total,
+            }) => (rkey, va, resid, total),
             _ => {
                 let Some(reth) = p.ext.reth else {
                     return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
@@ -476,14 +535,22 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
                 if reth.dma_len > 0 {
                     match env.remote_check(RemoteOp::Write, reth.rkey, reth.va, reth.dma_len) {
                         Ok(()) => {}
-                        Err(RemoteErr::Access) => return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
-                        Err(RemoteErr::Invalid) => return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+                        Err(RemoteErr::Access) => {
+                            return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr)
+                        }
+                        Err(RemoteErr::Invalid) => {
+                            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
+                        }
                     }
                 }
                 (reth.rkey, reth.va, reth.dma_len, reth.dma_len)
             }
         };
-        let len_ok = if pos.ends_message() { plen == resid } else { plen == cfg.pmtu && plen < resid };
+        let len_ok = if pos.ends_message() {
+            plen == resid
+        } else {
+            plen == cfg.pmtu && plen < resid
+        };
         if !len_ok || plen > cfg.pmtu {
             return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
         }
@@ -493,12 +560,20 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
             match self.take_recv(env) {
                 None => {
                     // Keep the state so the retried last packet finds it.
-                    self.cur = (!pos.starts_message()).then_some(Cur::Write { rkey, va, resid, total });
+                    self.cur = (!pos.starts_message()).then_some(Cur::Write {
+                        rkey,
+                        va,
+                        resid,
+                        total,
+                    });
                     return Exec::Rnr;
                 }
                 Some(Ok(w)) => Some(w),
                 Some(Err((wr_id, status))) => {
-                    env.complete_recv(&Completion::recv(wr_id, cfg.qpn, status, RecvInfo::default()), false);
+                    env.complete_recv(
+                        &Completion::recv(wr_id, cfg.qpn, status, RecvInfo::default()),
+                        false,
+                    );
                     return Exec::Fatal(nak::REMOTE_OP, WcStatus::RemOpErr);
                 }
             }
@@ -536,7 +611,10 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
                 port_num: cfg.port,
                 network: None,
             };
-            env.complete_recv(&Completion::recv(w.wr_id, cfg.qpn, WcStatus::Success, info), p.bth.se);
+            env.complete_recv(
+                &Completion::recv(w.wr_id, cfg.qpn, WcStatus::Success, info),
+                p.bth.se,
+            );
         }
         Exec::Done(1)
     }
@@ -577,7 +655,10 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
             let src = if plen == 0 {
                 PayloadSrc::None
             } else {
-                PayloadSrc::Remote { rkey: s.rkey, va: s.va.wrapping_add(u64::from(off)) }
+                PayloadSrc::Remote {
+                    rkey: s.rkey,
+                    va: s.va.wrapping_add(u64::from(off)),
+                }
             };
             match env.transmit(&hdr, src, plen) {
                 // A lost response is recovered by the requester's retry.
@@ -587,7 +668,14 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
                     if s.replay {
                         return Outcome::Ok;
                     }
-                    return self.refuse(env, cfg, s.psn, Opcode::RC_RDMA_READ_REQUEST.0, nak::REMOTE_ACCESS, WcStatus::RemAccessErr);
+                    return self.refuse(
+                        env,
+                        cfg,
+                        s.psn,
+                        Opcode::RC_RDMA_READ_REQUEST.0,
+                        nak::REMOTE_ACCESS,
+                        WcStatus::RemAccessErr,
+                    );
                 }
             }
             s.sent += 1;
@@ -598,7 +686,15 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
     }
 
     /// Refuses a READ found bad while its responses were being sent: NAK, QP to Error.
-    fn refuse(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, opcode: u8, code: u8, status: WcStatus) -> Outcome {
+    fn refuse(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        psn: Psn,
+        opcode: u8,
+        code: u8,
+        status: WcStatus,
+    ) -> Outcome {
         self.fatal = Some(FatalNote {
             psn,
             opcode,
@@ -623,7 +719,13 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
         self.res_next = (at + 1) % ring;
     }
 
-    fn exec_read(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, psn: Psn) -> Exec {
+    fn exec_read(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        psn: Psn,
+    ) -> Exec {
         let Some(reth) = p.ext.reth else {
             return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
         };
@@ -636,13 +738,34 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
         if reth.dma_len > 0 {
             match env.remote_check(RemoteOp::Read, reth.rkey, reth.va, reth.dma_len) {
                 Ok(()) => {}
-                Err(RemoteErr::Access) => return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
-                Err(RemoteErr::Invalid) => return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+                Err(RemoteErr::Access) => {
+                    return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr)
+                }
+                Err(RemoteErr::Invalid) => {
+                    return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
+                }
             }
         }
         self.bump_msn();
-        self.save_res(cfg, RdRes::Read { first: psn, npsn: n, rkey: reth.rkey, va: reth.va, len: reth.dma_len });
-        self.stream = Some(ReadStream { psn, rkey: reth.rkey, va: reth.va, len: reth.dma_len, n, sent: 0, replay: false });
+        self.save_res(
+            cfg,
+            RdRes::Read {
+                first: psn,
+                npsn: n,
+                rkey: reth.rkey,
+                va: reth.va,
+                len: reth.dma_len,
+            },
+        );
+        self.stream = Some(ReadStream {
+            psn,
+            rkey: reth.rkey,
+            va: reth.va,
+            len: reth.dma_len,
+            n,
+            sent: 0,
+            replay: false,
+        });
         // The stream holds the request's PSNs from now on: a failure in this first batch is
         // reported by pump itself.
         self.epsn = psn.add(n);
@@ -654,12 +777,24 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
 
     /// A duplicate READ request: served again if it asks for a saved READ's memory (the same
     /// R_Key, a sub-range) at PSNs inside that READ's range; false when it matched none.
-    fn replay_read(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, psn: Psn) -> bool {
+    fn replay_read(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        psn: Psn,
+    ) -> bool {
         let Some(reth) = p.ext.reth else {
             return false;
         };
         let found = self.res.iter().flatten().find_map(|r| match *r {
-            RdRes::Read { first, npsn, rkey, va, len } if !psn.before(first) && psn.before(first.add(npsn)) => {
+            RdRes::Read {
+                first,
+                npsn,
+                rkey,
+                va,
+                len,
+            } if !psn.before(first) && psn.before(first.add(npsn)) => {
                 Some((first, npsn, rkey, va, len))
             }
             _ => None,
@@ -672,15 +807,30 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
         let inside = reth.rkey == rkey
             && reth.va >= va
             && end.is_some_and(|e| e <= va.saturating_add(u64::from(len)))
-            && psn.distance_from(first).checked_add(n).is_some_and(|k| k <= npsn);
+            && psn
+                .distance_from(first)
+                .checked_add(n)
+                .is_some_and(|k| k <= npsn);
         if !inside {
             return false;
         }
-        if reth.dma_len > 0 && env.remote_check(RemoteOp::Read, reth.rkey, reth.va, reth.dma_len).is_err() {
+        if reth.dma_len > 0
+            && env
+                .remote_check(RemoteOp::Read, reth.rkey, reth.va, reth.dma_len)
+                .is_err()
+        {
             // The memory went away since (deregistered, invalidated): nothing to resend.
             return false;
         }
-        self.stream = Some(ReadStream { psn, rkey, va: reth.va, len: reth.dma_len, n, sent: 0, replay: true });
+        self.stream = Some(ReadStream {
+            psn,
+            rkey,
+            va: reth.va,
+            len: reth.dma_len,
+            n,
+            sent: 0,
+            replay: true,
+        });
         let _ = self.pump(env, cfg, READ_BUDGET);
         true
     }
@@ -709,13 +859,22 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
     fn send_atomic_ack(&self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, orig: u64) {
         let ext = ExtHeaders {
             aeth: Some(Aeth::ack(self.msn)),
-            atomic_ack_eth: Some(AtomicAckEth { orig_rem_data: orig }),
+            atomic_ack_eth: Some(AtomicAckEth {
+                orig_rem_data: orig,
+            }),
             ..Default::default()
         };
         self.send_response(env, cfg, Opcode::RC_ATOMIC_ACKNOWLEDGE, psn, ext);
     }
 
-    fn exec_atomic(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>, psn: Psn, kind: OpKind) -> Exec {
+    fn exec_atomic(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        psn: Psn,
+        kind: OpKind,
+    ) -> Exec {
         let Some(a) = p.ext.atomic_eth else {
             return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
         };
@@ -723,7 +882,10 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
             return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
         }
         let op = if kind == OpKind::CompareSwap {
-            AtomicOp::CmpSwap { compare: a.compare, swap: a.swap_add }
+            AtomicOp::CmpSwap {
+                compare: a.compare,
+                swap: a.swap_add,
+            }
         } else {
             AtomicOp::FetchAdd { add: a.swap_add }
         };
@@ -735,8 +897,12 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
         }
         let orig = match env.remote_atomic(a.rkey, a.va, op) {
             Ok(v) => v,
-            Err(RemoteErr::Access) => return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
-            Err(RemoteErr::Invalid) => return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+            Err(RemoteErr::Access) => {
+                return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr)
+            }
+            Err(RemoteErr::Invalid) => {
+                return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
+            }
         };
         self.save_res(cfg, RdRes::Atomic { psn, orig });
         self.bump_msn();

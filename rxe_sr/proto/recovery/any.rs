@@ -113,15 +113,27 @@ mod tests {
         let mut sh = DeviceShared::new();
         let mut e = AnyEngine::Fasr(Fasr::new(Psn::new(0), Psn::new(0), rto));
         let mut n = 0;
-        e.on_responder(&mut sh, RespEvent::Data { psn: Psn::new(2), now: 0 }, &mut |a: Action| {
-            n += usize::from(matches!(a, Action::Deliver { .. }))
-        });
+        e.on_responder(
+            &mut sh,
+            RespEvent::Data {
+                psn: Psn::new(2),
+                now: 0,
+            },
+            &mut |a: Action| n += usize::from(matches!(a, Action::Deliver { .. })),
+        );
         assert_eq!(n, 1);
         assert_eq!(sh.sr_pool.used_units(), 1);
         e.release(&mut sh);
         assert_eq!(sh.sr_pool.used_units(), 0);
         let mut g = AnyEngine::Gbn(Gbn::new(Psn::new(0), Psn::new(0), rto));
-        g.on_responder(&mut sh, RespEvent::Data { psn: Psn::new(2), now: 0 }, &mut |_| {});
+        g.on_responder(
+            &mut sh,
+            RespEvent::Data {
+                psn: Psn::new(2),
+                now: 0,
+            },
+            &mut |_| {},
+        );
         assert_eq!(g.counters().naks_sent, 1);
     }
 }

@@ -47,8 +47,12 @@
 //! - One SR-state pointer byte per QP and direction is the per-QP cost.
 
 use super::util::{drop_pkt, go_back, retransmit, send, span, ReqBase};
-use super::{Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer};
-use crate::proto::pool::sr_pool::{SrPool, UnitId, DEFAULT_BLOCKS, DEFAULT_BLOCK_BITS, DEFAULT_UNITS};
+use super::{
+    Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
+};
+use crate::proto::pool::sr_pool::{
+    SrPool, UnitId, DEFAULT_BLOCKS, DEFAULT_BLOCK_BITS, DEFAULT_UNITS,
+};
 use crate::proto::psn::Psn;
 
 /// Largest lost-cnt value the 3-bit SACK field carries.
@@ -87,7 +91,9 @@ fn slow(lost_cnt: u8, overflow: bool) -> bool {
     lost_cnt > 1 || overflow
 }
 
-impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS, BLOCKS, BLOCK_BITS> {
+impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
+    Fasr<UNITS, BLOCKS, BLOCK_BITS>
+{
     /// A QP whose requester starts at `sq_psn` and whose responder expects `rq_psn`.
     pub const fn new(sq_psn: Psn, rq_psn: Psn, rto: RtoConfig) -> Self {
         Fasr {
@@ -134,7 +140,13 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
     }
 
     fn ack(&mut self, out: &mut dyn ActionSink) {
-        send(out, &mut self.counters, Feedback::Ack { rcv_nxt: self.rcv_nxt });
+        send(
+            out,
+            &mut self.counters,
+            Feedback::Ack {
+                rcv_nxt: self.rcv_nxt,
+            },
+        );
     }
 
     fn advance_to(&mut self, to: Psn, out: &mut dyn ActionSink) {
@@ -145,7 +157,13 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
 
     /// Places an out-of-order packet and SACKs it with the receiver's lost-cnt state (both the
     /// fast and the slow path end here).
-    fn deliver_and_sack(&mut self, psn: Psn, lost_cnt: u8, overflow: bool, out: &mut dyn ActionSink) {
+    fn deliver_and_sack(
+        &mut self,
+        psn: Psn,
+        lost_cnt: u8,
+        overflow: bool,
+        out: &mut dyn ActionSink,
+    ) {
         out.push(Action::Deliver { psn });
         send(
             out,
@@ -162,7 +180,13 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
     fn nak_once(&mut self, out: &mut dyn ActionSink) {
         if !self.nak_sent {
             self.nak_sent = true;
-            send(out, &mut self.counters, Feedback::Nak { rcv_nxt: self.rcv_nxt });
+            send(
+                out,
+                &mut self.counters,
+                Feedback::Nak {
+                    rcv_nxt: self.rcv_nxt,
+                },
+            );
         }
     }
 
@@ -173,7 +197,12 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
 
     // ----------------------------------------------------------------- responder
 
-    fn rx_data(&mut self, pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>, psn: Psn, out: &mut dyn ActionSink) {
+    fn rx_data(
+        &mut self,
+        pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>,
+        psn: Psn,
+        out: &mut dyn ActionSink,
+    ) {
         if let Some(u) = self.rx_unit {
             if pool.unit(u).is_some() {
                 self.rx_recovery(pool, u, psn, out);
@@ -244,7 +273,9 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
         psn: Psn,
         out: &mut dyn ActionSink,
     ) {
-        let Some(st) = pool.unit(u).copied() else { return };
+        let Some(st) = pool.unit(u).copied() else {
+            return;
+        };
         // The path is chosen by lost-cnt alone; `gbn` only stops recording new packets.
         let was_slow = slow(st.lost_cnt, st.overflow);
         if psn == self.rcv_nxt {
@@ -258,7 +289,11 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
                 self.ack(out);
                 return;
             }
-            let lost_cnt = if st.overflow { st.lost_cnt } else { st.lost_cnt.saturating_sub(1) };
+            let lost_cnt = if st.overflow {
+                st.lost_cnt
+            } else {
+                st.lost_cnt.saturating_sub(1)
+            };
             let end = st.sack_high.next();
             // Skip the compressed run, then query the bitmap from its head.
             let mut next = psn.next().add(u32::from(st.compression_cnt));
@@ -303,7 +338,14 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
             } else {
                 // A retransmission was lost (it should have been RCV-NXT): FNACK.
                 self.op(true);
-                send(out, &mut self.counters, Feedback::Fnack { rcv_nxt: self.rcv_nxt, psn });
+                send(
+                    out,
+                    &mut self.counters,
+                    Feedback::Fnack {
+                        rcv_nxt: self.rcv_nxt,
+                        psn,
+                    },
+                );
             }
             return;
         }
@@ -376,7 +418,11 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
         sack_high: Psn,
     ) -> bool {
         let run = span(head, sack_high);
-        let cc = if run >= BLOCK_BITS { run.min(COMPRESSION_CNT_MAX) } else { 0 };
+        let cc = if run >= BLOCK_BITS {
+            run.min(COMPRESSION_CNT_MAX)
+        } else {
+            0
+        };
         let base = head.next().add(cc);
         pool.start_chain(u, base);
         if let Some(st) = pool.unit_mut(u) {
@@ -401,8 +447,16 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
 
     fn tx_retransmit(&mut self, from: Psn, to: Psn, out: &mut dyn ActionSink) {
         // Clip to the outstanding window [una, snd_nxt).
-        let from = if from.before(self.req.una) { self.req.una } else { from };
-        let to = if to.after(self.req.snd_nxt) { self.req.snd_nxt } else { to };
+        let from = if from.before(self.req.una) {
+            self.req.una
+        } else {
+            from
+        };
+        let to = if to.after(self.req.snd_nxt) {
+            self.req.snd_nxt
+        } else {
+            to
+        };
         retransmit(out, &mut self.counters, from, span(from, to));
     }
 
@@ -421,7 +475,10 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
             }
             if let Some(u) = self.tx_unit {
                 match pool.unit(u).copied() {
-                    Some(st) if una.after(st.sack_high) && !(st.gbn && una.before(self.tx_gbn_until)) => {
+                    Some(st)
+                        if una.after(st.sack_high)
+                            && !(st.gbn && una.before(self.tx_gbn_until)) =>
+                    {
                         pool.free_unit(u);
                         self.tx_unit = None;
                     }
@@ -495,7 +552,9 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
             self.op(is_slow);
             return;
         };
-        let Some(st) = pool.unit(u).copied() else { return };
+        let Some(st) = pool.unit(u).copied() else {
+            return;
+        };
         let was_slow = slow(st.lost_cnt, st.overflow);
         let now_slow = slow(lost_cnt, overflow);
         self.op(now_slow);
@@ -535,7 +594,12 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
     }
 
     /// The requester's bitmap ran out: it keeps its unit but recovers by go-back-N.
-    fn tx_unit_gbn(&mut self, pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>, u: UnitId, out: &mut dyn ActionSink) {
+    fn tx_unit_gbn(
+        &mut self,
+        pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>,
+        u: UnitId,
+        out: &mut dyn ActionSink,
+    ) {
         if let Some(st) = pool.unit_mut(u) {
             st.gbn = true;
         }
@@ -544,16 +608,26 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
     }
 
     /// The RTO action by lost-cnt (also run early for an FNACK).
-    fn tx_rto_action(&mut self, pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>, out: &mut dyn ActionSink) {
+    fn tx_rto_action(
+        &mut self,
+        pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>,
+        out: &mut dyn ActionSink,
+    ) {
         let una = self.req.una;
         let st = self.tx_unit.and_then(|u| pool.unit(u).copied());
         match (self.tx_unit, st) {
-            (Some(u), Some(st)) if !st.gbn && st.sack_high.after(una) && slow(st.lost_cnt, st.overflow) => {
+            (Some(u), Some(st))
+                if !st.gbn && st.sack_high.after(una) && slow(st.lost_cnt, st.overflow) =>
+            {
                 self.op(true);
                 self.tx_retransmit(una, una.next(), out);
                 // Bitmap zeros between UNACK and sack-high; PSNs before bm_base form the
                 // compressed run, known received.
-                let from = if st.bm_base.after(una) { st.bm_base } else { una.next() };
+                let from = if st.bm_base.after(una) {
+                    st.bm_base
+                } else {
+                    una.next()
+                };
                 let end = st.sack_high.next();
                 let mut emit = |first: Psn, count: u32| {
                     retransmit(out, &mut self.counters, first, count);
@@ -573,14 +647,19 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Fasr<UNITS,
     }
 }
 
-impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Recovery for Fasr<UNITS, BLOCKS, BLOCK_BITS> {
+impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Recovery
+    for Fasr<UNITS, BLOCKS, BLOCK_BITS>
+{
     type Shared = SrPool<UNITS, BLOCKS, BLOCK_BITS>;
 
     fn on_requester(&mut self, pool: &mut Self::Shared, ev: ReqEvent, out: &mut dyn ActionSink) {
         match ev {
             ReqEvent::Sent { psn, now } => self.req.on_sent(psn, now, &self.rto, out),
             ReqEvent::Feedback { fb, now } => self.tx_feedback(pool, fb, now, out),
-            ReqEvent::Timer { timer: Timer::Rto, now } => {
+            ReqEvent::Timer {
+                timer: Timer::Rto,
+                now,
+            } => {
                 self.req.rto_armed = false;
                 if self.req.in_flight() > 0 {
                     self.counters.rto_fired = self.counters.rto_fired.saturating_add(1);

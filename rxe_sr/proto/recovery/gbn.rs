@@ -11,7 +11,9 @@
 //! No SR state at all: `sr_bytes_per_qp` is 0.
 
 use super::util::{drop_pkt, go_back, send, ReqBase};
-use super::{Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer};
+use super::{
+    Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
+};
 use crate::proto::psn::Psn;
 
 /// Per-QP SR memory of go-back-N, in bytes: none beyond the base QPC.
@@ -74,7 +76,10 @@ impl Recovery for Gbn {
                     }
                 }
             }
-            ReqEvent::Timer { timer: Timer::Rto, now } => {
+            ReqEvent::Timer {
+                timer: Timer::Rto,
+                now,
+            } => {
                 self.req.rto_armed = false;
                 if self.req.in_flight() > 0 {
                     self.counters.rto_fired = self.counters.rto_fired.saturating_add(1);
@@ -95,18 +100,38 @@ impl Recovery for Gbn {
             self.rcv_nxt = psn.next();
             self.nak_sent = false;
             out.push(Action::Deliver { psn });
-            out.push(Action::Advance { rcv_nxt: self.rcv_nxt });
-            send(out, &mut self.counters, Feedback::Ack { rcv_nxt: self.rcv_nxt });
+            out.push(Action::Advance {
+                rcv_nxt: self.rcv_nxt,
+            });
+            send(
+                out,
+                &mut self.counters,
+                Feedback::Ack {
+                    rcv_nxt: self.rcv_nxt,
+                },
+            );
         } else if psn.after(self.rcv_nxt) {
             drop_pkt(out, &mut self.counters, psn);
             if !self.nak_sent {
                 self.nak_sent = true;
-                send(out, &mut self.counters, Feedback::Nak { rcv_nxt: self.rcv_nxt });
+                send(
+                    out,
+                    &mut self.counters,
+                    Feedback::Nak {
+                        rcv_nxt: self.rcv_nxt,
+                    },
+                );
             }
         } else {
             // Duplicate: re-acknowledge so a lost ACK does not stall the requester.
             drop_pkt(out, &mut self.counters, psn);
-            send(out, &mut self.counters, Feedback::Ack { rcv_nxt: self.rcv_nxt });
+            send(
+                out,
+                &mut self.counters,
+                Feedback::Ack {
+                    rcv_nxt: self.rcv_nxt,
+                },
+            );
         }
     }
 

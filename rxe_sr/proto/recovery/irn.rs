@@ -21,7 +21,9 @@
 //! completions, which the transport tracks outside the recovery engine.
 
 use super::util::{drop_pkt, retransmit, send, span, ReqBase, RingBits};
-use super::{Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer};
+use super::{
+    Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
+};
 use crate::proto::psn::Psn;
 
 /// Default bitmap size in 64-bit words: 13 words = 832 slots >= an 800-packet BDP-cap.
@@ -98,7 +100,11 @@ impl<const WORDS: usize> Irn<WORDS> {
         if s.after(self.sack_high) {
             self.sack_high = s;
         }
-        let from = if self.retx_nxt.before(self.req.una) { self.req.una } else { self.retx_nxt };
+        let from = if self.retx_nxt.before(self.req.una) {
+            self.req.una
+        } else {
+            self.retx_nxt
+        };
         if from.before(self.sack_high) {
             self.retransmit_holes(from, self.sack_high, out);
             self.retx_nxt = self.sack_high;
@@ -123,7 +129,10 @@ impl<const WORDS: usize> Recovery for Irn<WORDS> {
                     self.on_sack(sack_psn, out);
                 }
             }
-            ReqEvent::Timer { timer: Timer::Rto, now } => {
+            ReqEvent::Timer {
+                timer: Timer::Rto,
+                now,
+            } => {
                 self.req.rto_armed = false;
                 if self.req.in_flight() > 0 {
                     self.counters.rto_fired = self.counters.rto_fired.saturating_add(1);
@@ -141,7 +150,9 @@ impl<const WORDS: usize> Recovery for Irn<WORDS> {
     }
 
     fn on_responder(&mut self, _shared: &mut (), ev: RespEvent, out: &mut dyn ActionSink) {
-        let RespEvent::Data { psn, .. } = ev else { return };
+        let RespEvent::Data { psn, .. } = ev else {
+            return;
+        };
         if psn == self.rcv_nxt {
             out.push(Action::Deliver { psn });
             let mut next = psn.next();
@@ -172,7 +183,13 @@ impl<const WORDS: usize> Recovery for Irn<WORDS> {
             );
         } else {
             drop_pkt(out, &mut self.counters, psn);
-            send(out, &mut self.counters, Feedback::Ack { rcv_nxt: self.rcv_nxt });
+            send(
+                out,
+                &mut self.counters,
+                Feedback::Ack {
+                    rcv_nxt: self.rcv_nxt,
+                },
+            );
         }
     }
 

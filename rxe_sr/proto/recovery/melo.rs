@@ -21,7 +21,9 @@
 //! state). Its SR memory is the paper's: 20 B per QP plus the pool.
 
 use super::util::{drop_pkt, go_back, retransmit, send, span, ReqBase};
-use super::{Action, ActionSink, Counters, Feedback, Hole, Recovery, ReqEvent, RespEvent, RtoConfig, Timer};
+use super::{
+    Action, ActionSink, Counters, Feedback, Hole, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
+};
 use crate::proto::pool::bits_pool::{BitsChain, BitsPool, DEFAULT_BLOCKS, DEFAULT_BLOCK_BITS};
 use crate::proto::psn::Psn;
 
@@ -59,7 +61,10 @@ impl<const BLOCKS: usize, const BLOCK_BITS: u32> Melo<BLOCKS, BLOCK_BITS> {
             ooo: false,
             fell_back: false,
             chain: BitsChain::new(rq_psn),
-            holes: [Hole { first: rq_psn, count: 0 }; 3],
+            holes: [Hole {
+                first: rq_psn,
+                count: 0,
+            }; 3],
             counters: Counters::ZERO,
         }
     }
@@ -107,7 +112,10 @@ impl<const BLOCKS: usize, const BLOCK_BITS: u32> Melo<BLOCKS, BLOCK_BITS> {
                     pool.free(&mut self.chain);
                     self.ooo = false;
                     self.fell_back = false;
-                    self.holes = [Hole { first: next, count: 0 }; 3];
+                    self.holes = [Hole {
+                        first: next,
+                        count: 0,
+                    }; 3];
                 } else {
                     pool.release_before(&mut self.chain, next);
                     self.trim_holes();
@@ -120,12 +128,22 @@ impl<const BLOCKS: usize, const BLOCK_BITS: u32> Melo<BLOCKS, BLOCK_BITS> {
         if psn.before(self.rcv_nxt) || (self.ooo && !psn.after(self.rcv_high)) {
             // Duplicate, or a packet for the middle of the bitmap: drop (MELO §3.2.3).
             drop_pkt(out, &mut self.counters, psn);
-            send(out, &mut self.counters, Feedback::Ack { rcv_nxt: self.rcv_nxt });
+            send(
+                out,
+                &mut self.counters,
+                Feedback::Ack {
+                    rcv_nxt: self.rcv_nxt,
+                },
+            );
             return;
         }
         // Beyond RCV.HIGH.
         self.counters.slow_path = self.counters.slow_path.saturating_add(1);
-        let high = if self.ooo { self.rcv_high } else { self.rcv_nxt.sub(1) };
+        let high = if self.ooo {
+            self.rcv_high
+        } else {
+            self.rcv_nxt.sub(1)
+        };
         let new_hole = psn != high.next();
         if !self.ooo {
             self.chain = BitsChain::new(self.rcv_nxt);
@@ -148,7 +166,14 @@ impl<const BLOCKS: usize, const BLOCK_BITS: u32> Melo<BLOCKS, BLOCK_BITS> {
                     first: high.next(),
                     count: span(high.next(), psn.next()),
                 };
-                send(out, &mut self.counters, Feedback::Holes { rcv_nxt: self.rcv_nxt, holes });
+                send(
+                    out,
+                    &mut self.counters,
+                    Feedback::Holes {
+                        rcv_nxt: self.rcv_nxt,
+                        holes,
+                    },
+                );
             }
             return;
         }
@@ -164,7 +189,13 @@ impl<const BLOCKS: usize, const BLOCK_BITS: u32> Melo<BLOCKS, BLOCK_BITS> {
             };
             self.nack(out);
         } else {
-            send(out, &mut self.counters, Feedback::Ack { rcv_nxt: self.rcv_nxt });
+            send(
+                out,
+                &mut self.counters,
+                Feedback::Ack {
+                    rcv_nxt: self.rcv_nxt,
+                },
+            );
         }
     }
 }
@@ -201,7 +232,10 @@ impl<const BLOCKS: usize, const BLOCK_BITS: u32> Recovery for Melo<BLOCKS, BLOCK
                     }
                 }
             }
-            ReqEvent::Timer { timer: Timer::Rto, now } => {
+            ReqEvent::Timer {
+                timer: Timer::Rto,
+                now,
+            } => {
                 self.req.rto_armed = false;
                 if self.req.in_flight() > 0 {
                     self.counters.rto_fired = self.counters.rto_fired.saturating_add(1);

@@ -363,7 +363,13 @@ pub(crate) mod util {
         }
 
         /// A packet went out: track the send frontier, arm the RTO if idle.
-        pub(crate) fn on_sent(&mut self, psn: Psn, now: u64, rto: &RtoConfig, out: &mut dyn ActionSink) {
+        pub(crate) fn on_sent(
+            &mut self,
+            psn: Psn,
+            now: u64,
+            rto: &RtoConfig,
+            out: &mut dyn ActionSink,
+        ) {
             // Only a PSN at most a window ahead can be new; anything else is a resend.
             if !psn.before(self.snd_nxt) {
                 self.snd_nxt = psn.next();

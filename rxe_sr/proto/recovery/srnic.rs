@@ -29,7 +29,9 @@
 //! Per-QP device memory: 12 B (FaSR §V-A); bitmaps live in host memory.
 
 use super::util::{drop_pkt, go_back, retransmit, send, span, ReqBase, RingBits};
-use super::{Action, ActionSink, Counters, Feedback, Hole, Recovery, ReqEvent, RespEvent, RtoConfig, Timer};
+use super::{
+    Action, ActionSink, Counters, Feedback, Hole, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
+};
 use crate::proto::psn::Psn;
 
 /// Default slow-path queue entries per QP.
@@ -119,7 +121,11 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
         let ready_at = now.saturating_add(self.delay);
         let slot = (self.q_head + self.q_len) % QUEUE.max(1);
         if let Some(m) = self.queue.get_mut(slot) {
-            *m = Meta { first, last, ready_at };
+            *m = Meta {
+                first,
+                last,
+                ready_at,
+            };
         } else {
             return false;
         }
@@ -137,15 +143,29 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
     fn rx(&mut self, psn: Psn, now: u64, out: &mut dyn ActionSink) {
         if psn.before(self.e_psn) {
             drop_pkt(out, &mut self.counters, psn);
-            send(out, &mut self.counters, Feedback::Ack { rcv_nxt: self.e_psn });
+            send(
+                out,
+                &mut self.counters,
+                Feedback::Ack {
+                    rcv_nxt: self.e_psn,
+                },
+            );
             return;
         }
         if !self.in_recovery {
             if psn == self.e_psn {
                 out.push(Action::Deliver { psn });
                 self.e_psn = psn.next();
-                out.push(Action::Advance { rcv_nxt: self.e_psn });
-                send(out, &mut self.counters, Feedback::Ack { rcv_nxt: self.e_psn });
+                out.push(Action::Advance {
+                    rcv_nxt: self.e_psn,
+                });
+                send(
+                    out,
+                    &mut self.counters,
+                    Feedback::Ack {
+                        rcv_nxt: self.e_psn,
+                    },
+                );
                 return;
             }
             // Out of order: enter loss recovery; software starts from ePSN.
@@ -209,7 +229,9 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
     /// The software consumer serves every entry that is due.
     fn slow_path(&mut self, now: u64, out: &mut dyn ActionSink) {
         while self.q_len > 0 {
-            let Some(m) = self.queue.get(self.q_head).copied() else { return };
+            let Some(m) = self.queue.get(self.q_head).copied() else {
+                return;
+            };
             if m.ready_at > now {
                 out.push(Action::ArmTimer {
                     timer: Timer::SlowPath,
@@ -236,7 +258,11 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
         }
         // Highest PSN software knows received (at least ePSN - 1).
         let floor = self.e_psn.sub(1);
-        let high = if self.sw_high.after(floor) { self.sw_high } else { floor };
+        let high = if self.sw_high.after(floor) {
+            self.sw_high
+        } else {
+            floor
+        };
         if m.first.after(high.next()) {
             let hole = Hole {
                 first: high.next(),
@@ -306,7 +332,10 @@ impl<const QUEUE: usize, const WORDS: usize> Recovery for Srnic<QUEUE, WORDS> {
                     }
                 }
             }
-            ReqEvent::Timer { timer: Timer::Rto, now } => {
+            ReqEvent::Timer {
+                timer: Timer::Rto,
+                now,
+            } => {
                 self.req.rto_armed = false;
                 if self.req.in_flight() > 0 {
                     self.counters.rto_fired = self.counters.rto_fired.saturating_add(1);

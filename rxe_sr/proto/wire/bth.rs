@@ -330,11 +330,20 @@ mod tests {
     #[test]
     fn errors() {
         assert_eq!(BthRepr::parse(&BYTES[..11]), Err(Error::Truncated));
-        let r = BthRepr { dest_qpn: 1 << 24, ..Default::default() };
+        let r = BthRepr {
+            dest_qpn: 1 << 24,
+            ..Default::default()
+        };
         assert_eq!(r.emit(&mut [0u8; 12]), Err(Error::BadField));
-        let r = BthRepr { pad_cnt: 4, ..Default::default() };
+        let r = BthRepr {
+            pad_cnt: 4,
+            ..Default::default()
+        };
         assert_eq!(r.emit(&mut [0u8; 12]), Err(Error::BadField));
-        assert_eq!(BthRepr::default().emit(&mut [0u8; 11]), Err(Error::BufferTooSmall));
+        assert_eq!(
+            BthRepr::default().emit(&mut [0u8; 11]),
+            Err(Error::BufferTooSmall)
+        );
     }
 
     #[test]

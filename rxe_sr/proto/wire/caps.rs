@@ -94,7 +94,10 @@ pub struct SrCap {
 impl SrCap {
     /// This implementation's capability for `scheme`.
     pub const fn new(scheme: SrScheme) -> Self {
-        SrCap { scheme, version: SR_WIRE_VERSION }
+        SrCap {
+            scheme,
+            version: SR_WIRE_VERSION,
+        }
     }
 
     /// The Resv7 value advertising this capability.
@@ -166,8 +169,14 @@ impl RequesterCaps {
     /// BTH (TVer, Resv7) for the next request packet.
     pub const fn request_marks(&self) -> CapAnswer {
         match (self.state, self.local) {
-            (RequesterState::Probing { .. }, Some(c)) => CapAnswer { tver: 0, resv7: c.to_resv7() },
-            (RequesterState::Sr(_), _) => CapAnswer { tver: super::sr_ext::BTH_TVER_SR, resv7: 0 },
+            (RequesterState::Probing { .. }, Some(c)) => CapAnswer {
+                tver: 0,
+                resv7: c.to_resv7(),
+            },
+            (RequesterState::Sr(_), _) => CapAnswer {
+                tver: super::sr_ext::BTH_TVER_SR,
+                resv7: 0,
+            },
             _ => CapAnswer { tver: 0, resv7: 0 },
         }
     }
@@ -237,10 +246,15 @@ impl ResponderCaps {
             return CapAnswer { tver, resv7: 0 };
         }
         let echo = match SrCap::from_resv7(resv7) {
-            Some(peer) => peer.version == local.version && peer.scheme.to_wire() == local.scheme.to_wire(),
+            Some(peer) => {
+                peer.version == local.version && peer.scheme.to_wire() == local.scheme.to_wire()
+            }
             None => false,
         };
-        CapAnswer { tver: 0, resv7: if echo { local.to_resv7() } else { 0 } }
+        CapAnswer {
+            tver: 0,
+            resv7: if echo { local.to_resv7() } else { 0 },
+        }
     }
 }
 
@@ -258,7 +272,12 @@ mod tests {
         assert_eq!(SrCap::from_resv7(0x40), None); // no scheme, no version
         assert_eq!(SrCap::from_resv7(0x48), None); // version 0
         assert_eq!(SrCap::from_resv7(0x79), None); // scheme 7 unknown
-        for s in [SrScheme::Fasr, SrScheme::Srnic, SrScheme::Irn, SrScheme::Melo] {
+        for s in [
+            SrScheme::Fasr,
+            SrScheme::Srnic,
+            SrScheme::Irn,
+            SrScheme::Melo,
+        ] {
             let c = SrCap::new(s);
             assert!(c.to_resv7() <= 0x7f);
             assert_eq!(SrCap::from_resv7(c.to_resv7()), Some(c));
@@ -272,14 +291,29 @@ mod tests {
         let mut req = RequesterCaps::new(Some(FASR));
         let resp = ResponderCaps::new(Some(FASR));
         let m = req.request_marks();
-        assert_eq!(m, CapAnswer { tver: 0, resv7: 0x49 });
+        assert_eq!(
+            m,
+            CapAnswer {
+                tver: 0,
+                resv7: 0x49
+            }
+        );
         let a = resp.answer(m.tver, m.resv7);
-        assert_eq!(a, CapAnswer { tver: 0, resv7: 0x49 });
+        assert_eq!(
+            a,
+            CapAnswer {
+                tver: 0,
+                resv7: 0x49
+            }
+        );
         assert_eq!(req.on_response(a.tver, a.resv7), RequesterState::Sr(FASR));
         let m = req.request_marks();
         assert_eq!(m, CapAnswer { tver: 1, resv7: 0 });
         assert!(resp.accepts(m.tver));
-        assert_eq!(resp.answer(m.tver, m.resv7), CapAnswer { tver: 1, resv7: 0 });
+        assert_eq!(
+            resp.answer(m.tver, m.resv7),
+            CapAnswer { tver: 1, resv7: 0 }
+        );
     }
 
     /// A standard responder (rdma_rxe, hardware, rxe_sr gbn) answers with Resv7 = 0.
@@ -310,8 +344,14 @@ mod tests {
     #[test]
     fn silent_peer_is_given_up() {
         let mut req = RequesterCaps::new(Some(FASR));
-        assert_eq!(req.on_probe_timeout(), RequesterState::Probing { unanswered: 1 });
-        assert_eq!(req.on_probe_timeout(), RequesterState::Probing { unanswered: 2 });
+        assert_eq!(
+            req.on_probe_timeout(),
+            RequesterState::Probing { unanswered: 1 }
+        );
+        assert_eq!(
+            req.on_probe_timeout(),
+            RequesterState::Probing { unanswered: 2 }
+        );
         assert_eq!(req.on_probe_timeout(), RequesterState::Standard);
         assert_eq!(req.request_marks(), CapAnswer { tver: 0, resv7: 0 });
     }
@@ -333,6 +373,9 @@ mod tests {
     #[test]
     fn tver1_response_while_probing_is_not_an_answer() {
         let mut req = RequesterCaps::new(Some(FASR));
-        assert_eq!(req.on_response(1, 0), RequesterState::Probing { unanswered: 0 });
+        assert_eq!(
+            req.on_response(1, 0),
+            RequesterState::Probing { unanswered: 0 }
+        );
     }
 }

@@ -102,17 +102,26 @@ impl Aeth {
 
     /// A positive ACK with unlimited credits.
     pub const fn ack(msn: u32) -> Self {
-        Aeth { syndrome: AETH_ACK_UNLIMITED, msn }
+        Aeth {
+            syndrome: AETH_ACK_UNLIMITED,
+            msn,
+        }
     }
 
     /// A NAK with `code` (0..=31).
     pub const fn nak(code: u8, msn: u32) -> Self {
-        Aeth { syndrome: 0x60 | (code & 0x1f), msn }
+        Aeth {
+            syndrome: 0x60 | (code & 0x1f),
+            msn,
+        }
     }
 
     /// An RNR NAK with `timer` (0..=31).
     pub const fn rnr_nak(timer: u8, msn: u32) -> Self {
-        Aeth { syndrome: 0x20 | (timer & 0x1f), msn }
+        Aeth {
+            syndrome: 0x20 | (timer & 0x1f),
+            msn,
+        }
     }
 
     /// Decodes the syndrome.
@@ -128,7 +137,10 @@ impl Aeth {
 
     /// Parses the first [`Self::LEN`] bytes of `b`.
     pub fn parse(b: &[u8]) -> Result<Self> {
-        Ok(Aeth { syndrome: field::u8_at(b, 0)?, msn: field::be24(b, 1)? })
+        Ok(Aeth {
+            syndrome: field::u8_at(b, 0)?,
+            msn: field::be24(b, 1)?,
+        })
     }
 
     /// Writes the header into the first [`Self::LEN`] bytes of `b`.
@@ -188,7 +200,9 @@ impl ImmDt {
 
     /// Parses the first [`Self::LEN`] bytes of `b`.
     pub fn parse(b: &[u8]) -> Result<Self> {
-        Ok(ImmDt { data: field::be32(b, 0)? })
+        Ok(ImmDt {
+            data: field::be32(b, 0)?,
+        })
     }
 
     /// Writes the header into the first [`Self::LEN`] bytes of `b`.
@@ -210,7 +224,9 @@ impl Ieth {
 
     /// Parses the first [`Self::LEN`] bytes of `b`.
     pub fn parse(b: &[u8]) -> Result<Self> {
-        Ok(Ieth { rkey: field::be32(b, 0)? })
+        Ok(Ieth {
+            rkey: field::be32(b, 0)?,
+        })
     }
 
     /// Writes the header into the first [`Self::LEN`] bytes of `b`.
@@ -269,7 +285,9 @@ impl AtomicAckEth {
 
     /// Parses the first [`Self::LEN`] bytes of `b`.
     pub fn parse(b: &[u8]) -> Result<Self> {
-        Ok(AtomicAckEth { orig_rem_data: field::be64(b, 0)? })
+        Ok(AtomicAckEth {
+            orig_rem_data: field::be64(b, 0)?,
+        })
     }
 
     /// Writes the header into the first [`Self::LEN`] bytes of `b`.
@@ -291,7 +309,9 @@ impl Feth {
 
     /// A FETH with selectivity level `sel` (0..=3) and placement type `plt` (0..=15).
     pub const fn new(sel: u8, plt: u8) -> Self {
-        Feth { bits: (((sel & 0x3) as u32) << 4) | ((plt & 0xf) as u32) }
+        Feth {
+            bits: (((sel & 0x3) as u32) << 4) | ((plt & 0xf) as u32),
+        }
     }
 
     /// SEL: selectivity level.
@@ -306,7 +326,9 @@ impl Feth {
 
     /// Parses the first [`Self::LEN`] bytes of `b`.
     pub fn parse(b: &[u8]) -> Result<Self> {
-        Ok(Feth { bits: field::be32(b, 0)? })
+        Ok(Feth {
+            bits: field::be32(b, 0)?,
+        })
     }
 
     /// Writes the header into the first [`Self::LEN`] bytes of `b`.
@@ -321,7 +343,11 @@ mod tests {
 
     #[test]
     fn reth_layout() {
-        let r = Reth { va: 0x0102_0304_0506_0708, rkey: 0x1122_3344, dma_len: 0x0000_1000 };
+        let r = Reth {
+            va: 0x0102_0304_0506_0708,
+            rkey: 0x1122_3344,
+            dma_len: 0x0000_1000,
+        };
         let mut b = [0u8; 16];
         r.emit(&mut b).unwrap();
         assert_eq!(
@@ -339,8 +365,22 @@ mod tests {
         assert_eq!(Aeth::nak(0, 5).syndrome, AETH_NAK_PSN_SEQ_ERROR);
         assert_eq!(Aeth::nak(2, 5).kind(), AethKind::Nak { code: 2 });
         assert_eq!(Aeth::rnr_nak(3, 0).kind(), AethKind::RnrNak { timer: 3 });
-        assert_eq!(Aeth { syndrome: 0x40, msn: 0 }.kind(), AethKind::Reserved);
-        assert_eq!(Aeth { syndrome: 0x80, msn: 0 }.kind(), AethKind::Reserved);
+        assert_eq!(
+            Aeth {
+                syndrome: 0x40,
+                msn: 0
+            }
+            .kind(),
+            AethKind::Reserved
+        );
+        assert_eq!(
+            Aeth {
+                syndrome: 0x80,
+                msn: 0
+            }
+            .kind(),
+            AethKind::Reserved
+        );
         let mut b = [0u8; 4];
         Aeth::ack(0x123456).emit(&mut b).unwrap();
         assert_eq!(b, [0x1f, 0x12, 0x34, 0x56]);
@@ -350,7 +390,11 @@ mod tests {
 
     #[test]
     fn deth_and_small_headers() {
-        let d = Deth { qkey: 0x8001_0000, resv8: 0, src_qpn: 0x000abc };
+        let d = Deth {
+            qkey: 0x8001_0000,
+            resv8: 0,
+            src_qpn: 0x000abc,
+        };
         let mut b = [0u8; 8];
         d.emit(&mut b).unwrap();
         assert_eq!(b, [0x80, 1, 0, 0, 0, 0, 0x0a, 0xbc]);
@@ -365,7 +409,12 @@ mod tests {
 
     #[test]
     fn atomic_layouts() {
-        let a = AtomicEth { va: 0x1000, rkey: 7, swap_add: 0xaaaa, compare: 0xbbbb };
+        let a = AtomicEth {
+            va: 0x1000,
+            rkey: 7,
+            swap_add: 0xaaaa,
+            compare: 0xbbbb,
+        };
         let mut b = [0u8; 28];
         a.emit(&mut b).unwrap();
         assert_eq!(&b[8..12], &[0, 0, 0, 7]);

@@ -17,9 +17,9 @@
 //! [`ICRC_SEED`] as rdma_rxe does. Unlike rdma_rxe (which always takes 20 bytes), IPv4
 //! options, if any, are covered like the rest of the IPv4 header.
 
-use crate::proto::bytes;
 use super::bth::BTH_LEN;
 use super::{Error, Result};
+use crate::proto::bytes;
 
 /// Length of the ICRC trailer in bytes.
 pub const ICRC_LEN: usize = 4;
@@ -37,7 +37,11 @@ const fn make_tables() -> [[u32; 256]; 8] {
         let mut c = i as u32;
         let mut k = 0;
         while k < 8 {
-            c = if c & 1 != 0 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+            c = if c & 1 != 0 {
+                0xedb8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
             k += 1;
         }
         t[0][i] = c;
@@ -61,7 +65,11 @@ static CRC32_TABLES: [[u32; 256]; 8] = make_tables();
 #[inline(always)]
 fn tab(n: usize, i: u32) -> u32 {
     // `i` is masked to 0..=255 by every caller and `n < 8`: the lookup cannot miss.
-    CRC32_TABLES.get(n).and_then(|t| t.get((i & 0xff) as usize)).copied().unwrap_or(0)
+    CRC32_TABLES
+        .get(n)
+        .and_then(|t| t.get((i & 0xff) as usize))
+        .copied()
+        .unwrap_or(0)
 }
 
 /// Feeds `data` into a running reflected CRC-32 state (no initial or final inversion;
@@ -71,8 +79,14 @@ pub fn crc32_le(mut crc: u32, data: &[u8]) -> u32 {
     for c in &mut chunks {
         let w = u64::from_le_bytes(<[u8; 8]>::try_from(c).unwrap_or_default()) ^ u64::from(crc);
         let (lo, hi) = (w as u32, (w >> 32) as u32);
-        crc = tab(7, lo) ^ tab(6, lo >> 8) ^ tab(5, lo >> 16) ^ tab(4, lo >> 24)
-            ^ tab(3, hi) ^ tab(2, hi >> 8) ^ tab(1, hi >> 16) ^ tab(0, hi >> 24);
+        crc = tab(7, lo)
+            ^ tab(6, lo >> 8)
+            ^ tab(5, lo >> 16)
+            ^ tab(4, lo >> 24)
+            ^ tab(3, hi)
+            ^ tab(2, hi >> 8)
+            ^ tab(1, hi >> 16)
+            ^ tab(0, hi >> 24);
     }
     for &b in chunks.remainder() {
         crc = tab(0, crc ^ u32::from(b)) ^ (crc >> 8);

@@ -68,7 +68,11 @@ impl<'a> RoceDatagram<'a> {
             return Err(Error::BadLength);
         }
         let ib = rest.get(UDP_HEADER_LEN..).ok_or(Error::Truncated)?;
-        Ok(RoceDatagram { ip_header, udp_header, ib })
+        Ok(RoceDatagram {
+            ip_header,
+            udp_header,
+            ib,
+        })
     }
 
     /// The destination as a RoCEv2 GID: an IPv6 address as it is, an IPv4 address mapped
@@ -89,7 +93,9 @@ impl<'a> RoceDatagram<'a> {
             if let Some(a) = self.ip_header.get(v6_off..v6_off + 16) {
                 let _ = crate::proto::bytes::copy(&mut gid, a);
             }
-        } else if let (Some(dst), Some(a)) = (gid.get_mut(12..), self.ip_header.get(v4_off..v4_off + 4)) {
+        } else if let (Some(dst), Some(a)) =
+            (gid.get_mut(12..), self.ip_header.get(v4_off..v4_off + 4))
+        {
             let _ = crate::proto::bytes::copy(dst, a);
             gid[10] = 0xff;
             gid[11] = 0xff;
@@ -144,7 +150,10 @@ mod tests {
     #[test]
     fn rejects_non_roce() {
         assert_eq!(RoceDatagram::parse(&v4(36, 6, 0)), Err(Error::BadIpHeader));
-        assert_eq!(RoceDatagram::parse(&v4(36, 17, 0x2000)), Err(Error::BadIpHeader));
+        assert_eq!(
+            RoceDatagram::parse(&v4(36, 17, 0x2000)),
+            Err(Error::BadIpHeader)
+        );
         assert_eq!(RoceDatagram::parse(&v4(36, 17, 1)), Err(Error::BadIpHeader));
         let mut d = v4(36, 17, 0);
         d[23] = 0;

@@ -191,10 +191,16 @@ mod tests {
         assert_eq!(field::be24(&b, usize::MAX), Err(Error::Truncated));
         assert_eq!(field::be64(&b, 0), Err(Error::Truncated));
         let mut o = [0u8; 3];
-        assert_eq!(field::put_be24(&mut o, 0, 0x1_000_000), Err(Error::BadField));
+        assert_eq!(
+            field::put_be24(&mut o, 0, 0x1_000_000),
+            Err(Error::BadField)
+        );
         assert_eq!(field::put_be24(&mut o, 0, 0xabcdef), Ok(()));
         assert_eq!(o, [0xab, 0xcd, 0xef]);
         assert_eq!(field::put_be32(&mut o, 0, 1), Err(Error::BufferTooSmall));
-        assert_eq!(field::put(&mut o, usize::MAX, &[1]), Err(Error::BufferTooSmall));
+        assert_eq!(
+            field::put(&mut o, usize::MAX, &[1]),
+            Err(Error::BufferTooSmall)
+        );
     }
 }

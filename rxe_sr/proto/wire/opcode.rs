@@ -54,7 +54,10 @@ impl Headers {
         (Headers::RETH, super::ext_headers::Reth::LEN),
         (Headers::ATOMIC_ETH, super::ext_headers::AtomicEth::LEN),
         (Headers::AETH, super::ext_headers::Aeth::LEN),
-        (Headers::ATOMIC_ACK_ETH, super::ext_headers::AtomicAckEth::LEN),
+        (
+            Headers::ATOMIC_ACK_ETH,
+            super::ext_headers::AtomicAckEth::LEN,
+        ),
         (Headers::IMM_DT, super::ext_headers::ImmDt::LEN),
         (Headers::IETH, super::ext_headers::Ieth::LEN),
     ];
@@ -216,7 +219,8 @@ const fn info(
         kind,
         OpKind::RdmaReadResponse | OpKind::Acknowledge | OpKind::AtomicAcknowledge | OpKind::Cnp
     );
-    let consumes_rwqe = matches!(kind, OpKind::Send) || (matches!(kind, OpKind::RdmaWrite) && immediate);
+    let consumes_rwqe =
+        matches!(kind, OpKind::Send) || (matches!(kind, OpKind::RdmaWrite) && immediate);
     OpInfo {
         transport,
         kind,
@@ -469,7 +473,11 @@ mod tests {
         // (opcode, header, offset from the BTH start) as in rdma_rxe's rxe_opcode[].offset.
         let expect: &[(Opcode, Headers, usize)] = &[
             (Opcode::RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, Headers::RETH, 12),
-            (Opcode::RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, Headers::IMM_DT, 28),
+            (
+                Opcode::RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+                Headers::IMM_DT,
+                28,
+            ),
             (Opcode::RC_ATOMIC_ACKNOWLEDGE, Headers::AETH, 12),
             (Opcode::RC_ATOMIC_ACKNOWLEDGE, Headers::ATOMIC_ACK_ETH, 16),
             (Opcode::RC_FLUSH, Headers::FETH, 12),
@@ -482,7 +490,9 @@ mod tests {
         for &(op, h, off) in expect {
             assert_eq!(op.headers(false).unwrap().offset_of(h), Some(off), "{op:?}");
         }
-        let sr = Opcode::RC_RDMA_WRITE_LAST_WITH_IMMEDIATE.headers(true).unwrap();
+        let sr = Opcode::RC_RDMA_WRITE_LAST_WITH_IMMEDIATE
+            .headers(true)
+            .unwrap();
         assert_eq!(sr.offset_of(Headers::MSN_ETH), Some(12));
         assert_eq!(sr.offset_of(Headers::RETH), Some(20));
         assert_eq!(sr.offset_of(Headers::IMM_DT), Some(36));
@@ -537,9 +547,15 @@ mod tests {
             sr(Opcode::RC_RDMA_WRITE_LAST_WITH_IMMEDIATE),
             Headers::MSN_ETH.union(Headers::RETH).union(Headers::IMM_DT)
         );
-        assert_eq!(sr(Opcode::RC_RDMA_READ_REQUEST), Headers::MSN_ETH.union(Headers::RETH));
+        assert_eq!(
+            sr(Opcode::RC_RDMA_READ_REQUEST),
+            Headers::MSN_ETH.union(Headers::RETH)
+        );
         assert_eq!(sr(Opcode::RC_RDMA_READ_RESPONSE_MIDDLE), Headers::MSN_ETH);
-        assert_eq!(sr(Opcode::RC_ACKNOWLEDGE), Headers::SR_ACK_ETH.union(Headers::AETH));
+        assert_eq!(
+            sr(Opcode::RC_ACKNOWLEDGE),
+            Headers::SR_ACK_ETH.union(Headers::AETH)
+        );
         assert_eq!(sr(Opcode::RC_FETCH_ADD), Headers::ATOMIC_ETH);
         assert_eq!(Opcode::UC_SEND_ONLY.headers(true), Err(Error::BadVersion));
         assert_eq!(Opcode::UD_SEND_ONLY.headers(true), Err(Error::BadVersion));

@@ -209,7 +209,10 @@ impl<'a> PacketRepr<'a> {
 
     /// Length of the whole IB packet: headers, payload, pad and ICRC.
     pub fn buffer_len(&self) -> usize {
-        self.header_len() + self.payload.len() + usize::from(BthRepr::pad_for(self.payload.len())) + ICRC_LEN
+        self.header_len()
+            + self.payload.len()
+            + usize::from(BthRepr::pad_for(self.payload.len()))
+            + ICRC_LEN
     }
 
     /// Checks that the representation describes a valid packet (the same rules as parse).
@@ -244,9 +247,15 @@ impl<'a> PacketRepr<'a> {
         let len = self.buffer_len();
         let out = buf.get_mut(..len).ok_or(Error::BufferTooSmall)?;
         self.bth.emit(out)?;
-        let hdr = BTH_LEN + self.ext.emit(out.get_mut(BTH_LEN..).ok_or(Error::BufferTooSmall)?)?;
+        let hdr = BTH_LEN
+            + self
+                .ext
+                .emit(out.get_mut(BTH_LEN..).ok_or(Error::BufferTooSmall)?)?;
         let end = hdr + self.payload.len();
-        if !crate::proto::bytes::copy(out.get_mut(hdr..end).ok_or(Error::BufferTooSmall)?, self.payload) {
+        if !crate::proto::bytes::copy(
+            out.get_mut(hdr..end).ok_or(Error::BufferTooSmall)?,
+            self.payload,
+        ) {
             return Err(Error::BufferTooSmall);
         }
         out.get_mut(end..).ok_or(Error::BufferTooSmall)?.fill(0);
@@ -281,8 +290,11 @@ impl<'a> PacketRepr<'a> {
         let total = hdr + payload_len + usize::from(self.bth.pad_cnt) + ICRC_LEN;
         let out = buf.get_mut(..total).ok_or(Error::BufferTooSmall)?;
         self.bth.emit(out)?;
-        self.ext.emit(out.get_mut(BTH_LEN..).ok_or(Error::BufferTooSmall)?)?;
-        out.get_mut(hdr + payload_len..).ok_or(Error::BufferTooSmall)?.fill(0);
+        self.ext
+            .emit(out.get_mut(BTH_LEN..).ok_or(Error::BufferTooSmall)?)?;
+        out.get_mut(hdr + payload_len..)
+            .ok_or(Error::BufferTooSmall)?
+            .fill(0);
         Ok((hdr, total))
     }
 
@@ -309,7 +321,11 @@ impl<T: AsRef<[u8]>> Packet<T> {
             let r = PacketRepr::parse(buffer.as_ref())?;
             (r.header_len(), r.payload.len())
         };
-        Ok(Packet { buffer, hdr_len, payload_len })
+        Ok(Packet {
+            buffer,
+            hdr_len,
+            payload_len,
+        })
     }
 
     /// The wrapped buffer.
@@ -329,7 +345,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// The bytes of the extension headers.
     pub fn ext_bytes(&self) -> &[u8] {
-        self.buffer.as_ref().get(BTH_LEN..self.hdr_len).unwrap_or(&[])
+        self.buffer
+            .as_ref()
+            .get(BTH_LEN..self.hdr_len)
+            .unwrap_or(&[])
     }
 
     /// The payload, without pad.
@@ -435,6 +454,9 @@ mod tests {
         let mut w = send_only(b"");
         w.bth.opcode = Opcode::RC_RDMA_WRITE_ONLY;
         assert_eq!(w.emit(&mut b), Err(Error::BadField));
-        assert_eq!(send_only(b"hello").emit(&mut b[..23]), Err(Error::BufferTooSmall));
+        assert_eq!(
+            send_only(b"hello").emit(&mut b[..23]),
+            Err(Error::BufferTooSmall)
+        );
     }
 }

@@ -140,7 +140,10 @@ impl MsnEth {
         if field::u8_at(b, 0)? != 0 || field::u8_at(b, 4)? != 0 {
             return Err(Error::BadSrHeader);
         }
-        Ok(MsnEth { msn: field::be24(b, 1)?, offset: field::be24(b, 5)? })
+        Ok(MsnEth {
+            msn: field::be24(b, 1)?,
+            offset: field::be24(b, 5)?,
+        })
     }
 
     /// Writes the header into the first [`Self::LEN`] bytes of `b`.
@@ -249,7 +252,8 @@ impl SrAckEth {
             return Err(Error::BadField);
         }
         let b = b.get_mut(..Self::LEN).ok_or(Error::BufferTooSmall)?;
-        let b0 = (self.kind.to_wire() << 4) | (u8::from(self.lost_cnt_overflow) << 3) | self.lost_cnt;
+        let b0 =
+            (self.kind.to_wire() << 4) | (u8::from(self.lost_cnt_overflow) << 3) | self.lost_cnt;
         field::put_u8(b, 0, b0)?;
         field::put_be24(b, 1, self.sack_high.get())?;
         field::put_u8(b, 4, 0)?;
@@ -278,7 +282,10 @@ mod tests {
 
     #[test]
     fn msn_eth_layout() {
-        let m = MsnEth { msn: 0x010203, offset: 0xabcdef };
+        let m = MsnEth {
+            msn: 0x010203,
+            offset: 0xabcdef,
+        };
         let mut b = [0xffu8; 8];
         m.emit(&mut b).unwrap();
         assert_eq!(b, [0, 1, 2, 3, 0, 0xab, 0xcd, 0xef]);
@@ -286,7 +293,10 @@ mod tests {
         b[4] = 1;
         assert_eq!(MsnEth::parse(&b), Err(Error::BadSrHeader));
         assert_eq!(MsnEth::parse(&b[..7]), Err(Error::Truncated));
-        let big = MsnEth { msn: 1 << 24, offset: 0 };
+        let big = MsnEth {
+            msn: 1 << 24,
+            offset: 0,
+        };
         assert_eq!(big.emit(&mut b), Err(Error::BadField));
     }
 
@@ -328,9 +338,18 @@ mod tests {
     fn kind_must_match_syndrome() {
         let nak = Aeth::nak(0, 1);
         let ack = Aeth::ack(1);
-        let sack = SrAckEth { kind: SrAckKind::Sack, ..Default::default() };
-        let fnack = SrAckEth { kind: SrAckKind::Fnack, ..Default::default() };
-        let read = SrAckEth { kind: SrAckKind::ReadAck, ..Default::default() };
+        let sack = SrAckEth {
+            kind: SrAckKind::Sack,
+            ..Default::default()
+        };
+        let fnack = SrAckEth {
+            kind: SrAckKind::Fnack,
+            ..Default::default()
+        };
+        let read = SrAckEth {
+            kind: SrAckKind::ReadAck,
+            ..Default::default()
+        };
         let plain = SrAckEth::default();
         assert_eq!(sack.check_aeth(&nak), Ok(()));
         assert_eq!(sack.check_aeth(&ack), Err(Error::BadSrHeader));
@@ -339,6 +358,12 @@ mod tests {
         assert_eq!(read.check_aeth(&ack), Ok(()));
         assert_eq!(read.check_aeth(&nak), Err(Error::BadSrHeader));
         assert_eq!(plain.check_aeth(&Aeth::rnr_nak(1, 1)), Ok(()));
-        assert_eq!(plain.check_aeth(&Aeth { syndrome: 0x40, msn: 0 }), Err(Error::BadSrHeader));
+        assert_eq!(
+            plain.check_aeth(&Aeth {
+                syndrome: 0x40,
+                msn: 0
+            }),
+            Err(Error::BadSrHeader)
+        );
     }
 }
