@@ -1,28 +1,29 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 240
-# Tearing rxe_sr down while RC traffic runs (ib_write_bw, 100 QPs' worth of work in
+# Tearing rxe_sr down while RC traffic runs (ib_write_bw, 8 QPs of 64 KiB WRITEs in
 # flight): rmmod is refused while a process holds the device (as for rdma_rxe: the
-# verbs core holds the module); `rdma link del` completes once the application lets go
-# (uverbs waits for its file to close), on both the sending and the receiving guest; then
+# verbs core holds the module); `rdma link del` is started while the traffic still runs and
+# completes once the application is killed (uverbs waits for its file to close, and the
+# QPs are destroyed with work in flight), on both the receiving and the sending guest; then
 # the module unloads with no object left and the kernel log is clean. The application may
 # see errors: the other side's device disappears under it.
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
-# 20 s: the application must still hold the device when rmmod is tried, and on the KASAN
-# kernel reaching that point can take 15 s (it once ended first at -D 8, and the rmmod
-# check then had nothing to refuse).
-args=(-d sr0 -x "$gidx" -s 65536 -q 8 -D 20 -F --report_gbits)
+# --run_infinitely: the application runs until it is killed, so it still holds the device
+# however slowly the guests reach the teardown (a fixed -D once ran out first on the
+# KASAN kernel and left nothing for the rmmod check to refuse).
+args=(-d sr0 -x "$gidx" -s 65536 -q 8 --run_infinitely -D 2 -F --report_gbits)
 if is_server; then
-  timeout 90 ib_write_bw "${args[@]}" > /tmp/tt.out 2>&1 &
+  timeout 180 ib_write_bw "${args[@]}" > /tmp/tt.out 2>&1 &
   app=$!
   sleep 1
   sync_point ready
 else
   sync_point ready
-  timeout 90 ib_write_bw "${args[@]}" "$SERVER_IP" > /tmp/tt.out 2>&1 &
+  timeout 180 ib_write_bw "${args[@]}" "$SERVER_IP" > /tmp/tt.out 2>&1 &
   app=$!
 fi
 sleep 3
@@ -33,12 +34,22 @@ if rmmod rxe_sr 2>/tmp/rmmod.err; then
   fail "rmmod succeeded while ib_write_bw had the device open"
 fi
 log "ok: rmmod refused while in use: $(cat /tmp/rmmod.err)"
-# The receiver (g1) deletes its link first, the sender 2 s later.
+# The receiver (g1) deletes its link first, the sender 2 s later; each kills its own
+# application 3 s into its `rdma link del`.
 is_client && sleep 2
 start=$(date +%s)
-timeout 90 rdma link del sr0 || fail "rdma link del sr0 failed or hung"
+timeout 90 rdma link del sr0 &
+del=$!
+sleep 3
+if kill -0 $del 2>/dev/null; then
+  log "ok: rdma link del is waiting for the application"
+else
+  log "rdma link del returned before the application closed the device"
+fi
+kill -TERM $app 2>/dev/null
+wait $app; log "ib_write_bw exit status $? (killed; errors allowed: the device went away)"
+wait $del || fail "rdma link del sr0 failed or hung"
 log "ok: rdma link del returned after $(( $(date +%s) - start )) s"
-wait $app; log "ib_write_bw exit status $? (errors allowed: the device went away)"
 ibv_devices | grep -qw sr0 && fail "sr0 is still listed"
 sync_point deleted
 check "rmmod" rmmod rxe_sr
