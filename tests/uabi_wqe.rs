@@ -707,3 +707,36 @@ mod kernel_wr {
         assert_eq!(SendWqe::build(f, QpType::Ud, LIMITS, short, || panic!("sges")), Err(WqeError::InlineTooLong));
     }
 }
+
+/// The kernel parses each slot into a WQE that held an earlier request (the requester's
+/// slot, the UD loop's one WQE): the result must be exactly what a fresh parse gives, with
+/// nothing of the earlier SGE list or inline bytes left behind.
+#[test]
+fn parsing_in_place_over_an_earlier_wqe_equals_a_fresh_parse() {
+    let mut four = SqSlot::new(SLOT);
+    four.wr(1, 2, 0, [0; 4])
+        .sges(&[(0x1000, 8, 1), (0x2000, 8, 1), (0x3000, 8, 1), (0x4000, 8, 1)]);
+    let mut long_inline = SqSlot::new(SLOT);
+    long_inline.wr(2, 2, INLINE, [0; 4]).inline(&[0x5a; 64]);
+    let mut one = SqSlot::new(SLOT);
+    one.wr(3, 0, SIGNALED, [0; 4]).rdma(0x8000, 7).sges(&[(0x9000, 16, 2)]);
+    let mut short_inline = SqSlot::new(SLOT);
+    short_inline.wr(4, 2, INLINE, [0; 4]).inline(b"abc");
+    let mut bad = SqSlot::new(SLOT);
+    bad.wr(5, 2, 0, [0; 4]).sges(&[(0x1000, 8, 1); 5]);
+
+    let slots = [&four, &long_inline, &one, &short_inline, &four, &one];
+    let mut w = SendWqe::EMPTY;
+    for (i, s) in slots.iter().enumerate() {
+        SendWqe::parse_into(&s.0, QpType::Rc, rc_limits(), &mut w).unwrap();
+        assert_eq!(w, parse(s, QpType::Rc).unwrap(), "slot {i} parsed in place");
+    }
+    // An error leaves no WQE to use, and the next parse is again exact.
+    assert_eq!(
+        SendWqe::parse_into(&bad.0, QpType::Rc, rc_limits(), &mut w),
+        Err(WqeError::TooManySge)
+    );
+    SendWqe::parse_into(&short_inline.0, QpType::Rc, rc_limits(), &mut w).unwrap();
+    assert_eq!(w, parse(&short_inline, QpType::Rc).unwrap());
+    assert_eq!(w.inline_data(), b"abc");
+}

@@ -41,7 +41,7 @@ use crate::uabi::limits::{MAX_RECV_WQE_BYTES, MAX_SEND_WQE_BYTES};
 use crate::uabi::queue::{Fifo, FromClientQueue};
 use crate::uabi::recv_wqe::{RecvLimits, RecvWqe};
 use crate::uabi::send_wqe::NetworkType;
-use crate::uabi::send_wqe::{InlineData, Remote, SendOp, SendOpcode, UdDest, WrFields, INLINE_CAP};
+use crate::uabi::send_wqe::{InlineData, Remote, SendOp, SendOpcode, UdDest, WrFields};
 use crate::uabi::send_wqe::{QpType, SendFlags, SendLimits, SendWqe};
 use crate::uabi::sge::{Sge, SgeList};
 use crate::uabi::WqeError;
@@ -739,6 +739,11 @@ unsafe fn post_send_kernel(
     let pd = unsafe { (*ibqp).pd };
     let mut cur = wr;
     let mut err = 0;
+    // Each WR is decoded into this one value (a WQE by value per call costs stack).
+    let mut ks = KernelSend {
+        wqe: SendWqe::EMPTY,
+        av: None,
+    };
     {
         let mut kq = st.kq.lock();
         match kq.as_mut() {
@@ -751,10 +756,10 @@ unsafe fn post_send_kernel(
             {
                 while !cur.is_null() {
                     // SAFETY: per this function's contract.
-                    let Some(ks) = (unsafe { kernel_send(cur, &st.shape, pd) }) else {
+                    if unsafe { kernel_send(cur, &st.shape, pd, &mut ks) }.is_none() {
                         err = EINVAL.to_errno();
                         break;
-                    };
+                    }
                     if k.sq.push(Some(ks)).is_err() {
                         err = ENOMEM.to_errno();
                         break;
@@ -785,8 +790,24 @@ unsafe fn kernel_sges(
     num_sge: c_int,
     max_sge: u32,
 ) -> Result<(SgeList, u32), WqeError> {
+    let mut list = SgeList::EMPTY;
+    // SAFETY: per this function's contract.
+    let total = unsafe { kernel_sges_into(sg_list, num_sge, max_sge, &mut list) }?;
+    Ok((list, total))
+}
+
+/// [`kernel_sges`] into `list`, returning the total length.
+///
+/// # Safety
+/// `sg_list` holds `num_sge` entries (or `num_sge` is 0).
+unsafe fn kernel_sges_into(
+    sg_list: *const b::ib_sge,
+    num_sge: c_int,
+    max_sge: u32,
+    list: &mut SgeList,
+) -> Result<u32, WqeError> {
     let n = u32::try_from(num_sge).map_err(|_| WqeError::TooManySge)?;
-    SgeList::collect(n, max_sge, |i| {
+    list.collect_into(n, max_sge, |i| {
         // SAFETY: `i < num_sge` (SgeList::collect's contract), inside the caller's array.
         let s = unsafe { &*sg_list.add(i) };
         Ok(Sge {
@@ -862,7 +883,8 @@ unsafe fn kernel_send(
     wr: *const b::ib_send_wr,
     shape: &QpShape,
     pd: *mut b::ib_pd,
-) -> Option<KernelSend> {
+    out: &mut KernelSend,
+) -> Option<()> {
     // SAFETY: per this function's contract.
     let w = unsafe { &*wr };
     let qp_type = QpType::from_ib(shape.qp_type)?;
@@ -962,8 +984,9 @@ unsafe fn kernel_send(
     } else {
         (None, 0)
     };
-    let inline = |len: u32| {
-        let mut buf = [0u8; INLINE_CAP];
+    let inline = |len: u32, d: &mut InlineData| {
+        let len = usize::try_from(len).map_err(|_| WqeError::InlineTooLong)?;
+        let buf = d.fill(len).ok_or(WqeError::InlineTooLong)?;
         let mut at = 0usize;
         for s in inline_list.as_ref().map_or(&[][..], |l| l.as_slice()) {
             let n = usize::try_from(s.length).map_err(|_| WqeError::InlineTooLong)?;
@@ -978,14 +1001,14 @@ unsafe fn kernel_send(
             }
             at += n;
         }
-        let data = buf.get(..at).ok_or(WqeError::InlineTooLong)?;
-        if at != usize::try_from(len).unwrap_or(usize::MAX) {
+        if at != len {
             return Err(WqeError::InlineTooLong);
         }
-        InlineData::new(data).ok_or(WqeError::InlineTooLong)
+        Ok(())
     };
     // SAFETY: per this function's contract.
-    let sges = || unsafe { kernel_sges(w.sg_list, w.num_sge, limits.max_sge) };
+    let sges =
+        |l: &mut SgeList| unsafe { kernel_sges_into(w.sg_list, w.num_sge, limits.max_sge, l) };
     let fields = WrFields {
         wr_id,
         opcode,
@@ -994,8 +1017,9 @@ unsafe fn kernel_send(
         ud,
         dma_length,
     };
-    let wqe = SendWqe::build(fields, qp_type, limits, inline, sges).ok()?;
-    Some(KernelSend { wqe, av })
+    SendWqe::build_into(fields, qp_type, limits, inline, sges, &mut out.wqe).ok()?;
+    out.av = av;
+    Some(())
 }
 
 /// `ib_device_ops.post_recv`: a kernel consumer's receive WRs, validated into the QP's
@@ -1141,6 +1165,8 @@ unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) ->
     // enum ib_mtu: 1 = 256 .. 5 = 4096 bytes.
     let mtu = 128u32.checked_shl(dev.active_mtu()).unwrap_or(256);
     let mut budget = UD_BUDGET;
+    // One WQE, parsed in place for each slot (a WQE by value per call costs stack).
+    let mut wqe = SendWqe::EMPTY;
     while let Some(slot) = sq_q.head() {
         if budget == 0 {
             // The rest from the QP's work, after others had their turn: one doorbell on a
@@ -1153,8 +1179,8 @@ unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) ->
         budget -= 1;
         let mut bytes = [0u8; MAX_SEND_WQE_BYTES];
         shared.read_slot(slot, &mut bytes);
-        let (c, failed) = match SendWqe::parse(&bytes, QpType::Ud, limits) {
-            Ok(wqe) => {
+        let (c, failed) = match SendWqe::parse_into(&bytes, QpType::Ud, limits, &mut wqe) {
+            Ok(()) => {
                 // The rxe provider passes an AH number; providers from before AH numbers
                 // embed the AV instead (ah_num 0), checked against the GID table.
                 let av = wqe.ud.and_then(|u| match u.av {
@@ -1614,15 +1640,22 @@ fn fetch(
             .get(..8)
             .and_then(|b| b.try_into().ok())
             .map_or(0, u64::from_le_bytes);
-        let status = match SendWqe::parse(&bytes, qp_type, limits) {
-            Ok(wqe) => match req.post(wqe, cfg) {
-                Ok(()) => {
-                    count_send(env, &wqe);
-                    continue;
+        let Some(wqe) = req.vacant() else {
+            break;
+        };
+        // Parsed straight into the requester's slot: no WQE copy on this stack.
+        let status = match SendWqe::parse_into(&bytes, qp_type, limits, wqe) {
+            Ok(()) => {
+                let op = wqe.op;
+                match req.post_vacant(cfg) {
+                    Ok(()) => {
+                        count_send(env, &op);
+                        continue;
+                    }
+                    Err(PostError::Full) => break,
+                    Err(PostError::Unsupported(s)) => s,
                 }
-                Err(PostError::Full) => break,
-                Err(PostError::Unsupported(s)) => s,
-            },
+            }
             Err(e) => e.wc_status(),
         };
         if !req.is_empty() {
@@ -1637,9 +1670,9 @@ fn fetch(
 }
 
 /// Counts a request the requester took, if it is a SEND (`rdma_sends`).
-fn count_send(env: &KEnv<'_>, wqe: &SendWqe) {
+fn count_send(env: &KEnv<'_>, op: &SendOp) {
     if matches!(
-        wqe.op,
+        op,
         SendOp::Send | SendOp::SendWithImm { .. } | SendOp::SendWithInv { .. }
     ) {
         env.dev.counters().inc(Counter::RdmaSends);
@@ -1665,7 +1698,7 @@ fn fetch_kernel(
                 if let Some(k) = kq.lock().as_mut() {
                     k.sq.pop();
                 }
-                count_send(env, &ks.wqe);
+                count_send(env, &ks.wqe.op);
                 continue;
             }
             Err(PostError::Full) => break,

@@ -538,16 +538,25 @@ pub const INLINE_CAP: usize = 512;
 const _: () = assert!(RXE_MAX_INLINE_DATA == 512);
 
 impl InlineData {
+    /// No bytes.
+    pub const EMPTY: InlineData = InlineData {
+        len: 0,
+        data: [0; INLINE_CAP],
+    };
+
     /// Copies `src`, or `None` when longer than [`INLINE_CAP`].
     pub fn new(src: &[u8]) -> Option<InlineData> {
-        let mut data = [0u8; INLINE_CAP];
-        if !crate::proto::bytes::copy(data.get_mut(..src.len())?, src) {
-            return None;
-        }
-        Some(InlineData {
-            len: src.len(),
-            data,
-        })
+        let mut d = InlineData::EMPTY;
+        d.fill(src.len())?.copy_from_slice(src);
+        Some(d)
+    }
+
+    /// Makes the data `len` bytes long (the bytes are left for the caller to write) and
+    /// returns them, or `None` (unchanged) when `len` exceeds [`INLINE_CAP`].
+    pub fn fill(&mut self, len: usize) -> Option<&mut [u8]> {
+        let bytes = self.data.get_mut(..len)?;
+        self.len = len;
+        Some(bytes)
     }
 
     /// The bytes.
@@ -611,6 +620,17 @@ fn remote(b: &[u8], addr_off: usize, rkey_off: usize) -> Result<Remote, WqeError
 }
 
 impl SendWqe {
+    /// A placeholder (a SEND of nothing): the value of a slot no request has filled yet.
+    pub const EMPTY: SendWqe = SendWqe {
+        wr_id: 0,
+        opcode: SendOpcode::Send,
+        flags: SendFlags(0),
+        op: SendOp::Send,
+        ud: None,
+        payload: Payload::None,
+        length: 0,
+    };
+
     /// Parses and validates a copy of one SQ slot (`bytes` is the whole slot, at least
     /// `SEND_WQE_SIZE` long) for a QP of type `qp_type` with the given limits.
     ///
@@ -621,6 +641,19 @@ impl SendWqe {
     /// no SGE address overflow, total length `<= 2^31`; atomics need at least 8 bytes of SGE
     /// and an 8-byte aligned remote address; FLUSH length `<= 2^31`.
     pub fn parse(bytes: &[u8], qp_type: QpType, limits: SendLimits) -> Result<SendWqe, WqeError> {
+        let mut wqe = SendWqe::EMPTY;
+        SendWqe::parse_into(bytes, qp_type, limits, &mut wqe)?;
+        Ok(wqe)
+    }
+
+    /// [`SendWqe::parse`] into `out` (a WQE is 0.6 KiB: the kernel builds it where it will
+    /// stay rather than return it through the stack). On an error `out` holds no valid WQE.
+    pub fn parse_into(
+        bytes: &[u8],
+        qp_type: QpType,
+        limits: SendLimits,
+        out: &mut SendWqe,
+    ) -> Result<(), WqeError> {
         let b = bytes;
         if b.len() < SEND_WQE_SIZE {
             return Err(WqeError::SlotTooSmall);
@@ -693,7 +726,7 @@ impl SendWqe {
             SendOpcode::RegMr => return Err(WqeError::UnknownOpcode),
         };
 
-        let inline = |len: u32| {
+        let inline = |len: u32, d: &mut InlineData| {
             let n = bytes::usize_from(len).ok_or(WqeError::InlineTooLong)?;
             let end = SEND_WQE_DMA_DATA_OFF
                 .checked_add(n)
@@ -701,9 +734,13 @@ impl SendWqe {
             let src = b
                 .get(SEND_WQE_DMA_DATA_OFF..end)
                 .ok_or(WqeError::InlineOutsideSlot)?;
-            InlineData::new(src).ok_or(WqeError::InlineTooLong)
+            d.fill(n)
+                .ok_or(WqeError::InlineTooLong)?
+                .copy_from_slice(src);
+            Ok(())
         };
-        let sges = || SgeList::parse(b, SEND_WQE_DMA_DATA_OFF, num_sge, limits.max_sge);
+        let sges =
+            |l: &mut SgeList| l.parse_into(b, SEND_WQE_DMA_DATA_OFF, num_sge, limits.max_sge);
         let fields = WrFields {
             wr_id,
             opcode,
@@ -712,7 +749,7 @@ impl SendWqe {
             ud,
             dma_length,
         };
-        SendWqe::build(fields, qp_type, limits, inline, sges)
+        SendWqe::build_into(fields, qp_type, limits, inline, sges, out)
     }
 
     /// Validates a work request given as decoded fields (a ring slot's, or a kernel
@@ -726,6 +763,36 @@ impl SendWqe {
         inline: impl FnOnce(u32) -> Result<InlineData, WqeError>,
         sges: impl FnOnce() -> Result<(SgeList, u32), WqeError>,
     ) -> Result<SendWqe, WqeError> {
+        let mut wqe = SendWqe::EMPTY;
+        SendWqe::build_into(
+            f,
+            qp_type,
+            limits,
+            |len, d| {
+                *d = inline(len)?;
+                Ok(())
+            },
+            |l| {
+                let (list, total) = sges()?;
+                *l = list;
+                Ok(total)
+            },
+            &mut wqe,
+        )?;
+        Ok(wqe)
+    }
+
+    /// [`SendWqe::build`] into `out`: `inline(len, data)` writes the `len` inline bytes into
+    /// `data`, `sges(list)` the gather/scatter list into `list` and returns its total. On
+    /// an error `out` holds no valid WQE.
+    pub fn build_into(
+        f: WrFields,
+        qp_type: QpType,
+        limits: SendLimits,
+        inline: impl FnOnce(u32, &mut InlineData) -> Result<(), WqeError>,
+        sges: impl FnOnce(&mut SgeList) -> Result<u32, WqeError>,
+        out: &mut SendWqe,
+    ) -> Result<(), WqeError> {
         let WrFields {
             wr_id,
             opcode,
@@ -743,22 +810,26 @@ impl SendWqe {
         if ud.is_some_and(|u| u.remote_qpn > MAX_QPN) {
             return Err(WqeError::BadRemoteQpn);
         }
-        let (payload, length) = match opcode {
+        // The payload is written straight into `out`.
+        let length = match opcode {
             // No local buffer: IB_SEND_INLINE cannot change their meaning; drop it.
             SendOpcode::LocalInv | SendOpcode::BindMw | SendOpcode::RegMr => {
                 flags = SendFlags(flags.bits() & !SendFlags::INLINE);
-                (Payload::None, 0)
+                out.payload = Payload::None;
+                0
             }
             SendOpcode::AtomicWrite => {
                 flags = SendFlags(flags.bits() & !SendFlags::INLINE);
-                (Payload::None, ATOMIC_SIZE)
+                out.payload = Payload::None;
+                ATOMIC_SIZE
             }
             SendOpcode::Flush => {
                 flags = SendFlags(flags.bits() & !SendFlags::INLINE);
                 if u64::from(dma_length) > RXE_MAX_MSG_SIZE {
                     return Err(WqeError::LengthTooLong);
                 }
-                (Payload::None, dma_length)
+                out.payload = Payload::None;
+                dma_length
             }
             _ if flags.inline() => {
                 if !opcode.supports_inline() {
@@ -767,15 +838,22 @@ impl SendWqe {
                 if dma_length > limits.max_inline.min(RXE_MAX_INLINE_DATA) {
                     return Err(WqeError::InlineTooLong);
                 }
-                let data = inline(dma_length)?;
+                out.payload = Payload::Inline(InlineData::EMPTY);
+                let Payload::Inline(data) = &mut out.payload else {
+                    return Err(WqeError::InlineTooLong);
+                };
+                inline(dma_length, data)?;
                 if data.len() != bytes::usize_from(dma_length).unwrap_or(usize::MAX) {
                     return Err(WqeError::InlineTooLong);
                 }
-                (Payload::Inline(data), dma_length)
+                dma_length
             }
             _ => {
-                let (list, total) = sges()?;
-                (Payload::Sges(list), total)
+                out.payload = Payload::Sges(SgeList::EMPTY);
+                let Payload::Sges(list) = &mut out.payload else {
+                    return Err(WqeError::TooManySge);
+                };
+                sges(list)?
             }
         };
 
@@ -795,15 +873,13 @@ impl SendWqe {
             }
         }
 
-        Ok(SendWqe {
-            wr_id,
-            opcode,
-            flags,
-            op,
-            ud,
-            payload,
-            length,
-        })
+        out.wr_id = wr_id;
+        out.opcode = opcode;
+        out.flags = flags;
+        out.op = op;
+        out.ud = ud;
+        out.length = length;
+        Ok(())
     }
 
     /// The SGEs (empty unless the payload is a gather/scatter list).

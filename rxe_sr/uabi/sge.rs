@@ -152,6 +152,20 @@ impl SgeList {
         num_sge: u32,
         max_sge: u32,
     ) -> Result<(SgeList, u32), WqeError> {
+        let mut list = SgeList::EMPTY;
+        let total = list.parse_into(b, off, num_sge, max_sge)?;
+        Ok((list, total))
+    }
+
+    /// [`SgeList::parse`] into `self` (emptied first), returning the total length: the
+    /// kernel builds WQEs in place, as a 0.5 KiB list returned by value costs stack.
+    pub fn parse_into(
+        &mut self,
+        b: &[u8],
+        off: usize,
+        num_sge: u32,
+        max_sge: u32,
+    ) -> Result<u32, WqeError> {
         let n = bytes::usize_from(num_sge).ok_or(WqeError::TooManySge)?;
         if num_sge <= max_sge.min(RXE_MAX_SGE) {
             let end = n
@@ -162,7 +176,7 @@ impl SgeList {
                 return Err(WqeError::SgeOutsideSlot);
             }
         }
-        SgeList::collect(num_sge, max_sge, |i| {
+        self.collect_into(num_sge, max_sge, |i| {
             let at = i
                 .checked_mul(SGE_SIZE)
                 .and_then(|x| x.checked_add(off))
@@ -176,13 +190,26 @@ impl SgeList {
     pub fn collect(
         num_sge: u32,
         max_sge: u32,
-        mut sge: impl FnMut(usize) -> Result<Sge, WqeError>,
+        sge: impl FnMut(usize) -> Result<Sge, WqeError>,
     ) -> Result<(SgeList, u32), WqeError> {
+        let mut list = SgeList::EMPTY;
+        let total = list.collect_into(num_sge, max_sge, sge)?;
+        Ok((list, total))
+    }
+
+    /// [`SgeList::collect`] into `self` (emptied first, unused entries included), returning
+    /// the total length.
+    pub fn collect_into(
+        &mut self,
+        num_sge: u32,
+        max_sge: u32,
+        mut sge: impl FnMut(usize) -> Result<Sge, WqeError>,
+    ) -> Result<u32, WqeError> {
+        *self = SgeList::EMPTY;
         if num_sge > max_sge.min(RXE_MAX_SGE) {
             return Err(WqeError::TooManySge);
         }
         let n = bytes::usize_from(num_sge).ok_or(WqeError::TooManySge)?;
-        let mut list = SgeList::EMPTY;
         let mut total = 0u64;
         for i in 0..n {
             let sge = sge(i)?;
@@ -190,14 +217,13 @@ impl SgeList {
                 return Err(WqeError::SgeAddressOverflow);
             }
             total = total.saturating_add(u64::from(sge.length));
-            if !list.push(sge) {
+            if !self.push(sge) {
                 return Err(WqeError::TooManySge);
             }
         }
         if total > RXE_MAX_MSG_SIZE {
             return Err(WqeError::LengthTooLong);
         }
-        let total = u32::try_from(total).map_err(|_| WqeError::LengthTooLong)?;
-        Ok((list, total))
+        u32::try_from(total).map_err(|_| WqeError::LengthTooLong)
     }
 }

@@ -259,9 +259,28 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
 
     /// Queues a validated work request. Its PSNs are assigned now.
     pub fn post(&mut self, wqe: SendWqe, cfg: &RcConfig) -> Result<(), PostError> {
+        *self.vacant().ok_or(PostError::Full)? = wqe;
+        self.post_vacant(cfg)
+    }
+
+    /// The slot the next post fills, to build a WQE in place (see
+    /// [`Requester::post_vacant`]); `None` when the requester is full.
+    pub fn vacant(&mut self) -> Option<&mut SendWqe> {
+        if self.len >= self.slots.len() {
+            return None;
+        }
+        let k = self.idx(self.len);
+        self.slots.get_mut(k).map(|e| &mut e.wqe)
+    }
+
+    /// [`Requester::post`] of the WQE written into [`Requester::vacant`].
+    pub fn post_vacant(&mut self, cfg: &RcConfig) -> Result<(), PostError> {
         if self.len >= self.slots.len() {
             return Err(PostError::Full);
         }
+        let k = self.idx(self.len);
+        let slot = self.slots.get_mut(k).ok_or(PostError::Full)?;
+        let wqe = &slot.wqe;
         let rc = cfg.service == Service::Rc;
         let npsn = match wqe.op {
             SendOp::Send
@@ -283,15 +302,10 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             _ => return Err(PostError::Unsupported(WcStatus::LocQpOpErr)),
         };
         let first_psn = self.psn_tail;
-        let k = self.idx(self.len);
-        let slot = self.slots.get_mut(k).ok_or(PostError::Full)?;
-        *slot = SqEntry {
-            wqe,
-            first_psn,
-            npsn,
-            done_bytes: 0,
-            complete: false,
-        };
+        slot.first_psn = first_psn;
+        slot.npsn = npsn;
+        slot.done_bytes = 0;
+        slot.complete = false;
         self.len += 1;
         self.psn_tail = first_psn.add(npsn);
         Ok(())
