@@ -18,7 +18,7 @@ use rxe_sr::proto::psn::Psn;
 use rxe_sr::proto::wire::ext_headers::{
     Aeth, AethKind, AtomicAckEth, AtomicEth, Deth, Ieth, ImmDt, Reth, AETH_NAK_PSN_SEQ_ERROR,
 };
-use rxe_sr::proto::wire::ip::{ipv4_checksum, RoceDatagram};
+use rxe_sr::proto::wire::ip::{ipv4_checksum, RoceDatagram, MAX_IPV6_EXT_HEADERS};
 use rxe_sr::proto::wire::sr_ext::{MsnEth, SrAckEth, SrAckKind};
 use rxe_sr::proto::wire::{
     icrc, CapAnswer, Error, Opcode, Packet, PacketRepr, RequesterCaps, RequesterState,
@@ -504,3 +504,95 @@ fn src_gid_maps_the_ipv4_source() {
     assert_eq!(d.src_gid(), want);
     assert_ne!(d.src_gid(), d.dest_gid());
 }
+
+/// `V6_UD_SEND_ONLY_WITH_IMMEDIATE` with an 8-byte destination options header (a PadN
+/// option) between the IPv6 and UDP headers: next header 60, payload length 48. The ICRC
+/// (bc9d4a8c on the wire) covers the fixed 40-byte header as sent, then UDP and IB, the
+/// extension header left out; computed by the independent generator described above.
+const V6_UD_WITH_DEST_OPTIONS: [u8; 88] = [
+    0x60, 0x21, 0x23, 0x45, 0x00, 0x30, 0x3c, 0x40, 0xfe, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x02, 0x11, 0x22, 0xff, 0xfe, 0x33, 0x44, 0x55, 0xfe, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x02, 0x11, 0x22, 0xff, 0xfe, 0x33, 0x44, 0x66, 0x11, 0x00, 0x01, 0x04, 0x00, 0x00, 0x00, 0x00,
+    0xc0, 0x02, 0x12, 0xb7, 0x00, 0x28, 0x00, 0x00, 0x65, 0x90, 0xff, 0xff, 0x00, 0x00, 0x00, 0x01,
+    0x00, 0x00, 0x00, 0x42, 0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, 0xca, 0xfe, 0xf0, 0x0d,
+    0x61, 0x62, 0x63, 0x00, 0xbc, 0x9d, 0x4a, 0x8c,
+];
+
+#[test]
+fn ipv6_with_a_destination_options_header() {
+    let r = golden(&V6_UD_WITH_DEST_OPTIONS);
+    assert_eq!(r.bth.opcode, Opcode::UD_SEND_ONLY_WITH_IMMEDIATE);
+    assert_eq!(r.ext.deth, Some(Deth { qkey: 0x8001_0000, resv8: 0, src_qpn: 5 }));
+    assert_eq!(r.payload, b"abc");
+    let d = RoceDatagram::parse(&V6_UD_WITH_DEST_OPTIONS).unwrap();
+    assert_eq!(d.ip_header, &V6_UD_WITH_DEST_OPTIONS[..40]);
+    assert_eq!(d.src_gid()[15], 0x55);
+    // The same bytes with the option changed in flight still check (the ICRC does not
+    // cover extension headers); a changed fixed header does not.
+    let mut opt = V6_UD_WITH_DEST_OPTIONS;
+    opt[44] = 0xee;
+    assert!(golden(&opt).ext.deth.is_some());
+    let mut fixed = V6_UD_WITH_DEST_OPTIONS;
+    fixed[23] ^= 1; // source address
+    let d = RoceDatagram::parse(&fixed).unwrap();
+    assert_eq!(
+        PacketRepr::parse_checked(d.ip_header, d.udp_header, d.ib).err(),
+        Some(Error::BadIcrc)
+    );
+}
+
+/// An IPv6 datagram to port 4791 with the extension headers `ext` (each: its type and
+/// its length in bytes, a multiple of 8) before the UDP header, and 8 IB bytes.
+fn v6(ext: &[(u8, usize)]) -> Vec<u8> {
+    let ext_len: usize = ext.iter().map(|e| e.1).sum();
+    let mut d = vec![0u8; 40 + ext_len + 16];
+    d[0] = 0x60;
+    d[4..6].copy_from_slice(&((ext_len + 16) as u16).to_be_bytes());
+    let mut at = 6;
+    let mut off = 40;
+    for &(t, len) in ext {
+        d[at] = t;
+        at = off;
+        d[off + 1] = (len / 8 - 1) as u8;
+        off += len;
+    }
+    d[at] = 17u8;
+    d[off + 2..off + 4].copy_from_slice(&4791u16.to_be_bytes());
+    d[off + 4..off + 6].copy_from_slice(&16u16.to_be_bytes());
+    d
+}
+
+#[test]
+fn steps_over_ipv6_extension_headers() {
+    let plain = v6(&[]);
+    let r = RoceDatagram::parse(&plain).unwrap();
+    assert_eq!((r.ip_header.len(), r.ib.len()), (40, 8));
+    // Destination options (8 bytes), then hop-by-hop (8) + routing (24) + dest opts (16).
+    for ext in [vec![(60, 8)], vec![(0, 8), (43, 24), (60, 16)]] {
+        let d = v6(&ext);
+        let r = RoceDatagram::parse(&d).unwrap();
+        assert_eq!(r.ip_header, &d[..40], "the fixed header, as the ICRC covers it");
+        let udp_at = 40 + ext.iter().map(|e| e.1).sum::<usize>();
+        assert_eq!(r.udp_header, &d[udp_at..udp_at + 8], "{ext:?}");
+        assert_eq!(r.ib.len(), 8);
+        assert_eq!(r.src_gid(), [0; 16]);
+    }
+    // The most headers taken, and one more.
+    let eight = vec![(60u8, 8usize); MAX_IPV6_EXT_HEADERS];
+    assert!(RoceDatagram::parse(&v6(&eight)).is_ok());
+    let nine = vec![(60u8, 8usize); MAX_IPV6_EXT_HEADERS + 1];
+    assert_eq!(RoceDatagram::parse(&v6(&nine)), Err(Error::BadIpHeader));
+    // Fragment, AH, ESP, or TCP: not a whole RoCE datagram we can read.
+    for t in [44u8, 51, 50, 6] {
+        assert_eq!(RoceDatagram::parse(&v6(&[(t, 8)])), Err(Error::BadIpHeader), "{t}");
+    }
+    // An extension header claiming more bytes than the payload holds.
+    let mut d = v6(&[(60, 8)]);
+    d[41] = 200;
+    assert_eq!(RoceDatagram::parse(&d), Err(Error::BadLength));
+    // The chain cut short by the payload length.
+    let mut d = v6(&[(0, 8), (60, 8)]);
+    d[4..6].copy_from_slice(&12u16.to_be_bytes());
+    assert!(RoceDatagram::parse(&d).is_err());
+}
+

@@ -25,9 +25,12 @@ pub struct RoceDatagram<'a> {
 
 impl<'a> RoceDatagram<'a> {
     /// Splits an IPv4 or IPv6 datagram (starting at the IP header) carrying UDP to port
-    /// 4791. Bytes after the IP total length (Ethernet padding) are ignored. Fragments,
-    /// IPv6 extension headers and length fields that disagree with the bytes present are
-    /// [`Error::BadIpHeader`] or [`Error::BadLength`].
+    /// 4791. Bytes after the IP total length (Ethernet padding) are ignored. IPv6
+    /// hop-by-hop, routing and destination options headers are stepped over (at most
+    /// [`MAX_IPV6_EXT_HEADERS`]); `ip_header` is then the fixed 40-byte header, as the
+    /// ICRC covers it. Fragments, other extension headers (AH, ESP, fragment) and length
+    /// fields that disagree with the bytes present are [`Error::BadIpHeader`] or
+    /// [`Error::BadLength`].
     pub fn parse(d: &'a [u8]) -> Result<Self> {
         let first = field::u8_at(d, 0)?;
         let (hlen, total) = match first >> 4 {
@@ -45,11 +48,8 @@ impl<'a> RoceDatagram<'a> {
                 (hlen, total)
             }
             6 => {
-                if field::u8_at(d, 6)? != IPPROTO_UDP {
-                    return Err(Error::BadIpHeader);
-                }
                 let payload = usize::from(field::be16(d, 4)?);
-                (40, 40 + payload)
+                (IPV6_HEADER_LEN, IPV6_HEADER_LEN + payload)
             }
             _ => return Err(Error::BadIpHeader),
         };
@@ -58,7 +58,12 @@ impl<'a> RoceDatagram<'a> {
         }
         let d = d.get(..total).ok_or(Error::Truncated)?;
         let ip_header = d.get(..hlen).ok_or(Error::Truncated)?;
-        let rest = d.get(hlen..).ok_or(Error::Truncated)?;
+        let udp_off = if hlen == IPV6_HEADER_LEN {
+            ipv6_udp_offset(d)?
+        } else {
+            hlen
+        };
+        let rest = d.get(udp_off..).ok_or(Error::Truncated)?;
         let udp_header = rest.get(..UDP_HEADER_LEN).ok_or(Error::Truncated)?;
         if field::be16(udp_header, 2)? != ROCEV2_UDP_PORT {
             return Err(Error::BadIpHeader);
@@ -101,6 +106,43 @@ impl<'a> RoceDatagram<'a> {
             gid[11] = 0xff;
         }
         gid
+    }
+}
+
+/// Length of the fixed IPv6 header.
+pub const IPV6_HEADER_LEN: usize = 40;
+/// Most IPv6 extension headers stepped over before the UDP header.
+pub const MAX_IPV6_EXT_HEADERS: usize = 8;
+
+/// Where the UDP header of the IPv6 datagram `d` (cut at its payload length) begins:
+/// after the fixed header and any hop-by-hop (0), routing (43) and destination options
+/// (60) headers, each `8 * (1 + Hdr Ext Len)` bytes (RFC 8200 4.3-4.6). The network stack
+/// has processed them by the time the datagram reaches us (a routing header with segments
+/// left was forwarded, not delivered); fragments are reassembled and lose their header.
+fn ipv6_udp_offset(d: &[u8]) -> Result<usize> {
+    const HOP_BY_HOP: u8 = 0;
+    const ROUTING: u8 = 43;
+    const DEST_OPTS: u8 = 60;
+    let mut next = field::u8_at(d, 6)?;
+    let mut off = IPV6_HEADER_LEN;
+    for _ in 0..MAX_IPV6_EXT_HEADERS {
+        match next {
+            IPPROTO_UDP => return Ok(off),
+            HOP_BY_HOP | ROUTING | DEST_OPTS => {
+                next = field::u8_at(d, off)?;
+                let len = (usize::from(field::u8_at(d, off + 1)?) + 1) * 8;
+                off = off.checked_add(len).ok_or(Error::BadLength)?;
+                if off > d.len() {
+                    return Err(Error::BadLength);
+                }
+            }
+            _ => return Err(Error::BadIpHeader),
+        }
+    }
+    if next == IPPROTO_UDP {
+        Ok(off)
+    } else {
+        Err(Error::BadIpHeader)
     }
 }
 
