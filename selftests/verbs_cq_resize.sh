@@ -54,7 +54,28 @@ assert [w.wr_id for w in wcs] == list(range(200, 212)), [w.wr_id for w in wcs]
 print("the resized CQ takes 12 more")
 cq.resize(4)
 print("shrunk to %d when empty" % cq.cqe)
-for o in (qp1, qp2, mr, cq, pd, ctx):
+# A resize moves pending completions in chunks of 256 (the lock dropped in between): 695
+# pending (3 chunks) must all arrive, in order.
+big = CQ(ctx, 1024)
+qp3 = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=big, rcq=big, cap=QPCap(max_send_wr=8, max_recv_wr=700)))
+a = QPAttr(); a.qp_state = e.IBV_QPS_INIT; a.pkey_index = 0; a.port_num = 1; a.qp_access_flags = 0
+qp3.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
+for i in range(700):
+    qp3.post_recv(RecvWR(wr_id=1000 + i, num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)]))
+a = QPAttr(); a.qp_state = e.IBV_QPS_ERR
+qp3.modify(a, e.IBV_QP_STATE)
+n, wcs = big.poll(5)
+assert [w.wr_id for w in wcs] == list(range(1000, 1005)), [w.wr_id for w in wcs]
+big.resize(2000)
+got = []
+while True:
+    n, wcs = big.poll(64)
+    if not n:
+        break
+    got += [w.wr_id for w in wcs[:n]]
+assert got == list(range(1005, 1700)), (len(got), got[:3], got[-3:])
+print("695 pending completions carried over in order by a chunked resize")
+for o in (qp1, qp2, qp3, mr, cq, big, pd, ctx):
     o.close()
 print("closed")
 PY
@@ -66,5 +87,6 @@ printf '%s\n' "$out"
 printf '%s\n' "$out" | grep -q '^BAD' && fail "a bad resize was accepted"
 expect_grep "pending completions survive" '^4 pending completions carried over in order$' "$out"
 expect_grep "new ring works" '^the resized CQ takes 12 more$' "$out"
+expect_grep "a chunked resize keeps every completion" '^695 pending completions carried over in order by a chunked resize$' "$out"
 expect_grep "closed" '^closed$' "$out"
 sr_down_clean

@@ -303,7 +303,17 @@ unsafe fn resize_cq_inner(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_uda
     // old one).
     // SAFETY: the live udata of this call.
     let mapped = unsafe { user_ring(udata, b::rxe_sr_glue_udata_ucontext(udata), geo.ring)? };
-    let old = {
+    let new = mapped.queue();
+    let mut nq = ToClientQueue::new(geo.ring);
+    // The unconsumed entries move in chunks of RESIZE_CHUNK, the lock (which keeps
+    // interrupts off) dropped between chunks, so that a large CQ is not copied in one
+    // IRQ-off stretch. Meanwhile completions may still be added to the old ring (they are
+    // copied in a later chunk); the consumer must not move (rdma-core's provider holds the
+    // CQ's lock across resize and poll): if it does, the copies may be stale and the
+    // resize is refused with EBUSY, the CQ unchanged.
+    let mut copied = 0u32;
+    let mut start = None;
+    let old = loop {
         let mut ring = state.ring.lock();
         let CqRing::User { queue, q } = &mut *ring else {
             return Err(EINVAL);
@@ -312,23 +322,33 @@ unsafe fn resize_cq_inner(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_uda
         let pending = q
             .observe_consumer(cur.load_consumer())
             .map_err(|_| EINVAL)?;
+        let first = q.consumer_index();
+        if *start.get_or_insert(first) != first {
+            return Err(EBUSY);
+        }
         if depth < pending {
             return Err(EINVAL);
         }
-        let new = mapped.queue();
+        let last = pending - copied <= RESIZE_CHUNK;
+        let upto = if last { pending } else { copied + RESIZE_CHUNK };
         let mut slot = [0u8; layout::UVERBS_WC_SIZE];
-        let mut nq = ToClientQueue::new(geo.ring);
-        for n in 0..pending {
-            let src = q.consumer_index().wrapping_add(n) & q.ring().index_mask();
+        for n in copied..upto {
+            let src = first.wrapping_add(n) & q.ring().index_mask();
             cur.read_slot(src, &mut slot);
             if let Some(tail) = nq.tail() {
                 new.write_slot(tail, &slot);
             }
             nq.advance_producer();
         }
-        new.publish_producer(nq.producer_index());
-        *q = nq;
-        queue.replace(mapped)
+        copied = upto;
+        if last {
+            new.publish_producer(nq.producer_index());
+            *q = nq;
+            break queue.replace(mapped);
+        }
+        drop(ring);
+        // SAFETY: process context (the resize verb), no lock held.
+        unsafe { b::rxe_sr_glue_cond_resched() };
     };
     // The old ring's entry goes outside the lock; user space unmaps its pages.
     drop(old);
@@ -336,6 +356,9 @@ unsafe fn resize_cq_inner(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_uda
     unsafe { (*ibcq).cqe = i32::try_from(geo.num_elem).unwrap_or(vcq::MAX_CQE) };
     Ok(())
 }
+
+/// Completions copied per IRQ-off stretch when a user CQ is resized (16 KiB of entries).
+const RESIZE_CHUNK: u32 = 256;
 
 /// A QP's send and receive CQs, and the QP their completions name (`ib_wc.qp` for kernel
 /// CQs).
