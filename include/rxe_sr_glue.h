@@ -45,6 +45,7 @@ struct socket *rxe_sr_glue_udp_tunnel_open(bool ipv6, u16 port);
 void rxe_sr_glue_udp_tunnel_close(struct socket *sock);
 void rxe_sr_glue_skb_drop(struct sk_buff *skb);
 struct net_device *rxe_sr_glue_skb_dev(struct sk_buff *skb);
+struct ib_device *rxe_sr_glue_ib_device_below(struct net_device *ndev);
 struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be32 daddr,
 				     u16 sport, u8 tos, u8 ttl, const void *ib, size_t len,
 				     bool local);

@@ -7,7 +7,9 @@
 #    outstanding (the first fails with RNR_RETRY_EXC_ERR) and 4 receives posted, all 12
 #    complete (1 error, 11 WR_FLUSH_ERR), none is lost;
 #  - handler: a completion handler that moves its own QP to Error neither deadlocks nor is
-#    refused (rxe_sr runs consumer callbacks without holding the QP's lock).
+#    refused (rxe_sr runs consumer callbacks without holding the QP's lock);
+#  - query: ib_query_qp returns the QP's address vector with grh.sgid_attr NULL (item 8:
+#    the core only lends that pointer during modify_qp).
 . "$HOST_SHARE/selftests/lib.sh"
 ko=$HOST_SHARE/selftests/kmod/rxe_sr_ulp_test.ko
 [ -f "$ko" ] || fail "the test module was not built ($ko)"
@@ -20,4 +22,5 @@ printf '%s\n' "$out"
 rmmod rxe_sr_ulp_test 2>/dev/null || true
 expect_grep "flush: every work request completed" '^.*rxe_sr_ulp_test: flush: PASS' "$out"
 expect_grep "handler: moved its QP to Error" '^.*rxe_sr_ulp_test: handler: PASS' "$out"
+expect_grep "query: address vector without the borrowed sgid_attr" '^.*rxe_sr_ulp_test: query: PASS' "$out"
 sr_down_clean

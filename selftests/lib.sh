@@ -92,6 +92,12 @@ guest_reset() {
     && echo "reset: killed leftover test programs"
   sleep 0.5
   tc qdisc del dev eth0 root 2>/dev/null && echo "reset: netem removed"
+  # upper_devices.sh's VLAN and bond over eth0.
+  ip link del eth0.100 2>/dev/null && echo "reset: eth0.100 removed"
+  if [ -e /sys/class/net/bond0 ]; then
+    ip link del bond0 && ip link set eth0 up && echo "reset: bond0 removed, eth0 up"
+    ip addr add "$MY_IP/24" dev eth0 2>/dev/null
+  fi
   for l in $(rdma link show 2>/dev/null | awk '$1 == "link" { sub("/.*", "", $2); print $2 }' | sort -u); do
     rdma link del "$l" && echo "reset: rdma link del $l"
   done
@@ -104,11 +110,12 @@ guest_reset() {
 # load_rdma_core: the verbs core and the user-space access modules (no udev here to do it).
 load_rdma_core() { modprobe ib_uverbs && modprobe rdma_ucm; }
 
-# roce_gid_index DEV: index of the RoCEv2 GID holding this guest's IPv4 address.
+# roce_gid_index DEV [IPV4]: index of the RoCEv2 GID holding IPV4 (default: this guest's
+# eth0 address); waits up to 10 s for the core to list it.
 roce_gid_index() {
-  local dev=$1 f want i t
-  want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(echo "$MY_IP" | tr . ' '))
-  for _ in $(seq 50); do
+  local dev=$1 ip=${2:-$MY_IP} f want i t
+  want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(echo "$ip" | tr . ' '))
+  for _ in $(seq 100); do
     for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
       i=${f##*/}
       if [ "$(cat "$f" 2>/dev/null)" = "$want" ]; then

@@ -1,11 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 150
+# timeout: 300
 # A long chain of UD sends behind one doorbell (issue 9, item 6): perftest ib_send_bw over
 # UD with --post_list 256 (each ibv_post_send call queues 256 work requests, rung once).
 # rxe_sr sends at most 64 per call and hands the rest to the QP's work, so the caller and
 # the device's receive path are not held for the whole chain; every request must still go
-# out and complete (perftest counts its completions), with a clean kernel log.
+# out and complete (perftest counts its completions), with a clean kernel log. Then
+# ud_chain.py on g1 posts a chain of 8192 UD sends in one call: the kernel time spent in
+# the call must be a small part of the chain's (rxe_sr used to send all of them inside the
+# call), and all 8192 must complete.
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
@@ -16,4 +19,11 @@ if is_client; then
   awk -v g="${gbps:-0}" 'BEGIN { exit !(g > 0) }' || fail "no goodput measured"
 fi
 sync_point done
+if is_server; then
+  gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
+  out=$(timeout 150 python3 "$HOST_SHARE/selftests/ud_chain.py" sr0 "$gidx" 10.77.0.2 8192 2>&1); rc=$?
+  printf '%s\n' "$out"
+  [ $rc = 0 ] || fail "ud_chain.py: $(printf '%s\n' "$out" | tail -1)"
+fi
+sync_point chain-done
 sr_down_clean

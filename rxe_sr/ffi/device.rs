@@ -142,6 +142,30 @@ impl DeviceRef {
     pub(crate) fn get_by_netdev(nd: &NetDev<'_>) -> Option<Self> {
         // SAFETY: `nd` is live; the core returns a referenced device or null.
         let raw = unsafe { b::ib_device_get_by_netdev(nd.as_ptr(), DRIVER_ID) };
+        // SAFETY: null or a device reference the core took for us.
+        unsafe { Self::ours(raw) }
+    }
+
+    /// The rxe_sr device a packet that arrived on `nd` is for: the one bound to `nd`, or
+    /// else to a device below it (`nd` a VLAN, or a bond whose slave is bound), whose
+    /// addresses the core lists in the port's GID table. Called under RCU (the UDP receive
+    /// path).
+    pub(crate) fn get_for_rx(nd: &NetDev<'_>) -> Option<Self> {
+        Self::get_by_netdev(nd).or_else(|| {
+            // SAFETY: `nd` is live and the caller is in an RCU read section; the helper
+            // returns a referenced device whose ops are ours, or null.
+            let raw = unsafe { b::rxe_sr_glue_ib_device_below(nd.as_ptr()) };
+            // SAFETY: null or a device reference the helper took for us.
+            unsafe { Self::ours(raw) }
+        })
+    }
+
+    /// Wraps a referenced device (or null) from the core, keeping it only if its ops are
+    /// ours (the reference is dropped otherwise).
+    ///
+    /// # Safety
+    /// `raw` is null or a device on which the caller holds a reference, passed to us.
+    unsafe fn ours(raw: *mut b::ib_device) -> Option<Self> {
         let r = DeviceRef {
             ibdev: NonNull::new(raw)?,
         };

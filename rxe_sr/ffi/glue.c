@@ -299,6 +299,89 @@ struct net_device *rxe_sr_glue_skb_dev(struct sk_buff *skb)
 	return skb->dev;
 }
 
+static int rxe_sr_lower_is_ours(struct net_device *lower, struct netdev_nested_priv *priv)
+{
+	struct ib_device *ibdev = ib_device_get_by_netdev(lower, RDMA_DRIVER_RXE);
+
+	if (!ibdev)
+		return 0;
+	if (ibdev->ops.owner != THIS_MODULE) {
+		ib_device_put(ibdev);
+		return 0;
+	}
+	priv->data = ibdev;
+	return 1;
+}
+
+/*
+ * The rxe_sr device bound to a device below @ndev (a VLAN's real device, a bond's slave, at
+ * any depth), referenced; NULL if none. The core lists the addresses of a port's upper
+ * devices in its GID table, and their packets arrive with skb->dev the upper device.
+ * Called in the UDP receive path, under RCU.
+ */
+struct ib_device *rxe_sr_glue_ib_device_below(struct net_device *ndev)
+{
+	struct netdev_nested_priv priv = { .data = NULL };
+
+	netdev_walk_all_lower_dev_rcu(ndev, rxe_sr_lower_is_ours, &priv);
+	return priv.data;
+}
+
+struct rxe_sr_egress {
+	const void *addr;
+	bool v6;
+	struct net_device *found;
+};
+
+/* @dev holds the IPv4 (4 bytes, network order) or IPv6 address @addr. Under RCU. */
+static bool rxe_sr_dev_has_addr(struct net_device *dev, const void *addr, bool v6)
+{
+	const struct in_ifaddr *ifa;
+	struct in_device *in_dev;
+	__be32 a4;
+
+	if (v6)
+		return ipv6_chk_addr(dev_net(dev), addr, dev, 0);
+	in_dev = __in_dev_get_rcu(dev);
+	if (!in_dev)
+		return false;
+	memcpy(&a4, addr, sizeof(a4));
+	in_dev_for_each_ifa_rcu(ifa, in_dev) {
+		if (ifa->ifa_local == a4)
+			return true;
+	}
+	return false;
+}
+
+static int rxe_sr_upper_has_addr(struct net_device *upper, struct netdev_nested_priv *priv)
+{
+	struct rxe_sr_egress *e = priv->data;
+
+	if (!rxe_sr_dev_has_addr(upper, e->addr, e->v6))
+		return 0;
+	e->found = upper;
+	return 1;
+}
+
+/*
+ * The device a datagram from source address @addr leaves by: @ndev when the address is its
+ * own, else the upper device of @ndev (VLAN, bond, at any depth) that holds it, so that
+ * the frame is tagged or balanced as the address's device requires (rdma_rxe sends from
+ * the GID's netdev likewise); @ndev when none does. Returned with a reference held.
+ */
+static struct net_device *rxe_sr_egress_dev(struct net_device *ndev, const void *addr, bool v6)
+{
+	struct rxe_sr_egress e = { .addr = addr, .v6 = v6, .found = ndev };
+	struct netdev_nested_priv priv = { .data = &e };
+
+	rcu_read_lock();
+	if (!rxe_sr_dev_has_addr(ndev, addr, v6))
+		netdev_walk_all_upper_dev_rcu(ndev, rxe_sr_upper_has_addr, &priv);
+	dev_hold(e.found);
+	rcu_read_unlock();
+	return e.found;
+}
+
 /* ---- transmit: RoCEv2 datagrams around IB bytes (as rdma_rxe's prepare4/prepare6) ---- */
 
 static struct sk_buff *rxe_sr_alloc_datagram(struct net_device *ndev, unsigned int iphdr_len,
@@ -333,10 +416,11 @@ static struct sk_buff *rxe_sr_alloc_datagram(struct net_device *ndev, unsigned i
  * it directly). The IP header, ID included, is complete, so the caller can compute the ICRC
  * before sending it with rxe_sr_glue_xmit(). Returns the skb or an ERR_PTR.
  */
-struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be32 daddr,
+struct sk_buff *rxe_sr_glue_build_v4(struct net_device *port_ndev, __be32 saddr, __be32 daddr,
 				     u16 sport, u8 tos, u8 ttl, const void *ib, size_t len,
 				     bool local)
 {
+	struct net_device *ndev = local ? port_ndev : rxe_sr_egress_dev(port_ndev, &saddr, false);
 	struct rtable *rt = NULL;
 	struct sk_buff *skb;
 	struct iphdr *iph;
@@ -349,10 +433,15 @@ struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be
 		fl.daddr = daddr;
 		fl.flowi4_proto = IPPROTO_UDP;
 		rt = ip_route_output_key(dev_net(ndev), &fl);
-		if (IS_ERR(rt))
+		if (IS_ERR(rt)) {
+			dev_put(ndev);
 			return ERR_CAST(rt);
+		}
 	}
 	skb = rxe_sr_alloc_datagram(ndev, sizeof(*iph), sport, ib, len);
+	/* The route holds its device from here (skb->dev is only a hint for the output path). */
+	if (!local)
+		dev_put(ndev);
 	if (!skb) {
 		if (rt)
 			ip_rt_put(rt);
@@ -380,10 +469,11 @@ struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be
 }
 
 /* The IPv6 twin of rxe_sr_glue_build_v4 (addresses are 16 bytes each). */
-struct sk_buff *rxe_sr_glue_build_v6(struct net_device *ndev, const void *saddr,
+struct sk_buff *rxe_sr_glue_build_v6(struct net_device *port_ndev, const void *saddr,
 				     const void *daddr, u16 sport, u8 tclass, u8 hop_limit,
 				     u32 flow_label, const void *ib, size_t len, bool local)
 {
+	struct net_device *ndev = local ? port_ndev : rxe_sr_egress_dev(port_ndev, saddr, true);
 	struct dst_entry *dst = NULL;
 	struct sk_buff *skb;
 	struct ipv6hdr *ip6h;
@@ -400,10 +490,13 @@ struct sk_buff *rxe_sr_glue_build_v6(struct net_device *ndev, const void *saddr,
 			int err = dst->error;
 
 			dst_release(dst);
+			dev_put(ndev);
 			return ERR_PTR(err);
 		}
 	}
 	skb = rxe_sr_alloc_datagram(ndev, sizeof(*ip6h), sport, ib, len);
+	if (!local)
+		dev_put(ndev);
 	if (!skb) {
 		dst_release(dst);
 		return ERR_PTR(-ENOMEM);

@@ -62,7 +62,7 @@ unsafe extern "C" fn rxe_sr_rs_udp_encap_recv(
 ) -> c_int {
     // SAFETY: `skb` is valid for the call; the netdev it arrived on is live while it is.
     let ndev = unsafe { b_netdev(skb) };
-    let dev = ndev.as_ref().and_then(DeviceRef::get_by_netdev);
+    let dev = ndev.as_ref().and_then(DeviceRef::get_for_rx);
     match (
         net::on_datagram(dev.as_ref().map(|d| d.dev().counters())),
         dev.as_ref(),

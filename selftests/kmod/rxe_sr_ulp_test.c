@@ -10,6 +10,10 @@
  *           order, the first SEND with RNR_RETRY_EXC_ERR, the rest with WR_FLUSH_ERR.
  *  handler: the completion handler of a QP's CQ moves that QP to Error with ib_modify_qp
  *           (a ULP tearing down from its handler): it must neither deadlock nor be refused.
+ *  query:   ib_query_qp of a connected QP returns its address vector (destination GID,
+ *           source GID index) with grh.sgid_attr NULL: the core lends that pointer only for
+ *           the modify_qp call, so a driver that hands it back gives the caller a reference
+ *           it does not hold.
  *
  * Two RC QPs on the one device talk over its loopback path (the GID of the netdev's IPv4
  * address).
@@ -277,6 +281,46 @@ out:
 	return ok;
 }
 
+static bool check_query(struct ctx *c)
+{
+	struct side a = {}, b = {};
+	struct ib_qp_attr qa = {};
+	struct ib_qp_init_attr qi;
+	const struct ib_global_route *grh;
+	bool ok = false;
+	int ret;
+
+	ret = make_side(c, &a, NULL);
+	if (!ret)
+		ret = make_side(c, &b, NULL);
+	if (!ret)
+		ret = connect_qp(c, a.qp, b.qp->qp_num, 0x500, 0x600, 7);
+	if (!ret)
+		ret = ib_query_qp(a.qp, &qa, IB_QP_STATE | IB_QP_AV, &qi);
+	if (ret) {
+		pr_err("rxe_sr_ulp_test: query: FAIL set-up or ib_query_qp (%d)\n", ret);
+		goto out;
+	}
+	grh = rdma_ah_read_grh(&qa.ah_attr);
+	if (qa.qp_state != IB_QPS_RTS || !(rdma_ah_get_ah_flags(&qa.ah_attr) & IB_AH_GRH) ||
+	    memcmp(grh->dgid.raw, c->gid.raw, sizeof(c->gid.raw)) || grh->sgid_index != c->gid_index) {
+		pr_err("rxe_sr_ulp_test: query: FAIL state %d, GRH flag %d, dgid %pI6, sgid_index %u (want RTS, %pI6, %u)\n",
+		       qa.qp_state, !!(rdma_ah_get_ah_flags(&qa.ah_attr) & IB_AH_GRH), grh->dgid.raw,
+		       grh->sgid_index, c->gid.raw, c->gid_index);
+		goto out;
+	}
+	if (grh->sgid_attr) {
+		pr_err("rxe_sr_ulp_test: query: FAIL grh.sgid_attr is %p, not NULL\n", grh->sgid_attr);
+		goto out;
+	}
+	ok = true;
+	pr_info("rxe_sr_ulp_test: query: PASS the address vector, with sgid_attr NULL\n");
+out:
+	drop_side(&a);
+	drop_side(&b);
+	return ok;
+}
+
 static int __init ulp_test_init(void)
 {
 	struct ctx *c;
@@ -305,6 +349,7 @@ static int __init ulp_test_init(void)
 	}
 	ok = check_flush(c);
 	ok = check_handler(c) && ok;
+	ok = check_query(c) && ok;
 	ret = ok ? 0 : -EIO;
 	ib_dealloc_pd(c->pd);
 out_put:

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+# ud_post_list.sh's second half: one ibv_post_send of a chain of N UD SENDs (all signaled)
+# to a QP number nobody owns on the peer. The send path sends at most a budget of them in
+# the caller's context and leaves the rest to the QP's work, so the kernel CPU time the
+# call itself uses (this thread's system time) must be a small part of the time the whole
+# chain takes to complete; rxe_sr used to send all N inside the call. All N must complete.
+#   ud_chain.py DEV GID_INDEX PEER_IPV4 N
+import resource, sys, time
+import pyverbs.device as d
+import pyverbs.enums as e
+from pyverbs.pd import PD
+from pyverbs.cq import CQ
+from pyverbs.mr import MR
+from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
+from pyverbs.addr import AH, AHAttr, GlobalRoute
+from pyverbs.wr import SendWR, SGE
+sys.path.insert(0, sys.path[0])
+from verbs_util import v4_gid
+
+dev, gidx, peer, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+ctx = d.Context(name=dev)
+pd = PD(ctx)
+cq = CQ(ctx, n + 16)
+mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
+                       cap=QPCap(max_send_wr=n, max_recv_wr=1, max_send_sge=1, max_recv_sge=1)))
+a = QPAttr(); a.qp_state = e.IBV_QPS_INIT; a.pkey_index = 0; a.port_num = 1; a.qkey = 0x1234
+qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY)
+a = QPAttr(); a.qp_state = e.IBV_QPS_RTR
+qp.modify(a, e.IBV_QP_STATE)
+a = QPAttr(); a.qp_state = e.IBV_QPS_RTS; a.sq_psn = 0
+qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
+ah = AH(pd, attr=AHAttr(gr=GlobalRoute(dgid=v4_gid(peer), sgid_index=gidx), is_global=1, port_num=1))
+# Built back to front so each WR can name its successor; the list keeps them alive.
+wrs = []
+nxt = None
+for i in reversed(range(n)):
+    w = SendWR(wr_id=i, opcode=e.IBV_WR_SEND, num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)],
+               send_flags=e.IBV_SEND_SIGNALED, next_wr=nxt)
+    w.set_wr_ud(ah, 0xfffff0, 0x1234)
+    wrs.append(w)
+    nxt = w
+stime = lambda: resource.getrusage(resource.RUSAGE_THREAD).ru_stime
+t0, s0 = time.monotonic(), stime()
+qp.post_send(nxt)
+t_post, s_post = time.monotonic() - t0, stime() - s0
+got = []
+end = time.time() + 120
+while len(got) < n and time.time() < end:
+    k, wcs = cq.poll(n - len(got))
+    got += wcs[:k]
+    if not k:
+        time.sleep(0.005)
+t_all = time.monotonic() - t0
+ok = sum(1 for w in got if w.status == e.IBV_WC_SUCCESS)
+ids = sorted(w.wr_id for w in got)
+print("chain of %d: post_send returned after %.3f s, %.3f s of it system time in this thread; "
+      "all %d completions (%d successful) after %.3f s" % (n, t_post, s_post, len(got), ok, t_all))
+if ok != n or ids != list(range(n)):
+    sys.exit("not every request completed successfully")
+if s_post > 0.05 and s_post > t_all / 4:
+    sys.exit("post_send used %.3f s of kernel time of the chain's %.3f s: it sent the chain itself"
+             % (s_post, t_all))
+print("ok: post_send handed the chain to the QP's work; every request completed")
