@@ -4,7 +4,8 @@
 # `rdma link add sr0 type rxe_sr netdev eth0` makes an ib_device that rdma, ibv_devices and
 # ibv_devinfo show: port ACTIVE, Ethernet link layer, RoCEv2 GIDs from eth0's addresses, the
 # path MTU from eth0's MTU (and following it), port state following eth0; a second link on
-# eth0 is refused; `rdma link del` and rmmod leave nothing behind.
+# eth0 is refused, so is one whose registration fails (its name taken), and what it had
+# built is freed; `rdma link del` and rmmod leave nothing behind.
 . "$HOST_SHARE/selftests/lib.sh"
 modprobe -r rxe_sr rdma_rxe 2>/dev/null
 dmesg_mark
@@ -48,6 +49,13 @@ if rdma link add sr1 type rxe_sr netdev eth0 2>/tmp/err; then
   fail "a second rxe_sr link on eth0 was accepted"
 fi
 log "ok: second link on eth0 refused: $(cat /tmp/err)"
+# A link whose registration fails (the name is taken; lo has no rxe_sr device yet): the
+# half-built device is freed, once, and leaves nothing counted (the unload line below).
+if rdma link add sr0 type rxe_sr netdev lo 2>/tmp/err; then
+  fail "a second link named sr0 was accepted"
+fi
+log "ok: a link named like an existing one is refused: $(cat /tmp/err)"
+[ "$(ls /sys/class/infiniband/)" = sr0 ] || fail "devices after the refused link: $(ls /sys/class/infiniband/)"
 
 check "rdma link del" rdma link del sr0
 [ -z "$(rdma link show 2>/dev/null | grep sr0)" ] || fail "sr0 still listed after del"

@@ -299,6 +299,9 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
     let ibp: *mut b::ib_device = &mut dev.ib_dev;
     // `dev` is not used past this point.
     let ops = device_ops();
+    // From here on, freeing the device (the guard, or the core once registered) runs our
+    // `dealloc_driver`, which counts it freed.
+    vd::note_live();
     // SAFETY: `ibp` is a valid unregistered device; the core copies the ops.
     unsafe { b::ib_set_device_ops(ibp, &ops) };
     // SAFETY: both are live; the core takes its own netdev reference.

@@ -36,10 +36,17 @@ const MAX_SGE: i32 = 32;
 static CREATED: AtomicUsize = AtomicUsize::new(0);
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 
-/// Counts a device created by `rdma link add`.
+/// Counts a device allocated by `rdma link add` that the RDMA core will free (its ops,
+/// with the `dealloc_driver` that calls [`note_freed`], are installed): counted before the
+/// device can be registered, so that a failed registration, or an `rdma link del` racing
+/// the end of `rdma link add`, never frees a device not yet counted.
+pub(crate) fn note_live() {
+    LIVE.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Counts a device registered by `rdma link add`.
 pub(crate) fn note_created() {
     CREATED.fetch_add(1, Ordering::Relaxed);
-    LIVE.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Counts a device freed by the RDMA core.
