@@ -5,6 +5,8 @@
 //! (rxe_sr/ffi/glue.c, `module_param_cb`) and parsed and named here: the list of schemes
 //! lives in one place.
 
+#![forbid(unsafe_code)]
+
 use crate::ffi;
 use kernel::{c_str, str::CStr};
 

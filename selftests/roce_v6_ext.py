@@ -17,7 +17,9 @@ import pyverbs.enums as e
 from pyverbs.pd import PD
 from pyverbs.cq import CQ
 from pyverbs.mr import MR
-from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
+from pyverbs.qp import QP, QPInitAttr, QPCap
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from verbs_util import ud_up
 from pyverbs.wr import RecvWR, SGE
 
 QKEY, SRC_QPN, N = 0x11223344, 0x42, 3
@@ -48,10 +50,7 @@ if role == "recv":
     mr = MR(pd, N * 4096, e.IBV_ACCESS_LOCAL_WRITE)
     qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
                            cap=QPCap(max_send_wr=4, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)))
-    a = QPAttr(); a.qp_state = e.IBV_QPS_INIT; a.pkey_index = 0; a.port_num = 1; a.qkey = QKEY
-    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY)
-    a = QPAttr(); a.qp_state = e.IBV_QPS_RTR
-    qp.modify(a, e.IBV_QP_STATE)
+    ud_up(qp, QKEY, rts=False)
     for i in range(N):
         qp.post_recv(RecvWR(wr_id=i, num_sge=1, sg=[SGE(mr.buf + 4096 * i, 4096, mr.lkey)]))
     put("qpn", "%d" % qp.qp_num)

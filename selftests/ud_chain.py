@@ -6,17 +6,17 @@
 # call itself uses (this thread's system time) must be a small part of the time the whole
 # chain takes to complete; rxe_sr used to send all N inside the call. All N must complete.
 #   ud_chain.py DEV GID_INDEX PEER_IPV4 N
-import resource, sys, time
+import os, resource, sys, time
 import pyverbs.device as d
 import pyverbs.enums as e
 from pyverbs.pd import PD
 from pyverbs.cq import CQ
 from pyverbs.mr import MR
-from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
+from pyverbs.qp import QP, QPInitAttr, QPCap
 from pyverbs.addr import AH, AHAttr, GlobalRoute
 from pyverbs.wr import SendWR, SGE
-sys.path.insert(0, sys.path[0])
-from verbs_util import v4_gid
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from verbs_util import ud_up, v4_gid
 
 dev, gidx, peer, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 ctx = d.Context(name=dev)
@@ -25,12 +25,7 @@ cq = CQ(ctx, n + 16)
 mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
 qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
                        cap=QPCap(max_send_wr=n, max_recv_wr=1, max_send_sge=1, max_recv_sge=1)))
-a = QPAttr(); a.qp_state = e.IBV_QPS_INIT; a.pkey_index = 0; a.port_num = 1; a.qkey = 0x1234
-qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY)
-a = QPAttr(); a.qp_state = e.IBV_QPS_RTR
-qp.modify(a, e.IBV_QP_STATE)
-a = QPAttr(); a.qp_state = e.IBV_QPS_RTS; a.sq_psn = 0
-qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
+ud_up(qp, 0x1234)
 ah = AH(pd, attr=AHAttr(gr=GlobalRoute(dgid=v4_gid(peer), sgid_index=gidx), is_global=1, port_num=1))
 # Built back to front so each WR can name its successor; the list keeps them alive.
 wrs = []

@@ -12,8 +12,10 @@ import pyverbs.enums as e
 from pyverbs.pd import PD
 from pyverbs.cq import CQ
 from pyverbs.mr import MR
-from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
+from pyverbs.qp import QP, QPInitAttr, QPCap
 from pyverbs.addr import AH, AHAttr, GlobalRoute, GID
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from verbs_util import ud_up
 from pyverbs.wr import SendWR, RecvWR, SGE
 
 role, dev, gidx, n, qkey, peer = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
@@ -24,12 +26,7 @@ cq = CQ(ctx, 64)
 mr = MR(pd, 1 << 16, e.IBV_ACCESS_LOCAL_WRITE)
 qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
                        cap=QPCap(max_send_wr=32, max_recv_wr=32, max_send_sge=2, max_recv_sge=1, max_inline_data=128)))
-a = QPAttr(); a.qp_state = e.IBV_QPS_INIT; a.pkey_index = 0; a.port_num = 1; a.qkey = qkey
-qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY)
-a = QPAttr(); a.qp_state = e.IBV_QPS_RTR
-qp.modify(a, e.IBV_QP_STATE)
-a = QPAttr(); a.qp_state = e.IBV_QPS_RTS; a.sq_psn = 0
-qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
+ud_up(qp, qkey)
 
 def msg(i):
     return bytes((i * 7 + k) % 251 for k in range(100 + 37 * i))

@@ -24,3 +24,14 @@ def connect_rc(qp, rqpn, rq_psn, sq_psn, dgid, gidx, access=0, max_rd=1, timeout
     a.sq_psn = sq_psn; a.max_rd_atomic = max_rd
     qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
               | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
+
+
+def ud_up(qp, qkey, rts=True):
+    """RESET -> INIT -> RTR (-> RTS, send PSN 0) for a UD QP on port 1 with Q_Key `qkey`."""
+    a = QPAttr(); a.qp_state = e.IBV_QPS_INIT; a.pkey_index = 0; a.port_num = 1; a.qkey = qkey
+    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY)
+    a = QPAttr(); a.qp_state = e.IBV_QPS_RTR
+    qp.modify(a, e.IBV_QP_STATE)
+    if rts:
+        a = QPAttr(); a.qp_state = e.IBV_QPS_RTS; a.sq_psn = 0
+        qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)

@@ -3,6 +3,8 @@
 //!
 //! Datagrams are counted here and processed by the device's receive work (ffi/rx.rs).
 
+#![forbid(unsafe_code)]
+
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 

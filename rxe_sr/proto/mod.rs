@@ -8,6 +8,8 @@
 //! - [`rc`]: the RC/UC requester, completer and responder as pure state machines.
 //! - [`pool`]: FaSR's two-level shared SR pool and MELO's shared bits pool.
 
+#![forbid(unsafe_code)]
+
 pub mod bytes;
 pub mod pool;
 pub mod psn;

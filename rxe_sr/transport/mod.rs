@@ -4,5 +4,7 @@
 //! - [`rc`]: RC and UC, around `proto::rc` (requester, completer, responder) and the
 //!   `proto::recovery` gbn engine.
 
+#![forbid(unsafe_code)]
+
 pub(crate) mod rc;
 pub(crate) mod ud;

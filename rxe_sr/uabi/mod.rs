@@ -16,6 +16,8 @@
 //! Nothing here keeps a reference into user-shared memory: parsers take a slice the kernel
 //! copied out of the ring and return plain values. No input makes any function panic.
 
+#![forbid(unsafe_code)]
+
 mod bytes;
 pub mod cqe;
 pub mod layout;

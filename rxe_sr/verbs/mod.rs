@@ -4,6 +4,8 @@
 //! Everything here is safe Rust over plain values; the C-ABI entry points that the RDMA core
 //! calls live in `ffi/` and forward here.
 
+#![forbid(unsafe_code)]
+
 pub(crate) mod ah;
 pub(crate) mod counters;
 pub(crate) mod cq;
