@@ -12,6 +12,9 @@
 
 use kernel::prelude::*;
 
+// Pure: panic-free byte copies, shared by every layer (the bottom one).
+#[allow(dead_code, unreachable_pub)]
+mod bytes;
 mod ffi;
 mod net;
 mod params;

@@ -87,7 +87,7 @@ impl NetDev<'_> {
         if !d.dev_addr.is_null() && usize::from(d.addr_len) >= mac.len() {
             // SAFETY: `dev_addr` points to at least `addr_len` bytes owned by the netdev.
             let src = unsafe { core::slice::from_raw_parts(d.dev_addr, mac.len()) };
-            if !crate::proto::bytes::copy(&mut mac, src) {
+            if !crate::bytes::copy(&mut mac, src) {
                 return [0; 6];
             }
         }

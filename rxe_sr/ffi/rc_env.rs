@@ -170,7 +170,7 @@ impl RcEnv for KEnv<'_> {
             match payload {
                 PayloadSrc::None => Ok(()),
                 PayloadSrc::Bytes(src) => {
-                    if crate::proto::bytes::copy(dst, src) {
+                    if crate::bytes::copy(dst, src) {
                         Ok(())
                     } else {
                         Err(TxError::Local(WcStatus::LocLenErr))

@@ -18,7 +18,7 @@ use crate::verbs::counters::Counter;
 /// straight to `dev`'s receive work (loopback).
 pub(crate) fn send(dev: &RxeSrDev, nd: &NetDev<'_>, av: &Av, sport: u16, ib: &[u8]) -> Result {
     send_with(dev, nd, av, sport, ib.len(), |out| {
-        if crate::proto::bytes::copy(out, ib) {
+        if crate::bytes::copy(out, ib) {
             Ok(())
         } else {
             Err(EINVAL)

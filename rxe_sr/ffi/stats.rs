@@ -65,7 +65,7 @@ pub(crate) unsafe extern "C" fn get_hw_stats(
     let v = dev.counters().snapshot();
     // SAFETY: the struct was allocated with COUNT values (`num_counters`).
     let out = unsafe { (*stats).value.as_mut_slice(COUNT) };
-    if !crate::proto::bytes::copy(out, &v) {
+    if !crate::bytes::copy(out, &v) {
         return kernel::error::code::EINVAL.to_errno();
     }
     COUNT as c_int

@@ -10,7 +10,6 @@
 
 #![forbid(unsafe_code)]
 
-pub mod bytes;
 pub mod pool;
 pub mod psn;
 pub mod rc;

@@ -19,7 +19,7 @@ use crate::verbs::ah::Av;
 use crate::verbs::counters::Counter;
 use crate::verbs::qp::QpAttrs;
 
-use crate::proto::bytes;
+use crate::bytes;
 use crate::proto::psn::Psn;
 use crate::proto::wire::ext_headers::{Deth, ImmDt};
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};

@@ -6,7 +6,7 @@
 //! `struct ib_uverbs_wc`. What rdma_rxe puts there for user CQs: `make_send_cqe` (rxe_comp.c)
 //! and `do_complete` (rxe_resp.c); [`Completion::send`] and [`Completion::recv`] do the same.
 
-use super::bytes;
+use super::field;
 use super::layout::{
     UVERBS_WC_BYTE_LEN_OFF, UVERBS_WC_DLID_PATH_BITS_OFF, UVERBS_WC_EX_OFF, UVERBS_WC_OPCODE_OFF,
     UVERBS_WC_PKEY_INDEX_OFF, UVERBS_WC_PORT_NUM_OFF, UVERBS_WC_QP_NUM_OFF, UVERBS_WC_RESERVED_OFF,
@@ -92,7 +92,7 @@ impl WcStatus {
 
     /// From the `IB_WC_*` status value.
     pub fn from_uapi(v: u32) -> Option<WcStatus> {
-        Self::ALL.get(bytes::usize_from(v)?).copied()
+        Self::ALL.get(field::usize_from(v)?).copied()
     }
 
     /// The `IB_WC_*` status value.
@@ -444,9 +444,9 @@ pub fn emit_uverbs_wc(c: &Completion, out: &mut [u8]) -> Result<(), CqeError> {
         (UVERBS_WC_RESERVED_OFF, &[0]),
     ];
     for (off, src) in fields {
-        bytes::put(&mut b, off, src).ok_or(CqeError::BufferTooSmall)?;
+        field::put(&mut b, off, src).ok_or(CqeError::BufferTooSmall)?;
     }
-    if crate::proto::bytes::copy(wc, &b) {
+    if crate::bytes::copy(wc, &b) {
         Ok(())
     } else {
         Err(CqeError::BufferTooSmall)
@@ -457,11 +457,11 @@ pub fn emit_uverbs_wc(c: &Completion, out: &mut [u8]) -> Result<(), CqeError> {
 /// `WITH_INVALIDATE` gives the rkey, else `WITH_IMM` the raw bytes, else [`WcEx::None`].
 pub fn parse_uverbs_wc(b: &[u8]) -> Result<Completion, CqeError> {
     let b = b.get(..UVERBS_WC_SIZE).ok_or(CqeError::BufferTooSmall)?;
-    let u32_at = |off| bytes::u32_le(b, off).ok_or(CqeError::BufferTooSmall);
-    let u16_at = |off| bytes::u16_le(b, off).ok_or(CqeError::BufferTooSmall);
-    let u8_at = |off| bytes::u8_at(b, off).ok_or(CqeError::BufferTooSmall);
+    let u32_at = |off| field::u32_le(b, off).ok_or(CqeError::BufferTooSmall);
+    let u16_at = |off| field::u16_le(b, off).ok_or(CqeError::BufferTooSmall);
+    let u8_at = |off| field::u8_at(b, off).ok_or(CqeError::BufferTooSmall);
     let wc_flags = WcFlags(u32_at(UVERBS_WC_WC_FLAGS_OFF)?);
-    let ex_bytes: [u8; 4] = bytes::array(b, UVERBS_WC_EX_OFF).ok_or(CqeError::BufferTooSmall)?;
+    let ex_bytes: [u8; 4] = field::array(b, UVERBS_WC_EX_OFF).ok_or(CqeError::BufferTooSmall)?;
     let ex = if wc_flags.contains(WcFlags::WITH_INVALIDATE) {
         WcEx::InvalidateRkey(u32::from_le_bytes(ex_bytes))
     } else if wc_flags.contains(WcFlags::WITH_IMM) {
@@ -470,7 +470,7 @@ pub fn parse_uverbs_wc(b: &[u8]) -> Result<Completion, CqeError> {
         WcEx::None
     };
     Ok(Completion {
-        wr_id: bytes::u64_le(b, UVERBS_WC_WR_ID_OFF).ok_or(CqeError::BufferTooSmall)?,
+        wr_id: field::u64_le(b, UVERBS_WC_WR_ID_OFF).ok_or(CqeError::BufferTooSmall)?,
         status: WcStatus::from_uapi(u32_at(UVERBS_WC_STATUS_OFF)?)
             .ok_or(CqeError::UnknownStatus)?,
         opcode: WcOpcode::from_uapi(u32_at(UVERBS_WC_OPCODE_OFF)?)

@@ -18,8 +18,8 @@
 
 #![forbid(unsafe_code)]
 
-mod bytes;
 pub mod cqe;
+mod field;
 pub mod layout;
 pub mod limits;
 pub mod queue;

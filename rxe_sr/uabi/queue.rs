@@ -46,7 +46,7 @@
 //!   value with a release store. The provider polls: acquire-loads `producer_index`, copies
 //!   the slot at its consumer index, advances `consumer_index`.
 
-use super::bytes;
+use super::field;
 use super::layout::{
     QUEUE_DATA_OFF, QUEUE_HEADER_SIZE, QUEUE_INDEX_MASK_OFF, QUEUE_LOG2_ELEM_SIZE_OFF,
     RECV_WQE_SIZE, RXE_CQE_SIZE, SEND_WQE_SIZE, SGE_SIZE,
@@ -189,8 +189,8 @@ impl Ring {
     /// Byte offset of slot `index & index_mask` from the start of `data[]`
     /// (`(index & index_mask) << log2_elem_size`).
     pub fn data_offset(self, index: u32) -> Option<usize> {
-        let slot = bytes::usize_from(self.wrap(index))?;
-        let elem = bytes::usize_from(self.elem_size())?;
+        let slot = field::usize_from(self.wrap(index))?;
+        let elem = field::usize_from(self.elem_size())?;
         slot.checked_mul(elem)
     }
 
@@ -204,7 +204,7 @@ impl Ring {
     /// Byte range of slot `index & index_mask` within the mapping.
     pub fn slot_range(self, index: u32) -> Option<core::ops::Range<usize>> {
         let start = self.slot_offset(index)?;
-        let end = start.checked_add(bytes::usize_from(self.elem_size())?)?;
+        let end = start.checked_add(field::usize_from(self.elem_size())?)?;
         Some(start..end)
     }
 
@@ -214,12 +214,12 @@ impl Ring {
         if out.len() < QUEUE_HEADER_SIZE {
             return None;
         }
-        bytes::put(
+        field::put(
             out,
             QUEUE_LOG2_ELEM_SIZE_OFF,
             &self.log2_elem_size.to_le_bytes(),
         )?;
-        bytes::put(out, QUEUE_INDEX_MASK_OFF, &self.index_mask.to_le_bytes())
+        field::put(out, QUEUE_INDEX_MASK_OFF, &self.index_mask.to_le_bytes())
     }
 }
 

@@ -5,7 +5,7 @@
 //! `dma.num_sge`, and `dma.length`/`dma.resid` (the SGE total). Only `wr_id`, `dma.num_sge`
 //! and the SGEs are read here; the length is recomputed from the SGEs.
 
-use super::bytes;
+use super::field;
 use super::layout::{
     RECV_WQE_DMA_NUM_SGE_OFF, RECV_WQE_DMA_SGE_OFF, RECV_WQE_SIZE, RECV_WQE_WR_ID_OFF,
 };
@@ -38,9 +38,9 @@ impl RecvWqe {
         if bytes.len() < RECV_WQE_SIZE {
             return Err(WqeError::SlotTooSmall);
         }
-        let wr_id = bytes::u64_le(bytes, RECV_WQE_WR_ID_OFF).ok_or(WqeError::SlotTooSmall)?;
+        let wr_id = field::u64_le(bytes, RECV_WQE_WR_ID_OFF).ok_or(WqeError::SlotTooSmall)?;
         let num_sge =
-            bytes::u32_le(bytes, RECV_WQE_DMA_NUM_SGE_OFF).ok_or(WqeError::SlotTooSmall)?;
+            field::u32_le(bytes, RECV_WQE_DMA_NUM_SGE_OFF).ok_or(WqeError::SlotTooSmall)?;
         let (sges, length) = SgeList::parse(bytes, RECV_WQE_DMA_SGE_OFF, num_sge, limits.max_sge)?;
         Ok(RecvWqe {
             wr_id,

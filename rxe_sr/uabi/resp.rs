@@ -4,7 +4,7 @@
 //! number, and the modify-SRQ command. Each emitter fills the whole struct (padding zeroed)
 //! and writes nothing when `out` is too short.
 
-use super::bytes;
+use super::field;
 use super::layout::{
     CREATE_AH_RESP_AH_NUM_OFF, CREATE_AH_RESP_SIZE, CREATE_CQ_RESP_MI_OFF, CREATE_CQ_RESP_SIZE,
     CREATE_QP_RESP_RQ_MI_OFF, CREATE_QP_RESP_SIZE, CREATE_QP_RESP_SQ_MI_OFF,
@@ -25,16 +25,16 @@ impl MmInfo {
     fn to_bytes(self) -> [u8; MMINFO_SIZE] {
         let mut b = [0u8; MMINFO_SIZE];
         // Both fields lie inside the 16-byte array; `put` cannot fail here.
-        let _ = bytes::put(&mut b, MMINFO_OFFSET_OFF, &self.offset.to_le_bytes());
-        let _ = bytes::put(&mut b, MMINFO_SIZE_OFF, &self.size.to_le_bytes());
+        let _ = field::put(&mut b, MMINFO_OFFSET_OFF, &self.offset.to_le_bytes());
+        let _ = field::put(&mut b, MMINFO_SIZE_OFF, &self.size.to_le_bytes());
         b
     }
 
     /// Reads a `struct mminfo` (e.g. back from a response, in tests).
     pub fn parse(b: &[u8]) -> Option<MmInfo> {
         Some(MmInfo {
-            offset: bytes::u64_le(b, MMINFO_OFFSET_OFF)?,
-            size: bytes::u32_le(b, MMINFO_SIZE_OFF)?,
+            offset: field::u64_le(b, MMINFO_OFFSET_OFF)?,
+            size: field::u32_le(b, MMINFO_SIZE_OFF)?,
         })
     }
 }
@@ -43,9 +43,9 @@ fn emit<const N: usize>(out: &mut [u8], parts: &[(usize, &[u8])]) -> Option<()> 
     let dst = out.get_mut(..N)?;
     let mut b = [0u8; N];
     for (off, src) in parts {
-        bytes::put(&mut b, *off, src)?;
+        field::put(&mut b, *off, src)?;
     }
-    crate::proto::bytes::copy(dst, &b).then_some(())
+    crate::bytes::copy(dst, &b).then_some(())
 }
 
 /// Writes a `struct mminfo`.
@@ -88,5 +88,5 @@ pub fn emit_create_ah_resp(ah_num: u32, out: &mut [u8]) -> Option<()> {
 /// Reads `struct rxe_modify_srq_cmd`: the user address where the new SRQ's `struct mminfo`
 /// is to be written after a resize (`IB_SRQ_MAX_WR`).
 pub fn parse_modify_srq_cmd(b: &[u8]) -> Option<u64> {
-    bytes::u64_le(b, MODIFY_SRQ_CMD_MMAP_INFO_ADDR_OFF)
+    field::u64_le(b, MODIFY_SRQ_CMD_MMAP_INFO_ADDR_OFF)
 }

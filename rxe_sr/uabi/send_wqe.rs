@@ -14,7 +14,7 @@
 //! `dma.cur_sge`, `dma.sge_offset`) are ignored: the remote address comes from the `wr` union.
 //! For SGE-carrying WQEs `dma.length` is ignored too and recomputed from the SGEs.
 
-use super::bytes;
+use super::field;
 use super::layout::{
     AV_DGID_ADDR_OFF, AV_DMAC_OFF, AV_GRH_DGID_OFF, AV_GRH_FLOW_LABEL_OFF, AV_GRH_HOP_LIMIT_OFF,
     AV_GRH_SGID_INDEX_OFF, AV_GRH_TRAFFIC_CLASS_OFF, AV_NETWORK_TYPE_OFF, AV_PORT_NUM_OFF,
@@ -444,11 +444,11 @@ impl Av {
     /// `network_type` IPv4 or IPv6.
     pub fn parse(b: &[u8], off: usize) -> Result<Av, WqeError> {
         let at = |rel: usize| off.checked_add(rel).ok_or(WqeError::SlotTooSmall);
-        let port_num = bytes::u8_at(b, at(AV_PORT_NUM_OFF)?).ok_or(WqeError::SlotTooSmall)?;
+        let port_num = field::u8_at(b, at(AV_PORT_NUM_OFF)?).ok_or(WqeError::SlotTooSmall)?;
         if port_num != RXE_NUM_PORT {
             return Err(WqeError::BadAv);
         }
-        let network_type = match bytes::u8_at(b, at(AV_NETWORK_TYPE_OFF)?) {
+        let network_type = match field::u8_at(b, at(AV_NETWORK_TYPE_OFF)?) {
             Some(1) => NetworkType::Ipv4,
             Some(2) => NetworkType::Ipv6,
             Some(_) => return Err(WqeError::BadAv),
@@ -457,11 +457,11 @@ impl Av {
         let ip = |base: usize| -> Result<IpAddr, WqeError> {
             let addr = match network_type {
                 NetworkType::Ipv4 => {
-                    bytes::array::<4>(b, at(base)?.saturating_add(SOCKADDR_IN_ADDR_OFF))
+                    field::array::<4>(b, at(base)?.saturating_add(SOCKADDR_IN_ADDR_OFF))
                         .map(IpAddr::V4)
                 }
                 NetworkType::Ipv6 => {
-                    bytes::array::<16>(b, at(base)?.saturating_add(SOCKADDR_IN6_ADDR_OFF))
+                    field::array::<16>(b, at(base)?.saturating_add(SOCKADDR_IN6_ADDR_OFF))
                         .map(IpAddr::V6)
                 }
             };
@@ -470,14 +470,14 @@ impl Av {
         Ok(Av {
             port_num,
             network_type,
-            dmac: bytes::array(b, at(AV_DMAC_OFF)?).ok_or(WqeError::SlotTooSmall)?,
-            dgid: bytes::array(b, at(AV_GRH_DGID_OFF)?).ok_or(WqeError::SlotTooSmall)?,
-            flow_label: bytes::u32_le(b, at(AV_GRH_FLOW_LABEL_OFF)?)
+            dmac: field::array(b, at(AV_DMAC_OFF)?).ok_or(WqeError::SlotTooSmall)?,
+            dgid: field::array(b, at(AV_GRH_DGID_OFF)?).ok_or(WqeError::SlotTooSmall)?,
+            flow_label: field::u32_le(b, at(AV_GRH_FLOW_LABEL_OFF)?)
                 .ok_or(WqeError::SlotTooSmall)?,
-            sgid_index: bytes::u8_at(b, at(AV_GRH_SGID_INDEX_OFF)?)
+            sgid_index: field::u8_at(b, at(AV_GRH_SGID_INDEX_OFF)?)
                 .ok_or(WqeError::SlotTooSmall)?,
-            hop_limit: bytes::u8_at(b, at(AV_GRH_HOP_LIMIT_OFF)?).ok_or(WqeError::SlotTooSmall)?,
-            traffic_class: bytes::u8_at(b, at(AV_GRH_TRAFFIC_CLASS_OFF)?)
+            hop_limit: field::u8_at(b, at(AV_GRH_HOP_LIMIT_OFF)?).ok_or(WqeError::SlotTooSmall)?,
+            traffic_class: field::u8_at(b, at(AV_GRH_TRAFFIC_CLASS_OFF)?)
                 .ok_or(WqeError::SlotTooSmall)?,
             saddr: ip(AV_SGID_ADDR_OFF)?,
             daddr: ip(AV_DGID_ADDR_OFF)?,
@@ -614,8 +614,8 @@ fn need<T>(v: Option<T>) -> Result<T, WqeError> {
 
 fn remote(b: &[u8], addr_off: usize, rkey_off: usize) -> Result<Remote, WqeError> {
     Ok(Remote {
-        addr: need(bytes::u64_le(b, SEND_WQE_WR_OFF + addr_off))?,
-        rkey: need(bytes::u32_le(b, SEND_WQE_WR_OFF + rkey_off))?,
+        addr: need(field::u64_le(b, SEND_WQE_WR_OFF + addr_off))?,
+        rkey: need(field::u32_le(b, SEND_WQE_WR_OFF + rkey_off))?,
     })
 }
 
@@ -658,18 +658,18 @@ impl SendWqe {
         if b.len() < SEND_WQE_SIZE {
             return Err(WqeError::SlotTooSmall);
         }
-        let wr_id = need(bytes::u64_le(b, SEND_WQE_WR_ID_OFF))?;
-        let raw_opcode = need(bytes::u32_le(b, SEND_WQE_WR_OPCODE_OFF))?;
+        let wr_id = need(field::u64_le(b, SEND_WQE_WR_ID_OFF))?;
+        let raw_opcode = need(field::u32_le(b, SEND_WQE_WR_OPCODE_OFF))?;
         let opcode = SendOpcode::from_uapi(raw_opcode).ok_or(WqeError::UnknownOpcode)?;
         if !opcode.allowed_on(qp_type) {
             return Err(WqeError::OpcodeNotAllowed);
         }
         let flags =
-            SendFlags::from_bits_truncate(need(bytes::u32_le(b, SEND_WQE_WR_SEND_FLAGS_OFF))?);
-        let ex_bytes: [u8; 4] = need(bytes::array(b, SEND_WQE_WR_EX_OFF))?;
+            SendFlags::from_bits_truncate(need(field::u32_le(b, SEND_WQE_WR_SEND_FLAGS_OFF))?);
+        let ex_bytes: [u8; 4] = need(field::array(b, SEND_WQE_WR_EX_OFF))?;
         let ex_u32 = u32::from_le_bytes(ex_bytes);
-        let dma_length = need(bytes::u32_le(b, SEND_WQE_DMA_LENGTH_OFF))?;
-        let num_sge = need(bytes::u32_le(b, SEND_WQE_DMA_NUM_SGE_OFF))?;
+        let dma_length = need(field::u32_le(b, SEND_WQE_DMA_LENGTH_OFF))?;
+        let num_sge = need(field::u32_le(b, SEND_WQE_DMA_NUM_SGE_OFF))?;
 
         let ud = if qp_type.is_datagram() {
             Some(parse_ud(b)?)
@@ -695,39 +695,39 @@ impl SendWqe {
             },
             SendOpcode::AtomicCmpAndSwp => SendOp::AtomicCmpAndSwp {
                 remote: remote(b, SEND_WR_ATOMIC_REMOTE_ADDR_OFF, SEND_WR_ATOMIC_RKEY_OFF)?,
-                compare: need(bytes::u64_le(b, SEND_WR_ATOMIC_COMPARE_ADD_OFF))?,
-                swap: need(bytes::u64_le(b, SEND_WR_ATOMIC_SWAP_OFF))?,
+                compare: need(field::u64_le(b, SEND_WR_ATOMIC_COMPARE_ADD_OFF))?,
+                swap: need(field::u64_le(b, SEND_WR_ATOMIC_SWAP_OFF))?,
             },
             SendOpcode::AtomicFetchAndAdd => SendOp::AtomicFetchAndAdd {
                 remote: remote(b, SEND_WR_ATOMIC_REMOTE_ADDR_OFF, SEND_WR_ATOMIC_RKEY_OFF)?,
-                add: need(bytes::u64_le(b, SEND_WR_ATOMIC_COMPARE_ADD_OFF))?,
+                add: need(field::u64_le(b, SEND_WR_ATOMIC_COMPARE_ADD_OFF))?,
             },
             SendOpcode::AtomicWrite => SendOp::AtomicWrite {
                 remote: remote(b, SEND_WR_RDMA_REMOTE_ADDR_OFF, SEND_WR_RDMA_RKEY_OFF)?,
-                value: need(bytes::array(b, SEND_WQE_DMA_DATA_OFF))?,
+                value: need(field::array(b, SEND_WQE_DMA_DATA_OFF))?,
             },
             SendOpcode::Flush => SendOp::Flush {
                 remote: remote(b, SEND_WR_FLUSH_REMOTE_ADDR_OFF, SEND_WR_FLUSH_RKEY_OFF)?,
-                placement_type: need(bytes::u8_at(b, SEND_WR_FLUSH_TYPE_OFF))?,
-                level: need(bytes::u8_at(b, SEND_WR_FLUSH_LEVEL_OFF))?,
+                placement_type: need(field::u8_at(b, SEND_WR_FLUSH_TYPE_OFF))?,
+                level: need(field::u8_at(b, SEND_WR_FLUSH_LEVEL_OFF))?,
             },
             SendOpcode::LocalInv => SendOp::LocalInv {
                 invalidate_rkey: ex_u32,
             },
             SendOpcode::BindMw => SendOp::BindMw(BindMw {
-                addr: need(bytes::u64_le(b, SEND_WR_MW_ADDR_OFF))?,
-                length: need(bytes::u64_le(b, SEND_WR_MW_LENGTH_OFF))?,
-                mr_lkey: need(bytes::u32_le(b, SEND_WR_MW_MR_LKEY_OFF))?,
-                mw_rkey: need(bytes::u32_le(b, SEND_WR_MW_MW_RKEY_OFF))?,
-                rkey: need(bytes::u32_le(b, SEND_WR_MW_RKEY_OFF))?,
-                access: need(bytes::u32_le(b, SEND_WR_MW_ACCESS_OFF))?,
+                addr: need(field::u64_le(b, SEND_WR_MW_ADDR_OFF))?,
+                length: need(field::u64_le(b, SEND_WR_MW_LENGTH_OFF))?,
+                mr_lkey: need(field::u32_le(b, SEND_WR_MW_MR_LKEY_OFF))?,
+                mw_rkey: need(field::u32_le(b, SEND_WR_MW_MW_RKEY_OFF))?,
+                rkey: need(field::u32_le(b, SEND_WR_MW_RKEY_OFF))?,
+                access: need(field::u32_le(b, SEND_WR_MW_ACCESS_OFF))?,
             }),
             // Not a user opcode (from_uapi never gives it).
             SendOpcode::RegMr => return Err(WqeError::UnknownOpcode),
         };
 
         let inline = |len: u32, d: &mut InlineData| {
-            let n = bytes::usize_from(len).ok_or(WqeError::InlineTooLong)?;
+            let n = field::usize_from(len).ok_or(WqeError::InlineTooLong)?;
             let end = SEND_WQE_DMA_DATA_OFF
                 .checked_add(n)
                 .ok_or(WqeError::InlineOutsideSlot)?;
@@ -843,7 +843,7 @@ impl SendWqe {
                     return Err(WqeError::InlineTooLong);
                 };
                 inline(dma_length, data)?;
-                if data.len() != bytes::usize_from(dma_length).unwrap_or(usize::MAX) {
+                if data.len() != field::usize_from(dma_length).unwrap_or(usize::MAX) {
                     return Err(WqeError::InlineTooLong);
                 }
                 dma_length
@@ -932,14 +932,14 @@ impl SendWqe {
 }
 
 fn parse_ud(b: &[u8]) -> Result<UdDest, WqeError> {
-    let remote_qpn = need(bytes::u32_le(
+    let remote_qpn = need(field::u32_le(
         b,
         SEND_WQE_WR_OFF + SEND_WR_UD_REMOTE_QPN_OFF,
     ))?;
     if remote_qpn > MAX_QPN {
         return Err(WqeError::BadRemoteQpn);
     }
-    let ah_num = need(bytes::u32_le(b, SEND_WQE_WR_OFF + SEND_WR_UD_AH_NUM_OFF))?;
+    let ah_num = need(field::u32_le(b, SEND_WQE_WR_OFF + SEND_WR_UD_AH_NUM_OFF))?;
     let av = if ah_num == 0 {
         Some(Av::parse(b, SEND_WQE_WR_OFF + SEND_WR_UD_AV_OFF)?)
     } else {
@@ -947,11 +947,11 @@ fn parse_ud(b: &[u8]) -> Result<UdDest, WqeError> {
     };
     Ok(UdDest {
         remote_qpn,
-        remote_qkey: need(bytes::u32_le(
+        remote_qkey: need(field::u32_le(
             b,
             SEND_WQE_WR_OFF + SEND_WR_UD_REMOTE_QKEY_OFF,
         ))?,
-        pkey_index: need(bytes::u16_le(
+        pkey_index: need(field::u16_le(
             b,
             SEND_WQE_WR_OFF + SEND_WR_UD_PKEY_INDEX_OFF,
         ))?,

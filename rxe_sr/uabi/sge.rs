@@ -2,8 +2,8 @@
 //! Scatter/gather elements (`struct rxe_sge`) and their validation, shared by send and
 //! receive WQEs.
 
-use super::bytes;
 use super::cqe::WcStatus;
+use super::field;
 use super::layout::{SGE_ADDR_OFF, SGE_LENGTH_OFF, SGE_LKEY_OFF, SGE_SIZE};
 use super::limits::{RXE_MAX_MSG_SIZE, RXE_MAX_SGE};
 use super::WqeError;
@@ -23,21 +23,21 @@ impl Sge {
     /// Reads the SGE at `off` in `b`, or `None` if it does not lie inside `b`.
     pub fn read(b: &[u8], off: usize) -> Option<Sge> {
         Some(Sge {
-            addr: bytes::u64_le(b, off.checked_add(SGE_ADDR_OFF)?)?,
-            length: bytes::u32_le(b, off.checked_add(SGE_LENGTH_OFF)?)?,
-            lkey: bytes::u32_le(b, off.checked_add(SGE_LKEY_OFF)?)?,
+            addr: field::u64_le(b, off.checked_add(SGE_ADDR_OFF)?)?,
+            length: field::u32_le(b, off.checked_add(SGE_LENGTH_OFF)?)?,
+            lkey: field::u32_le(b, off.checked_add(SGE_LKEY_OFF)?)?,
         })
     }
 
     /// Writes the SGE at `off` in `b` (as user space does); `None` if it does not fit.
     pub fn write(&self, b: &mut [u8], off: usize) -> Option<()> {
-        bytes::put(b, off.checked_add(SGE_ADDR_OFF)?, &self.addr.to_le_bytes())?;
-        bytes::put(
+        field::put(b, off.checked_add(SGE_ADDR_OFF)?, &self.addr.to_le_bytes())?;
+        field::put(
             b,
             off.checked_add(SGE_LENGTH_OFF)?,
             &self.length.to_le_bytes(),
         )?;
-        bytes::put(b, off.checked_add(SGE_LKEY_OFF)?, &self.lkey.to_le_bytes())
+        field::put(b, off.checked_add(SGE_LKEY_OFF)?, &self.lkey.to_le_bytes())
     }
 }
 
@@ -166,7 +166,7 @@ impl SgeList {
         num_sge: u32,
         max_sge: u32,
     ) -> Result<u32, WqeError> {
-        let n = bytes::usize_from(num_sge).ok_or(WqeError::TooManySge)?;
+        let n = field::usize_from(num_sge).ok_or(WqeError::TooManySge)?;
         if num_sge <= max_sge.min(RXE_MAX_SGE) {
             let end = n
                 .checked_mul(SGE_SIZE)
@@ -209,7 +209,7 @@ impl SgeList {
         if num_sge > max_sge.min(RXE_MAX_SGE) {
             return Err(WqeError::TooManySge);
         }
-        let n = bytes::usize_from(num_sge).ok_or(WqeError::TooManySge)?;
+        let n = field::usize_from(num_sge).ok_or(WqeError::TooManySge)?;
         let mut total = 0u64;
         for i in 0..n {
             let sge = sge(i)?;

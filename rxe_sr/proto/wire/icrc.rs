@@ -19,7 +19,7 @@
 
 use super::bth::BTH_LEN;
 use super::{Error, Result};
-use crate::proto::bytes;
+use crate::bytes;
 
 /// Length of the ICRC trailer in bytes.
 pub const ICRC_LEN: usize = 4;

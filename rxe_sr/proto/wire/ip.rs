@@ -96,12 +96,12 @@ impl<'a> RoceDatagram<'a> {
         let mut gid = [0u8; 16];
         if self.ip_header.len() == 40 {
             if let Some(a) = self.ip_header.get(v6_off..v6_off + 16) {
-                let _ = crate::proto::bytes::copy(&mut gid, a);
+                let _ = crate::bytes::copy(&mut gid, a);
             }
         } else if let (Some(dst), Some(a)) =
             (gid.get_mut(12..), self.ip_header.get(v4_off..v4_off + 4))
         {
-            let _ = crate::proto::bytes::copy(dst, a);
+            let _ = crate::bytes::copy(dst, a);
             gid[10] = 0xff;
             gid[11] = 0xff;
         }

@@ -108,7 +108,7 @@ pub(crate) mod field {
     pub(crate) fn array<const N: usize>(b: &[u8], off: usize) -> Result<[u8; N]> {
         let end = off.checked_add(N).ok_or(Error::Truncated)?;
         let s = b.get(off..end).ok_or(Error::Truncated)?;
-        crate::proto::bytes::array(s).ok_or(Error::Truncated)
+        crate::bytes::array(s).ok_or(Error::Truncated)
     }
 
     /// The byte at `off`.
@@ -141,7 +141,7 @@ pub(crate) mod field {
     pub(crate) fn put(b: &mut [u8], off: usize, src: &[u8]) -> Result<()> {
         let end = off.checked_add(src.len()).ok_or(Error::BufferTooSmall)?;
         let dst = b.get_mut(off..end).ok_or(Error::BufferTooSmall)?;
-        if crate::proto::bytes::copy(dst, src) {
+        if crate::bytes::copy(dst, src) {
             Ok(())
         } else {
             Err(Error::BufferTooSmall)

@@ -252,7 +252,7 @@ impl<'a> PacketRepr<'a> {
                 .ext
                 .emit(out.get_mut(BTH_LEN..).ok_or(Error::BufferTooSmall)?)?;
         let end = hdr + self.payload.len();
-        if !crate::proto::bytes::copy(
+        if !crate::bytes::copy(
             out.get_mut(hdr..end).ok_or(Error::BufferTooSmall)?,
             self.payload,
         ) {

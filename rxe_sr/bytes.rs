@@ -2,7 +2,10 @@
 //! Byte copies without a panic path. `<[u8]>::copy_from_slice` panics when the lengths
 //! differ, and that path is code the kernel build should not carry (objtool cannot see that
 //! it never returns). Every copy in rxe_sr goes through these helpers, which check the
-//! lengths and report a mismatch to the caller instead.
+//! lengths and report a mismatch to the caller instead. Pure and at the bottom of the layers:
+//! proto/, uabi/ and the kernel side all use it, and it uses nothing.
+
+#![forbid(unsafe_code)]
 
 /// Copies `src` into `dst` and returns true when both have the same length; otherwise
 /// copies nothing and returns false. (Bytes mostly; any `Copy` element works.)

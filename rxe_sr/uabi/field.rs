@@ -31,7 +31,7 @@ pub(crate) fn u64_le(b: &[u8], off: usize) -> Option<u64> {
 /// Writes `src` at `off`; `None` (and nothing written) when it does not fit.
 pub(crate) fn put(b: &mut [u8], off: usize, src: &[u8]) -> Option<()> {
     let end = off.checked_add(src.len())?;
-    crate::proto::bytes::copy(b.get_mut(off..end)?, src).then_some(())
+    crate::bytes::copy(b.get_mut(off..end)?, src).then_some(())
 }
 
 /// `u32` to `usize` without a lossy cast (infallible on the 32/64-bit targets we build for).
