@@ -741,10 +741,10 @@ pub(crate) fn fast_reg(
     dev.mrs()
         .with_entry(key >> 8, |p| {
             let mr = p.cast::<RxeSrMr>();
+            // Field by field: no reference covers the embedded `ib_mr`, whose page size, iova
+            // and length the core writes in ib_map_mr_sg (read here volatile, as C data).
             // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock
-            // serialises every change to the fields the data path checks. Field by field:
-            // no reference covers the embedded `ib_mr`, whose page size, iova and length the
-            // core writes in ib_map_mr_sg (read here volatile, as C data).
+            // serialises every change to the fields the data path checks.
             unsafe {
                 if (*mr).kind != Kind::Fast || (*mr).ibmr.pd != pd || (*mr).valid {
                     return Err(WcStatus::LocQpOpErr);

@@ -361,9 +361,10 @@ pub(crate) unsafe extern "C" fn destroy_qp(ibqp: *mut b::ib_qp, _udata: *mut b::
     if let Some(t) = st.timer.as_ref() {
         t.shutdown();
     }
-    // SAFETY: `raw` came from KBox::into_raw; nothing can reach the state any more (out of
-    // the table, no receive-path reference, the timer and work stopped for good), so the
-    // box is ours again, and the field is cleared before anyone could read it.
+    // Nothing can reach the state any more: out of the table, no receive-path reference,
+    // the timer and work stopped for good.
+    // SAFETY: `raw` came from KBox::into_raw and is ours again (above); the field is
+    // cleared before anyone could read it.
     let st = unsafe {
         (*qpp).state = ptr::null_mut();
         KBox::from_raw(raw)
@@ -1564,36 +1565,36 @@ fn count(
     (req1, resp1): (Option<ReqCounters>, RespCounters),
 ) {
     let c = dev.counters();
-    c.add(
-        Counter::OutOfSeqRequest,
-        resp1.seq_err.saturating_sub(resp0.seq_err),
-    );
-    c.add(
+    let delta = |counter, old: u64, new: u64| c.add(counter, new.saturating_sub(old));
+    delta(Counter::OutOfSeqRequest, resp0.seq_err, resp1.seq_err);
+    delta(
         Counter::DuplicateRequest,
-        resp1.duplicates.saturating_sub(resp0.duplicates),
+        resp0.duplicates,
+        resp1.duplicates,
     );
-    c.add(
+    delta(
         Counter::SendRnrErr,
-        resp1.rnr_naks_sent.saturating_sub(resp0.rnr_naks_sent),
+        resp0.rnr_naks_sent,
+        resp1.rnr_naks_sent,
     );
-    c.add(
+    delta(
         Counter::DupRdAtomicDropped,
-        resp1.dup_unmatched.saturating_sub(resp0.dup_unmatched),
+        resp0.dup_unmatched,
+        resp1.dup_unmatched,
     );
     if let (Some(a), Some(b)) = (req0, req1) {
-        c.add(Counter::RcvdRnrErr, b.rnr_naks.saturating_sub(a.rnr_naks));
-        c.add(Counter::RcvdSeqErr, b.seq_naks.saturating_sub(a.seq_naks));
-        c.add(
-            Counter::CompleterRetryErr,
-            b.retries.saturating_sub(a.retries),
-        );
-        c.add(
+        delta(Counter::RcvdRnrErr, a.rnr_naks, b.rnr_naks);
+        delta(Counter::RcvdSeqErr, a.seq_naks, b.seq_naks);
+        delta(Counter::CompleterRetryErr, a.retries, b.retries);
+        delta(
             Counter::RetryExceededErr,
-            b.retry_exceeded.saturating_sub(a.retry_exceeded),
+            a.retry_exceeded,
+            b.retry_exceeded,
         );
-        c.add(
+        delta(
             Counter::RetryRnrExceededErr,
-            b.rnr_retry_exceeded.saturating_sub(a.rnr_retry_exceeded),
+            a.rnr_retry_exceeded,
+            b.rnr_retry_exceeded,
         );
     }
 }

@@ -94,10 +94,11 @@ impl SharedQueue {
             return 0;
         };
         let n = out.len().min(range.len());
+        // The copy is C's memcpy, under the kernel's memory model: user space may store to
+        // the slot meanwhile (a racy copy of plain bytes, as copy_from_user makes), which
+        // Rust code must not do itself.
         // SAFETY: `slot_range` lies inside the buffer (checked math in uabi); `out` is a
-        // distinct kernel buffer of at least `n` bytes. The copy is C's memcpy, under the
-        // kernel's memory model: user space may store to the slot meanwhile (a racy copy of
-        // plain bytes, as copy_from_user makes), which Rust code must not do itself.
+        // distinct kernel buffer of at least `n` bytes.
         unsafe {
             b::rxe_sr_glue_copy_shared(
                 out.as_mut_ptr().cast(),
@@ -114,9 +115,10 @@ impl SharedQueue {
             return;
         };
         let n = bytes.len().min(range.len());
+        // A well-behaved consumer reads the slot only after the producer index is published,
+        // which happens after this copy.
         // SAFETY: as in `read_slot` (a C copy: user space may read, or even write, the slot
-        // meanwhile); a well-behaved consumer reads it only after the producer index is
-        // published, which happens after this copy.
+        // meanwhile).
         unsafe {
             b::rxe_sr_glue_copy_shared(
                 self.buf.as_ptr().add(range.start).cast(),
