@@ -3,10 +3,10 @@
  * rxe_sr: the C side of the module's FFI layer.
  *
  * Two directions:
- *  - rxe_sr_glue_*: C helpers (rxe_sr/ffi/glue.c) for what bindgen cannot reach from
+ *  - rxe_sr_glue_*: C helpers (rxe_sr/kx/glue.c) for what bindgen cannot reach from
  *    Rust: static inline functions, macros, and static tables the RDMA and net cores link
  *    into their lists (rdma_link_ops, notifier_block, module parameters).
- *  - rxe_sr_rs_*: entry points implemented in Rust (the .rs files in rxe_sr/ffi/) that
+ *  - rxe_sr_rs_*: entry points implemented in Rust (the .rs files in rxe_sr/kx/ and rxe_sr/ffi/) that
  *    those tables call.
  */
 #ifndef RXE_SR_GLUE_H
@@ -110,10 +110,10 @@ void rxe_sr_glue_xa_init_alloc1(struct xarray *xa);
 
 /*
  * A QP's timer (retransmission and RNR delays): the timer fires in softirq context and
- * queues a work item, which calls rxe_sr_rs_qp_timer(owner) in process context.
+ * queues a work item, which calls fn(owner) in process context.
  */
 struct rxe_sr_qp_timer;
-struct rxe_sr_qp_timer *rxe_sr_glue_qp_timer_new(void *owner);
+struct rxe_sr_qp_timer *rxe_sr_glue_qp_timer_new(void (*fn)(void *owner), void *owner);
 void rxe_sr_glue_qp_timer_arm(struct rxe_sr_qp_timer *t, u64 deadline_us);
 void rxe_sr_glue_qp_timer_free(struct rxe_sr_qp_timer *t);
 /* Stops a QP timer for good and disables its work (waiting for a running one); arming or
@@ -123,7 +123,7 @@ u64 rxe_sr_glue_now_us(void);
 /* Queues the timer's work now (a kernel consumer posted work requests). */
 void rxe_sr_glue_qp_timer_kick(struct rxe_sr_qp_timer *t);
 
-/* Spinlocks that kernel verbs callers may reach with interrupts off (ffi/irq_lock.rs). */
+/* Spinlocks that kernel verbs callers may reach with interrupts off (kx/spinlock.rs). */
 unsigned long rxe_sr_glue_spin_lock_irqsave(spinlock_t *lock);
 void rxe_sr_glue_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
 
@@ -150,6 +150,5 @@ int rxe_sr_rs_newlink(const char *ibdev_name, struct net_device *ndev);
 int rxe_sr_rs_netdev_event(unsigned long event, struct net_device *ndev);
 int rxe_sr_rs_udp_encap_recv(struct sock *sk, struct sk_buff *skb);
 void rxe_sr_rs_rx_work(struct rxe_sr_rx *rx);
-void rxe_sr_rs_qp_timer(void *owner);
 
 #endif /* RXE_SR_GLUE_H */

@@ -1,23 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 //! rxe_sr: a soft-RoCE (RoCEv2 over UDP) RDMA provider with selective retransmission.
 //!
-//! Layers (see DESIGN.md), top to bottom:
+//! Layers (see DESIGN.md and scripts/check-layers), top to bottom:
 //! - [`verbs`]: the ib_device and its verbs, in safe Rust.
-//! - [`net`]: the RoCEv2 UDP socket's receive side and its counters.
-//! - [`proto`]: the pure protocol core (wire formats, recovery engines, pools), shared with
-//!   the host build and tested there by `cargo test`.
-//! - [`ffi`]: bindings, C glue and the C-ABI entry points; the only place with unchecked (FFI) code.
+//! - [`transport`]: UD, and RC/UC connection state around `proto::rc`.
+//! - [`net`]: the RoCEv2 UDP sockets' receive side and its counters.
+//! - [`objects`]: verbs objects' state shared by the verbs and the transport.
+//! - [`kx`]: the kernel abstractions (bindings, C glue, locks, tables, timers); with [`ffi`]
+//!   (the C-ABI entry points still moving behind it), the only place with `unsafe`.
+//! - [`proto`], [`uabi`], [`bytes`]: pure, no kernel dependency, shared with the host build
+//!   and tested there by `cargo test`.
 //!
 //! Users: `modprobe rxe_sr recovery=gbn`, then `rdma link add sr0 type rxe_sr netdev eth0`.
 
 use kernel::prelude::*;
 
+use proto::recovery::scheme::Scheme;
+
 // Pure: panic-free byte copies, shared by every layer (the bottom one).
 #[allow(dead_code, unreachable_pub)]
 mod bytes;
 mod ffi;
+mod kx;
 mod net;
-mod params;
+mod objects;
 // The core is shared with the host crate: what the module does not call yet is not dead, and
 // its `pub` items are the host crate's API.
 #[allow(dead_code, unreachable_pub, unused_imports)]
@@ -46,20 +52,20 @@ struct RxeSr {
 
 impl kernel::Module for RxeSr {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let recovery = params::recovery();
-        if recovery != params::Recovery::Gbn {
+        let recovery = kx::moduleparam::recovery();
+        if recovery != Scheme::Gbn {
             // The kernel transport runs go-back-N only so far: accepting another scheme
             // would promise what the module does not do.
             pr_err!(
                 "recovery={}: not in the kernel transport yet; only recovery=gbn is available\n",
                 recovery.name()
             );
-            return Err(ffi::errno::eopnotsupp());
+            return Err(kx::error::eopnotsupp());
         }
         // Taking the RoCEv2 UDP port first makes a clash with rdma_rxe (which binds it at
         // load) a clean refusal before anything else is registered.
         let udp = net::RoceSockets::open().inspect_err(|e| {
-            if *e == ffi::errno::eaddrinuse() {
+            if *e == kx::error::eaddrinuse() {
                 pr_err!(
                     "UDP port {} is taken: is rdma_rxe loaded? rxe_sr and rdma_rxe cannot share a kernel (rmmod rdma_rxe first)\n",
                     net::ROCE_V2_UDP_DPORT
@@ -87,7 +93,7 @@ impl Drop for RxeSr {
         ffi::device::unregister_all();
         drop(self.notifier.take());
         drop(self.udp.take());
-        let o = &verbs::objects::LIVE;
+        let o = &objects::live::LIVE;
         let stray = net::RCVD_NO_DEVICE.load(core::sync::atomic::Ordering::Relaxed);
         if stray > 0 {
             pr_info!(

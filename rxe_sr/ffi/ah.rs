@@ -9,11 +9,12 @@ use core::ptr;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-use super::bindings as b;
 use super::device::RxeSrDev;
+use crate::kx::bindings as b;
+use crate::objects::live;
+use crate::objects::pd::PdId;
 use crate::uabi::{layout, resp, send_wqe};
 use crate::verbs::ah::{self as vah, Av};
-use crate::verbs::objects;
 
 /// The AH object: `ibah` first (the core allocates `size_of::<RxeSrAh>()` zeroed bytes).
 #[repr(C)]
@@ -110,7 +111,7 @@ unsafe fn create_inner(
         unsafe { (*ah).ah_num = 0 };
         return Err(e);
     }
-    objects::LIVE.ahs.inc();
+    live::LIVE.ahs.inc();
     Ok(())
 }
 
@@ -129,7 +130,7 @@ pub(crate) unsafe extern "C" fn create_ah(
         Ok(av) => {
             // SAFETY: our zeroed AH object, not yet visible to anyone else.
             unsafe { ptr::addr_of_mut!((*ibah.cast::<RxeSrAh>()).av).write(Some(av)) };
-            objects::LIVE.ahs.inc();
+            live::LIVE.ahs.inc();
             0
         }
         Err(e) => e.to_errno(),
@@ -154,7 +155,7 @@ pub(crate) unsafe extern "C" fn destroy_ah(ibah: *mut b::ib_ah, _flags: u32) -> 
         dev.ahs().erase(num);
     }
     if created {
-        objects::LIVE.ahs.dec();
+        live::LIVE.ahs.dec();
     }
     0
 }
@@ -163,23 +164,27 @@ pub(crate) unsafe extern "C" fn destroy_ah(ibah: *mut b::ib_ah, _flags: u32) -> 
 ///
 /// # Safety
 /// `ibah` is null or a live AH of ours (a kernel work request's, held by its poster).
-pub(crate) unsafe fn kernel_av(ibah: *mut b::ib_ah, pd: *mut b::ib_pd) -> Option<Av> {
+pub(crate) unsafe fn kernel_av(ibah: *mut b::ib_ah, pd: PdId) -> Option<Av> {
     // SAFETY: per this function's contract.
     let ah = unsafe { ibah.cast::<RxeSrAh>().as_ref() }?;
-    if ah.ibah.pd != pd {
+    if super::pd::id(ah.ibah.pd) != pd {
         return None;
     }
     ah.av
 }
 
 /// The AV of AH number `ah_num`, if it exists and belongs to `pd`.
-pub(crate) fn lookup(dev: &RxeSrDev, pd: *mut b::ib_pd, ah_num: u32) -> Option<Av> {
+pub(crate) fn lookup(dev: &RxeSrDev, pd: PdId, ah_num: u32) -> Option<Av> {
     dev.ahs()
         .with_entry(ah_num, |p| {
             let ah = p.cast::<RxeSrAh>();
             // SAFETY: entries of the AH table are live RxeSrAh objects; the table lock keeps
             // this one from being destroyed while we copy its AV.
-            unsafe { ((*ah).ibah.pd == pd).then_some((*ah).av).flatten() }
+            unsafe {
+                (super::pd::id((*ah).ibah.pd) == pd)
+                    .then_some((*ah).av)
+                    .flatten()
+            }
         })
         .flatten()
 }

@@ -17,14 +17,15 @@ use kernel::ffi::c_int;
 use kernel::pin_init;
 use kernel::prelude::*;
 
-use super::bindings as b;
-use super::irq_lock::{new_irq_spinlock, IrqSpinLock};
-use super::queue::{MappedQueue, SharedQueue};
+use crate::kx::bindings as b;
+use crate::kx::mmap_queue::{MappedQueue, SharedQueue};
+use crate::kx::spinlock::{new_irq_spinlock, IrqSpinLock};
+use crate::objects::live;
 use crate::uabi::cqe::{emit_uverbs_wc, Completion, WcEx, WcFlags, WcStatus};
 use crate::uabi::queue::{Fifo, ToClientQueue};
 use crate::uabi::send_wqe::NetworkType;
 use crate::uabi::{layout, resp};
-use crate::verbs::{cq as vcq, objects};
+use crate::verbs::cq as vcq;
 
 /// The CPU's cache line size, which pads queue slots as rdma_rxe pads them.
 fn cache_line_size() -> u32 {
@@ -137,7 +138,7 @@ unsafe fn create_cq_inner(
     attrs: *mut b::uverbs_attr_bundle,
 ) -> Result {
     if attr.flags != 0 {
-        return Err(super::errno::eopnotsupp());
+        return Err(crate::kx::error::eopnotsupp());
     }
     // SAFETY: null or a live bundle.
     let udata = unsafe { b::rxe_sr_glue_attrs_udata(attrs) };
@@ -175,7 +176,7 @@ unsafe fn create_cq_inner(
         (*ibcq.cast::<RxeSrCq>()).state = raw;
         (*ibcq).cqe = i32::try_from(geo.num_elem).unwrap_or(vcq::MAX_CQE);
     }
-    objects::LIVE.cqs.inc();
+    live::LIVE.cqs.inc();
     Ok(())
 }
 
@@ -230,7 +231,7 @@ pub(crate) unsafe extern "C" fn destroy_cq(ibcq: *mut b::ib_cq, _udata: *mut b::
     crate::uabi::limits::give_back(
         &unsafe { super::device::RxeSrDev::from_ib((*ibcq).device) }.cqs_used,
     );
-    objects::LIVE.cqs.dec();
+    live::LIVE.cqs.dec();
     0
 }
 

@@ -12,9 +12,11 @@ use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::types::{Opaque, ScopeGuard};
 
-use super::xarray::IndexTable;
-use super::{ah, bindings as b, cq, mcast, mr, mw, netdev::NetDev, pd, qp, queue, srq, stats};
-use crate::verbs::counters::{Counter, Counters};
+use super::{ah, cq, mcast, mr, mw, netdev::NetDev, pd, qp, srq, stats};
+use crate::kx::bindings as b;
+use crate::kx::mmap_queue as queue;
+use crate::kx::xarray::IndexTable;
+use crate::objects::counters::{Counter, Counters};
 use crate::verbs::device as vd;
 use crate::verbs::mcast::McastGroups;
 use core::pin::Pin;

@@ -5,7 +5,8 @@ use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
-use super::{bindings, device, netdev::NetDev};
+use super::{device, netdev::NetDev};
+use crate::kx::bindings;
 
 /// The registered link type `rxe_sr`; unregistered on drop.
 pub(crate) struct LinkTypeRegistration(());

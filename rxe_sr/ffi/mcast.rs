@@ -6,8 +6,8 @@
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-use super::bindings as b;
 use super::device::RxeSrDev;
+use crate::kx::bindings as b;
 use crate::verbs::mcast::Attached;
 
 /// Makes the device's netdev accept (`add`) or stop accepting the Ethernet multicast

@@ -20,10 +20,12 @@ use kernel::ffi::c_int;
 use kernel::ffi::c_void;
 use kernel::prelude::*;
 
-use super::bindings as b;
 use super::device::RxeSrDev;
+use crate::kx::bindings as b;
+use crate::objects::live;
+use crate::objects::pd::PdId;
 use crate::uabi::cqe::WcStatus;
-use crate::verbs::{mr as vmr, objects};
+use crate::verbs::mr as vmr;
 
 /// What memory an MR covers.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -336,7 +338,7 @@ unsafe fn publish(
         release(mr);
         return Err(e);
     }
-    objects::LIVE.mrs.inc();
+    live::LIVE.mrs.inc();
     // SAFETY: `ibmr` is the first field of the live MR.
     Ok(unsafe { ptr::addr_of_mut!((*mr).ibmr) })
 }
@@ -350,7 +352,7 @@ unsafe fn publish(
 pub(crate) unsafe extern "C" fn get_dma_mr(pd: *mut b::ib_pd, access: c_int) -> *mut b::ib_mr {
     let access = match u32::try_from(access) {
         Ok(a) if a & !b::ib_access_flags_IB_ACCESS_LOCAL_WRITE == 0 => a,
-        _ => return super::errno::eopnotsupp().to_ptr(),
+        _ => return crate::kx::error::eopnotsupp().to_ptr(),
     };
     // SAFETY: a live PD's device is one of ours.
     let ibdev = unsafe { (*pd).device };
@@ -389,7 +391,7 @@ pub(crate) unsafe extern "C" fn dereg_mr(ibmr: *mut b::ib_mr, _udata: *mut b::ib
         b::ib_umem_release(umem);
         drop(KBox::from_raw(mr));
     }
-    objects::LIVE.mrs.dec();
+    live::LIVE.mrs.dec();
     0
 }
 
@@ -435,7 +437,7 @@ impl Access {
 /// to, whose own rights were checked at bind time (IBTA 10.6.7.2).
 fn resolve(
     dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
+    pd: PdId,
     key: u32,
     va: u64,
     len: u64,
@@ -454,7 +456,7 @@ fn resolve(
 /// deregistered meanwhile (and atomics are serialised). `None` when any check fails.
 fn with_mr<R>(
     dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
+    pd: PdId,
     key: u32,
     va: u64,
     len: u64,
@@ -468,7 +470,11 @@ fn with_mr<R>(
             // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock keeps
             // this one from being deregistered (and freed) while we read it.
             let (mr_key, mr_pd, iova, mr_len, granted, valid) = unsafe { checked_fields(mr) };
-            if !valid || mr_key != key || mr_pd != pd || granted & access.flag() != access.flag() {
+            if !valid
+                || mr_key != key
+                || super::pd::id(mr_pd) != pd
+                || granted & access.flag() != access.flag()
+            {
                 return None;
             }
             let end = va.checked_add(len)?;
@@ -484,7 +490,7 @@ fn with_mr<R>(
 /// checks of [`with_mr`] fail.
 pub(crate) fn read(
     dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
+    pd: PdId,
     key: u32,
     va: u64,
     dst: &mut [u8],
@@ -500,7 +506,7 @@ pub(crate) fn read(
 /// Copies `src` to `va` of the MR named by `key`. False when the checks of [`with_mr`] fail.
 pub(crate) fn write(
     dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
+    pd: PdId,
     key: u32,
     va: u64,
     src: &[u8],
@@ -516,7 +522,7 @@ pub(crate) fn write(
 /// A send's gather step: a failure is a local protection error (IBTA 10.6.3).
 pub(crate) fn gather(
     dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
+    pd: PdId,
     lkey: u32,
     addr: u64,
     dst: &mut [u8],
@@ -531,7 +537,7 @@ pub(crate) fn gather(
 /// A receive's scatter step (local write needed): a failure is a local protection error.
 pub(crate) fn scatter(
     dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
+    pd: PdId,
     lkey: u32,
     addr: u64,
     src: &[u8],
@@ -573,11 +579,7 @@ pub(crate) fn note_binding(dev: &RxeSrDev, was: Option<u32>, now: Option<u32>) {
 }
 
 /// The bind-time view of the MR with L_Key `lkey` on `pd` (a BIND_MW names it).
-pub(crate) fn view(
-    dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
-    lkey: u32,
-) -> Option<crate::proto::rc::mw::MrView> {
+pub(crate) fn view(dev: &RxeSrDev, pd: PdId, lkey: u32) -> Option<crate::proto::rc::mw::MrView> {
     if vmr::is_mw_key(lkey) {
         return None;
     }
@@ -586,13 +588,15 @@ pub(crate) fn view(
             let mr = p.cast::<RxeSrMr>();
             // SAFETY: entries of the MR table are live RxeSrMr objects (table lock held).
             let (key, mr_pd, iova, length, access, valid) = unsafe { checked_fields(mr) };
-            (valid && key == lkey && mr_pd == pd).then_some(crate::proto::rc::mw::MrView {
-                lkey,
-                pd: super::mw::pd_id(pd),
-                iova,
-                length,
-                access,
-            })
+            (valid && key == lkey && super::pd::id(mr_pd) == pd).then_some(
+                crate::proto::rc::mw::MrView {
+                    lkey,
+                    pd: pd.get(),
+                    iova,
+                    length,
+                    access,
+                },
+            )
         })
         .flatten()
 }
@@ -600,7 +604,7 @@ pub(crate) fn view(
 /// Checks that a remote request may access `[va, va + len)` through `rkey`.
 pub(crate) fn remote_check(
     dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
+    pd: PdId,
     rkey: u32,
     va: u64,
     len: u32,
@@ -614,7 +618,7 @@ pub(crate) fn remote_check(
 /// serialised by the MR table's lock.
 pub(crate) fn remote_atomic(
     dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
+    pd: PdId,
     qpn: u32,
     rkey: u32,
     va: u64,
@@ -655,7 +659,7 @@ pub(crate) unsafe extern "C" fn alloc_mr(
     max_num_sg: u32,
 ) -> *mut b::ib_mr {
     if mr_type != b::ib_mr_type_IB_MR_TYPE_MEM_REG {
-        return super::errno::eopnotsupp().to_ptr();
+        return crate::kx::error::eopnotsupp().to_ptr();
     }
     if max_num_sg == 0 || max_num_sg > MAX_FAST_REG_PAGES {
         return EINVAL.to_ptr();
@@ -731,7 +735,7 @@ pub(crate) unsafe extern "C" fn map_mr_sg(
 /// index takes `key`, `access` and the range the last map_mr_sg gave it, and becomes valid.
 pub(crate) fn fast_reg(
     dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
+    pd: PdId,
     key: u32,
     access: u32,
 ) -> core::result::Result<(), WcStatus> {
@@ -746,7 +750,7 @@ pub(crate) fn fast_reg(
             // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock
             // serialises every change to the fields the data path checks.
             unsafe {
-                if (*mr).kind != Kind::Fast || (*mr).ibmr.pd != pd || (*mr).valid {
+                if (*mr).kind != Kind::Fast || super::pd::id((*mr).ibmr.pd) != pd || (*mr).valid {
                     return Err(WcStatus::LocQpOpErr);
                 }
                 let ps = u64::from(ptr::read_volatile(ptr::addr_of!((*mr).ibmr.page_size)));
@@ -772,7 +776,7 @@ pub(crate) fn fast_reg(
 
 /// LOCAL_INV or SEND with invalidate of MR key `key` through a QP of `pd`: only a valid
 /// fast-registration MR can be invalidated (as rdma_rxe).
-pub(crate) fn invalidate(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32) -> bool {
+pub(crate) fn invalidate(dev: &RxeSrDev, pd: PdId, key: u32) -> bool {
     dev.mrs()
         .with_entry(key >> 8, |p| {
             let mr = p.cast::<RxeSrMr>();
@@ -781,7 +785,7 @@ pub(crate) fn invalidate(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32) -> bool {
                 let ok = (*mr).kind == Kind::Fast
                     && (*mr).valid
                     && (*mr).key == key
-                    && (*mr).ibmr.pd == pd;
+                    && super::pd::id((*mr).ibmr.pd) == pd;
                 if ok {
                     (*mr).valid = false;
                 }

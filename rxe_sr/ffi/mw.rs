@@ -9,10 +9,12 @@ use core::ptr;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-use super::bindings as b;
 use super::device::RxeSrDev;
+use crate::kx::bindings as b;
+use crate::objects::live;
+use crate::objects::pd::PdId;
 use crate::proto::rc::mw::{BindReq, MrView, MwError, MwType, Window};
-use crate::verbs::{mr as vmr, objects};
+use crate::verbs::mr as vmr;
 
 /// The MW object: `ibmw` first (the core allocates `size_of::<RxeSrMw>()` zeroed bytes).
 #[repr(C)]
@@ -26,11 +28,6 @@ pub(crate) struct RxeSrMw {
 
 /// Size the core allocates per MW.
 pub(crate) const SIZE: usize = size_of::<RxeSrMw>();
-
-/// A PD's identity for the window rules.
-pub(crate) fn pd_id(pd: *mut b::ib_pd) -> usize {
-    pd as usize
-}
 
 /// `ib_device_ops.alloc_mw`: type 1 or type 2 (2B) windows.
 ///
@@ -53,14 +50,18 @@ pub(crate) unsafe extern "C" fn alloc_mw(ibmw: *mut b::ib_mw, _udata: *mut b::ib
     // SAFETY: our zeroed MW object, not yet visible to anyone else.
     unsafe {
         (*mw).index = index;
-        ptr::addr_of_mut!((*mw).win).write(Some(Window::new(mw_type, rkey, pd_id(pd))));
+        ptr::addr_of_mut!((*mw).win).write(Some(Window::new(
+            mw_type,
+            rkey,
+            super::pd::id(pd).get(),
+        )));
         (*ibmw).rkey = rkey;
     }
     if let Err(e) = dev.mws().publish(index, mw.cast()) {
         dev.mws().erase(index);
         return e.to_errno();
     }
-    objects::LIVE.mws.inc();
+    live::LIVE.mws.inc();
     0
 }
 
@@ -85,7 +86,7 @@ pub(crate) unsafe extern "C" fn dealloc_mw(ibmw: *mut b::ib_mw) -> c_int {
     dev.mws().erase(index);
     // Outside the MW table's lock (the tables' locks never nest).
     super::mr::note_binding(dev, was, None);
-    objects::LIVE.mws.dec();
+    live::LIVE.mws.dec();
     0
 }
 
@@ -106,7 +107,7 @@ fn with_window<R>(dev: &RxeSrDev, rkey: u32, f: impl FnOnce(&mut Window) -> R) -
 pub(crate) fn bind(
     dev: &RxeSrDev,
     req: &BindReq,
-    qp_pd: *mut b::ib_pd,
+    qp_pd: PdId,
     qpn: u32,
     mr: Option<MrView>,
 ) -> Result<(), MwError> {
@@ -117,7 +118,7 @@ pub(crate) fn bind(
     super::mr::note_binding(dev, None, now);
     let res = with_window(dev, req.mw_rkey, |w| {
         let was = w.mr_lkey;
-        (w.bind(req, pd_id(qp_pd), qpn, mr), was)
+        (w.bind(req, qp_pd.get(), qpn, mr), was)
     });
     match res {
         Some((Ok(()), was)) => {
@@ -136,10 +137,10 @@ pub(crate) fn bind(
 }
 
 /// LOCAL_INV or SEND with invalidate of window key `rkey`, through a QP of PD `qp_pd`.
-pub(crate) fn invalidate(dev: &RxeSrDev, qp_pd: *mut b::ib_pd, rkey: u32) -> Result<(), MwError> {
+pub(crate) fn invalidate(dev: &RxeSrDev, qp_pd: PdId, rkey: u32) -> Result<(), MwError> {
     let Some((r, was)) = with_window(dev, rkey, |w| {
         let was = w.mr_lkey;
-        (w.invalidate(rkey, pd_id(qp_pd)), was)
+        (w.invalidate(rkey, qp_pd.get()), was)
     }) else {
         return Err(MwError::Invalid);
     };
@@ -156,14 +157,14 @@ pub(crate) fn invalidate(dev: &RxeSrDev, qp_pd: *mut b::ib_pd, rkey: u32) -> Res
 pub(crate) fn reach(
     dev: &RxeSrDev,
     rkey: u32,
-    qp_pd: *mut b::ib_pd,
+    qp_pd: PdId,
     qpn: u32,
     access: u32,
     va: u64,
     len: u64,
 ) -> Option<u32> {
     with_window(dev, rkey, |w| {
-        w.reach(rkey, pd_id(qp_pd), qpn, access, va, len)
+        w.reach(rkey, qp_pd.get(), qpn, access, va, len)
     })
     .flatten()
 }

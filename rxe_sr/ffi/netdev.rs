@@ -7,7 +7,8 @@ use kernel::ffi::{c_int, c_ulong};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
-use super::{bindings, device::DeviceRef};
+use super::device::DeviceRef;
+use crate::kx::bindings;
 
 /// A `net_device` borrowed for the duration of a callback.
 pub(crate) struct NetDev<'a> {

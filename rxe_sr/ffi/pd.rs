@@ -6,23 +6,25 @@ use kernel::ffi::c_int;
 
 use kernel::prelude::*;
 
-use super::bindings as b;
 use super::device::RxeSrDev;
+use crate::kx::bindings as b;
+use crate::objects::live;
+use crate::objects::pd::PdId;
 use crate::uabi::limits;
-use crate::verbs::{device as vdev, objects};
+use crate::verbs::device as vdev;
 
 /// `ib_device_ops.alloc_ucontext`: the rxe provider's GET_CONTEXT carries no driver data.
 pub(crate) unsafe extern "C" fn alloc_ucontext(
     _uctx: *mut b::ib_ucontext,
     _udata: *mut b::ib_udata,
 ) -> c_int {
-    objects::LIVE.ucontexts.inc();
+    live::LIVE.ucontexts.inc();
     0
 }
 
 /// `ib_device_ops.dealloc_ucontext`.
 pub(crate) unsafe extern "C" fn dealloc_ucontext(_uctx: *mut b::ib_ucontext) {
-    objects::LIVE.ucontexts.dec();
+    live::LIVE.ucontexts.dec();
 }
 
 /// `ib_device_ops.alloc_pd`: refused (ENOMEM) when the device has `max_pd` already.
@@ -35,7 +37,7 @@ pub(crate) unsafe extern "C" fn alloc_pd(pd: *mut b::ib_pd, _udata: *mut b::ib_u
     if !limits::take(&dev.pds_used, vdev::MAX_PD) {
         return ENOMEM.to_errno();
     }
-    objects::LIVE.pds.inc();
+    live::LIVE.pds.inc();
     0
 }
 
@@ -47,6 +49,11 @@ pub(crate) unsafe extern "C" fn dealloc_pd(pd: *mut b::ib_pd, _udata: *mut b::ib
     // SAFETY: per this function's contract.
     let dev = unsafe { RxeSrDev::from_ib((*pd).device) };
     limits::give_back(&dev.pds_used);
-    objects::LIVE.pds.dec();
+    live::LIVE.pds.dec();
     0
+}
+
+/// The identity of the PD `pd` points to (the pointer is compared, never followed).
+pub(crate) fn id(pd: *const b::ib_pd) -> PdId {
+    PdId::from_addr(pd as usize)
 }

@@ -17,15 +17,18 @@ use kernel::sync::Mutex;
 use kernel::{new_mutex, pin_init};
 
 use super::ah;
-use super::bindings as b;
 use super::cq::{CqEvents, QpCqs};
 use super::device::RxeSrDev;
-use super::irq_lock::{new_irq_spinlock, IrqSpinLock};
 use super::netdev::NetDev;
-use super::queue::{MappedQueue, SharedQueue};
 use super::rc_env::KEnv;
 use super::skb::{HeldQueue, RxSkb};
-use super::timer::QpTimer;
+use crate::kx::bindings as b;
+use crate::kx::mmap_queue::{MappedQueue, SharedQueue};
+use crate::kx::spinlock::{new_irq_spinlock, IrqSpinLock};
+use crate::kx::timer::QpTimer;
+use crate::objects::counters::Counter;
+use crate::objects::live;
+use crate::objects::pd::PdId;
 use crate::proto::rc::requester::{PostError, ReqCounters, Requester, SqEntry};
 use crate::proto::rc::responder::RespCounters;
 use crate::proto::rc::responder::READ_BUDGET;
@@ -47,8 +50,6 @@ use crate::uabi::sge::{Sge, SgeList};
 use crate::uabi::WqeError;
 use crate::uabi::{layout, resp};
 use crate::verbs::ah::Av;
-use crate::verbs::counters::Counter;
-use crate::verbs::objects;
 use crate::verbs::qp::{self as vqp, QpAttrs, QpShape};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::alloc::KVVec;
@@ -208,8 +209,9 @@ unsafe fn create_qp_inner(
     // Every QP has a work item: RC/UC timers and READ responses, datagram sends beyond one
     // call's budget, a kernel consumer's sends.
     let timer = {
-        // SAFETY: the timer is dropped in destroy_qp (or below on error) before `ibqp` is freed.
-        match unsafe { QpTimer::new(ibqp.cast::<c_void>()) } {
+        // SAFETY: the timer is dropped in destroy_qp (or below on error) before `ibqp` is freed;
+        // `qp_timer` takes an `ib_qp` of ours in process context.
+        match unsafe { QpTimer::new(qp_timer, ibqp.cast::<c_void>()) } {
             Ok(t) => Some(t),
             Err(e) => {
                 dev.qps().erase(qpn);
@@ -281,7 +283,7 @@ unsafe fn create_qp_inner(
         return Err(e);
     }
     init.cap = shape.caps();
-    objects::LIVE.qps.inc();
+    live::LIVE.qps.inc();
     Ok(())
 }
 
@@ -317,8 +319,8 @@ unsafe fn user_rings(
         (Ok(r), Ok(s)) => resp::emit_create_qp_resp(r, s, &mut out).is_some(),
         _ => false,
     };
-    // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
     let ret = if filled {
+        // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
         unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) }
     } else {
         EINVAL.to_errno()
@@ -376,7 +378,7 @@ pub(crate) unsafe extern "C" fn destroy_qp(ibqp: *mut b::ib_qp, _udata: *mut b::
     };
     drop(rings);
     drop(st);
-    objects::LIVE.qps.dec();
+    live::LIVE.qps.dec();
     0
 }
 
@@ -399,7 +401,7 @@ pub(crate) unsafe extern "C" fn modify_qp(
         return EINVAL.to_errno();
     };
     if mask & !vqp::ATTR_STANDARD_BITS != 0 {
-        return super::errno::eopnotsupp().to_errno();
+        return crate::kx::error::eopnotsupp().to_errno();
     }
     let av = if mask & b::ib_qp_attr_mask_IB_QP_AV != 0 && trc::service(st.shape.qp_type).is_some()
     {
@@ -705,7 +707,7 @@ pub(crate) unsafe extern "C" fn post_send(
         return unsafe { post_send_connected(ibqp, st) };
     }
     if st.shape.qp_type != b::ib_qp_type_IB_QPT_UD {
-        return super::errno::eopnotsupp().to_errno();
+        return crate::kx::error::eopnotsupp().to_errno();
     }
     // SAFETY: per this function's contract.
     let ctx = unsafe { QpCtx::new(ibqp, st) };
@@ -737,7 +739,7 @@ unsafe fn post_send_kernel(
     bad_wr: *mut *const b::ib_send_wr,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let pd = unsafe { (*ibqp).pd };
+    let pd = super::pd::id(unsafe { (*ibqp).pd });
     let mut cur = wr;
     let mut err = 0;
     // Each WR is decoded into this one value (a WQE by value per call costs stack).
@@ -883,7 +885,7 @@ unsafe fn kernel_recv(w: &b::ib_recv_wr, max_sge: u32) -> Option<RecvWqe> {
 unsafe fn kernel_send(
     wr: *const b::ib_send_wr,
     shape: &QpShape,
-    pd: *mut b::ib_pd,
+    pd: PdId,
     out: &mut KernelSend,
 ) -> Option<()> {
     // SAFETY: per this function's contract.
@@ -1317,6 +1319,7 @@ fn ud_deliver_to(dev: &RxeSrDev, qpn: u32, p: &PacketRepr<'_>, ip_header: &[u8])
     }
     // SAFETY: the QP is live (counted) with its PD and CQs.
     let (pd, qpn, cqs) = unsafe { ((*qp.ibqp).pd, (*qp.ibqp).qp_num, QpCqs::of(qp.ibqp)) };
+    let pd = super::pd::id(pd);
     // SAFETY: the counted QP outlives this; dropped after the lock.
     let _events = unsafe { CqEvents::new(cqs) };
     let mut g = st.inner.lock();
@@ -1401,7 +1404,7 @@ pub(crate) fn take_from_ring(
 struct QpCtx<'a> {
     ibdev: *mut b::ib_device,
     dev: &'a RxeSrDev,
-    pd: *mut b::ib_pd,
+    pd: PdId,
     qpn: u32,
     cqs: QpCqs,
     srq: *mut b::ib_srq,
@@ -1417,7 +1420,7 @@ impl<'a> QpCtx<'a> {
             QpCtx {
                 ibdev: (*ibqp).device,
                 dev: RxeSrDev::from_ib((*ibqp).device),
-                pd: (*ibqp).pd,
+                pd: super::pd::id((*ibqp).pd),
                 qpn: (*ibqp).qp_num,
                 cqs: QpCqs::of(ibqp),
                 srq: (*ibqp).srq,
@@ -1883,13 +1886,12 @@ unsafe fn serve_held(ctx: &QpCtx<'_>) {
     }
 }
 
-/// The QP timer's work (glue.c): runs the transport's timer step.
+/// The QP timer's work ([`QpTimer`]'s handler): runs the transport's timer step.
 ///
 /// # Safety
 /// `owner` is the `ib_qp` the timer was created for; destroy_qp drops the timer (waiting
 /// for this work) before the QP goes away.
-#[no_mangle]
-unsafe extern "C" fn rxe_sr_rs_qp_timer(owner: *mut c_void) {
+unsafe extern "C" fn qp_timer(owner: *mut c_void) {
     let ibqp = owner.cast::<b::ib_qp>();
     // SAFETY: per this function's contract.
     let Some(st) = (unsafe { state(ibqp) }) else {

@@ -2,15 +2,17 @@
 //! What the RC/UC state machines (`proto::rc`) act on, in the kernel: memory through MRs,
 //! the QP's shared rings, its CQs, and skbs to the peer.
 
-use super::bindings as b;
 use super::cq;
 use super::device::RxeSrDev;
 use super::mr::{self, Access};
 use super::netdev::NetDev;
 use super::qp::KernelQueueLock;
-use super::queue::MappedQueue;
 use super::skb;
-use super::timer;
+use crate::kx::bindings as b;
+use crate::kx::mmap_queue::MappedQueue;
+use crate::kx::timer;
+use crate::objects::counters::Counter;
+use crate::objects::pd::PdId;
 use crate::proto::rc::mw::BindReq;
 use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RemoteErr, RemoteOp, TxError};
 use crate::proto::wire::PacketRepr;
@@ -20,13 +22,12 @@ use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::send_wqe::SendOp;
 use crate::uabi::sge::SgeList;
 use crate::verbs::ah::Av;
-use crate::verbs::counters::Counter;
 
 /// One call's environment: borrowed pieces of the locked QP and its device.
 pub(crate) struct KEnv<'a> {
     pub(crate) dev: &'a RxeSrDev,
     pub(crate) nd: &'a NetDev<'a>,
-    pub(crate) pd: *mut b::ib_pd,
+    pub(crate) pd: PdId,
     /// The QP's number (type 2 memory windows answer only their QP).
     pub(crate) qpn: u32,
     /// `IB_ACCESS_REMOTE_*` the QP allows its peer.
@@ -62,7 +63,7 @@ impl<'a> KEnv<'a> {
     pub(crate) unsafe fn new(
         dev: &'a RxeSrDev,
         nd: &'a NetDev<'a>,
-        pd: *mut b::ib_pd,
+        pd: PdId,
         qpn: u32,
         qp_access: u32,
         av: &'a Av,
@@ -97,7 +98,7 @@ impl<'a> KEnv<'a> {
 /// Copies `dst.len()` bytes of an SGE list from byte `offset` into `dst` (L_Keys checked).
 fn gather(
     dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
+    pd: PdId,
     sges: &SgeList,
     offset: u32,
     dst: &mut [u8],
@@ -125,7 +126,7 @@ impl KEnv<'_> {
 }
 
 /// Invalidates `key` (a type 2 window's or a fast-registration MR's) for a QP of `pd`.
-fn invalidate_key(dev: &RxeSrDev, pd: *mut b::ib_pd, key: u32) -> bool {
+fn invalidate_key(dev: &RxeSrDev, pd: PdId, key: u32) -> bool {
     if crate::verbs::mr::is_mw_key(key) {
         super::mw::invalidate(dev, pd, key).is_ok()
     } else {

@@ -4,13 +4,13 @@
 
 use core::mem::offset_of;
 
-use super::bindings as b;
 use super::device::RxeSrDev;
 use super::qp::{self, Delivery};
 use super::skb::RxSkb;
+use crate::kx::bindings as b;
+use crate::objects::counters::Counter;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::{Opcode, PacketRepr, Transport};
-use crate::verbs::counters::Counter;
 use crate::verbs::mcast::MULTICAST_QPN;
 
 /// The work item's entry point (glue.c's work function).

@@ -6,12 +6,12 @@
 use kernel::error::{from_err_ptr, to_result};
 use kernel::prelude::*;
 
-use super::bindings as b;
 use super::device::RxeSrDev;
 use super::netdev::NetDev;
+use crate::kx::bindings as b;
+use crate::objects::counters::Counter;
 use crate::proto::wire::icrc;
 use crate::verbs::ah::{Av, Network};
-use crate::verbs::counters::Counter;
 
 /// Sends `ib` (BTH .. ICRC, the ICRC's four bytes to be filled) to `av` from `dev`'s
 /// netdev `nd`, over IPv4 or IPv6 as the AV's GIDs say; a packet to our own address goes

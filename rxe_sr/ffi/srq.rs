@@ -18,18 +18,18 @@ use kernel::ffi::c_int;
 use kernel::pin_init;
 use kernel::prelude::*;
 
-use super::irq_lock::{new_irq_spinlock, IrqSpinLock};
+use crate::kx::spinlock::{new_irq_spinlock, IrqSpinLock};
 use crate::uabi::queue::Fifo;
 
-use super::bindings as b;
-use super::queue::{MappedQueue, SharedQueue};
+use crate::kx::bindings as b;
+use crate::kx::mmap_queue::{MappedQueue, SharedQueue};
+use crate::objects::live;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::limits::MAX_RECV_WQE_BYTES;
 use crate::uabi::limits::RXE_MAX_SRQ_SGE;
 use crate::uabi::queue::{self, FromClientQueue};
 use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::{layout, resp};
-use crate::verbs::objects;
 
 /// Largest SRQ depth (the device's `max_srq_wr`).
 const MAX_SRQ_WR: u32 = 1 << 20;
@@ -179,7 +179,7 @@ unsafe fn create_inner(
     udata: *mut b::ib_udata,
 ) -> Result {
     if init.srq_type != b::ib_srq_type_IB_SRQT_BASIC {
-        return Err(super::errno::eopnotsupp());
+        return Err(crate::kx::error::eopnotsupp());
     }
     let a = &mut init.attr;
     if a.max_wr == 0 || a.max_wr > MAX_SRQ_WR || a.max_sge > RXE_MAX_SRQ_SGE {
@@ -223,7 +223,7 @@ unsafe fn create_inner(
     unsafe { (*ibsrq.cast::<RxeSrSrq>()).state = raw };
     a.max_wr = geo.max_wr;
     a.max_sge = geo.max_sge;
-    objects::LIVE.srqs.inc();
+    live::LIVE.srqs.inc();
     Ok(())
 }
 
@@ -277,7 +277,7 @@ pub(crate) unsafe extern "C" fn destroy_srq(
     crate::uabi::limits::give_back(
         &unsafe { super::device::RxeSrDev::from_ib((*ibsrq).device) }.srqs_used,
     );
-    objects::LIVE.srqs.dec();
+    live::LIVE.srqs.dec();
     0
 }
 

@@ -5,11 +5,11 @@
 use core::ptr;
 use kernel::ffi::c_int;
 
-use super::bindings as b;
 use super::device::RxeSrDev;
-use crate::verbs::counters::{COUNT, NAMES};
+use crate::kx::bindings as b;
+use crate::objects::counters::{COUNT, NAMES};
 
-/// The descriptors, built once from `verbs::counters::NAMES`.
+/// The descriptors, built once from `objects::counters::NAMES`.
 struct Descs([b::rdma_stat_desc; COUNT]);
 
 // SAFETY: read-only; the names are static C strings.

@@ -6,9 +6,9 @@ use kernel::error::from_err_ptr;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-use super::bindings;
 use super::device::DeviceRef;
 use super::netdev::NetDev;
+use crate::kx::bindings;
 use crate::net::{self, Verdict};
 
 /// A kernel UDP socket bound to a port in init_net, whose datagrams go to

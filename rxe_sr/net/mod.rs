@@ -9,7 +9,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 
 use crate::ffi::udp::UdpTunnel;
-use crate::verbs::counters::{Counter, Counters};
+use crate::objects::counters::{Counter, Counters};
 
 /// The IANA port for RoCEv2 (IBTA Annex A17).
 pub(crate) const ROCE_V2_UDP_DPORT: u16 = 4791;
@@ -26,7 +26,7 @@ impl RoceSockets {
         let v4 = UdpTunnel::open(false, ROCE_V2_UDP_DPORT)?;
         let v6 = match UdpTunnel::open(true, ROCE_V2_UDP_DPORT) {
             Ok(s) => Some(s),
-            Err(e) if e == crate::ffi::errno::eafnosupport() => None,
+            Err(e) if e == crate::kx::error::eafnosupport() => None,
             Err(e) => return Err(e),
         };
         Ok(RoceSockets { _v4: v4, _v6: v6 })

@@ -6,7 +6,7 @@
 use kernel::alloc::{flags::GFP_KERNEL, KVVec};
 use kernel::prelude::*;
 
-use crate::ffi::bindings as b;
+use crate::kx::bindings as b;
 use crate::proto::psn::Psn;
 use crate::proto::rc::requester::{Requester, SqEntry};
 use crate::proto::rc::responder::{RdRes, Responder, MAX_RD_RES};

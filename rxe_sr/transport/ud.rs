@@ -8,15 +8,15 @@
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::prelude::*;
 
-use crate::ffi::bindings as b;
 use crate::ffi::device::RxeSrDev;
 use crate::ffi::netdev::NetDev;
 use crate::ffi::{mr, skb};
+use crate::objects::counters::Counter;
+use crate::objects::pd::PdId;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendWqe};
 use crate::verbs::ah::Av;
-use crate::verbs::counters::Counter;
 use crate::verbs::qp::QpAttrs;
 
 use crate::bytes;
@@ -86,7 +86,7 @@ pub(crate) fn build(s: &UdSend<'_>) -> Result<KVec<u8>> {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn send_one(
     dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
+    pd: PdId,
     qpn: u32,
     attrs: &mut QpAttrs,
     wqe: &SendWqe,
@@ -172,7 +172,7 @@ pub(crate) fn grh_area(ip_header: &[u8]) -> [u8; 40] {
 /// Writes `parts` one after the other across the WQE's scatter list.
 pub(crate) fn scatter_all(
     dev: &RxeSrDev,
-    pd: *mut b::ib_pd,
+    pd: PdId,
     wqe: &RecvWqe,
     parts: &[&[u8]],
 ) -> core::result::Result<(), WcStatus> {

@@ -7,10 +7,8 @@
 #![forbid(unsafe_code)]
 
 pub(crate) mod ah;
-pub(crate) mod counters;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod mcast;
 pub(crate) mod mr;
-pub(crate) mod objects;
 pub(crate) mod qp;

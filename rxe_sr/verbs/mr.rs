@@ -8,8 +8,8 @@
 
 use kernel::prelude::*;
 
-use crate::ffi::bindings as b;
-use crate::ffi::errno;
+use crate::kx::bindings as b;
+use crate::kx::error;
 
 /// Largest MR index (rdma_rxe's: half of the 2^20 object space); the device reports
 /// `max_mr` from the same figure.
@@ -41,7 +41,7 @@ const SUPPORTED: u32 = b::ib_access_flags_IB_ACCESS_LOCAL_WRITE
 pub(crate) fn check_access(access: i32) -> Result<u32> {
     let access = u32::try_from(access).map_err(|_| EINVAL)?;
     if access & !SUPPORTED != 0 {
-        return Err(errno::eopnotsupp());
+        return Err(error::eopnotsupp());
     }
     Ok(access)
 }

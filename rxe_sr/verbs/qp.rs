@@ -6,8 +6,8 @@
 
 use kernel::prelude::*;
 
-use crate::ffi::bindings as b;
-use crate::ffi::errno;
+use crate::kx::bindings as b;
+use crate::kx::error;
 use crate::uabi::queue::{self, RqGeometry, SqGeometry};
 
 /// Smallest QPN for ordinary QPs (0 and 1 are the special QPs; rdma_rxe starts at 16).
@@ -43,10 +43,10 @@ pub(crate) fn shape(init: &b::ib_qp_init_attr, cache_line: u32) -> Result<QpShap
         b::ib_qp_type_IB_QPT_RC | b::ib_qp_type_IB_QPT_UC | b::ib_qp_type_IB_QPT_UD => {}
         // QP1, for the kernel's MAD layer (RoCE has no QP0).
         b::ib_qp_type_IB_QPT_GSI if init.port_num == 1 => {}
-        _ => return Err(errno::eopnotsupp()),
+        _ => return Err(error::eopnotsupp()),
     }
     if init.create_flags != 0 || !init.xrcd.is_null() {
-        return Err(errno::eopnotsupp());
+        return Err(error::eopnotsupp());
     }
     if init.send_cq.is_null() || init.recv_cq.is_null() {
         return Err(EINVAL);
@@ -133,7 +133,7 @@ impl QpAttrs {
             return Err(EINVAL);
         }
         if has(b::ib_qp_attr_mask_IB_QP_ALT_PATH) || has(b::ib_qp_attr_mask_IB_QP_PATH_MIG_STATE) {
-            return Err(errno::eopnotsupp());
+            return Err(error::eopnotsupp());
         }
         if has(b::ib_qp_attr_mask_IB_QP_TIMEOUT) && a.timeout > 31 {
             return Err(EINVAL);

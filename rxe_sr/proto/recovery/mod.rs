@@ -17,13 +17,15 @@
 //!
 //! Schemes: [`gbn`] (rdma_rxe), [`irn`] (per-QP BDP bitmaps), [`fasr`] (the headline
 //! scheme), [`srnic`] (bitmap onloading), [`melo`] (shared bits pool); [`any`] holds
-//! one enum over them for a device whose scheme is picked at load time.
+//! one enum over them for a device whose scheme is picked at load time; [`scheme`] names
+//! them for the `recovery=` parameter.
 
 pub mod any;
 pub mod fasr;
 pub mod gbn;
 pub mod irn;
 pub mod melo;
+pub mod scheme;
 pub mod srnic;
 
 use crate::proto::psn::Psn;

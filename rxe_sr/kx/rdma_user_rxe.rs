@@ -5,7 +5,7 @@
 
 use core::mem::{offset_of, size_of};
 
-use super::bindings as b;
+use crate::kx::bindings as b;
 use crate::uabi::layout as l;
 
 macro_rules! same {

@@ -9,7 +9,7 @@
 
 use kernel::ffi::{c_char, c_ulong};
 
-use super::bindings as b;
+use crate::kx::bindings as b;
 
 /// The `spin_lock_irqsave` backend; the guard keeps the saved interrupt flags.
 pub(crate) struct IrqSpinLockBackend;
@@ -20,7 +20,7 @@ pub(crate) type IrqSpinLock<T> = kernel::sync::lock::Lock<T, IrqSpinLockBackend>
 /// An [`IrqSpinLock`] initialiser with a lock class of its own (as `new_spinlock!`).
 macro_rules! new_irq_spinlock {
     ($inner:expr, $name:literal) => {
-        $crate::ffi::irq_lock::IrqSpinLock::new(
+        $crate::kx::spinlock::IrqSpinLock::new(
             $inner,
             kernel::c_str!($name),
             kernel::static_lock_class!(),

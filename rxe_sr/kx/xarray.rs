@@ -9,7 +9,7 @@ use kernel::ffi::c_void;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-use super::bindings as b;
+use crate::kx::bindings as b;
 
 /// An allocating xarray (indices from `min`), embedded in a device: it must stay at one
 /// address from [`IndexTable::init`] to [`IndexTable::destroy`].

@@ -709,12 +709,15 @@ int rxe_sr_glue_xa_store(struct xarray *xa, unsigned long index, void *entry)
 struct rxe_sr_qp_timer {
 	struct timer_list timer;
 	struct work_struct work;
+	void (*fn)(void *owner);
 	void *owner;
 };
 
 static void rxe_sr_qp_timer_work_fn(struct work_struct *work)
 {
-	rxe_sr_rs_qp_timer(container_of(work, struct rxe_sr_qp_timer, work)->owner);
+	struct rxe_sr_qp_timer *t = container_of(work, struct rxe_sr_qp_timer, work);
+
+	t->fn(t->owner);
 }
 
 static void rxe_sr_qp_timer_fn(struct timer_list *timer)
@@ -724,12 +727,13 @@ static void rxe_sr_qp_timer_fn(struct timer_list *timer)
 	queue_work(system_highpri_wq, &t->work);
 }
 
-struct rxe_sr_qp_timer *rxe_sr_glue_qp_timer_new(void *owner)
+struct rxe_sr_qp_timer *rxe_sr_glue_qp_timer_new(void (*fn)(void *owner), void *owner)
 {
 	struct rxe_sr_qp_timer *t = kzalloc(sizeof(*t), GFP_KERNEL);
 
 	if (!t)
 		return NULL;
+	t->fn = fn;
 	t->owner = owner;
 	timer_setup(&t->timer, rxe_sr_qp_timer_fn, 0);
 	INIT_WORK(&t->work, rxe_sr_qp_timer_work_fn);

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A QP's timer (glue.c's `struct rxe_sr_qp_timer`): a kernel timer that, when it fires,
-//! queues a work item calling [`super::qp`]'s timer entry point in process context. The
-//! transport arms it for its earliest deadline (retransmission timeout, RNR delay); a kernel
-//! consumer's post_send kicks the work at once.
+//! A QP's timer (include/linux/timer.h and workqueue.h, through glue.c's
+//! `struct rxe_sr_qp_timer`): a kernel timer that, when it fires, queues a work item calling
+//! the owner's handler in process context. The transport arms it for its earliest deadline
+//! (retransmission timeout, RNR delay); a kernel consumer's post_send kicks the work at once.
 
 use kernel::ffi::c_void;
 use kernel::prelude::*;
 
-use super::bindings as b;
+use crate::kx::bindings as b;
 
 /// The current time in microseconds (monotonic), the transport's clock.
 pub(crate) fn now_us() -> u64 {
@@ -15,7 +15,14 @@ pub(crate) fn now_us() -> u64 {
     unsafe { b::rxe_sr_glue_now_us() }
 }
 
+/// What the timer's work calls, in process context, with the owner given to [`QpTimer::new`].
+pub(crate) type TimerFn = unsafe extern "C" fn(owner: *mut c_void);
+
 /// An owned QP timer; dropping it stops the timer for good and waits for its work.
+///
+/// # Invariants
+/// The pointer is the live glue object `rxe_sr_glue_qp_timer_new` returned, freed only by
+/// `drop`.
 pub(crate) struct QpTimer(*mut b::rxe_sr_qp_timer);
 
 // SAFETY: the glue object may be armed and freed from any process context.
@@ -24,16 +31,19 @@ unsafe impl Send for QpTimer {}
 unsafe impl Sync for QpTimer {}
 
 impl QpTimer {
-    /// A timer whose work calls `rxe_sr_rs_qp_timer(owner)`.
+    /// A timer whose work calls `handler(owner)`.
     ///
     /// # Safety
-    /// `owner` must stay valid until the timer is dropped.
-    pub(crate) unsafe fn new(owner: *mut c_void) -> Result<QpTimer> {
-        // SAFETY: allocates and initialises the glue object.
-        let t = unsafe { b::rxe_sr_glue_qp_timer_new(owner) };
+    /// `owner` must stay valid until the timer is dropped, and `handler` must be sound to
+    /// call with it from process context at any time until then.
+    pub(crate) unsafe fn new(handler: TimerFn, owner: *mut c_void) -> Result<QpTimer> {
+        // SAFETY: allocates and initialises the glue object; the caller vouches for the
+        // handler and its owner.
+        let t = unsafe { b::rxe_sr_glue_qp_timer_new(Some(handler), owner) };
         if t.is_null() {
             return Err(ENOMEM);
         }
+        // INVARIANT: a live glue object, ours from here.
         Ok(QpTimer(t))
     }
 

@@ -17,7 +17,7 @@ use kernel::error::to_result;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-use super::bindings as b;
+use crate::kx::bindings as b;
 use crate::uabi::{layout, queue::Ring};
 
 /// A zeroed, vmalloc_user'd queue buffer with its header filled in. Freed on drop.

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Errnos (include/uapi/asm-generic/errno.h) that 6.12's `kernel::error::code` does not name.
+
+use kernel::error::Error;
+
+fn from_uapi(e: u32) -> Error {
+    Error::from_errno(-i32::try_from(e).unwrap_or(i32::MAX))
+}
+
+/// EOPNOTSUPP: operation not supported.
+pub(crate) fn eopnotsupp() -> Error {
+    from_uapi(kernel::bindings::EOPNOTSUPP)
+}
+
+/// EADDRINUSE: address already in use.
+pub(crate) fn eaddrinuse() -> Error {
+    from_uapi(kernel::bindings::EADDRINUSE)
+}
+
+/// EAFNOSUPPORT: address family not supported.
+pub(crate) fn eafnosupport() -> Error {
+    from_uapi(kernel::bindings::EAFNOSUPPORT)
+}
