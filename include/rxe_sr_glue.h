@@ -7,7 +7,8 @@
  *    Rust: static inline functions, macros, and static tables the RDMA and net cores link
  *    into their lists (rdma_link_ops, notifier_block, module parameters).
  *  - rxe_sr_rs_*: entry points implemented in Rust (the .rs files in rxe_sr/kx/ and rxe_sr/ffi/) that
- *    those tables call.
+ *    those tables call. The link type, the netdev notifier, the UDP tunnel and the QP timers
+ *    take their Rust handler as a function pointer instead (kx/ builds it from a trait).
  */
 #ifndef RXE_SR_GLUE_H
 #define RXE_SR_GLUE_H
@@ -37,11 +38,12 @@ struct rxe_sr_rx {
 
 /* --- implemented in C (glue.c) --- */
 int rxe_sr_glue_recovery(void);
-void rxe_sr_glue_link_register(void);
+void rxe_sr_glue_link_register(int (*newlink)(const char *ibdev_name, struct net_device *ndev));
 void rxe_sr_glue_link_unregister(void);
-int rxe_sr_glue_netdev_notifier_register(void);
+int rxe_sr_glue_netdev_notifier_register(int (*fn)(unsigned long event, struct net_device *ndev));
 void rxe_sr_glue_netdev_notifier_unregister(void);
-struct socket *rxe_sr_glue_udp_tunnel_open(bool ipv6, u16 port);
+struct socket *rxe_sr_glue_udp_tunnel_open(bool ipv6, u16 port,
+					   int (*encap_rcv)(struct sock *sk, struct sk_buff *skb));
 void rxe_sr_glue_udp_tunnel_close(struct socket *sock);
 void rxe_sr_glue_skb_drop(struct sk_buff *skb);
 struct net_device *rxe_sr_glue_skb_dev(struct sk_buff *skb);
@@ -146,9 +148,6 @@ int rxe_sr_glue_xa_alloc_cyclic(struct xarray *xa, u32 *id, void *entry, u32 min
 /* --- implemented in Rust --- */
 int rxe_sr_rs_recovery_parse(const char *val);
 const char *rxe_sr_rs_recovery_name(int index);
-int rxe_sr_rs_newlink(const char *ibdev_name, struct net_device *ndev);
-int rxe_sr_rs_netdev_event(unsigned long event, struct net_device *ndev);
-int rxe_sr_rs_udp_encap_recv(struct sock *sk, struct sk_buff *skb);
 void rxe_sr_rs_rx_work(struct rxe_sr_rx *rx);
 
 #endif /* RXE_SR_GLUE_H */

@@ -45,8 +45,8 @@ module! {
 
 /// The loaded module: what it registered, torn down in reverse order on unload.
 struct RxeSr {
-    link: Option<ffi::link::LinkTypeRegistration>,
-    notifier: Option<ffi::netdev::NotifierRegistration>,
+    link: Option<kx::rdma_netlink::LinkTypeRegistration>,
+    notifier: Option<kx::netdevice::NotifierRegistration>,
     udp: Option<net::RoceSockets>,
 }
 
@@ -74,8 +74,8 @@ impl kernel::Module for RxeSr {
                 pr_err!("cannot open the RoCEv2 UDP socket: {:?}\n", e);
             }
         })?;
-        let notifier = ffi::netdev::NotifierRegistration::register()?;
-        let link = ffi::link::LinkTypeRegistration::register();
+        let notifier = kx::netdevice::NotifierRegistration::register::<verbs::link::Links>()?;
+        let link = kx::rdma_netlink::LinkTypeRegistration::register::<verbs::link::Links>()?;
         pr_info!("loaded (recovery={})\n", recovery.name());
         Ok(RxeSr {
             link: Some(link),

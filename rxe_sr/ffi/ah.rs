@@ -11,10 +11,10 @@ use kernel::prelude::*;
 
 use super::device::RxeSrDev;
 use crate::kx::bindings as b;
+use crate::objects::ah::{self as vah, Av};
 use crate::objects::live;
 use crate::objects::pd::PdId;
 use crate::uabi::{layout, resp, send_wqe};
-use crate::verbs::ah::{self as vah, Av};
 
 /// The AH object: `ibah` first (the core allocates `size_of::<RxeSrAh>()` zeroed bytes).
 #[repr(C)]

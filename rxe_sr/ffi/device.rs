@@ -12,9 +12,11 @@ use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::types::{Opaque, ScopeGuard};
 
-use super::{ah, cq, mcast, mr, mw, netdev::NetDev, pd, qp, srq, stats};
+use super::{ah, cq, mcast, mr, mw, pd, qp, srq, stats};
 use crate::kx::bindings as b;
 use crate::kx::mmap_queue as queue;
+use crate::kx::netdevice::NetDev;
+use crate::kx::skbuff::SkBuff;
 use crate::kx::xarray::IndexTable;
 use crate::objects::counters::{Counter, Counters};
 use crate::verbs::device as vd;
@@ -82,10 +84,11 @@ impl RxeSrDev {
     }
 
     /// Queues a received skb for the receive work, which frees it.
-    pub(crate) fn queue_rx(&self, skb: *mut b::sk_buff) {
+    pub(crate) fn queue_rx(&self, skb: SkBuff) {
         // SAFETY: the queue was initialised before registration and is stopped only in
-        // dealloc_driver, after every reference (the caller holds one) is gone.
-        if unsafe { b::rxe_sr_glue_rx_queue(self.rx.get(), skb) } != 0 {
+        // dealloc_driver, after every reference (the caller holds one) is gone; the skb is
+        // handed over (the queue frees it when full).
+        if unsafe { b::rxe_sr_glue_rx_queue(self.rx.get(), skb.into_raw().as_ptr()) } != 0 {
             // The queue was full: the datagram is freed and counted.
             self.counters.inc(Counter::RcvdDropped);
         }

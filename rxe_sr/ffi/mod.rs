@@ -7,16 +7,12 @@
 pub(crate) mod ah;
 pub(crate) mod cq;
 pub(crate) mod device;
-pub(crate) mod link;
 pub(crate) mod mcast;
 pub(crate) mod mr;
 pub(crate) mod mw;
-pub(crate) mod netdev;
 pub(crate) mod pd;
 pub(crate) mod qp;
 pub(crate) mod rc_env;
 pub(crate) mod rx;
-pub(crate) mod skb;
 pub(crate) mod srq;
 pub(crate) mod stats;
-pub(crate) mod udp;

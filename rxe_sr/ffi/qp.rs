@@ -19,13 +19,14 @@ use kernel::{new_mutex, pin_init};
 use super::ah;
 use super::cq::{CqEvents, QpCqs};
 use super::device::RxeSrDev;
-use super::netdev::NetDev;
 use super::rc_env::KEnv;
-use super::skb::{HeldQueue, RxSkb};
 use crate::kx::bindings as b;
 use crate::kx::mmap_queue::{MappedQueue, SharedQueue};
+use crate::kx::netdevice::NetDev;
+use crate::kx::skbuff::{SkBuff, SkbQueue};
 use crate::kx::spinlock::{new_irq_spinlock, IrqSpinLock};
 use crate::kx::timer::QpTimer;
+use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
 use crate::objects::live;
 use crate::objects::pd::PdId;
@@ -49,7 +50,6 @@ use crate::uabi::send_wqe::{QpType, SendFlags, SendLimits, SendWqe};
 use crate::uabi::sge::{Sge, SgeList};
 use crate::uabi::WqeError;
 use crate::uabi::{layout, resp};
-use crate::verbs::ah::Av;
 use crate::verbs::qp::{self as vqp, QpAttrs, QpShape};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::alloc::KVVec;
@@ -129,7 +129,7 @@ struct QpState {
     /// RC: request packets that arrived while READ responses were still going out; they
     /// run in order once the responses are sent (as rdma_rxe's responder takes its packet
     /// queue one at a time).
-    held: Option<HeldQueue>,
+    held: Option<SkbQueue>,
 }
 
 /// The QP object: `ibqp` first (the core allocates `size_of::<RxeSrQp>()` zeroed bytes).
@@ -220,7 +220,7 @@ unsafe fn create_qp_inner(
         }
     };
     let held = if trc::service(shape.qp_type) == Some(Service::Rc) {
-        match HeldQueue::new() {
+        match SkbQueue::new() {
             Ok(q) => Some(q),
             Err(e) => {
                 drop(timer);
@@ -486,7 +486,7 @@ fn connect(
     qpn: u32,
     cur: u32,
     next: u32,
-    av: Option<crate::verbs::ah::Av>,
+    av: Option<crate::objects::ah::Av>,
 ) -> Result {
     let cfg = trc::config(&g.attrs, shape, qpn, dev.active_mtu()).ok_or(EINVAL)?;
     match next {
@@ -1774,7 +1774,7 @@ pub(crate) struct Later(QpRef);
 impl Later {
     /// Queues the packet on the QP (its work runs it once the responses are out). False
     /// when the queue is full: the packet is dropped, and the requester's retry resends it.
-    pub(crate) fn hold(self, skb: RxSkb) -> bool {
+    pub(crate) fn hold(self, skb: SkBuff) -> bool {
         let st = self.0.state();
         let Some(held) = st.held.as_ref() else {
             return false;

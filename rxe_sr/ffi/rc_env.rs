@@ -5,12 +5,12 @@
 use super::cq;
 use super::device::RxeSrDev;
 use super::mr::{self, Access};
-use super::netdev::NetDev;
 use super::qp::KernelQueueLock;
-use super::skb;
 use crate::kx::bindings as b;
 use crate::kx::mmap_queue::MappedQueue;
+use crate::kx::netdevice::NetDev;
 use crate::kx::timer;
+use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
 use crate::objects::pd::PdId;
 use crate::proto::rc::mw::BindReq;
@@ -21,7 +21,6 @@ use crate::uabi::queue::FromClientQueue;
 use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::send_wqe::SendOp;
 use crate::uabi::sge::SgeList;
-use crate::verbs::ah::Av;
 
 /// One call's environment: borrowed pieces of the locked QP and its device.
 pub(crate) struct KEnv<'a> {
@@ -165,7 +164,7 @@ impl RcEnv for KEnv<'_> {
             .checked_add(plen + usize::from(hdr.bth.pad_cnt))
             .ok_or(TxError::Dropped)?;
         // Headers and payload are written straight into the skb.
-        let sent = skb::send_with(dev, self.nd, self.av, self.sport, total, |ib| {
+        let sent = crate::net::tx::send_with(dev, self.nd, self.av, self.sport, total, |ib| {
             let (off, _) = hdr.emit_headers(plen, ib).map_err(|_| TxError::Dropped)?;
             let dst = ib.get_mut(off..off + plen).ok_or(TxError::Dropped)?;
             match payload {
@@ -194,8 +193,8 @@ impl RcEnv for KEnv<'_> {
                 dev.counters().inc(Counter::SentPkts);
                 Ok(())
             }
-            Err(skb::SendError::Fill(e)) => Err(e),
-            Err(skb::SendError::Net(_)) => Err(TxError::Dropped),
+            Err(crate::net::tx::SendError::Fill(e)) => Err(e),
+            Err(crate::net::tx::SendError::Net(_)) => Err(TxError::Dropped),
         }
     }
 

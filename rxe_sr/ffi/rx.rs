@@ -6,8 +6,8 @@ use core::mem::offset_of;
 
 use super::device::RxeSrDev;
 use super::qp::{self, Delivery};
-use super::skb::RxSkb;
 use crate::kx::bindings as b;
+use crate::kx::skbuff::SkBuff;
 use crate::objects::counters::Counter;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::{Opcode, PacketRepr, Transport};
@@ -29,7 +29,7 @@ unsafe extern "C" fn rxe_sr_rs_rx_work(rx: *mut b::rxe_sr_rx) {
     loop {
         // SAFETY: the queue is initialised and alive (this function's contract); a dequeued
         // skb is ours.
-        let Some(skb) = (unsafe { RxSkb::from_raw(b::rxe_sr_glue_rx_dequeue(rx)) }) else {
+        let Some(skb) = (unsafe { SkBuff::from_raw(b::rxe_sr_glue_rx_dequeue(rx)) }) else {
             break;
         };
         if !receive(dev, skb) {
@@ -52,7 +52,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<(RoceDatagram<'_>, PacketRepr<'_>)> 
 
 /// Checks one datagram and delivers it (or hands it to its QP to run later). False when
 /// it was dropped.
-fn receive(dev: &RxeSrDev, mut skb: RxSkb) -> bool {
+fn receive(dev: &RxeSrDev, mut skb: SkBuff) -> bool {
     let later = {
         let Some(bytes) = skb.ip_bytes() else {
             return false;

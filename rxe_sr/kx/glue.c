@@ -77,13 +77,22 @@ int rxe_sr_glue_recovery(void)
 
 /* ---- `rdma link add NAME type rxe_sr netdev DEV` ---- */
 
+/* The module's one link type; its newlink is the Rust handler given at registration. */
+static int (*rxe_sr_newlink_fn)(const char *ibdev_name, struct net_device *ndev);
+
+static int rxe_sr_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	return rxe_sr_newlink_fn(ibdev_name, ndev);
+}
+
 static struct rdma_link_ops rxe_sr_link_ops = {
 	.type = "rxe_sr",
-	.newlink = rxe_sr_rs_newlink,
+	.newlink = rxe_sr_newlink,
 };
 
-void rxe_sr_glue_link_register(void)
+void rxe_sr_glue_link_register(int (*newlink)(const char *ibdev_name, struct net_device *ndev))
 {
+	rxe_sr_newlink_fn = newlink;
 	rdma_link_register(&rxe_sr_link_ops);
 }
 
@@ -94,17 +103,21 @@ void rxe_sr_glue_link_unregister(void)
 
 /* ---- netdev events: up/down/MTU/unregister of the devices under rxe_sr links ---- */
 
+/* The module's one netdev notifier; it calls the Rust handler given at registration. */
+static int (*rxe_sr_netdev_event_fn)(unsigned long event, struct net_device *ndev);
+
 static int rxe_sr_netdev_notify(struct notifier_block *nb, unsigned long event, void *arg)
 {
-	return rxe_sr_rs_netdev_event(event, netdev_notifier_info_to_dev(arg));
+	return rxe_sr_netdev_event_fn(event, netdev_notifier_info_to_dev(arg));
 }
 
 static struct notifier_block rxe_sr_netdev_notifier = {
 	.notifier_call = rxe_sr_netdev_notify,
 };
 
-int rxe_sr_glue_netdev_notifier_register(void)
+int rxe_sr_glue_netdev_notifier_register(int (*fn)(unsigned long event, struct net_device *ndev))
 {
+	rxe_sr_netdev_event_fn = fn;
 	return register_netdevice_notifier(&rxe_sr_netdev_notifier);
 }
 
@@ -115,7 +128,8 @@ void rxe_sr_glue_netdev_notifier_unregister(void)
 
 /* ---- the RoCEv2 UDP socket (udp_sock_create is a static inline) ---- */
 
-struct socket *rxe_sr_glue_udp_tunnel_open(bool ipv6, u16 port)
+struct socket *rxe_sr_glue_udp_tunnel_open(bool ipv6, u16 port,
+					   int (*encap_rcv)(struct sock *sk, struct sk_buff *skb))
 {
 	struct udp_port_cfg udp_cfg = { };
 	struct udp_tunnel_sock_cfg tnl_cfg = { };
@@ -130,7 +144,7 @@ struct socket *rxe_sr_glue_udp_tunnel_open(bool ipv6, u16 port)
 		return ERR_PTR(err);
 
 	tnl_cfg.encap_type = 1;
-	tnl_cfg.encap_rcv = rxe_sr_rs_udp_encap_recv;
+	tnl_cfg.encap_rcv = encap_rcv;
 	setup_udp_tunnel_sock(&init_net, sock, &tnl_cfg);
 	return sock;
 }

@@ -1,23 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The RoCEv2 UDP side: the sockets on port 4791 and what arrives on them.
 //!
-//! Datagrams are counted here and processed by the device's receive work (ffi/rx.rs).
+//! Datagrams are counted here and processed by the device's receive work (ffi/rx.rs);
+//! [`tx`] builds and sends them.
 
 #![forbid(unsafe_code)]
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 
-use crate::ffi::udp::UdpTunnel;
+use crate::ffi::device::DeviceRef;
+use crate::kx::skbuff::SkBuff;
+use crate::kx::udp_tunnel::{UdpTunnel, UdpTunnelHandler};
 use crate::objects::counters::{Counter, Counters};
+
+pub(crate) mod tx;
 
 /// The IANA port for RoCEv2 (IBTA Annex A17).
 pub(crate) const ROCE_V2_UDP_DPORT: u16 = 4791;
 
 /// The module's two receive sockets, IPv4 and IPv6 (v6only), as rdma_rxe opens them.
 pub(crate) struct RoceSockets {
-    _v4: UdpTunnel,
-    _v6: Option<UdpTunnel>,
+    _v4: UdpTunnel<RoceSockets>,
+    _v6: Option<UdpTunnel<RoceSockets>>,
 }
 
 impl RoceSockets {
@@ -30,6 +35,21 @@ impl RoceSockets {
             Err(e) => return Err(e),
         };
         Ok(RoceSockets { _v4: v4, _v6: v6 })
+    }
+}
+
+impl UdpTunnelHandler for RoceSockets {
+    /// A datagram on port 4791: queued for the receive work of the device on the netdev it
+    /// arrived by (or the device below it), else counted and freed.
+    fn encap_recv(skb: SkBuff) {
+        let dev = skb.dev().as_ref().and_then(DeviceRef::get_for_rx);
+        match (
+            on_datagram(dev.as_ref().map(|d| d.dev().counters())),
+            dev.as_ref(),
+        ) {
+            (Verdict::Queue, Some(d)) => d.dev().queue_rx(skb),
+            _ => drop(skb),
+        }
     }
 }
 

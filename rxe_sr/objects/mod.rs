@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The verbs objects' state, as the transport and the verbs share it: the device's
-//! counters, the live-object counts, PD identities. (Issue 10 moves the QP, CQ, SRQ, MR,
+//! counters, the live-object counts, address vectors, PD identities. (Issue 10 moves the QP, CQ, SRQ, MR,
 //! MW, AH and multicast state here from `ffi/`, family by family.)
 
 #![forbid(unsafe_code)]
 
+pub(crate) mod ah;
 pub(crate) mod counters;
 pub(crate) mod live;
 pub(crate) mod pd;

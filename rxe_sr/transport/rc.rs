@@ -7,12 +7,12 @@ use kernel::alloc::{flags::GFP_KERNEL, KVVec};
 use kernel::prelude::*;
 
 use crate::kx::bindings as b;
+use crate::objects::ah::Av;
 use crate::proto::psn::Psn;
 use crate::proto::rc::requester::{Requester, SqEntry};
 use crate::proto::rc::responder::{RdRes, Responder, MAX_RD_RES};
 use crate::proto::rc::{mtu_bytes, timeout_us, RcConfig, Service};
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendOpcode, SendWqe};
-use crate::verbs::ah::Av;
 use crate::verbs::qp::{QpAttrs, QpShape};
 
 /// Send WQEs the transport holds at most per QP (fewer when the send queue is smaller):

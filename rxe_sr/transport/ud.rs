@@ -9,14 +9,14 @@ use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::prelude::*;
 
 use crate::ffi::device::RxeSrDev;
-use crate::ffi::netdev::NetDev;
-use crate::ffi::{mr, skb};
+use crate::ffi::mr;
+use crate::kx::netdevice::NetDev;
+use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
 use crate::objects::pd::PdId;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendWqe};
-use crate::verbs::ah::Av;
 use crate::verbs::qp::QpAttrs;
 
 use crate::bytes;
@@ -145,7 +145,7 @@ pub(crate) fn send_one(
     })
     .map_err(|_| WcStatus::LocQpOpErr)?;
     let sport = 0xc000 | (qpn & 0x3fff) as u16;
-    skb::send(dev, nd, av, sport, &pkt).map_err(|_| WcStatus::LocQpOpErr)?;
+    crate::net::tx::send(dev, nd, av, sport, &pkt).map_err(|_| WcStatus::LocQpOpErr)?;
     dev.counters().inc(Counter::SentPkts);
     dev.counters().inc(Counter::RdmaSends);
     Ok(())

@@ -130,7 +130,7 @@ pub(crate) fn device_attr(sys_image_guid: u64) -> b::ib_device_attr {
         max_res_rd_atom: 0x3f000,
         max_qp_init_rd_atom: 128,
         atomic_cap: b::ib_atomic_cap_IB_ATOMIC_HCA,
-        max_ah: super::ah::MAX_AH_NUM as i32,
+        max_ah: crate::objects::ah::MAX_AH_NUM as i32,
         max_srq: MAX_SRQ as i32,
         max_srq_wr: DEFAULT_MAX as i32,
         max_srq_sge: 27,

@@ -6,9 +6,9 @@
 
 #![forbid(unsafe_code)]
 
-pub(crate) mod ah;
 pub(crate) mod cq;
 pub(crate) mod device;
+pub(crate) mod link;
 pub(crate) mod mcast;
 pub(crate) mod mr;
 pub(crate) mod qp;

@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Net devices: a borrowed view of a `struct net_device`, and the netdev event notifier.
+//! Net devices (include/linux/netdevice.h): a borrowed view of a `struct net_device`, and
+//! the netdev event notifier, whose events go to a [`NetdevNotifier`].
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::c_str;
 use kernel::ffi::{c_int, c_ulong};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
-use super::device::DeviceRef;
 use crate::kx::bindings;
 
 /// A `net_device` borrowed for the duration of a callback.
+///
+/// # Invariants
+/// `ptr` points to a live net_device for `'a`.
 pub(crate) struct NetDev<'a> {
     ptr: NonNull<bindings::net_device>,
     _borrow: PhantomData<&'a bindings::net_device>,
@@ -22,6 +27,7 @@ impl NetDev<'_> {
     /// # Safety
     /// `ptr` is null or points to a live net_device for the returned lifetime.
     pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> Option<NetDev<'a>> {
+        // INVARIANT: the caller keeps a non-null `ptr` live for `'a`.
         NonNull::new(ptr).map(|ptr| NetDev {
             ptr,
             _borrow: PhantomData,
@@ -96,54 +102,90 @@ impl NetDev<'_> {
     }
 }
 
+/// Netdev events rxe_sr follows (`enum netdev_cmd`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum NetdevEvent {
+    /// NETDEV_UP: administratively up.
+    Up,
+    /// NETDEV_DOWN: administratively down.
+    Down,
+    /// NETDEV_CHANGE: carrier or other state changed.
+    Change,
+    /// NETDEV_CHANGEMTU: the MTU changed.
+    ChangeMtu,
+    /// NETDEV_UNREGISTER: the netdev is going away.
+    Unregister,
+}
+
+impl NetdevEvent {
+    fn from_cmd(cmd: c_ulong) -> Option<Self> {
+        match u32::try_from(cmd).ok()? {
+            bindings::netdev_cmd_NETDEV_UP => Some(Self::Up),
+            bindings::netdev_cmd_NETDEV_DOWN => Some(Self::Down),
+            bindings::netdev_cmd_NETDEV_CHANGE => Some(Self::Change),
+            bindings::netdev_cmd_NETDEV_CHANGEMTU => Some(Self::ChangeMtu),
+            bindings::netdev_cmd_NETDEV_UNREGISTER => Some(Self::Unregister),
+            _ => None,
+        }
+    }
+}
+
+/// Receives netdev events (under RTNL, process context).
+pub(crate) trait NetdevNotifier {
+    /// `event` happened to `nd`; true when it concerned the handler (`NOTIFY_OK`), false
+    /// otherwise (`NOTIFY_DONE`).
+    fn event(event: NetdevEvent, nd: &NetDev<'_>) -> bool;
+}
+
+/// glue.c has one notifier_block: at most one registration at a time.
+static REGISTERED: AtomicBool = AtomicBool::new(false);
+
 /// The registered netdev notifier; unregistered on drop.
 pub(crate) struct NotifierRegistration(());
 
 impl NotifierRegistration {
-    /// Starts receiving netdev events.
-    pub(crate) fn register() -> Result<Self> {
-        // SAFETY: registers glue.c's static notifier_block once; undone in `drop`.
-        kernel::error::to_result(unsafe { bindings::rxe_sr_glue_netdev_notifier_register() })?;
+    /// Starts delivering netdev events to `T` (`EBUSY` if a registration exists).
+    pub(crate) fn register<T: NetdevNotifier>() -> Result<Self> {
+        if REGISTERED.swap(true, Ordering::AcqRel) {
+            return Err(EBUSY);
+        }
+        // SAFETY: registers glue.c's static notifier_block, not registered (checked above),
+        // with a handler that is sound for any event and netdev the chain passes; undone in
+        // `drop`.
+        let ret =
+            unsafe { bindings::rxe_sr_glue_netdev_notifier_register(Some(notifier_call::<T>)) };
+        if let Err(e) = kernel::error::to_result(ret) {
+            REGISTERED.store(false, Ordering::Release);
+            return Err(e);
+        }
         Ok(NotifierRegistration(()))
     }
 }
 
 impl Drop for NotifierRegistration {
     fn drop(&mut self) {
-        // SAFETY: registered in `register`.
+        // SAFETY: registered in `register`; unregistering waits for running callbacks.
         unsafe { bindings::rxe_sr_glue_netdev_notifier_unregister() };
+        REGISTERED.store(false, Ordering::Release);
     }
 }
 
-/// A netdev event (notifier_call): keeps the rxe_sr device on that netdev in step.
+/// The notifier's callback (glue.c's notifier_call).
 ///
 /// # Safety
 /// Called by the netdev notifier chain (RTNL held) with a valid net_device.
-#[no_mangle]
-unsafe extern "C" fn rxe_sr_rs_netdev_event(
+unsafe extern "C" fn notifier_call<T: NetdevNotifier>(
     event: c_ulong,
     ndev: *mut bindings::net_device,
 ) -> c_int {
     const NOTIFY_DONE: c_int = bindings::NOTIFY_DONE as c_int;
-    // SAFETY: per this function's contract.
+    const NOTIFY_OK: c_int = bindings::NOTIFY_OK as c_int;
+    // SAFETY: per this function's contract, live for the call.
     let Some(nd) = (unsafe { NetDev::from_raw(ndev) }) else {
         return NOTIFY_DONE;
     };
-    let Some(dev) = DeviceRef::get_by_netdev(&nd) else {
-        return NOTIFY_DONE;
-    };
-    let Ok(event) = u32::try_from(event) else {
-        return NOTIFY_DONE;
-    };
-    match event {
-        bindings::netdev_cmd_NETDEV_UNREGISTER => dev.unregister_queued(),
-        bindings::netdev_cmd_NETDEV_CHANGEMTU => dev.set_mtu(nd.mtu()),
-        bindings::netdev_cmd_NETDEV_UP
-        | bindings::netdev_cmd_NETDEV_DOWN
-        | bindings::netdev_cmd_NETDEV_CHANGE => dev.update_port_state(&nd),
-        _ => {}
+    match NetdevEvent::from_cmd(event) {
+        Some(ev) if T::event(ev, &nd) => NOTIFY_OK,
+        _ => NOTIFY_DONE,
     }
-    bindings::NOTIFY_OK as c_int
 }
-
-use kernel::c_str;

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Socket buffers (include/linux/skbuff.h): an owned [`SkBuff`], freed on drop; RoCEv2
+//! datagrams built around it and sent by the IP layer (glue.c's builders route them and
+//! write the IP and UDP headers, as rdma_rxe's prepare4/prepare6 do); and [`SkbQueue`], a
+//! bounded queue of them with its own lock.
+
+use core::ptr::NonNull;
+use kernel::error::{from_err_ptr, to_result};
+use kernel::prelude::*;
+
+use crate::kx::bindings as b;
+use crate::kx::netdevice::NetDev;
+
+/// An skb the module owns; freed on drop.
+///
+/// # Invariants
+/// `self.0` is a valid skb nobody else references.
+pub(crate) struct SkBuff(NonNull<b::sk_buff>);
+
+// SAFETY: an skb no one else references may be used and freed from any context.
+unsafe impl Send for SkBuff {}
+
+/// Where a RoCEv2 datagram goes: its IP addresses (network order, the bytes as they are).
+pub(crate) enum IpAddrs {
+    /// IPv4 source and destination.
+    V4 { saddr: [u8; 4], daddr: [u8; 4] },
+    /// IPv6 source and destination, and the flow label.
+    V6 {
+        saddr: [u8; 16],
+        daddr: [u8; 16],
+        flow_label: u32,
+    },
+}
+
+/// The IP and UDP header fields of a RoCEv2 datagram.
+pub(crate) struct RoceRoute {
+    /// Addresses.
+    pub(crate) addrs: IpAddrs,
+    /// UDP source port (the flow's entropy; the destination is 4791).
+    pub(crate) sport: u16,
+    /// IPv4 TOS / IPv6 traffic class.
+    pub(crate) traffic_class: u8,
+    /// IPv4 TTL / IPv6 hop limit.
+    pub(crate) ttl: u8,
+    /// To our own address: not routed (the caller hands it to its receive path).
+    pub(crate) local: bool,
+}
+
+impl RoceRoute {
+    /// Bytes of IP and UDP headers before the IB bytes.
+    pub(crate) fn header_len(&self) -> usize {
+        match self.addrs {
+            IpAddrs::V4 { .. } => 20 + 8,
+            IpAddrs::V6 { .. } => 40 + 8,
+        }
+    }
+}
+
+impl SkBuff {
+    /// Takes ownership of `skb` (null: none).
+    ///
+    /// # Safety
+    /// A non-null `skb` is valid and handed over: no one else uses or frees it.
+    pub(crate) unsafe fn from_raw(skb: *mut b::sk_buff) -> Option<SkBuff> {
+        // INVARIANT: handed over by the caller.
+        NonNull::new(skb).map(SkBuff)
+    }
+
+    /// Gives up ownership without freeing (to C code that takes it over).
+    pub(crate) fn into_raw(self) -> NonNull<b::sk_buff> {
+        let p = self.0;
+        core::mem::forget(self);
+        p
+    }
+
+    /// The netdev the skb arrived on (live while the skb is being received).
+    pub(crate) fn dev(&self) -> Option<NetDev<'_>> {
+        // SAFETY: the skb is ours; the netdev it arrived on outlives its processing, which
+        // the borrow of `self` bounds.
+        unsafe { NetDev::from_raw(b::rxe_sr_glue_skb_dev(self.0.as_ptr())) }
+    }
+
+    /// The datagram from its IP header to its end (linearised first); `None` when the skb
+    /// cannot be made linear.
+    pub(crate) fn ip_bytes(&mut self) -> Option<&[u8]> {
+        let mut data: *mut kernel::ffi::c_void = core::ptr::null_mut();
+        let mut len = 0usize;
+        // SAFETY: the skb is ours (type invariant); the helper linearises it and points at
+        // its IP header.
+        if unsafe { b::rxe_sr_glue_skb_ip_bytes(self.0.as_ptr(), &mut data, &mut len) } != 0
+            || data.is_null()
+        {
+            return None;
+        }
+        // SAFETY: `len` bytes at `data` belong to the now linear skb, which lives and is not
+        // changed while `self` is borrowed.
+        Some(unsafe { core::slice::from_raw_parts(data.cast::<u8>(), len) })
+    }
+}
+
+impl Drop for SkBuff {
+    fn drop(&mut self) {
+        // SAFETY: ours (type invariant), freed once.
+        unsafe { b::rxe_sr_glue_skb_drop(self.0.as_ptr()) };
+    }
+}
+
+/// A RoCEv2 datagram being built for sending.
+///
+/// # Invariants
+/// The skb is linear, its data (from the IP header) all initialised.
+pub(crate) struct TxSkb(SkBuff);
+
+impl TxSkb {
+    /// A RoCEv2 datagram out of `nd` along `route`, with `len` IB bytes (zeroed) after its
+    /// finished IP and UDP headers: routed now (unless local), sent by [`TxSkb::xmit`].
+    pub(crate) fn new(nd: &NetDev<'_>, route: &RoceRoute, len: usize) -> Result<TxSkb> {
+        let raw = match &route.addrs {
+            IpAddrs::V4 { saddr, daddr } => {
+                // SAFETY: `nd` is live; with a null source the helper allocates `len` IB
+                // bytes (zeroed below before anything reads them); it returns the skb or an
+                // ERR_PTR.
+                let skb = unsafe {
+                    b::rxe_sr_glue_build_v4(
+                        nd.as_ptr(),
+                        u32::from_ne_bytes(*saddr),
+                        u32::from_ne_bytes(*daddr),
+                        route.sport,
+                        route.traffic_class,
+                        route.ttl,
+                        core::ptr::null(),
+                        len,
+                        route.local,
+                    )
+                };
+                from_err_ptr(skb)?
+            }
+            IpAddrs::V6 {
+                saddr,
+                daddr,
+                flow_label,
+            } => {
+                // SAFETY: as for IPv4; the addresses are 16 bytes each.
+                let skb = unsafe {
+                    b::rxe_sr_glue_build_v6(
+                        nd.as_ptr(),
+                        saddr.as_ptr().cast(),
+                        daddr.as_ptr().cast(),
+                        route.sport,
+                        route.traffic_class,
+                        route.ttl,
+                        *flow_label,
+                        core::ptr::null(),
+                        len,
+                        route.local,
+                    )
+                };
+                from_err_ptr(skb)?
+            }
+        };
+        let hdrs = route.header_len();
+        let mut total = 0usize;
+        // SAFETY: the skb is ours and linear, `total` bytes from its IP header; the IB bytes
+        // after the headers are not initialised yet and are zeroed here, before any slice
+        // covers them.
+        unsafe {
+            let p = b::rxe_sr_glue_skb_data(raw, &mut total).cast::<u8>();
+            if total >= hdrs {
+                core::ptr::write_bytes(p.add(hdrs), 0, total - hdrs);
+            }
+        }
+        // SAFETY: a new skb, handed to us.
+        let skb = unsafe { SkBuff::from_raw(raw) }.ok_or(ENOMEM)?;
+        if total != hdrs + len {
+            return Err(EINVAL);
+        }
+        // INVARIANT: the helper built it linear; headers written, the rest zeroed above.
+        Ok(TxSkb(skb))
+    }
+
+    /// The whole datagram, from its IP header.
+    pub(crate) fn data_mut(&mut self) -> &mut [u8] {
+        let mut len = 0usize;
+        // SAFETY: the skb is ours and linear, its `len` data bytes initialised (type
+        // invariant), and not aliased while `self` is borrowed mutably.
+        unsafe {
+            let p = b::rxe_sr_glue_skb_data(self.0 .0.as_ptr(), &mut len).cast::<u8>();
+            core::slice::from_raw_parts_mut(p, len)
+        }
+    }
+
+    /// Hands the datagram to the IP layer, which consumes it.
+    pub(crate) fn xmit(self) -> Result {
+        let p = self.0.into_raw();
+        // SAFETY: a finished skb of ours, whose ownership passes to the IP layer.
+        to_result(unsafe { b::rxe_sr_glue_xmit(p.as_ptr()) })
+    }
+
+    /// The datagram as a received one (loopback: to our own address).
+    pub(crate) fn into_received(self) -> SkBuff {
+        self.0
+    }
+}
+
+/// A bounded skb queue (glue.c's, at most `RXE_SR_HELD_MAX`, with its own IRQ-safe lock);
+/// purged on drop.
+///
+/// # Invariants
+/// `self.0` is a live queue from `rxe_sr_glue_skbq_new`, freed only by drop.
+pub(crate) struct SkbQueue(NonNull<b::sk_buff_head>);
+
+// SAFETY: the queue has its own IRQ-safe lock; any context may use it.
+unsafe impl Send for SkbQueue {}
+// SAFETY: as above.
+unsafe impl Sync for SkbQueue {}
+
+impl SkbQueue {
+    /// An empty queue.
+    pub(crate) fn new() -> Result<SkbQueue> {
+        // SAFETY: allocates and initialises a queue.
+        let q = unsafe { b::rxe_sr_glue_skbq_new() };
+        // INVARIANT: a live queue, ours.
+        NonNull::new(q).map(SkbQueue).ok_or(ENOMEM)
+    }
+
+    /// Appends `skb`; gives it back when the queue is full.
+    pub(crate) fn push(&self, skb: SkBuff) -> core::result::Result<(), SkBuff> {
+        let nn = skb.into_raw();
+        // SAFETY: the queue is live (type invariant); the skb is ours to hand over.
+        if unsafe { b::rxe_sr_glue_skbq_push(self.0.as_ptr(), nn.as_ptr()) } == 0 {
+            return Ok(());
+        }
+        // INVARIANT: refused, so still ours alone.
+        Err(SkBuff(nn))
+    }
+
+    /// The oldest packet.
+    pub(crate) fn pop(&self) -> Option<SkBuff> {
+        // SAFETY: the queue is live; a dequeued skb is ours.
+        unsafe { SkBuff::from_raw(b::rxe_sr_glue_skbq_pop(self.0.as_ptr())) }
+    }
+
+    /// Packets queued.
+    pub(crate) fn len(&self) -> u32 {
+        // SAFETY: the queue is live.
+        unsafe { b::rxe_sr_glue_skbq_len(self.0.as_ptr()) }
+    }
+
+    /// Frees every queued packet.
+    pub(crate) fn purge(&self) {
+        // SAFETY: the queue is live.
+        unsafe { b::rxe_sr_glue_skbq_purge(self.0.as_ptr()) }
+    }
+}
+
+impl Drop for SkbQueue {
+    fn drop(&mut self) {
+        // SAFETY: live (type invariant), freed once.
+        unsafe { b::rxe_sr_glue_skbq_free(self.0.as_ptr()) }
+    }
+}

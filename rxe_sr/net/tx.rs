@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Sending RoCEv2 datagrams: `kx::skbuff` routes and builds the IP/UDP headers, the caller
+//! writes the IB bytes straight into the skb, rxe_sr fills the ICRC over the finished
+//! datagram with `proto::wire::icrc`, and the IP layer sends it. A packet to our own address
+//! goes to the device's receive work instead (loopback, as rdma_rxe's).
+
+use kernel::prelude::*;
+
+use crate::ffi::device::RxeSrDev;
+use crate::kx::netdevice::NetDev;
+use crate::kx::skbuff::{IpAddrs, RoceRoute, TxSkb};
+use crate::objects::ah::{Av, Network};
+use crate::objects::counters::Counter;
+use crate::proto::wire::icrc;
+
+/// Sends `ib` (BTH .. ICRC, the ICRC's four bytes to be filled) to `av` from `dev`'s
+/// netdev `nd`, over IPv4 or IPv6 as the AV's GIDs say.
+pub(crate) fn send(dev: &RxeSrDev, nd: &NetDev<'_>, av: &Av, sport: u16, ib: &[u8]) -> Result {
+    send_with(dev, nd, av, sport, ib.len(), |out| {
+        if crate::bytes::copy(out, ib) {
+            Ok(())
+        } else {
+            Err(EINVAL)
+        }
+    })
+    .map_err(Error::from)
+}
+
+/// The IP and UDP fields of a datagram to `av`.
+fn route(av: &Av, sport: u16) -> RoceRoute {
+    let addrs = match (av.network, av.ipv4()) {
+        (Network::V4, Some((saddr, daddr))) => IpAddrs::V4 { saddr, daddr },
+        _ => IpAddrs::V6 {
+            saddr: av.sgid,
+            daddr: av.dgid,
+            flow_label: av.flow_label,
+        },
+    };
+    RoceRoute {
+        addrs,
+        sport,
+        traffic_class: av.traffic_class,
+        ttl: if av.hop_limit == 0 { 64 } else { av.hop_limit },
+        local: av.is_loopback(),
+    }
+}
+
+/// As [`send`], for a packet of `len` IB bytes that `fill` writes straight into the skb
+/// (every byte; the ICRC is filled afterwards): no intermediate copy.
+pub(crate) fn send_with<E>(
+    dev: &RxeSrDev,
+    nd: &NetDev<'_>,
+    av: &Av,
+    sport: u16,
+    len: usize,
+    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+) -> core::result::Result<(), SendError<E>> {
+    let route = route(av, sport);
+    let hdrs = route.header_len();
+    let mut skb = TxSkb::new(nd, &route, len).map_err(SendError::Net)?;
+    // The datagram: the IP and UDP headers the builder wrote, then the IB bytes.
+    let data = skb.data_mut();
+    let filled = match data.get_mut(hdrs..) {
+        Some(ib) if ib.len() == len => fill(ib).map_err(SendError::Fill),
+        _ => Err(SendError::Net(EINVAL)),
+    };
+    // Split the datagram into its IP header, UDP header and IB bytes, then fill the ICRC.
+    filled.and_then(|()| {
+        let (head, ib_bytes) = data.split_at_mut(hdrs);
+        let (ip, udp) = head.split_at(hdrs - 8);
+        icrc::fill(ip, udp, ib_bytes)
+            .map(|_| ())
+            .map_err(|_| SendError::Net(EINVAL))
+    })?;
+    if route.local {
+        dev.counters().inc(Counter::RcvdPkts);
+        dev.queue_rx(skb.into_received());
+        return Ok(());
+    }
+    skb.xmit().map_err(SendError::Net)
+}
+
+/// Why [`send_with`] did not send.
+pub(crate) enum SendError<E> {
+    /// The filler failed.
+    Fill(E),
+    /// Routing, allocation or the IP layer failed.
+    Net(Error),
+}
+
+impl<E> From<SendError<E>> for Error {
+    fn from(e: SendError<E>) -> Error {
+        match e {
+            SendError::Fill(_) => EINVAL,
+            SendError::Net(e) => e,
+        }
+    }
+}
