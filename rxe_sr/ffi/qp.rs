@@ -21,6 +21,7 @@ use super::cq::{CqEvents, QpCqs};
 use super::device::RxeSrDev;
 use super::rc_env::KEnv;
 use crate::kx::bindings as b;
+use crate::kx::ib_verbs::{self, PathMtu, QpAttr, QpAttrMask, QpCap, QpInitAttr, QpState, SigType};
 use crate::kx::mmap_queue::{MappedQueue, SharedQueue};
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::{SkBuff, SkbQueue};
@@ -79,16 +80,16 @@ struct KernelSend {
 /// for a packet (receives).
 pub(crate) struct KernelQueues {
     /// The QP state as the posting paths see it (modify_qp keeps it in step).
-    state: b::ib_qp_state,
+    state: QpState,
     sq: Fifo<Option<KernelSend>, KVVec<Option<KernelSend>>>,
     rq: RecvFifo,
 }
 
 impl KernelQueues {
-    fn new(caps: &b::ib_qp_cap) -> Result<Self> {
+    fn new(caps: &QpCap) -> Result<Self> {
         let len = |n: u32| usize::try_from(n).map_err(|_| EINVAL);
         Ok(KernelQueues {
-            state: b::ib_qp_state_IB_QPS_RESET,
+            state: QpState::Reset,
             sq: Fifo::new(KVVec::from_elem(None, len(caps.max_send_wr)?, GFP_KERNEL)?),
             rq: Fifo::new(KVVec::from_elem(None, len(caps.max_recv_wr)?, GFP_KERNEL)?),
         })
@@ -110,7 +111,7 @@ pub(crate) type KernelQueueLock = IrqSpinLock<Option<KernelQueues>>;
 
 /// Per-QP state, allocated at create and freed at destroy.
 #[pin_data]
-struct QpState {
+struct QpObject {
     /// A mutex: the requester allocates and transmits while holding it (process context
     /// only: verbs calls, the doorbell and work items).
     #[pin]
@@ -136,7 +137,7 @@ struct QpState {
 #[repr(C)]
 pub(crate) struct RxeSrQp {
     ibqp: b::ib_qp,
-    state: *mut QpState,
+    state: *mut QpObject,
 }
 
 /// Size the core allocates per QP.
@@ -144,7 +145,7 @@ pub(crate) const SIZE: usize = size_of::<RxeSrQp>();
 
 /// # Safety
 /// `ibqp` is a live QP of ours whose create succeeded (or null state).
-unsafe fn state<'a>(ibqp: *mut b::ib_qp) -> Option<&'a QpState> {
+unsafe fn state<'a>(ibqp: *mut b::ib_qp) -> Option<&'a QpObject> {
     // SAFETY: `ibqp` is the first field of a RxeSrQp; `state` is null or the leaked box.
     unsafe { (*ibqp.cast::<RxeSrQp>()).state.as_ref() }
 }
@@ -182,8 +183,10 @@ unsafe fn create_qp_inner(
     udata: *mut b::ib_udata,
 ) -> Result {
     // SAFETY: reads a boot-time constant.
-    let shape = vqp::shape(init, unsafe { b::rxe_sr_glue_cache_line_size() })?;
-    let gsi = shape.qp_type == b::ib_qp_type_IB_QPT_GSI;
+    let shape = vqp::shape(&QpInitAttr::from_raw(init), unsafe {
+        b::rxe_sr_glue_cache_line_size()
+    })?;
+    let gsi = shape.qp_type == QpType::Gsi;
     // SAFETY: the QP's device is one of ours.
     let dev = unsafe { RxeSrDev::from_ib((*ibqp).device) };
     let (sq, rq, kq) = if udata.is_null() {
@@ -232,13 +235,13 @@ unsafe fn create_qp_inner(
         None
     };
     let attrs = QpAttrs {
-        state: b::ib_qp_state_IB_QPS_RESET,
+        state: QpState::Reset,
         port_num: 1,
-        path_mtu: b::ib_mtu_IB_MTU_256,
+        path_mtu: PathMtu::Mtu256,
         ..Default::default()
     };
     let st = KBox::pin_init(
-        pin_init!(QpState {
+        pin_init!(QpObject {
             inner <- new_mutex!(
                 QpInner {
                     attrs,
@@ -282,7 +285,7 @@ unsafe fn create_qp_inner(
         }
         return Err(e);
     }
-    init.cap = shape.caps();
+    init.cap = shape.caps().to_raw();
     live::LIVE.qps.inc();
     Ok(())
 }
@@ -397,16 +400,16 @@ pub(crate) unsafe extern "C" fn modify_qp(
     let (Some(st), Some(a)) = (unsafe { state(ibqp) }, unsafe { attr.as_ref() }) else {
         return EINVAL.to_errno();
     };
-    let Ok(mask) = u32::try_from(mask) else {
+    let a = QpAttr::from_raw(a);
+    let Some(mask) = QpAttrMask::from_raw(mask) else {
         return EINVAL.to_errno();
     };
-    if mask & !vqp::ATTR_STANDARD_BITS != 0 {
+    if !mask.within(QpAttrMask::STANDARD) {
         return crate::kx::error::eopnotsupp().to_errno();
     }
-    let av = if mask & b::ib_qp_attr_mask_IB_QP_AV != 0 && trc::service(st.shape.qp_type).is_some()
-    {
+    let av = if mask.contains(QpAttrMask::AV) && trc::service(st.shape.qp_type).is_some() {
         // SAFETY: the core holds the AV's source GID attribute for the call.
-        match unsafe { super::ah::av_of(&a.ah_attr) } {
+        match unsafe { super::ah::av_of(&(*attr).ah_attr) } {
             Ok(av) => Some(av),
             Err(e) => return e.to_errno(),
         }
@@ -422,20 +425,22 @@ pub(crate) unsafe extern "C" fn modify_qp(
     // The transition starts from the QP's real state: a caller's IB_QP_CUR_STATE that
     // disagrees with it is refused, not believed.
     let cur = g.attrs.state;
-    if mask & b::ib_qp_attr_mask_IB_QP_CUR_STATE != 0 && a.cur_qp_state != cur {
+    if mask.contains(QpAttrMask::CUR_STATE) && a.cur_qp_state != Some(cur) {
         return EINVAL.to_errno();
     }
-    let next = if mask & b::ib_qp_attr_mask_IB_QP_STATE != 0 {
-        a.qp_state
+    let next = if mask.contains(QpAttrMask::STATE) {
+        match a.qp_state {
+            Some(s) => s,
+            None => return EINVAL.to_errno(),
+        }
     } else {
         cur
     };
-    // SAFETY: a pure table lookup.
-    if !unsafe { b::ib_modify_qp_is_ok(cur, next, st.shape.qp_type, mask) } {
+    if !ib_verbs::modify_qp_is_ok(cur, next, st.shape.qp_type, mask) {
         return EINVAL.to_errno();
     }
     let before = g.attrs;
-    if let Err(e) = g.attrs.apply(a, mask) {
+    if let Err(e) = g.attrs.apply(&a, mask) {
         return e.to_errno();
     }
     if trc::service(st.shape.qp_type).is_some() {
@@ -448,12 +453,12 @@ pub(crate) unsafe extern "C" fn modify_qp(
     }
     if let Some(k) = st.kq.lock().as_mut() {
         k.state = next;
-        if next == b::ib_qp_state_IB_QPS_RESET {
+        if next == QpState::Reset {
             // IBTA 10.3.1: Reset empties the work queues, without completions.
             k.clear();
         }
     }
-    if next == b::ib_qp_state_IB_QPS_RESET {
+    if next == QpState::Reset {
         if let Some(h) = st.held.as_ref() {
             h.purge();
         }
@@ -470,7 +475,7 @@ pub(crate) unsafe extern "C" fn modify_qp(
             }
         }
     }
-    if next == b::ib_qp_state_IB_QPS_ERR && cur != b::ib_qp_state_IB_QPS_ERR {
+    if next == QpState::Err && cur != QpState::Err {
         // SAFETY: the QP's CQs outlive it.
         unsafe { enter_error(&mut g, st, qpn, cqs) };
     }
@@ -484,24 +489,24 @@ fn connect(
     shape: &QpShape,
     dev: &RxeSrDev,
     qpn: u32,
-    cur: u32,
-    next: u32,
+    cur: QpState,
+    next: QpState,
     av: Option<crate::objects::ah::Av>,
 ) -> Result {
     let cfg = trc::config(&g.attrs, shape, qpn, dev.active_mtu()).ok_or(EINVAL)?;
     match next {
-        b::ib_qp_state_IB_QPS_RESET => g.rc = None,
-        b::ib_qp_state_IB_QPS_RTR if cur != b::ib_qp_state_IB_QPS_RTR => {
+        QpState::Reset => g.rc = None,
+        QpState::Rtr if cur != QpState::Rtr => {
             let av = av.ok_or(EINVAL)?;
             g.rc = Some(RcConn::new(cfg, av, g.attrs.rq_psn)?);
         }
-        b::ib_qp_state_IB_QPS_RTS => {
+        QpState::Rts => {
             let conn = g.rc.as_mut().ok_or(EINVAL)?;
             conn.cfg = cfg;
             if let Some(av) = av {
                 conn.av = av;
             }
-            if cur == b::ib_qp_state_IB_QPS_RTR {
+            if cur == QpState::Rtr {
                 conn.start_requester(shape, g.attrs.sq_psn)?;
             }
         }
@@ -515,8 +520,8 @@ fn connect(
 ///
 /// # Safety
 /// `g` is the lock of the live QP `st` whose CQs are `cqs`.
-unsafe fn enter_error(g: &mut QpInner, st: &QpState, qpn: u32, cqs: QpCqs) {
-    g.attrs.state = b::ib_qp_state_IB_QPS_ERR;
+unsafe fn enter_error(g: &mut QpInner, st: &QpObject, qpn: u32, cqs: QpCqs) {
+    g.attrs.state = QpState::Err;
     if let Some(h) = st.held.as_ref() {
         h.purge();
     }
@@ -569,7 +574,7 @@ unsafe fn enter_error(g: &mut QpInner, st: &QpState, qpn: u32, cqs: QpCqs) {
 /// `cqs` are the live CQs of the QP `st`.
 // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
 #[inline(never)]
-unsafe fn flush_kernel(st: &QpState, qpn: u32, cqs: QpCqs) {
+unsafe fn flush_kernel(st: &QpObject, qpn: u32, cqs: QpCqs) {
     loop {
         let (send, recv) = match st.kq.lock().as_mut() {
             Some(k) => (
@@ -666,18 +671,10 @@ pub(crate) unsafe extern "C" fn query_qp(
     };
     // SAFETY: `ibqp` is live; the core set its CQs at create.
     let (send_cq, recv_cq) = unsafe { ((*ibqp).send_cq, (*ibqp).recv_cq) };
-    let i = b::ib_qp_init_attr {
-        send_cq,
-        recv_cq,
-        cap: st.shape.caps(),
-        sq_sig_type: st.shape.sq_sig_type,
-        qp_type: st.shape.qp_type,
-        port_num: 1,
-        ..Default::default()
-    };
+    let i = st.shape.init_reply().to_raw(send_cq, recv_cq);
     // SAFETY: both point to writable storage per this function's contract.
     unsafe {
-        attr.write(a);
+        attr.write(a.to_raw());
         init.write(i);
     }
     0
@@ -706,7 +703,7 @@ pub(crate) unsafe extern "C" fn post_send(
         // SAFETY: per this function's contract.
         return unsafe { post_send_connected(ibqp, st) };
     }
-    if st.shape.qp_type != b::ib_qp_type_IB_QPT_UD {
+    if st.shape.qp_type != QpType::Ud {
         return crate::kx::error::eopnotsupp().to_errno();
     }
     // SAFETY: per this function's contract.
@@ -734,7 +731,7 @@ pub(crate) unsafe extern "C" fn post_send(
 #[inline(never)]
 unsafe fn post_send_kernel(
     ibqp: *mut b::ib_qp,
-    st: &QpState,
+    st: &QpObject,
     wr: *const b::ib_send_wr,
     bad_wr: *mut *const b::ib_send_wr,
 ) -> c_int {
@@ -751,12 +748,7 @@ unsafe fn post_send_kernel(
         let mut kq = st.kq.lock();
         match kq.as_mut() {
             // As rdma_rxe: a QP that cannot send yet refuses; in Error the work flushes.
-            Some(k)
-                if matches!(
-                    k.state,
-                    b::ib_qp_state_IB_QPS_RTS | b::ib_qp_state_IB_QPS_ERR
-                ) =>
-            {
+            Some(k) if matches!(k.state, QpState::Rts | QpState::Err) => {
                 while !cur.is_null() {
                     // SAFETY: per this function's contract.
                     if unsafe { kernel_send(cur, &st.shape, pd, &mut ks) }.is_none() {
@@ -890,7 +882,7 @@ unsafe fn kernel_send(
 ) -> Option<()> {
     // SAFETY: per this function's contract.
     let w = unsafe { &*wr };
-    let qp_type = QpType::from_ib(shape.qp_type)?;
+    let qp_type = shape.qp_type;
     let opcode = SendOpcode::from_kernel(w.opcode)?;
     // SAFETY: plain integers whichever union member was written.
     let (wr_id, imm, inv) = unsafe {
@@ -1043,10 +1035,10 @@ pub(crate) unsafe extern "C" fn post_recv(
         let mut kq = st.kq.lock();
         match kq.as_mut() {
             // As rdma_rxe: receives may be posted from Init on.
-            Some(k) if k.state != b::ib_qp_state_IB_QPS_RESET => (
+            Some(k) if k.state != QpState::Reset => (
                 // SAFETY: per this function's contract.
                 unsafe { queue_recv_chain(wr, bad_wr, st.shape.rq.max_sge, &mut k.rq) },
-                k.state == b::ib_qp_state_IB_QPS_ERR,
+                k.state == QpState::Err,
             ),
             _ => {
                 // SAFETY: per this function's contract.
@@ -1073,16 +1065,16 @@ pub(crate) unsafe extern "C" fn post_recv(
 unsafe fn run_kernel_sends(ctx: &QpCtx<'_>) {
     let st = ctx.st;
     let mut g = st.inner.lock();
-    if g.attrs.state == b::ib_qp_state_IB_QPS_ERR {
+    if g.attrs.state == QpState::Err {
         // SAFETY: per this function's contract.
         unsafe { flush_kernel(st, ctx.qpn, ctx.cqs) };
         return;
     }
-    let sig_all = st.shape.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR;
+    let sig_all = st.shape.sq_sig_type == SigType::AllWr;
     let mtu = 128u32.checked_shl(ctx.dev.active_mtu()).unwrap_or(256);
     let mut budget = UD_BUDGET;
     let _ = ctx.with_netdev(|nd| loop {
-        if g.attrs.state != b::ib_qp_state_IB_QPS_RTS {
+        if g.attrs.state != QpState::Rts {
             break;
         }
         if budget == 0 {
@@ -1139,9 +1131,9 @@ unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) ->
         ..
     } = g;
     match attrs.state {
-        b::ib_qp_state_IB_QPS_RTS => {}
+        QpState::Rts => {}
         // As rdma_rxe: in Error the posted requests complete as flushed.
-        b::ib_qp_state_IB_QPS_ERR => {
+        QpState::Err => {
             // SAFETY: per this function's contract.
             unsafe {
                 flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| {
@@ -1164,7 +1156,7 @@ unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) ->
         max_sge: shape.sq.max_sge,
         max_inline: shape.sq.max_inline,
     };
-    let sig_all = shape.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR;
+    let sig_all = shape.sq_sig_type == SigType::AllWr;
     // enum ib_mtu: 1 = 256 .. 5 = 4096 bytes.
     let mtu = 128u32.checked_shl(dev.active_mtu()).unwrap_or(256);
     let mut budget = UD_BUDGET;
@@ -1222,7 +1214,7 @@ unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) ->
             }
         }
         if failed {
-            attrs.state = b::ib_qp_state_IB_QPS_ERR;
+            attrs.state = QpState::Err;
             // SAFETY: per this function's contract.
             unsafe {
                 flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| {
@@ -1241,7 +1233,7 @@ unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) ->
 /// A counted reference on a QP, taken by the receive path under the QP table's lock.
 struct QpRef {
     ibqp: *mut b::ib_qp,
-    st: *const QpState,
+    st: *const QpObject,
 }
 
 impl QpRef {
@@ -1262,7 +1254,7 @@ impl QpRef {
             .flatten()
     }
 
-    fn state(&self) -> &QpState {
+    fn state(&self) -> &QpObject {
         // SAFETY: destroy_qp frees the state only after our count is dropped.
         unsafe { &*self.st }
     }
@@ -1310,10 +1302,7 @@ fn ud_deliver_to(dev: &RxeSrDev, qpn: u32, p: &PacketRepr<'_>, ip_header: &[u8])
         return false;
     };
     let st = qp.state();
-    let datagram = matches!(
-        st.shape.qp_type,
-        b::ib_qp_type_IB_QPT_UD | b::ib_qp_type_IB_QPT_GSI
-    );
+    let datagram = matches!(st.shape.qp_type, QpType::Ud | QpType::Gsi);
     if !datagram || p.bth.pkey & 0x7fff != 0x7fff {
         return false;
     }
@@ -1323,8 +1312,7 @@ fn ud_deliver_to(dev: &RxeSrDev, qpn: u32, p: &PacketRepr<'_>, ip_header: &[u8])
     // SAFETY: the counted QP outlives this; dropped after the lock.
     let _events = unsafe { CqEvents::new(cqs) };
     let mut g = st.inner.lock();
-    let ready =
-        g.attrs.state == b::ib_qp_state_IB_QPS_RTR || g.attrs.state == b::ib_qp_state_IB_QPS_RTS;
+    let ready = g.attrs.state == QpState::Rtr || g.attrs.state == QpState::Rts;
     if !ready || deth.qkey != g.attrs.qkey {
         return false;
     }
@@ -1408,13 +1396,13 @@ struct QpCtx<'a> {
     qpn: u32,
     cqs: QpCqs,
     srq: *mut b::ib_srq,
-    st: &'a QpState,
+    st: &'a QpObject,
 }
 
 impl<'a> QpCtx<'a> {
     /// # Safety
     /// `ibqp` is a live QP of ours with state `st`, kept alive for `'a`.
-    unsafe fn new(ibqp: *mut b::ib_qp, st: &'a QpState) -> Self {
+    unsafe fn new(ibqp: *mut b::ib_qp, st: &'a QpObject) -> Self {
         // SAFETY: per this function's contract: the QP's device, PD and CQs are live.
         unsafe {
             QpCtx {
@@ -1486,7 +1474,7 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
             nd,
             ctx.pd,
             ctx.qpn,
-            attrs.qp_access_flags as u32,
+            attrs.qp_access_flags.bits(),
             av,
             *sport,
             (sq.as_ref(), sq_q),
@@ -1496,7 +1484,7 @@ unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_
             &ctx.st.kq,
         )
     };
-    let rts = attrs.state == b::ib_qp_state_IB_QPS_RTS;
+    let rts = attrs.state == QpState::Rts;
     let before = (req.as_ref().map(|r| r.counters), resp.counters);
     let mut outcome = match step {
         Step::Packet(p) if is_request(p) => resp.on_request(&mut env, cfg, p),
@@ -1726,15 +1714,15 @@ fn fetch_kernel(
 ///
 /// # Safety
 /// `ibqp` is a live QP of ours with state `st`.
-unsafe fn post_send_connected(ibqp: *mut b::ib_qp, st: &QpState) -> c_int {
+unsafe fn post_send_connected(ibqp: *mut b::ib_qp, st: &QpObject) -> c_int {
     // SAFETY: per this function's contract.
     let ctx = unsafe { QpCtx::new(ibqp, st) };
     // SAFETY: the QP outlives the call; dropped after the lock.
     let _events = unsafe { CqEvents::new(ctx.cqs) };
     let mut g = st.inner.lock();
     match g.attrs.state {
-        b::ib_qp_state_IB_QPS_RTS => {}
-        b::ib_qp_state_IB_QPS_ERR => {
+        QpState::Rts => {}
+        QpState::Err => {
             let QpInner { sq, sq_q, .. } = &mut *g;
             // SAFETY: the QP's CQs outlive it.
             unsafe {
@@ -1788,8 +1776,8 @@ impl Later {
 }
 
 /// True for QP states whose responder takes requests.
-fn receiving(state: b::ib_qp_state) -> bool {
-    matches!(state, b::ib_qp_state_IB_QPS_RTR | b::ib_qp_state_IB_QPS_RTS)
+fn receiving(state: QpState) -> bool {
+    matches!(state, QpState::Rtr | QpState::Rts)
 }
 
 /// Delivers an RC or UC packet to its QP: requests to the responder (in RTR and RTS),
@@ -1917,13 +1905,13 @@ unsafe extern "C" fn qp_timer(owner: *mut c_void) {
         return;
     }
     let mut g = st.inner.lock();
-    if g.attrs.state == b::ib_qp_state_IB_QPS_ERR {
+    if g.attrs.state == QpState::Err {
         // A kernel consumer posted to a QP in Error: its requests complete as flushed.
         // SAFETY: as above.
         unsafe { flush_kernel(st, ctx.qpn, ctx.cqs) };
         return;
     }
-    if g.attrs.state == b::ib_qp_state_IB_QPS_RTS {
+    if g.attrs.state == QpState::Rts {
         // SAFETY: `g` is the QP's lock.
         let _ = ctx.with_netdev(|nd| unsafe { drive(&ctx, &mut g, nd, Step::Timer) });
     }

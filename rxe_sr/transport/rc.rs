@@ -6,7 +6,7 @@
 use kernel::alloc::{flags::GFP_KERNEL, KVVec};
 use kernel::prelude::*;
 
-use crate::kx::bindings as b;
+use crate::kx::ib_verbs::{QpType, SigType};
 use crate::objects::ah::Av;
 use crate::proto::psn::Psn;
 use crate::proto::rc::requester::{Requester, SqEntry};
@@ -34,10 +34,10 @@ pub(crate) struct RcConn {
 }
 
 /// The service of a connected QP type.
-pub(crate) fn service(qp_type: b::ib_qp_type) -> Option<Service> {
+pub(crate) fn service(qp_type: QpType) -> Option<Service> {
     match qp_type {
-        b::ib_qp_type_IB_QPT_RC => Some(Service::Rc),
-        b::ib_qp_type_IB_QPT_UC => Some(Service::Uc),
+        QpType::Rc => Some(Service::Rc),
+        QpType::Uc => Some(Service::Uc),
         _ => None,
     }
 }
@@ -54,14 +54,14 @@ pub(crate) fn config(
         service,
         qpn,
         dest_qpn: attrs.dest_qp_num,
-        pmtu: mtu_bytes(attrs.path_mtu.min(active_mtu)),
+        pmtu: mtu_bytes(attrs.path_mtu.to_raw().min(active_mtu)),
         timeout_us: timeout_us(attrs.timeout),
         retry_cnt: attrs.retry_cnt,
         rnr_retry: attrs.rnr_retry,
         min_rnr_timer: attrs.min_rnr_timer,
         max_rd_atomic: u32::from(attrs.max_rd_atomic),
         max_dest_rd_atomic: u32::from(attrs.max_dest_rd_atomic),
-        sig_all: shape.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR,
+        sig_all: shape.sq_sig_type == SigType::AllWr,
         port: 1,
     })
 }

@@ -8,8 +8,8 @@
 
 use kernel::prelude::*;
 
-use crate::kx::bindings as b;
 use crate::kx::error;
+use crate::kx::ib_verbs::AccessFlags;
 
 /// Largest MR index (rdma_rxe's: half of the 2^20 object space); the device reports
 /// `max_mr` from the same figure.
@@ -29,21 +29,21 @@ pub(crate) fn is_mw_key(key: u32) -> bool {
 
 /// Access flags rxe_sr implements for user MRs. The optional range (relaxed ordering and
 /// other hints) is accepted and ignored, as the uverbs ABI allows.
-const SUPPORTED: u32 = b::ib_access_flags_IB_ACCESS_LOCAL_WRITE
-    | b::ib_access_flags_IB_ACCESS_REMOTE_WRITE
-    | b::ib_access_flags_IB_ACCESS_REMOTE_READ
-    | b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC
-    | b::ib_access_flags_IB_ACCESS_MW_BIND
-    | b::ib_access_flags_IB_ACCESS_OPTIONAL;
+const SUPPORTED: AccessFlags = AccessFlags::LOCAL_WRITE
+    .union(AccessFlags::REMOTE_WRITE)
+    .union(AccessFlags::REMOTE_READ)
+    .union(AccessFlags::REMOTE_ATOMIC)
+    .union(AccessFlags::MW_BIND)
+    .union(AccessFlags::OPTIONAL);
 
 /// Checks the access flags of a registration; on-demand paging, zero-based and persistence
 /// flushes are not offered (yet), and say so with EOPNOTSUPP.
 pub(crate) fn check_access(access: i32) -> Result<u32> {
-    let access = u32::try_from(access).map_err(|_| EINVAL)?;
-    if access & !SUPPORTED != 0 {
+    let access = AccessFlags::from_raw(access).ok_or(EINVAL)?;
+    if !access.within(SUPPORTED) {
         return Err(error::eopnotsupp());
     }
-    Ok(access)
+    Ok(access.bits())
 }
 
 /// The key of the MR at `index` with key variant `variant`.

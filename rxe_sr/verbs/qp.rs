@@ -6,8 +6,9 @@
 
 use kernel::prelude::*;
 
-use crate::kx::bindings as b;
 use crate::kx::error;
+use crate::kx::ib_verbs::{AccessFlags, AhAttr, PathMtu, QpAttr, QpAttrMask, QpCap, QpInitAttr};
+use crate::kx::ib_verbs::{QpInitReply, QpState, QpType, SigType};
 use crate::uabi::queue::{self, RqGeometry, SqGeometry};
 
 /// Smallest QPN for ordinary QPs (0 and 1 are the special QPs; rdma_rxe starts at 16).
@@ -16,39 +17,36 @@ pub(crate) const MIN_QPN: u32 = 16;
 pub(crate) const MAX_QPN: u32 = (1 << 20) - 1;
 /// Most outstanding RDMA READ / atomic operations, each way.
 pub(crate) const MAX_RD_ATOMIC: u32 = 128;
-/// The standard `enum ib_qp_attr_mask` bits (the kernel's `IB_QP_ATTR_STANDARD_BITS`,
-/// GENMASK(20, 0)); anything above is a driver extension rxe_sr does not have.
-pub(crate) const ATTR_STANDARD_BITS: u32 = (1 << 21) - 1;
 /// Largest work-queue depth.
 pub(crate) const MAX_WR: u32 = 1 << 20;
 
 /// The work queues' shapes, as created.
 #[derive(Clone, Copy)]
 pub(crate) struct QpShape {
-    /// `enum ib_qp_type`.
-    pub(crate) qp_type: b::ib_qp_type,
+    /// The QP's type.
+    pub(crate) qp_type: QpType,
     /// The send queue.
     pub(crate) sq: SqGeometry,
     /// The receive queue.
     pub(crate) rq: RqGeometry,
-    /// IB_SIGNAL_ALL_WR or IB_SIGNAL_REQ_WR.
-    pub(crate) sq_sig_type: b::ib_sig_type,
+    /// Which send WRs complete with a CQE.
+    pub(crate) sq_sig_type: SigType,
     /// Receives come from the QP's SRQ: it has no receive queue of its own.
     pub(crate) srq: bool,
 }
 
 /// Checks a create request and sizes its queues (the caps written back are these sizes).
-pub(crate) fn shape(init: &b::ib_qp_init_attr, cache_line: u32) -> Result<QpShape> {
-    match init.qp_type {
-        b::ib_qp_type_IB_QPT_RC | b::ib_qp_type_IB_QPT_UC | b::ib_qp_type_IB_QPT_UD => {}
+pub(crate) fn shape(init: &QpInitAttr, cache_line: u32) -> Result<QpShape> {
+    let qp_type = match init.qp_type {
+        Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
         // QP1, for the kernel's MAD layer (RoCE has no QP0).
-        b::ib_qp_type_IB_QPT_GSI if init.port_num == 1 => {}
+        Some(QpType::Gsi) if init.port_num == 1 => QpType::Gsi,
         _ => return Err(error::eopnotsupp()),
-    }
-    if init.create_flags != 0 || !init.xrcd.is_null() {
+    };
+    if init.create_flags != 0 || init.has_xrcd {
         return Err(error::eopnotsupp());
     }
-    if init.send_cq.is_null() || init.recv_cq.is_null() {
+    if !init.has_cqs {
         return Err(EINVAL);
     }
     let cap = &init.cap;
@@ -65,24 +63,32 @@ pub(crate) fn shape(init: &b::ib_qp_init_attr, cache_line: u32) -> Result<QpShap
     let rq = queue::rq_geometry(cap.max_recv_wr.max(1), cap.max_recv_sge.max(1), cache_line)
         .ok_or(EINVAL)?;
     Ok(QpShape {
-        qp_type: init.qp_type,
+        qp_type,
         sq,
         rq,
         sq_sig_type: init.sq_sig_type,
-        srq: !init.srq.is_null(),
+        srq: init.has_srq,
     })
 }
 
 impl QpShape {
     /// The capabilities actually granted.
-    pub(crate) fn caps(&self) -> b::ib_qp_cap {
-        b::ib_qp_cap {
+    pub(crate) fn caps(&self) -> QpCap {
+        QpCap {
             max_send_wr: self.sq.max_wr,
             max_recv_wr: if self.srq { 0 } else { self.rq.max_wr },
             max_send_sge: self.sq.max_sge,
             max_recv_sge: if self.srq { 0 } else { self.rq.max_sge },
             max_inline_data: self.sq.max_inline,
-            ..Default::default()
+        }
+    }
+
+    /// The create-time attributes `query_qp` reports.
+    pub(crate) fn init_reply(&self) -> QpInitReply {
+        QpInitReply {
+            qp_type: self.qp_type,
+            cap: self.caps(),
+            sq_sig_type: self.sq_sig_type,
         }
     }
 }
@@ -90,13 +96,12 @@ impl QpShape {
 /// The modifiable attributes of a QP (IBTA 11.2.4.2), as last set.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct QpAttrs {
-    /// `enum ib_qp_state`.
-    pub(crate) state: b::ib_qp_state,
+    pub(crate) state: QpState,
     pub(crate) qkey: u32,
     pub(crate) pkey_index: u16,
     pub(crate) port_num: u32,
-    pub(crate) qp_access_flags: i32,
-    pub(crate) path_mtu: b::ib_mtu,
+    pub(crate) qp_access_flags: AccessFlags,
+    pub(crate) path_mtu: PathMtu,
     /// Next PSN the requester sends (24 bits).
     pub(crate) sq_psn: u32,
     /// ePSN: next PSN the responder expects (24 bits).
@@ -108,7 +113,7 @@ pub(crate) struct QpAttrs {
     pub(crate) min_rnr_timer: u8,
     pub(crate) max_rd_atomic: u8,
     pub(crate) max_dest_rd_atomic: u8,
-    pub(crate) ah_attr: b::rdma_ah_attr,
+    pub(crate) ah_attr: AhAttr,
 }
 
 const PSN_MASK: u32 = (1 << 24) - 1;
@@ -116,113 +121,118 @@ const PSN_MASK: u32 = (1 << 24) - 1;
 impl QpAttrs {
     /// Applies a modify request whose state transition and mask the core already checked.
     /// Values are validated first; on error nothing changes.
-    pub(crate) fn apply(&mut self, a: &b::ib_qp_attr, mask: u32) -> Result {
-        let has = |m: b::ib_qp_attr_mask| mask & m != 0;
-        if has(b::ib_qp_attr_mask_IB_QP_PORT) && a.port_num != 1 {
+    pub(crate) fn apply(&mut self, a: &QpAttr, mask: QpAttrMask) -> Result {
+        let has = |m: QpAttrMask| mask.contains(m);
+        if has(QpAttrMask::PORT) && a.port_num != 1 {
             return Err(EINVAL);
         }
-        if has(b::ib_qp_attr_mask_IB_QP_PATH_MTU)
-            && !(b::ib_mtu_IB_MTU_256..=b::ib_mtu_IB_MTU_4096).contains(&a.path_mtu)
-        {
+        let path_mtu = match a.path_mtu {
+            Some(m) => m,
+            None if has(QpAttrMask::PATH_MTU) => return Err(EINVAL),
+            None => self.path_mtu,
+        };
+        if has(QpAttrMask::AV) && (a.ah_attr.port_num() != 1 || !a.ah_attr.is_roce()) {
             return Err(EINVAL);
         }
-        if has(b::ib_qp_attr_mask_IB_QP_AV)
-            && (a.ah_attr.port_num != 1
-                || a.ah_attr.type_ != b::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE)
-        {
-            return Err(EINVAL);
-        }
-        if has(b::ib_qp_attr_mask_IB_QP_ALT_PATH) || has(b::ib_qp_attr_mask_IB_QP_PATH_MIG_STATE) {
+        if has(QpAttrMask::ALT_PATH) || has(QpAttrMask::PATH_MIG_STATE) {
             return Err(error::eopnotsupp());
         }
-        if has(b::ib_qp_attr_mask_IB_QP_TIMEOUT) && a.timeout > 31 {
+        if has(QpAttrMask::TIMEOUT) && a.timeout > 31 {
             return Err(EINVAL);
         }
-        if (has(b::ib_qp_attr_mask_IB_QP_RETRY_CNT) && a.retry_cnt > 7)
-            || (has(b::ib_qp_attr_mask_IB_QP_RNR_RETRY) && a.rnr_retry > 7)
-            || (has(b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER) && a.min_rnr_timer > 31)
+        if (has(QpAttrMask::RETRY_CNT) && a.retry_cnt > 7)
+            || (has(QpAttrMask::RNR_RETRY) && a.rnr_retry > 7)
+            || (has(QpAttrMask::MIN_RNR_TIMER) && a.min_rnr_timer > 31)
         {
             return Err(EINVAL);
         }
-        if (has(b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC)
-            && u32::from(a.max_rd_atomic) > MAX_RD_ATOMIC)
-            || (has(b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC)
+        if (has(QpAttrMask::MAX_QP_RD_ATOMIC) && u32::from(a.max_rd_atomic) > MAX_RD_ATOMIC)
+            || (has(QpAttrMask::MAX_DEST_RD_ATOMIC)
                 && u32::from(a.max_dest_rd_atomic) > MAX_RD_ATOMIC)
         {
             return Err(EINVAL);
         }
-        if has(b::ib_qp_attr_mask_IB_QP_DEST_QPN) && a.dest_qp_num > PSN_MASK {
+        if has(QpAttrMask::DEST_QPN) && a.dest_qp_num > PSN_MASK {
             return Err(EINVAL);
         }
-        if has(b::ib_qp_attr_mask_IB_QP_PKEY_INDEX) && a.pkey_index != 0 {
+        if has(QpAttrMask::PKEY_INDEX) && a.pkey_index != 0 {
             return Err(EINVAL);
         }
+        let state = match a.qp_state {
+            Some(s) => s,
+            None if has(QpAttrMask::STATE) => return Err(EINVAL),
+            None => self.state,
+        };
+        let access = match a.qp_access_flags {
+            Some(f) => f,
+            None if has(QpAttrMask::ACCESS_FLAGS) => return Err(EINVAL),
+            None => self.qp_access_flags,
+        };
 
-        if has(b::ib_qp_attr_mask_IB_QP_STATE) {
-            self.state = a.qp_state;
+        if has(QpAttrMask::STATE) {
+            self.state = state;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_QKEY) {
+        if has(QpAttrMask::QKEY) {
             self.qkey = a.qkey;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_PKEY_INDEX) {
+        if has(QpAttrMask::PKEY_INDEX) {
             self.pkey_index = a.pkey_index;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_PORT) {
+        if has(QpAttrMask::PORT) {
             self.port_num = a.port_num;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS) {
-            self.qp_access_flags = a.qp_access_flags;
+        if has(QpAttrMask::ACCESS_FLAGS) {
+            self.qp_access_flags = access;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_PATH_MTU) {
-            self.path_mtu = a.path_mtu;
+        if has(QpAttrMask::PATH_MTU) {
+            self.path_mtu = path_mtu;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_SQ_PSN) {
+        if has(QpAttrMask::SQ_PSN) {
             self.sq_psn = a.sq_psn & PSN_MASK;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_RQ_PSN) {
+        if has(QpAttrMask::RQ_PSN) {
             self.rq_psn = a.rq_psn & PSN_MASK;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_DEST_QPN) {
+        if has(QpAttrMask::DEST_QPN) {
             self.dest_qp_num = a.dest_qp_num;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_TIMEOUT) {
+        if has(QpAttrMask::TIMEOUT) {
             self.timeout = a.timeout;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_RETRY_CNT) {
+        if has(QpAttrMask::RETRY_CNT) {
             self.retry_cnt = a.retry_cnt;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_RNR_RETRY) {
+        if has(QpAttrMask::RNR_RETRY) {
             self.rnr_retry = a.rnr_retry;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER) {
+        if has(QpAttrMask::MIN_RNR_TIMER) {
             self.min_rnr_timer = a.min_rnr_timer;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC) {
+        if has(QpAttrMask::MAX_QP_RD_ATOMIC) {
             self.max_rd_atomic = a.max_rd_atomic;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC) {
+        if has(QpAttrMask::MAX_DEST_RD_ATOMIC) {
             self.max_dest_rd_atomic = a.max_dest_rd_atomic;
         }
-        if has(b::ib_qp_attr_mask_IB_QP_AV) {
+        if has(QpAttrMask::AV) {
+            // Kept without the source GID attribute the core lends for the call only
+            // (`AhAttr`'s invariant), so query_qp cannot hand it out.
             self.ah_attr = a.ah_attr;
-            // The core lends the source GID attribute for the call only (it holds no
-            // reference for us): never keep it, so query_qp cannot hand it out.
-            self.ah_attr.grh.sgid_attr = core::ptr::null();
         }
         Ok(())
     }
 
     /// The attributes as `ibv_query_qp` reports them.
-    pub(crate) fn to_attr(&self, shape: &QpShape) -> b::ib_qp_attr {
-        b::ib_qp_attr {
-            qp_state: self.state,
-            cur_qp_state: self.state,
-            path_mtu: self.path_mtu,
+    pub(crate) fn to_attr(&self, shape: &QpShape) -> QpAttr {
+        QpAttr {
+            qp_state: Some(self.state),
+            cur_qp_state: Some(self.state),
+            path_mtu: Some(self.path_mtu),
             qkey: self.qkey,
             rq_psn: self.rq_psn,
             sq_psn: self.sq_psn,
             dest_qp_num: self.dest_qp_num,
-            qp_access_flags: self.qp_access_flags,
+            qp_access_flags: Some(self.qp_access_flags),
             cap: shape.caps(),
             ah_attr: self.ah_attr,
             pkey_index: self.pkey_index,
@@ -233,7 +243,6 @@ impl QpAttrs {
             timeout: self.timeout,
             retry_cnt: self.retry_cnt,
             rnr_retry: self.rnr_retry,
-            ..Default::default()
         }
     }
 }

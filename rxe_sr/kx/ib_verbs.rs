@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Typed values of the verbs interface (include/rdma/ib_verbs.h): QP types and states, path
+//! MTUs, attribute masks, access flags, and Rust views of the attribute blocks the core
+//! passes to `create_qp`, `modify_qp` and `query_qp`. The rules that check them live in
+//! `verbs/`; this file only translates, so that nothing above kx/ names a C type.
+
+use crate::kx::bindings as b;
+
+/// `enum ib_qp_type`, the types rxe_sr offers: the pure user-ABI type (its `from_ib` and
+/// `to_ib` values are checked against the kernel's at build time, below).
+pub(crate) use crate::uabi::send_wqe::QpType;
+
+const _: () = {
+    assert!(QpType::Gsi.to_ib() == b::ib_qp_type_IB_QPT_GSI);
+    assert!(QpType::Rc.to_ib() == b::ib_qp_type_IB_QPT_RC);
+    assert!(QpType::Uc.to_ib() == b::ib_qp_type_IB_QPT_UC);
+    assert!(QpType::Ud.to_ib() == b::ib_qp_type_IB_QPT_UD);
+};
+
+/// `enum ib_qp_state` (IBTA 10.3.1).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub(crate) enum QpState {
+    /// Reset.
+    #[default]
+    Reset,
+    /// Initialized.
+    Init,
+    /// Ready to receive.
+    Rtr,
+    /// Ready to send.
+    Rts,
+    /// Send queue drain.
+    Sqd,
+    /// Send queue error.
+    Sqe,
+    /// Error.
+    Err,
+}
+
+impl QpState {
+    /// The state `raw` names.
+    pub(crate) fn from_raw(raw: b::ib_qp_state) -> Option<Self> {
+        match raw {
+            b::ib_qp_state_IB_QPS_RESET => Some(Self::Reset),
+            b::ib_qp_state_IB_QPS_INIT => Some(Self::Init),
+            b::ib_qp_state_IB_QPS_RTR => Some(Self::Rtr),
+            b::ib_qp_state_IB_QPS_RTS => Some(Self::Rts),
+            b::ib_qp_state_IB_QPS_SQD => Some(Self::Sqd),
+            b::ib_qp_state_IB_QPS_SQE => Some(Self::Sqe),
+            b::ib_qp_state_IB_QPS_ERR => Some(Self::Err),
+            _ => None,
+        }
+    }
+
+    /// The C value.
+    pub(crate) fn to_raw(self) -> b::ib_qp_state {
+        match self {
+            Self::Reset => b::ib_qp_state_IB_QPS_RESET,
+            Self::Init => b::ib_qp_state_IB_QPS_INIT,
+            Self::Rtr => b::ib_qp_state_IB_QPS_RTR,
+            Self::Rts => b::ib_qp_state_IB_QPS_RTS,
+            Self::Sqd => b::ib_qp_state_IB_QPS_SQD,
+            Self::Sqe => b::ib_qp_state_IB_QPS_SQE,
+            Self::Err => b::ib_qp_state_IB_QPS_ERR,
+        }
+    }
+}
+
+/// `enum ib_sig_type`: which send WRs complete with a CQE.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum SigType {
+    /// Every WR.
+    AllWr,
+    /// Only WRs that ask (IB_SEND_SIGNALED).
+    ReqWr,
+}
+
+impl SigType {
+    fn from_raw(raw: b::ib_sig_type) -> Self {
+        if raw == b::ib_sig_type_IB_SIGNAL_ALL_WR {
+            Self::AllWr
+        } else {
+            Self::ReqWr
+        }
+    }
+
+    fn to_raw(self) -> b::ib_sig_type {
+        match self {
+            Self::AllWr => b::ib_sig_type_IB_SIGNAL_ALL_WR,
+            Self::ReqWr => b::ib_sig_type_IB_SIGNAL_REQ_WR,
+        }
+    }
+}
+
+/// `enum ib_mtu`: a path MTU.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub(crate) enum PathMtu {
+    /// 256 bytes.
+    #[default]
+    Mtu256 = 1,
+    /// 512 bytes.
+    Mtu512 = 2,
+    /// 1024 bytes.
+    Mtu1024 = 3,
+    /// 2048 bytes.
+    Mtu2048 = 4,
+    /// 4096 bytes.
+    Mtu4096 = 5,
+}
+
+impl PathMtu {
+    /// The MTU `raw` names.
+    pub(crate) fn from_raw(raw: b::ib_mtu) -> Option<Self> {
+        match raw {
+            b::ib_mtu_IB_MTU_256 => Some(Self::Mtu256),
+            b::ib_mtu_IB_MTU_512 => Some(Self::Mtu512),
+            b::ib_mtu_IB_MTU_1024 => Some(Self::Mtu1024),
+            b::ib_mtu_IB_MTU_2048 => Some(Self::Mtu2048),
+            b::ib_mtu_IB_MTU_4096 => Some(Self::Mtu4096),
+            _ => None,
+        }
+    }
+
+    /// The C value (the `enum ib_mtu` number, 1 ..= 5).
+    pub(crate) fn to_raw(self) -> b::ib_mtu {
+        self as b::ib_mtu
+    }
+}
+
+/// `enum ib_qp_attr_mask`: which attributes a modify request sets.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub(crate) struct QpAttrMask(u32);
+
+impl QpAttrMask {
+    /// IB_QP_STATE.
+    pub(crate) const STATE: Self = Self(b::ib_qp_attr_mask_IB_QP_STATE);
+    /// IB_QP_CUR_STATE.
+    pub(crate) const CUR_STATE: Self = Self(b::ib_qp_attr_mask_IB_QP_CUR_STATE);
+    /// IB_QP_ACCESS_FLAGS.
+    pub(crate) const ACCESS_FLAGS: Self = Self(b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS);
+    /// IB_QP_PKEY_INDEX.
+    pub(crate) const PKEY_INDEX: Self = Self(b::ib_qp_attr_mask_IB_QP_PKEY_INDEX);
+    /// IB_QP_PORT.
+    pub(crate) const PORT: Self = Self(b::ib_qp_attr_mask_IB_QP_PORT);
+    /// IB_QP_QKEY.
+    pub(crate) const QKEY: Self = Self(b::ib_qp_attr_mask_IB_QP_QKEY);
+    /// IB_QP_AV.
+    pub(crate) const AV: Self = Self(b::ib_qp_attr_mask_IB_QP_AV);
+    /// IB_QP_PATH_MTU.
+    pub(crate) const PATH_MTU: Self = Self(b::ib_qp_attr_mask_IB_QP_PATH_MTU);
+    /// IB_QP_TIMEOUT.
+    pub(crate) const TIMEOUT: Self = Self(b::ib_qp_attr_mask_IB_QP_TIMEOUT);
+    /// IB_QP_RETRY_CNT.
+    pub(crate) const RETRY_CNT: Self = Self(b::ib_qp_attr_mask_IB_QP_RETRY_CNT);
+    /// IB_QP_RNR_RETRY.
+    pub(crate) const RNR_RETRY: Self = Self(b::ib_qp_attr_mask_IB_QP_RNR_RETRY);
+    /// IB_QP_RQ_PSN.
+    pub(crate) const RQ_PSN: Self = Self(b::ib_qp_attr_mask_IB_QP_RQ_PSN);
+    /// IB_QP_MAX_QP_RD_ATOMIC.
+    pub(crate) const MAX_QP_RD_ATOMIC: Self = Self(b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC);
+    /// IB_QP_ALT_PATH.
+    pub(crate) const ALT_PATH: Self = Self(b::ib_qp_attr_mask_IB_QP_ALT_PATH);
+    /// IB_QP_MIN_RNR_TIMER.
+    pub(crate) const MIN_RNR_TIMER: Self = Self(b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER);
+    /// IB_QP_SQ_PSN.
+    pub(crate) const SQ_PSN: Self = Self(b::ib_qp_attr_mask_IB_QP_SQ_PSN);
+    /// IB_QP_MAX_DEST_RD_ATOMIC.
+    pub(crate) const MAX_DEST_RD_ATOMIC: Self = Self(b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC);
+    /// IB_QP_PATH_MIG_STATE.
+    pub(crate) const PATH_MIG_STATE: Self = Self(b::ib_qp_attr_mask_IB_QP_PATH_MIG_STATE);
+    /// IB_QP_DEST_QPN.
+    pub(crate) const DEST_QPN: Self = Self(b::ib_qp_attr_mask_IB_QP_DEST_QPN);
+    /// Every standard bit (`IB_QP_ATTR_STANDARD_BITS`); anything above is a driver
+    /// extension rxe_sr does not have.
+    pub(crate) const STANDARD: Self = Self(b::ib_qp_attr_mask_IB_QP_ATTR_STANDARD_BITS);
+
+    /// The mask the core passed (`int` in the ops' signature); `None` when negative.
+    pub(crate) fn from_raw(raw: i32) -> Option<Self> {
+        u32::try_from(raw).ok().map(Self)
+    }
+
+    /// The bits.
+    pub(crate) fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// Every bit of `other` is set.
+    pub(crate) fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// Only bits of `allowed` are set.
+    pub(crate) fn within(self, allowed: Self) -> bool {
+        self.0 & !allowed.0 == 0
+    }
+}
+
+/// `enum ib_access_flags`: what an MR, MW or QP lets local and remote operations do.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub(crate) struct AccessFlags(u32);
+
+impl AccessFlags {
+    /// IB_ACCESS_LOCAL_WRITE.
+    pub(crate) const LOCAL_WRITE: Self = Self(b::ib_access_flags_IB_ACCESS_LOCAL_WRITE);
+    /// IB_ACCESS_REMOTE_WRITE.
+    pub(crate) const REMOTE_WRITE: Self = Self(b::ib_access_flags_IB_ACCESS_REMOTE_WRITE);
+    /// IB_ACCESS_REMOTE_READ.
+    pub(crate) const REMOTE_READ: Self = Self(b::ib_access_flags_IB_ACCESS_REMOTE_READ);
+    /// IB_ACCESS_REMOTE_ATOMIC.
+    pub(crate) const REMOTE_ATOMIC: Self = Self(b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC);
+    /// IB_ACCESS_MW_BIND.
+    pub(crate) const MW_BIND: Self = Self(b::ib_access_flags_IB_ACCESS_MW_BIND);
+    /// IB_ACCESS_OPTIONAL: the range of hints a provider may ignore.
+    pub(crate) const OPTIONAL: Self = Self(b::ib_access_flags_IB_ACCESS_OPTIONAL);
+
+    /// Flags as the core passes them (`int`); `None` when negative.
+    pub(crate) fn from_raw(raw: i32) -> Option<Self> {
+        u32::try_from(raw).ok().map(Self)
+    }
+
+    /// The bits.
+    pub(crate) const fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// Both sets.
+    pub(crate) const fn union(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    /// Only flags of `allowed` are set.
+    pub(crate) fn within(self, allowed: Self) -> bool {
+        self.0 & !allowed.0 == 0
+    }
+}
+
+/// `struct ib_qp_cap`: work-queue depths and sizes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub(crate) struct QpCap {
+    /// Send WRs.
+    pub(crate) max_send_wr: u32,
+    /// Receive WRs.
+    pub(crate) max_recv_wr: u32,
+    /// Gather entries per send WR.
+    pub(crate) max_send_sge: u32,
+    /// Scatter entries per receive WR.
+    pub(crate) max_recv_sge: u32,
+    /// Inline bytes per send WR.
+    pub(crate) max_inline_data: u32,
+}
+
+impl QpCap {
+    fn from_raw(c: &b::ib_qp_cap) -> Self {
+        QpCap {
+            max_send_wr: c.max_send_wr,
+            max_recv_wr: c.max_recv_wr,
+            max_send_sge: c.max_send_sge,
+            max_recv_sge: c.max_recv_sge,
+            max_inline_data: c.max_inline_data,
+        }
+    }
+
+    pub(crate) fn to_raw(self) -> b::ib_qp_cap {
+        b::ib_qp_cap {
+            max_send_wr: self.max_send_wr,
+            max_recv_wr: self.max_recv_wr,
+            max_send_sge: self.max_send_sge,
+            max_recv_sge: self.max_recv_sge,
+            max_inline_data: self.max_inline_data,
+            ..Default::default()
+        }
+    }
+}
+
+/// What a create request asks for (`struct ib_qp_init_attr`), as plain values.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QpInitAttr {
+    /// The type, `None` when rxe_sr does not offer it.
+    pub(crate) qp_type: Option<QpType>,
+    /// Port (QP1 only).
+    pub(crate) port_num: u32,
+    /// `create_flags` (none supported).
+    pub(crate) create_flags: u32,
+    /// An XRC domain was given.
+    pub(crate) has_xrcd: bool,
+    /// Both CQs were given.
+    pub(crate) has_cqs: bool,
+    /// An SRQ was given.
+    pub(crate) has_srq: bool,
+    /// Requested capabilities.
+    pub(crate) cap: QpCap,
+    /// Signalling.
+    pub(crate) sq_sig_type: SigType,
+}
+
+impl QpInitAttr {
+    /// Reads the core's block.
+    pub(crate) fn from_raw(i: &b::ib_qp_init_attr) -> Self {
+        QpInitAttr {
+            qp_type: QpType::from_ib(i.qp_type),
+            port_num: i.port_num,
+            create_flags: i.create_flags,
+            has_xrcd: !i.xrcd.is_null(),
+            has_cqs: !i.send_cq.is_null() && !i.recv_cq.is_null(),
+            has_srq: !i.srq.is_null(),
+            cap: QpCap::from_raw(&i.cap),
+            sq_sig_type: SigType::from_raw(i.sq_sig_type),
+        }
+    }
+}
+
+/// What `query_qp` reports of the create-time attributes (`struct ib_qp_init_attr`).
+pub(crate) struct QpInitReply {
+    /// Type.
+    pub(crate) qp_type: QpType,
+    /// Granted capabilities.
+    pub(crate) cap: QpCap,
+    /// Signalling.
+    pub(crate) sq_sig_type: SigType,
+}
+
+impl QpInitReply {
+    /// The C block, with the QP's CQs (the core's pointers, given back as they were).
+    pub(crate) fn to_raw(
+        &self,
+        send_cq: *mut b::ib_cq,
+        recv_cq: *mut b::ib_cq,
+    ) -> b::ib_qp_init_attr {
+        b::ib_qp_init_attr {
+            send_cq,
+            recv_cq,
+            cap: self.cap.to_raw(),
+            sq_sig_type: self.sq_sig_type.to_raw(),
+            qp_type: self.qp_type.to_ib(),
+            port_num: 1,
+            ..Default::default()
+        }
+    }
+}
+
+/// An address-handle attribute block (`struct rdma_ah_attr`) as a modify request passed
+/// it, kept to report it back from `query_qp`.
+///
+/// # Invariants
+/// `grh.sgid_attr` is null: the core lends the source GID attribute for the call only, so
+/// it is never kept (and never handed out again).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct AhAttr(b::rdma_ah_attr);
+
+impl AhAttr {
+    /// A copy of the core's block, without its borrowed source GID attribute.
+    fn from_raw(a: &b::rdma_ah_attr) -> Self {
+        let mut a = *a;
+        // INVARIANT: the borrowed pointer is dropped.
+        a.grh.sgid_attr = core::ptr::null();
+        AhAttr(a)
+    }
+
+    /// Its port.
+    pub(crate) fn port_num(&self) -> u32 {
+        self.0.port_num
+    }
+
+    /// A RoCE address (`RDMA_AH_ATTR_TYPE_ROCE`).
+    pub(crate) fn is_roce(&self) -> bool {
+        self.0.type_ == b::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE
+    }
+}
+
+/// The attributes of a modify request or a query reply (`struct ib_qp_attr`), as plain
+/// values.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct QpAttr {
+    /// `qp_state`; `None` when the request named no state rxe_sr knows.
+    pub(crate) qp_state: Option<QpState>,
+    /// `cur_qp_state`, as `qp_state`.
+    pub(crate) cur_qp_state: Option<QpState>,
+    /// `path_mtu`; `None` when out of range.
+    pub(crate) path_mtu: Option<PathMtu>,
+    pub(crate) qkey: u32,
+    pub(crate) rq_psn: u32,
+    pub(crate) sq_psn: u32,
+    pub(crate) dest_qp_num: u32,
+    /// `qp_access_flags`; `None` when negative.
+    pub(crate) qp_access_flags: Option<AccessFlags>,
+    pub(crate) cap: QpCap,
+    pub(crate) ah_attr: AhAttr,
+    pub(crate) pkey_index: u16,
+    pub(crate) max_rd_atomic: u8,
+    pub(crate) max_dest_rd_atomic: u8,
+    pub(crate) min_rnr_timer: u8,
+    pub(crate) port_num: u32,
+    pub(crate) timeout: u8,
+    pub(crate) retry_cnt: u8,
+    pub(crate) rnr_retry: u8,
+}
+
+impl QpAttr {
+    /// Reads the core's block.
+    pub(crate) fn from_raw(a: &b::ib_qp_attr) -> Self {
+        QpAttr {
+            qp_state: QpState::from_raw(a.qp_state),
+            cur_qp_state: QpState::from_raw(a.cur_qp_state),
+            path_mtu: PathMtu::from_raw(a.path_mtu),
+            qkey: a.qkey,
+            rq_psn: a.rq_psn,
+            sq_psn: a.sq_psn,
+            dest_qp_num: a.dest_qp_num,
+            qp_access_flags: AccessFlags::from_raw(a.qp_access_flags),
+            cap: QpCap::from_raw(&a.cap),
+            ah_attr: AhAttr::from_raw(&a.ah_attr),
+            pkey_index: a.pkey_index,
+            max_rd_atomic: a.max_rd_atomic,
+            max_dest_rd_atomic: a.max_dest_rd_atomic,
+            min_rnr_timer: a.min_rnr_timer,
+            port_num: a.port_num,
+            timeout: a.timeout,
+            retry_cnt: a.retry_cnt,
+            rnr_retry: a.rnr_retry,
+        }
+    }
+
+    /// The C block (fields rxe_sr does not keep are zero).
+    pub(crate) fn to_raw(&self) -> b::ib_qp_attr {
+        let state = |s: Option<QpState>| s.unwrap_or_default().to_raw();
+        b::ib_qp_attr {
+            qp_state: state(self.qp_state),
+            cur_qp_state: state(self.cur_qp_state),
+            path_mtu: self.path_mtu.unwrap_or_default().to_raw(),
+            qkey: self.qkey,
+            rq_psn: self.rq_psn,
+            sq_psn: self.sq_psn,
+            dest_qp_num: self.dest_qp_num,
+            // The flags came from an `int` and fit one.
+            qp_access_flags: self
+                .qp_access_flags
+                .map_or(0, |f| i32::try_from(f.bits()).unwrap_or(0)),
+            cap: self.cap.to_raw(),
+            ah_attr: self.ah_attr.0,
+            pkey_index: self.pkey_index,
+            max_rd_atomic: self.max_rd_atomic,
+            max_dest_rd_atomic: self.max_dest_rd_atomic,
+            min_rnr_timer: self.min_rnr_timer,
+            port_num: self.port_num,
+            timeout: self.timeout,
+            retry_cnt: self.retry_cnt,
+            rnr_retry: self.rnr_retry,
+            ..Default::default()
+        }
+    }
+}
+
+/// The RDMA core's table of legal QP state transitions and the attributes each requires
+/// and allows (`ib_modify_qp_is_ok`).
+pub(crate) fn modify_qp_is_ok(
+    cur: QpState,
+    next: QpState,
+    qp_type: QpType,
+    mask: QpAttrMask,
+) -> bool {
+    // SAFETY: a pure table lookup on plain values.
+    unsafe { b::ib_modify_qp_is_ok(cur.to_raw(), next.to_raw(), qp_type.to_ib(), mask.bits()) }
+}
