@@ -14,6 +14,8 @@ use kernel::types::{Opaque, ScopeGuard};
 
 use super::{ah, cq, mcast, mr, mw, pd, qp, srq, stats};
 use crate::kx::bindings as b;
+use crate::kx::ib_device::PortState;
+use crate::kx::ib_verbs::PathMtu;
 use crate::kx::mmap_queue as queue;
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkBuff;
@@ -131,8 +133,10 @@ impl RxeSrDev {
     }
 
     fn set_mtu(&self, netdev_mtu: u32) {
-        self.active_mtu
-            .store(vd::ib_mtu_from_eth_mtu(netdev_mtu), Ordering::Relaxed);
+        self.active_mtu.store(
+            vd::ib_mtu_from_eth_mtu(netdev_mtu).to_raw(),
+            Ordering::Relaxed,
+        );
     }
 }
 
@@ -194,16 +198,16 @@ impl DeviceRef {
     /// Follows the netdev's running/carrier state, telling the core's clients.
     pub(crate) fn update_port_state(&self, nd: &NetDev<'_>) {
         let new = vd::port_state(nd.is_running(), nd.carrier_ok());
-        let old = self.dev().port_state.swap(new, Ordering::Relaxed);
+        let old = PortState::from_raw(self.dev().port_state.swap(new.to_raw(), Ordering::Relaxed));
         if old == new {
             return;
         }
-        if old == b::ib_port_state_IB_PORT_ACTIVE {
+        if old == PortState::Active {
             self.dev().counters.inc(Counter::LinkDowned);
         }
         let mut ev = b::ib_event {
             device: self.ibdev.as_ptr(),
-            event: if new == b::ib_port_state_IB_PORT_ACTIVE {
+            event: if new == PortState::Active {
                 b::ib_event_type_IB_EVENT_PORT_ACTIVE
             } else {
                 b::ib_event_type_IB_EVENT_PORT_ERR
@@ -296,7 +300,7 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
     ib.uverbs_cmd_mask |= (1u64 << b::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
         | (1u64 << b::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
     dev.port_state.store(
-        vd::port_state(nd.is_running(), nd.carrier_ok()),
+        vd::port_state(nd.is_running(), nd.carrier_ok()).to_raw(),
         Ordering::Relaxed,
     );
     dev.set_mtu(nd.mtu());
@@ -400,7 +404,7 @@ unsafe extern "C" fn query_device(
     }
     // SAFETY: a device of ours, live for the call.
     let dev = unsafe { RxeSrDev::from_ib(ibdev) };
-    let a = vd::device_attr(dev.ib_dev.node_guid);
+    let a = vd::device_attr(dev.ib_dev.node_guid).to_raw();
     // SAFETY: `attr` points to writable storage for one ib_device_attr.
     unsafe { attr.write(a) };
     0
@@ -424,10 +428,11 @@ unsafe extern "C" fn query_port(
         None => false,
     };
     let mut a = vd::port_attr(
-        dev.port_state.load(Ordering::Relaxed),
-        dev.active_mtu.load(Ordering::Relaxed),
+        PortState::from_raw(dev.port_state.load(Ordering::Relaxed)),
+        PathMtu::from_raw(dev.active_mtu.load(Ordering::Relaxed)).unwrap_or_default(),
         up,
-    );
+    )
+    .to_raw();
     if !ndev.is_null() {
         // SAFETY: drops the reference `ib_device_get_netdev` took.
         unsafe { b::rxe_sr_glue_dev_put(ndev) };
@@ -463,7 +468,7 @@ unsafe extern "C" fn get_port_immutable(
         return EINVAL.to_errno();
     }
     // SAFETY: `imm` points to writable storage for one ib_port_immutable.
-    unsafe { imm.write(vd::port_immutable()) };
+    unsafe { imm.write(vd::port_immutable().to_raw()) };
     0
 }
 

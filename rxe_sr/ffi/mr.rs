@@ -645,9 +645,6 @@ pub(crate) fn remote_atomic(
     )
 }
 
-/// Most pages a fast-registration MR maps (the device's `max_fast_reg_page_list_len`).
-pub(crate) const MAX_FAST_REG_PAGES: u32 = 512;
-
 /// `ib_device_ops.alloc_mr`: a fast-registration MR of a kernel PD, for up to `max_num_sg`
 /// pages; not usable until a REG_MR work request registers it.
 ///
@@ -661,7 +658,7 @@ pub(crate) unsafe extern "C" fn alloc_mr(
     if mr_type != b::ib_mr_type_IB_MR_TYPE_MEM_REG {
         return crate::kx::error::eopnotsupp().to_ptr();
     }
-    if max_num_sg == 0 || max_num_sg > MAX_FAST_REG_PAGES {
+    if max_num_sg == 0 || max_num_sg > vmr::MAX_FAST_REG_PAGES {
         return EINVAL.to_ptr();
     }
     // SAFETY: a live PD's device is one of ours.

@@ -14,6 +14,7 @@
 //! `unsafe`.
 
 pub(crate) mod error;
+pub(crate) mod ib_device;
 pub(crate) mod ib_verbs;
 pub(crate) mod mmap_queue;
 pub(crate) mod moduleparam;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The verbs objects' state, as the transport and the verbs share it: the device's
-//! counters, the live-object counts, address vectors, PD identities. (Issue 10 moves the QP, CQ, SRQ, MR,
+//! counters, the live-object counts, address vectors, PD identities, QP shapes and
+//! attributes. (Issue 10 moves the rest of the QP state and the CQ, SRQ, MR,
 //! MW, AH and multicast state here from `ffi/`, family by family.)
 
 #![forbid(unsafe_code)]
@@ -9,3 +10,4 @@ pub(crate) mod ah;
 pub(crate) mod counters;
 pub(crate) mod live;
 pub(crate) mod pd;
+pub(crate) mod qp;

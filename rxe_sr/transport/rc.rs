@@ -8,12 +8,12 @@ use kernel::prelude::*;
 
 use crate::kx::ib_verbs::{QpType, SigType};
 use crate::objects::ah::Av;
+use crate::objects::qp::{QpAttrs, QpShape};
 use crate::proto::psn::Psn;
 use crate::proto::rc::requester::{Requester, SqEntry};
 use crate::proto::rc::responder::{RdRes, Responder, MAX_RD_RES};
 use crate::proto::rc::{mtu_bytes, timeout_us, RcConfig, Service};
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendOpcode, SendWqe};
-use crate::verbs::qp::{QpAttrs, QpShape};
 
 /// Send WQEs the transport holds at most per QP (fewer when the send queue is smaller):
 /// enough for the unacknowledged-PSN window of small messages.

@@ -14,10 +14,10 @@ use crate::kx::netdevice::NetDev;
 use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
 use crate::objects::pd::PdId;
+use crate::objects::qp::QpAttrs;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendWqe};
-use crate::verbs::qp::QpAttrs;
 
 use crate::bytes;
 use crate::proto::psn::Psn;

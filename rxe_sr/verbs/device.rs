@@ -7,7 +7,9 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::kx::bindings as b;
+use crate::kx::ib_device::RoceV2PortImmutable;
+use crate::kx::ib_device::{AtomicCap, DeviceAttr, DeviceCaps, PortAttr, PortPhysState, PortState};
+use crate::kx::ib_verbs::PathMtu;
 
 /// uverbs ABI version of the rxe user ABI (rdma-core's providers/rxe checks it).
 pub(crate) const RXE_UVERBS_ABI_VERSION: u32 = 2;
@@ -79,46 +81,46 @@ pub(crate) fn guid_from_mac(mac: [u8; 6]) -> [u8; 8] {
     ]
 }
 
-/// The IB path MTU (`enum ib_mtu`) that fits in a netdev MTU of `eth_mtu` bytes.
-pub(crate) fn ib_mtu_from_eth_mtu(eth_mtu: u32) -> b::ib_mtu {
+/// The IB path MTU that fits in a netdev MTU of `eth_mtu` bytes.
+pub(crate) fn ib_mtu_from_eth_mtu(eth_mtu: u32) -> PathMtu {
     let room = eth_mtu.saturating_sub(MAX_HDR_LEN);
     match room {
-        4096.. => b::ib_mtu_IB_MTU_4096,
-        2048.. => b::ib_mtu_IB_MTU_2048,
-        1024.. => b::ib_mtu_IB_MTU_1024,
-        512.. => b::ib_mtu_IB_MTU_512,
-        _ => b::ib_mtu_IB_MTU_256,
+        4096.. => PathMtu::Mtu4096,
+        2048.. => PathMtu::Mtu2048,
+        1024.. => PathMtu::Mtu1024,
+        512.. => PathMtu::Mtu512,
+        _ => PathMtu::Mtu256,
     }
 }
 
 /// The port state for a netdev: ACTIVE when it is running with carrier.
-pub(crate) fn port_state(running: bool, carrier: bool) -> b::ib_port_state {
+pub(crate) fn port_state(running: bool, carrier: bool) -> PortState {
     if running && carrier {
-        b::ib_port_state_IB_PORT_ACTIVE
+        PortState::Active
     } else {
-        b::ib_port_state_IB_PORT_DOWN
+        PortState::Down
     }
 }
 
 /// Device attributes, as `ibv_query_device` reports them.
-pub(crate) fn device_attr(sys_image_guid: u64) -> b::ib_device_attr {
-    b::ib_device_attr {
+pub(crate) fn device_attr(sys_image_guid: u64) -> DeviceAttr {
+    DeviceAttr {
         sys_image_guid,
         max_mr_size: u64::MAX,
         page_size_cap: 0xffff_f000,
         vendor_id: VENDOR_ID,
         max_qp: (DEFAULT_MAX - 16) as i32,
         max_qp_wr: DEFAULT_MAX as i32,
-        device_cap_flags: (b::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR
-            | b::ib_device_cap_flags_IB_DEVICE_BAD_QKEY_CNTR
-            | b::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID
-            | b::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
-            | b::ib_device_cap_flags_IB_DEVICE_SRQ_RESIZE
-            | b::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT
-            | b::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS
-            | b::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW
-            | b::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B) as u64,
-        kernel_cap_flags: b::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64,
+        device_cap_flags: DeviceCaps::BAD_PKEY_CNTR
+            .union(DeviceCaps::BAD_QKEY_CNTR)
+            .union(DeviceCaps::SYS_IMAGE_GUID)
+            .union(DeviceCaps::RC_RNR_NAK_GEN)
+            .union(DeviceCaps::SRQ_RESIZE)
+            .union(DeviceCaps::PORT_ACTIVE_EVENT)
+            .union(DeviceCaps::MEM_MGT_EXTENSIONS)
+            .union(DeviceCaps::MEM_WINDOW)
+            .union(DeviceCaps::MEM_WINDOW_TYPE_2B),
+        allow_user_unreg: true,
         max_send_sge: MAX_SGE,
         max_recv_sge: MAX_SGE,
         max_sge_rd: MAX_SGE,
@@ -129,58 +131,48 @@ pub(crate) fn device_attr(sys_image_guid: u64) -> b::ib_device_attr {
         max_qp_rd_atom: 128,
         max_res_rd_atom: 0x3f000,
         max_qp_init_rd_atom: 128,
-        atomic_cap: b::ib_atomic_cap_IB_ATOMIC_HCA,
+        atomic_cap: AtomicCap::Hca,
         max_ah: crate::objects::ah::MAX_AH_NUM as i32,
         max_srq: MAX_SRQ as i32,
         max_srq_wr: DEFAULT_MAX as i32,
         max_srq_sge: 27,
-        max_fast_reg_page_list_len: crate::ffi::mr::MAX_FAST_REG_PAGES,
+        max_fast_reg_page_list_len: super::mr::MAX_FAST_REG_PAGES,
         max_pkeys: 64,
         max_mcast_grp: super::mcast::MAX_MCAST_GRP as i32,
         max_mcast_qp_attach: super::mcast::MAX_MCAST_QP_ATTACH as i32,
         max_total_mcast_qp_attach: super::mcast::MAX_TOTAL_MCAST_QP_ATTACH as i32,
         local_ca_ack_delay: 15,
-        ..Default::default()
     }
 }
 
 /// Port attributes, as `ibv_query_port` reports them (speed and width are filled in from the
 /// netdev by the core's `ib_get_eth_speed`).
-pub(crate) fn port_attr(
-    state: b::ib_port_state,
-    active_mtu: b::ib_mtu,
-    netdev_up: bool,
-) -> b::ib_port_attr {
-    let phys_state = if state == b::ib_port_state_IB_PORT_ACTIVE {
-        b::ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP
+pub(crate) fn port_attr(state: PortState, active_mtu: PathMtu, netdev_up: bool) -> PortAttr {
+    let phys_state = if state == PortState::Active {
+        PortPhysState::LinkUp
     } else if netdev_up {
-        b::ib_port_phys_state_IB_PORT_PHYS_STATE_POLLING
+        PortPhysState::Polling
     } else {
-        b::ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED
+        PortPhysState::Disabled
     };
-    b::ib_port_attr {
+    PortAttr {
         state,
-        max_mtu: b::ib_mtu_IB_MTU_4096,
+        max_mtu: PathMtu::Mtu4096,
         active_mtu,
         phys_mtu: 4096,
         gid_tbl_len: GID_TBL_LEN as i32,
-        port_cap_flags: b::ib_port_capability_mask_bits_IB_PORT_CM_SUP,
+        cm_supported: true,
         max_msg_sz: MAX_MSG_SZ,
         pkey_tbl_len: 1,
         max_vl_num: 1,
-        active_width: b::ib_port_width_IB_WIDTH_1X as u8,
-        active_speed: 1,
-        phys_state: phys_state as u8,
-        ..Default::default()
+        phys_state,
     }
 }
 
 /// Immutable port properties: RoCEv2 (UDP-encapsulated RoCE), one P_Key, the GID table size.
-pub(crate) fn port_immutable() -> b::ib_port_immutable {
-    b::ib_port_immutable {
-        core_cap_flags: b::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP,
+pub(crate) fn port_immutable() -> RoceV2PortImmutable {
+    RoceV2PortImmutable {
         pkey_tbl_len: 1,
         gid_tbl_len: GID_TBL_LEN as i32,
-        max_mad_size: b::IB_MGMT_MAD_SIZE,
     }
 }

@@ -27,6 +27,9 @@ pub(crate) fn is_mw_key(key: u32) -> bool {
     key >> 8 >= MIN_MW_INDEX
 }
 
+/// Most pages a fast-registration MR maps (the device's `max_fast_reg_page_list_len`).
+pub(crate) const MAX_FAST_REG_PAGES: u32 = 512;
+
 /// Access flags rxe_sr implements for user MRs. The optional range (relaxed ordering and
 /// other hints) is accepted and ignored, as the uverbs ABI allows.
 const SUPPORTED: AccessFlags = AccessFlags::LOCAL_WRITE

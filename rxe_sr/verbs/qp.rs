@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Queue pairs: the attributes a QP keeps, and the rules for creating and modifying one
-//! (IBTA 11.2.4, 11.2.5; limits as rdma_rxe reports them). The state machine's
+//! Queue pairs: the rules for creating and modifying one (the state they set is
+//! `objects/qp.rs`; IBTA 11.2.4, 11.2.5; limits as rdma_rxe reports them). The state machine's
 //! required/optional attribute masks are the RDMA core's `ib_modify_qp_is_ok`, called by the
-//! FFI layer before [`QpAttrs::apply`].
+//! FFI layer (through `kx::ib_verbs::modify_qp_is_ok`) before [`QpAttrs::apply`].
 
 use kernel::prelude::*;
 
 use crate::kx::error;
-use crate::kx::ib_verbs::{AccessFlags, AhAttr, PathMtu, QpAttr, QpAttrMask, QpCap, QpInitAttr};
-use crate::kx::ib_verbs::{QpInitReply, QpState, QpType, SigType};
-use crate::uabi::queue::{self, RqGeometry, SqGeometry};
+use crate::kx::ib_verbs::{QpAttr, QpAttrMask, QpInitAttr, QpType};
+use crate::objects::qp::{QpAttrs, QpShape};
+use crate::uabi::queue;
 
 /// Smallest QPN for ordinary QPs (0 and 1 are the special QPs; rdma_rxe starts at 16).
 pub(crate) const MIN_QPN: u32 = 16;
@@ -19,21 +19,6 @@ pub(crate) const MAX_QPN: u32 = (1 << 20) - 1;
 pub(crate) const MAX_RD_ATOMIC: u32 = 128;
 /// Largest work-queue depth.
 pub(crate) const MAX_WR: u32 = 1 << 20;
-
-/// The work queues' shapes, as created.
-#[derive(Clone, Copy)]
-pub(crate) struct QpShape {
-    /// The QP's type.
-    pub(crate) qp_type: QpType,
-    /// The send queue.
-    pub(crate) sq: SqGeometry,
-    /// The receive queue.
-    pub(crate) rq: RqGeometry,
-    /// Which send WRs complete with a CQE.
-    pub(crate) sq_sig_type: SigType,
-    /// Receives come from the QP's SRQ: it has no receive queue of its own.
-    pub(crate) srq: bool,
-}
 
 /// Checks a create request and sizes its queues (the caps written back are these sizes).
 pub(crate) fn shape(init: &QpInitAttr, cache_line: u32) -> Result<QpShape> {
@@ -69,51 +54,6 @@ pub(crate) fn shape(init: &QpInitAttr, cache_line: u32) -> Result<QpShape> {
         sq_sig_type: init.sq_sig_type,
         srq: init.has_srq,
     })
-}
-
-impl QpShape {
-    /// The capabilities actually granted.
-    pub(crate) fn caps(&self) -> QpCap {
-        QpCap {
-            max_send_wr: self.sq.max_wr,
-            max_recv_wr: if self.srq { 0 } else { self.rq.max_wr },
-            max_send_sge: self.sq.max_sge,
-            max_recv_sge: if self.srq { 0 } else { self.rq.max_sge },
-            max_inline_data: self.sq.max_inline,
-        }
-    }
-
-    /// The create-time attributes `query_qp` reports.
-    pub(crate) fn init_reply(&self) -> QpInitReply {
-        QpInitReply {
-            qp_type: self.qp_type,
-            cap: self.caps(),
-            sq_sig_type: self.sq_sig_type,
-        }
-    }
-}
-
-/// The modifiable attributes of a QP (IBTA 11.2.4.2), as last set.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct QpAttrs {
-    pub(crate) state: QpState,
-    pub(crate) qkey: u32,
-    pub(crate) pkey_index: u16,
-    pub(crate) port_num: u32,
-    pub(crate) qp_access_flags: AccessFlags,
-    pub(crate) path_mtu: PathMtu,
-    /// Next PSN the requester sends (24 bits).
-    pub(crate) sq_psn: u32,
-    /// ePSN: next PSN the responder expects (24 bits).
-    pub(crate) rq_psn: u32,
-    pub(crate) dest_qp_num: u32,
-    pub(crate) timeout: u8,
-    pub(crate) retry_cnt: u8,
-    pub(crate) rnr_retry: u8,
-    pub(crate) min_rnr_timer: u8,
-    pub(crate) max_rd_atomic: u8,
-    pub(crate) max_dest_rd_atomic: u8,
-    pub(crate) ah_attr: AhAttr,
 }
 
 const PSN_MASK: u32 = (1 << 24) - 1;
@@ -220,29 +160,5 @@ impl QpAttrs {
             self.ah_attr = a.ah_attr;
         }
         Ok(())
-    }
-
-    /// The attributes as `ibv_query_qp` reports them.
-    pub(crate) fn to_attr(&self, shape: &QpShape) -> QpAttr {
-        QpAttr {
-            qp_state: Some(self.state),
-            cur_qp_state: Some(self.state),
-            path_mtu: Some(self.path_mtu),
-            qkey: self.qkey,
-            rq_psn: self.rq_psn,
-            sq_psn: self.sq_psn,
-            dest_qp_num: self.dest_qp_num,
-            qp_access_flags: Some(self.qp_access_flags),
-            cap: shape.caps(),
-            ah_attr: self.ah_attr,
-            pkey_index: self.pkey_index,
-            max_rd_atomic: self.max_rd_atomic,
-            max_dest_rd_atomic: self.max_dest_rd_atomic,
-            min_rnr_timer: self.min_rnr_timer,
-            port_num: self.port_num,
-            timeout: self.timeout,
-            retry_cnt: self.retry_cnt,
-            rnr_retry: self.rnr_retry,
-        }
     }
 }
