@@ -34,6 +34,9 @@ struct ib_umem;
 struct rxe_sr_rx {
 	struct sk_buff_head q;
 	struct work_struct work;
+	/* What the work calls (in process context) to take the queued datagrams. */
+	void (*fn)(void *owner);
+	void *owner;
 };
 
 /* --- implemented in C (glue.c) --- */
@@ -58,7 +61,7 @@ void *rxe_sr_glue_skb_data(struct sk_buff *skb, size_t *len);
 int rxe_sr_glue_xmit(struct sk_buff *skb);
 void rxe_sr_glue_xa_lock(struct xarray *xa);
 int rxe_sr_glue_xa_store(struct xarray *xa, unsigned long index, void *entry);
-void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx);
+void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx, void (*fn)(void *owner), void *owner);
 /* Received datagrams waiting for the receive work, at most this many (a flood beyond it is
  * dropped and counted, as a NIC's full ring would). */
 #define RXE_SR_RX_QUEUE_MAX 4096
@@ -148,6 +151,5 @@ int rxe_sr_glue_xa_alloc_cyclic(struct xarray *xa, u32 *id, void *entry, u32 min
 /* --- implemented in Rust --- */
 int rxe_sr_rs_recovery_parse(const char *val);
 const char *rxe_sr_rs_recovery_name(int index);
-void rxe_sr_rs_rx_work(struct rxe_sr_rx *rx);
 
 #endif /* RXE_SR_GLUE_H */

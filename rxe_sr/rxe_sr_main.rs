@@ -90,7 +90,7 @@ impl Drop for RxeSr {
         // No new links, then remove every device (this waits for their users), then stop
         // watching netdevs, then close the sockets.
         drop(self.link.take());
-        ffi::device::unregister_all();
+        kx::ib_device::unregister_all();
         drop(self.notifier.take());
         drop(self.udp.take());
         let o = &objects::live::LIVE;

@@ -9,9 +9,9 @@ use core::ptr;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-use super::device::RxeSrDev;
 use crate::kx::bindings as b;
 use crate::objects::ah::{self as vah, Av};
+use crate::objects::device::RxeSrDev;
 use crate::objects::live;
 use crate::objects::pd::PdId;
 use crate::uabi::{layout, resp, send_wqe};

@@ -6,9 +6,9 @@
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-use super::device::RxeSrDev;
 use crate::kx::bindings as b;
-use crate::verbs::mcast::Attached;
+use crate::objects::device::RxeSrDev;
+use crate::objects::mcast::Attached;
 
 /// Makes the device's netdev accept (`add`) or stop accepting the Ethernet multicast
 /// address of group `mgid`, as rdma_rxe does: a node joins the group's MAC; IP membership
@@ -43,10 +43,7 @@ pub(crate) unsafe extern "C" fn attach_mcast(
     }
     // SAFETY: a device of ours.
     let dev = unsafe { RxeSrDev::from_ib(ibdev) };
-    let Some(groups) = dev.mcast() else {
-        return EINVAL.to_errno();
-    };
-    let mut groups = groups.lock();
+    let mut groups = dev.mcast().lock();
     match groups.attach(mgid, qpn) {
         Ok(Attached::NewGroup) => match mac_filter(ibdev, &mgid, true) {
             Ok(()) => 0,
@@ -73,10 +70,7 @@ pub(crate) unsafe extern "C" fn detach_mcast(
     let (qpn, ibdev, mgid) = unsafe { ((*ibqp).qp_num, (*ibqp).device, (*gid).raw) };
     // SAFETY: a device of ours.
     let dev = unsafe { RxeSrDev::from_ib(ibdev) };
-    let Some(groups) = dev.mcast() else {
-        return EINVAL.to_errno();
-    };
-    let mut groups = groups.lock();
+    let mut groups = dev.mcast().lock();
     match groups.detach(mgid, qpn) {
         Ok(true) => {
             let _ = mac_filter(ibdev, &mgid, false);
@@ -89,9 +83,7 @@ pub(crate) unsafe extern "C" fn detach_mcast(
 
 /// Detaches a QP being destroyed from every group it is still in.
 pub(crate) fn detach_all(dev: &RxeSrDev, ibdev: *mut b::ib_device, qpn: u32) {
-    if let Some(groups) = dev.mcast() {
-        groups.lock().detach_all(qpn, |mgid| {
-            let _ = mac_filter(ibdev, &mgid, false);
-        });
-    }
+    dev.mcast().lock().detach_all(qpn, |mgid| {
+        let _ = mac_filter(ibdev, &mgid, false);
+    });
 }

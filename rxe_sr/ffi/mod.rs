@@ -13,6 +13,5 @@ pub(crate) mod mw;
 pub(crate) mod pd;
 pub(crate) mod qp;
 pub(crate) mod rc_env;
-pub(crate) mod rx;
 pub(crate) mod srq;
 pub(crate) mod stats;

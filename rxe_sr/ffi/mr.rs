@@ -20,8 +20,8 @@ use kernel::ffi::c_int;
 use kernel::ffi::c_void;
 use kernel::prelude::*;
 
-use super::device::RxeSrDev;
 use crate::kx::bindings as b;
+use crate::objects::device::RxeSrDev;
 use crate::objects::live;
 use crate::objects::pd::PdId;
 use crate::uabi::cqe::WcStatus;

@@ -9,8 +9,8 @@ use core::ptr;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-use super::device::RxeSrDev;
 use crate::kx::bindings as b;
+use crate::objects::device::RxeSrDev;
 use crate::objects::live;
 use crate::objects::pd::PdId;
 use crate::proto::rc::mw::{BindReq, MrView, MwError, MwType, Window};

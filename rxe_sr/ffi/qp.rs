@@ -18,7 +18,6 @@ use kernel::{new_mutex, pin_init};
 
 use super::ah;
 use super::cq::{CqEvents, QpCqs};
-use super::device::RxeSrDev;
 use super::rc_env::KEnv;
 use crate::kx::bindings as b;
 use crate::kx::ib_verbs::{self, PathMtu, QpAttr, QpAttrMask, QpCap, QpInitAttr, QpState, SigType};
@@ -29,6 +28,7 @@ use crate::kx::spinlock::{new_irq_spinlock, IrqSpinLock};
 use crate::kx::timer::QpTimer;
 use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
+use crate::objects::device::RxeSrDev;
 use crate::objects::live;
 use crate::objects::pd::PdId;
 use crate::objects::qp::{QpAttrs, QpShape};
@@ -1284,9 +1284,9 @@ pub(crate) fn ud_deliver_mcast(
     ip_header: &[u8],
     mgid: &[u8; 16],
 ) -> bool {
-    let mut qpns = [0u32; crate::verbs::mcast::MAX_MCAST_QP_ATTACH as usize];
+    let mut qpns = [0u32; crate::objects::mcast::MAX_MCAST_QP_ATTACH as usize];
     // A snapshot: delivery takes QP locks, which must not nest inside the groups' lock.
-    let n = dev.mcast().map_or(0, |g| g.lock().members(mgid, &mut qpns));
+    let n = dev.mcast().lock().members(mgid, &mut qpns);
     let mut any = false;
     for &qpn in qpns.iter().take(n) {
         any |= ud_deliver_to(dev, qpn, p, ip_header);
@@ -1858,7 +1858,7 @@ unsafe fn serve_held(ctx: &QpCtx<'_>) {
         let Some(mut skb) = held.pop() else {
             return;
         };
-        let Some((_, p)) = skb.ip_bytes().and_then(super::rx::parse) else {
+        let Some((_, p)) = skb.ip_bytes().and_then(crate::transport::rx::parse) else {
             ctx.dev.counters().inc(Counter::RcvdDropped);
             continue;
         };

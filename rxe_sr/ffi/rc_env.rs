@@ -3,7 +3,6 @@
 //! the QP's shared rings, its CQs, and skbs to the peer.
 
 use super::cq;
-use super::device::RxeSrDev;
 use super::mr::{self, Access};
 use super::qp::KernelQueueLock;
 use crate::kx::bindings as b;
@@ -12,6 +11,7 @@ use crate::kx::netdevice::NetDev;
 use crate::kx::timer;
 use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
+use crate::objects::device::RxeSrDev;
 use crate::objects::pd::PdId;
 use crate::proto::rc::mw::BindReq;
 use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RemoteErr, RemoteOp, TxError};

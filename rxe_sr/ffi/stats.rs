@@ -5,9 +5,9 @@
 use core::ptr;
 use kernel::ffi::c_int;
 
-use super::device::RxeSrDev;
 use crate::kx::bindings as b;
 use crate::objects::counters::{COUNT, NAMES};
+use crate::objects::device::RxeSrDev;
 
 /// The descriptors, built once from `objects::counters::NAMES`.
 struct Descs([b::rdma_stat_desc; COUNT]);

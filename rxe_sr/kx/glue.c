@@ -563,13 +563,17 @@ void rxe_sr_glue_xa_unlock(struct xarray *xa)
 
 static void rxe_sr_rx_work_fn(struct work_struct *work)
 {
-	rxe_sr_rs_rx_work(container_of(work, struct rxe_sr_rx, work));
+	struct rxe_sr_rx *rx = container_of(work, struct rxe_sr_rx, work);
+
+	rx->fn(rx->owner);
 }
 
-void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx)
+void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx, void (*fn)(void *owner), void *owner)
 {
 	skb_queue_head_init(&rx->q);
 	INIT_WORK(&rx->work, rxe_sr_rx_work_fn);
+	rx->fn = fn;
+	rx->owner = owner;
 }
 
 int rxe_sr_glue_rx_queue(struct rxe_sr_rx *rx, struct sk_buff *skb)

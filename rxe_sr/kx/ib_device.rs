@@ -1,10 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Device and port attributes (include/rdma/ib_verbs.h: `struct ib_device_attr`,
-//! `struct ib_port_attr`, `struct ib_port_immutable` and their enums) as Rust values. What
-//! a device offers is decided in `verbs/device.rs`; this file only translates.
+//! RDMA devices (include/rdma/ib_verbs.h, `struct ib_device`): [`Device<T>`], the core's
+//! device with a [`Driver`]'s data inside it and a receive queue; [`DeviceRef`], a counted
+//! reference; the device-level `ib_device_ops` built from the driver's trait; and the device
+//! and port attributes (`struct ib_device_attr`, `ib_port_attr`, `ib_port_immutable`) as
+//! Rust values. What a device offers is decided in `verbs/device.rs`.
+
+use core::marker::PhantomData;
+use core::mem::size_of;
+use core::ptr::{self, NonNull};
+use kernel::error::to_result;
+use kernel::ffi::{c_int, c_void};
+use kernel::prelude::*;
+use kernel::str::CStr;
+use kernel::types::{Opaque, ScopeGuard};
 
 use crate::kx::bindings as b;
 use crate::kx::ib_verbs::PathMtu;
+use crate::kx::netdevice::NetDev;
+use crate::kx::skbuff::SkBuff;
 
 /// `enum ib_port_state`, the two states an Ethernet-backed port takes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -21,15 +34,6 @@ impl PortState {
         match self {
             Self::Down => b::ib_port_state_IB_PORT_DOWN,
             Self::Active => b::ib_port_state_IB_PORT_ACTIVE,
-        }
-    }
-
-    /// From the C value (anything but ACTIVE is down).
-    pub(crate) fn from_raw(raw: b::ib_port_state) -> Self {
-        if raw == b::ib_port_state_IB_PORT_ACTIVE {
-            Self::Active
-        } else {
-            Self::Down
         }
     }
 }
@@ -242,5 +246,459 @@ impl RoceV2PortImmutable {
             gid_tbl_len: self.gid_tbl_len,
             max_mad_size: b::IB_MGMT_MAD_SIZE,
         }
+    }
+}
+
+/// rdma_rxe's driver id: the stock rdma-core rxe provider binds to devices that carry it.
+const DRIVER_ID: b::rdma_driver_id = b::rdma_driver_id_RDMA_DRIVER_RXE;
+
+/// A soft-RoCE driver: its per-device data and the device-level verbs.
+///
+/// The data lives inside the `ib_device` allocation the core makes (as `drm::Device` keeps
+/// a driver's data), pin-initialised when the device is created and dropped when the core
+/// frees it. Optional operations follow `#[vtable]`: what a driver does not implement is
+/// not installed in `ib_device_ops`.
+#[vtable]
+pub(crate) trait Driver: Send + Sync + Sized {
+    /// uverbs ABI version of the driver's user ABI.
+    const UVERBS_ABI_VER: u32;
+
+    /// `query_device`.
+    fn query_device(dev: &Device<Self>) -> DeviceAttr;
+
+    /// `query_port` for `port`, whose netdev is administratively up or not.
+    fn query_port(dev: &Device<Self>, port: u32, netdev_up: bool) -> Result<PortAttr>;
+
+    /// `get_port_immutable` for `port`.
+    fn port_immutable(dev: &Device<Self>, port: u32) -> Result<RoceV2PortImmutable>;
+
+    /// `query_pkey`: entry `index` of `port`'s P_Key table.
+    fn query_pkey(_dev: &Device<Self>, _port: u32, _index: u16) -> Result<u16> {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// A datagram from the device's receive queue (process context, the queue's work
+    /// item; datagrams of one device are taken one at a time, in order).
+    fn receive(dev: &Device<Self>, skb: SkBuff);
+
+    /// A device was allocated that the core will free: from now on, [`Driver::freed`] is
+    /// called exactly once for it.
+    fn live();
+
+    /// The core is freeing the device (after the data was dropped).
+    fn freed();
+}
+
+/// An rxe_sr-style ib_device: the core's `struct ib_device`, the receive queue the UDP
+/// socket feeds, and the driver's data.
+///
+/// # Invariants
+/// Allocated by the core at [`Device::create`] (`_ib_alloc_device` of this type's size);
+/// `rx` and `data` are initialised from then until the core calls `dealloc_driver`, and
+/// the allocation does not move.
+#[repr(C)]
+pub(crate) struct Device<T: Driver> {
+    ib_dev: Opaque<b::ib_device>,
+    rx: Opaque<b::rxe_sr_rx>,
+    data: T,
+}
+
+// SAFETY: the core's device is shared across threads by design; `T` is `Send + Sync`.
+unsafe impl<T: Driver> Send for Device<T> {}
+// SAFETY: as above; the core serialises what it changes in `ib_dev`.
+unsafe impl<T: Driver> Sync for Device<T> {}
+
+impl<T: Driver> core::ops::Deref for Device<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.data
+    }
+}
+
+/// What a new device is set up with besides its data.
+pub(crate) struct NewDevice<'a> {
+    /// `rdma link` name, e.g. `sr0`.
+    pub(crate) name: &'a CStr,
+    /// The netdev it carries RoCEv2 on (port 1).
+    pub(crate) netdev: &'a NetDev<'a>,
+    /// Node GUID, in wire byte order.
+    pub(crate) node_guid: [u8; 8],
+    /// Node description (truncated to the core's 64 bytes).
+    pub(crate) node_desc: &'a [u8],
+    /// Fills in the object verbs (CQs, QPs, ...) still implemented outside kx/.
+    pub(crate) object_ops: fn(&mut b::ib_device_ops),
+}
+
+impl<T: Driver> Device<T> {
+    /// The device around an `ib_device` of this driver.
+    ///
+    /// # Safety
+    /// `ibdev` is a live ib_device that [`Device::create`] made for `T` (every
+    /// ib_device_ops callback the core makes on such a device satisfies this).
+    pub(crate) unsafe fn from_ib<'a>(ibdev: *mut b::ib_device) -> &'a Self {
+        // SAFETY: `ib_dev` is the first field of the `repr(C)` device the core allocated
+        // with our size; initialised per the type invariant.
+        unsafe { &*ibdev.cast::<Self>() }
+    }
+
+    /// The `ib_device`, for calls into the core.
+    pub(crate) fn ib_ptr(&self) -> *mut b::ib_device {
+        self.ib_dev.get()
+    }
+
+    /// Node GUID as the core holds it (wire byte order, read as a native integer).
+    pub(crate) fn node_guid(&self) -> u64 {
+        // SAFETY: set before registration and not changed after.
+        unsafe { (*self.ib_dev.get()).node_guid }
+    }
+
+    /// Queues a received datagram for the receive work; false when the queue was full (the
+    /// datagram is freed).
+    pub(crate) fn queue_rx(&self, skb: SkBuff) -> bool {
+        // SAFETY: the queue is initialised (type invariant) and stopped only in
+        // dealloc_driver, after every reference to the device is gone; the skb is handed
+        // over (freed by the queue when full).
+        unsafe { b::rxe_sr_glue_rx_queue(self.rx.get(), skb.into_raw().as_ptr()) == 0 }
+    }
+
+    /// Tells the core's clients that port 1 became active or went down.
+    pub(crate) fn dispatch_port_event(&self, active: bool) {
+        let mut ev = b::ib_event {
+            device: self.ib_ptr(),
+            event: if active {
+                b::ib_event_type_IB_EVENT_PORT_ACTIVE
+            } else {
+                b::ib_event_type_IB_EVENT_PORT_ERR
+            },
+            ..Default::default()
+        };
+        ev.element.port_num = 1;
+        // SAFETY: `ev` names a live device (the caller holds it).
+        unsafe { b::ib_dispatch_event(&ev) };
+    }
+
+    /// Creates a device with data `init` and registers it with the core; from then on the
+    /// core owns it (`rdma link del` or module unload frees it).
+    pub(crate) fn create(new: NewDevice<'_>, init: impl PinInit<T, Error>) -> Result {
+        // SAFETY: allocates a zeroed ib_device of our size, initialised by the core.
+        let raw = unsafe { b::_ib_alloc_device(size_of::<Self>()) }.cast::<Self>();
+        if raw.is_null() {
+            return Err(ENOMEM);
+        }
+        // Until the ops (with dealloc_driver) are installed, the device is ours to free
+        // with nothing of ours in it to drop.
+        let guard = ScopeGuard::new(move || {
+            // SAFETY: allocated above, not registered, its data not initialised.
+            unsafe { b::ib_dealloc_device(raw.cast()) }
+        });
+        // SAFETY: `data` lies in the allocation, which never moves; on error nothing was
+        // initialised (pin-init's contract) and the guard frees the device.
+        unsafe { init.__pinned_init(ptr::addr_of_mut!((*raw).data))? };
+        // From here the data is live: drop it if the device is freed before registration.
+        guard.dismiss();
+        let guard = ScopeGuard::new(move || {
+            // SAFETY: `data` was initialised above and nothing else uses it; the device is
+            // not registered, so it is ours to free.
+            unsafe {
+                ptr::drop_in_place(ptr::addr_of_mut!((*raw).data));
+                b::ib_dealloc_device(raw.cast());
+            }
+        });
+        // SAFETY: the queue sits in the pinned allocation; its work calls `rx_work::<T>`
+        // with this device, which outlives the queue (stopped in dealloc_driver).
+        unsafe { b::rxe_sr_glue_rx_init((*raw).rx.get(), Some(rx_work::<T>), raw.cast()) };
+
+        let ibp = raw.cast::<b::ib_device>();
+        {
+            // SAFETY: not registered yet: nothing else reads the core's fields.
+            let ib = unsafe { &mut *ibp };
+            ib.node_guid = u64::from_ne_bytes(new.node_guid);
+            ib.node_type = b::RDMA_NODE_IB_CA as u8;
+            ib.phys_port_cnt = 1;
+            ib.num_comp_vectors = 1;
+            ib.local_dma_lkey = 0;
+            for (d, s) in ib.node_desc.iter_mut().zip(new.node_desc.iter()) {
+                *d = *s;
+            }
+            // The netdev's parent becomes ours, as siw does: /sys/class/infiniband/DEV/device/
+            // net/ then names the netdev, which rdma-core's RDMA-CM tests (and admins) look up.
+            // (`dev` is the union member the core initialised; `coredev` begins with it.)
+            ib.__bindgen_anon_1.dev.parent = new.netdev.parent();
+            ib.uverbs_cmd_mask |= (1u64 << b::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
+                | (1u64 << b::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+        }
+        let mut ops = Adapter::<T>::ops();
+        (new.object_ops)(&mut ops);
+        T::live();
+        // SAFETY: a valid unregistered device; the core copies the ops. From here freeing
+        // the device runs `dealloc_driver`, which drops the data and calls `T::freed`.
+        unsafe { b::ib_set_device_ops(ibp, &ops) };
+        guard.dismiss();
+        let guard = ScopeGuard::new(move || {
+            // SAFETY: not registered: ours to free (dealloc_driver drops the data).
+            unsafe { b::ib_dealloc_device(ibp) }
+        });
+        // SAFETY: both are live; the core takes its own netdev reference.
+        to_result(unsafe { b::ib_device_set_netdev(ibp, new.netdev.as_ptr(), 1) })?;
+        // SAFETY: a fully set-up device; no DMA device (software provider). No reference to
+        // the device is held across the call.
+        to_result(unsafe { b::ib_register_device(ibp, new.name.as_char_ptr(), ptr::null_mut()) })?;
+        guard.dismiss();
+        Ok(())
+    }
+}
+
+/// Unregisters every device of this driver id (module unload); waits for their users.
+pub(crate) fn unregister_all() {
+    // SAFETY: only this module's devices carry the driver id while it is loaded (rdma_rxe
+    // cannot be loaded beside it: it would need UDP port 4791, which this module holds).
+    unsafe { b::ib_unregister_driver(DRIVER_ID) };
+}
+
+fn this_module() -> *mut b::module {
+    crate::THIS_MODULE.as_ptr().cast()
+}
+
+/// A reference on a registered device of this driver; dropped with `ib_device_put`.
+///
+/// # Invariants
+/// `ibdev` is a device [`Device::create`] made for `T`, on which this holds a reference.
+pub(crate) struct DeviceRef<T: Driver> {
+    ibdev: NonNull<b::ib_device>,
+    _driver: PhantomData<T>,
+}
+
+impl<T: Driver> DeviceRef<T> {
+    /// The device bound to `nd`, if any.
+    pub(crate) fn get_by_netdev(nd: &NetDev<'_>) -> Option<Self> {
+        // SAFETY: `nd` is live; the core returns a referenced device or null.
+        let raw = unsafe { b::ib_device_get_by_netdev(nd.as_ptr(), DRIVER_ID) };
+        // SAFETY: null or a device reference the core took for us.
+        unsafe { Self::ours(raw) }
+    }
+
+    /// The device a packet that arrived on `nd` is for: the one bound to `nd`, or else to
+    /// a device below it (`nd` a VLAN, or a bond whose slave is bound) whose addresses the
+    /// core lists in the port's GID table. Called under RCU (the UDP receive path).
+    pub(crate) fn get_for_rx(nd: &NetDev<'_>) -> Option<Self> {
+        Self::get_by_netdev(nd).or_else(|| {
+            // SAFETY: `nd` is live and the caller is in an RCU read section; the helper
+            // returns a referenced device whose ops are ours, or null.
+            let raw = unsafe { b::rxe_sr_glue_ib_device_below(nd.as_ptr()) };
+            // SAFETY: null or a device reference the helper took for us.
+            unsafe { Self::ours(raw) }
+        })
+    }
+
+    /// Wraps a referenced device (or null) from the core, keeping it only if its ops are
+    /// ours (the reference is dropped otherwise).
+    ///
+    /// # Safety
+    /// `raw` is null or a device on which the caller holds a reference, passed to us.
+    unsafe fn ours(raw: *mut b::ib_device) -> Option<Self> {
+        let ibdev = NonNull::new(raw)?;
+        // SAFETY: the reference keeps the device alive; `ops.owner` is a plain field.
+        let owner = unsafe { ibdev.as_ref().ops.owner };
+        if owner != this_module() {
+            // Same driver id as rdma_rxe: only devices whose ops this module installed are
+            // ours.
+            // SAFETY: drops the reference we were given.
+            unsafe { b::ib_device_put(raw) };
+            return None;
+        }
+        // INVARIANT: this module's ops: made by `Device::<T>::create` (one driver per
+        // module).
+        Some(DeviceRef {
+            ibdev,
+            _driver: PhantomData,
+        })
+    }
+
+    /// Unregisters the device from a context that cannot wait (the netdev is going away).
+    pub(crate) fn unregister_queued(&self) {
+        // SAFETY: the device is registered and we hold a reference.
+        unsafe { b::ib_unregister_device_queued(self.ibdev.as_ptr()) };
+    }
+}
+
+impl<T: Driver> core::ops::Deref for DeviceRef<T> {
+    type Target = Device<T>;
+
+    fn deref(&self) -> &Device<T> {
+        // SAFETY: a referenced device made for `T` (type invariant).
+        unsafe { Device::from_ib(self.ibdev.as_ptr()) }
+    }
+}
+
+impl<T: Driver> Drop for DeviceRef<T> {
+    fn drop(&mut self) {
+        // SAFETY: drops the reference this holds.
+        unsafe { b::ib_device_put(self.ibdev.as_ptr()) };
+    }
+}
+
+/// The receive queue's work: hands each queued datagram to `T::receive`.
+///
+/// # Safety
+/// `owner` is the live `Device<T>` whose queue's work this is (set by `Device::create`; the
+/// work is cancelled before the device is freed).
+unsafe extern "C" fn rx_work<T: Driver>(owner: *mut c_void) {
+    // SAFETY: per this function's contract.
+    let dev = unsafe { &*owner.cast::<Device<T>>() };
+    loop {
+        // SAFETY: the queue is initialised and alive (this function's contract); a
+        // dequeued skb is ours.
+        let Some(skb) = (unsafe { SkBuff::from_raw(b::rxe_sr_glue_rx_dequeue(dev.rx.get())) })
+        else {
+            break;
+        };
+        T::receive(dev, skb);
+        // A backlog can take long to drain (each datagram may answer with many packets):
+        // let the rest of the system run between datagrams.
+        // SAFETY: a work item, process context, no lock held here.
+        unsafe { b::rxe_sr_glue_cond_resched() };
+    }
+}
+
+/// Builds the device-level `ib_device_ops` of `T` (installing only what `T` implements).
+struct Adapter<T: Driver>(PhantomData<T>);
+
+impl<T: Driver> Adapter<T> {
+    fn ops() -> b::ib_device_ops {
+        b::ib_device_ops {
+            owner: this_module(),
+            driver_id: DRIVER_ID,
+            uverbs_abi_ver: T::UVERBS_ABI_VER,
+            query_device: Some(Self::query_device),
+            query_port: Some(Self::query_port),
+            query_pkey: if T::HAS_QUERY_PKEY {
+                Some(Self::query_pkey)
+            } else {
+                None
+            },
+            get_port_immutable: Some(Self::get_port_immutable),
+            get_link_layer: Some(Self::get_link_layer),
+            dealloc_driver: Some(Self::dealloc_driver),
+            size_ib_ucontext: size_of::<b::ib_ucontext>(),
+            size_ib_pd: size_of::<b::ib_pd>(),
+            ..Default::default()
+        }
+    }
+
+    /// # Safety
+    /// Called by the core on a device of ours, with writable `attr` and null or valid
+    /// `udata`.
+    unsafe extern "C" fn query_device(
+        ibdev: *mut b::ib_device,
+        attr: *mut b::ib_device_attr,
+        udata: *mut b::ib_udata,
+    ) -> c_int {
+        // SAFETY: the core passes a valid udata or null (kernel callers).
+        if let Some(u) = unsafe { udata.as_ref() } {
+            if u.inlen != 0 || u.outlen != 0 {
+                return EINVAL.to_errno();
+            }
+        }
+        // SAFETY: a device of ours, live for the call.
+        let dev = unsafe { Device::<T>::from_ib(ibdev) };
+        let a = T::query_device(dev).to_raw();
+        // SAFETY: `attr` points to writable storage for one ib_device_attr.
+        unsafe { attr.write(a) };
+        0
+    }
+
+    /// # Safety
+    /// Called by the core on a device of ours, with writable `attr`.
+    unsafe extern "C" fn query_port(
+        ibdev: *mut b::ib_device,
+        port: u32,
+        attr: *mut b::ib_port_attr,
+    ) -> c_int {
+        // SAFETY: a device of ours, live for the call.
+        let dev = unsafe { Device::<T>::from_ib(ibdev) };
+        // SAFETY: the netdev reference is the core's, held while the device is registered.
+        let ndev = unsafe { b::ib_device_get_netdev(ibdev, port) };
+        // SAFETY: `ndev` is null or referenced (dropped below).
+        let up = match unsafe { NetDev::from_raw(ndev) } {
+            Some(nd) => nd.is_up(),
+            None => false,
+        };
+        if !ndev.is_null() {
+            // SAFETY: drops the reference `ib_device_get_netdev` took.
+            unsafe { b::rxe_sr_glue_dev_put(ndev) };
+        }
+        let mut a = match T::query_port(dev, port, up) {
+            Ok(a) => a.to_raw(),
+            Err(e) => return e.to_errno(),
+        };
+        // Speed and width from the netdev's ethtool link settings, as the core computes them.
+        // SAFETY: valid device and out-pointers to our local.
+        unsafe { b::ib_get_eth_speed(ibdev, port, &mut a.active_speed, &mut a.active_width) };
+        // SAFETY: `attr` points to writable storage for one ib_port_attr.
+        unsafe { attr.write(a) };
+        0
+    }
+
+    /// # Safety
+    /// Called by the core on a device of ours, with writable `pkey`.
+    unsafe extern "C" fn query_pkey(
+        ibdev: *mut b::ib_device,
+        port: u32,
+        index: u16,
+        pkey: *mut u16,
+    ) -> c_int {
+        // SAFETY: a device of ours, live for the call.
+        let dev = unsafe { Device::<T>::from_ib(ibdev) };
+        match T::query_pkey(dev, port, index) {
+            Ok(p) => {
+                // SAFETY: `pkey` points to writable storage.
+                unsafe { pkey.write(p) };
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// # Safety
+    /// Called by the core on a device of ours, with writable `imm`.
+    unsafe extern "C" fn get_port_immutable(
+        ibdev: *mut b::ib_device,
+        port: u32,
+        imm: *mut b::ib_port_immutable,
+    ) -> c_int {
+        // SAFETY: a device of ours, live for the call.
+        let dev = unsafe { Device::<T>::from_ib(ibdev) };
+        match T::port_immutable(dev, port) {
+            Ok(i) => {
+                // SAFETY: `imm` points to writable storage for one ib_port_immutable.
+                unsafe { imm.write(i.to_raw()) };
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// Every port of a RoCE device is Ethernet.
+    unsafe extern "C" fn get_link_layer(
+        _ibdev: *mut b::ib_device,
+        _port: u32,
+    ) -> b::rdma_link_layer {
+        b::rdma_link_layer_IB_LINK_LAYER_ETHERNET
+    }
+
+    /// # Safety
+    /// Called by the core once, when the device is being freed and unused (uverbs closed
+    /// its objects before, and the destroy verbs took every object out of the data).
+    unsafe extern "C" fn dealloc_driver(ibdev: *mut b::ib_device) {
+        let raw = ibdev.cast::<Device<T>>();
+        // SAFETY: per this function's contract, nothing uses the device any more; no
+        // datagram can be queued (lookups need a registered device), so stopping the queue
+        // first leaves nothing running when the data is dropped, once.
+        unsafe {
+            b::rxe_sr_glue_rx_stop((*raw).rx.get());
+            ptr::drop_in_place(ptr::addr_of_mut!((*raw).data));
+        }
+        T::freed();
     }
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! An index table over the kernel's xarray (6.12's Rust crate has none): allocates small
-//! integer indices for objects (MR keys today; QPNs, SRQ and AH numbers later) and looks
-//! them up under RCU.
+//! An index table over the kernel's xarray (include/linux/xarray.h; 6.12's Rust crate has
+//! none): allocates small integer indices for objects (MR and MW keys, QPNs, AH numbers)
+//! and looks them up under the table's lock.
 
 use core::sync::atomic::AtomicU32;
 use kernel::error::to_result;
@@ -11,32 +11,28 @@ use kernel::types::Opaque;
 
 use crate::kx::bindings as b;
 
-/// An allocating xarray (indices from `min`), embedded in a device: it must stay at one
-/// address from [`IndexTable::init`] to [`IndexTable::destroy`].
-#[repr(C)]
+/// An allocating xarray (indices from 1), pinned where it was initialised; its nodes are
+/// freed on drop (by then its owner has erased every entry).
+///
+/// # Invariants
+/// `xa` is an initialised xarray (`XA_FLAGS_ALLOC1`) for the table's whole life.
+#[pin_data(PinnedDrop)]
 pub(crate) struct IndexTable {
+    #[pin]
     xa: Opaque<b::xarray>,
     /// Where cyclic allocation continues (updated by the xarray under its lock).
     next: AtomicU32,
 }
 
 impl IndexTable {
-    /// Initialises the table in place.
-    ///
-    /// # Safety
-    /// `this` points to a table that is not in use and will not move until `destroy`.
-    pub(crate) unsafe fn init(this: *mut Self) {
-        // SAFETY: per this function's contract.
-        unsafe { b::rxe_sr_glue_xa_init_alloc1((*this).xa.get()) };
-    }
-
-    /// Frees the table's internal nodes; every entry must have been erased.
-    ///
-    /// # Safety
-    /// `this` was initialised and nothing uses it any more.
-    pub(crate) unsafe fn destroy(this: *mut Self) {
-        // SAFETY: per this function's contract.
-        unsafe { b::xa_destroy((*this).xa.get()) };
+    /// An empty table, initialised in place.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(IndexTable {
+            // SAFETY: initialises the xarray in its final, pinned place.
+            // INVARIANT: initialised here, before any use.
+            xa <- Opaque::ffi_init(|xa| unsafe { b::rxe_sr_glue_xa_init_alloc1(xa) }),
+            next: AtomicU32::new(0),
+        })
     }
 
     /// Stores `entry` at a free index in `min..=max` (cyclically, so indices are not
@@ -90,5 +86,20 @@ impl IndexTable {
     pub(crate) fn erase(&self, index: u32) -> *mut c_void {
         // SAFETY: as in `alloc`.
         unsafe { b::xa_erase(self.xa.get(), usize::try_from(index).unwrap_or(usize::MAX)) }
+    }
+}
+
+// SAFETY: the xarray serialises writers with its own lock, and lookups take it too
+// (`with_entry`); the entries are opaque pointers whose owners synchronise their use.
+unsafe impl Send for IndexTable {}
+// SAFETY: as above.
+unsafe impl Sync for IndexTable {}
+
+#[pinned_drop]
+impl PinnedDrop for IndexTable {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: initialised (type invariant) and no longer used; frees only the xarray's
+        // own nodes (the entries belong to the owner, which erased them).
+        unsafe { b::xa_destroy(self.xa.get()) };
     }
 }

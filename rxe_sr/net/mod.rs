@@ -9,10 +9,10 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 
-use crate::ffi::device::DeviceRef;
 use crate::kx::skbuff::SkBuff;
 use crate::kx::udp_tunnel::{UdpTunnel, UdpTunnelHandler};
 use crate::objects::counters::{Counter, Counters};
+use crate::objects::device::RxeSrDevRef;
 
 pub(crate) mod tx;
 
@@ -42,12 +42,17 @@ impl UdpTunnelHandler for RoceSockets {
     /// A datagram on port 4791: queued for the receive work of the device on the netdev it
     /// arrived by (or the device below it), else counted and freed.
     fn encap_recv(skb: SkBuff) {
-        let dev = skb.dev().as_ref().and_then(DeviceRef::get_for_rx);
+        let dev = skb.dev().as_ref().and_then(RxeSrDevRef::get_for_rx);
         match (
-            on_datagram(dev.as_ref().map(|d| d.dev().counters())),
+            on_datagram(dev.as_ref().map(|d| d.counters())),
             dev.as_ref(),
         ) {
-            (Verdict::Queue, Some(d)) => d.dev().queue_rx(skb),
+            (Verdict::Queue, Some(d)) => {
+                if !d.queue_rx(skb) {
+                    // The queue was full: the datagram is freed and counted.
+                    d.counters().inc(Counter::RcvdDropped);
+                }
+            }
             _ => drop(skb),
         }
     }

@@ -6,11 +6,11 @@
 
 use kernel::prelude::*;
 
-use crate::ffi::device::RxeSrDev;
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::{IpAddrs, RoceRoute, TxSkb};
 use crate::objects::ah::{Av, Network};
 use crate::objects::counters::Counter;
+use crate::objects::device::RxeSrDev;
 use crate::proto::wire::icrc;
 
 /// Sends `ib` (BTH .. ICRC, the ICRC's four bytes to be filled) to `av` from `dev`'s
@@ -74,7 +74,9 @@ pub(crate) fn send_with<E>(
     })?;
     if route.local {
         dev.counters().inc(Counter::RcvdPkts);
-        dev.queue_rx(skb.into_received());
+        if !dev.queue_rx(skb.into_received()) {
+            dev.counters().inc(Counter::RcvdDropped);
+        }
         return Ok(());
     }
     skb.xmit().map_err(SendError::Net)

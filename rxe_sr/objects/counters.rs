@@ -74,6 +74,11 @@ pub(crate) const NAMES: [&CStr; COUNT] = [
 pub(crate) struct Counters([AtomicU64; COUNT]);
 
 impl Counters {
+    /// All zero.
+    pub(crate) fn new() -> Self {
+        Counters([const { AtomicU64::new(0) }; COUNT])
+    }
+
     /// One more event.
     pub(crate) fn inc(&self, c: Counter) {
         self.add(c, 1);

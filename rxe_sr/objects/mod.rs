@@ -8,6 +8,8 @@
 
 pub(crate) mod ah;
 pub(crate) mod counters;
+pub(crate) mod device;
 pub(crate) mod live;
+pub(crate) mod mcast;
 pub(crate) mod pd;
 pub(crate) mod qp;

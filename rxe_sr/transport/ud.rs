@@ -8,11 +8,11 @@
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::prelude::*;
 
-use crate::ffi::device::RxeSrDev;
 use crate::ffi::mr;
 use crate::kx::netdevice::NetDev;
 use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
+use crate::objects::device::RxeSrDev;
 use crate::objects::pd::PdId;
 use crate::objects::qp::QpAttrs;
 use crate::uabi::cqe::WcStatus;

@@ -1,11 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Device and port attributes of an rxe_sr ib_device.
+//! The rxe_sr device: creating one on a netdev, keeping its port in step with the netdev,
+//! and the device and port attributes it reports (the `kx::ib_device::Driver` impl).
 //!
 //! The limits follow rdma_rxe's (rxe_param.h) so that the stock rdma-core rxe provider and
 //! applications written against rdma_rxe see the same device; rxe_sr's own data path honours
 //! them as it lands.
 
 use core::sync::atomic::{AtomicUsize, Ordering};
+use kernel::prelude::*;
+use kernel::str::CStr;
+
+use crate::kx::ib_device::{Device, Driver, NewDevice};
+use crate::kx::netdevice::NetDev;
+use crate::kx::skbuff::SkBuff;
+use crate::objects::device::{DeviceState, RxeSrDev, RxeSrDevRef};
 
 use crate::kx::ib_device::RoceV2PortImmutable;
 use crate::kx::ib_device::{AtomicCap, DeviceAttr, DeviceCaps, PortAttr, PortPhysState, PortState};
@@ -138,9 +146,9 @@ pub(crate) fn device_attr(sys_image_guid: u64) -> DeviceAttr {
         max_srq_sge: 27,
         max_fast_reg_page_list_len: super::mr::MAX_FAST_REG_PAGES,
         max_pkeys: 64,
-        max_mcast_grp: super::mcast::MAX_MCAST_GRP as i32,
-        max_mcast_qp_attach: super::mcast::MAX_MCAST_QP_ATTACH as i32,
-        max_total_mcast_qp_attach: super::mcast::MAX_TOTAL_MCAST_QP_ATTACH as i32,
+        max_mcast_grp: crate::objects::mcast::MAX_MCAST_GRP as i32,
+        max_mcast_qp_attach: crate::objects::mcast::MAX_MCAST_QP_ATTACH as i32,
+        max_total_mcast_qp_attach: crate::objects::mcast::MAX_TOTAL_MCAST_QP_ATTACH as i32,
         local_ca_ack_delay: 15,
     }
 }
@@ -174,5 +182,89 @@ pub(crate) fn port_immutable() -> RoceV2PortImmutable {
     RoceV2PortImmutable {
         pkey_tbl_len: 1,
         gid_tbl_len: GID_TBL_LEN as i32,
+    }
+}
+
+/// Creates and registers an rxe_sr device named `name` on `nd`.
+pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
+    if nd.is_vlan() {
+        pr_err!(
+            "{}: a VLAN device; create the link on the real device\n",
+            nd.name()
+        );
+        return Err(EPERM);
+    }
+    if RxeSrDevRef::get_by_netdev(nd).is_some() {
+        pr_err!("{} already has an rxe_sr device\n", nd.name());
+        return Err(EEXIST);
+    }
+    let state = DeviceState::new(
+        port_state(nd.is_running(), nd.carrier_ok()),
+        ib_mtu_from_eth_mtu(nd.mtu()),
+    );
+    RxeSrDev::create(
+        NewDevice {
+            name,
+            netdev: nd,
+            node_guid: guid_from_mac(nd.mac()),
+            node_desc: b"rxe_sr",
+            object_ops: crate::ffi::device::object_ops,
+        },
+        state,
+    )?;
+    note_created();
+    // The device may be unregistered by now (rdma link del); do not touch it again.
+    pr_info!("{}: added on {} (mtu {})\n", name, nd.name(), nd.mtu());
+    Ok(())
+}
+
+/// Follows the netdev's running/carrier state, telling the core's clients of a change.
+pub(crate) fn update_port_state(dev: &RxeSrDev, nd: &NetDev<'_>) {
+    let new = port_state(nd.is_running(), nd.carrier_ok());
+    if dev.swap_port_state(new) != new {
+        dev.dispatch_port_event(new == PortState::Active);
+    }
+}
+
+#[vtable]
+impl Driver for DeviceState {
+    const UVERBS_ABI_VER: u32 = RXE_UVERBS_ABI_VERSION;
+
+    fn query_device(dev: &Device<Self>) -> DeviceAttr {
+        device_attr(dev.node_guid())
+    }
+
+    fn query_port(dev: &Device<Self>, port: u32, netdev_up: bool) -> Result<PortAttr> {
+        if port != PORT_NUM {
+            return Err(EINVAL);
+        }
+        let mtu = PathMtu::from_raw(dev.active_mtu()).unwrap_or_default();
+        Ok(port_attr(dev.port_state(), mtu, netdev_up))
+    }
+
+    fn port_immutable(_dev: &Device<Self>, port: u32) -> Result<RoceV2PortImmutable> {
+        if port != PORT_NUM {
+            return Err(EINVAL);
+        }
+        Ok(port_immutable())
+    }
+
+    fn query_pkey(_dev: &Device<Self>, port: u32, index: u16) -> Result<u16> {
+        if port != PORT_NUM || index != 0 {
+            return Err(EINVAL);
+        }
+        Ok(DEFAULT_PKEY_FULL)
+    }
+
+    fn receive(dev: &Device<Self>, skb: SkBuff) {
+        crate::transport::rx::receive(dev, skb);
+    }
+
+    fn live() {
+        note_live();
+    }
+
+    fn freed() {
+        note_freed();
     }
 }

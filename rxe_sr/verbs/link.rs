@@ -5,9 +5,10 @@
 use kernel::prelude::*;
 use kernel::str::CStr;
 
-use crate::ffi::device::{self, DeviceRef};
 use crate::kx::netdevice::{NetDev, NetdevEvent, NetdevNotifier};
 use crate::kx::rdma_netlink::LinkOps;
+use crate::objects::device::RxeSrDevRef;
+use crate::verbs::device;
 
 /// The `rxe_sr` link type and the netdev notifier behind its devices.
 pub(crate) struct Links;
@@ -20,13 +21,15 @@ impl LinkOps for Links {
 
 impl NetdevNotifier for Links {
     fn event(event: NetdevEvent, nd: &NetDev<'_>) -> bool {
-        let Some(dev) = DeviceRef::get_by_netdev(nd) else {
+        let Some(dev) = RxeSrDevRef::get_by_netdev(nd) else {
             return false;
         };
         match event {
             NetdevEvent::Unregister => dev.unregister_queued(),
-            NetdevEvent::ChangeMtu => dev.set_mtu(nd.mtu()),
-            NetdevEvent::Up | NetdevEvent::Down | NetdevEvent::Change => dev.update_port_state(nd),
+            NetdevEvent::ChangeMtu => dev.set_active_mtu(device::ib_mtu_from_eth_mtu(nd.mtu())),
+            NetdevEvent::Up | NetdevEvent::Down | NetdevEvent::Change => {
+                device::update_port_state(&dev, nd)
+            }
         }
         true
     }

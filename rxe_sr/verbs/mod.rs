@@ -9,6 +9,5 @@
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod link;
-pub(crate) mod mcast;
 pub(crate) mod mr;
 pub(crate) mod qp;

@@ -1,46 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The receive work: datagrams queued by the UDP socket (softirq) are checked and delivered
-//! here, in process context, one device at a time.
+//! Receive dispatch: a datagram from the device's receive queue is checked (IP/UDP framing,
+//! ICRC, IBTA headers) and handed to its QP: a UD SEND (or one to a multicast group) is
+//! delivered at once, an RC/UC packet runs its QP's responder or completer, or waits while
+//! that QP's READ responses are still going out.
 
-use core::mem::offset_of;
-
-use super::device::RxeSrDev;
-use super::qp::{self, Delivery};
-use crate::kx::bindings as b;
+use crate::ffi::qp::{self, Delivery};
 use crate::kx::skbuff::SkBuff;
 use crate::objects::counters::Counter;
+use crate::objects::device::RxeSrDev;
+use crate::objects::mcast::MULTICAST_QPN;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::{Opcode, PacketRepr, Transport};
-use crate::verbs::mcast::MULTICAST_QPN;
-
-/// The work item's entry point (glue.c's work function).
-///
-/// # Safety
-/// `rx` is the `rx` field of a live device's RxeSrDev (the work is cancelled before the
-/// device is freed).
-#[no_mangle]
-unsafe extern "C" fn rxe_sr_rs_rx_work(rx: *mut b::rxe_sr_rx) {
-    // SAFETY: `rx` sits at this offset inside a live RxeSrDev (Opaque is transparent).
-    let dev = unsafe {
-        &*rx.cast::<u8>()
-            .sub(offset_of!(RxeSrDev, rx))
-            .cast::<RxeSrDev>()
-    };
-    loop {
-        // SAFETY: the queue is initialised and alive (this function's contract); a dequeued
-        // skb is ours.
-        let Some(skb) = (unsafe { SkBuff::from_raw(b::rxe_sr_glue_rx_dequeue(rx)) }) else {
-            break;
-        };
-        if !receive(dev, skb) {
-            dev.counters().inc(Counter::RcvdDropped);
-        }
-        // A backlog can take long to drain (each datagram may answer with many packets):
-        // let the rest of the system run between datagrams.
-        // SAFETY: a work item, process context, no lock held here.
-        unsafe { b::rxe_sr_glue_cond_resched() };
-    }
-}
 
 /// Splits a datagram (from its IP header) and checks its IP/UDP framing, ICRC and IBTA
 /// headers. Extended (selective-repeat) packets are not taken yet.
@@ -50,9 +20,16 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<(RoceDatagram<'_>, PacketRepr<'_>)> 
     (!p.is_sr()).then_some((d, p))
 }
 
+/// Takes one datagram of `dev`'s receive queue; a dropped one is counted.
+pub(crate) fn receive(dev: &RxeSrDev, skb: SkBuff) {
+    if !deliver(dev, skb) {
+        dev.counters().inc(Counter::RcvdDropped);
+    }
+}
+
 /// Checks one datagram and delivers it (or hands it to its QP to run later). False when
 /// it was dropped.
-fn receive(dev: &RxeSrDev, mut skb: SkBuff) -> bool {
+fn deliver(dev: &RxeSrDev, mut skb: SkBuff) -> bool {
     let later = {
         let Some(bytes) = skb.ip_bytes() else {
             return false;

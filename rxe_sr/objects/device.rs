@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+//! One rxe_sr device's state: the port as its netdev sets it, the object tables (MR and
+//! MW keys, QPNs, AH numbers), counters, multicast groups and resource counts. It lives
+//! inside the core's `ib_device` ([`Device`]), created with the device and dropped when
+//! the core frees it.
+
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use kernel::new_mutex;
+use kernel::prelude::*;
+use kernel::sync::Mutex;
+
+use crate::kx::ib_device::{Device, DeviceRef, PortState};
+use crate::kx::ib_verbs::PathMtu;
+use crate::kx::xarray::IndexTable;
+use crate::objects::counters::{Counter, Counters};
+use crate::objects::mcast::McastGroups;
+
+/// An rxe_sr device.
+pub(crate) type RxeSrDev = Device<DeviceState>;
+/// A counted reference on an rxe_sr device.
+pub(crate) type RxeSrDevRef = DeviceRef<DeviceState>;
+
+/// The driver's data in each device.
+#[pin_data]
+pub(crate) struct DeviceState {
+    /// Port 1 is active (its netdev runs with carrier).
+    port_active: AtomicBool,
+    /// The path MTU the netdev's MTU allows (`enum ib_mtu` number).
+    active_mtu: AtomicU32,
+    /// Memory regions by key index.
+    #[pin]
+    mr_table: IndexTable,
+    /// Queue pairs by QPN.
+    #[pin]
+    qp_table: IndexTable,
+    /// Address handles by AH number.
+    #[pin]
+    ah_table: IndexTable,
+    /// Memory windows by key index.
+    #[pin]
+    mw_table: IndexTable,
+    /// The low byte of the next key (see `verbs::mr`).
+    key_variant: AtomicU32,
+    /// What `rdma statistic` shows.
+    counters: Counters,
+    /// Multicast groups.
+    #[pin]
+    mcast: Mutex<McastGroups>,
+    /// PDs, CQs and SRQs in use, against the `max_pd`, `max_cq` and `max_srq` the device
+    /// reports (QPs, MRs, MWs and AHs are bounded by their index tables).
+    pub(crate) pds_used: AtomicU32,
+    pub(crate) cqs_used: AtomicU32,
+    pub(crate) srqs_used: AtomicU32,
+}
+
+impl DeviceState {
+    /// A new device's state: port as given, empty tables, zero counters.
+    pub(crate) fn new(port: PortState, active_mtu: PathMtu) -> impl PinInit<Self, Error> {
+        try_pin_init!(DeviceState {
+            port_active: AtomicBool::new(port == PortState::Active),
+            active_mtu: AtomicU32::new(active_mtu.to_raw()),
+            mr_table <- IndexTable::new(),
+            qp_table <- IndexTable::new(),
+            ah_table <- IndexTable::new(),
+            mw_table <- IndexTable::new(),
+            key_variant: AtomicU32::new(0),
+            counters: Counters::new(),
+            mcast <- new_mutex!(McastGroups::default(), "rxe_sr_mcast"),
+            pds_used: AtomicU32::new(0),
+            cqs_used: AtomicU32::new(0),
+            srqs_used: AtomicU32::new(0),
+        }? Error)
+    }
+
+    /// The device's counters.
+    pub(crate) fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The device's multicast groups.
+    pub(crate) fn mcast(&self) -> &Mutex<McastGroups> {
+        &self.mcast
+    }
+
+    /// The device's MR table.
+    pub(crate) fn mrs(&self) -> &IndexTable {
+        &self.mr_table
+    }
+
+    /// The device's MW table.
+    pub(crate) fn mws(&self) -> &IndexTable {
+        &self.mw_table
+    }
+
+    /// The device's AH table.
+    pub(crate) fn ahs(&self) -> &IndexTable {
+        &self.ah_table
+    }
+
+    /// The device's QP table.
+    pub(crate) fn qps(&self) -> &IndexTable {
+        &self.qp_table
+    }
+
+    /// A new key variant (the key's low byte), rolling over.
+    pub(crate) fn next_key_variant(&self) -> u8 {
+        // Truncation to the low byte is the point.
+        (self.key_variant.fetch_add(1, Ordering::Relaxed) & 0xff) as u8
+    }
+
+    /// The port's path MTU (`enum ib_mtu`: 1 = 256 .. 5 = 4096 bytes).
+    pub(crate) fn active_mtu(&self) -> u32 {
+        self.active_mtu.load(Ordering::Relaxed)
+    }
+
+    /// Follows a netdev MTU change.
+    pub(crate) fn set_active_mtu(&self, mtu: PathMtu) {
+        self.active_mtu.store(mtu.to_raw(), Ordering::Relaxed);
+    }
+
+    /// Port 1's state.
+    pub(crate) fn port_state(&self) -> PortState {
+        if self.port_active.load(Ordering::Relaxed) {
+            PortState::Active
+        } else {
+            PortState::Down
+        }
+    }
+
+    /// Sets port 1's state; returns the previous one. A port leaving ACTIVE counts a
+    /// `link_downed`.
+    pub(crate) fn swap_port_state(&self, new: PortState) -> PortState {
+        let was = self
+            .port_active
+            .swap(new == PortState::Active, Ordering::Relaxed);
+        if was && new != PortState::Active {
+            self.counters.inc(Counter::LinkDowned);
+        }
+        if was {
+            PortState::Active
+        } else {
+            PortState::Down
+        }
+    }
+}
