@@ -15,6 +15,7 @@
 
 pub(crate) mod error;
 pub(crate) mod ib_device;
+pub(crate) mod ib_device_attr;
 pub(crate) mod ib_verbs;
 pub(crate) mod mmap_queue;
 pub(crate) mod moduleparam;

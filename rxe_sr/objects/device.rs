@@ -9,7 +9,8 @@ use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::Mutex;
 
-use crate::kx::ib_device::{Device, DeviceRef, PortState};
+use crate::kx::ib_device::{Device, DeviceRef};
+use crate::kx::ib_device_attr::PortState;
 use crate::kx::ib_verbs::PathMtu;
 use crate::kx::xarray::IndexTable;
 use crate::objects::counters::{Counter, Counters};

@@ -15,8 +15,10 @@ use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkBuff;
 use crate::objects::device::{DeviceState, RxeSrDev, RxeSrDevRef};
 
-use crate::kx::ib_device::RoceV2PortImmutable;
-use crate::kx::ib_device::{AtomicCap, DeviceAttr, DeviceCaps, PortAttr, PortPhysState, PortState};
+use crate::kx::ib_device_attr::RoceV2PortImmutable;
+use crate::kx::ib_device_attr::{
+    AtomicCap, DeviceAttr, DeviceCaps, PortAttr, PortPhysState, PortState,
+};
 use crate::kx::ib_verbs::PathMtu;
 
 /// uverbs ABI version of the rxe user ABI (rdma-core's providers/rxe checks it).
