@@ -9,8 +9,8 @@ use core::ptr;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-use crate::kx::bindings as b;
-use crate::objects::ah::{self as vah, Av};
+use crate::kx::bindings;
+use crate::objects::ah::{Av, MAX_AH_NUM};
 use crate::objects::device::RxeSrDev;
 use crate::objects::live;
 use crate::objects::pd::PdId;
@@ -19,7 +19,7 @@ use crate::uabi::{layout, resp, send_wqe};
 /// The AH object: `ibah` first (the core allocates `size_of::<RxeSrAh>()` zeroed bytes).
 #[repr(C)]
 pub(crate) struct RxeSrAh {
-    ibah: b::ib_ah,
+    ibah: bindings::ib_ah,
     /// Where it points; written once at create.
     av: Option<Av>,
     /// Its number in the device's AH table (0: none yet).
@@ -33,16 +33,16 @@ pub(crate) const SIZE: usize = size_of::<RxeSrAh>();
 ///
 /// # Safety
 /// `attr.grh.sgid_attr` is null or referenced for the call (the core holds it).
-pub(crate) unsafe fn av_of(attr: &b::rdma_ah_attr) -> Result<Av> {
-    if attr.type_ != b::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE
+pub(crate) unsafe fn av_of(attr: &bindings::rdma_ah_attr) -> Result<Av> {
+    if attr.type_ != bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE
         || attr.port_num != 1
-        || u32::from(attr.ah_flags) & b::ib_ah_flags_IB_AH_GRH == 0
+        || u32::from(attr.ah_flags) & bindings::ib_ah_flags_IB_AH_GRH == 0
     {
         return Err(EINVAL);
     }
     // SAFETY: per this function's contract.
     let sgid_attr = unsafe { attr.grh.sgid_attr.as_ref() }.ok_or(EINVAL)?;
-    if sgid_attr.gid_type != b::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP {
+    if sgid_attr.gid_type != bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP {
         return Err(EINVAL);
     }
     // SAFETY: `union ib_gid` is 16 plain bytes whichever member is read.
@@ -62,9 +62,9 @@ pub(crate) unsafe fn av_of(attr: &b::rdma_ah_attr) -> Result<Av> {
 /// # Safety
 /// Called by uverbs with a zeroed AH object of our size and a valid init attribute block.
 pub(crate) unsafe extern "C" fn create_user_ah(
-    ibah: *mut b::ib_ah,
-    init: *mut b::rdma_ah_init_attr,
-    udata: *mut b::ib_udata,
+    ibah: *mut bindings::ib_ah,
+    init: *mut bindings::rdma_ah_init_attr,
+    udata: *mut bindings::ib_udata,
 ) -> c_int {
     // SAFETY: per this function's contract.
     match unsafe { create_inner(ibah, &*init, udata) } {
@@ -76,21 +76,21 @@ pub(crate) unsafe extern "C" fn create_user_ah(
 /// # Safety
 /// As [`create_user_ah`].
 unsafe fn create_inner(
-    ibah: *mut b::ib_ah,
-    init: &b::rdma_ah_init_attr,
-    udata: *mut b::ib_udata,
+    ibah: *mut bindings::ib_ah,
+    init: &bindings::rdma_ah_init_attr,
+    udata: *mut bindings::ib_udata,
 ) -> Result {
     // SAFETY: the core passes the attribute it holds references for.
     let av = unsafe { av_of(&*init.ah_attr)? };
     // SAFETY: the AH's device is one of ours.
     let dev = unsafe { RxeSrDev::from_ib((*ibah).device) };
-    let ah_num = dev.ahs().reserve(1, vah::MAX_AH_NUM)?;
+    let ah_num = dev.ahs().reserve(1, MAX_AH_NUM)?;
     if !udata.is_null() {
         let mut out = [0u8; layout::CREATE_AH_RESP_SIZE];
         let ret = match resp::emit_create_ah_resp(ah_num, &mut out) {
             // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
             Some(()) => unsafe {
-                b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len())
+                bindings::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len())
             },
             None => EINVAL.to_errno(),
         };
@@ -121,9 +121,9 @@ unsafe fn create_inner(
 /// # Safety
 /// Called by the core with a zeroed AH object of our size and a valid init attribute block.
 pub(crate) unsafe extern "C" fn create_ah(
-    ibah: *mut b::ib_ah,
-    init: *mut b::rdma_ah_init_attr,
-    _udata: *mut b::ib_udata,
+    ibah: *mut bindings::ib_ah,
+    init: *mut bindings::rdma_ah_init_attr,
+    _udata: *mut bindings::ib_udata,
 ) -> c_int {
     // SAFETY: per this function's contract; the core holds the attribute's references.
     match unsafe { av_of(&*(*init).ah_attr) } {
@@ -141,7 +141,7 @@ pub(crate) unsafe extern "C" fn create_ah(
 ///
 /// # Safety
 /// Called by the core once per created AH.
-pub(crate) unsafe extern "C" fn destroy_ah(ibah: *mut b::ib_ah, _flags: u32) -> c_int {
+pub(crate) unsafe extern "C" fn destroy_ah(ibah: *mut bindings::ib_ah, _flags: u32) -> c_int {
     let ah = ibah.cast::<RxeSrAh>();
     // SAFETY: our AH object; its device is one of ours.
     let (num, created, dev) = unsafe {
@@ -164,7 +164,7 @@ pub(crate) unsafe extern "C" fn destroy_ah(ibah: *mut b::ib_ah, _flags: u32) -> 
 ///
 /// # Safety
 /// `ibah` is null or a live AH of ours (a kernel work request's, held by its poster).
-pub(crate) unsafe fn kernel_av(ibah: *mut b::ib_ah, pd: PdId) -> Option<Av> {
+pub(crate) unsafe fn kernel_av(ibah: *mut bindings::ib_ah, pd: PdId) -> Option<Av> {
     // SAFETY: per this function's contract.
     let ah = unsafe { ibah.cast::<RxeSrAh>().as_ref() }?;
     if super::pd::id(ah.ibah.pd) != pd {
@@ -197,7 +197,7 @@ pub(crate) fn embedded(dev: &RxeSrDev, e: &send_wqe::Av) -> Option<Av> {
     // SAFETY: the device is registered while its QPs post; the glue takes and drops its own
     // GID-table reference and writes 16 bytes to `sgid`.
     let ret = unsafe {
-        b::rxe_sr_glue_roce_v2_gid(dev.ib_ptr(), u32::from(e.sgid_index), sgid.as_mut_ptr())
+        bindings::rxe_sr_glue_roce_v2_gid(dev.ib_ptr(), u32::from(e.sgid_index), sgid.as_mut_ptr())
     };
     if ret != 0 || !e.agrees_with(&sgid) {
         return None;

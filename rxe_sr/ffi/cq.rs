@@ -17,7 +17,7 @@ use kernel::ffi::c_int;
 use kernel::pin_init;
 use kernel::prelude::*;
 
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 use crate::kx::mmap_queue::{MappedQueue, SharedQueue};
 use crate::kx::spinlock::{new_irq_spinlock, IrqSpinLock};
 use crate::objects::live;
@@ -25,19 +25,19 @@ use crate::uabi::cqe::{emit_uverbs_wc, Completion, WcEx, WcFlags, WcStatus};
 use crate::uabi::queue::{Fifo, ToClientQueue};
 use crate::uabi::send_wqe::NetworkType;
 use crate::uabi::{layout, resp};
-use crate::verbs::cq as vcq;
+use crate::verbs;
 
 /// The CPU's cache line size, which pads queue slots as rdma_rxe pads them.
 fn cache_line_size() -> u32 {
     // SAFETY: reads a boot-time constant.
-    unsafe { b::rxe_sr_glue_cache_line_size() }
+    unsafe { bindings::rxe_sr_glue_cache_line_size() }
 }
 
 /// A completion waiting in a kernel CQ, with the QP it names (`ib_wc.qp`).
 #[derive(Clone, Copy)]
 struct KernelWc {
     c: Completion,
-    qp: *mut b::ib_qp,
+    qp: *mut bindings::ib_qp,
 }
 
 // SAFETY: `qp` is only handed back to the CQ's consumer, never dereferenced here.
@@ -89,7 +89,7 @@ const DUE_ERR: u32 = 2;
 /// The CQ object: `ibcq` first (the core allocates `size_of::<RxeSrCq>()` zeroed bytes).
 #[repr(C)]
 pub(crate) struct RxeSrCq {
-    ibcq: b::ib_cq,
+    ibcq: bindings::ib_cq,
     state: *mut CqState,
 }
 
@@ -99,7 +99,7 @@ pub(crate) const SIZE: usize = size_of::<RxeSrCq>();
 impl RxeSrCq {
     /// # Safety
     /// `ibcq` is a live CQ of ours whose create succeeded.
-    unsafe fn state<'a>(ibcq: *mut b::ib_cq) -> Option<&'a CqState> {
+    unsafe fn state<'a>(ibcq: *mut bindings::ib_cq) -> Option<&'a CqState> {
         // SAFETY: `ibcq` is the first field of a RxeSrCq; `state` is null or points to the
         // CqState create_cq leaked, freed only by destroy_cq.
         unsafe { (*ibcq.cast::<RxeSrCq>()).state.as_ref() }
@@ -111,9 +111,9 @@ impl RxeSrCq {
 /// # Safety
 /// Called by the core with a zeroed CQ object of our size and valid attributes.
 pub(crate) unsafe extern "C" fn create_cq(
-    ibcq: *mut b::ib_cq,
-    attr: *const b::ib_cq_init_attr,
-    attrs: *mut b::uverbs_attr_bundle,
+    ibcq: *mut bindings::ib_cq,
+    attr: *const bindings::ib_cq_init_attr,
+    attrs: *mut bindings::uverbs_attr_bundle,
 ) -> c_int {
     // SAFETY: the CQ's device is one of ours.
     let dev = unsafe { crate::objects::device::RxeSrDev::from_ib((*ibcq).device) };
@@ -133,19 +133,19 @@ pub(crate) unsafe extern "C" fn create_cq(
 /// # Safety
 /// As [`create_cq`].
 unsafe fn create_cq_inner(
-    ibcq: *mut b::ib_cq,
-    attr: &b::ib_cq_init_attr,
-    attrs: *mut b::uverbs_attr_bundle,
+    ibcq: *mut bindings::ib_cq,
+    attr: &bindings::ib_cq_init_attr,
+    attrs: *mut bindings::uverbs_attr_bundle,
 ) -> Result {
     if attr.flags != 0 {
         return Err(crate::kx::error::eopnotsupp());
     }
     // SAFETY: null or a live bundle.
-    let udata = unsafe { b::rxe_sr_glue_attrs_udata(attrs) };
+    let udata = unsafe { bindings::rxe_sr_glue_attrs_udata(attrs) };
     // SAFETY: as above.
-    let uctx = unsafe { b::rxe_sr_glue_attrs_ucontext(attrs) };
+    let uctx = unsafe { bindings::rxe_sr_glue_attrs_ucontext(attrs) };
     let depth = u32::try_from(attr.cqe).map_err(|_| EINVAL)?;
-    let geo = vcq::geometry(depth, cache_line_size())?;
+    let geo = verbs::cq::geometry(depth, cache_line_size())?;
     let ring = if udata.is_null() {
         // A kernel consumer's CQ (ib_alloc_cq and friends).
         CqRing::Kernel(kernel_cq(geo.num_elem)?)
@@ -174,7 +174,7 @@ unsafe fn create_cq_inner(
     // SAFETY: `ibcq` is our zeroed CQ object.
     unsafe {
         (*ibcq.cast::<RxeSrCq>()).state = raw;
-        (*ibcq).cqe = i32::try_from(geo.num_elem).unwrap_or(vcq::MAX_CQE);
+        (*ibcq).cqe = i32::try_from(geo.num_elem).unwrap_or(verbs::cq::MAX_CQE);
     }
     live::LIVE.cqs.inc();
     Ok(())
@@ -186,8 +186,8 @@ unsafe fn create_cq_inner(
 /// # Safety
 /// `udata` and `uctx` are null or the live udata and ucontext of a uverbs call.
 unsafe fn user_ring(
-    udata: *mut b::ib_udata,
-    uctx: *mut b::ib_ucontext,
+    udata: *mut bindings::ib_udata,
+    uctx: *mut bindings::ib_ucontext,
     ring: crate::uabi::queue::Ring,
 ) -> Result<MappedQueue> {
     if uctx.is_null() {
@@ -200,7 +200,8 @@ unsafe fn user_ring(
     let mut resp = [0u8; layout::CREATE_CQ_RESP_SIZE];
     resp::emit_create_cq_resp(resp::MmInfo { offset, size }, &mut resp).ok_or(EINVAL)?;
     // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
-    let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, resp.as_ptr().cast(), resp.len()) };
+    let ret =
+        unsafe { bindings::rxe_sr_glue_copy_to_udata(udata, resp.as_ptr().cast(), resp.len()) };
     if ret != 0 {
         return Err(Error::from_errno(ret));
     }
@@ -211,7 +212,10 @@ unsafe fn user_ring(
 ///
 /// # Safety
 /// Called by the core once, after a successful create, with no users left.
-pub(crate) unsafe extern "C" fn destroy_cq(ibcq: *mut b::ib_cq, _udata: *mut b::ib_udata) -> c_int {
+pub(crate) unsafe extern "C" fn destroy_cq(
+    ibcq: *mut bindings::ib_cq,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
     // SAFETY: our CQ object.
     let cq = unsafe { &mut *ibcq.cast::<RxeSrCq>() };
     if cq.state.is_null() {
@@ -241,8 +245,8 @@ pub(crate) unsafe extern "C" fn destroy_cq(ibcq: *mut b::ib_cq, _udata: *mut b::
 /// # Safety
 /// Called by the core with a live CQ of ours.
 pub(crate) unsafe extern "C" fn req_notify_cq(
-    ibcq: *mut b::ib_cq,
-    flags: b::ib_cq_notify_flags,
+    ibcq: *mut bindings::ib_cq,
+    flags: bindings::ib_cq_notify_flags,
 ) -> c_int {
     // SAFETY: per this function's contract.
     let Some(state) = (unsafe { RxeSrCq::state(ibcq) }) else {
@@ -250,7 +254,7 @@ pub(crate) unsafe extern "C" fn req_notify_cq(
     };
     let mut ring = state.ring.lock();
     state.notify.fetch_or(
-        flags & b::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK,
+        flags & bindings::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK,
         Ordering::Relaxed,
     );
     let waiting = match &mut *ring {
@@ -261,7 +265,7 @@ pub(crate) unsafe extern "C" fn req_notify_cq(
         CqRing::User { queue: None, .. } => 0,
         CqRing::Kernel(f) => f.len() as u32,
     };
-    if flags & b::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0 && waiting > 0 {
+    if flags & bindings::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0 && waiting > 0 {
         1
     } else {
         0
@@ -276,9 +280,9 @@ pub(crate) unsafe extern "C" fn req_notify_cq(
 /// # Safety
 /// Called by uverbs with a live user CQ of ours.
 pub(crate) unsafe extern "C" fn resize_cq(
-    ibcq: *mut b::ib_cq,
+    ibcq: *mut bindings::ib_cq,
     cqe: c_int,
-    udata: *mut b::ib_udata,
+    udata: *mut bindings::ib_udata,
 ) -> c_int {
     // SAFETY: per this function's contract.
     match unsafe { resize_cq_inner(ibcq, cqe, udata) } {
@@ -289,11 +293,15 @@ pub(crate) unsafe extern "C" fn resize_cq(
 
 /// # Safety
 /// As [`resize_cq`].
-unsafe fn resize_cq_inner(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_udata) -> Result {
+unsafe fn resize_cq_inner(
+    ibcq: *mut bindings::ib_cq,
+    cqe: c_int,
+    udata: *mut bindings::ib_udata,
+) -> Result {
     // SAFETY: per this function's contract.
     let state = unsafe { RxeSrCq::state(ibcq) }.ok_or(EINVAL)?;
     let depth = u32::try_from(cqe).map_err(|_| EINVAL)?;
-    let geo = vcq::geometry(depth, cache_line_size())?;
+    let geo = verbs::cq::geometry(depth, cache_line_size())?;
     if udata.is_null() {
         // SAFETY: per this function's contract.
         return unsafe { resize_kernel_cq(ibcq, state, geo.num_elem) };
@@ -303,7 +311,8 @@ unsafe fn resize_cq_inner(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_uda
     // on any error below, dropping `mapped` unregisters the new ring and the CQ keeps the
     // old one).
     // SAFETY: the live udata of this call.
-    let mapped = unsafe { user_ring(udata, b::rxe_sr_glue_udata_ucontext(udata), geo.ring)? };
+    let mapped =
+        unsafe { user_ring(udata, bindings::rxe_sr_glue_udata_ucontext(udata), geo.ring)? };
     let new = mapped.queue();
     let mut nq = ToClientQueue::new(geo.ring);
     // The unconsumed entries move in chunks of RESIZE_CHUNK, the lock (which keeps
@@ -349,12 +358,12 @@ unsafe fn resize_cq_inner(ibcq: *mut b::ib_cq, cqe: c_int, udata: *mut b::ib_uda
         }
         drop(ring);
         // SAFETY: process context (the resize verb), no lock held.
-        unsafe { b::rxe_sr_glue_cond_resched() };
+        unsafe { bindings::rxe_sr_glue_cond_resched() };
     };
     // The old ring's entry goes outside the lock; user space unmaps its pages.
     drop(old);
     // SAFETY: `ibcq` is live.
-    unsafe { (*ibcq).cqe = i32::try_from(geo.num_elem).unwrap_or(vcq::MAX_CQE) };
+    unsafe { (*ibcq).cqe = i32::try_from(geo.num_elem).unwrap_or(verbs::cq::MAX_CQE) };
     Ok(())
 }
 
@@ -365,15 +374,15 @@ const RESIZE_CHUNK: u32 = 256;
 /// CQs).
 #[derive(Clone, Copy)]
 pub(crate) struct QpCqs {
-    qp: *mut b::ib_qp,
-    send: *mut b::ib_cq,
-    recv: *mut b::ib_cq,
+    qp: *mut bindings::ib_qp,
+    send: *mut bindings::ib_cq,
+    recv: *mut bindings::ib_cq,
 }
 
 impl QpCqs {
     /// # Safety
     /// `ibqp` is a live QP of ours.
-    pub(crate) unsafe fn of(ibqp: *mut b::ib_qp) -> QpCqs {
+    pub(crate) unsafe fn of(ibqp: *mut bindings::ib_qp) -> QpCqs {
         // SAFETY: per this function's contract; the core set the CQs at create.
         unsafe {
             QpCqs {
@@ -408,7 +417,7 @@ impl QpCqs {
 ///
 /// # Safety
 /// `ibcq` is a live CQ of ours with state `state`.
-unsafe fn resize_kernel_cq(ibcq: *mut b::ib_cq, state: &CqState, depth: u32) -> Result {
+unsafe fn resize_kernel_cq(ibcq: *mut bindings::ib_cq, state: &CqState, depth: u32) -> Result {
     let mut fresh = kernel_cq(depth)?;
     {
         let mut ring = state.ring.lock();
@@ -424,7 +433,7 @@ unsafe fn resize_kernel_cq(ibcq: *mut b::ib_cq, state: &CqState, depth: u32) -> 
     // The old FIFO is freed here, outside the lock.
     drop(fresh);
     // SAFETY: `ibcq` is live.
-    unsafe { (*ibcq).cqe = i32::try_from(depth).unwrap_or(vcq::MAX_CQE) };
+    unsafe { (*ibcq).cqe = i32::try_from(depth).unwrap_or(verbs::cq::MAX_CQE) };
     Ok(())
 }
 
@@ -435,8 +444,8 @@ unsafe fn resize_kernel_cq(ibcq: *mut b::ib_cq, state: &CqState, depth: u32) -> 
 /// # Safety
 /// `ibcq` is a live CQ of ours (a QP's send or receive CQ, kept alive by the QP `ibqp`).
 unsafe fn post(
-    ibcq: *mut b::ib_cq,
-    ibqp: *mut b::ib_qp,
+    ibcq: *mut bindings::ib_cq,
+    ibqp: *mut bindings::ib_qp,
     c: &Completion,
     solicited: bool,
 ) -> Result {
@@ -468,8 +477,8 @@ unsafe fn post(
         return Err(EBUSY);
     }
     let armed = state.notify.load(Ordering::Relaxed);
-    let fire = armed & b::ib_cq_notify_flags_IB_CQ_NEXT_COMP != 0
-        || (solicited && armed & b::ib_cq_notify_flags_IB_CQ_SOLICITED != 0);
+    let fire = armed & bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP != 0
+        || (solicited && armed & bindings::ib_cq_notify_flags_IB_CQ_SOLICITED != 0);
     if fire && state.notify.swap(0, Ordering::Relaxed) != 0 {
         // The comp_handler runs from CqEvents (uverbs queues the event).
         state.due.fetch_or(DUE_COMP, Ordering::AcqRel);
@@ -481,7 +490,7 @@ unsafe fn post(
 ///
 /// # Safety
 /// `ibcq` is a live CQ of ours; no lock of ours is held.
-unsafe fn run_due(ibcq: *mut b::ib_cq) {
+unsafe fn run_due(ibcq: *mut bindings::ib_cq) {
     // SAFETY: per this function's contract.
     let Some(state) = (unsafe { RxeSrCq::state(ibcq) }) else {
         return;
@@ -489,11 +498,11 @@ unsafe fn run_due(ibcq: *mut b::ib_cq) {
     let due = state.due.swap(0, Ordering::AcqRel);
     if due & DUE_ERR != 0 {
         // SAFETY: `ibcq` is live; the helper calls the consumer's event handler.
-        unsafe { b::rxe_sr_glue_cq_event(ibcq, b::ib_event_type_IB_EVENT_CQ_ERR) };
+        unsafe { bindings::rxe_sr_glue_cq_event(ibcq, bindings::ib_event_type_IB_EVENT_CQ_ERR) };
     }
     if due & DUE_COMP != 0 {
         // SAFETY: `ibcq` is live; the helper calls its comp_handler.
-        unsafe { b::rxe_sr_glue_cq_comp(ibcq) };
+        unsafe { bindings::rxe_sr_glue_cq_comp(ibcq) };
     }
 }
 
@@ -538,9 +547,9 @@ impl Drop for CqEvents {
 /// # Safety
 /// Called by the core with a live CQ of ours and room for `num` entries at `wc`.
 pub(crate) unsafe extern "C" fn poll_cq(
-    ibcq: *mut b::ib_cq,
+    ibcq: *mut bindings::ib_cq,
     num: c_int,
-    wc: *mut b::ib_wc,
+    wc: *mut bindings::ib_wc,
 ) -> c_int {
     // SAFETY: per this function's contract.
     let Some(state) = (unsafe { RxeSrCq::state(ibcq) }) else {
@@ -566,9 +575,9 @@ pub(crate) unsafe extern "C" fn poll_cq(
 
 /// A kernel completion as `struct ib_wc` (the same status, opcode and flag values as the
 /// uverbs ABI's).
-fn ib_wc(k: &KernelWc) -> b::ib_wc {
+fn ib_wc(k: &KernelWc) -> bindings::ib_wc {
     let c = &k.c;
-    let mut w = b::ib_wc {
+    let mut w = bindings::ib_wc {
         status: c.status.to_uapi(),
         opcode: c.opcode.to_uapi(),
         vendor_err: c.vendor_err,
@@ -594,8 +603,8 @@ fn ib_wc(k: &KernelWc) -> b::ib_wc {
     if let Some(net) = c.network {
         flags |= WcFlags::WITH_NETWORK_HDR_TYPE;
         w.network_hdr_type = match net {
-            NetworkType::Ipv4 => b::rdma_network_type_RDMA_NETWORK_IPV4,
-            NetworkType::Ipv6 => b::rdma_network_type_RDMA_NETWORK_IPV6,
+            NetworkType::Ipv4 => bindings::rdma_network_type_RDMA_NETWORK_IPV4,
+            NetworkType::Ipv6 => bindings::rdma_network_type_RDMA_NETWORK_IPV6,
         } as u8;
     }
     w.wc_flags = flags as c_int;

@@ -4,11 +4,11 @@
 //! the device-level ops that `kx::ib_device` builds from the `Driver` impl.
 
 use super::{ah, cq, mcast, mr, mw, pd, qp, srq, stats};
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 use crate::kx::mmap_queue as queue;
 
 /// Fills in the object verbs and the sizes of the objects the core allocates for them.
-pub(crate) fn object_ops(ops: &mut b::ib_device_ops) {
+pub(crate) fn object_ops(ops: &mut bindings::ib_device_ops) {
     ops.alloc_ucontext = Some(pd::alloc_ucontext);
     ops.dealloc_ucontext = Some(pd::dealloc_ucontext);
     ops.alloc_pd = Some(pd::alloc_pd);

@@ -6,23 +6,23 @@
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 use crate::objects::device::RxeSrDev;
 use crate::objects::mcast::Attached;
 
 /// Makes the device's netdev accept (`add`) or stop accepting the Ethernet multicast
 /// address of group `mgid`, as rdma_rxe does: a node joins the group's MAC; IP membership
 /// (IGMP/MLD) is rdma-cm's business.
-fn mac_filter(ibdev: *mut b::ib_device, mgid: &[u8; 16], add: bool) -> Result {
+fn mac_filter(ibdev: *mut bindings::ib_device, mgid: &[u8; 16], add: bool) -> Result {
     // SAFETY: our device; the reference is dropped below.
-    let ndev = unsafe { b::ib_device_get_netdev(ibdev, 1) };
+    let ndev = unsafe { bindings::ib_device_get_netdev(ibdev, 1) };
     if ndev.is_null() {
         return Err(ENODEV);
     }
     // SAFETY: `ndev` is referenced; `mgid` is 16 readable bytes.
-    let ret = unsafe { b::rxe_sr_glue_mcast_mac(ndev, mgid.as_ptr(), add) };
+    let ret = unsafe { bindings::rxe_sr_glue_mcast_mac(ndev, mgid.as_ptr(), add) };
     // SAFETY: drops the reference ib_device_get_netdev took.
-    unsafe { b::rxe_sr_glue_dev_put(ndev) };
+    unsafe { bindings::rxe_sr_glue_dev_put(ndev) };
     kernel::error::to_result(ret)
 }
 
@@ -31,14 +31,14 @@ fn mac_filter(ibdev: *mut b::ib_device, mgid: &[u8; 16], add: bool) -> Result {
 /// # Safety
 /// Called by the core with a live QP of ours and a valid GID.
 pub(crate) unsafe extern "C" fn attach_mcast(
-    ibqp: *mut b::ib_qp,
-    gid: *mut b::ib_gid,
+    ibqp: *mut bindings::ib_qp,
+    gid: *mut bindings::ib_gid,
     _lid: u16,
 ) -> c_int {
     // SAFETY: per this function's contract; `raw` covers the whole union.
     let (qp_type, qpn, ibdev, mgid) =
         unsafe { ((*ibqp).qp_type, (*ibqp).qp_num, (*ibqp).device, (*gid).raw) };
-    if qp_type != b::ib_qp_type_IB_QPT_UD {
+    if qp_type != bindings::ib_qp_type_IB_QPT_UD {
         return EINVAL.to_errno();
     }
     // SAFETY: a device of ours.
@@ -62,8 +62,8 @@ pub(crate) unsafe extern "C" fn attach_mcast(
 /// # Safety
 /// As [`attach_mcast`].
 pub(crate) unsafe extern "C" fn detach_mcast(
-    ibqp: *mut b::ib_qp,
-    gid: *mut b::ib_gid,
+    ibqp: *mut bindings::ib_qp,
+    gid: *mut bindings::ib_gid,
     _lid: u16,
 ) -> c_int {
     // SAFETY: per this function's contract; `raw` covers the whole union.
@@ -82,7 +82,7 @@ pub(crate) unsafe extern "C" fn detach_mcast(
 }
 
 /// Detaches a QP being destroyed from every group it is still in.
-pub(crate) fn detach_all(dev: &RxeSrDev, ibdev: *mut b::ib_device, qpn: u32) {
+pub(crate) fn detach_all(dev: &RxeSrDev, ibdev: *mut bindings::ib_device, qpn: u32) {
     dev.mcast().lock().detach_all(qpn, |mgid| {
         let _ = mac_filter(ibdev, &mgid, false);
     });

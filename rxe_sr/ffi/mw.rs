@@ -9,17 +9,17 @@ use core::ptr;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 use crate::objects::device::RxeSrDev;
 use crate::objects::live;
 use crate::objects::pd::PdId;
 use crate::proto::rc::mw::{BindReq, MrView, MwError, MwType, Window};
-use crate::verbs::mr as vmr;
+use crate::verbs;
 
 /// The MW object: `ibmw` first (the core allocates `size_of::<RxeSrMw>()` zeroed bytes).
 #[repr(C)]
 pub(crate) struct RxeSrMw {
-    ibmw: b::ib_mw,
+    ibmw: bindings::ib_mw,
     /// Index in the device's MW table (0: not allocated).
     index: u32,
     /// The window, changed only under the MW table's lock.
@@ -33,7 +33,10 @@ pub(crate) const SIZE: usize = size_of::<RxeSrMw>();
 ///
 /// # Safety
 /// Called by the core with a zeroed MW object of our size, its PD and type set.
-pub(crate) unsafe extern "C" fn alloc_mw(ibmw: *mut b::ib_mw, _udata: *mut b::ib_udata) -> c_int {
+pub(crate) unsafe extern "C" fn alloc_mw(
+    ibmw: *mut bindings::ib_mw,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
     // SAFETY: per this function's contract.
     let (ty, pd, ibdev) = unsafe { ((*ibmw).type_, (*ibmw).pd, (*ibmw).device) };
     let Some(mw_type) = MwType::from_ib(ty) else {
@@ -41,11 +44,14 @@ pub(crate) unsafe extern "C" fn alloc_mw(ibmw: *mut b::ib_mw, _udata: *mut b::ib
     };
     // SAFETY: a device of ours.
     let dev = unsafe { RxeSrDev::from_ib(ibdev) };
-    let index = match dev.mws().reserve(vmr::MIN_MW_INDEX, vmr::MAX_MW_INDEX) {
+    let index = match dev
+        .mws()
+        .reserve(verbs::mr::MIN_MW_INDEX, verbs::mr::MAX_MW_INDEX)
+    {
         Ok(i) => i,
         Err(e) => return e.to_errno(),
     };
-    let rkey = vmr::key(index, dev.next_key_variant());
+    let rkey = verbs::mr::key(index, dev.next_key_variant());
     let mw = ibmw.cast::<RxeSrMw>();
     // SAFETY: our zeroed MW object, not yet visible to anyone else.
     unsafe {
@@ -69,7 +75,7 @@ pub(crate) unsafe extern "C" fn alloc_mw(ibmw: *mut b::ib_mw, _udata: *mut b::ib
 ///
 /// # Safety
 /// Called by the core once per allocated MW.
-pub(crate) unsafe extern "C" fn dealloc_mw(ibmw: *mut b::ib_mw) -> c_int {
+pub(crate) unsafe extern "C" fn dealloc_mw(ibmw: *mut bindings::ib_mw) -> c_int {
     let mw = ibmw.cast::<RxeSrMw>();
     // SAFETY: our MW object; its device is one of ours.
     let (index, dev) = unsafe { ((*mw).index, RxeSrDev::from_ib((*ibmw).device)) };

@@ -6,7 +6,7 @@ use kernel::ffi::c_int;
 
 use kernel::prelude::*;
 
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 use crate::objects::device::RxeSrDev;
 use crate::objects::live;
 use crate::objects::pd::PdId;
@@ -15,15 +15,15 @@ use crate::verbs::device as vdev;
 
 /// `ib_device_ops.alloc_ucontext`: the rxe provider's GET_CONTEXT carries no driver data.
 pub(crate) unsafe extern "C" fn alloc_ucontext(
-    _uctx: *mut b::ib_ucontext,
-    _udata: *mut b::ib_udata,
+    _uctx: *mut bindings::ib_ucontext,
+    _udata: *mut bindings::ib_udata,
 ) -> c_int {
     live::LIVE.ucontexts.inc();
     0
 }
 
 /// `ib_device_ops.dealloc_ucontext`.
-pub(crate) unsafe extern "C" fn dealloc_ucontext(_uctx: *mut b::ib_ucontext) {
+pub(crate) unsafe extern "C" fn dealloc_ucontext(_uctx: *mut bindings::ib_ucontext) {
     live::LIVE.ucontexts.dec();
 }
 
@@ -31,7 +31,10 @@ pub(crate) unsafe extern "C" fn dealloc_ucontext(_uctx: *mut b::ib_ucontext) {
 ///
 /// # Safety
 /// Called by the core with a PD of one of our devices.
-pub(crate) unsafe extern "C" fn alloc_pd(pd: *mut b::ib_pd, _udata: *mut b::ib_udata) -> c_int {
+pub(crate) unsafe extern "C" fn alloc_pd(
+    pd: *mut bindings::ib_pd,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
     // SAFETY: per this function's contract.
     let dev = unsafe { RxeSrDev::from_ib((*pd).device) };
     if !limits::take(&dev.pds_used, vdev::MAX_PD) {
@@ -45,7 +48,10 @@ pub(crate) unsafe extern "C" fn alloc_pd(pd: *mut b::ib_pd, _udata: *mut b::ib_u
 ///
 /// # Safety
 /// Called by the core once per allocated PD.
-pub(crate) unsafe extern "C" fn dealloc_pd(pd: *mut b::ib_pd, _udata: *mut b::ib_udata) -> c_int {
+pub(crate) unsafe extern "C" fn dealloc_pd(
+    pd: *mut bindings::ib_pd,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
     // SAFETY: per this function's contract.
     let dev = unsafe { RxeSrDev::from_ib((*pd).device) };
     limits::give_back(&dev.pds_used);
@@ -54,6 +60,6 @@ pub(crate) unsafe extern "C" fn dealloc_pd(pd: *mut b::ib_pd, _udata: *mut b::ib
 }
 
 /// The identity of the PD `pd` points to (the pointer is compared, never followed).
-pub(crate) fn id(pd: *const b::ib_pd) -> PdId {
+pub(crate) fn id(pd: *const bindings::ib_pd) -> PdId {
     PdId::from_addr(pd as usize)
 }

@@ -5,7 +5,7 @@
 use super::cq;
 use super::mr::{self, Access};
 use super::qp::KernelQueueLock;
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 use crate::kx::mmap_queue::MappedQueue;
 use crate::kx::netdevice::NetDev;
 use crate::kx::timer;
@@ -39,7 +39,7 @@ pub(crate) struct KEnv<'a> {
     pub(crate) rq_q: &'a mut FromClientQueue,
     pub(crate) rq_max_sge: u32,
     /// The QP's SRQ (null when it has its own receive queue).
-    srq: *mut b::ib_srq,
+    srq: *mut bindings::ib_srq,
     cqs: cq::QpCqs,
     /// A kernel QP's queues (its receives come from there).
     kq: &'a KernelQueueLock,
@@ -69,7 +69,7 @@ impl<'a> KEnv<'a> {
         sport: u16,
         (sq, sq_q): (Option<&'a MappedQueue>, &'a mut FromClientQueue),
         (rq, rq_q, rq_max_sge): (Option<&'a MappedQueue>, &'a mut FromClientQueue, u32),
-        srq: *mut b::ib_srq,
+        srq: *mut bindings::ib_srq,
         cqs: cq::QpCqs,
         kq: &'a KernelQueueLock,
     ) -> Self {
@@ -116,9 +116,9 @@ fn gather(
 impl KEnv<'_> {
     fn qp_allows(&self, op: RemoteOp) -> bool {
         let flag = match op {
-            RemoteOp::Read => b::ib_access_flags_IB_ACCESS_REMOTE_READ,
-            RemoteOp::Write => b::ib_access_flags_IB_ACCESS_REMOTE_WRITE,
-            RemoteOp::Atomic => b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC,
+            RemoteOp::Read => bindings::ib_access_flags_IB_ACCESS_REMOTE_READ,
+            RemoteOp::Write => bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE,
+            RemoteOp::Atomic => bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC,
         };
         self.qp_access & flag != 0
     }
@@ -156,7 +156,7 @@ impl RcEnv for KEnv<'_> {
         self.sent = self.sent.wrapping_add(1);
         if self.sent % YIELD_EVERY == 0 {
             // SAFETY: per `new`'s contract: process context, no spinlock held.
-            unsafe { b::rxe_sr_glue_cond_resched() };
+            unsafe { bindings::rxe_sr_glue_cond_resched() };
         }
         let plen = usize::try_from(len).map_err(|_| TxError::Dropped)?;
         let total = hdr

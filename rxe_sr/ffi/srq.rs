@@ -21,7 +21,7 @@ use kernel::prelude::*;
 use crate::kx::spinlock::{new_irq_spinlock, IrqSpinLock};
 use crate::uabi::queue::Fifo;
 
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 use crate::kx::mmap_queue::{MappedQueue, SharedQueue};
 use crate::objects::live;
 use crate::uabi::cqe::WcStatus;
@@ -72,7 +72,7 @@ pub(crate) struct SrqState {
 /// The SRQ object: `ibsrq` first (the core allocates `size_of::<RxeSrSrq>()` zeroed bytes).
 #[repr(C)]
 pub(crate) struct RxeSrSrq {
-    ibsrq: b::ib_srq,
+    ibsrq: bindings::ib_srq,
     state: *mut SrqState,
 }
 
@@ -86,7 +86,7 @@ static NEXT_SRQ_NUM: AtomicU32 = AtomicU32::new(1);
 ///
 /// # Safety
 /// `ibsrq` is a live SRQ of ours whose create succeeded (or a null state).
-pub(crate) unsafe fn state<'a>(ibsrq: *mut b::ib_srq) -> Option<&'a SrqState> {
+pub(crate) unsafe fn state<'a>(ibsrq: *mut bindings::ib_srq) -> Option<&'a SrqState> {
     // SAFETY: `ibsrq` is the first field of a RxeSrSrq; `state` is null or the leaked box.
     unsafe { (*ibsrq.cast::<RxeSrSrq>()).state.as_ref() }
 }
@@ -132,7 +132,7 @@ impl SrqState {
 ///
 /// # Safety
 /// `ibsrq` is a live SRQ of ours; no lock of ours is held.
-pub(crate) unsafe fn run_due(ibsrq: *mut b::ib_srq) {
+pub(crate) unsafe fn run_due(ibsrq: *mut bindings::ib_srq) {
     // SAFETY: per this function's contract.
     let Some(st) = (unsafe { state(ibsrq) }) else {
         return;
@@ -142,7 +142,12 @@ pub(crate) unsafe fn run_due(ibsrq: *mut b::ib_srq) {
         .swap(false, core::sync::atomic::Ordering::AcqRel)
     {
         // SAFETY: per this function's contract.
-        unsafe { b::rxe_sr_glue_srq_event(ibsrq, b::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED) };
+        unsafe {
+            bindings::rxe_sr_glue_srq_event(
+                ibsrq,
+                bindings::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED,
+            )
+        };
     }
 }
 
@@ -152,9 +157,9 @@ pub(crate) unsafe fn run_due(ibsrq: *mut b::ib_srq) {
 /// Called by the core with a zeroed SRQ object of our size, valid init attributes and the
 /// caller's udata (null for kernel consumers).
 pub(crate) unsafe extern "C" fn create_srq(
-    ibsrq: *mut b::ib_srq,
-    init: *mut b::ib_srq_init_attr,
-    udata: *mut b::ib_udata,
+    ibsrq: *mut bindings::ib_srq,
+    init: *mut bindings::ib_srq_init_attr,
+    udata: *mut bindings::ib_udata,
 ) -> c_int {
     // SAFETY: the SRQ's device is one of ours.
     let dev = unsafe { crate::objects::device::RxeSrDev::from_ib((*ibsrq).device) };
@@ -174,11 +179,11 @@ pub(crate) unsafe extern "C" fn create_srq(
 /// # Safety
 /// As [`create_srq`].
 unsafe fn create_inner(
-    ibsrq: *mut b::ib_srq,
-    init: &mut b::ib_srq_init_attr,
-    udata: *mut b::ib_udata,
+    ibsrq: *mut bindings::ib_srq,
+    init: &mut bindings::ib_srq_init_attr,
+    udata: *mut bindings::ib_udata,
 ) -> Result {
-    if init.srq_type != b::ib_srq_type_IB_SRQT_BASIC {
+    if init.srq_type != bindings::ib_srq_type_IB_SRQT_BASIC {
         return Err(crate::kx::error::eopnotsupp());
     }
     let a = &mut init.attr;
@@ -187,7 +192,7 @@ unsafe fn create_inner(
     }
     // SAFETY: reads a boot-time constant.
     let geo = queue::srq_geometry(a.max_wr, a.max_sge, unsafe {
-        b::rxe_sr_glue_cache_line_size()
+        bindings::rxe_sr_glue_cache_line_size()
     })
     .ok_or(EINVAL)?;
     if a.srq_limit > geo.max_wr {
@@ -232,9 +237,12 @@ unsafe fn create_inner(
 ///
 /// # Safety
 /// `udata` is the live udata of a uverbs create_srq call.
-unsafe fn user_ring(udata: *mut b::ib_udata, geo: &queue::RqGeometry) -> Result<MappedQueue> {
+unsafe fn user_ring(
+    udata: *mut bindings::ib_udata,
+    geo: &queue::RqGeometry,
+) -> Result<MappedQueue> {
     // SAFETY: a live udata of a uverbs call carries its ucontext.
-    let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
+    let uctx = unsafe { bindings::rxe_sr_glue_udata_ucontext(udata) };
     if uctx.is_null() {
         return Err(EINVAL);
     }
@@ -247,7 +255,7 @@ unsafe fn user_ring(udata: *mut b::ib_udata, geo: &queue::RqGeometry) -> Result<
     resp::emit_create_srq_resp(resp::MmInfo { offset: off, size }, srq_num, &mut out)
         .ok_or(EINVAL)?;
     // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
-    let ret = unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) };
+    let ret = unsafe { bindings::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) };
     if ret != 0 {
         return Err(Error::from_errno(ret));
     }
@@ -259,8 +267,8 @@ unsafe fn user_ring(udata: *mut b::ib_udata, geo: &queue::RqGeometry) -> Result<
 /// # Safety
 /// Called by the core once per created SRQ, when no QP uses it any more.
 pub(crate) unsafe extern "C" fn destroy_srq(
-    ibsrq: *mut b::ib_srq,
-    _udata: *mut b::ib_udata,
+    ibsrq: *mut bindings::ib_srq,
+    _udata: *mut bindings::ib_udata,
 ) -> c_int {
     // SAFETY: our SRQ object.
     let srq = unsafe { &mut *ibsrq.cast::<RxeSrSrq>() };
@@ -288,17 +296,17 @@ pub(crate) unsafe extern "C" fn destroy_srq(
 /// Called by the core with a live SRQ of ours, a valid attribute block and the caller's
 /// udata.
 pub(crate) unsafe extern "C" fn modify_srq(
-    ibsrq: *mut b::ib_srq,
-    attr: *mut b::ib_srq_attr,
-    mask: b::ib_srq_attr_mask,
-    udata: *mut b::ib_udata,
+    ibsrq: *mut bindings::ib_srq,
+    attr: *mut bindings::ib_srq_attr,
+    mask: bindings::ib_srq_attr_mask,
+    udata: *mut bindings::ib_udata,
 ) -> c_int {
     // SAFETY: per this function's contract.
     let (Some(st), Some(a)) = (unsafe { state(ibsrq) }, unsafe { attr.as_ref() }) else {
         return EINVAL.to_errno();
     };
-    if mask & b::ib_srq_attr_mask_IB_SRQ_LIMIT != 0 {
-        let depth = if mask & b::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0 {
+    if mask & bindings::ib_srq_attr_mask_IB_SRQ_LIMIT != 0 {
+        let depth = if mask & bindings::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0 {
             a.max_wr
         } else {
             st.inner.lock().max_wr
@@ -307,13 +315,13 @@ pub(crate) unsafe extern "C" fn modify_srq(
             return EINVAL.to_errno();
         }
     }
-    if mask & b::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0 {
+    if mask & bindings::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0 {
         // SAFETY: per this function's contract.
         if let Err(e) = unsafe { resize(st, a.max_wr, udata) } {
             return e.to_errno();
         }
     }
-    if mask & b::ib_srq_attr_mask_IB_SRQ_LIMIT != 0 {
+    if mask & bindings::ib_srq_attr_mask_IB_SRQ_LIMIT != 0 {
         st.inner.lock().limit = a.srq_limit;
     }
     0
@@ -326,14 +334,14 @@ pub(crate) unsafe extern "C" fn modify_srq(
 ///
 /// # Safety
 /// `udata` is null or the live udata of a uverbs modify_srq call.
-unsafe fn resize(st: &SrqState, max_wr: u32, udata: *mut b::ib_udata) -> Result {
+unsafe fn resize(st: &SrqState, max_wr: u32, udata: *mut bindings::ib_udata) -> Result {
     if udata.is_null() {
         return resize_kernel(st, max_wr);
     }
     let mut cmd = [0u8; layout::MODIFY_SRQ_CMD_SIZE];
     // SAFETY: per this function's contract; the helper checks the length.
     kernel::error::to_result(unsafe {
-        b::rxe_sr_glue_copy_from_udata(udata, cmd.as_mut_ptr().cast(), cmd.len())
+        bindings::rxe_sr_glue_copy_from_udata(udata, cmd.as_mut_ptr().cast(), cmd.len())
     })?;
     let mi_addr = resp::parse_modify_srq_cmd(&cmd).ok_or(EINVAL)?;
     if max_wr == 0 || max_wr > MAX_SRQ_WR {
@@ -341,11 +349,11 @@ unsafe fn resize(st: &SrqState, max_wr: u32, udata: *mut b::ib_udata) -> Result 
     }
     // SAFETY: reads a boot-time constant.
     let geo = queue::srq_geometry(max_wr, st.max_sge, unsafe {
-        b::rxe_sr_glue_cache_line_size()
+        bindings::rxe_sr_glue_cache_line_size()
     })
     .ok_or(EINVAL)?;
     // SAFETY: a live udata of a uverbs call carries its ucontext.
-    let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
+    let uctx = unsafe { bindings::rxe_sr_glue_udata_ucontext(udata) };
     if uctx.is_null() {
         return Err(EINVAL);
     }
@@ -358,7 +366,7 @@ unsafe fn resize(st: &SrqState, max_wr: u32, udata: *mut b::ib_udata) -> Result 
     resp::emit_mminfo(resp::MmInfo { offset, size }, &mut mi).ok_or(EINVAL)?;
     // SAFETY: copies to the calling process's memory; the helper faults safely.
     kernel::error::to_result(unsafe {
-        b::rxe_sr_glue_copy_to_user(mi_addr, mi.as_ptr().cast(), mi.len())
+        bindings::rxe_sr_glue_copy_to_user(mi_addr, mi.as_ptr().cast(), mi.len())
     })?;
     // The old ring leaves the SRQ under the lock (with interrupts off), and its entries are
     // copied with the lock released: a ring may hold hundreds of MiB. Meanwhile the SRQ
@@ -386,7 +394,7 @@ unsafe fn resize(st: &SrqState, max_wr: u32, udata: *mut b::ib_udata) -> Result 
         }
         if n % 256 == 255 {
             // SAFETY: process context (a verbs call), no lock held.
-            unsafe { b::rxe_sr_glue_cond_resched() };
+            unsafe { bindings::rxe_sr_glue_cond_resched() };
         }
     }
     new.publish_producer(pending);
@@ -451,9 +459,9 @@ fn resize_kernel(st: &SrqState, max_wr: u32) -> Result {
 /// # Safety
 /// Called by the core with a live SRQ of ours, a valid WR chain and a writable `bad_wr`.
 pub(crate) unsafe extern "C" fn post_srq_recv(
-    ibsrq: *mut b::ib_srq,
-    wr: *const b::ib_recv_wr,
-    bad_wr: *mut *const b::ib_recv_wr,
+    ibsrq: *mut bindings::ib_srq,
+    wr: *const bindings::ib_recv_wr,
+    bad_wr: *mut *const bindings::ib_recv_wr,
 ) -> c_int {
     // SAFETY: per this function's contract.
     let Some(st) = (unsafe { state(ibsrq) }) else {
@@ -476,8 +484,8 @@ pub(crate) unsafe extern "C" fn post_srq_recv(
 /// # Safety
 /// Called by the core with a live SRQ of ours and a writable attribute block.
 pub(crate) unsafe extern "C" fn query_srq(
-    ibsrq: *mut b::ib_srq,
-    attr: *mut b::ib_srq_attr,
+    ibsrq: *mut bindings::ib_srq,
+    attr: *mut bindings::ib_srq_attr,
 ) -> c_int {
     // SAFETY: per this function's contract.
     let Some(st) = (unsafe { state(ibsrq) }) else {
@@ -489,7 +497,7 @@ pub(crate) unsafe extern "C" fn query_srq(
     };
     // SAFETY: writable per this function's contract.
     unsafe {
-        attr.write(b::ib_srq_attr {
+        attr.write(bindings::ib_srq_attr {
             max_wr,
             max_sge: st.max_sge,
             srq_limit: limit,

@@ -5,18 +5,18 @@
 use core::ptr;
 use kernel::ffi::c_int;
 
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 use crate::objects::counters::{COUNT, NAMES};
 use crate::objects::device::RxeSrDev;
 
 /// The descriptors, built once from `objects::counters::NAMES`.
-struct Descs([b::rdma_stat_desc; COUNT]);
+struct Descs([bindings::rdma_stat_desc; COUNT]);
 
 // SAFETY: read-only; the names are static C strings.
 unsafe impl Sync for Descs {}
 
 const fn descs() -> Descs {
-    let mut d = [b::rdma_stat_desc {
+    let mut d = [bindings::rdma_stat_desc {
         name: ptr::null(),
         flags: 0,
         priv_: ptr::null(),
@@ -37,15 +37,15 @@ static DESCS: Descs = descs();
 /// # Safety
 /// Called by the core for a registered device of ours.
 pub(crate) unsafe extern "C" fn alloc_hw_port_stats(
-    _ibdev: *mut b::ib_device,
+    _ibdev: *mut bindings::ib_device,
     _port: u32,
-) -> *mut b::rdma_hw_stats {
+) -> *mut bindings::rdma_hw_stats {
     // SAFETY: the descriptors are static; the core frees the returned struct.
     unsafe {
-        b::rdma_alloc_hw_stats_struct(
+        bindings::rdma_alloc_hw_stats_struct(
             DESCS.0.as_ptr(),
             COUNT as c_int,
-            u64::from(b::RDMA_HW_STATS_DEFAULT_LIFESPAN) as _,
+            u64::from(bindings::RDMA_HW_STATS_DEFAULT_LIFESPAN) as _,
         )
     }
 }
@@ -55,8 +55,8 @@ pub(crate) unsafe extern "C" fn alloc_hw_port_stats(
 /// # Safety
 /// Called by the core with a stats struct from `alloc_hw_port_stats` (holding its lock).
 pub(crate) unsafe extern "C" fn get_hw_stats(
-    ibdev: *mut b::ib_device,
-    stats: *mut b::rdma_hw_stats,
+    ibdev: *mut bindings::ib_device,
+    stats: *mut bindings::rdma_hw_stats,
     _port: u32,
     _index: c_int,
 ) -> c_int {

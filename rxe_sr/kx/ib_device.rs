@@ -13,13 +13,13 @@ use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::types::{Opaque, ScopeGuard};
 
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 use crate::kx::ib_device_attr::{DeviceAttr, PortAttr, RoceV2PortImmutable};
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkBuff;
 
 /// rdma_rxe's driver id: the stock rdma-core rxe provider binds to devices that carry it.
-const DRIVER_ID: b::rdma_driver_id = b::rdma_driver_id_RDMA_DRIVER_RXE;
+const DRIVER_ID: bindings::rdma_driver_id = bindings::rdma_driver_id_RDMA_DRIVER_RXE;
 
 /// A soft-RoCE driver: its per-device data and the device-level verbs.
 ///
@@ -67,8 +67,8 @@ pub(crate) trait Driver: Send + Sync + Sized {
 /// the allocation does not move.
 #[repr(C)]
 pub(crate) struct Device<T: Driver> {
-    ib_dev: Opaque<b::ib_device>,
-    rx: Opaque<b::rxe_sr_rx>,
+    ib_dev: Opaque<bindings::ib_device>,
+    rx: Opaque<bindings::rxe_sr_rx>,
     data: T,
 }
 
@@ -96,7 +96,7 @@ pub(crate) struct NewDevice<'a> {
     /// Node description (truncated to the core's 64 bytes).
     pub(crate) node_desc: &'a [u8],
     /// Fills in the object verbs (CQs, QPs, ...) still implemented outside kx/.
-    pub(crate) object_ops: fn(&mut b::ib_device_ops),
+    pub(crate) object_ops: fn(&mut bindings::ib_device_ops),
 }
 
 impl<T: Driver> Device<T> {
@@ -105,14 +105,14 @@ impl<T: Driver> Device<T> {
     /// # Safety
     /// `ibdev` is a live ib_device that [`Device::create`] made for `T` (every
     /// ib_device_ops callback the core makes on such a device satisfies this).
-    pub(crate) unsafe fn from_ib<'a>(ibdev: *mut b::ib_device) -> &'a Self {
+    pub(crate) unsafe fn from_ib<'a>(ibdev: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: `ib_dev` is the first field of the `repr(C)` device the core allocated
         // with our size; initialised per the type invariant.
         unsafe { &*ibdev.cast::<Self>() }
     }
 
     /// The `ib_device`, for calls into the core.
-    pub(crate) fn ib_ptr(&self) -> *mut b::ib_device {
+    pub(crate) fn ib_ptr(&self) -> *mut bindings::ib_device {
         self.ib_dev.get()
     }
 
@@ -128,30 +128,30 @@ impl<T: Driver> Device<T> {
         // SAFETY: the queue is initialised (type invariant) and stopped only in
         // dealloc_driver, after every reference to the device is gone; the skb is handed
         // over (freed by the queue when full).
-        unsafe { b::rxe_sr_glue_rx_queue(self.rx.get(), skb.into_raw().as_ptr()) == 0 }
+        unsafe { bindings::rxe_sr_glue_rx_queue(self.rx.get(), skb.into_raw().as_ptr()) == 0 }
     }
 
     /// Tells the core's clients that port 1 became active or went down.
     pub(crate) fn dispatch_port_event(&self, active: bool) {
-        let mut ev = b::ib_event {
+        let mut ev = bindings::ib_event {
             device: self.ib_ptr(),
             event: if active {
-                b::ib_event_type_IB_EVENT_PORT_ACTIVE
+                bindings::ib_event_type_IB_EVENT_PORT_ACTIVE
             } else {
-                b::ib_event_type_IB_EVENT_PORT_ERR
+                bindings::ib_event_type_IB_EVENT_PORT_ERR
             },
             ..Default::default()
         };
         ev.element.port_num = 1;
         // SAFETY: `ev` names a live device (the caller holds it).
-        unsafe { b::ib_dispatch_event(&ev) };
+        unsafe { bindings::ib_dispatch_event(&ev) };
     }
 
     /// Creates a device with data `init` and registers it with the core; from then on the
     /// core owns it (`rdma link del` or module unload frees it).
     pub(crate) fn create(new: NewDevice<'_>, init: impl PinInit<T, Error>) -> Result {
         // SAFETY: allocates a zeroed ib_device of our size, initialised by the core.
-        let raw = unsafe { b::_ib_alloc_device(size_of::<Self>()) }.cast::<Self>();
+        let raw = unsafe { bindings::_ib_alloc_device(size_of::<Self>()) }.cast::<Self>();
         if raw.is_null() {
             return Err(ENOMEM);
         }
@@ -159,7 +159,7 @@ impl<T: Driver> Device<T> {
         // with nothing of ours in it to drop.
         let guard = ScopeGuard::new(move || {
             // SAFETY: allocated above, not registered, its data not initialised.
-            unsafe { b::ib_dealloc_device(raw.cast()) }
+            unsafe { bindings::ib_dealloc_device(raw.cast()) }
         });
         // SAFETY: `data` lies in the allocation, which never moves; on error nothing was
         // initialised (pin-init's contract) and the guard frees the device.
@@ -171,19 +171,19 @@ impl<T: Driver> Device<T> {
             // not registered, so it is ours to free.
             unsafe {
                 ptr::drop_in_place(ptr::addr_of_mut!((*raw).data));
-                b::ib_dealloc_device(raw.cast());
+                bindings::ib_dealloc_device(raw.cast());
             }
         });
         // SAFETY: the queue sits in the pinned allocation; its work calls `rx_work::<T>`
         // with this device, which outlives the queue (stopped in dealloc_driver).
-        unsafe { b::rxe_sr_glue_rx_init((*raw).rx.get(), Some(rx_work::<T>), raw.cast()) };
+        unsafe { bindings::rxe_sr_glue_rx_init((*raw).rx.get(), Some(rx_work::<T>), raw.cast()) };
 
-        let ibp = raw.cast::<b::ib_device>();
+        let ibp = raw.cast::<bindings::ib_device>();
         {
             // SAFETY: not registered yet: nothing else reads the core's fields.
             let ib = unsafe { &mut *ibp };
             ib.node_guid = u64::from_ne_bytes(new.node_guid);
-            ib.node_type = b::RDMA_NODE_IB_CA as u8;
+            ib.node_type = bindings::RDMA_NODE_IB_CA as u8;
             ib.phys_port_cnt = 1;
             ib.num_comp_vectors = 1;
             ib.local_dma_lkey = 0;
@@ -194,25 +194,28 @@ impl<T: Driver> Device<T> {
             // net/ then names the netdev, which rdma-core's RDMA-CM tests (and admins) look up.
             // (`dev` is the union member the core initialised; `coredev` begins with it.)
             ib.__bindgen_anon_1.dev.parent = new.netdev.parent();
-            ib.uverbs_cmd_mask |= (1u64 << b::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
-                | (1u64 << b::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+            ib.uverbs_cmd_mask |= (1u64
+                << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
+                | (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
         }
         let mut ops = Adapter::<T>::ops();
         (new.object_ops)(&mut ops);
         T::live();
         // SAFETY: a valid unregistered device; the core copies the ops. From here freeing
         // the device runs `dealloc_driver`, which drops the data and calls `T::freed`.
-        unsafe { b::ib_set_device_ops(ibp, &ops) };
+        unsafe { bindings::ib_set_device_ops(ibp, &ops) };
         guard.dismiss();
         let guard = ScopeGuard::new(move || {
             // SAFETY: not registered: ours to free (dealloc_driver drops the data).
-            unsafe { b::ib_dealloc_device(ibp) }
+            unsafe { bindings::ib_dealloc_device(ibp) }
         });
         // SAFETY: both are live; the core takes its own netdev reference.
-        to_result(unsafe { b::ib_device_set_netdev(ibp, new.netdev.as_ptr(), 1) })?;
+        to_result(unsafe { bindings::ib_device_set_netdev(ibp, new.netdev.as_ptr(), 1) })?;
         // SAFETY: a fully set-up device; no DMA device (software provider). No reference to
         // the device is held across the call.
-        to_result(unsafe { b::ib_register_device(ibp, new.name.as_char_ptr(), ptr::null_mut()) })?;
+        to_result(unsafe {
+            bindings::ib_register_device(ibp, new.name.as_char_ptr(), ptr::null_mut())
+        })?;
         guard.dismiss();
         Ok(())
     }
@@ -222,10 +225,10 @@ impl<T: Driver> Device<T> {
 pub(crate) fn unregister_all() {
     // SAFETY: only this module's devices carry the driver id while it is loaded (rdma_rxe
     // cannot be loaded beside it: it would need UDP port 4791, which this module holds).
-    unsafe { b::ib_unregister_driver(DRIVER_ID) };
+    unsafe { bindings::ib_unregister_driver(DRIVER_ID) };
 }
 
-fn this_module() -> *mut b::module {
+fn this_module() -> *mut bindings::module {
     crate::THIS_MODULE.as_ptr().cast()
 }
 
@@ -234,7 +237,7 @@ fn this_module() -> *mut b::module {
 /// # Invariants
 /// `ibdev` is a device [`Device::create`] made for `T`, on which this holds a reference.
 pub(crate) struct DeviceRef<T: Driver> {
-    ibdev: NonNull<b::ib_device>,
+    ibdev: NonNull<bindings::ib_device>,
     _driver: PhantomData<T>,
 }
 
@@ -242,7 +245,7 @@ impl<T: Driver> DeviceRef<T> {
     /// The device bound to `nd`, if any.
     pub(crate) fn get_by_netdev(nd: &NetDev<'_>) -> Option<Self> {
         // SAFETY: `nd` is live; the core returns a referenced device or null.
-        let raw = unsafe { b::ib_device_get_by_netdev(nd.as_ptr(), DRIVER_ID) };
+        let raw = unsafe { bindings::ib_device_get_by_netdev(nd.as_ptr(), DRIVER_ID) };
         // SAFETY: null or a device reference the core took for us.
         unsafe { Self::ours(raw) }
     }
@@ -254,7 +257,7 @@ impl<T: Driver> DeviceRef<T> {
         Self::get_by_netdev(nd).or_else(|| {
             // SAFETY: `nd` is live and the caller is in an RCU read section; the helper
             // returns a referenced device whose ops are ours, or null.
-            let raw = unsafe { b::rxe_sr_glue_ib_device_below(nd.as_ptr()) };
+            let raw = unsafe { bindings::rxe_sr_glue_ib_device_below(nd.as_ptr()) };
             // SAFETY: null or a device reference the helper took for us.
             unsafe { Self::ours(raw) }
         })
@@ -265,7 +268,7 @@ impl<T: Driver> DeviceRef<T> {
     ///
     /// # Safety
     /// `raw` is null or a device on which the caller holds a reference, passed to us.
-    unsafe fn ours(raw: *mut b::ib_device) -> Option<Self> {
+    unsafe fn ours(raw: *mut bindings::ib_device) -> Option<Self> {
         let ibdev = NonNull::new(raw)?;
         // SAFETY: the reference keeps the device alive; `ops.owner` is a plain field.
         let owner = unsafe { ibdev.as_ref().ops.owner };
@@ -273,7 +276,7 @@ impl<T: Driver> DeviceRef<T> {
             // Same driver id as rdma_rxe: only devices whose ops this module installed are
             // ours.
             // SAFETY: drops the reference we were given.
-            unsafe { b::ib_device_put(raw) };
+            unsafe { bindings::ib_device_put(raw) };
             return None;
         }
         // INVARIANT: this module's ops: made by `Device::<T>::create` (one driver per
@@ -287,7 +290,7 @@ impl<T: Driver> DeviceRef<T> {
     /// Unregisters the device from a context that cannot wait (the netdev is going away).
     pub(crate) fn unregister_queued(&self) {
         // SAFETY: the device is registered and we hold a reference.
-        unsafe { b::ib_unregister_device_queued(self.ibdev.as_ptr()) };
+        unsafe { bindings::ib_unregister_device_queued(self.ibdev.as_ptr()) };
     }
 }
 
@@ -303,7 +306,7 @@ impl<T: Driver> core::ops::Deref for DeviceRef<T> {
 impl<T: Driver> Drop for DeviceRef<T> {
     fn drop(&mut self) {
         // SAFETY: drops the reference this holds.
-        unsafe { b::ib_device_put(self.ibdev.as_ptr()) };
+        unsafe { bindings::ib_device_put(self.ibdev.as_ptr()) };
     }
 }
 
@@ -318,7 +321,8 @@ unsafe extern "C" fn rx_work<T: Driver>(owner: *mut c_void) {
     loop {
         // SAFETY: the queue is initialised and alive (this function's contract); a
         // dequeued skb is ours.
-        let Some(skb) = (unsafe { SkBuff::from_raw(b::rxe_sr_glue_rx_dequeue(dev.rx.get())) })
+        let Some(skb) =
+            (unsafe { SkBuff::from_raw(bindings::rxe_sr_glue_rx_dequeue(dev.rx.get())) })
         else {
             break;
         };
@@ -326,7 +330,7 @@ unsafe extern "C" fn rx_work<T: Driver>(owner: *mut c_void) {
         // A backlog can take long to drain (each datagram may answer with many packets):
         // let the rest of the system run between datagrams.
         // SAFETY: a work item, process context, no lock held here.
-        unsafe { b::rxe_sr_glue_cond_resched() };
+        unsafe { bindings::rxe_sr_glue_cond_resched() };
     }
 }
 
@@ -334,8 +338,8 @@ unsafe extern "C" fn rx_work<T: Driver>(owner: *mut c_void) {
 struct Adapter<T: Driver>(PhantomData<T>);
 
 impl<T: Driver> Adapter<T> {
-    fn ops() -> b::ib_device_ops {
-        b::ib_device_ops {
+    fn ops() -> bindings::ib_device_ops {
+        bindings::ib_device_ops {
             owner: this_module(),
             driver_id: DRIVER_ID,
             uverbs_abi_ver: T::UVERBS_ABI_VER,
@@ -349,8 +353,8 @@ impl<T: Driver> Adapter<T> {
             get_port_immutable: Some(Self::get_port_immutable),
             get_link_layer: Some(Self::get_link_layer),
             dealloc_driver: Some(Self::dealloc_driver),
-            size_ib_ucontext: size_of::<b::ib_ucontext>(),
-            size_ib_pd: size_of::<b::ib_pd>(),
+            size_ib_ucontext: size_of::<bindings::ib_ucontext>(),
+            size_ib_pd: size_of::<bindings::ib_pd>(),
             ..Default::default()
         }
     }
@@ -359,9 +363,9 @@ impl<T: Driver> Adapter<T> {
     /// Called by the core on a device of ours, with writable `attr` and null or valid
     /// `udata`.
     unsafe extern "C" fn query_device(
-        ibdev: *mut b::ib_device,
-        attr: *mut b::ib_device_attr,
-        udata: *mut b::ib_udata,
+        ibdev: *mut bindings::ib_device,
+        attr: *mut bindings::ib_device_attr,
+        udata: *mut bindings::ib_udata,
     ) -> c_int {
         // SAFETY: the core passes a valid udata or null (kernel callers).
         if let Some(u) = unsafe { udata.as_ref() } {
@@ -380,14 +384,14 @@ impl<T: Driver> Adapter<T> {
     /// # Safety
     /// Called by the core on a device of ours, with writable `attr`.
     unsafe extern "C" fn query_port(
-        ibdev: *mut b::ib_device,
+        ibdev: *mut bindings::ib_device,
         port: u32,
-        attr: *mut b::ib_port_attr,
+        attr: *mut bindings::ib_port_attr,
     ) -> c_int {
         // SAFETY: a device of ours, live for the call.
         let dev = unsafe { Device::<T>::from_ib(ibdev) };
         // SAFETY: the netdev reference is the core's, held while the device is registered.
-        let ndev = unsafe { b::ib_device_get_netdev(ibdev, port) };
+        let ndev = unsafe { bindings::ib_device_get_netdev(ibdev, port) };
         // SAFETY: `ndev` is null or referenced (dropped below).
         let up = match unsafe { NetDev::from_raw(ndev) } {
             Some(nd) => nd.is_up(),
@@ -395,7 +399,7 @@ impl<T: Driver> Adapter<T> {
         };
         if !ndev.is_null() {
             // SAFETY: drops the reference `ib_device_get_netdev` took.
-            unsafe { b::rxe_sr_glue_dev_put(ndev) };
+            unsafe { bindings::rxe_sr_glue_dev_put(ndev) };
         }
         let mut a = match T::query_port(dev, port, up) {
             Ok(a) => a.to_raw(),
@@ -403,7 +407,9 @@ impl<T: Driver> Adapter<T> {
         };
         // Speed and width from the netdev's ethtool link settings, as the core computes them.
         // SAFETY: valid device and out-pointers to our local.
-        unsafe { b::ib_get_eth_speed(ibdev, port, &mut a.active_speed, &mut a.active_width) };
+        unsafe {
+            bindings::ib_get_eth_speed(ibdev, port, &mut a.active_speed, &mut a.active_width)
+        };
         // SAFETY: `attr` points to writable storage for one ib_port_attr.
         unsafe { attr.write(a) };
         0
@@ -412,7 +418,7 @@ impl<T: Driver> Adapter<T> {
     /// # Safety
     /// Called by the core on a device of ours, with writable `pkey`.
     unsafe extern "C" fn query_pkey(
-        ibdev: *mut b::ib_device,
+        ibdev: *mut bindings::ib_device,
         port: u32,
         index: u16,
         pkey: *mut u16,
@@ -432,9 +438,9 @@ impl<T: Driver> Adapter<T> {
     /// # Safety
     /// Called by the core on a device of ours, with writable `imm`.
     unsafe extern "C" fn get_port_immutable(
-        ibdev: *mut b::ib_device,
+        ibdev: *mut bindings::ib_device,
         port: u32,
-        imm: *mut b::ib_port_immutable,
+        imm: *mut bindings::ib_port_immutable,
     ) -> c_int {
         // SAFETY: a device of ours, live for the call.
         let dev = unsafe { Device::<T>::from_ib(ibdev) };
@@ -450,22 +456,22 @@ impl<T: Driver> Adapter<T> {
 
     /// Every port of a RoCE device is Ethernet.
     unsafe extern "C" fn get_link_layer(
-        _ibdev: *mut b::ib_device,
+        _ibdev: *mut bindings::ib_device,
         _port: u32,
-    ) -> b::rdma_link_layer {
-        b::rdma_link_layer_IB_LINK_LAYER_ETHERNET
+    ) -> bindings::rdma_link_layer {
+        bindings::rdma_link_layer_IB_LINK_LAYER_ETHERNET
     }
 
     /// # Safety
     /// Called by the core once, when the device is being freed and unused (uverbs closed
     /// its objects before, and the destroy verbs took every object out of the data).
-    unsafe extern "C" fn dealloc_driver(ibdev: *mut b::ib_device) {
+    unsafe extern "C" fn dealloc_driver(ibdev: *mut bindings::ib_device) {
         let raw = ibdev.cast::<Device<T>>();
         // SAFETY: per this function's contract, nothing uses the device any more; no
         // datagram can be queued (lookups need a registered device), so stopping the queue
         // first leaves nothing running when the data is dropped, once.
         unsafe {
-            b::rxe_sr_glue_rx_stop((*raw).rx.get());
+            bindings::rxe_sr_glue_rx_stop((*raw).rx.get());
             ptr::drop_in_place(ptr::addr_of_mut!((*raw).data));
         }
         T::freed();

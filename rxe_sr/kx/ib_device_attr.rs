@@ -3,7 +3,7 @@
 //! `struct ib_port_attr`, `struct ib_port_immutable` and their enums) as Rust values. What
 //! a device offers is decided in `verbs/device.rs`; this file only translates.
 
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 use crate::kx::ib_verbs::PathMtu;
 
 /// `enum ib_port_state`, the two states an Ethernet-backed port takes.
@@ -17,10 +17,10 @@ pub(crate) enum PortState {
 
 impl PortState {
     /// The C value.
-    pub(crate) fn to_raw(self) -> b::ib_port_state {
+    pub(crate) fn to_raw(self) -> bindings::ib_port_state {
         match self {
-            Self::Down => b::ib_port_state_IB_PORT_DOWN,
-            Self::Active => b::ib_port_state_IB_PORT_ACTIVE,
+            Self::Down => bindings::ib_port_state_IB_PORT_DOWN,
+            Self::Active => bindings::ib_port_state_IB_PORT_ACTIVE,
         }
     }
 }
@@ -39,9 +39,9 @@ pub(crate) enum PortPhysState {
 impl PortPhysState {
     fn to_raw(self) -> u8 {
         let raw = match self {
-            Self::LinkUp => b::ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP,
-            Self::Polling => b::ib_port_phys_state_IB_PORT_PHYS_STATE_POLLING,
-            Self::Disabled => b::ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED,
+            Self::LinkUp => bindings::ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP,
+            Self::Polling => bindings::ib_port_phys_state_IB_PORT_PHYS_STATE_POLLING,
+            Self::Disabled => bindings::ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED,
         };
         // The enum's values are 1 ..= 7.
         raw as u8
@@ -54,30 +54,34 @@ pub(crate) struct DeviceCaps(u64);
 
 impl DeviceCaps {
     /// IB_DEVICE_BAD_PKEY_CNTR.
-    pub(crate) const BAD_PKEY_CNTR: Self = Self::of(b::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR);
+    pub(crate) const BAD_PKEY_CNTR: Self =
+        Self::of(bindings::ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR);
     /// IB_DEVICE_BAD_QKEY_CNTR.
-    pub(crate) const BAD_QKEY_CNTR: Self = Self::of(b::ib_device_cap_flags_IB_DEVICE_BAD_QKEY_CNTR);
+    pub(crate) const BAD_QKEY_CNTR: Self =
+        Self::of(bindings::ib_device_cap_flags_IB_DEVICE_BAD_QKEY_CNTR);
     /// IB_DEVICE_SYS_IMAGE_GUID.
     pub(crate) const SYS_IMAGE_GUID: Self =
-        Self::of(b::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID);
+        Self::of(bindings::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID);
     /// IB_DEVICE_RC_RNR_NAK_GEN.
     pub(crate) const RC_RNR_NAK_GEN: Self =
-        Self::of(b::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN);
+        Self::of(bindings::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN);
     /// IB_DEVICE_SRQ_RESIZE.
-    pub(crate) const SRQ_RESIZE: Self = Self::of(b::ib_device_cap_flags_IB_DEVICE_SRQ_RESIZE);
+    pub(crate) const SRQ_RESIZE: Self =
+        Self::of(bindings::ib_device_cap_flags_IB_DEVICE_SRQ_RESIZE);
     /// IB_DEVICE_PORT_ACTIVE_EVENT.
     pub(crate) const PORT_ACTIVE_EVENT: Self =
-        Self::of(b::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT);
+        Self::of(bindings::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT);
     /// IB_DEVICE_MEM_MGT_EXTENSIONS.
     pub(crate) const MEM_MGT_EXTENSIONS: Self =
-        Self::of(b::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS);
+        Self::of(bindings::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS);
     /// IB_DEVICE_MEM_WINDOW.
-    pub(crate) const MEM_WINDOW: Self = Self::of(b::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW);
+    pub(crate) const MEM_WINDOW: Self =
+        Self::of(bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW);
     /// IB_DEVICE_MEM_WINDOW_TYPE_2B.
     pub(crate) const MEM_WINDOW_TYPE_2B: Self =
-        Self::of(b::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B);
+        Self::of(bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B);
 
-    const fn of(bit: b::ib_device_cap_flags) -> Self {
+    const fn of(bit: bindings::ib_device_cap_flags) -> Self {
         Self(bit as u64)
     }
 
@@ -132,8 +136,8 @@ pub(crate) struct DeviceAttr {
 
 impl DeviceAttr {
     /// The C block.
-    pub(crate) fn to_raw(&self) -> b::ib_device_attr {
-        b::ib_device_attr {
+    pub(crate) fn to_raw(&self) -> bindings::ib_device_attr {
+        bindings::ib_device_attr {
             sys_image_guid: self.sys_image_guid,
             max_mr_size: self.max_mr_size,
             page_size_cap: self.page_size_cap,
@@ -142,7 +146,7 @@ impl DeviceAttr {
             max_qp_wr: self.max_qp_wr,
             device_cap_flags: self.device_cap_flags.0,
             kernel_cap_flags: if self.allow_user_unreg {
-                b::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64
+                bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64
             } else {
                 0
             },
@@ -157,7 +161,7 @@ impl DeviceAttr {
             max_res_rd_atom: self.max_res_rd_atom,
             max_qp_init_rd_atom: self.max_qp_init_rd_atom,
             atomic_cap: match self.atomic_cap {
-                AtomicCap::Hca => b::ib_atomic_cap_IB_ATOMIC_HCA,
+                AtomicCap::Hca => bindings::ib_atomic_cap_IB_ATOMIC_HCA,
             },
             max_ah: self.max_ah,
             max_srq: self.max_srq,
@@ -193,22 +197,22 @@ pub(crate) struct PortAttr {
 
 impl PortAttr {
     /// The C block (1X width and the slowest speed until the core fills them in).
-    pub(crate) fn to_raw(&self) -> b::ib_port_attr {
-        b::ib_port_attr {
+    pub(crate) fn to_raw(&self) -> bindings::ib_port_attr {
+        bindings::ib_port_attr {
             state: self.state.to_raw(),
             max_mtu: self.max_mtu.to_raw(),
             active_mtu: self.active_mtu.to_raw(),
             phys_mtu: self.phys_mtu,
             gid_tbl_len: self.gid_tbl_len,
             port_cap_flags: if self.cm_supported {
-                b::ib_port_capability_mask_bits_IB_PORT_CM_SUP
+                bindings::ib_port_capability_mask_bits_IB_PORT_CM_SUP
             } else {
                 0
             },
             max_msg_sz: self.max_msg_sz,
             pkey_tbl_len: self.pkey_tbl_len,
             max_vl_num: self.max_vl_num,
-            active_width: b::ib_port_width_IB_WIDTH_1X as u8,
+            active_width: bindings::ib_port_width_IB_WIDTH_1X as u8,
             active_speed: 1,
             phys_state: self.phys_state.to_raw(),
             ..Default::default()
@@ -226,12 +230,12 @@ pub(crate) struct RoceV2PortImmutable {
 
 impl RoceV2PortImmutable {
     /// The C block.
-    pub(crate) fn to_raw(&self) -> b::ib_port_immutable {
-        b::ib_port_immutable {
-            core_cap_flags: b::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP,
+    pub(crate) fn to_raw(&self) -> bindings::ib_port_immutable {
+        bindings::ib_port_immutable {
+            core_cap_flags: bindings::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP,
             pkey_tbl_len: self.pkey_tbl_len,
             gid_tbl_len: self.gid_tbl_len,
-            max_mad_size: b::IB_MGMT_MAD_SIZE,
+            max_mad_size: bindings::IB_MGMT_MAD_SIZE,
         }
     }
 }

@@ -4,17 +4,17 @@
 //! passes to `create_qp`, `modify_qp` and `query_qp`. The rules that check them live in
 //! `verbs/`; this file only translates, so that nothing above kx/ names a C type.
 
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 
 /// `enum ib_qp_type`, the types rxe_sr offers: the pure user-ABI type (its `from_ib` and
 /// `to_ib` values are checked against the kernel's at build time, below).
 pub(crate) use crate::uabi::send_wqe::QpType;
 
 const _: () = {
-    assert!(QpType::Gsi.to_ib() == b::ib_qp_type_IB_QPT_GSI);
-    assert!(QpType::Rc.to_ib() == b::ib_qp_type_IB_QPT_RC);
-    assert!(QpType::Uc.to_ib() == b::ib_qp_type_IB_QPT_UC);
-    assert!(QpType::Ud.to_ib() == b::ib_qp_type_IB_QPT_UD);
+    assert!(QpType::Gsi.to_ib() == bindings::ib_qp_type_IB_QPT_GSI);
+    assert!(QpType::Rc.to_ib() == bindings::ib_qp_type_IB_QPT_RC);
+    assert!(QpType::Uc.to_ib() == bindings::ib_qp_type_IB_QPT_UC);
+    assert!(QpType::Ud.to_ib() == bindings::ib_qp_type_IB_QPT_UD);
 };
 
 /// `enum ib_qp_state` (IBTA 10.3.1).
@@ -39,29 +39,29 @@ pub(crate) enum QpState {
 
 impl QpState {
     /// The state `raw` names.
-    pub(crate) fn from_raw(raw: b::ib_qp_state) -> Option<Self> {
+    pub(crate) fn from_raw(raw: bindings::ib_qp_state) -> Option<Self> {
         match raw {
-            b::ib_qp_state_IB_QPS_RESET => Some(Self::Reset),
-            b::ib_qp_state_IB_QPS_INIT => Some(Self::Init),
-            b::ib_qp_state_IB_QPS_RTR => Some(Self::Rtr),
-            b::ib_qp_state_IB_QPS_RTS => Some(Self::Rts),
-            b::ib_qp_state_IB_QPS_SQD => Some(Self::Sqd),
-            b::ib_qp_state_IB_QPS_SQE => Some(Self::Sqe),
-            b::ib_qp_state_IB_QPS_ERR => Some(Self::Err),
+            bindings::ib_qp_state_IB_QPS_RESET => Some(Self::Reset),
+            bindings::ib_qp_state_IB_QPS_INIT => Some(Self::Init),
+            bindings::ib_qp_state_IB_QPS_RTR => Some(Self::Rtr),
+            bindings::ib_qp_state_IB_QPS_RTS => Some(Self::Rts),
+            bindings::ib_qp_state_IB_QPS_SQD => Some(Self::Sqd),
+            bindings::ib_qp_state_IB_QPS_SQE => Some(Self::Sqe),
+            bindings::ib_qp_state_IB_QPS_ERR => Some(Self::Err),
             _ => None,
         }
     }
 
     /// The C value.
-    pub(crate) fn to_raw(self) -> b::ib_qp_state {
+    pub(crate) fn to_raw(self) -> bindings::ib_qp_state {
         match self {
-            Self::Reset => b::ib_qp_state_IB_QPS_RESET,
-            Self::Init => b::ib_qp_state_IB_QPS_INIT,
-            Self::Rtr => b::ib_qp_state_IB_QPS_RTR,
-            Self::Rts => b::ib_qp_state_IB_QPS_RTS,
-            Self::Sqd => b::ib_qp_state_IB_QPS_SQD,
-            Self::Sqe => b::ib_qp_state_IB_QPS_SQE,
-            Self::Err => b::ib_qp_state_IB_QPS_ERR,
+            Self::Reset => bindings::ib_qp_state_IB_QPS_RESET,
+            Self::Init => bindings::ib_qp_state_IB_QPS_INIT,
+            Self::Rtr => bindings::ib_qp_state_IB_QPS_RTR,
+            Self::Rts => bindings::ib_qp_state_IB_QPS_RTS,
+            Self::Sqd => bindings::ib_qp_state_IB_QPS_SQD,
+            Self::Sqe => bindings::ib_qp_state_IB_QPS_SQE,
+            Self::Err => bindings::ib_qp_state_IB_QPS_ERR,
         }
     }
 }
@@ -76,18 +76,18 @@ pub(crate) enum SigType {
 }
 
 impl SigType {
-    fn from_raw(raw: b::ib_sig_type) -> Self {
-        if raw == b::ib_sig_type_IB_SIGNAL_ALL_WR {
+    fn from_raw(raw: bindings::ib_sig_type) -> Self {
+        if raw == bindings::ib_sig_type_IB_SIGNAL_ALL_WR {
             Self::AllWr
         } else {
             Self::ReqWr
         }
     }
 
-    fn to_raw(self) -> b::ib_sig_type {
+    fn to_raw(self) -> bindings::ib_sig_type {
         match self {
-            Self::AllWr => b::ib_sig_type_IB_SIGNAL_ALL_WR,
-            Self::ReqWr => b::ib_sig_type_IB_SIGNAL_REQ_WR,
+            Self::AllWr => bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
+            Self::ReqWr => bindings::ib_sig_type_IB_SIGNAL_REQ_WR,
         }
     }
 }
@@ -110,20 +110,20 @@ pub(crate) enum PathMtu {
 
 impl PathMtu {
     /// The MTU `raw` names.
-    pub(crate) fn from_raw(raw: b::ib_mtu) -> Option<Self> {
+    pub(crate) fn from_raw(raw: bindings::ib_mtu) -> Option<Self> {
         match raw {
-            b::ib_mtu_IB_MTU_256 => Some(Self::Mtu256),
-            b::ib_mtu_IB_MTU_512 => Some(Self::Mtu512),
-            b::ib_mtu_IB_MTU_1024 => Some(Self::Mtu1024),
-            b::ib_mtu_IB_MTU_2048 => Some(Self::Mtu2048),
-            b::ib_mtu_IB_MTU_4096 => Some(Self::Mtu4096),
+            bindings::ib_mtu_IB_MTU_256 => Some(Self::Mtu256),
+            bindings::ib_mtu_IB_MTU_512 => Some(Self::Mtu512),
+            bindings::ib_mtu_IB_MTU_1024 => Some(Self::Mtu1024),
+            bindings::ib_mtu_IB_MTU_2048 => Some(Self::Mtu2048),
+            bindings::ib_mtu_IB_MTU_4096 => Some(Self::Mtu4096),
             _ => None,
         }
     }
 
     /// The C value (the `enum ib_mtu` number, 1 ..= 5).
-    pub(crate) fn to_raw(self) -> b::ib_mtu {
-        self as b::ib_mtu
+    pub(crate) fn to_raw(self) -> bindings::ib_mtu {
+        self as bindings::ib_mtu
     }
 }
 
@@ -133,46 +133,48 @@ pub(crate) struct QpAttrMask(u32);
 
 impl QpAttrMask {
     /// IB_QP_STATE.
-    pub(crate) const STATE: Self = Self(b::ib_qp_attr_mask_IB_QP_STATE);
+    pub(crate) const STATE: Self = Self(bindings::ib_qp_attr_mask_IB_QP_STATE);
     /// IB_QP_CUR_STATE.
-    pub(crate) const CUR_STATE: Self = Self(b::ib_qp_attr_mask_IB_QP_CUR_STATE);
+    pub(crate) const CUR_STATE: Self = Self(bindings::ib_qp_attr_mask_IB_QP_CUR_STATE);
     /// IB_QP_ACCESS_FLAGS.
-    pub(crate) const ACCESS_FLAGS: Self = Self(b::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS);
+    pub(crate) const ACCESS_FLAGS: Self = Self(bindings::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS);
     /// IB_QP_PKEY_INDEX.
-    pub(crate) const PKEY_INDEX: Self = Self(b::ib_qp_attr_mask_IB_QP_PKEY_INDEX);
+    pub(crate) const PKEY_INDEX: Self = Self(bindings::ib_qp_attr_mask_IB_QP_PKEY_INDEX);
     /// IB_QP_PORT.
-    pub(crate) const PORT: Self = Self(b::ib_qp_attr_mask_IB_QP_PORT);
+    pub(crate) const PORT: Self = Self(bindings::ib_qp_attr_mask_IB_QP_PORT);
     /// IB_QP_QKEY.
-    pub(crate) const QKEY: Self = Self(b::ib_qp_attr_mask_IB_QP_QKEY);
+    pub(crate) const QKEY: Self = Self(bindings::ib_qp_attr_mask_IB_QP_QKEY);
     /// IB_QP_AV.
-    pub(crate) const AV: Self = Self(b::ib_qp_attr_mask_IB_QP_AV);
+    pub(crate) const AV: Self = Self(bindings::ib_qp_attr_mask_IB_QP_AV);
     /// IB_QP_PATH_MTU.
-    pub(crate) const PATH_MTU: Self = Self(b::ib_qp_attr_mask_IB_QP_PATH_MTU);
+    pub(crate) const PATH_MTU: Self = Self(bindings::ib_qp_attr_mask_IB_QP_PATH_MTU);
     /// IB_QP_TIMEOUT.
-    pub(crate) const TIMEOUT: Self = Self(b::ib_qp_attr_mask_IB_QP_TIMEOUT);
+    pub(crate) const TIMEOUT: Self = Self(bindings::ib_qp_attr_mask_IB_QP_TIMEOUT);
     /// IB_QP_RETRY_CNT.
-    pub(crate) const RETRY_CNT: Self = Self(b::ib_qp_attr_mask_IB_QP_RETRY_CNT);
+    pub(crate) const RETRY_CNT: Self = Self(bindings::ib_qp_attr_mask_IB_QP_RETRY_CNT);
     /// IB_QP_RNR_RETRY.
-    pub(crate) const RNR_RETRY: Self = Self(b::ib_qp_attr_mask_IB_QP_RNR_RETRY);
+    pub(crate) const RNR_RETRY: Self = Self(bindings::ib_qp_attr_mask_IB_QP_RNR_RETRY);
     /// IB_QP_RQ_PSN.
-    pub(crate) const RQ_PSN: Self = Self(b::ib_qp_attr_mask_IB_QP_RQ_PSN);
+    pub(crate) const RQ_PSN: Self = Self(bindings::ib_qp_attr_mask_IB_QP_RQ_PSN);
     /// IB_QP_MAX_QP_RD_ATOMIC.
-    pub(crate) const MAX_QP_RD_ATOMIC: Self = Self(b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC);
+    pub(crate) const MAX_QP_RD_ATOMIC: Self =
+        Self(bindings::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC);
     /// IB_QP_ALT_PATH.
-    pub(crate) const ALT_PATH: Self = Self(b::ib_qp_attr_mask_IB_QP_ALT_PATH);
+    pub(crate) const ALT_PATH: Self = Self(bindings::ib_qp_attr_mask_IB_QP_ALT_PATH);
     /// IB_QP_MIN_RNR_TIMER.
-    pub(crate) const MIN_RNR_TIMER: Self = Self(b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER);
+    pub(crate) const MIN_RNR_TIMER: Self = Self(bindings::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER);
     /// IB_QP_SQ_PSN.
-    pub(crate) const SQ_PSN: Self = Self(b::ib_qp_attr_mask_IB_QP_SQ_PSN);
+    pub(crate) const SQ_PSN: Self = Self(bindings::ib_qp_attr_mask_IB_QP_SQ_PSN);
     /// IB_QP_MAX_DEST_RD_ATOMIC.
-    pub(crate) const MAX_DEST_RD_ATOMIC: Self = Self(b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC);
+    pub(crate) const MAX_DEST_RD_ATOMIC: Self =
+        Self(bindings::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC);
     /// IB_QP_PATH_MIG_STATE.
-    pub(crate) const PATH_MIG_STATE: Self = Self(b::ib_qp_attr_mask_IB_QP_PATH_MIG_STATE);
+    pub(crate) const PATH_MIG_STATE: Self = Self(bindings::ib_qp_attr_mask_IB_QP_PATH_MIG_STATE);
     /// IB_QP_DEST_QPN.
-    pub(crate) const DEST_QPN: Self = Self(b::ib_qp_attr_mask_IB_QP_DEST_QPN);
+    pub(crate) const DEST_QPN: Self = Self(bindings::ib_qp_attr_mask_IB_QP_DEST_QPN);
     /// Every standard bit (`IB_QP_ATTR_STANDARD_BITS`); anything above is a driver
     /// extension rxe_sr does not have.
-    pub(crate) const STANDARD: Self = Self(b::ib_qp_attr_mask_IB_QP_ATTR_STANDARD_BITS);
+    pub(crate) const STANDARD: Self = Self(bindings::ib_qp_attr_mask_IB_QP_ATTR_STANDARD_BITS);
 
     /// The mask the core passed (`int` in the ops' signature); `None` when negative.
     pub(crate) fn from_raw(raw: i32) -> Option<Self> {
@@ -201,17 +203,17 @@ pub(crate) struct AccessFlags(u32);
 
 impl AccessFlags {
     /// IB_ACCESS_LOCAL_WRITE.
-    pub(crate) const LOCAL_WRITE: Self = Self(b::ib_access_flags_IB_ACCESS_LOCAL_WRITE);
+    pub(crate) const LOCAL_WRITE: Self = Self(bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE);
     /// IB_ACCESS_REMOTE_WRITE.
-    pub(crate) const REMOTE_WRITE: Self = Self(b::ib_access_flags_IB_ACCESS_REMOTE_WRITE);
+    pub(crate) const REMOTE_WRITE: Self = Self(bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE);
     /// IB_ACCESS_REMOTE_READ.
-    pub(crate) const REMOTE_READ: Self = Self(b::ib_access_flags_IB_ACCESS_REMOTE_READ);
+    pub(crate) const REMOTE_READ: Self = Self(bindings::ib_access_flags_IB_ACCESS_REMOTE_READ);
     /// IB_ACCESS_REMOTE_ATOMIC.
-    pub(crate) const REMOTE_ATOMIC: Self = Self(b::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC);
+    pub(crate) const REMOTE_ATOMIC: Self = Self(bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC);
     /// IB_ACCESS_MW_BIND.
-    pub(crate) const MW_BIND: Self = Self(b::ib_access_flags_IB_ACCESS_MW_BIND);
+    pub(crate) const MW_BIND: Self = Self(bindings::ib_access_flags_IB_ACCESS_MW_BIND);
     /// IB_ACCESS_OPTIONAL: the range of hints a provider may ignore.
-    pub(crate) const OPTIONAL: Self = Self(b::ib_access_flags_IB_ACCESS_OPTIONAL);
+    pub(crate) const OPTIONAL: Self = Self(bindings::ib_access_flags_IB_ACCESS_OPTIONAL);
 
     /// Flags as the core passes them (`int`); `None` when negative.
     pub(crate) fn from_raw(raw: i32) -> Option<Self> {
@@ -250,7 +252,7 @@ pub(crate) struct QpCap {
 }
 
 impl QpCap {
-    fn from_raw(c: &b::ib_qp_cap) -> Self {
+    fn from_raw(c: &bindings::ib_qp_cap) -> Self {
         QpCap {
             max_send_wr: c.max_send_wr,
             max_recv_wr: c.max_recv_wr,
@@ -260,8 +262,8 @@ impl QpCap {
         }
     }
 
-    pub(crate) fn to_raw(self) -> b::ib_qp_cap {
-        b::ib_qp_cap {
+    pub(crate) fn to_raw(self) -> bindings::ib_qp_cap {
+        bindings::ib_qp_cap {
             max_send_wr: self.max_send_wr,
             max_recv_wr: self.max_recv_wr,
             max_send_sge: self.max_send_sge,
@@ -295,7 +297,7 @@ pub(crate) struct QpInitAttr {
 
 impl QpInitAttr {
     /// Reads the core's block.
-    pub(crate) fn from_raw(i: &b::ib_qp_init_attr) -> Self {
+    pub(crate) fn from_raw(i: &bindings::ib_qp_init_attr) -> Self {
         QpInitAttr {
             qp_type: QpType::from_ib(i.qp_type),
             port_num: i.port_num,
@@ -323,10 +325,10 @@ impl QpInitReply {
     /// The C block, with the QP's CQs (the core's pointers, given back as they were).
     pub(crate) fn to_raw(
         &self,
-        send_cq: *mut b::ib_cq,
-        recv_cq: *mut b::ib_cq,
-    ) -> b::ib_qp_init_attr {
-        b::ib_qp_init_attr {
+        send_cq: *mut bindings::ib_cq,
+        recv_cq: *mut bindings::ib_cq,
+    ) -> bindings::ib_qp_init_attr {
+        bindings::ib_qp_init_attr {
             send_cq,
             recv_cq,
             cap: self.cap.to_raw(),
@@ -345,11 +347,11 @@ impl QpInitReply {
 /// `grh.sgid_attr` is null: the core lends the source GID attribute for the call only, so
 /// it is never kept (and never handed out again).
 #[derive(Clone, Copy, Default)]
-pub(crate) struct AhAttr(b::rdma_ah_attr);
+pub(crate) struct AhAttr(bindings::rdma_ah_attr);
 
 impl AhAttr {
     /// A copy of the core's block, without its borrowed source GID attribute.
-    fn from_raw(a: &b::rdma_ah_attr) -> Self {
+    fn from_raw(a: &bindings::rdma_ah_attr) -> Self {
         let mut a = *a;
         // INVARIANT: the borrowed pointer is dropped.
         a.grh.sgid_attr = core::ptr::null();
@@ -363,7 +365,7 @@ impl AhAttr {
 
     /// A RoCE address (`RDMA_AH_ATTR_TYPE_ROCE`).
     pub(crate) fn is_roce(&self) -> bool {
-        self.0.type_ == b::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE
+        self.0.type_ == bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE
     }
 }
 
@@ -397,7 +399,7 @@ pub(crate) struct QpAttr {
 
 impl QpAttr {
     /// Reads the core's block.
-    pub(crate) fn from_raw(a: &b::ib_qp_attr) -> Self {
+    pub(crate) fn from_raw(a: &bindings::ib_qp_attr) -> Self {
         QpAttr {
             qp_state: QpState::from_raw(a.qp_state),
             cur_qp_state: QpState::from_raw(a.cur_qp_state),
@@ -421,9 +423,9 @@ impl QpAttr {
     }
 
     /// The C block (fields rxe_sr does not keep are zero).
-    pub(crate) fn to_raw(&self) -> b::ib_qp_attr {
+    pub(crate) fn to_raw(&self) -> bindings::ib_qp_attr {
         let state = |s: Option<QpState>| s.unwrap_or_default().to_raw();
-        b::ib_qp_attr {
+        bindings::ib_qp_attr {
             qp_state: state(self.qp_state),
             cur_qp_state: state(self.cur_qp_state),
             path_mtu: self.path_mtu.unwrap_or_default().to_raw(),
@@ -459,5 +461,7 @@ pub(crate) fn modify_qp_is_ok(
     mask: QpAttrMask,
 ) -> bool {
     // SAFETY: a pure table lookup on plain values.
-    unsafe { b::ib_modify_qp_is_ok(cur.to_raw(), next.to_raw(), qp_type.to_ib(), mask.bits()) }
+    unsafe {
+        bindings::ib_modify_qp_is_ok(cur.to_raw(), next.to_raw(), qp_type.to_ib(), mask.bits())
+    }
 }

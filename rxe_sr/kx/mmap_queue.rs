@@ -17,7 +17,7 @@ use kernel::error::to_result;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 use crate::uabi::{layout, queue::Ring};
 
 /// A zeroed, vmalloc_user'd queue buffer with its header filled in. Freed on drop.
@@ -37,7 +37,7 @@ impl SharedQueue {
     pub(crate) fn new(ring: Ring) -> Result<Self> {
         let len = usize::try_from(ring.buf_size()).map_err(|_| EINVAL)?;
         // SAFETY: plain allocation; zeroed and suitable for remap_vmalloc_range.
-        let raw = unsafe { b::rxe_sr_glue_vmalloc_user(len) }.cast::<u8>();
+        let raw = unsafe { bindings::rxe_sr_glue_vmalloc_user(len) }.cast::<u8>();
         let buf = NonNull::new(raw).ok_or(ENOMEM)?;
         let q = SharedQueue { buf, ring };
         q.index(layout::QUEUE_LOG2_ELEM_SIZE_OFF)
@@ -100,7 +100,7 @@ impl SharedQueue {
         // SAFETY: `slot_range` lies inside the buffer (checked math in uabi); `out` is a
         // distinct kernel buffer of at least `n` bytes.
         unsafe {
-            b::rxe_sr_glue_copy_shared(
+            bindings::rxe_sr_glue_copy_shared(
                 out.as_mut_ptr().cast(),
                 self.buf.as_ptr().add(range.start).cast(),
                 n,
@@ -120,7 +120,7 @@ impl SharedQueue {
         // SAFETY: as in `read_slot` (a C copy: user space may read, or even write, the slot
         // meanwhile).
         unsafe {
-            b::rxe_sr_glue_copy_shared(
+            bindings::rxe_sr_glue_copy_shared(
                 self.buf.as_ptr().add(range.start).cast(),
                 bytes.as_ptr().cast(),
                 n,
@@ -132,7 +132,7 @@ impl SharedQueue {
 impl Drop for SharedQueue {
     fn drop(&mut self) {
         // SAFETY: allocated by vmalloc_user in `new`, freed once.
-        unsafe { b::vfree(self.buf.as_ptr().cast()) };
+        unsafe { bindings::vfree(self.buf.as_ptr().cast()) };
     }
 }
 
@@ -140,7 +140,7 @@ impl Drop for SharedQueue {
 /// back `&rdma` to `mmap` and `mmap_free`.
 #[repr(C)]
 pub(crate) struct QueueMmapEntry {
-    rdma: b::rdma_user_mmap_entry,
+    rdma: bindings::rdma_user_mmap_entry,
     queue: SharedQueue,
 }
 
@@ -163,7 +163,7 @@ impl MappedQueue {
     /// # Safety
     /// `uctx` is a live ucontext of one of our devices.
     pub(crate) unsafe fn insert(
-        uctx: *mut b::ib_ucontext,
+        uctx: *mut bindings::ib_ucontext,
         queue: SharedQueue,
     ) -> Result<(Self, u64)> {
         let len = queue.len();
@@ -177,14 +177,14 @@ impl MappedQueue {
         let raw = KBox::into_raw(boxed);
         // SAFETY: `raw` is a valid entry; on success the core owns a reference and calls
         // `mmap_free` when the last one goes; on failure it is still ours.
-        let ret = unsafe { b::rdma_user_mmap_entry_insert(uctx, &mut (*raw).rdma, len) };
+        let ret = unsafe { bindings::rdma_user_mmap_entry_insert(uctx, &mut (*raw).rdma, len) };
         if let Err(e) = to_result(ret) {
             // SAFETY: not registered: reclaim the box (dropping frees the buffer).
             drop(unsafe { KBox::from_raw(raw) });
             return Err(e);
         }
         // SAFETY: registered, alive until the handle drops.
-        let offset = unsafe { b::rxe_sr_glue_mmap_offset(&(*raw).rdma) };
+        let offset = unsafe { bindings::rxe_sr_glue_mmap_offset(&(*raw).rdma) };
         // SAFETY: `raw` came from KBox::into_raw, so it is non-null.
         let entry = unsafe { NonNull::new_unchecked(raw) };
         Ok((MappedQueue { entry }, offset))
@@ -202,7 +202,7 @@ impl Drop for MappedQueue {
     /// when its last reference goes.
     fn drop(&mut self) {
         // SAFETY: registered in `insert`, removed once: this handle is the only one.
-        unsafe { b::rdma_user_mmap_entry_remove(&mut (*self.entry.as_ptr()).rdma) };
+        unsafe { bindings::rdma_user_mmap_entry_remove(&mut (*self.entry.as_ptr()).rdma) };
     }
 }
 
@@ -211,11 +211,11 @@ impl Drop for MappedQueue {
 /// # Safety
 /// Called by uverbs with a live ucontext of ours and the vma being set up.
 pub(crate) unsafe extern "C" fn mmap(
-    uctx: *mut b::ib_ucontext,
-    vma: *mut b::vm_area_struct,
+    uctx: *mut bindings::ib_ucontext,
+    vma: *mut bindings::vm_area_struct,
 ) -> c_int {
     // SAFETY: per this function's contract; returns a referenced entry or null.
-    let rdma = unsafe { b::rdma_user_mmap_entry_get(uctx, vma) };
+    let rdma = unsafe { bindings::rdma_user_mmap_entry_get(uctx, vma) };
     if rdma.is_null() {
         return EINVAL.to_errno();
     }
@@ -223,9 +223,9 @@ pub(crate) unsafe extern "C" fn mmap(
     // remap_vmalloc_range checks that the vma fits the allocation.
     // SAFETY: every entry we insert is a QueueMmapEntry (rdma first); the reference taken
     // above keeps it and its buffer alive for the call.
-    let ret = unsafe { b::remap_vmalloc_range(vma, (*entry).queue.buf.as_ptr().cast(), 0) };
+    let ret = unsafe { bindings::remap_vmalloc_range(vma, (*entry).queue.buf.as_ptr().cast(), 0) };
     // SAFETY: drops the reference taken above.
-    unsafe { b::rdma_user_mmap_entry_put(rdma) };
+    unsafe { bindings::rdma_user_mmap_entry_put(rdma) };
     ret
 }
 
@@ -233,7 +233,7 @@ pub(crate) unsafe extern "C" fn mmap(
 ///
 /// # Safety
 /// Called by the core once per inserted entry.
-pub(crate) unsafe extern "C" fn mmap_free(rdma: *mut b::rdma_user_mmap_entry) {
+pub(crate) unsafe extern "C" fn mmap_free(rdma: *mut bindings::rdma_user_mmap_entry) {
     // SAFETY: the entry was a KBox<QueueMmapEntry> turned into a raw pointer in `insert`.
     drop(unsafe { KBox::from_raw(rdma.cast::<QueueMmapEntry>()) });
 }

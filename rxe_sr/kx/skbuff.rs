@@ -8,14 +8,14 @@ use core::ptr::NonNull;
 use kernel::error::{from_err_ptr, to_result};
 use kernel::prelude::*;
 
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 use crate::kx::netdevice::NetDev;
 
 /// An skb the module owns; freed on drop.
 ///
 /// # Invariants
 /// `self.0` is a valid skb nobody else references.
-pub(crate) struct SkBuff(NonNull<b::sk_buff>);
+pub(crate) struct SkBuff(NonNull<bindings::sk_buff>);
 
 // SAFETY: an skb no one else references may be used and freed from any context.
 unsafe impl Send for SkBuff {}
@@ -61,13 +61,13 @@ impl SkBuff {
     ///
     /// # Safety
     /// A non-null `skb` is valid and handed over: no one else uses or frees it.
-    pub(crate) unsafe fn from_raw(skb: *mut b::sk_buff) -> Option<SkBuff> {
+    pub(crate) unsafe fn from_raw(skb: *mut bindings::sk_buff) -> Option<SkBuff> {
         // INVARIANT: handed over by the caller.
         NonNull::new(skb).map(SkBuff)
     }
 
     /// Gives up ownership without freeing (to C code that takes it over).
-    pub(crate) fn into_raw(self) -> NonNull<b::sk_buff> {
+    pub(crate) fn into_raw(self) -> NonNull<bindings::sk_buff> {
         let p = self.0;
         core::mem::forget(self);
         p
@@ -77,7 +77,7 @@ impl SkBuff {
     pub(crate) fn dev(&self) -> Option<NetDev<'_>> {
         // SAFETY: the skb is ours; the netdev it arrived on outlives its processing, which
         // the borrow of `self` bounds.
-        unsafe { NetDev::from_raw(b::rxe_sr_glue_skb_dev(self.0.as_ptr())) }
+        unsafe { NetDev::from_raw(bindings::rxe_sr_glue_skb_dev(self.0.as_ptr())) }
     }
 
     /// The datagram from its IP header to its end (linearised first); `None` when the skb
@@ -87,7 +87,7 @@ impl SkBuff {
         let mut len = 0usize;
         // SAFETY: the skb is ours (type invariant); the helper linearises it and points at
         // its IP header.
-        if unsafe { b::rxe_sr_glue_skb_ip_bytes(self.0.as_ptr(), &mut data, &mut len) } != 0
+        if unsafe { bindings::rxe_sr_glue_skb_ip_bytes(self.0.as_ptr(), &mut data, &mut len) } != 0
             || data.is_null()
         {
             return None;
@@ -101,7 +101,7 @@ impl SkBuff {
 impl Drop for SkBuff {
     fn drop(&mut self) {
         // SAFETY: ours (type invariant), freed once.
-        unsafe { b::rxe_sr_glue_skb_drop(self.0.as_ptr()) };
+        unsafe { bindings::rxe_sr_glue_skb_drop(self.0.as_ptr()) };
     }
 }
 
@@ -121,7 +121,7 @@ impl TxSkb {
                 // bytes (zeroed below before anything reads them); it returns the skb or an
                 // ERR_PTR.
                 let skb = unsafe {
-                    b::rxe_sr_glue_build_v4(
+                    bindings::rxe_sr_glue_build_v4(
                         nd.as_ptr(),
                         u32::from_ne_bytes(*saddr),
                         u32::from_ne_bytes(*daddr),
@@ -142,7 +142,7 @@ impl TxSkb {
             } => {
                 // SAFETY: as for IPv4; the addresses are 16 bytes each.
                 let skb = unsafe {
-                    b::rxe_sr_glue_build_v6(
+                    bindings::rxe_sr_glue_build_v6(
                         nd.as_ptr(),
                         saddr.as_ptr().cast(),
                         daddr.as_ptr().cast(),
@@ -164,7 +164,7 @@ impl TxSkb {
         // after the headers are not initialised yet and are zeroed here, before any slice
         // covers them.
         unsafe {
-            let p = b::rxe_sr_glue_skb_data(raw, &mut total).cast::<u8>();
+            let p = bindings::rxe_sr_glue_skb_data(raw, &mut total).cast::<u8>();
             if total >= hdrs {
                 core::ptr::write_bytes(p.add(hdrs), 0, total - hdrs);
             }
@@ -184,7 +184,7 @@ impl TxSkb {
         // SAFETY: the skb is ours and linear, its `len` data bytes initialised (type
         // invariant), and not aliased while `self` is borrowed mutably.
         unsafe {
-            let p = b::rxe_sr_glue_skb_data(self.0 .0.as_ptr(), &mut len).cast::<u8>();
+            let p = bindings::rxe_sr_glue_skb_data(self.0 .0.as_ptr(), &mut len).cast::<u8>();
             core::slice::from_raw_parts_mut(p, len)
         }
     }
@@ -193,7 +193,7 @@ impl TxSkb {
     pub(crate) fn xmit(self) -> Result {
         let p = self.0.into_raw();
         // SAFETY: a finished skb of ours, whose ownership passes to the IP layer.
-        to_result(unsafe { b::rxe_sr_glue_xmit(p.as_ptr()) })
+        to_result(unsafe { bindings::rxe_sr_glue_xmit(p.as_ptr()) })
     }
 
     /// The datagram as a received one (loopback: to our own address).
@@ -207,7 +207,7 @@ impl TxSkb {
 ///
 /// # Invariants
 /// `self.0` is a live queue from `rxe_sr_glue_skbq_new`, freed only by drop.
-pub(crate) struct SkbQueue(NonNull<b::sk_buff_head>);
+pub(crate) struct SkbQueue(NonNull<bindings::sk_buff_head>);
 
 // SAFETY: the queue has its own IRQ-safe lock; any context may use it.
 unsafe impl Send for SkbQueue {}
@@ -218,7 +218,7 @@ impl SkbQueue {
     /// An empty queue.
     pub(crate) fn new() -> Result<SkbQueue> {
         // SAFETY: allocates and initialises a queue.
-        let q = unsafe { b::rxe_sr_glue_skbq_new() };
+        let q = unsafe { bindings::rxe_sr_glue_skbq_new() };
         // INVARIANT: a live queue, ours.
         NonNull::new(q).map(SkbQueue).ok_or(ENOMEM)
     }
@@ -227,7 +227,7 @@ impl SkbQueue {
     pub(crate) fn push(&self, skb: SkBuff) -> core::result::Result<(), SkBuff> {
         let nn = skb.into_raw();
         // SAFETY: the queue is live (type invariant); the skb is ours to hand over.
-        if unsafe { b::rxe_sr_glue_skbq_push(self.0.as_ptr(), nn.as_ptr()) } == 0 {
+        if unsafe { bindings::rxe_sr_glue_skbq_push(self.0.as_ptr(), nn.as_ptr()) } == 0 {
             return Ok(());
         }
         // INVARIANT: refused, so still ours alone.
@@ -237,25 +237,25 @@ impl SkbQueue {
     /// The oldest packet.
     pub(crate) fn pop(&self) -> Option<SkBuff> {
         // SAFETY: the queue is live; a dequeued skb is ours.
-        unsafe { SkBuff::from_raw(b::rxe_sr_glue_skbq_pop(self.0.as_ptr())) }
+        unsafe { SkBuff::from_raw(bindings::rxe_sr_glue_skbq_pop(self.0.as_ptr())) }
     }
 
     /// Packets queued.
     pub(crate) fn len(&self) -> u32 {
         // SAFETY: the queue is live.
-        unsafe { b::rxe_sr_glue_skbq_len(self.0.as_ptr()) }
+        unsafe { bindings::rxe_sr_glue_skbq_len(self.0.as_ptr()) }
     }
 
     /// Frees every queued packet.
     pub(crate) fn purge(&self) {
         // SAFETY: the queue is live.
-        unsafe { b::rxe_sr_glue_skbq_purge(self.0.as_ptr()) }
+        unsafe { bindings::rxe_sr_glue_skbq_purge(self.0.as_ptr()) }
     }
 }
 
 impl Drop for SkbQueue {
     fn drop(&mut self) {
         // SAFETY: live (type invariant), freed once.
-        unsafe { b::rxe_sr_glue_skbq_free(self.0.as_ptr()) }
+        unsafe { bindings::rxe_sr_glue_skbq_free(self.0.as_ptr()) }
     }
 }

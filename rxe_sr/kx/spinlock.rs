@@ -9,7 +9,7 @@
 
 use kernel::ffi::{c_char, c_ulong};
 
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 
 /// The `spin_lock_irqsave` backend; the guard keeps the saved interrupt flags.
 pub(crate) struct IrqSpinLockBackend;
@@ -47,11 +47,11 @@ unsafe impl kernel::sync::lock::Backend for IrqSpinLockBackend {
     unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
         // SAFETY: an initialised lock (the caller's contract); the kernel crate's and our
         // bindgen's `spinlock_t` are the same C type.
-        unsafe { b::rxe_sr_glue_spin_lock_irqsave(ptr.cast()) }
+        unsafe { bindings::rxe_sr_glue_spin_lock_irqsave(ptr.cast()) }
     }
 
     unsafe fn unlock(ptr: *mut Self::State, flags: &Self::GuardState) {
         // SAFETY: the caller holds the lock, taken by `lock`, which returned `flags`.
-        unsafe { b::rxe_sr_glue_spin_unlock_irqrestore(ptr.cast(), *flags) }
+        unsafe { bindings::rxe_sr_glue_spin_unlock_irqrestore(ptr.cast(), *flags) }
     }
 }

@@ -7,12 +7,12 @@
 use kernel::ffi::c_void;
 use kernel::prelude::*;
 
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 
 /// The current time in microseconds (monotonic), the transport's clock.
 pub(crate) fn now_us() -> u64 {
     // SAFETY: reads the monotonic clock.
-    unsafe { b::rxe_sr_glue_now_us() }
+    unsafe { bindings::rxe_sr_glue_now_us() }
 }
 
 /// What the timer's work calls, in process context, with the owner given to [`QpTimer::new`].
@@ -23,7 +23,7 @@ pub(crate) type TimerFn = unsafe extern "C" fn(owner: *mut c_void);
 /// # Invariants
 /// The pointer is the live glue object `rxe_sr_glue_qp_timer_new` returned, freed only by
 /// `drop`.
-pub(crate) struct QpTimer(*mut b::rxe_sr_qp_timer);
+pub(crate) struct QpTimer(*mut bindings::rxe_sr_qp_timer);
 
 // SAFETY: the glue object may be armed and freed from any process context.
 unsafe impl Send for QpTimer {}
@@ -39,7 +39,7 @@ impl QpTimer {
     pub(crate) unsafe fn new(handler: TimerFn, owner: *mut c_void) -> Result<QpTimer> {
         // SAFETY: allocates and initialises the glue object; the caller vouches for the
         // handler and its owner.
-        let t = unsafe { b::rxe_sr_glue_qp_timer_new(Some(handler), owner) };
+        let t = unsafe { bindings::rxe_sr_glue_qp_timer_new(Some(handler), owner) };
         if t.is_null() {
             return Err(ENOMEM);
         }
@@ -50,7 +50,7 @@ impl QpTimer {
     /// Arms (or re-arms) the timer for `deadline_us` ([`now_us`] time).
     pub(crate) fn arm(&self, deadline_us: u64) {
         // SAFETY: the object is live until drop.
-        unsafe { b::rxe_sr_glue_qp_timer_arm(self.0, deadline_us) }
+        unsafe { bindings::rxe_sr_glue_qp_timer_arm(self.0, deadline_us) }
     }
 }
 
@@ -59,19 +59,19 @@ impl QpTimer {
     /// neither runs again, and arming or kicking does nothing. Process context.
     pub(crate) fn shutdown(&self) {
         // SAFETY: the object is live until drop; shutting down twice is harmless.
-        unsafe { b::rxe_sr_glue_qp_timer_shutdown(self.0) }
+        unsafe { bindings::rxe_sr_glue_qp_timer_shutdown(self.0) }
     }
 
     /// Queues the work now, without waiting for the timer (callable in atomic context).
     pub(crate) fn kick(&self) {
         // SAFETY: the object is live until drop.
-        unsafe { b::rxe_sr_glue_qp_timer_kick(self.0) }
+        unsafe { bindings::rxe_sr_glue_qp_timer_kick(self.0) }
     }
 }
 
 impl Drop for QpTimer {
     fn drop(&mut self) {
         // SAFETY: ours, freed once; waits for a running work item.
-        unsafe { b::rxe_sr_glue_qp_timer_free(self.0) }
+        unsafe { bindings::rxe_sr_glue_qp_timer_free(self.0) }
     }
 }

@@ -9,7 +9,7 @@ use kernel::ffi::c_void;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 
 /// An allocating xarray (indices from 1), pinned where it was initialised; its nodes are
 /// freed on drop (by then its owner has erased every entry).
@@ -19,7 +19,7 @@ use crate::kx::bindings as b;
 #[pin_data(PinnedDrop)]
 pub(crate) struct IndexTable {
     #[pin]
-    xa: Opaque<b::xarray>,
+    xa: Opaque<bindings::xarray>,
     /// Where cyclic allocation continues (updated by the xarray under its lock).
     next: AtomicU32,
 }
@@ -30,7 +30,7 @@ impl IndexTable {
         pin_init!(IndexTable {
             // SAFETY: initialises the xarray in its final, pinned place.
             // INVARIANT: initialised here, before any use.
-            xa <- Opaque::ffi_init(|xa| unsafe { b::rxe_sr_glue_xa_init_alloc1(xa) }),
+            xa <- Opaque::ffi_init(|xa| unsafe { bindings::rxe_sr_glue_xa_init_alloc1(xa) }),
             next: AtomicU32::new(0),
         })
     }
@@ -42,7 +42,7 @@ impl IndexTable {
         // SAFETY: the table was initialised (type invariant of a registered device); the
         // xarray serialises writers with its own lock.
         to_result(unsafe {
-            b::rxe_sr_glue_xa_alloc_cyclic(
+            bindings::rxe_sr_glue_xa_alloc_cyclic(
                 self.xa.get(),
                 &mut id,
                 entry,
@@ -64,7 +64,7 @@ impl IndexTable {
     pub(crate) fn publish(&self, index: u32, entry: *mut c_void) -> Result {
         let index = usize::try_from(index).map_err(|_| EINVAL)?;
         // SAFETY: as in `alloc`; the index is ours (reserved), so nothing is replaced.
-        to_result(unsafe { b::rxe_sr_glue_xa_store(self.xa.get(), index, entry) })
+        to_result(unsafe { bindings::rxe_sr_glue_xa_store(self.xa.get(), index, entry) })
     }
 
     /// Runs `f` on the entry at `index` (if any) with the table locked, so the entry cannot
@@ -73,19 +73,19 @@ impl IndexTable {
     pub(crate) fn with_entry<R>(&self, index: u32, f: impl FnOnce(*mut c_void) -> R) -> Option<R> {
         let index = usize::try_from(index).ok()?;
         // SAFETY: the table was initialised; lock and unlock pair up below.
-        unsafe { b::rxe_sr_glue_xa_lock(self.xa.get()) };
+        unsafe { bindings::rxe_sr_glue_xa_lock(self.xa.get()) };
         // SAFETY: a lookup in an initialised table.
-        let p = unsafe { b::xa_load(self.xa.get(), index) };
+        let p = unsafe { bindings::xa_load(self.xa.get(), index) };
         let r = if p.is_null() { None } else { Some(f(p)) };
         // SAFETY: locked above.
-        unsafe { b::rxe_sr_glue_xa_unlock(self.xa.get()) };
+        unsafe { bindings::rxe_sr_glue_xa_unlock(self.xa.get()) };
         r
     }
 
     /// Removes the entry at `index`; returns what was stored there (null if nothing).
     pub(crate) fn erase(&self, index: u32) -> *mut c_void {
         // SAFETY: as in `alloc`.
-        unsafe { b::xa_erase(self.xa.get(), usize::try_from(index).unwrap_or(usize::MAX)) }
+        unsafe { bindings::xa_erase(self.xa.get(), usize::try_from(index).unwrap_or(usize::MAX)) }
     }
 }
 
@@ -100,6 +100,6 @@ impl PinnedDrop for IndexTable {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: initialised (type invariant) and no longer used; frees only the xarray's
         // own nodes (the entries belong to the owner, which erased them).
-        unsafe { b::xa_destroy(self.xa.get()) };
+        unsafe { bindings::xa_destroy(self.xa.get()) };
     }
 }

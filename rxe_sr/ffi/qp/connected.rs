@@ -7,19 +7,19 @@ use super::*;
 
 /// The parts of a live QP the connected transport needs besides its lock.
 pub(super) struct QpCtx<'a> {
-    pub(super) ibdev: *mut b::ib_device,
+    pub(super) ibdev: *mut bindings::ib_device,
     pub(super) dev: &'a RxeSrDev,
     pub(super) pd: PdId,
     pub(super) qpn: u32,
     pub(super) cqs: QpCqs,
-    pub(super) srq: *mut b::ib_srq,
+    pub(super) srq: *mut bindings::ib_srq,
     pub(super) st: &'a QpObject,
 }
 
 impl<'a> QpCtx<'a> {
     /// # Safety
     /// `ibqp` is a live QP of ours with state `st`, kept alive for `'a`.
-    pub(super) unsafe fn new(ibqp: *mut b::ib_qp, st: &'a QpObject) -> Self {
+    pub(super) unsafe fn new(ibqp: *mut bindings::ib_qp, st: &'a QpObject) -> Self {
         // SAFETY: per this function's contract: the QP's device, PD and CQs are live.
         unsafe {
             QpCtx {
@@ -37,12 +37,12 @@ impl<'a> QpCtx<'a> {
     /// Runs `f` with the device's netdev (referenced for the call), if it has one.
     pub(super) fn with_netdev<R>(&self, f: impl FnOnce(&NetDev<'_>) -> R) -> Option<R> {
         // SAFETY: our device; the reference is dropped below.
-        let ndev = unsafe { b::ib_device_get_netdev(self.ibdev, 1) };
+        let ndev = unsafe { bindings::ib_device_get_netdev(self.ibdev, 1) };
         // SAFETY: null or referenced.
         let nd = unsafe { NetDev::from_raw(ndev) }?;
         let r = f(&nd);
         // SAFETY: drops the reference ib_device_get_netdev took.
-        unsafe { b::rxe_sr_glue_dev_put(ndev) };
+        unsafe { bindings::rxe_sr_glue_dev_put(ndev) };
         Some(r)
     }
 }
@@ -331,7 +331,7 @@ pub(super) fn fetch_kernel(
 ///
 /// # Safety
 /// `ibqp` is a live QP of ours with state `st`.
-pub(super) unsafe fn post_send_connected(ibqp: *mut b::ib_qp, st: &QpObject) -> c_int {
+pub(super) unsafe fn post_send_connected(ibqp: *mut bindings::ib_qp, st: &QpObject) -> c_int {
     // SAFETY: per this function's contract.
     let ctx = unsafe { QpCtx::new(ibqp, st) };
     // SAFETY: the QP outlives the call; dropped after the lock.
@@ -410,7 +410,7 @@ pub(crate) fn connected_deliver(
         return Delivery::Dropped;
     };
     let st = qp.state();
-    let want = match trc::service(st.shape.qp_type) {
+    let want = match rc_transport::service(st.shape.qp_type) {
         Some(Service::Rc) => crate::proto::wire::Transport::Rc,
         Some(Service::Uc) => crate::proto::wire::Transport::Uc,
         None => return Delivery::Dropped,
@@ -497,7 +497,7 @@ pub(super) unsafe fn serve_held(ctx: &QpCtx<'_>) {
 /// `owner` is the `ib_qp` the timer was created for; destroy_qp drops the timer (waiting
 /// for this work) before the QP goes away.
 pub(super) unsafe extern "C" fn qp_timer(owner: *mut c_void) {
-    let ibqp = owner.cast::<b::ib_qp>();
+    let ibqp = owner.cast::<bindings::ib_qp>();
     // SAFETY: per this function's contract.
     let Some(st) = (unsafe { state(ibqp) }) else {
         return;
@@ -506,7 +506,7 @@ pub(super) unsafe extern "C" fn qp_timer(owner: *mut c_void) {
     let ctx = unsafe { QpCtx::new(ibqp, st) };
     // SAFETY: the QP outlives its work; dropped last, with no lock held.
     let _events = unsafe { CqEvents::new(ctx.cqs) };
-    if trc::service(st.shape.qp_type).is_none() {
+    if rc_transport::service(st.shape.qp_type).is_none() {
         if st.kq.lock().is_some() {
             // A kernel datagram QP: its send work.
             // SAFETY: as above.

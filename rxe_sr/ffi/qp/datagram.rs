@@ -126,7 +126,7 @@ pub(super) unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &Net
 
 /// A counted reference on a QP, taken by the receive path under the QP table's lock.
 pub(super) struct QpRef {
-    pub(super) ibqp: *mut b::ib_qp,
+    pub(super) ibqp: *mut bindings::ib_qp,
     pub(super) st: *const QpObject,
 }
 
@@ -135,7 +135,7 @@ impl QpRef {
     pub(super) fn get(dev: &RxeSrDev, qpn: u32) -> Option<QpRef> {
         dev.qps()
             .with_entry(qpn, |p| {
-                let ibqp = p.cast::<b::ib_qp>();
+                let ibqp = p.cast::<bindings::ib_qp>();
                 // SAFETY: published entries are complete QPs of ours; the table lock keeps
                 // destroy_qp from erasing it (and then waiting for us) until we counted.
                 let st = unsafe { (*ibqp.cast::<RxeSrQp>()).state };

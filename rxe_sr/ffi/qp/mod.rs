@@ -22,7 +22,7 @@ use kernel::{new_mutex, pin_init};
 use super::ah;
 use super::cq::{CqEvents, QpCqs};
 use super::rc_env::KEnv;
-use crate::kx::bindings as b;
+use crate::kx::bindings;
 use crate::kx::ib_verbs::{self, PathMtu, QpAttr, QpAttrMask, QpCap, QpInitAttr, QpState, SigType};
 use crate::kx::mmap_queue::{MappedQueue, SharedQueue};
 use crate::kx::netdevice::NetDev;
@@ -42,7 +42,7 @@ use crate::proto::rc::{Outcome, RcConfig, Service};
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::opcode::OpKind;
 use crate::proto::wire::PacketRepr;
-use crate::transport::rc::{self as trc, RcConn};
+use crate::transport::rc::{self as rc_transport, RcConn};
 use crate::transport::ud;
 use crate::uabi::cqe::RecvInfo;
 use crate::uabi::cqe::{Completion, WcStatus};
@@ -55,7 +55,7 @@ use crate::uabi::send_wqe::{QpType, SendFlags, SendLimits, SendWqe};
 use crate::uabi::sge::{Sge, SgeList};
 use crate::uabi::WqeError;
 use crate::uabi::{layout, resp};
-use crate::verbs::qp as vqp;
+use crate::verbs::qp as qp_rules;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::alloc::KVVec;
 use kernel::ffi::c_void;
@@ -148,7 +148,7 @@ struct QpObject {
 /// The QP object: `ibqp` first (the core allocates `size_of::<RxeSrQp>()` zeroed bytes).
 #[repr(C)]
 pub(crate) struct RxeSrQp {
-    ibqp: b::ib_qp,
+    ibqp: bindings::ib_qp,
     state: *mut QpObject,
 }
 
@@ -157,7 +157,7 @@ pub(crate) const SIZE: usize = size_of::<RxeSrQp>();
 
 /// # Safety
 /// `ibqp` is a live QP of ours whose create succeeded (or null state).
-unsafe fn state<'a>(ibqp: *mut b::ib_qp) -> Option<&'a QpObject> {
+unsafe fn state<'a>(ibqp: *mut bindings::ib_qp) -> Option<&'a QpObject> {
     // SAFETY: `ibqp` is the first field of a RxeSrQp; `state` is null or the leaked box.
     unsafe { (*ibqp.cast::<RxeSrQp>()).state.as_ref() }
 }
@@ -176,9 +176,9 @@ fn mminfo(q: &Option<MappedQueue>, offset: u64) -> Result<resp::MmInfo> {
 /// Called by the core with a zeroed QP object of our size, valid init attributes, and the
 /// caller's udata (null for kernel consumers).
 pub(crate) unsafe extern "C" fn create_qp(
-    ibqp: *mut b::ib_qp,
-    init: *mut b::ib_qp_init_attr,
-    udata: *mut b::ib_udata,
+    ibqp: *mut bindings::ib_qp,
+    init: *mut bindings::ib_qp_init_attr,
+    udata: *mut bindings::ib_udata,
 ) -> c_int {
     // SAFETY: per this function's contract.
     match unsafe { create_qp_inner(ibqp, &mut *init, udata) } {
@@ -190,13 +190,13 @@ pub(crate) unsafe extern "C" fn create_qp(
 /// # Safety
 /// As [`create_qp`].
 unsafe fn create_qp_inner(
-    ibqp: *mut b::ib_qp,
-    init: &mut b::ib_qp_init_attr,
-    udata: *mut b::ib_udata,
+    ibqp: *mut bindings::ib_qp,
+    init: &mut bindings::ib_qp_init_attr,
+    udata: *mut bindings::ib_udata,
 ) -> Result {
     // SAFETY: reads a boot-time constant.
-    let shape = vqp::shape(&QpInitAttr::from_raw(init), unsafe {
-        b::rxe_sr_glue_cache_line_size()
+    let shape = qp_rules::shape(&QpInitAttr::from_raw(init), unsafe {
+        bindings::rxe_sr_glue_cache_line_size()
     })?;
     let gsi = shape.qp_type == QpType::Gsi;
     // SAFETY: the QP's device is one of ours.
@@ -219,7 +219,7 @@ unsafe fn create_qp_inner(
     let qpn = if gsi {
         dev.qps().reserve(1, 1)?
     } else {
-        dev.qps().reserve(vqp::MIN_QPN, vqp::MAX_QPN)?
+        dev.qps().reserve(qp_rules::MIN_QPN, qp_rules::MAX_QPN)?
     };
     // Every QP has a work item: RC/UC timers and READ responses, datagram sends beyond one
     // call's budget, a kernel consumer's sends.
@@ -234,7 +234,7 @@ unsafe fn create_qp_inner(
             }
         }
     };
-    let held = if trc::service(shape.qp_type) == Some(Service::Rc) {
+    let held = if rc_transport::service(shape.qp_type) == Some(Service::Rc) {
         match SkbQueue::new() {
             Ok(q) => Some(q),
             Err(e) => {
@@ -308,11 +308,11 @@ unsafe fn create_qp_inner(
 /// # Safety
 /// `udata` is the live udata of a uverbs create_qp call.
 unsafe fn user_rings(
-    udata: *mut b::ib_udata,
+    udata: *mut bindings::ib_udata,
     shape: &QpShape,
 ) -> Result<(Option<MappedQueue>, Option<MappedQueue>)> {
     // SAFETY: a live udata of a uverbs call carries its ucontext.
-    let uctx = unsafe { b::rxe_sr_glue_udata_ucontext(udata) };
+    let uctx = unsafe { bindings::rxe_sr_glue_udata_ucontext(udata) };
     if uctx.is_null() {
         return Err(EINVAL);
     }
@@ -336,7 +336,7 @@ unsafe fn user_rings(
     };
     let ret = if filled {
         // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
-        unsafe { b::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) }
+        unsafe { bindings::rxe_sr_glue_copy_to_udata(udata, out.as_ptr().cast(), out.len()) }
     } else {
         EINVAL.to_errno()
     };
@@ -350,7 +350,10 @@ unsafe fn user_rings(
 ///
 /// # Safety
 /// Called by the core once per created QP, when it has no users left.
-pub(crate) unsafe extern "C" fn destroy_qp(ibqp: *mut b::ib_qp, _udata: *mut b::ib_udata) -> c_int {
+pub(crate) unsafe extern "C" fn destroy_qp(
+    ibqp: *mut bindings::ib_qp,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
     // Only raw access to the QP object: the receive path reads its `state` field (under the
     // QP table's lock) until the QP is out of the table.
     let qpp = ibqp.cast::<RxeSrQp>();
@@ -371,7 +374,7 @@ pub(crate) unsafe extern "C" fn destroy_qp(ibqp: *mut b::ib_qp, _udata: *mut b::
     dev.qps().erase(qpn);
     while st.users.load(Ordering::Acquire) != 0 {
         // SAFETY: plain sleep in process context.
-        unsafe { b::rxe_sr_glue_msleep(1) };
+        unsafe { bindings::rxe_sr_glue_msleep(1) };
     }
     // The timer and its work are the last users: stop them through the shared reference,
     // waiting for a running work item (it takes the QP lock, not held here).
@@ -403,10 +406,10 @@ pub(crate) unsafe extern "C" fn destroy_qp(ibqp: *mut b::ib_qp, _udata: *mut b::
 /// # Safety
 /// Called by the core with a live QP of ours and a valid attribute block.
 pub(crate) unsafe extern "C" fn modify_qp(
-    ibqp: *mut b::ib_qp,
-    attr: *mut b::ib_qp_attr,
+    ibqp: *mut bindings::ib_qp,
+    attr: *mut bindings::ib_qp_attr,
     mask: c_int,
-    _udata: *mut b::ib_udata,
+    _udata: *mut bindings::ib_udata,
 ) -> c_int {
     // SAFETY: per this function's contract.
     let (Some(st), Some(a)) = (unsafe { state(ibqp) }, unsafe { attr.as_ref() }) else {
@@ -419,7 +422,7 @@ pub(crate) unsafe extern "C" fn modify_qp(
     if !mask.within(QpAttrMask::STANDARD) {
         return crate::kx::error::eopnotsupp().to_errno();
     }
-    let av = if mask.contains(QpAttrMask::AV) && trc::service(st.shape.qp_type).is_some() {
+    let av = if mask.contains(QpAttrMask::AV) && rc_transport::service(st.shape.qp_type).is_some() {
         // SAFETY: the core holds the AV's source GID attribute for the call.
         match unsafe { super::ah::av_of(&(*attr).ah_attr) } {
             Ok(av) => Some(av),
@@ -455,7 +458,7 @@ pub(crate) unsafe extern "C" fn modify_qp(
     if let Err(e) = g.attrs.apply(&a, mask) {
         return e.to_errno();
     }
-    if trc::service(st.shape.qp_type).is_some() {
+    if rc_transport::service(st.shape.qp_type).is_some() {
         // SAFETY: a device of ours.
         let dev = unsafe { RxeSrDev::from_ib(ibdev) };
         if let Err(e) = connect(&mut g, &st.shape, dev, qpn, cur, next, av) {
@@ -505,7 +508,7 @@ fn connect(
     next: QpState,
     av: Option<crate::objects::ah::Av>,
 ) -> Result {
-    let cfg = trc::config(&g.attrs, shape, qpn, dev.active_mtu()).ok_or(EINVAL)?;
+    let cfg = rc_transport::config(&g.attrs, shape, qpn, dev.active_mtu()).ok_or(EINVAL)?;
     match next {
         QpState::Reset => g.rc = None,
         QpState::Rtr if cur != QpState::Rtr => {
@@ -661,10 +664,10 @@ unsafe fn flush(
 /// # Safety
 /// Called by the core with a live QP of ours and writable attribute blocks.
 pub(crate) unsafe extern "C" fn query_qp(
-    ibqp: *mut b::ib_qp,
-    attr: *mut b::ib_qp_attr,
+    ibqp: *mut bindings::ib_qp,
+    attr: *mut bindings::ib_qp_attr,
     _mask: c_int,
-    init: *mut b::ib_qp_init_attr,
+    init: *mut bindings::ib_qp_init_attr,
 ) -> c_int {
     // SAFETY: per this function's contract.
     let Some(st) = (unsafe { state(ibqp) }) else {

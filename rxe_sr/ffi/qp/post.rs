@@ -11,9 +11,9 @@ use super::*;
 /// # Safety
 /// Called by the core with a live QP of ours; `bad_wr` is writable when `wr` is not null.
 pub(crate) unsafe extern "C" fn post_send(
-    ibqp: *mut b::ib_qp,
-    wr: *const b::ib_send_wr,
-    bad_wr: *mut *const b::ib_send_wr,
+    ibqp: *mut bindings::ib_qp,
+    wr: *const bindings::ib_send_wr,
+    bad_wr: *mut *const bindings::ib_send_wr,
 ) -> c_int {
     // SAFETY: per this function's contract.
     let Some(st) = (unsafe { state(ibqp) }) else {
@@ -23,7 +23,7 @@ pub(crate) unsafe extern "C" fn post_send(
         // SAFETY: per this function's contract.
         return unsafe { post_send_kernel(ibqp, st, wr, bad_wr) };
     }
-    if trc::service(st.shape.qp_type).is_some() {
+    if rc_transport::service(st.shape.qp_type).is_some() {
         // SAFETY: per this function's contract.
         return unsafe { post_send_connected(ibqp, st) };
     }
@@ -54,10 +54,10 @@ pub(crate) unsafe extern "C" fn post_send(
 // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
 #[inline(never)]
 pub(super) unsafe fn post_send_kernel(
-    ibqp: *mut b::ib_qp,
+    ibqp: *mut bindings::ib_qp,
     st: &QpObject,
-    wr: *const b::ib_send_wr,
-    bad_wr: *mut *const b::ib_send_wr,
+    wr: *const bindings::ib_send_wr,
+    bad_wr: *mut *const bindings::ib_send_wr,
 ) -> c_int {
     // SAFETY: per this function's contract.
     let pd = crate::ffi::pd::id(unsafe { (*ibqp).pd });
@@ -105,7 +105,7 @@ pub(super) unsafe fn post_send_kernel(
 /// # Safety
 /// `sg_list` holds `num_sge` entries (or `num_sge` is 0).
 pub(super) unsafe fn kernel_sges(
-    sg_list: *const b::ib_sge,
+    sg_list: *const bindings::ib_sge,
     num_sge: c_int,
     max_sge: u32,
 ) -> Result<(SgeList, u32), WqeError> {
@@ -120,7 +120,7 @@ pub(super) unsafe fn kernel_sges(
 /// # Safety
 /// `sg_list` holds `num_sge` entries (or `num_sge` is 0).
 pub(super) unsafe fn kernel_sges_into(
-    sg_list: *const b::ib_sge,
+    sg_list: *const bindings::ib_sge,
     num_sge: c_int,
     max_sge: u32,
     list: &mut SgeList,
@@ -147,8 +147,8 @@ pub(crate) type RecvFifo = Fifo<Option<RecvWqe>, KVVec<Option<RecvWqe>>>;
 /// # Safety
 /// `wr` is a valid WR chain whose SGE arrays hold `num_sge` entries; `bad_wr` is writable.
 pub(crate) unsafe fn queue_recv_chain(
-    wr: *const b::ib_recv_wr,
-    bad_wr: *mut *const b::ib_recv_wr,
+    wr: *const bindings::ib_recv_wr,
+    bad_wr: *mut *const bindings::ib_recv_wr,
     max_sge: u32,
     q: &mut RecvFifo,
 ) -> c_int {
@@ -176,7 +176,7 @@ pub(crate) unsafe fn queue_recv_chain(
 ///
 /// # Safety
 /// `w.sg_list` holds `w.num_sge` entries.
-pub(super) unsafe fn kernel_recv(w: &b::ib_recv_wr, max_sge: u32) -> Option<RecvWqe> {
+pub(super) unsafe fn kernel_recv(w: &bindings::ib_recv_wr, max_sge: u32) -> Option<RecvWqe> {
     // SAFETY: per this function's contract.
     let (sges, length) = unsafe { kernel_sges(w.sg_list, w.num_sge, max_sge) }.ok()?;
     // SAFETY: a plain integer whichever union member was written.
@@ -199,7 +199,7 @@ pub(super) unsafe fn kernel_recv(w: &b::ib_recv_wr, max_sge: u32) -> Option<Recv
 // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
 #[inline(never)]
 pub(super) unsafe fn kernel_send(
-    wr: *const b::ib_send_wr,
+    wr: *const bindings::ib_send_wr,
     shape: &QpShape,
     pd: PdId,
     out: &mut KernelSend,
@@ -218,14 +218,14 @@ pub(super) unsafe fn kernel_send(
     };
     let rdma = || {
         // SAFETY: RDMA opcodes come in an `ib_rdma_wr`, which begins with its `ib_send_wr`.
-        let r = unsafe { &*wr.cast::<b::ib_rdma_wr>() };
+        let r = unsafe { &*wr.cast::<bindings::ib_rdma_wr>() };
         Remote {
             addr: r.remote_addr,
             rkey: r.rkey,
         }
     };
     // SAFETY: atomic opcodes come in an `ib_atomic_wr`.
-    let atomic = || unsafe { &*wr.cast::<b::ib_atomic_wr>() };
+    let atomic = || unsafe { &*wr.cast::<bindings::ib_atomic_wr>() };
     let op = match opcode {
         SendOpcode::Send => SendOp::Send,
         SendOpcode::SendWithImm => SendOp::SendWithImm { imm },
@@ -264,7 +264,7 @@ pub(super) unsafe fn kernel_send(
         },
         SendOpcode::RegMr => {
             // SAFETY: REG_MR comes in an `ib_reg_wr`.
-            let r = unsafe { &*wr.cast::<b::ib_reg_wr>() };
+            let r = unsafe { &*wr.cast::<bindings::ib_reg_wr>() };
             SendOp::RegMr {
                 key: r.key,
                 access: u32::try_from(r.access).ok()?,
@@ -275,7 +275,7 @@ pub(super) unsafe fn kernel_send(
     };
     let (ud, av) = if qp_type.is_datagram() {
         // SAFETY: datagram QPs take `ib_ud_wr`s.
-        let u = unsafe { &*wr.cast::<b::ib_ud_wr>() };
+        let u = unsafe { &*wr.cast::<bindings::ib_ud_wr>() };
         // SAFETY: the AH of a posted WR is live while the WR is.
         let av = unsafe { ah::kernel_av(u.ah, pd) }?;
         let dest = UdDest {
@@ -315,7 +315,9 @@ pub(super) unsafe fn kernel_send(
                 .ok_or(WqeError::InlineTooLong)?;
             // SAFETY: `dst` is writable for `n` bytes; the helper refuses addresses outside
             // the direct map.
-            if unsafe { b::rxe_sr_glue_kva_copy(s.addr, dst.as_mut_ptr().cast(), n, false) } != 0 {
+            if unsafe { bindings::rxe_sr_glue_kva_copy(s.addr, dst.as_mut_ptr().cast(), n, false) }
+                != 0
+            {
                 return Err(WqeError::SgeAddressOverflow);
             }
             at += n;
@@ -347,9 +349,9 @@ pub(super) unsafe fn kernel_send(
 /// # Safety
 /// Called by the core with a live QP of ours, a valid WR chain and a writable `bad_wr`.
 pub(crate) unsafe extern "C" fn post_recv(
-    ibqp: *mut b::ib_qp,
-    wr: *const b::ib_recv_wr,
-    bad_wr: *mut *const b::ib_recv_wr,
+    ibqp: *mut bindings::ib_qp,
+    wr: *const bindings::ib_recv_wr,
+    bad_wr: *mut *const bindings::ib_recv_wr,
 ) -> c_int {
     // SAFETY: per this function's contract.
     let Some(st) = (unsafe { state(ibqp) }) else {
