@@ -83,7 +83,8 @@ u32 rxe_sr_glue_skbq_len(struct sk_buff_head *q);
 void rxe_sr_glue_skbq_purge(struct sk_buff_head *q);
 /* Purges and frees the queue. */
 void rxe_sr_glue_skbq_free(struct sk_buff_head *q);
-void rxe_sr_glue_msleep(unsigned int ms);
+void rxe_sr_glue_wait_var_zero(u32 *v);
+void rxe_sr_glue_wake_up_var(u32 *v);
 /* memcpy for memory user space maps and may change concurrently (shared rings): the copy is
  * made under the kernel's memory model, not Rust's. */
 void rxe_sr_glue_copy_shared(void *dst, const void *src, size_t n);

@@ -28,6 +28,7 @@
 #include <rdma/ib_cache.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
+#include <linux/wait_bit.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <linux/slab.h>
@@ -712,9 +713,18 @@ int rxe_sr_glue_pages_copy(void *const *pages, size_t npages, size_t offset, voi
 	return 0;
 }
 
-void rxe_sr_glue_msleep(unsigned int ms)
+/* Sleeps until *@v is zero (a teardown waiting for its users to drain). */
+void rxe_sr_glue_wait_var_zero(u32 *v)
 {
-	msleep(ms);
+	wait_var_event(v, READ_ONCE(*v) == 0);
+}
+
+/* Wakes whoever waits on @v; uses the address as a key only (never reads *@v). */
+void rxe_sr_glue_wake_up_var(u32 *v)
+{
+	/* Orders the caller's atomic update before the waiter's condition check. */
+	smp_mb();
+	wake_up_var(v);
 }
 
 int rxe_sr_glue_xa_store(struct xarray *xa, unsigned long index, void *entry)

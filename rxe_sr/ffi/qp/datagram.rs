@@ -141,7 +141,7 @@ impl QpRef {
                 let st = unsafe { (*ibqp.cast::<RxeSrQp>()).state };
                 // SAFETY: as above: non-null and live.
                 unsafe { st.as_ref() }.map(|s| {
-                    s.users.fetch_add(1, Ordering::AcqRel);
+                    s.users.get();
                     QpRef { ibqp, st }
                 })
             })
@@ -157,7 +157,7 @@ impl QpRef {
 impl Drop for QpRef {
     fn drop(&mut self) {
         // After this the state may be freed at once: no access follows.
-        self.state().users.fetch_sub(1, Ordering::AcqRel);
+        self.state().users.put();
     }
 }
 

@@ -29,6 +29,7 @@ use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::{SkBuff, SkbQueue};
 use crate::kx::spinlock::{new_irq_spinlock, IrqSpinLock};
 use crate::kx::timer::QpTimer;
+use crate::kx::wait_bit::UseCount;
 use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
 use crate::objects::device::RxeSrDev;
@@ -56,7 +57,6 @@ use crate::uabi::sge::{Sge, SgeList};
 use crate::uabi::WqeError;
 use crate::uabi::{layout, resp};
 use crate::verbs::qp as qp_rules;
-use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::alloc::KVVec;
 use kernel::ffi::c_void;
 
@@ -134,7 +134,7 @@ struct QpObject {
     kq: KernelQueueLock,
     shape: QpShape,
     /// References held by the receive path ([`QpRef`]); destroy waits for zero.
-    users: AtomicU32,
+    users: UseCount,
     /// RC/UC: retransmission and RNR timer; kernel QPs: the send work, kicked by post_send
     /// (its work calls [`rxe_sr_rs_qp_timer`]). An RC QP's work also sends the rest of a
     /// READ's responses and then runs the requests held back meanwhile.
@@ -267,7 +267,7 @@ unsafe fn create_qp_inner(
             ),
             kq <- new_irq_spinlock!(kq, "rxe_sr_qp_kq"),
             shape,
-            users: AtomicU32::new(0),
+            users: UseCount::new(),
             timer,
             held,
         }),
@@ -372,10 +372,7 @@ pub(crate) unsafe extern "C" fn destroy_qp(
     // SAFETY: the QP's device is live.
     super::mcast::detach_all(dev, unsafe { (*ibqp).device }, qpn);
     dev.qps().erase(qpn);
-    while st.users.load(Ordering::Acquire) != 0 {
-        // SAFETY: plain sleep in process context.
-        unsafe { bindings::rxe_sr_glue_msleep(1) };
-    }
+    st.users.wait_for_zero();
     // The timer and its work are the last users: stop them through the shared reference,
     // waiting for a running work item (it takes the QP lock, not held here).
     if let Some(t) = st.timer.as_ref() {
