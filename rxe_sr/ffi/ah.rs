@@ -11,7 +11,7 @@ use kernel::prelude::*;
 
 use crate::kx::bindings;
 use crate::objects::ah::{Av, MAX_AH_NUM};
-use crate::objects::device::RxeSrDev;
+use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::objects::pd::PdId;
 use crate::uabi::{layout, resp, send_wqe};
@@ -83,7 +83,7 @@ unsafe fn create_inner(
     // SAFETY: the core passes the attribute it holds references for.
     let av = unsafe { av_of(&*init.ah_attr)? };
     // SAFETY: the AH's device is one of ours.
-    let dev = unsafe { RxeSrDev::from_ib((*ibah).device) };
+    let dev = unsafe { RoceDevice::from_ib((*ibah).device) };
     let ah_num = dev.ahs().reserve(1, MAX_AH_NUM)?;
     if !udata.is_null() {
         let mut out = [0u8; layout::CREATE_AH_RESP_SIZE];
@@ -148,7 +148,7 @@ pub(crate) unsafe extern "C" fn destroy_ah(ibah: *mut bindings::ib_ah, _flags: u
         (
             (*ah).ah_num,
             (*ah).av.is_some(),
-            RxeSrDev::from_ib((*ibah).device),
+            RoceDevice::from_ib((*ibah).device),
         )
     };
     if num != 0 {
@@ -174,7 +174,7 @@ pub(crate) unsafe fn kernel_av(ibah: *mut bindings::ib_ah, pd: PdId) -> Option<A
 }
 
 /// The AV of AH number `ah_num`, if it exists and belongs to `pd`.
-pub(crate) fn lookup(dev: &RxeSrDev, pd: PdId, ah_num: u32) -> Option<Av> {
+pub(crate) fn lookup(dev: &RoceDevice, pd: PdId, ah_num: u32) -> Option<Av> {
     dev.ahs()
         .with_entry(ah_num, |p| {
             let ah = p.cast::<RxeSrAh>();
@@ -192,7 +192,7 @@ pub(crate) fn lookup(dev: &RxeSrDev, pd: PdId, ah_num: u32) -> Option<Av> {
 /// The AV a UD send WQE embeds (`ah_num` 0: rxe providers from before AH numbers), checked
 /// against the device's GID table: its `sgid_index` must name a RoCEv2 GID of the same IP
 /// version as the destination. `None` for anything else.
-pub(crate) fn embedded(dev: &RxeSrDev, e: &send_wqe::Av) -> Option<Av> {
+pub(crate) fn embedded(dev: &RoceDevice, e: &send_wqe::Av) -> Option<Av> {
     let mut sgid = [0u8; 16];
     // SAFETY: the device is registered while its QPs post; the glue takes and drops its own
     // GID-table reference and writes 16 bytes to `sgid`.

@@ -116,7 +116,7 @@ pub(crate) unsafe extern "C" fn create_cq(
     attrs: *mut bindings::uverbs_attr_bundle,
 ) -> c_int {
     // SAFETY: the CQ's device is one of ours.
-    let dev = unsafe { crate::objects::device::RxeSrDev::from_ib((*ibcq).device) };
+    let dev = unsafe { crate::objects::device::RoceDevice::from_ib((*ibcq).device) };
     if !crate::uabi::limits::take(&dev.cqs_used, crate::verbs::device::MAX_CQ) {
         return ENOMEM.to_errno();
     }
@@ -233,7 +233,7 @@ pub(crate) unsafe extern "C" fn destroy_cq(
     drop(state);
     // SAFETY: the CQ's device is one of ours.
     crate::uabi::limits::give_back(
-        &unsafe { crate::objects::device::RxeSrDev::from_ib((*ibcq).device) }.cqs_used,
+        &unsafe { crate::objects::device::RoceDevice::from_ib((*ibcq).device) }.cqs_used,
     );
     live::LIVE.cqs.dec();
     0

@@ -7,7 +7,7 @@ use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 use crate::kx::bindings;
-use crate::objects::device::RxeSrDev;
+use crate::objects::device::RoceDevice;
 use crate::objects::mcast::Attached;
 
 /// Makes the device's netdev accept (`add`) or stop accepting the Ethernet multicast
@@ -42,7 +42,7 @@ pub(crate) unsafe extern "C" fn attach_mcast(
         return EINVAL.to_errno();
     }
     // SAFETY: a device of ours.
-    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    let dev = unsafe { RoceDevice::from_ib(ibdev) };
     let mut groups = dev.mcast().lock();
     match groups.attach(mgid, qpn) {
         Ok(Attached::NewGroup) => match mac_filter(ibdev, &mgid, true) {
@@ -69,7 +69,7 @@ pub(crate) unsafe extern "C" fn detach_mcast(
     // SAFETY: per this function's contract; `raw` covers the whole union.
     let (qpn, ibdev, mgid) = unsafe { ((*ibqp).qp_num, (*ibqp).device, (*gid).raw) };
     // SAFETY: a device of ours.
-    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    let dev = unsafe { RoceDevice::from_ib(ibdev) };
     let mut groups = dev.mcast().lock();
     match groups.detach(mgid, qpn) {
         Ok(true) => {
@@ -82,7 +82,7 @@ pub(crate) unsafe extern "C" fn detach_mcast(
 }
 
 /// Detaches a QP being destroyed from every group it is still in.
-pub(crate) fn detach_all(dev: &RxeSrDev, ibdev: *mut bindings::ib_device, qpn: u32) {
+pub(crate) fn detach_all(dev: &RoceDevice, ibdev: *mut bindings::ib_device, qpn: u32) {
     dev.mcast().lock().detach_all(qpn, |mgid| {
         let _ = mac_filter(ibdev, &mgid, false);
     });

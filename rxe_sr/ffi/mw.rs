@@ -10,7 +10,7 @@ use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 use crate::kx::bindings;
-use crate::objects::device::RxeSrDev;
+use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::objects::pd::PdId;
 use crate::proto::rc::mw::{BindReq, MrView, MwError, MwType, Window};
@@ -43,7 +43,7 @@ pub(crate) unsafe extern "C" fn alloc_mw(
         return EINVAL.to_errno();
     };
     // SAFETY: a device of ours.
-    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    let dev = unsafe { RoceDevice::from_ib(ibdev) };
     let index = match dev
         .mws()
         .reserve(verbs::mr::MIN_MW_INDEX, verbs::mr::MAX_MW_INDEX)
@@ -78,7 +78,7 @@ pub(crate) unsafe extern "C" fn alloc_mw(
 pub(crate) unsafe extern "C" fn dealloc_mw(ibmw: *mut bindings::ib_mw) -> c_int {
     let mw = ibmw.cast::<RxeSrMw>();
     // SAFETY: our MW object; its device is one of ours.
-    let (index, dev) = unsafe { ((*mw).index, RxeSrDev::from_ib((*ibmw).device)) };
+    let (index, dev) = unsafe { ((*mw).index, RoceDevice::from_ib((*ibmw).device)) };
     // Unbound first (its region may be deregistered after this), then out of the table:
     // after the erase no lookup can reach it (lookups run under the table's lock).
     let was = dev
@@ -97,7 +97,7 @@ pub(crate) unsafe extern "C" fn dealloc_mw(ibmw: *mut bindings::ib_mw) -> c_int 
 }
 
 /// Runs `f` on the window named by `rkey`'s index, under the MW table's lock.
-fn with_window<R>(dev: &RxeSrDev, rkey: u32, f: impl FnOnce(&mut Window) -> R) -> Option<R> {
+fn with_window<R>(dev: &RoceDevice, rkey: u32, f: impl FnOnce(&mut Window) -> R) -> Option<R> {
     dev.mws()
         .with_entry(rkey >> 8, |p| {
             let mw = p.cast::<RxeSrMw>();
@@ -111,7 +111,7 @@ fn with_window<R>(dev: &RxeSrDev, rkey: u32, f: impl FnOnce(&mut Window) -> R) -
 /// A BIND_MW work request through QP `qpn` of PD `qp_pd`; `mr` is the region it names
 /// (looked up by the caller; None when the request's length is 0).
 pub(crate) fn bind(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     req: &BindReq,
     qp_pd: PdId,
     qpn: u32,
@@ -143,7 +143,7 @@ pub(crate) fn bind(
 }
 
 /// LOCAL_INV or SEND with invalidate of window key `rkey`, through a QP of PD `qp_pd`.
-pub(crate) fn invalidate(dev: &RxeSrDev, qp_pd: PdId, rkey: u32) -> Result<(), MwError> {
+pub(crate) fn invalidate(dev: &RoceDevice, qp_pd: PdId, rkey: u32) -> Result<(), MwError> {
     let Some((r, was)) = with_window(dev, rkey, |w| {
         let was = w.mr_lkey;
         (w.invalidate(rkey, qp_pd.get()), was)
@@ -161,7 +161,7 @@ pub(crate) fn invalidate(dev: &RxeSrDev, qp_pd: PdId, rkey: u32) -> Result<(), M
 /// The region (its L_Key) a remote request through QP `qpn` of PD `qp_pd` reaches with
 /// window key `rkey`, if the window allows `access` on `[va, va + len)`.
 pub(crate) fn reach(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     rkey: u32,
     qp_pd: PdId,
     qpn: u32,

@@ -7,7 +7,7 @@ use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 use crate::kx::bindings;
-use crate::objects::device::RxeSrDev;
+use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::objects::pd::PdId;
 use crate::uabi::limits;
@@ -36,7 +36,7 @@ pub(crate) unsafe extern "C" fn alloc_pd(
     _udata: *mut bindings::ib_udata,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let dev = unsafe { RxeSrDev::from_ib((*pd).device) };
+    let dev = unsafe { RoceDevice::from_ib((*pd).device) };
     if !limits::take(&dev.pds_used, vdev::MAX_PD) {
         return ENOMEM.to_errno();
     }
@@ -53,7 +53,7 @@ pub(crate) unsafe extern "C" fn dealloc_pd(
     _udata: *mut bindings::ib_udata,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let dev = unsafe { RxeSrDev::from_ib((*pd).device) };
+    let dev = unsafe { RoceDevice::from_ib((*pd).device) };
     limits::give_back(&dev.pds_used);
     live::LIVE.pds.dec();
     0

@@ -11,7 +11,7 @@ use crate::kx::netdevice::NetDev;
 use crate::kx::timer;
 use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
-use crate::objects::device::RxeSrDev;
+use crate::objects::device::RoceDevice;
 use crate::objects::pd::PdId;
 use crate::proto::rc::mw::BindReq;
 use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RemoteErr, RemoteOp, TxError};
@@ -24,7 +24,7 @@ use crate::uabi::sge::SgeList;
 
 /// One call's environment: borrowed pieces of the locked QP and its device.
 pub(crate) struct KEnv<'a> {
-    pub(crate) dev: &'a RxeSrDev,
+    pub(crate) dev: &'a RoceDevice,
     pub(crate) nd: &'a NetDev<'a>,
     pub(crate) pd: PdId,
     /// The QP's number (type 2 memory windows answer only their QP).
@@ -60,7 +60,7 @@ impl<'a> KEnv<'a> {
     /// may reschedule while sending).
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn new(
-        dev: &'a RxeSrDev,
+        dev: &'a RoceDevice,
         nd: &'a NetDev<'a>,
         pd: PdId,
         qpn: u32,
@@ -96,7 +96,7 @@ impl<'a> KEnv<'a> {
 
 /// Copies `dst.len()` bytes of an SGE list from byte `offset` into `dst` (L_Keys checked).
 fn gather(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     pd: PdId,
     sges: &SgeList,
     offset: u32,
@@ -125,7 +125,7 @@ impl KEnv<'_> {
 }
 
 /// Invalidates `key` (a type 2 window's or a fast-registration MR's) for a QP of `pd`.
-fn invalidate_key(dev: &RxeSrDev, pd: PdId, key: u32) -> bool {
+fn invalidate_key(dev: &RoceDevice, pd: PdId, key: u32) -> bool {
     if crate::verbs::mr::is_mw_key(key) {
         super::mw::invalidate(dev, pd, key).is_ok()
     } else {

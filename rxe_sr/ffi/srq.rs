@@ -162,7 +162,7 @@ pub(crate) unsafe extern "C" fn create_srq(
     udata: *mut bindings::ib_udata,
 ) -> c_int {
     // SAFETY: the SRQ's device is one of ours.
-    let dev = unsafe { crate::objects::device::RxeSrDev::from_ib((*ibsrq).device) };
+    let dev = unsafe { crate::objects::device::RoceDevice::from_ib((*ibsrq).device) };
     if !crate::uabi::limits::take(&dev.srqs_used, crate::verbs::device::MAX_SRQ) {
         return ENOMEM.to_errno();
     }
@@ -283,7 +283,7 @@ pub(crate) unsafe extern "C" fn destroy_srq(
     drop(st);
     // SAFETY: the SRQ's device is one of ours.
     crate::uabi::limits::give_back(
-        &unsafe { crate::objects::device::RxeSrDev::from_ib((*ibsrq).device) }.srqs_used,
+        &unsafe { crate::objects::device::RoceDevice::from_ib((*ibsrq).device) }.srqs_used,
     );
     live::LIVE.srqs.dec();
     0

@@ -7,7 +7,7 @@ use kernel::ffi::c_int;
 
 use crate::kx::bindings;
 use crate::objects::counters::{COUNT, NAMES};
-use crate::objects::device::RxeSrDev;
+use crate::objects::device::RoceDevice;
 
 /// The descriptors, built once from `objects::counters::NAMES`.
 struct Descs([bindings::rdma_stat_desc; COUNT]);
@@ -61,7 +61,7 @@ pub(crate) unsafe extern "C" fn get_hw_stats(
     _index: c_int,
 ) -> c_int {
     // SAFETY: a device of ours, live for the call.
-    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    let dev = unsafe { RoceDevice::from_ib(ibdev) };
     let v = dev.counters().snapshot();
     // SAFETY: the struct was allocated with COUNT values (`num_counters`).
     let out = unsafe { (*stats).value.as_mut_slice(COUNT) };

@@ -10,12 +10,12 @@ use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::{IpAddrs, RoceRoute, TxSkb};
 use crate::objects::ah::{Av, Network};
 use crate::objects::counters::Counter;
-use crate::objects::device::RxeSrDev;
+use crate::objects::device::RoceDevice;
 use crate::proto::wire::icrc;
 
 /// Sends `ib` (BTH .. ICRC, the ICRC's four bytes to be filled) to `av` from `dev`'s
 /// netdev `nd`, over IPv4 or IPv6 as the AV's GIDs say.
-pub(crate) fn send(dev: &RxeSrDev, nd: &NetDev<'_>, av: &Av, sport: u16, ib: &[u8]) -> Result {
+pub(crate) fn send(dev: &RoceDevice, nd: &NetDev<'_>, av: &Av, sport: u16, ib: &[u8]) -> Result {
     send_with(dev, nd, av, sport, ib.len(), |out| {
         if crate::bytes::copy(out, ib) {
             Ok(())
@@ -48,7 +48,7 @@ fn route(av: &Av, sport: u16) -> RoceRoute {
 /// As [`send`], for a packet of `len` IB bytes that `fill` writes straight into the skb
 /// (every byte; the ICRC is filled afterwards): no intermediate copy.
 pub(crate) fn send_with<E>(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     nd: &NetDev<'_>,
     av: &Av,
     sport: u16,

@@ -17,9 +17,9 @@ use crate::objects::counters::{Counter, Counters};
 use crate::objects::mcast::McastGroups;
 
 /// An rxe_sr device.
-pub(crate) type RxeSrDev = Device<DeviceState>;
+pub(crate) type RoceDevice = Device<DeviceState>;
 /// A counted reference on an rxe_sr device.
-pub(crate) type RxeSrDevRef = DeviceRef<DeviceState>;
+pub(crate) type RoceDeviceRef = DeviceRef<DeviceState>;
 
 /// The driver's data in each device.
 #[pin_data]

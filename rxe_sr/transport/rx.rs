@@ -7,7 +7,7 @@
 use crate::ffi::qp::{self, Delivery};
 use crate::kx::skbuff::SkBuff;
 use crate::objects::counters::Counter;
-use crate::objects::device::RxeSrDev;
+use crate::objects::device::RoceDevice;
 use crate::objects::mcast::MULTICAST_QPN;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::{Opcode, PacketRepr, Transport};
@@ -21,7 +21,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<(RoceDatagram<'_>, PacketRepr<'_>)> 
 }
 
 /// Takes one datagram of `dev`'s receive queue; a dropped one is counted.
-pub(crate) fn receive(dev: &RxeSrDev, skb: SkBuff) {
+pub(crate) fn receive(dev: &RoceDevice, skb: SkBuff) {
     if !deliver(dev, skb) {
         dev.counters().inc(Counter::RcvdDropped);
     }
@@ -29,7 +29,7 @@ pub(crate) fn receive(dev: &RxeSrDev, skb: SkBuff) {
 
 /// Checks one datagram and delivers it (or hands it to its QP to run later). False when
 /// it was dropped.
-fn deliver(dev: &RxeSrDev, mut skb: SkBuff) -> bool {
+fn deliver(dev: &RoceDevice, mut skb: SkBuff) -> bool {
     let later = {
         let Some(bytes) = skb.ip_bytes() else {
             return false;

@@ -12,7 +12,7 @@ use crate::ffi::mr;
 use crate::kx::netdevice::NetDev;
 use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
-use crate::objects::device::RxeSrDev;
+use crate::objects::device::RoceDevice;
 use crate::objects::pd::PdId;
 use crate::objects::qp::QpAttrs;
 use crate::uabi::cqe::WcStatus;
@@ -85,7 +85,7 @@ pub(crate) fn build(s: &UdSend<'_>) -> Result<KVec<u8>> {
 /// the payload gathered from its MRs or taken inline, at most one path MTU.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn send_one(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     pd: PdId,
     qpn: u32,
     attrs: &mut QpAttrs,
@@ -171,7 +171,7 @@ pub(crate) fn grh_area(ip_header: &[u8]) -> [u8; 40] {
 
 /// Writes `parts` one after the other across the WQE's scatter list.
 pub(crate) fn scatter_all(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     pd: PdId,
     wqe: &RecvWqe,
     parts: &[&[u8]],

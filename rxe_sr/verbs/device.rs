@@ -13,7 +13,7 @@ use kernel::str::CStr;
 use crate::kx::ib_device::{Device, Driver, NewDevice};
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkBuff;
-use crate::objects::device::{DeviceState, RxeSrDev, RxeSrDevRef};
+use crate::objects::device::{DeviceState, RoceDevice, RoceDeviceRef};
 
 use crate::kx::ib_device_attr::RoceV2PortImmutable;
 use crate::kx::ib_device_attr::{
@@ -196,7 +196,7 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         );
         return Err(EPERM);
     }
-    if RxeSrDevRef::get_by_netdev(nd).is_some() {
+    if RoceDeviceRef::get_by_netdev(nd).is_some() {
         pr_err!("{} already has an rxe_sr device\n", nd.name());
         return Err(EEXIST);
     }
@@ -204,7 +204,7 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         port_state(nd.is_running(), nd.carrier_ok()),
         ib_mtu_from_eth_mtu(nd.mtu()),
     );
-    RxeSrDev::create(
+    RoceDevice::create(
         NewDevice {
             name,
             netdev: nd,
@@ -221,7 +221,7 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
 }
 
 /// Follows the netdev's running/carrier state, telling the core's clients of a change.
-pub(crate) fn update_port_state(dev: &RxeSrDev, nd: &NetDev<'_>) {
+pub(crate) fn update_port_state(dev: &RoceDevice, nd: &NetDev<'_>) {
     let new = port_state(nd.is_running(), nd.carrier_ok());
     if dev.swap_port_state(new) != new {
         dev.dispatch_port_event(new == PortState::Active);

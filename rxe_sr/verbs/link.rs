@@ -7,7 +7,7 @@ use kernel::str::CStr;
 
 use crate::kx::netdevice::{NetDev, NetdevEvent, NetdevNotifier};
 use crate::kx::rdma_netlink::LinkOps;
-use crate::objects::device::RxeSrDevRef;
+use crate::objects::device::RoceDeviceRef;
 use crate::verbs::device;
 
 /// The `rxe_sr` link type and the netdev notifier behind its devices.
@@ -21,7 +21,7 @@ impl LinkOps for Links {
 
 impl NetdevNotifier for Links {
     fn event(event: NetdevEvent, nd: &NetDev<'_>) -> bool {
-        let Some(dev) = RxeSrDevRef::get_by_netdev(nd) else {
+        let Some(dev) = RoceDeviceRef::get_by_netdev(nd) else {
             return false;
         };
         match event {

@@ -45,7 +45,7 @@ impl Access {
 /// window's R_Key leads, for a remote access the window allows, to the region it is bound
 /// to, whose own rights were checked at bind time (IBTA 10.6.7.2).
 pub(super) fn resolve(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     pd: PdId,
     key: u32,
     va: u64,
@@ -64,7 +64,7 @@ pub(super) fn resolve(
 /// `[va, va + len)`; the MR table's lock is held across `f`, so the MR cannot be
 /// deregistered meanwhile (and atomics are serialised). `None` when any check fails.
 pub(super) fn with_mr<R>(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     pd: PdId,
     key: u32,
     va: u64,
@@ -98,7 +98,7 @@ pub(super) fn with_mr<R>(
 /// Copies `dst.len()` bytes at `va` of the MR named by `key` into `dst`. False when the
 /// checks of [`with_mr`] fail.
 pub(crate) fn read(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     pd: PdId,
     key: u32,
     va: u64,
@@ -114,7 +114,7 @@ pub(crate) fn read(
 
 /// Copies `src` to `va` of the MR named by `key`. False when the checks of [`with_mr`] fail.
 pub(crate) fn write(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     pd: PdId,
     key: u32,
     va: u64,
@@ -130,7 +130,7 @@ pub(crate) fn write(
 
 /// A send's gather step: a failure is a local protection error (IBTA 10.6.3).
 pub(crate) fn gather(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     pd: PdId,
     lkey: u32,
     addr: u64,
@@ -145,7 +145,7 @@ pub(crate) fn gather(
 
 /// A receive's scatter step (local write needed): a failure is a local protection error.
 pub(crate) fn scatter(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     pd: PdId,
     lkey: u32,
     addr: u64,
@@ -161,7 +161,7 @@ pub(crate) fn scatter(
 /// A memory window moved from region `was` to region `now` (L_Keys; None: unbound):
 /// keeps each region's count of bound windows. Takes the MR table's lock: never call it
 /// with the MW table's held (both are xarray locks of one lock class).
-pub(crate) fn note_binding(dev: &RxeSrDev, was: Option<u32>, now: Option<u32>) {
+pub(crate) fn note_binding(dev: &RoceDevice, was: Option<u32>, now: Option<u32>) {
     if was == now {
         return;
     }
@@ -188,7 +188,7 @@ pub(crate) fn note_binding(dev: &RxeSrDev, was: Option<u32>, now: Option<u32>) {
 }
 
 /// The bind-time view of the MR with L_Key `lkey` on `pd` (a BIND_MW names it).
-pub(crate) fn view(dev: &RxeSrDev, pd: PdId, lkey: u32) -> Option<crate::proto::rc::mw::MrView> {
+pub(crate) fn view(dev: &RoceDevice, pd: PdId, lkey: u32) -> Option<crate::proto::rc::mw::MrView> {
     if verbs::mr::is_mw_key(lkey) {
         return None;
     }
@@ -212,7 +212,7 @@ pub(crate) fn view(dev: &RxeSrDev, pd: PdId, lkey: u32) -> Option<crate::proto::
 
 /// Checks that a remote request may access `[va, va + len)` through `rkey`.
 pub(crate) fn remote_check(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     pd: PdId,
     rkey: u32,
     va: u64,
@@ -226,7 +226,7 @@ pub(crate) fn remote_check(
 /// value to store. Returns the original value. Atomics on all MRs of the device are
 /// serialised by the MR table's lock.
 pub(crate) fn remote_atomic(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     pd: PdId,
     qpn: u32,
     rkey: u32,

@@ -23,7 +23,7 @@ pub(crate) unsafe extern "C" fn alloc_mr(
     // SAFETY: a live PD's device is one of ours.
     let ibdev = unsafe { (*pd).device };
     // SAFETY: as above.
-    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    let dev = unsafe { RoceDevice::from_ib(ibdev) };
     let res = KVVec::from_elem(ptr::null_mut::<c_void>(), max_num_sg as usize, GFP_KERNEL)
         .map_err(Error::from)
         .and_then(|pages| {
@@ -69,7 +69,7 @@ pub(crate) unsafe extern "C" fn map_mr_sg(
 ) -> c_int {
     let mr = ibmr.cast::<RxeSrMr>();
     // SAFETY: per this function's contract; `kind`, `index` and `ibdev` never change.
-    let (kind, index, dev) = unsafe { ((*mr).kind, (*mr).index, RxeSrDev::from_ib((*mr).ibdev)) };
+    let (kind, index, dev) = unsafe { ((*mr).kind, (*mr).index, RoceDevice::from_ib((*mr).ibdev)) };
     if kind != Kind::Fast {
         return EINVAL.to_errno();
     }
@@ -90,7 +90,7 @@ pub(crate) unsafe extern "C" fn map_mr_sg(
 /// A REG_MR work request through a QP of `pd`: the fast-registration MR named by `key`'s
 /// index takes `key`, `access` and the range the last map_mr_sg gave it, and becomes valid.
 pub(crate) fn fast_reg(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     pd: PdId,
     key: u32,
     access: u32,
@@ -135,7 +135,7 @@ pub(crate) fn fast_reg(
 
 /// LOCAL_INV or SEND with invalidate of MR key `key` through a QP of `pd`: only a valid
 /// fast-registration MR can be invalidated (as rdma_rxe).
-pub(crate) fn invalidate(dev: &RxeSrDev, pd: PdId, key: u32) -> bool {
+pub(crate) fn invalidate(dev: &RoceDevice, pd: PdId, key: u32) -> bool {
     dev.mrs()
         .with_entry(key >> 8, |p| {
             let mr = p.cast::<RxeSrMr>();

@@ -24,7 +24,7 @@ use kernel::ffi::c_void;
 use kernel::prelude::*;
 
 use crate::kx::bindings;
-use crate::objects::device::RxeSrDev;
+use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::objects::pd::PdId;
 use crate::uabi::cqe::WcStatus;
@@ -259,7 +259,7 @@ unsafe fn reg_user_mr_inner(
     // SAFETY: a live PD's device is live.
     let ibdev = unsafe { (*pd).device };
     // SAFETY: a device of ours.
-    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    let dev = unsafe { RoceDevice::from_ib(ibdev) };
     // SAFETY: pins `len` bytes of the calling process at `start`, checking the range and
     // the access rights against the VMAs; returns a umem or an ERR_PTR.
     let umem = from_err_ptr(unsafe { bindings::ib_umem_get(ibdev, start, len, access as c_int) })?;
@@ -312,7 +312,7 @@ unsafe fn reg_user_mr_inner(
 /// `mr.umem` is null or pinned pages the MR now owns; `[iova, iova + length)` is the range
 /// its keys may reach.
 unsafe fn publish(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     mr: KBox<RxeSrMr>,
     iova: u64,
     length: u64,
@@ -376,7 +376,7 @@ pub(crate) unsafe extern "C" fn get_dma_mr(
     // SAFETY: a live PD's device is one of ours.
     let ibdev = unsafe { (*pd).device };
     // SAFETY: as above.
-    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    let dev = unsafe { RoceDevice::from_ib(ibdev) };
     let mr = KBox::new(
         RxeSrMr::new(Kind::Dma, ibdev, access, ptr::null_mut(), KVVec::new(), 0),
         GFP_KERNEL,
@@ -406,7 +406,7 @@ pub(crate) unsafe extern "C" fn dereg_mr(
         return EBUSY.to_errno();
     }
     // SAFETY: the device we registered the MR on; it outlives its MRs.
-    let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+    let dev = unsafe { RoceDevice::from_ib(ibdev) };
     dev.mrs().erase(index);
     // SAFETY: the MR is out of the table; release its pages and free it, once.
     unsafe {

@@ -8,7 +8,7 @@ use super::*;
 /// The parts of a live QP the connected transport needs besides its lock.
 pub(super) struct QpCtx<'a> {
     pub(super) ibdev: *mut bindings::ib_device,
-    pub(super) dev: &'a RxeSrDev,
+    pub(super) dev: &'a RoceDevice,
     pub(super) pd: PdId,
     pub(super) qpn: u32,
     pub(super) cqs: QpCqs,
@@ -24,7 +24,7 @@ impl<'a> QpCtx<'a> {
         unsafe {
             QpCtx {
                 ibdev: (*ibqp).device,
-                dev: RxeSrDev::from_ib((*ibqp).device),
+                dev: RoceDevice::from_ib((*ibqp).device),
                 pd: crate::ffi::pd::id((*ibqp).pd),
                 qpn: (*ibqp).qp_num,
                 cqs: QpCqs::of(ibqp),
@@ -168,7 +168,7 @@ pub(super) unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, st
 
 /// Adds what one step of the transport counted to the device's counters.
 pub(super) fn count(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     (req0, resp0): (Option<ReqCounters>, RespCounters),
     (req1, resp1): (Option<ReqCounters>, RespCounters),
 ) {
@@ -402,7 +402,7 @@ pub(super) fn receiving(state: QpState) -> bool {
 /// addressed to the QP's own GID (rdma_rxe's check_addr): QPNs are easy to guess, IP
 /// addresses on the path are not forged as easily.
 pub(crate) fn connected_deliver(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     d: &RoceDatagram<'_>,
     p: &PacketRepr<'_>,
 ) -> Delivery {

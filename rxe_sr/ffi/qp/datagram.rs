@@ -132,7 +132,7 @@ pub(super) struct QpRef {
 
 impl QpRef {
     /// The QP with number `qpn`, if it exists and is complete.
-    pub(super) fn get(dev: &RxeSrDev, qpn: u32) -> Option<QpRef> {
+    pub(super) fn get(dev: &RoceDevice, qpn: u32) -> Option<QpRef> {
         dev.qps()
             .with_entry(qpn, |p| {
                 let ibqp = p.cast::<bindings::ib_qp>();
@@ -165,14 +165,14 @@ impl Drop for QpRef {
 /// match, and a receive WQE must be posted (otherwise the message is dropped, as UD allows);
 /// the GRH area and the payload are scattered into the WQE's buffers and a completion is
 /// posted to the receive CQ. False when dropped.
-pub(crate) fn ud_deliver(dev: &RxeSrDev, p: &PacketRepr<'_>, ip_header: &[u8]) -> bool {
+pub(crate) fn ud_deliver(dev: &RoceDevice, p: &PacketRepr<'_>, ip_header: &[u8]) -> bool {
     ud_deliver_to(dev, p.bth.dest_qpn, p, ip_header)
 }
 
 /// Delivers a UD SEND to the multicast QPN to every QP attached to its group (the
 /// packet's destination GID), each taking its own copy. False when no QP took it.
 pub(crate) fn ud_deliver_mcast(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     p: &PacketRepr<'_>,
     ip_header: &[u8],
     mgid: &[u8; 16],
@@ -189,7 +189,7 @@ pub(crate) fn ud_deliver_mcast(
 
 /// Delivers a UD SEND to QP `qpn` (see [`ud_deliver`]).
 pub(super) fn ud_deliver_to(
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     qpn: u32,
     p: &PacketRepr<'_>,
     ip_header: &[u8],

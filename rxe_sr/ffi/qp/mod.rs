@@ -32,7 +32,7 @@ use crate::kx::timer::QpTimer;
 use crate::kx::wait_bit::UseCount;
 use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
-use crate::objects::device::RxeSrDev;
+use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::objects::pd::PdId;
 use crate::objects::qp::{QpAttrs, QpShape};
@@ -200,7 +200,7 @@ unsafe fn create_qp_inner(
     })?;
     let gsi = shape.qp_type == QpType::Gsi;
     // SAFETY: the QP's device is one of ours.
-    let dev = unsafe { RxeSrDev::from_ib((*ibqp).device) };
+    let dev = unsafe { RoceDevice::from_ib((*ibqp).device) };
     let (sq, rq, kq) = if udata.is_null() {
         // A kernel consumer (ib_mad's GSI QP, ULPs' RC, UC and UD QPs, on an SRQ or not).
         (None, None, Some(KernelQueues::new(&shape.caps())?))
@@ -364,7 +364,7 @@ pub(crate) unsafe extern "C" fn destroy_qp(
         return 0;
     };
     // SAFETY: the QP's device is one of ours.
-    let dev = unsafe { RxeSrDev::from_ib((*ibqp).device) };
+    let dev = unsafe { RoceDevice::from_ib((*ibqp).device) };
     // SAFETY: reads the QPN we assigned.
     let qpn = unsafe { (*ibqp).qp_num };
     // Out of its multicast groups and the table first: no new receive-path reference; then
@@ -457,7 +457,7 @@ pub(crate) unsafe extern "C" fn modify_qp(
     }
     if rc_transport::service(st.shape.qp_type).is_some() {
         // SAFETY: a device of ours.
-        let dev = unsafe { RxeSrDev::from_ib(ibdev) };
+        let dev = unsafe { RoceDevice::from_ib(ibdev) };
         if let Err(e) = connect(&mut g, &st.shape, dev, qpn, cur, next, av) {
             g.attrs = before;
             return e.to_errno();
@@ -499,7 +499,7 @@ pub(crate) unsafe extern "C" fn modify_qp(
 fn connect(
     g: &mut QpInner,
     shape: &QpShape,
-    dev: &RxeSrDev,
+    dev: &RoceDevice,
     qpn: u32,
     cur: QpState,
     next: QpState,
