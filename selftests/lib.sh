@@ -15,6 +15,11 @@ SERVER_IP=10.77.0.1
 log() { printf '[g%s %s] %s\n' "$GUEST" "$(date +%T)" "$*"; }
 fail() {
   log "FAIL: $*"
+  # What the kernel said meanwhile (below the console's log level, e.g. a QP's refused
+  # request), for the diagnosis.
+  local k
+  k=$(dmesg 2>/dev/null | tail -n +"$(( ${DMESG_MARK:-0} + 1 ))" | grep -E 'rxe_sr|rxe[0-9]|sr[0-9]:' | tail -n 20) || true
+  if [ -n "$k" ]; then printf 'kernel log since the test began:\n%s\n' "$k"; fi
   # Tell the other guests, so their barriers in this test give up at once.
   mkdir -p "$HOST_SHARE/sync" && : > "$HOST_SHARE/sync/abort-t${TEST_INDEX:-0}.g$GUEST"
   exit 1
