@@ -199,9 +199,9 @@ unsafe fn user_ring(
     let (mapped, offset) = unsafe { MappedQueue::insert(uctx, queue)? };
     let mut resp = [0u8; layout::CREATE_CQ_RESP_SIZE];
     resp::emit_create_cq_resp(resp::MmInfo { offset, size }, &mut resp).ok_or(EINVAL)?;
+    let (src, len) = (resp.as_ptr().cast(), resp.len());
     // SAFETY: `udata` is live; the helper checks outlen and copies to user space.
-    let ret =
-        unsafe { bindings::rxe_sr_glue_copy_to_udata(udata, resp.as_ptr().cast(), resp.len()) };
+    let ret = unsafe { bindings::rxe_sr_glue_copy_to_udata(udata, src, len) };
     if ret != 0 {
         return Err(Error::from_errno(ret));
     }
@@ -232,9 +232,8 @@ pub(crate) unsafe extern "C" fn destroy_cq(
     drop(queue);
     drop(state);
     // SAFETY: the CQ's device is one of ours.
-    crate::uabi::limits::give_back(
-        &unsafe { crate::objects::device::RoceDevice::from_ib((*ibcq).device) }.cqs_used,
-    );
+    let dev = unsafe { crate::objects::device::RoceDevice::from_ib((*ibcq).device) };
+    crate::uabi::limits::give_back(&dev.cqs_used);
     live::LIVE.cqs.dec();
     0
 }
@@ -311,8 +310,9 @@ unsafe fn resize_cq_inner(
     // on any error below, dropping `mapped` unregisters the new ring and the CQ keeps the
     // old one).
     // SAFETY: the live udata of this call.
-    let mapped =
-        unsafe { user_ring(udata, bindings::rxe_sr_glue_udata_ucontext(udata), geo.ring)? };
+    let uctx = unsafe { bindings::rxe_sr_glue_udata_ucontext(udata) };
+    // SAFETY: the live udata of this call and its ucontext.
+    let mapped = unsafe { user_ring(udata, uctx, geo.ring)? };
     let new = mapped.queue();
     let mut nq = ToClientQueue::new(geo.ring);
     // The unconsumed entries move in chunks of RESIZE_CHUNK, the lock (which keeps

@@ -35,9 +35,10 @@ pub(crate) unsafe extern "C" fn attach_mcast(
     gid: *mut bindings::ib_gid,
     _lid: u16,
 ) -> c_int {
+    // SAFETY: per this function's contract.
+    let (qp_type, qpn, ibdev) = unsafe { ((*ibqp).qp_type, (*ibqp).qp_num, (*ibqp).device) };
     // SAFETY: per this function's contract; `raw` covers the whole union.
-    let (qp_type, qpn, ibdev, mgid) =
-        unsafe { ((*ibqp).qp_type, (*ibqp).qp_num, (*ibqp).device, (*gid).raw) };
+    let mgid = unsafe { (*gid).raw };
     if qp_type != bindings::ib_qp_type_IB_QPT_UD {
         return EINVAL.to_errno();
     }

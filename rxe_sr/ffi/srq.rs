@@ -282,9 +282,8 @@ pub(crate) unsafe extern "C" fn destroy_srq(
     drop(ring);
     drop(st);
     // SAFETY: the SRQ's device is one of ours.
-    crate::uabi::limits::give_back(
-        &unsafe { crate::objects::device::RoceDevice::from_ib((*ibsrq).device) }.srqs_used,
-    );
+    let dev = unsafe { crate::objects::device::RoceDevice::from_ib((*ibsrq).device) };
+    crate::uabi::limits::give_back(&dev.srqs_used);
     live::LIVE.srqs.dec();
     0
 }

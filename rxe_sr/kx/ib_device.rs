@@ -319,11 +319,10 @@ unsafe extern "C" fn rx_work<T: Driver>(owner: *mut c_void) {
     // SAFETY: per this function's contract.
     let dev = unsafe { &*owner.cast::<Device<T>>() };
     loop {
-        // SAFETY: the queue is initialised and alive (this function's contract); a
-        // dequeued skb is ours.
-        let Some(skb) =
-            (unsafe { SkBuff::from_raw(bindings::rxe_sr_glue_rx_dequeue(dev.rx.get())) })
-        else {
+        // SAFETY: the queue is initialised and alive (this function's contract).
+        let raw = unsafe { bindings::rxe_sr_glue_rx_dequeue(dev.rx.get()) };
+        // SAFETY: a dequeued skb is ours.
+        let Some(skb) = (unsafe { SkBuff::from_raw(raw) }) else {
             break;
         };
         T::receive(dev, skb);

@@ -36,10 +36,10 @@ unsafe impl<T: UdpTunnelHandler> Sync for UdpTunnel<T> {}
 impl<T: UdpTunnelHandler> UdpTunnel<T> {
     /// Opens and binds the socket (IPv6 sockets are v6-only).
     pub(crate) fn open(ipv6: bool, port: u16) -> Result<Self> {
+        let recv = Some(encap_recv::<T> as unsafe extern "C" fn(_, _) -> _);
         // SAFETY: the helper takes plain values and a receive callback sound for any
         // datagram the UDP stack passes; it returns a socket or an ERR_PTR.
-        let raw =
-            unsafe { bindings::rxe_sr_glue_udp_tunnel_open(ipv6, port, Some(encap_recv::<T>)) };
+        let raw = unsafe { bindings::rxe_sr_glue_udp_tunnel_open(ipv6, port, recv) };
         let sock = from_err_ptr(raw)?;
         // INVARIANT: an open socket, ours.
         NonNull::new(sock)

@@ -182,8 +182,9 @@ unsafe fn fast_copy(
     to_mr: bool,
 ) -> bool {
     // SAFETY: per this function's contract.
-    let (pages, npages, ps, iova) =
-        unsafe { (&(*mr).pages, (*mr).npages, (*mr).page_size, (*mr).iova) };
+    let (pages, npages) = unsafe { (&(*mr).pages, (*mr).npages) };
+    // SAFETY: as above.
+    let (ps, iova) = unsafe { ((*mr).page_size, (*mr).iova) };
     let Ok(ps) = usize::try_from(ps) else {
         return false;
     };

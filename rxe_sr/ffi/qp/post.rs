@@ -296,9 +296,9 @@ pub(super) unsafe fn kernel_send(
     let flags = SendFlags::from_bits_truncate(w.send_flags as u32);
     // Inline: the SGEs name kernel memory to copy now; their total is the inline length.
     let (inline_list, dma_length) = if flags.inline() {
+        let max = crate::uabi::limits::RXE_MAX_SGE;
         // SAFETY: per this function's contract.
-        let (list, total) =
-            unsafe { kernel_sges(w.sg_list, w.num_sge, crate::uabi::limits::RXE_MAX_SGE) }.ok()?;
+        let (list, total) = unsafe { kernel_sges(w.sg_list, w.num_sge, max) }.ok()?;
         (Some(list), total)
     } else {
         (None, 0)
@@ -327,9 +327,9 @@ pub(super) unsafe fn kernel_send(
         }
         Ok(())
     };
+    let (sg_list, num_sge, max_sge) = (w.sg_list, w.num_sge, limits.max_sge);
     // SAFETY: per this function's contract.
-    let sges =
-        |l: &mut SgeList| unsafe { kernel_sges_into(w.sg_list, w.num_sge, limits.max_sge, l) };
+    let sges = |l: &mut SgeList| unsafe { kernel_sges_into(sg_list, num_sge, max_sge, l) };
     let fields = WrFields {
         wr_id,
         opcode,
