@@ -37,9 +37,9 @@
 
 #include "rxe_sr_glue.h"
 
-/* ---- module parameter `recovery`: parsed and named by Rust (rxe_sr/params.rs) ---- */
+/* ---- module parameter `recovery`: parsed and named by Rust (rxe_sr/kx/moduleparam.rs) ---- */
 
-static int rxe_sr_recovery; /* index into params::Recovery; 0 is gbn */
+static int rxe_sr_recovery; /* index into proto::recovery::scheme::Scheme::ALL; 0 is gbn */
 
 static int rxe_sr_recovery_set(const char *val, const struct kernel_param *kp)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The RoCEv2 UDP side: the sockets on port 4791 and what arrives on them.
 //!
-//! Datagrams are counted here and processed by the device's receive work (ffi/rx.rs);
+//! Datagrams are counted here and processed by the device's receive work (transport/rx.rs);
 //! [`tx`] builds and sends them.
 
 #![forbid(unsafe_code)]

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The verbs objects' state, as the transport and the verbs share it: the device's
-//! counters, the live-object counts, address vectors, PD identities, QP shapes and
-//! attributes. (Issue 10 moves the rest of the QP state and the CQ, SRQ, MR,
-//! MW, AH and multicast state here from `ffi/`, family by family.)
+//! The verbs objects' state, as the transport and the verbs share it: the device (its
+//! tables, port, counters and multicast groups), the live-object counts, address vectors,
+//! PD identities, QP shapes and attributes. (Issue 10 moves the rest of the QP state and
+//! the CQ, SRQ, MR, MW and AH state here from `ffi/`, family by family.)
 
 #![forbid(unsafe_code)]
 

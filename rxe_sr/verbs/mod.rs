@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The verbs provider: what rxe_sr reports and does for each ib_device operation.
 //!
-//! Everything here is safe Rust over plain values; the C-ABI entry points that the RDMA core
-//! calls live in `ffi/` and forward here.
+//! Everything here is safe Rust over typed values: the device-level operations reach
+//! [`device`]'s `Driver` impl through `kx::ib_device`'s adapter; the object operations'
+//! C-ABI entry points are still in `ffi/` (issue 10) and forward here.
 
 #![forbid(unsafe_code)]
 

@@ -136,7 +136,7 @@ struct QpObject {
     /// References held by the receive path ([`QpRef`]); destroy waits for zero.
     users: UseCount,
     /// RC/UC: retransmission and RNR timer; kernel QPs: the send work, kicked by post_send
-    /// (its work calls [`rxe_sr_rs_qp_timer`]). An RC QP's work also sends the rest of a
+    /// (its work calls [`qp_timer`]). An RC QP's work also sends the rest of a
     /// READ's responses and then runs the requests held back meanwhile.
     timer: Option<QpTimer>,
     /// RC: request packets that arrived while READ responses were still going out; they
