@@ -92,8 +92,8 @@ impl SigType {
     }
 }
 
-/// `enum ib_mtu`: a path MTU.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+/// `enum ib_mtu`: a path MTU (ordered by size).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Default)]
 pub(crate) enum PathMtu {
     /// 256 bytes.
     #[default]
@@ -124,6 +124,11 @@ impl PathMtu {
     /// The C value (the `enum ib_mtu` number, 1 ..= 5).
     pub(crate) fn to_raw(self) -> bindings::ib_mtu {
         self as bindings::ib_mtu
+    }
+
+    /// Bytes.
+    pub(crate) fn bytes(self) -> u32 {
+        crate::proto::rc::mtu_bytes(self.to_raw())
     }
 }
 

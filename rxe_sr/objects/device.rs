@@ -109,9 +109,9 @@ impl DeviceState {
         (self.key_variant.fetch_add(1, Ordering::Relaxed) & 0xff) as u8
     }
 
-    /// The port's path MTU (`enum ib_mtu`: 1 = 256 .. 5 = 4096 bytes).
-    pub(crate) fn active_mtu(&self) -> u32 {
-        self.active_mtu.load(Ordering::Relaxed)
+    /// The port's path MTU.
+    pub(crate) fn active_mtu(&self) -> PathMtu {
+        PathMtu::from_raw(self.active_mtu.load(Ordering::Relaxed)).unwrap_or_default()
     }
 
     /// Follows a netdev MTU change.
@@ -121,11 +121,7 @@ impl DeviceState {
 
     /// Port 1's state.
     pub(crate) fn port_state(&self) -> PortState {
-        if self.port_active.load(Ordering::Relaxed) {
-            PortState::Active
-        } else {
-            PortState::Down
-        }
+        port_state_of(self.port_active.load(Ordering::Relaxed))
     }
 
     /// Sets port 1's state; returns the previous one. A port leaving ACTIVE counts a
@@ -137,10 +133,14 @@ impl DeviceState {
         if was && new != PortState::Active {
             self.counters.inc(Counter::LinkDowned);
         }
-        if was {
-            PortState::Active
-        } else {
-            PortState::Down
-        }
+        port_state_of(was)
+    }
+}
+
+fn port_state_of(active: bool) -> PortState {
+    if active {
+        PortState::Active
+    } else {
+        PortState::Down
     }
 }

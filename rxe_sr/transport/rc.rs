@@ -6,13 +6,13 @@
 use kernel::alloc::{flags::GFP_KERNEL, KVVec};
 use kernel::prelude::*;
 
-use crate::kx::ib_verbs::{QpType, SigType};
+use crate::kx::ib_verbs::{PathMtu, QpType, SigType};
 use crate::objects::ah::Av;
 use crate::objects::qp::{QpAttrs, QpShape};
 use crate::proto::psn::Psn;
 use crate::proto::rc::requester::{Requester, SqEntry};
 use crate::proto::rc::responder::{RdRes, Responder, MAX_RD_RES};
-use crate::proto::rc::{mtu_bytes, timeout_us, RcConfig, Service};
+use crate::proto::rc::{timeout_us, RcConfig, Service};
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendOpcode, SendWqe};
 
 /// Send WQEs the transport holds at most per QP (fewer when the send queue is smaller):
@@ -47,14 +47,14 @@ pub(crate) fn config(
     attrs: &QpAttrs,
     shape: &QpShape,
     qpn: u32,
-    active_mtu: u32,
+    active_mtu: PathMtu,
 ) -> Option<RcConfig> {
     let service = service(shape.qp_type)?;
     Some(RcConfig {
         service,
         qpn,
         dest_qpn: attrs.dest_qp_num,
-        pmtu: mtu_bytes(attrs.path_mtu.to_raw().min(active_mtu)),
+        pmtu: attrs.path_mtu.min(active_mtu).bytes(),
         timeout_us: timeout_us(attrs.timeout),
         retry_cnt: attrs.retry_cnt,
         rnr_retry: attrs.rnr_retry,

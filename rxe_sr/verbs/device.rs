@@ -240,8 +240,7 @@ impl Driver for DeviceState {
         if port != PORT_NUM {
             return Err(EINVAL);
         }
-        let mtu = PathMtu::from_raw(dev.active_mtu()).unwrap_or_default();
-        Ok(port_attr(dev.port_state(), mtu, netdev_up))
+        Ok(port_attr(dev.port_state(), dev.active_mtu(), netdev_up))
     }
 
     fn port_immutable(_dev: &Device<Self>, port: u32) -> Result<RoceV2PortImmutable> {

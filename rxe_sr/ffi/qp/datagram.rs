@@ -52,7 +52,7 @@ pub(super) unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &Net
     };
     let sig_all = shape.sq_sig_type == SigType::AllWr;
     // enum ib_mtu: 1 = 256 .. 5 = 4096 bytes.
-    let mtu = 128u32.checked_shl(dev.active_mtu()).unwrap_or(256);
+    let mtu = dev.active_mtu().bytes();
     let mut budget = UD_BUDGET;
     // One WQE, parsed in place for each slot (a WQE by value per call costs stack).
     let mut wqe = SendWqe::EMPTY;

@@ -397,7 +397,7 @@ pub(super) unsafe fn run_kernel_sends(ctx: &QpCtx<'_>) {
         return;
     }
     let sig_all = st.shape.sq_sig_type == SigType::AllWr;
-    let mtu = 128u32.checked_shl(ctx.dev.active_mtu()).unwrap_or(256);
+    let mtu = ctx.dev.active_mtu().bytes();
     let mut budget = UD_BUDGET;
     let _ = ctx.with_netdev(|nd| loop {
         if g.attrs.state != QpState::Rts {
