@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The completer (IBTA 9.7.5.1; rdma_rxe's rxe_comp.c): takes the responder's ACKs, NAKs
+//! and RNR NAKs, feeds the cumulative acknowledgements to the go-back-N engine (never past
+//! an RDMA READ or atomic still waiting for its response), and retires the acknowledged
+//! entries in order into completions, or fails them.
+
+use core::ops::DerefMut;
+
+use super::retry::Actions;
+use super::Requester;
+use super::SqEntry;
+use crate::proto::psn::Psn;
+use crate::proto::rc::{nak, rnr_delay_us, Outcome, RcConfig, RcEnv, Service};
+use crate::proto::recovery::{Feedback, Recovery, ReqEvent};
+use crate::proto::wire::ext_headers::AethKind;
+use crate::proto::wire::opcode::OpKind;
+use crate::proto::wire::PacketRepr;
+use crate::uabi::cqe::{Completion, WcStatus};
+use crate::uabi::send_wqe::SendFlags;
+
+impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
+    /// A response packet (ACK, NAK, READ response, atomic ACK) from the responder.
+    pub fn on_response(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+    ) -> Outcome {
+        if cfg.service != Service::Rc {
+            return Outcome::Ok;
+        }
+        let psn = p.bth.psn;
+        let una = self.engine.una();
+        // Only a PSN that was sent and not yet acknowledged means anything.
+        if psn.before(una) || !psn.before(self.sent_high) {
+            self.counters.dup_responses += 1;
+            return Outcome::Ok;
+        }
+        let Some(info) = p.bth.opcode.info() else {
+            return Outcome::Ok;
+        };
+        let o = match info.kind {
+            OpKind::Acknowledge => self.on_aeth(env, cfg, p, psn),
+            OpKind::RdmaReadResponse => self.on_read_response(env, cfg, p, psn),
+            OpKind::AtomicAcknowledge => self.on_atomic_ack(env, cfg, p, psn),
+            _ => {
+                self.counters.dup_responses += 1;
+                Outcome::Ok
+            }
+        };
+        if o == Outcome::Error {
+            return o;
+        }
+        self.run(env, cfg)
+    }
+
+    fn on_aeth(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        psn: Psn,
+    ) -> Outcome {
+        let Some(aeth) = p.ext.aeth else {
+            return Outcome::Ok;
+        };
+        match aeth.kind() {
+            AethKind::Ack { .. } => {
+                let (o, lost) = self.ack_to(env, cfg, psn.next());
+                if o == Outcome::Error {
+                    return o;
+                }
+                match lost {
+                    Some(from) => self.retry_from(env, cfg, from),
+                    None => Outcome::Ok,
+                }
+            }
+            AethKind::RnrNak { timer } => {
+                self.counters.rnr_naks += 1;
+                if self.ack_to(env, cfg, psn).0 == Outcome::Error {
+                    return Outcome::Error;
+                }
+                let Some(i) = self.find(psn) else {
+                    return Outcome::Ok;
+                };
+                if self.rnr_left == 0 {
+                    self.counters.rnr_retry_exceeded += 1;
+                    return self.fail_entry(env, cfg, i, WcStatus::RnrRetryExcErr);
+                }
+                if self.rnr_left != 7 {
+                    self.rnr_left -= 1;
+                }
+                let now = env.now_us();
+                let wake = now.saturating_add(rnr_delay_us(timer));
+                self.rnr_deadline = Some(wake);
+                // The retransmission timer waits for the RNR delay.
+                if self.rto_deadline.is_some() {
+                    self.rto_deadline = Some(wake.saturating_add(cfg.timeout_us));
+                }
+                self.rewind(psn);
+                Outcome::Ok
+            }
+            AethKind::Nak { code } if code == nak::PSN_SEQ_ERR => {
+                self.counters.seq_naks += 1;
+                let (o, lost) = self.ack_to(env, cfg, psn);
+                if o == Outcome::Error {
+                    return o;
+                }
+                if let Some(from) = lost {
+                    return self.retry_from(env, cfg, from);
+                }
+                let now = env.now_us();
+                let mut acts = Actions::new();
+                self.engine.on_requester(
+                    &mut (),
+                    ReqEvent::Feedback {
+                        fb: Feedback::Nak { rcv_nxt: psn },
+                        now,
+                    },
+                    &mut acts,
+                );
+                self.apply(env, cfg, acts)
+            }
+            AethKind::Nak { code } => {
+                if self.ack_to(env, cfg, psn).0 == Outcome::Error {
+                    return Outcome::Error;
+                }
+                let status = match code {
+                    nak::INVALID_REQUEST => WcStatus::RemInvReqErr,
+                    nak::REMOTE_ACCESS => WcStatus::RemAccessErr,
+                    nak::REMOTE_OP => WcStatus::RemOpErr,
+                    nak::INVALID_RD_REQUEST => WcStatus::RemInvRdReqErr,
+                    _ => WcStatus::BadRespErr,
+                };
+                let i = self.find(psn).unwrap_or(0);
+                self.fail_entry(env, cfg, i, status)
+            }
+            AethKind::Reserved => Outcome::Ok,
+        }
+    }
+
+    /// A cumulative acknowledgement up to (not including) `cum`; returns the PSN the
+    /// requester must resend from when `cum` passes a READ or atomic that is still waiting.
+    pub(super) fn ack_to(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        cum: Psn,
+    ) -> (Outcome, Option<Psn>) {
+        let mut eff = cum;
+        let mut lost = None;
+        if let Some((_, resume)) = self.first_pending_rd_atomic() {
+            if cum.after(resume) {
+                eff = resume;
+                lost = Some(resume);
+            }
+        }
+        if !eff.after(self.engine.una()) {
+            return (Outcome::Ok, lost);
+        }
+        let now = env.now_us();
+        let mut acts = Actions::new();
+        self.engine.on_requester(
+            &mut (),
+            ReqEvent::Feedback {
+                fb: Feedback::Ack { rcv_nxt: eff },
+                now,
+            },
+            &mut acts,
+        );
+        (self.apply(env, cfg, acts), lost)
+    }
+
+    /// Index of the entry holding `psn` among the sent ones.
+    fn find(&self, psn: Psn) -> Option<usize> {
+        (0..self.next.saturating_add(1).min(self.len))
+            .find(|&i| self.entry(i).is_some_and(|e| e.covers(psn)))
+    }
+
+    /// The first entry that is a READ or atomic still waiting for its response, with its
+    /// resume PSN.
+    pub(super) fn first_pending_rd_atomic(&self) -> Option<(usize, Psn)> {
+        (0..self.next.min(self.len)).find_map(|i| {
+            let e = self.entry(i)?;
+            if !e.is_rd_atomic() || e.complete {
+                return None;
+            }
+            let k = e.done_bytes / self.pmtu;
+            Some((i, e.first_psn.add(k)))
+        })
+    }
+
+    /// Retires the finished entries at the head.
+    pub(super) fn retire(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) {
+        let una = self.engine.una();
+        while let Some(e) = self.entry(0) {
+            let done = match cfg.service {
+                Service::Uc => self.next > 0,
+                Service::Rc => {
+                    let acked = !e.end_psn().after(una);
+                    acked && (!e.is_rd_atomic() || e.complete) && self.next > 0
+                }
+            };
+            if !done {
+                break;
+            }
+            self.pop(env, cfg, WcStatus::Success);
+        }
+    }
+
+    /// Retires the head entry with `status`.
+    fn pop(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, status: WcStatus) {
+        let Some(e) = self.entry(0) else {
+            return;
+        };
+        let was_sent = self.next > 0;
+        let signaled = cfg.sig_all || e.wqe.flags.contains(SendFlags::SIGNALED);
+        let held_rd_atomic = e.is_rd_atomic() && !e.complete;
+        let c = Completion::for_send_wqe(&e.wqe, cfg.qpn, status);
+        env.retire_send((signaled || status != WcStatus::Success).then_some(&c));
+        let cap = self.slots.len().max(1);
+        self.head = (self.head + 1) % cap;
+        self.len -= 1;
+        self.next = self.next.saturating_sub(1);
+        if held_rd_atomic && was_sent {
+            self.rd_atomic_out = self.rd_atomic_out.saturating_sub(1);
+        }
+    }
+
+    /// Completes entry `i` with `status`, the unconfirmed entries before and after it as
+    /// flushed, in order; the QP then enters the Error state (which flushes what is still
+    /// queued behind the requester).
+    pub(super) fn fail_entry(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        i: usize,
+        status: WcStatus,
+    ) -> Outcome {
+        for _ in 0..i {
+            self.pop(env, cfg, WcStatus::WrFlushErr);
+        }
+        if self.len > 0 {
+            self.pop(env, cfg, status);
+        }
+        self.flush(cfg, |c| env.retire_send(Some(c)));
+        Outcome::Error
+    }
+}

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The requester and the completer of a connected QP (IBTA 9.7.4.1, 9.7.5.1;
+//! rdma_rxe's rxe_req.c and rxe_comp.c).
+//!
+//! Posted work requests wait in a fixed ring of [`SqEntry`]s (copies: nothing is read
+//! twice from memory user space can write). Each entry owns a PSN range assigned at post
+//! time: one PSN per packet of a SEND or RDMA WRITE, one per expected response packet of
+//! an RDMA READ, one for an atomic. The requester walks the ring with a send cursor
+//! (`next`, `next_pkt`), stopping at the unacknowledged-PSN window, at the RDMA
+//! READ/atomic limit, at a fence, or while an RNR NAK's delay runs.
+//!
+//! The completer takes the responder's packets: an ACK acknowledges every PSN up to its
+//! own (but never past an RDMA READ or atomic whose response has not arrived: that means
+//! the response was lost, and the request is resent); a READ response is placed in
+//! order; an atomic ACK delivers the original value. Entries retire in order, posting a
+//! completion when signalled or failed. UNACK, the retransmission timer and go-back-N are
+//! the [`Gbn`] engine's; the completer feeds it cumulative acknowledgements and carries
+//! out its `GoBack`s by moving the send cursor back, counting retries against
+//! `retry_cnt`.
+//!
+//! - `send_queue`: the ring of [`SqEntry`]s, posting (PSN assignment) and the flush.
+//! - `send`: the send cursor: what the window, the READ/atomic limit and fences let out.
+//! - `request_packet`: building one request packet (opcode, extension headers, AckReq).
+//! - `completer`: ACKs and NAKs, and retiring entries into completions.
+//! - `read_response`: RDMA READ responses and atomic ACKs.
+//! - `retry`: the go-back-N engine's actions, the retransmission and RNR timers, the RTT
+//!   estimate, and retry counting.
+
+mod completer;
+mod read_response;
+mod request_packet;
+mod retry;
+mod send;
+mod send_queue;
+
+use core::num::NonZeroU32;
+use core::ops::DerefMut;
+
+use crate::proto::psn::Psn;
+use crate::proto::rc::RcConfig;
+use crate::proto::recovery::gbn::Gbn;
+use crate::proto::recovery::RtoConfig;
+
+pub use self::send_queue::PostError;
+pub use self::send_queue::SqEntry;
+
+/// Counters the transport exports (rdma_rxe's names where they exist).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReqCounters {
+    /// Times the requester went back after a timeout or NAK (`completer_retry_err`-like).
+    pub retries: u64,
+    /// Retransmission timeouts that fired (`rdma_rxe: retry_exceeded_err` counts the end).
+    pub timeouts: u64,
+    /// RNR NAKs received (`rcvd_rnr_err`).
+    pub rnr_naks: u64,
+    /// Sequence-error NAKs received (`rcvd_seq_err` on the requester side).
+    pub seq_naks: u64,
+    /// Packets sent again.
+    pub resent_pkts: u64,
+    /// Responses dropped as duplicate or unexpected.
+    pub dup_responses: u64,
+    /// Work requests failed with RETRY_EXC_ERR.
+    pub retry_exceeded: u64,
+    /// Work requests failed with RNR_RETRY_EXC_ERR.
+    pub rnr_retry_exceeded: u64,
+}
+
+/// The requester and completer of one connected QP, over a slot ring `S`.
+pub struct Requester<S: DerefMut<Target = [SqEntry]>> {
+    slots: S,
+    head: usize,
+    len: usize,
+    /// Send cursor: entries `[0, next)` (from head) are sent, `next_pkt` packets of entry
+    /// `next` too.
+    next: usize,
+    next_pkt: u32,
+    /// PSN for the next posted entry.
+    psn_tail: Psn,
+    /// The highest PSN range ever sent ends here (new packets vs resent).
+    sent_high: Psn,
+    engine: Gbn,
+    rto_deadline: Option<u64>,
+    rnr_deadline: Option<u64>,
+    retries_left: u8,
+    rnr_left: u8,
+    /// A go-back to this PSN was made and nothing was acknowledged since.
+    retry_psn: Option<Psn>,
+    rd_atomic_out: u32,
+    noack_pkts: u32,
+    /// Consecutive timeouts without progress: each doubles the next timeout (at most
+    /// 2^MAX_BACKOFF times), so a responder that is only slow (a long receive backlog) is
+    /// not buried under go-back-N resends. Progress resets it.
+    backoff: u32,
+    /// RTT measurement in progress (Karn's rule: a packet sent once, cancelled by any
+    /// resend): its PSN and send time.
+    rtt_probe: Option<(Psn, u64)>,
+    /// Smoothed RTT and its mean deviation (RFC 6298), microseconds; 0 before a sample.
+    srtt_us: u64,
+    rttvar_us: u64,
+    /// Path MTU the PSN ranges are cut at, fixed for the requester's life (a later path
+    /// MTU change cannot re-cut queued requests); non-zero, so divisions cannot fault.
+    pmtu: NonZeroU32,
+    /// Statistics.
+    pub counters: ReqCounters,
+}
+
+impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
+    /// A requester whose first packet carries `sq_psn`, over `slots` (its capacity).
+    pub fn new(slots: S, sq_psn: Psn, cfg: &RcConfig) -> Self {
+        let rto = RtoConfig {
+            rto_low: cfg.timeout_us,
+            rto_high: cfg.timeout_us,
+            n_low: 0,
+        };
+        Requester {
+            slots,
+            head: 0,
+            len: 0,
+            next: 0,
+            next_pkt: 0,
+            psn_tail: sq_psn,
+            sent_high: sq_psn,
+            engine: Gbn::new(sq_psn, sq_psn, rto),
+            rto_deadline: None,
+            rnr_deadline: None,
+            retries_left: cfg.retry_cnt,
+            rnr_left: cfg.rnr_retry,
+            retry_psn: None,
+            rd_atomic_out: 0,
+            noack_pkts: 0,
+            backoff: 0,
+            rtt_probe: None,
+            srtt_us: 0,
+            rttvar_us: 0,
+            pmtu: NonZeroU32::new(cfg.pmtu).unwrap_or(NonZeroU32::MIN),
+            counters: ReqCounters::default(),
+        }
+    }
+}

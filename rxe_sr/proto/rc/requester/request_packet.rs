@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Building and transmitting one request packet of a send queue entry (IBTA 9.7.4.1;
+//! rdma_rxe's init_req_packet): the opcode for its place in the message, the RETH,
+//! AtomicETH, ImmDt and IETH, the payload source, and the AckReq bit (set at least every
+//! [`MAX_PKT_PER_ACK`] packets).
+
+use core::ops::DerefMut;
+
+use super::Requester;
+use super::SqEntry;
+use crate::proto::rc::{PayloadSrc, RcConfig, RcEnv, Service, TxError, MAX_PKT_PER_ACK};
+use crate::proto::wire::ext_headers::{AtomicEth, Ieth, ImmDt, Reth};
+use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
+use crate::uabi::cqe::WcStatus;
+use crate::uabi::send_wqe::{Payload, SendFlags, SendOp};
+
+impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
+    /// Builds and transmits packet `k` of entry `e`. Returns (the entry is fully sent,
+    /// PSNs this packet accounts for).
+    pub(super) fn send_packet(
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        pmtu: u32,
+        noack_pkts: &mut u32,
+        e: &SqEntry,
+        k: u32,
+    ) -> Result<(bool, u32), WcStatus> {
+        let uc = cfg.service == Service::Uc;
+        let psn = e.first_psn.add(k);
+        let n = e.npsn;
+        let first = k == 0;
+        let last = k + 1 >= n;
+        let off = k.saturating_mul(pmtu);
+        let mut ext = ExtHeaders::default();
+        let mut se = false;
+        let mut ack_req = last;
+        let (opcode, plen, used) = match e.wqe.op {
+            SendOp::RdmaRead { remote } => {
+                // A (re)sent READ asks for what has not arrived yet: `k` whole packets did.
+                ext.reth = Some(Reth {
+                    va: remote.addr.wrapping_add(u64::from(off)),
+                    rkey: remote.rkey,
+                    dma_len: e.wqe.length.saturating_sub(off),
+                });
+                ack_req = true;
+                (Opcode::RC_RDMA_READ_REQUEST, 0, n - k)
+            }
+            SendOp::AtomicCmpAndSwp {
+                remote,
+                compare,
+                swap,
+            } => {
+                ext.atomic_eth = Some(AtomicEth {
+                    va: remote.addr,
+                    rkey: remote.rkey,
+                    swap_add: swap,
+                    compare,
+                });
+                ack_req = true;
+                (Opcode::RC_COMPARE_SWAP, 0, 1)
+            }
+            SendOp::AtomicWrite { remote, value } => {
+                // IBTA 1.5 ATOMIC WRITE: 8 bytes placed as one unit, acknowledged like a WRITE.
+                ext.reth = Some(Reth {
+                    va: remote.addr,
+                    rkey: remote.rkey,
+                    dma_len: 8,
+                });
+                let hdr = PacketRepr {
+                    bth: BthRepr {
+                        opcode: Opcode::RC_ATOMIC_WRITE,
+                        dest_qpn: cfg.dest_qpn,
+                        ack_req: true,
+                        psn,
+                        ..Default::default()
+                    },
+                    ext,
+                    payload: &[],
+                };
+                match env.transmit(&hdr, PayloadSrc::Bytes(&value), 8) {
+                    Ok(()) | Err(TxError::Dropped) => {}
+                    Err(TxError::Local(s)) => return Err(s),
+                }
+                *noack_pkts = 0;
+                return Ok((true, 1));
+            }
+            SendOp::AtomicFetchAndAdd { remote, add } => {
+                ext.atomic_eth = Some(AtomicEth {
+                    va: remote.addr,
+                    rkey: remote.rkey,
+                    swap_add: add,
+                    compare: 0,
+                });
+                ack_req = true;
+                (Opcode::RC_FETCH_ADD, 0, 1)
+            }
+            op => {
+                let plen = e.wqe.length.saturating_sub(off).min(pmtu);
+                let write = matches!(
+                    op,
+                    SendOp::RdmaWrite { .. } | SendOp::RdmaWriteWithImm { .. }
+                );
+                if let SendOp::RdmaWrite { remote } | SendOp::RdmaWriteWithImm { remote, .. } = op {
+                    if first {
+                        ext.reth = Some(Reth {
+                            va: remote.addr,
+                            rkey: remote.rkey,
+                            dma_len: e.wqe.length,
+                        });
+                    }
+                }
+                let imm = match op {
+                    SendOp::SendWithImm { imm } | SendOp::RdmaWriteWithImm { imm, .. } if last => {
+                        Some(imm)
+                    }
+                    _ => None,
+                };
+                if let Some(imm) = imm {
+                    ext.imm_dt = Some(ImmDt {
+                        data: u32::from_be_bytes(imm),
+                    });
+                }
+                let inv = match op {
+                    SendOp::SendWithInv { invalidate_rkey } if last => Some(invalidate_rkey),
+                    _ => None,
+                };
+                if let Some(rkey) = inv {
+                    ext.ieth = Some(Ieth { rkey });
+                }
+                if last && (!write || imm.is_some()) {
+                    se = e.wqe.flags.contains(SendFlags::SOLICITED);
+                }
+                let base = match (write, first, last) {
+                    (false, true, true) => 0x04,
+                    (false, true, false) => 0x00,
+                    (false, false, false) => 0x01,
+                    (false, false, true) => 0x02,
+                    (true, true, true) => 0x0a,
+                    (true, true, false) => 0x06,
+                    (true, false, false) => 0x07,
+                    (true, false, true) => 0x08,
+                };
+                // Immediate / invalidate variants of LAST (+1 / 0x16) and ONLY (+1 / 0x17).
+                let code = match (imm.is_some(), inv.is_some(), last) {
+                    (true, _, true) => base + 1,
+                    (_, true, true) if first => 0x17,
+                    (_, true, true) => 0x16,
+                    _ => base,
+                };
+                let code = if uc { code | 0x20 } else { code };
+                (Opcode(code), plen, 1)
+            }
+        };
+        if !ack_req {
+            *noack_pkts += 1;
+            if *noack_pkts >= MAX_PKT_PER_ACK {
+                ack_req = true;
+            }
+        }
+        if ack_req {
+            *noack_pkts = 0;
+        }
+        let hdr = PacketRepr {
+            bth: BthRepr {
+                opcode,
+                se,
+                pad_cnt: BthRepr::pad_for(plen as usize),
+                dest_qpn: cfg.dest_qpn,
+                ack_req: ack_req && !uc,
+                psn,
+                ..Default::default()
+            },
+            ext,
+            payload: &[],
+        };
+        let src = match &e.wqe.payload {
+            _ if plen == 0 => PayloadSrc::None,
+            Payload::Inline(d) => {
+                let s = d.as_slice();
+                let a = off as usize;
+                let b = a.saturating_add(plen as usize);
+                PayloadSrc::Bytes(s.get(a..b).ok_or(WcStatus::LocLenErr)?)
+            }
+            Payload::Sges(list) => PayloadSrc::Local {
+                sges: list,
+                offset: off,
+            },
+            Payload::None => PayloadSrc::None,
+        };
+        match env.transmit(&hdr, src, plen) {
+            Ok(()) | Err(TxError::Dropped) => {}
+            Err(TxError::Local(s)) => return Err(s),
+        }
+        let done = last || matches!(e.wqe.op, SendOp::RdmaRead { .. });
+        Ok((done, used))
+    }
+}

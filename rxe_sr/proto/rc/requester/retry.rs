@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Retries and timers of the requester: the go-back-N engine's actions carried out
+//! (acknowledged, go back, arm or disarm the retransmission timer), the retransmission
+//! timeout (the local ACK timeout, stretched by the measured RTT and doubled per timeout
+//! without progress), the RNR NAK delay, and moving the send cursor back, counting retries
+//! against `retry_cnt`.
+
+use core::ops::DerefMut;
+
+use super::Requester;
+use super::SqEntry;
+use crate::proto::psn::Psn;
+use crate::proto::rc::{Outcome, RcConfig, RcEnv};
+use crate::proto::recovery::{Action, Recovery, ReqEvent, Timer};
+use crate::uabi::cqe::WcStatus;
+use crate::uabi::send_wqe::SendOp;
+
+/// Most doublings of the retransmission timeout (64 times the configured one).
+const MAX_BACKOFF: u32 = 6;
+
+/// Fixed-capacity queue of up to 8 engine actions.
+pub(super) struct Actions {
+    buf: [Option<Action>; 8],
+    n: usize,
+}
+
+impl Actions {
+    pub(super) const fn new() -> Self {
+        Actions {
+            buf: [None; 8],
+            n: 0,
+        }
+    }
+}
+
+impl crate::proto::recovery::ActionSink for Actions {
+    fn push(&mut self, a: Action) {
+        if let Some(s) = self.buf.get_mut(self.n) {
+            *s = Some(a);
+            self.n += 1;
+        }
+    }
+}
+
+impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
+    /// The earliest pending timer deadline, in microseconds.
+    pub fn deadline(&self) -> Option<u64> {
+        match (self.rto_deadline, self.rnr_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// A timer deadline passed (the caller's timer fired at or after [`Self::deadline`]).
+    pub fn on_timer(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Outcome {
+        let now = env.now_us();
+        if self.rnr_deadline.is_some_and(|d| d <= now) {
+            self.rnr_deadline = None;
+        }
+        if self.rto_deadline.is_some_and(|d| d <= now) {
+            self.rto_deadline = None;
+            if self.rnr_deadline.is_none() {
+                self.counters.timeouts += 1;
+                self.backoff = (self.backoff + 1).min(MAX_BACKOFF);
+                let mut acts = Actions::new();
+                self.engine.on_requester(
+                    &mut (),
+                    ReqEvent::Timer {
+                        timer: Timer::Rto,
+                        now,
+                    },
+                    &mut acts,
+                );
+                if self.apply(env, cfg, acts) == Outcome::Error {
+                    return Outcome::Error;
+                }
+            }
+        }
+        self.run(env, cfg)
+    }
+
+    /// Carries out the engine's actions.
+    pub(super) fn apply(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, acts: Actions) -> Outcome {
+        for a in acts.buf.iter().take(acts.n).flatten() {
+            match *a {
+                Action::Acked { una } => {
+                    self.sample_rtt(env, una);
+                    self.backoff = 0;
+                    self.retries_left = cfg.retry_cnt;
+                    self.rnr_left = cfg.rnr_retry;
+                    self.retry_psn = None;
+                    self.retire(env, cfg);
+                }
+                Action::GoBack { from } | Action::Retransmit { first: from, .. }
+                    if self.go_back(env, cfg, from) == Outcome::Error =>
+                {
+                    return Outcome::Error;
+                }
+                Action::ArmTimer {
+                    timer: Timer::Rto,
+                    deadline,
+                } if cfg.timeout_us != 0 => {
+                    let rto = self.rto_us(cfg).saturating_mul(1u64 << self.backoff);
+                    self.rto_deadline =
+                        Some(deadline.saturating_add(rto.saturating_sub(cfg.timeout_us)));
+                }
+                Action::DisarmTimer { timer: Timer::Rto } => self.rto_deadline = None,
+                _ => {}
+            }
+        }
+        Outcome::Ok
+    }
+
+    /// A go-back the completer decided on (lost READ response): once per lost PSN.
+    pub(super) fn retry_from(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) -> Outcome {
+        if self.retry_psn == Some(psn) {
+            return Outcome::Ok;
+        }
+        let o = self.go_back(env, cfg, psn);
+        if o == Outcome::Ok {
+            self.restart_rto(env, cfg);
+        }
+        o
+    }
+
+    fn restart_rto(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) {
+        if cfg.timeout_us != 0 && !self.is_empty() {
+            let rto = self.rto_us(cfg).saturating_mul(1u64 << self.backoff);
+            self.rto_deadline = Some(env.now_us().saturating_add(rto));
+        }
+    }
+
+    /// Resends from `from`, as a retry: counted against `retry_cnt`.
+    fn go_back(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, from: Psn) -> Outcome {
+        if self.retries_left == 0 {
+            self.counters.retry_exceeded += 1;
+            return self.fail_entry(env, cfg, 0, WcStatus::RetryExcErr);
+        }
+        self.retries_left -= 1;
+        self.counters.retries += 1;
+        self.retry_psn = Some(from);
+        self.rtt_probe = None;
+        self.rewind(from);
+        Outcome::Ok
+    }
+
+    /// Moves the send cursor back to `psn`.
+    pub(super) fn rewind(&mut self, psn: Psn) {
+        let mut i = 0;
+        while let Some(e) = self.entry(i) {
+            if i >= self.next || e.covers(psn) {
+                break;
+            }
+            i += 1;
+        }
+        if i > self.next {
+            return;
+        }
+        let Some(e) = self.entry(i) else {
+            return;
+        };
+        let k = if e.covers(psn) {
+            psn.distance_from(e.first_psn)
+        } else {
+            0
+        };
+        // A READ resumes after the responses already placed.
+        let k = if matches!(e.wqe.op, SendOp::RdmaRead { .. }) {
+            k.min(e.done_bytes / self.pmtu)
+        } else {
+            k
+        };
+        if i < self.next || (i == self.next && k < self.next_pkt) {
+            self.next = i;
+            self.next_pkt = k;
+            self.noack_pkts = 0;
+            self.rd_atomic_out = (0..i)
+                .filter_map(|j| self.entry(j))
+                .filter(|e| e.is_rd_atomic() && !e.complete)
+                .count() as u32;
+        }
+    }
+
+    /// Folds an RTT sample into the estimate when `una` passes the probe.
+    fn sample_rtt(&mut self, env: &mut dyn RcEnv, una: Psn) {
+        let Some((psn, sent)) = self.rtt_probe else {
+            return;
+        };
+        if !una.after(psn) {
+            return;
+        }
+        self.rtt_probe = None;
+        let r = env.now_us().saturating_sub(sent).max(1);
+        if self.srtt_us == 0 {
+            self.srtt_us = r;
+            self.rttvar_us = r / 2;
+        } else {
+            let dev = self.srtt_us.abs_diff(r);
+            self.rttvar_us = (3 * self.rttvar_us + dev) / 4;
+            self.srtt_us = (7 * self.srtt_us + r) / 8;
+        }
+    }
+
+    /// The retransmission timeout: the QP's local ACK timeout, or longer when the measured
+    /// round trip (a slow or backlogged responder) needs it. IBTA makes the timeout a
+    /// minimum, so waiting longer is allowed; resending into a backlog only deepens it.
+    fn rto_us(&self, cfg: &RcConfig) -> u64 {
+        cfg.timeout_us
+            .max(self.srtt_us.saturating_add(4 * self.rttvar_us))
+    }
+
+    /// The current RTT estimate (smoothed, deviation), microseconds.
+    pub fn rtt_us(&self) -> (u64, u64) {
+        (self.srtt_us, self.rttvar_us)
+    }
+}

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The requester's send cursor (rdma_rxe's rxe_requester): walks the send queue and sends
+//! what the unacknowledged-PSN window, the RDMA READ/atomic limit and fences allow, running
+//! local operations (BIND_MW, LOCAL_INV, REG_MR) in order as it reaches them.
+
+use core::ops::DerefMut;
+
+use super::retry::Actions;
+use super::Requester;
+use super::SqEntry;
+use crate::proto::rc::{Outcome, RcConfig, RcEnv, Service, MAX_UNACKED_PSNS};
+use crate::proto::recovery::{Recovery, ReqEvent};
+use crate::uabi::send_wqe::SendFlags;
+
+impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
+    /// Sends what the window, the READ/atomic limit and fences allow.
+    pub fn run(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Outcome {
+        if self.rnr_deadline.is_some() {
+            return Outcome::Ok;
+        }
+        let rc = cfg.service == Service::Rc;
+        while self.next < self.len {
+            // The entry is read in place (no per-packet copy of the WQE).
+            let k = self.idx(self.next);
+            let Some(e) = self.slots.get(k) else {
+                break;
+            };
+            if e.npsn == 0 {
+                // A local operation: it runs once (a go-back passes over it again), in
+                // order with the requests around it, and completes as the requests before it
+                // are acknowledged.
+                let (op, done, fence) =
+                    (e.wqe.op, e.complete, e.wqe.flags.contains(SendFlags::FENCE));
+                if !done {
+                    if fence && self.rd_atomic_out > 0 {
+                        break;
+                    }
+                    if let Err(status) = env.local_op(&op) {
+                        return self.fail_entry(env, cfg, self.next, status);
+                    }
+                    if let Some(m) = self.entry_mut(self.next) {
+                        m.complete = true;
+                    }
+                }
+                self.next += 1;
+                self.next_pkt = 0;
+                self.retire(env, cfg);
+                continue;
+            }
+            let (psn, rd_atomic) = (e.first_psn.add(self.next_pkt), e.is_rd_atomic());
+            if rc && psn.diff(self.engine.una()) >= MAX_UNACKED_PSNS as i32 {
+                break;
+            }
+            if rd_atomic && self.next_pkt == 0 && self.rd_atomic_out >= cfg.max_rd_atomic.max(1) {
+                break;
+            }
+            if e.wqe.flags.contains(SendFlags::FENCE)
+                && self.next_pkt == 0
+                && self.rd_atomic_out > 0
+            {
+                break;
+            }
+            let sent = Self::send_packet(
+                env,
+                cfg,
+                self.pmtu.get(),
+                &mut self.noack_pkts,
+                e,
+                self.next_pkt,
+            );
+            let (last, used) = match sent {
+                Ok(x) => x,
+                Err(status) => return self.fail_entry(env, cfg, self.next, status),
+            };
+            if rc {
+                let now = env.now_us();
+                if !psn.before(self.sent_high) {
+                    self.sent_high = psn.add(used);
+                    if self.rtt_probe.is_none() {
+                        self.rtt_probe = Some((psn, now));
+                    }
+                } else {
+                    self.counters.resent_pkts += 1;
+                }
+                let mut acts = Actions::new();
+                self.engine.on_requester(
+                    &mut (),
+                    ReqEvent::Sent {
+                        psn: psn.add(used - 1),
+                        now,
+                    },
+                    &mut acts,
+                );
+                if self.apply(env, cfg, acts) == Outcome::Error {
+                    return Outcome::Error;
+                }
+            }
+            if last {
+                if rd_atomic {
+                    self.rd_atomic_out += 1;
+                }
+                self.next += 1;
+                self.next_pkt = 0;
+                if !rc {
+                    // UC completes once the last packet is out.
+                    self.retire(env, cfg);
+                }
+            } else {
+                self.next_pkt += used;
+            }
+        }
+        Outcome::Ok
+    }
+}

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The responder's header-only responses (IBTA 9.7.5.2; rdma_rxe's send_ack and
+//! send_atomic_ack): ACK, NAK and RNR NAK (an AETH with the MSN), and the atomic ACK with
+//! the original value.
+
+use core::ops::DerefMut;
+
+use super::RdRes;
+use super::Responder;
+use crate::proto::psn::Psn;
+use crate::proto::rc::{PayloadSrc, RcConfig, RcEnv};
+use crate::proto::wire::ext_headers::{Aeth, AtomicAckEth};
+use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
+
+impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+    /// Sends a header-only response (ACK, NAK, atomic ACK) for `psn`. A lost one is
+    /// recovered by the requester's retry.
+    fn send_response(
+        &self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        opcode: Opcode,
+        psn: Psn,
+        ext: ExtHeaders,
+    ) {
+        let hdr = PacketRepr {
+            bth: BthRepr {
+                opcode,
+                dest_qpn: cfg.dest_qpn,
+                psn,
+                ..Default::default()
+            },
+            ext,
+            payload: &[],
+        };
+        let _ = env.transmit(&hdr, PayloadSrc::None, 0);
+    }
+
+    pub(super) fn send_ack(&self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, aeth: Aeth) {
+        let ext = ExtHeaders {
+            aeth: Some(aeth),
+            ..Default::default()
+        };
+        self.send_response(env, cfg, Opcode::RC_ACKNOWLEDGE, psn, ext);
+    }
+
+    pub(super) fn send_atomic_ack(&self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, orig: u64) {
+        let ext = ExtHeaders {
+            aeth: Some(Aeth::ack(self.msn)),
+            atomic_ack_eth: Some(AtomicAckEth {
+                orig_rem_data: orig,
+            }),
+            ..Default::default()
+        };
+        self.send_response(env, cfg, Opcode::RC_ATOMIC_ACKNOWLEDGE, psn, ext);
+    }
+}

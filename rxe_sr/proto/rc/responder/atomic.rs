@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Executing the atomics (IBTA 9.7.4.2; rdma_rxe's atomic_reply and atomic_write_reply):
+//! CMP_SWAP and FETCH_ADD on 8 aligned bytes, their original value saved as a resource and
+//! returned in an atomic ACK; and IBTA 1.5's ATOMIC WRITE.
+
+use core::ops::DerefMut;
+
+use super::Exec;
+use super::RdRes;
+use super::Responder;
+use crate::proto::psn::Psn;
+use crate::proto::rc::{nak, AtomicOp, RcConfig, RcEnv, RemoteErr, RemoteOp};
+use crate::proto::wire::opcode::OpKind;
+use crate::proto::wire::PacketRepr;
+use crate::uabi::cqe::WcStatus;
+
+impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+    /// IBTA 1.5 ATOMIC WRITE: 8 bytes at an 8-byte aligned address, needing remote write.
+    pub(super) fn exec_atomic_write(&mut self, env: &mut dyn RcEnv, p: &PacketRepr<'_>) -> Exec {
+        let Some(reth) = p.ext.reth else {
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        };
+        if reth.va % 8 != 0 || p.payload.len() != 8 {
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        }
+        let res = env
+            .remote_check(RemoteOp::Write, reth.rkey, reth.va, 8)
+            .and_then(|()| env.remote_write(reth.rkey, reth.va, p.payload));
+        match res {
+            Ok(()) => {
+                self.bump_msn();
+                Exec::Done(1)
+            }
+            Err(RemoteErr::Access) => Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
+            Err(RemoteErr::Invalid) => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+        }
+    }
+
+    pub(super) fn exec_atomic(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        psn: Psn,
+        kind: OpKind,
+    ) -> Exec {
+        let Some(a) = p.ext.atomic_eth else {
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        };
+        if a.va % 8 != 0 || cfg.max_dest_rd_atomic == 0 {
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        }
+        let op = if kind == OpKind::CompareSwap {
+            AtomicOp::CmpSwap {
+                compare: a.compare,
+                swap: a.swap_add,
+            }
+        } else {
+            AtomicOp::FetchAdd { add: a.swap_add }
+        };
+        if let Err(e) = env.remote_check(RemoteOp::Atomic, a.rkey, a.va, 8) {
+            return match e {
+                RemoteErr::Access => Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
+                RemoteErr::Invalid => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+            };
+        }
+        let orig = match env.remote_atomic(a.rkey, a.va, op) {
+            Ok(v) => v,
+            Err(RemoteErr::Access) => {
+                return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr)
+            }
+            Err(RemoteErr::Invalid) => {
+                return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
+            }
+        };
+        self.save_res(cfg, RdRes::Atomic { psn, orig });
+        self.bump_msn();
+        self.send_atomic_ack(env, cfg, psn, orig);
+        Exec::Answered(1)
+    }
+}

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The responder of a connected QP (IBTA 9.7.4.2, 9.7.5.2; rdma_rxe's rxe_resp.c).
+//!
+//! Every request packet is checked against ePSN first:
+//! - PSN == ePSN: the opcode must continue the message in progress (or start one); the
+//!   packet is executed and ePSN advances. A SEND that finds no receive WQE gets an RNR
+//!   NAK (ePSN stays, the requester retries later); a bad R_Key or range gets NAK
+//!   "remote access error", a malformed request NAK "invalid request", and the QP enters
+//!   the Error state, as IBTA's class B/C errors require.
+//! - PSN after ePSN (RC): a packet was lost; drop it and send one NAK "PSN sequence error"
+//!   per gap (rdma_rxe's `sent_psn_nak`).
+//! - PSN before ePSN (RC): a duplicate. Each SEND and WRITE packet is re-acknowledged,
+//!   with the PSN of the last packet an ACK could cover (`ack_psn`), never a READ
+//!   response's PSN: a plain ACK at or past a READ's PSNs would tell the requester that the
+//!   READ is done, or that its responses were lost (rdma_rxe's `resp.ack_psn`); an RDMA
+//!   READ is executed again from the PSN it names (the requester resumes reads that way);
+//!   an atomic is answered from the saved result, never executed twice.
+//!
+//! UC: no ACKs or NAKs; a gap drops the rest of the message in progress, and the next
+//! message starts at the first FIRST/ONLY packet seen.
+//!
+//! ACKs are sent when a packet asks for one (AckReq), carrying the PSN and the MSN (the
+//! count of messages completed, 24 bits).
+//!
+//! - `request`: one request packet: the ePSN and opcode-sequence checks, dispatch, and
+//!   the answer to what executing it gave (ACK, RNR NAK, fatal NAK).
+//! - `send`, `write`, `read`, `atomic`: executing SEND, RDMA WRITE, RDMA READ (the
+//!   READ response stream) and the atomics.
+//! - `resources`: the READ/atomic resources kept for duplicates ([`RdRes`]).
+//! - `duplicate`: requests before ePSN.
+//! - `ack`: header-only responses: ACK, NAK, RNR NAK, atomic ACK.
+
+mod ack;
+mod atomic;
+mod duplicate;
+mod read;
+mod request;
+mod resources;
+mod send;
+mod write;
+
+use core::ops::DerefMut;
+
+use self::read::ReadStream;
+use crate::proto::psn::Psn;
+use crate::proto::rc::RcEnv;
+use crate::uabi::cqe::WcStatus;
+use crate::uabi::recv_wqe::RecvWqe;
+
+pub use self::resources::RdRes;
+
+/// READ and atomic resources kept at most (the device's `max_qp_rd_atom`: the largest
+/// `max_dest_rd_atomic` a QP may have).
+pub const MAX_RD_RES: usize = 128;
+
+/// READ response packets sent per call at most (a new READ's first batch, each
+/// [`Responder::pump`]).
+pub const READ_BUDGET: u32 = 64;
+
+/// The longest message (the device's `max_msg_sz`).
+pub const MAX_MSG_SZ: u32 = 1 << 31;
+
+/// The message being received. (Held by value in the QP: no allocation in the core.)
+#[derive(Clone, Copy, Debug)]
+#[allow(clippy::large_enum_variant)]
+enum Cur {
+    /// A multi-packet SEND into `wqe`, `offset` bytes placed.
+    Send { wqe: RecvWqe, offset: u32 },
+    /// A multi-packet RDMA WRITE: the next packet goes to `va`; `resid` bytes remain.
+    Write {
+        rkey: u32,
+        va: u64,
+        resid: u32,
+        total: u32,
+    },
+}
+
+/// Counters the transport exports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RespCounters {
+    /// Out-of-sequence request packets (`rcvd_seq_err`).
+    pub seq_err: u64,
+    /// Duplicate request packets (`duplicate_request`).
+    pub duplicates: u64,
+    /// RNR NAKs sent (`send_rnr_nak`).
+    pub rnr_naks_sent: u64,
+    /// Error NAKs sent.
+    pub err_naks_sent: u64,
+    /// UC packets dropped for a gap.
+    pub uc_dropped: u64,
+    /// Duplicate READ or atomic requests that matched no saved resource: dropped.
+    pub dup_unmatched: u64,
+}
+
+/// What made the responder move its QP to the Error state: the request it refused, for
+/// the kernel log (rdma_rxe prints the like with rxe_dbg_qp).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FatalNote {
+    /// The refused request's PSN (ePSN: it was in sequence).
+    pub psn: Psn,
+    /// Its BTH opcode.
+    pub opcode: u8,
+    /// Its payload length.
+    pub payload_len: u32,
+    /// The NAK syndrome's code sent back (`nak::*`).
+    pub nak: u8,
+    /// The completion status of the receive WQE in progress, if there was one.
+    pub status: WcStatus,
+    /// The message in progress when it arrived.
+    pub in_progress: InProgress,
+    /// True when the opcode did not continue (or start) a message as the one in progress
+    /// required; false when executing it failed.
+    pub out_of_sequence: bool,
+}
+
+/// The kind of message a responder was in the middle of receiving.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InProgress {
+    /// Between messages.
+    None,
+    /// A multi-packet SEND.
+    Send,
+    /// A multi-packet RDMA WRITE.
+    Write,
+}
+
+impl InProgress {
+    /// For the kernel log.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            InProgress::None => "no message",
+            InProgress::Send => "a SEND",
+            InProgress::Write => "an RDMA WRITE",
+        }
+    }
+}
+
+/// The responder of one connected QP, keeping its READ/atomic resources in `R`.
+pub struct Responder<R: DerefMut<Target = [Option<RdRes>]>> {
+    epsn: Psn,
+    /// The PSN after the last SEND, WRITE or atomic packet executed: a duplicate SEND or
+    /// WRITE is acknowledged at `ack_psn - 1`. READs move ePSN but not this.
+    ack_psn: Psn,
+    msn: u32,
+    nak_sent: bool,
+    cur: Option<Cur>,
+    /// A receive WQE taken but not used (a UC message that broke off): used first.
+    spare: Option<RecvWqe>,
+    /// UC: dropping packets until the next message starts.
+    uc_dropping: bool,
+    /// READ and atomic resources, a ring of `max_dest_rd_atomic` entries (at most its
+    /// length).
+    res: R,
+    res_next: usize,
+    /// READ responses still to send.
+    stream: Option<ReadStream>,
+    /// Statistics.
+    pub counters: RespCounters,
+    /// Set when a request moved the QP to Error; the driver logs and clears it.
+    pub fatal: Option<FatalNote>,
+}
+
+/// Result of executing one in-sequence packet.
+enum Exec {
+    /// Done: advance ePSN by this many PSNs; acknowledge if asked.
+    Done(u32),
+    /// Done, and the answer (READ responses, atomic ACK) was already sent.
+    Answered(u32),
+    /// No receive WQE: RNR NAK.
+    Rnr,
+    /// Fatal: NAK with this code; complete the receive WQE in progress with the status.
+    Fatal(u8, WcStatus),
+    /// Fatal, already answered and noted (a READ whose first responses failed).
+    Failed,
+}
+
+impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+    /// A responder expecting `rq_psn` first, keeping its READ/atomic resources in `res`
+    /// (cleared here; [`MAX_RD_RES`] entries cover any `max_dest_rd_atomic`).
+    pub fn new(rq_psn: Psn, mut res: R) -> Self {
+        res.fill(None);
+        Responder {
+            epsn: rq_psn,
+            ack_psn: rq_psn,
+            msn: 0,
+            nak_sent: false,
+            cur: None,
+            spare: None,
+            uc_dropping: false,
+            res,
+            res_next: 0,
+            stream: None,
+            counters: RespCounters {
+                seq_err: 0,
+                duplicates: 0,
+                rnr_naks_sent: 0,
+                err_naks_sent: 0,
+                uc_dropped: 0,
+                dup_unmatched: 0,
+            },
+            fatal: None,
+        }
+    }
+
+    /// ePSN (`ibv_query_qp`'s rq_psn).
+    pub const fn epsn(&self) -> Psn {
+        self.epsn
+    }
+
+    /// True while READ responses remain to be sent: the caller runs [`Responder::pump`]
+    /// and holds back the QP's further requests until it is false.
+    pub const fn read_pending(&self) -> bool {
+        self.stream.is_some()
+    }
+
+    /// Gives up the receive WQEs this responder holds (a message in progress, a spare) for
+    /// the flush when the QP enters the Error state, oldest first: `flushed` gets each one's
+    /// `wr_id`. READ responses not yet sent are forgotten too.
+    pub fn drop_held(&mut self, mut flushed: impl FnMut(u64)) {
+        self.stream = None;
+        if let Some(Cur::Send { wqe, .. }) = self.cur.take() {
+            flushed(wqe.wr_id);
+        }
+        if let Some(w) = self.spare.take() {
+            flushed(w.wr_id);
+        }
+    }
+
+    fn take_recv(&mut self, env: &mut dyn RcEnv) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
+        match self.spare.take() {
+            Some(w) => Some(Ok(w)),
+            None => env.take_recv(),
+        }
+    }
+
+    fn bump_msn(&mut self) {
+        self.msn = (self.msn + 1) & 0x00ff_ffff;
+    }
+}

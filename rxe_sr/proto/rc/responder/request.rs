@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Taking one request packet (IBTA 9.7.5.2; rdma_rxe's check_psn, check_op_seq and
+//! execute): RC checks its PSN against ePSN (ahead: NAK "PSN sequence error" once per gap;
+//! behind: a duplicate), UC resynchronises after a gap; the opcode must continue the
+//! message in progress or start one; the request is then executed and answered (ACK when
+//! asked, RNR NAK, or a fatal NAK that moves the QP to the Error state).
+
+use core::ops::DerefMut;
+
+use super::Cur;
+use super::Exec;
+use super::FatalNote;
+use super::InProgress;
+use super::RdRes;
+use super::Responder;
+use crate::proto::rc::{nak, Outcome, RcConfig, RcEnv, Service};
+use crate::proto::wire::ext_headers::Aeth;
+use crate::proto::wire::opcode::{OpKind, Position};
+use crate::proto::wire::PacketRepr;
+use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
+
+impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+    /// A request packet for this QP.
+    pub fn on_request(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+    ) -> Outcome {
+        let Some(info) = p.bth.opcode.info() else {
+            return Outcome::Ok;
+        };
+        // Responses keep PSN order: a stream in progress goes out before anything else.
+        while self.stream.is_some() {
+            if self.pump(env, cfg, u32::MAX) == Outcome::Error {
+                return Outcome::Error;
+            }
+        }
+        let psn = p.bth.psn;
+        let rc = cfg.service == Service::Rc;
+        if rc {
+            let d = psn.diff(self.epsn);
+            if d > 0 {
+                self.counters.seq_err += 1;
+                if !self.nak_sent {
+                    self.nak_sent = true;
+                    self.send_ack(env, cfg, self.epsn, Aeth::nak(nak::PSN_SEQ_ERR, self.msn));
+                }
+                return Outcome::Ok;
+            }
+            if d < 0 {
+                self.counters.duplicates += 1;
+                self.duplicate(env, cfg, p, info.kind);
+                return Outcome::Ok;
+            }
+            self.nak_sent = false;
+        } else {
+            if psn != self.epsn {
+                // UC: a gap. Whatever message was in progress is lost.
+                self.counters.uc_dropped += 1;
+                self.abandon_uc();
+                self.epsn = psn;
+            }
+            if self.uc_dropping {
+                if !info.position.starts_message() {
+                    self.epsn = psn.next();
+                    return Outcome::Ok;
+                }
+                self.uc_dropping = false;
+            }
+        }
+        // The opcode must continue the message in progress, or start one.
+        let continues = matches!(info.position, Position::Middle | Position::Last);
+        let seq_ok = match (&self.cur, continues) {
+            (Some(Cur::Send { .. }), true) => info.kind == OpKind::Send,
+            (Some(Cur::Write { .. }), true) => info.kind == OpKind::RdmaWrite,
+            (None, false) => true,
+            _ => false,
+        };
+        let in_progress = match self.cur {
+            None => InProgress::None,
+            Some(Cur::Send { .. }) => InProgress::Send,
+            Some(Cur::Write { .. }) => InProgress::Write,
+        };
+        let res = if !seq_ok {
+            Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
+        } else {
+            match info.kind {
+                OpKind::Send => self.exec_send(env, cfg, p, info.position),
+                OpKind::RdmaWrite => self.exec_write(env, cfg, p, info.position),
+                OpKind::RdmaReadRequest if rc => self.exec_read(env, cfg, p, psn),
+                OpKind::CompareSwap | OpKind::FetchAdd if rc => {
+                    self.exec_atomic(env, cfg, p, psn, info.kind)
+                }
+                OpKind::AtomicWrite if rc => self.exec_atomic_write(env, p),
+                _ => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+            }
+        };
+        match res {
+            Exec::Done(n) | Exec::Answered(n) => {
+                self.epsn = psn.add(n);
+                if info.kind != OpKind::RdmaReadRequest {
+                    self.ack_psn = self.epsn;
+                }
+                if rc && matches!(res, Exec::Done(_)) && p.bth.ack_req {
+                    self.send_ack(env, cfg, psn, Aeth::ack(self.msn));
+                }
+                Outcome::Ok
+            }
+            Exec::Rnr => {
+                if rc {
+                    self.counters.rnr_naks_sent += 1;
+                    self.send_ack(env, cfg, psn, Aeth::rnr_nak(cfg.min_rnr_timer, self.msn));
+                } else {
+                    self.counters.uc_dropped += 1;
+                    self.abandon_uc();
+                    self.epsn = psn.next();
+                }
+                Outcome::Ok
+            }
+            Exec::Failed => Outcome::Error,
+            Exec::Fatal(code, status) => {
+                if let Some(Cur::Send { wqe, .. }) = self.cur.take() {
+                    env.complete_recv(
+                        &Completion::recv(wqe.wr_id, cfg.qpn, status, RecvInfo::default()),
+                        false,
+                    );
+                }
+                if rc {
+                    self.fatal = Some(FatalNote {
+                        psn,
+                        opcode: p.bth.opcode.0,
+                        payload_len: p.payload.len() as u32,
+                        nak: code,
+                        status,
+                        in_progress,
+                        out_of_sequence: !seq_ok,
+                    });
+                    self.counters.err_naks_sent += 1;
+                    self.send_ack(env, cfg, psn, Aeth::nak(code, self.msn));
+                    Outcome::Error
+                } else {
+                    // UC has no one to tell: drop the message.
+                    self.counters.uc_dropped += 1;
+                    self.abandon_uc();
+                    self.epsn = psn.next();
+                    Outcome::Ok
+                }
+            }
+        }
+    }
+
+    fn abandon_uc(&mut self) {
+        if let Some(Cur::Send { wqe, .. }) = self.cur.take() {
+            self.spare = Some(wqe);
+        }
+        self.cur = None;
+        self.uc_dropping = true;
+    }
+}

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Executing SEND (IBTA 9.7.4.2; rdma_rxe's send_data_in): each packet is scattered into
+//! the receive WQE taken for the message (none: RNR NAK); the last one completes it, with
+//! the immediate data or the invalidated R_Key of SEND with invalidate.
+
+use core::ops::DerefMut;
+
+use super::Cur;
+use super::Exec;
+use super::RdRes;
+use super::Responder;
+use crate::proto::rc::{nak, RcConfig, RcEnv};
+use crate::proto::wire::opcode::Position;
+use crate::proto::wire::PacketRepr;
+use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
+
+impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+    pub(super) fn exec_send(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        pos: Position,
+    ) -> Exec {
+        let plen = p.payload.len() as u32;
+        // Every packet but the last carries exactly one PMTU.
+        if !pos.ends_message() && plen != cfg.pmtu || plen > cfg.pmtu {
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        }
+        let (wqe, offset) = match self.cur.take() {
+            Some(Cur::Send { wqe, offset }) => (wqe, offset),
+            _ => match self.take_recv(env) {
+                None => return Exec::Rnr,
+                Some(Ok(w)) => (w, 0),
+                Some(Err((wr_id, status))) => {
+                    env.complete_recv(
+                        &Completion::recv(wr_id, cfg.qpn, status, RecvInfo::default()),
+                        false,
+                    );
+                    return Exec::Fatal(nak::REMOTE_OP, WcStatus::RemOpErr);
+                }
+            },
+        };
+        if u64::from(offset) + u64::from(plen) > u64::from(wqe.length) {
+            env.complete_recv(
+                &Completion::recv(wqe.wr_id, cfg.qpn, WcStatus::LocLenErr, RecvInfo::default()),
+                false,
+            );
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::LocLenErr);
+        }
+        if plen > 0 {
+            if let Err(s) = env.scatter(&wqe.sges, offset, p.payload) {
+                env.complete_recv(
+                    &Completion::recv(wqe.wr_id, cfg.qpn, s, RecvInfo::default()),
+                    false,
+                );
+                return Exec::Fatal(nak::REMOTE_OP, s);
+            }
+        }
+        let offset = offset + plen;
+        if !pos.ends_message() {
+            self.cur = Some(Cur::Send { wqe, offset });
+            return Exec::Done(1);
+        }
+        let mut invalidated = None;
+        if let Some(ieth) = p.ext.ieth {
+            if env.invalidate(ieth.rkey).is_err() {
+                env.complete_recv(
+                    &Completion::recv(
+                        wqe.wr_id,
+                        cfg.qpn,
+                        WcStatus::RemInvReqErr,
+                        RecvInfo::default(),
+                    ),
+                    false,
+                );
+                return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+            }
+            invalidated = Some(ieth.rkey);
+        }
+        let info = RecvInfo {
+            byte_len: offset,
+            rdma_with_imm: false,
+            imm: p.ext.imm_dt.map(|i| i.data.to_be_bytes()),
+            invalidated_rkey: invalidated,
+            src_qp: None,
+            port_num: cfg.port,
+            network: None,
+        };
+        self.bump_msn();
+        env.complete_recv(
+            &Completion::recv(wqe.wr_id, cfg.qpn, WcStatus::Success, info),
+            p.bth.se,
+        );
+        Exec::Done(1)
+    }
+}

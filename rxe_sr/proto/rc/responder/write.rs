@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Executing RDMA WRITE (IBTA 9.7.4.2; rdma_rxe's write_data_in): the first packet's RETH
+//! is checked against the memory it names, each packet is placed in turn, and RDMA WRITE
+//! with immediate consumes a receive WQE on its last packet.
+
+use core::ops::DerefMut;
+
+use super::Cur;
+use super::Exec;
+use super::RdRes;
+use super::Responder;
+use crate::proto::rc::{nak, RcConfig, RcEnv, RemoteErr, RemoteOp};
+use crate::proto::wire::opcode::Position;
+use crate::proto::wire::PacketRepr;
+use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
+
+impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+    pub(super) fn exec_write(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        pos: Position,
+    ) -> Exec {
+        let plen = p.payload.len() as u32;
+        let (rkey, va, resid, total) = match self.cur.take() {
+            Some(Cur::Write {
+                rkey,
+                va,
+                resid,
+                total,
+            }) => (rkey, va, resid, total),
+            _ => {
+                let Some(reth) = p.ext.reth else {
+                    return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+                };
+                if reth.dma_len > 0 {
+                    match env.remote_check(RemoteOp::Write, reth.rkey, reth.va, reth.dma_len) {
+                        Ok(()) => {}
+                        Err(RemoteErr::Access) => {
+                            return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr)
+                        }
+                        Err(RemoteErr::Invalid) => {
+                            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
+                        }
+                    }
+                }
+                (reth.rkey, reth.va, reth.dma_len, reth.dma_len)
+            }
+        };
+        let len_ok = if pos.ends_message() {
+            plen == resid
+        } else {
+            plen == cfg.pmtu && plen < resid
+        };
+        if !len_ok || plen > cfg.pmtu {
+            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        }
+        // WRITE with immediate consumes a receive WQE: check for one before placing data.
+        let imm = p.ext.imm_dt.filter(|_| pos.ends_message());
+        let wqe = if imm.is_some() {
+            match self.take_recv(env) {
+                None => {
+                    // Keep the state so the retried last packet finds it.
+                    self.cur = (!pos.starts_message()).then_some(Cur::Write {
+                        rkey,
+                        va,
+                        resid,
+                        total,
+                    });
+                    return Exec::Rnr;
+                }
+                Some(Ok(w)) => Some(w),
+                Some(Err((wr_id, status))) => {
+                    env.complete_recv(
+                        &Completion::recv(wr_id, cfg.qpn, status, RecvInfo::default()),
+                        false,
+                    );
+                    return Exec::Fatal(nak::REMOTE_OP, WcStatus::RemOpErr);
+                }
+            }
+        } else {
+            None
+        };
+        if plen > 0 {
+            if let Err(e) = env.remote_write(rkey, va, p.payload) {
+                if let Some(w) = wqe {
+                    self.spare = Some(w);
+                }
+                return match e {
+                    RemoteErr::Access => Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
+                    RemoteErr::Invalid => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+                };
+            }
+        }
+        if !pos.ends_message() {
+            self.cur = Some(Cur::Write {
+                rkey,
+                va: va.wrapping_add(u64::from(plen)),
+                resid: resid - plen,
+                total,
+            });
+            return Exec::Done(1);
+        }
+        self.bump_msn();
+        if let Some(w) = wqe {
+            let info = RecvInfo {
+                byte_len: total,
+                rdma_with_imm: true,
+                imm: imm.map(|i| i.data.to_be_bytes()),
+                invalidated_rkey: None,
+                src_qp: None,
+                port_num: cfg.port,
+                network: None,
+            };
+            env.complete_recv(
+                &Completion::recv(w.wr_id, cfg.qpn, WcStatus::Success, info),
+                p.bth.se,
+            );
+        }
+        Exec::Done(1)
+    }
+}
