@@ -148,6 +148,7 @@ int rxe_sr_glue_roce_v2_gid(struct ib_device *ibdev, u32 index, u8 *gid);
 int rxe_sr_glue_mcast_mac(struct net_device *ndev, const u8 *mgid, bool add);
 int rxe_sr_glue_xa_alloc_cyclic(struct xarray *xa, u32 *id, void *entry, u32 min, u32 max,
 				u32 *next);
+void *rxe_sr_glue_xa_first(struct xarray *xa, unsigned long *index);
 
 /* --- implemented in Rust --- */
 int rxe_sr_rs_recovery_parse(const char *val);

@@ -1,26 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The verbs objects' entries of `ib_device_ops` (PDs, CQs, QPs, SRQs, MRs, MWs, AHs,
+//! The verbs objects' entries of `ib_device_ops` (CQs, QPs, SRQs, MRs, MWs,
 //! multicast, mmap, hardware statistics): the C-ABI entry points still in `ffi/`, added to
 //! the device-level ops that `kx::ib_device` builds from the `Driver` impl.
 
-use super::{ah, cq, mcast, mr, mw, pd, qp, srq, stats};
+use super::{cq, mcast, mr, mw, qp, srq, stats};
 use crate::kx::bindings;
 use crate::kx::mmap_queue as queue;
 
 /// Fills in the object verbs and the sizes of the objects the core allocates for them.
 pub(crate) fn object_ops(ops: &mut bindings::ib_device_ops) {
-    ops.alloc_ucontext = Some(pd::alloc_ucontext);
-    ops.dealloc_ucontext = Some(pd::dealloc_ucontext);
-    ops.alloc_pd = Some(pd::alloc_pd);
-    ops.dealloc_pd = Some(pd::dealloc_pd);
     ops.create_cq = Some(cq::create_cq);
     ops.destroy_cq = Some(cq::destroy_cq);
     ops.req_notify_cq = Some(cq::req_notify_cq);
     ops.resize_cq = Some(cq::resize_cq);
     ops.poll_cq = Some(cq::poll_cq);
-    ops.create_ah = Some(ah::create_ah);
-    ops.create_user_ah = Some(ah::create_user_ah);
-    ops.destroy_ah = Some(ah::destroy_ah);
     ops.create_qp = Some(qp::create_qp);
     ops.modify_qp = Some(qp::modify_qp);
     ops.query_qp = Some(qp::query_qp);
@@ -47,7 +40,6 @@ pub(crate) fn object_ops(ops: &mut bindings::ib_device_ops) {
     ops.get_hw_stats = Some(stats::get_hw_stats);
     ops.size_ib_cq = cq::SIZE;
     ops.size_ib_qp = qp::SIZE;
-    ops.size_ib_ah = ah::SIZE;
     ops.size_ib_srq = srq::SIZE;
     ops.size_ib_mw = mw::SIZE;
 }

@@ -4,13 +4,11 @@
 //! `kx/`, the only place with `unsafe`; every block says why it is sound in a `// SAFETY:`
 //! comment.
 
-pub(crate) mod ah;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod mcast;
 pub(crate) mod mr;
 pub(crate) mod mw;
-pub(crate) mod pd;
 pub(crate) mod qp;
 pub(crate) mod rc_env;
 pub(crate) mod srq;

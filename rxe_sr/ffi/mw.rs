@@ -10,9 +10,9 @@ use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 use crate::kx::bindings;
+use crate::kx::ib_pd::PdId;
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
-use crate::objects::pd::PdId;
 use crate::proto::rc::mw::{BindReq, MrView, MwError, MwType, Window};
 use crate::verbs;
 
@@ -56,11 +56,7 @@ pub(crate) unsafe extern "C" fn alloc_mw(
     // SAFETY: our zeroed MW object, not yet visible to anyone else.
     unsafe {
         (*mw).index = index;
-        ptr::addr_of_mut!((*mw).win).write(Some(Window::new(
-            mw_type,
-            rkey,
-            super::pd::id(pd).get(),
-        )));
+        ptr::addr_of_mut!((*mw).win).write(Some(Window::new(mw_type, rkey, PdId::of(pd).get())));
         (*ibmw).rkey = rkey;
     }
     if let Err(e) = dev.mws().publish(index, mw.cast()) {

@@ -299,6 +299,12 @@ int rxe_sr_glue_xa_alloc_cyclic(struct xarray *xa, u32 *id, void *entry, u32 min
 	return ret < 0 ? ret : 0; /* 1 only says the indices wrapped */
 }
 
+/* The first entry at or above *index (reserved slots skipped), its index in *index. */
+void *rxe_sr_glue_xa_first(struct xarray *xa, unsigned long *index)
+{
+	return xa_find(xa, index, ULONG_MAX, XA_PRESENT);
+}
+
 struct ib_ucontext *rxe_sr_glue_udata_ucontext(struct ib_udata *udata)
 {
 	struct uverbs_attr_bundle *attrs;

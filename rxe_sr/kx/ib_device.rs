@@ -7,14 +7,18 @@
 use core::marker::PhantomData;
 use core::mem::size_of;
 use core::ptr::{self, NonNull};
-use kernel::error::to_result;
+use kernel::error::{from_result, to_result};
 use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::types::{Opaque, ScopeGuard};
 
 use crate::kx::bindings;
+use crate::kx::ib_ah;
 use crate::kx::ib_device_attr::{DeviceAttr, PortAttr, RoceV2PortImmutable};
+use crate::kx::ib_pd::PdId;
+use crate::kx::ib_udata::UData;
+use crate::kx::ib_verbs::AhAttr;
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkBuff;
 
@@ -56,6 +60,34 @@ pub(crate) trait Driver: Send + Sync + Sized {
 
     /// The core is freeing the device (after the data was dropped).
     fn freed();
+
+    /// `alloc_ucontext`: a user process opened the device (the rxe user ABI passes no
+    /// driver data).
+    fn alloc_ucontext(dev: &Device<Self>) -> Result;
+
+    /// `dealloc_ucontext`.
+    fn dealloc_ucontext(dev: &Device<Self>);
+
+    /// `alloc_pd`: the core allocated a PD (it keeps the PD's state).
+    fn alloc_pd(dev: &Device<Self>, pd: PdId) -> Result;
+
+    /// `dealloc_pd`: the core is freeing a PD nothing uses.
+    fn dealloc_pd(dev: &Device<Self>, pd: PdId);
+
+    /// The driver's data in each address handle ([`ib_ah::Ah`]).
+    type Ah: Send + Sync;
+
+    /// `create_ah` / `create_user_ah`: an address handle in `pd` for `attr`. A kernel
+    /// consumer (`udata` `None`) may call in atomic context: nothing may sleep then.
+    fn create_ah(
+        dev: &Device<Self>,
+        pd: PdId,
+        attr: &AhAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<Self::Ah>;
+
+    /// `destroy_ah`, before the AH's data is dropped (possibly in atomic context).
+    fn destroy_ah(dev: &Device<Self>, ah: &Self::Ah);
 }
 
 /// An rxe_sr-style ib_device: the core's `struct ib_device`, the receive queue the UDP
@@ -120,6 +152,17 @@ impl<T: Driver> Device<T> {
     pub(crate) fn node_guid(&self) -> u64 {
         // SAFETY: set before registration and not changed after.
         unsafe { (*self.ib_dev.get()).node_guid }
+    }
+
+    /// The RoCEv2 GID at `index` of port 1's GID table; `None` when the entry is empty or
+    /// not a RoCEv2 GID.
+    pub(crate) fn roce_v2_gid(&self, index: u32) -> Option<[u8; 16]> {
+        let mut gid = [0u8; 16];
+        let out = gid.as_mut_ptr();
+        // SAFETY: the device is live (we hold `&self`); the helper takes and drops its own
+        // GID-table reference and writes 16 bytes to `out`.
+        let ret = unsafe { bindings::rxe_sr_glue_roce_v2_gid(self.ib_ptr(), index, out) };
+        (ret == 0).then_some(gid)
     }
 
     /// Queues a received datagram for the receive work; false when the queue was full (the
@@ -352,10 +395,58 @@ impl<T: Driver> Adapter<T> {
             get_port_immutable: Some(Self::get_port_immutable),
             get_link_layer: Some(Self::get_link_layer),
             dealloc_driver: Some(Self::dealloc_driver),
+            alloc_ucontext: Some(Self::alloc_ucontext),
+            dealloc_ucontext: Some(Self::dealloc_ucontext),
+            alloc_pd: Some(Self::alloc_pd),
+            dealloc_pd: Some(Self::dealloc_pd),
+            create_ah: Some(ib_ah::create_ah::<T>),
+            create_user_ah: Some(ib_ah::create_ah::<T>),
+            destroy_ah: Some(ib_ah::destroy_ah::<T>),
             size_ib_ucontext: size_of::<bindings::ib_ucontext>(),
             size_ib_pd: size_of::<bindings::ib_pd>(),
+            size_ib_ah: ib_ah::size::<T>(),
             ..Default::default()
         }
+    }
+
+    /// # Safety
+    /// Called by the core with a user context of a device of ours.
+    unsafe extern "C" fn alloc_ucontext(
+        uctx: *mut bindings::ib_ucontext,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // SAFETY: the core sets the context's device before the call.
+        let dev = unsafe { Device::<T>::from_ib((*uctx).device) };
+        from_result(|| T::alloc_ucontext(dev).map(|()| 0))
+    }
+
+    /// # Safety
+    /// Called by the core once per allocated user context.
+    unsafe extern "C" fn dealloc_ucontext(uctx: *mut bindings::ib_ucontext) {
+        // SAFETY: as in `alloc_ucontext`.
+        T::dealloc_ucontext(unsafe { Device::<T>::from_ib((*uctx).device) });
+    }
+
+    /// # Safety
+    /// Called by the core with a PD of a device of ours.
+    unsafe extern "C" fn alloc_pd(
+        pd: *mut bindings::ib_pd,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // SAFETY: the core sets the PD's device before the call.
+        let dev = unsafe { Device::<T>::from_ib((*pd).device) };
+        from_result(|| T::alloc_pd(dev, PdId::of(pd)).map(|()| 0))
+    }
+
+    /// # Safety
+    /// Called by the core once per allocated PD, when nothing uses it.
+    unsafe extern "C" fn dealloc_pd(
+        pd: *mut bindings::ib_pd,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // SAFETY: as in `alloc_pd`.
+        T::dealloc_pd(unsafe { Device::<T>::from_ib((*pd).device) }, PdId::of(pd));
+        0
     }
 
     /// # Safety

@@ -345,32 +345,87 @@ impl QpInitReply {
     }
 }
 
-/// An address-handle attribute block (`struct rdma_ah_attr`) as a modify request passed
-/// it, kept to report it back from `query_qp`.
+/// The source GID an address names, copied from the GID attribute the core lends for the
+/// call (`rdma_ah_attr.grh.sgid_attr`).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub(crate) struct SourceGid {
+    /// The GID's 16 bytes.
+    pub(crate) gid: [u8; 16],
+    /// A RoCEv2 GID (`IB_GID_TYPE_ROCE_UDP_ENCAP`): an IP address.
+    pub(crate) roce_v2: bool,
+}
+
+/// An address attribute block (`struct rdma_ah_attr`) as `create_ah` or a modify request
+/// passed it: kept to create an address vector from, and to report back from `query_qp`.
 ///
 /// # Invariants
-/// `grh.sgid_attr` is null: the core lends the source GID attribute for the call only, so
-/// it is never kept (and never handed out again).
+/// `raw.grh.sgid_attr` is null: the core lends the source GID attribute for the call only,
+/// so it is never kept (and never handed out again); what the driver needs of it is copied
+/// into `sgid`.
 #[derive(Clone, Copy, Default)]
-pub(crate) struct AhAttr(bindings::rdma_ah_attr);
+pub(crate) struct AhAttr {
+    raw: bindings::rdma_ah_attr,
+    sgid: Option<SourceGid>,
+}
 
 impl AhAttr {
-    /// A copy of the core's block, without its borrowed source GID attribute.
-    fn from_raw(a: &bindings::rdma_ah_attr) -> Self {
-        let mut a = *a;
+    /// Reads the core's block, copying its source GID.
+    ///
+    /// # Safety
+    /// `a.grh.sgid_attr` is null or points to a GID attribute that is live for the call
+    /// (the core holds a reference on it for every verb that passes one).
+    pub(crate) unsafe fn from_core(a: &bindings::rdma_ah_attr) -> Self {
+        // SAFETY: per this function's contract.
+        let sgid = unsafe { a.grh.sgid_attr.as_ref() }.map(|g| SourceGid {
+            // SAFETY: `union ib_gid` is 16 plain bytes whichever member is read.
+            gid: unsafe { g.gid.raw },
+            roce_v2: g.gid_type == bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP,
+        });
+        let mut raw = *a;
         // INVARIANT: the borrowed pointer is dropped.
-        a.grh.sgid_attr = core::ptr::null();
-        AhAttr(a)
+        raw.grh.sgid_attr = core::ptr::null();
+        AhAttr { raw, sgid }
     }
 
     /// Its port.
     pub(crate) fn port_num(&self) -> u32 {
-        self.0.port_num
+        self.raw.port_num
     }
 
     /// A RoCE address (`RDMA_AH_ATTR_TYPE_ROCE`).
     pub(crate) fn is_roce(&self) -> bool {
-        self.0.type_ == bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE
+        self.raw.type_ == bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE
+    }
+
+    /// It carries a global route header (`IB_AH_GRH`): every RoCE address does.
+    pub(crate) fn has_grh(&self) -> bool {
+        u32::from(self.raw.ah_flags) & bindings::ib_ah_flags_IB_AH_GRH != 0
+    }
+
+    /// The source GID, when the core passed one.
+    pub(crate) fn source_gid(&self) -> Option<SourceGid> {
+        self.sgid
+    }
+
+    /// The destination GID.
+    pub(crate) fn dgid(&self) -> [u8; 16] {
+        // SAFETY: `union ib_gid` is 16 plain bytes whichever member is read.
+        unsafe { self.raw.grh.dgid.raw }
+    }
+
+    /// The GRH's flow label.
+    pub(crate) fn flow_label(&self) -> u32 {
+        self.raw.grh.flow_label
+    }
+
+    /// The GRH's hop limit.
+    pub(crate) fn hop_limit(&self) -> u8 {
+        self.raw.grh.hop_limit
+    }
+
+    /// The GRH's traffic class.
+    pub(crate) fn traffic_class(&self) -> u8 {
+        self.raw.grh.traffic_class
     }
 }
 
@@ -403,8 +458,21 @@ pub(crate) struct QpAttr {
 }
 
 impl QpAttr {
-    /// Reads the core's block.
-    pub(crate) fn from_raw(a: &bindings::ib_qp_attr) -> Self {
+    /// Reads the core's block for a modify request with attribute mask `mask`. Only the
+    /// fields `mask` names hold values the caller set; the address attribute (and the
+    /// source GID it points to) is read only when `mask` names it, and is empty otherwise
+    /// (ib_mad, for one, passes an uninitialised block with other masks).
+    ///
+    /// # Safety
+    /// When `mask` contains [`QpAttrMask::AV`], `a.ah_attr.grh.sgid_attr` is null or live
+    /// for the call (as [`AhAttr::from_core`]).
+    pub(crate) unsafe fn from_core(a: &bindings::ib_qp_attr, mask: QpAttrMask) -> Self {
+        let ah_attr = if mask.contains(QpAttrMask::AV) {
+            // SAFETY: per this function's contract.
+            unsafe { AhAttr::from_core(&a.ah_attr) }
+        } else {
+            AhAttr::default()
+        };
         QpAttr {
             qp_state: QpState::from_raw(a.qp_state),
             cur_qp_state: QpState::from_raw(a.cur_qp_state),
@@ -415,7 +483,7 @@ impl QpAttr {
             dest_qp_num: a.dest_qp_num,
             qp_access_flags: AccessFlags::from_raw(a.qp_access_flags),
             cap: QpCap::from_raw(&a.cap),
-            ah_attr: AhAttr::from_raw(&a.ah_attr),
+            ah_attr,
             pkey_index: a.pkey_index,
             max_rd_atomic: a.max_rd_atomic,
             max_dest_rd_atomic: a.max_dest_rd_atomic,
@@ -443,7 +511,7 @@ impl QpAttr {
                 .qp_access_flags
                 .map_or(0, |f| i32::try_from(f.bits()).unwrap_or(0)),
             cap: self.cap.to_raw(),
-            ah_attr: self.ah_attr.0,
+            ah_attr: self.ah_attr.raw,
             pkey_index: self.pkey_index,
             max_rd_atomic: self.max_rd_atomic,
             max_dest_rd_atomic: self.max_dest_rd_atomic,

@@ -14,8 +14,11 @@
 //! `unsafe`.
 
 pub(crate) mod error;
+pub(crate) mod ib_ah;
 pub(crate) mod ib_device;
 pub(crate) mod ib_device_attr;
+pub(crate) mod ib_pd;
+pub(crate) mod ib_udata;
 pub(crate) mod ib_verbs;
 pub(crate) mod mmap_queue;
 pub(crate) mod moduleparam;

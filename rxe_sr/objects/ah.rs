@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Address vectors: where a UD work request (or a connected QP) sends, in the form the
 //! transport needs: the IP version and addresses behind the RoCEv2 GIDs and the GRH fields
-//! that become IP header fields (the IP layer resolves the next hop).
+//! that become IP header fields (the IP layer resolves the next hop); and the address
+//! handles that hold them.
 
 /// The IP version a RoCEv2 GID pair maps to.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -32,6 +33,12 @@ pub(crate) struct Av {
 /// Largest AH number (as rdma_rxe: 2^15 - 1); the device reports `max_ah` from it.
 pub(crate) const MAX_AH_NUM: u32 = (1 << 15) - 1;
 
+use kernel::alloc::KBox;
+
+use crate::kx::ib_ah::Ah;
+use crate::kx::ib_pd::PdId;
+use crate::objects::device::{DeviceState, RoceDevice};
+use crate::uabi::send_wqe;
 use crate::uabi::send_wqe::is_v4_mapped;
 
 impl Av {
@@ -71,4 +78,52 @@ impl Av {
         let last4 = |g: &[u8; 16]| [g[12], g[13], g[14], g[15]];
         (self.network == Network::V4).then(|| (last4(&self.sgid), last4(&self.dgid)))
     }
+}
+
+/// What an address handle names: its PD and its address vector. A user AH's entry in the
+/// device's AH table is a copy (a UD send WQE names the AH by number).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AhEntry {
+    /// The PD it was created in.
+    pub(crate) pd: PdId,
+    /// Where it points.
+    pub(crate) av: Av,
+}
+
+/// The entries of a device's AH table, by AH number.
+pub(crate) type AhTableEntry = KBox<AhEntry>;
+
+/// The driver's data in an address handle.
+pub(crate) struct AhState {
+    /// Where it points.
+    pub(crate) av: Av,
+    /// Its number in the device's AH table (user AHs; 0 for a kernel consumer's AH, whose
+    /// work requests carry the AH itself).
+    pub(crate) ah_num: u32,
+}
+
+/// An rxe_sr address handle.
+pub(crate) type RoceAh = Ah<DeviceState>;
+
+/// The AV of a kernel consumer's AH, if it belongs to `pd`.
+pub(crate) fn kernel_av(ah: &RoceAh, pd: PdId) -> Option<Av> {
+    (ah.pd() == pd).then_some(ah.av)
+}
+
+/// The AV of AH number `ah_num`, if it exists and belongs to `pd`.
+pub(crate) fn lookup(dev: &RoceDevice, pd: PdId, ah_num: u32) -> Option<Av> {
+    dev.ahs()
+        .with(ah_num, |e| (e.pd == pd).then_some(e.av))
+        .flatten()
+}
+
+/// The AV a UD send WQE embeds (`ah_num` 0: rxe providers from before AH numbers), checked
+/// against the device's GID table: its `sgid_index` must name a RoCEv2 GID of the same IP
+/// version as the destination. `None` for anything else.
+pub(crate) fn embedded(dev: &RoceDevice, e: &send_wqe::Av) -> Option<Av> {
+    let sgid = dev.roce_v2_gid(u32::from(e.sgid_index))?;
+    if !e.agrees_with(&sgid) {
+        return None;
+    }
+    Av::new(sgid, e.dgid, e.flow_label, e.hop_limit, e.traffic_class)
 }

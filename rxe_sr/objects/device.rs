@@ -12,7 +12,8 @@ use kernel::sync::Mutex;
 use crate::kx::ib_device::{Device, DeviceRef};
 use crate::kx::ib_device_attr::PortState;
 use crate::kx::ib_verbs::PathMtu;
-use crate::kx::xarray::IndexTable;
+use crate::kx::xarray::{IndexTable, XArray};
+use crate::objects::ah::AhTableEntry;
 use crate::objects::counters::{Counter, Counters};
 use crate::objects::mcast::McastGroups;
 
@@ -34,9 +35,9 @@ pub(crate) struct DeviceState {
     /// Queue pairs by QPN.
     #[pin]
     qp_table: IndexTable,
-    /// Address handles by AH number.
+    /// User address handles by AH number.
     #[pin]
-    ah_table: IndexTable,
+    ah_table: XArray<AhTableEntry>,
     /// Memory windows by key index.
     #[pin]
     mw_table: IndexTable,
@@ -62,7 +63,7 @@ impl DeviceState {
             active_mtu: AtomicU32::new(active_mtu.to_raw()),
             mr_table <- IndexTable::new(),
             qp_table <- IndexTable::new(),
-            ah_table <- IndexTable::new(),
+            ah_table <- XArray::new(),
             mw_table <- IndexTable::new(),
             key_variant: AtomicU32::new(0),
             counters: Counters::new(),
@@ -94,7 +95,7 @@ impl DeviceState {
     }
 
     /// The device's AH table.
-    pub(crate) fn ahs(&self) -> &IndexTable {
+    pub(crate) fn ahs(&self) -> &XArray<AhTableEntry> {
         &self.ah_table
     }
 

@@ -11,5 +11,4 @@ pub(crate) mod counters;
 pub(crate) mod device;
 pub(crate) mod live;
 pub(crate) mod mcast;
-pub(crate) mod pd;
 pub(crate) mod qp;

@@ -19,7 +19,10 @@ use crate::kx::ib_device_attr::RoceV2PortImmutable;
 use crate::kx::ib_device_attr::{
     AtomicCap, DeviceAttr, DeviceCaps, PortAttr, PortPhysState, PortState,
 };
-use crate::kx::ib_verbs::PathMtu;
+use crate::kx::ib_pd::PdId;
+use crate::kx::ib_udata::UData;
+use crate::kx::ib_verbs::{AhAttr, PathMtu};
+use crate::objects::ah::AhState;
 
 /// uverbs ABI version of the rxe user ABI (rdma-core's providers/rxe checks it).
 pub(crate) const RXE_UVERBS_ABI_VERSION: u32 = 2;
@@ -267,5 +270,37 @@ impl Driver for DeviceState {
 
     fn freed() {
         note_freed();
+    }
+
+    fn alloc_ucontext(_dev: &Device<Self>) -> Result {
+        crate::verbs::pd::alloc_ucontext();
+        Ok(())
+    }
+
+    fn dealloc_ucontext(_dev: &Device<Self>) {
+        crate::verbs::pd::dealloc_ucontext();
+    }
+
+    fn alloc_pd(dev: &Device<Self>, _pd: PdId) -> Result {
+        crate::verbs::pd::alloc(dev)
+    }
+
+    fn dealloc_pd(dev: &Device<Self>, _pd: PdId) {
+        crate::verbs::pd::dealloc(dev);
+    }
+
+    type Ah = AhState;
+
+    fn create_ah(
+        dev: &Device<Self>,
+        pd: PdId,
+        attr: &AhAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<AhState> {
+        crate::verbs::ah::create(dev, pd, attr, udata)
+    }
+
+    fn destroy_ah(dev: &Device<Self>, ah: &AhState) {
+        crate::verbs::ah::destroy(dev, ah);
     }
 }

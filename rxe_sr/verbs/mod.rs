@@ -7,8 +7,10 @@
 
 #![forbid(unsafe_code)]
 
+pub(crate) mod ah;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod link;
 pub(crate) mod mr;
+pub(crate) mod pd;
 pub(crate) mod qp;

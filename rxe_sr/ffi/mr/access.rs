@@ -81,7 +81,7 @@ pub(super) fn with_mr<R>(
             let (mr_key, mr_pd, iova, mr_len, granted, valid) = unsafe { checked_fields(mr) };
             if !valid
                 || mr_key != key
-                || crate::ffi::pd::id(mr_pd) != pd
+                || PdId::of(mr_pd) != pd
                 || granted & access.flag() != access.flag()
             {
                 return None;
@@ -197,7 +197,7 @@ pub(crate) fn view(dev: &RoceDevice, pd: PdId, lkey: u32) -> Option<crate::proto
             let mr = p.cast::<RxeSrMr>();
             // SAFETY: entries of the MR table are live RxeSrMr objects (table lock held).
             let (key, mr_pd, iova, length, access, valid) = unsafe { checked_fields(mr) };
-            (valid && key == lkey && crate::ffi::pd::id(mr_pd) == pd).then_some(
+            (valid && key == lkey && PdId::of(mr_pd) == pd).then_some(
                 crate::proto::rc::mw::MrView {
                     lkey,
                     pd: pd.get(),

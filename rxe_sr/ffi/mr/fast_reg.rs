@@ -106,10 +106,7 @@ pub(crate) fn fast_reg(
             // SAFETY: entries of the MR table are live RxeSrMr objects; the table lock
             // serialises every change to the fields the data path checks.
             unsafe {
-                if (*mr).kind != Kind::Fast
-                    || crate::ffi::pd::id((*mr).ibmr.pd) != pd
-                    || (*mr).valid
-                {
+                if (*mr).kind != Kind::Fast || PdId::of((*mr).ibmr.pd) != pd || (*mr).valid {
                     return Err(WcStatus::LocQpOpErr);
                 }
                 let ps = u64::from(ptr::read_volatile(ptr::addr_of!((*mr).ibmr.page_size)));
@@ -144,7 +141,7 @@ pub(crate) fn invalidate(dev: &RoceDevice, pd: PdId, key: u32) -> bool {
                 let ok = (*mr).kind == Kind::Fast
                     && (*mr).valid
                     && (*mr).key == key
-                    && crate::ffi::pd::id((*mr).ibmr.pd) == pd;
+                    && PdId::of((*mr).ibmr.pd) == pd;
                 if ok {
                     (*mr).valid = false;
                 }

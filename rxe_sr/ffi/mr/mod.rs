@@ -24,9 +24,9 @@ use kernel::ffi::c_void;
 use kernel::prelude::*;
 
 use crate::kx::bindings;
+use crate::kx::ib_pd::PdId;
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
-use crate::objects::pd::PdId;
 use crate::uabi::cqe::WcStatus;
 use crate::verbs;
 

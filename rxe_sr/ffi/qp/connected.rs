@@ -25,7 +25,7 @@ impl<'a> QpCtx<'a> {
             QpCtx {
                 ibdev: (*ibqp).device,
                 dev: RoceDevice::from_ib((*ibqp).device),
-                pd: crate::ffi::pd::id((*ibqp).pd),
+                pd: PdId::of((*ibqp).pd),
                 qpn: (*ibqp).qp_num,
                 cqs: QpCqs::of(ibqp),
                 srq: (*ibqp).srq,

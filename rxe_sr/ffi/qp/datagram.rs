@@ -207,7 +207,7 @@ pub(super) fn ud_deliver_to(
     }
     // SAFETY: the QP is live (counted) with its PD and CQs.
     let (pd, qpn, cqs) = unsafe { ((*qp.ibqp).pd, (*qp.ibqp).qp_num, QpCqs::of(qp.ibqp)) };
-    let pd = crate::ffi::pd::id(pd);
+    let pd = PdId::of(pd);
     // SAFETY: the counted QP outlives this; dropped after the lock.
     let _events = unsafe { CqEvents::new(cqs) };
     let mut g = st.inner.lock();

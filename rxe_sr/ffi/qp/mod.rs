@@ -19,10 +19,10 @@ use kernel::prelude::*;
 use kernel::sync::Mutex;
 use kernel::{new_mutex, pin_init};
 
-use super::ah;
 use super::cq::{CqEvents, QpCqs};
 use super::rc_env::KEnv;
 use crate::kx::bindings;
+use crate::kx::ib_pd::PdId;
 use crate::kx::ib_verbs::{self, PathMtu, QpAttr, QpAttrMask, QpCap, QpInitAttr, QpState, SigType};
 use crate::kx::mmap_queue::{MappedQueue, SharedQueue};
 use crate::kx::netdevice::NetDev;
@@ -30,11 +30,11 @@ use crate::kx::skbuff::{SkBuff, SkbQueue};
 use crate::kx::spinlock::{new_irq_spinlock, IrqSpinLock};
 use crate::kx::timer::QpTimer;
 use crate::kx::wait_bit::UseCount;
+use crate::objects::ah;
 use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
-use crate::objects::pd::PdId;
 use crate::objects::qp::{QpAttrs, QpShape};
 use crate::proto::rc::requester::{PostError, ReqCounters, Requester, SqEntry};
 use crate::proto::rc::responder::RespCounters;
@@ -412,16 +412,17 @@ pub(crate) unsafe extern "C" fn modify_qp(
     let (Some(st), Some(a)) = (unsafe { state(ibqp) }, unsafe { attr.as_ref() }) else {
         return EINVAL.to_errno();
     };
-    let a = QpAttr::from_raw(a);
     let Some(mask) = QpAttrMask::from_raw(mask) else {
         return EINVAL.to_errno();
     };
+    // SAFETY: with IB_QP_AV in the mask, the core holds the AV's source GID attribute for
+    // the call.
+    let a = unsafe { QpAttr::from_core(a, mask) };
     if !mask.within(QpAttrMask::STANDARD) {
         return crate::kx::error::eopnotsupp().to_errno();
     }
     let av = if mask.contains(QpAttrMask::AV) && rc_transport::service(st.shape.qp_type).is_some() {
-        // SAFETY: the core holds the AV's source GID attribute for the call.
-        match unsafe { super::ah::av_of(&(*attr).ah_attr) } {
+        match crate::verbs::ah::av_of(&a.ah_attr) {
             Ok(av) => Some(av),
             Err(e) => return e.to_errno(),
         }

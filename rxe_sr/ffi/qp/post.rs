@@ -60,7 +60,7 @@ pub(super) unsafe fn post_send_kernel(
     bad_wr: *mut *const bindings::ib_send_wr,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let pd = crate::ffi::pd::id(unsafe { (*ibqp).pd });
+    let pd = PdId::of(unsafe { (*ibqp).pd });
     let mut cur = wr;
     let mut err = 0;
     // Each WR is decoded into this one value (a WQE by value per call costs stack).
@@ -276,8 +276,9 @@ pub(super) unsafe fn kernel_send(
     let (ud, av) = if qp_type.is_datagram() {
         // SAFETY: datagram QPs take `ib_ud_wr`s.
         let u = unsafe { &*wr.cast::<bindings::ib_ud_wr>() };
-        // SAFETY: the AH of a posted WR is live while the WR is.
-        let av = unsafe { ah::kernel_av(u.ah, pd) }?;
+        // SAFETY: the AH of a posted WR is one of this device's, live while the WR is.
+        let ah = unsafe { ah::RoceAh::from_raw(u.ah) }?;
+        let av = ah::kernel_av(ah, pd)?;
         let dest = UdDest {
             remote_qpn: u.remote_qpn,
             remote_qkey: u.remote_qkey,

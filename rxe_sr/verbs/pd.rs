@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0
+//! User contexts and protection domains: the RDMA core allocates and keeps them; rxe_sr
+//! counts them (a device refuses a PD past `max_pd`).
+
+use kernel::prelude::*;
+
+use crate::objects::device::RoceDevice;
+use crate::objects::live;
+use crate::uabi::limits;
+use crate::verbs::device::MAX_PD;
+
+/// `alloc_ucontext`: the rxe provider's GET_CONTEXT carries no driver data.
+pub(crate) fn alloc_ucontext() {
+    live::LIVE.ucontexts.inc();
+}
+
+/// `dealloc_ucontext`.
+pub(crate) fn dealloc_ucontext() {
+    live::LIVE.ucontexts.dec();
+}
+
+/// `alloc_pd`: ENOMEM when the device has `max_pd` already.
+pub(crate) fn alloc(dev: &RoceDevice) -> Result {
+    if !limits::take(&dev.pds_used, MAX_PD) {
+        return Err(ENOMEM);
+    }
+    live::LIVE.pds.inc();
+    Ok(())
+}
+
+/// `dealloc_pd`.
+pub(crate) fn dealloc(dev: &RoceDevice) {
+    limits::give_back(&dev.pds_used);
+    live::LIVE.pds.dec();
+}
