@@ -1,19 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The verbs objects' entries of `ib_device_ops` (CQs, QPs, SRQs, MRs, MWs,
+//! The verbs objects' entries of `ib_device_ops` (QPs, SRQs, MRs, MWs,
 //! multicast, mmap, hardware statistics): the C-ABI entry points still in `ffi/`, added to
 //! the device-level ops that `kx::ib_device` builds from the `Driver` impl.
 
-use super::{cq, mcast, mr, mw, qp, srq, stats};
+use super::{mcast, mr, mw, qp, srq, stats};
 use crate::kx::bindings;
 use crate::kx::mmap_queue as queue;
 
 /// Fills in the object verbs and the sizes of the objects the core allocates for them.
 pub(crate) fn object_ops(ops: &mut bindings::ib_device_ops) {
-    ops.create_cq = Some(cq::create_cq);
-    ops.destroy_cq = Some(cq::destroy_cq);
-    ops.req_notify_cq = Some(cq::req_notify_cq);
-    ops.resize_cq = Some(cq::resize_cq);
-    ops.poll_cq = Some(cq::poll_cq);
     ops.create_qp = Some(qp::create_qp);
     ops.modify_qp = Some(qp::modify_qp);
     ops.query_qp = Some(qp::query_qp);
@@ -38,7 +33,6 @@ pub(crate) fn object_ops(ops: &mut bindings::ib_device_ops) {
     ops.mmap_free = Some(queue::mmap_free);
     ops.alloc_hw_port_stats = Some(stats::alloc_hw_port_stats);
     ops.get_hw_stats = Some(stats::get_hw_stats);
-    ops.size_ib_cq = cq::SIZE;
     ops.size_ib_qp = qp::SIZE;
     ops.size_ib_srq = srq::SIZE;
     ops.size_ib_mw = mw::SIZE;

@@ -4,7 +4,6 @@
 //! `kx/`, the only place with `unsafe`; every block says why it is sound in a `// SAFETY:`
 //! comment.
 
-pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod mcast;
 pub(crate) mod mr;

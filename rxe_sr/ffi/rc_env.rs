@@ -2,9 +2,9 @@
 //! What the RC/UC state machines (`proto::rc`) act on, in the kernel: memory through MRs,
 //! the QP's shared rings, its CQs, and skbs to the peer.
 
-use super::cq;
 use super::mr::{self, Access};
 use super::qp::KernelQueueLock;
+use super::qp::QpCqs;
 use crate::kx::bindings;
 use crate::kx::ib_pd::PdId;
 use crate::kx::mmap_queue::MappedQueue;
@@ -40,7 +40,7 @@ pub(crate) struct KEnv<'a> {
     pub(crate) rq_max_sge: u32,
     /// The QP's SRQ (null when it has its own receive queue).
     srq: *mut bindings::ib_srq,
-    cqs: cq::QpCqs,
+    cqs: QpCqs,
     /// A kernel QP's queues (its receives come from there).
     kq: &'a KernelQueueLock,
     /// Packets sent through this environment (a reschedule point every [`YIELD_EVERY`]).
@@ -70,7 +70,7 @@ impl<'a> KEnv<'a> {
         (sq, sq_q): (Option<&'a MappedQueue>, &'a mut FromClientQueue),
         (rq, rq_q, rq_max_sge): (Option<&'a MappedQueue>, &'a mut FromClientQueue, u32),
         srq: *mut bindings::ib_srq,
-        cqs: cq::QpCqs,
+        cqs: QpCqs,
         kq: &'a KernelQueueLock,
     ) -> Self {
         KEnv {

@@ -15,6 +15,7 @@ use kernel::types::{Opaque, ScopeGuard};
 
 use crate::kx::bindings;
 use crate::kx::ib_ah;
+use crate::kx::ib_cq::{self, Cq, CqInitAttr, CqNotify, WcArray};
 use crate::kx::ib_device_attr::{DeviceAttr, PortAttr, RoceV2PortImmutable};
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_udata::UData;
@@ -88,6 +89,30 @@ pub(crate) trait Driver: Send + Sync + Sized {
 
     /// `destroy_ah`, before the AH's data is dropped (possibly in atomic context).
     fn destroy_ah(dev: &Device<Self>, ah: &Self::Ah);
+
+    /// The driver's data in each completion queue ([`ib_cq::Cq`]), pin-initialised there.
+    type Cq: Send + Sync;
+
+    /// `create_cq`: a CQ for `attr` (`udata` `None` for a kernel consumer); returns the
+    /// initialiser of its data and the depth it has (reported as `ib_cq.cqe`).
+    fn create_cq(
+        dev: &Device<Self>,
+        attr: &CqInitAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<(impl PinInit<Self::Cq>, u32)>;
+
+    /// `destroy_cq`, before the CQ's data is dropped.
+    fn destroy_cq(dev: &Device<Self>, cq: &Self::Cq);
+
+    /// `req_notify_cq`: arms the completion event; true when asked to report missed events
+    /// and completions are already waiting.
+    fn req_notify_cq(cq: &Cq<Self>, notify: CqNotify) -> bool;
+
+    /// `resize_cq` to `cqe` entries; returns the new depth.
+    fn resize_cq(cq: &Cq<Self>, cqe: u32, udata: Option<UData<'_>>) -> Result<u32>;
+
+    /// `poll_cq`: a kernel consumer takes completions, oldest first, into `out`.
+    fn poll_cq(cq: &Cq<Self>, out: &mut WcArray<'_>);
 }
 
 /// An rxe_sr-style ib_device: the core's `struct ib_device`, the receive queue the UDP
@@ -402,9 +427,15 @@ impl<T: Driver> Adapter<T> {
             create_ah: Some(ib_ah::create_ah::<T>),
             create_user_ah: Some(ib_ah::create_ah::<T>),
             destroy_ah: Some(ib_ah::destroy_ah::<T>),
+            create_cq: Some(ib_cq::create_cq::<T>),
+            destroy_cq: Some(ib_cq::destroy_cq::<T>),
+            req_notify_cq: Some(ib_cq::req_notify_cq::<T>),
+            resize_cq: Some(ib_cq::resize_cq::<T>),
+            poll_cq: Some(ib_cq::poll_cq::<T>),
             size_ib_ucontext: size_of::<bindings::ib_ucontext>(),
             size_ib_pd: size_of::<bindings::ib_pd>(),
             size_ib_ah: ib_ah::size::<T>(),
+            size_ib_cq: ib_cq::size::<T>(),
             ..Default::default()
         }
     }

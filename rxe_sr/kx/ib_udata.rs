@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The user-space side of a verb (include/rdma/ib_verbs.h, `struct ib_udata`): the driver's
-//! response, copied out to the caller with `ib_copy_to_udata`. A verb called by a kernel
-//! consumer has none.
+//! response, copied out to the caller with `ib_copy_to_udata`, and the caller's user
+//! context, where queues shared with the process are registered for `mmap`. A verb called
+//! by a kernel consumer has none.
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -9,6 +10,7 @@ use kernel::error::to_result;
 use kernel::prelude::*;
 
 use crate::kx::bindings;
+use crate::kx::mmap_queue::{MappedQueue, SharedQueue};
 
 /// The user data of one uverbs call, borrowed for the call.
 ///
@@ -41,5 +43,19 @@ impl UData<'_> {
         to_result(unsafe {
             bindings::rxe_sr_glue_copy_to_udata(self.raw.as_ptr(), resp.as_ptr().cast(), resp.len())
         })
+    }
+
+    /// Registers `queue` in the caller's user context for `mmap`; returns the handle (its
+    /// drop unregisters the queue) and the offset user space passes to `mmap()`. EINVAL
+    /// when the call has no user context.
+    pub(crate) fn map_queue(&mut self, queue: SharedQueue) -> Result<(MappedQueue, u64)> {
+        // SAFETY: the udata is live (type invariant); the helper finds the call's bundle
+        // around it and returns its user context, or null.
+        let uctx = unsafe { bindings::rxe_sr_glue_udata_ucontext(self.raw.as_ptr()) };
+        if uctx.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: the context of a live uverbs call on one of our devices outlives the call.
+        unsafe { MappedQueue::insert(uctx, queue) }
     }
 }

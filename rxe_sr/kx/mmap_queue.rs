@@ -20,6 +20,12 @@ use kernel::prelude::*;
 use crate::kx::bindings;
 use crate::uabi::{layout, queue::Ring};
 
+/// The CPU's cache line size, which pads queue slots as rdma_rxe pads them.
+pub(crate) fn cache_line_size() -> u32 {
+    // SAFETY: reads a boot-time constant.
+    unsafe { bindings::rxe_sr_glue_cache_line_size() }
+}
+
 /// A zeroed, vmalloc_user'd queue buffer with its header filled in. Freed on drop.
 pub(crate) struct SharedQueue {
     buf: NonNull<u8>,

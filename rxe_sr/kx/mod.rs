@@ -15,6 +15,7 @@
 
 pub(crate) mod error;
 pub(crate) mod ib_ah;
+pub(crate) mod ib_cq;
 pub(crate) mod ib_device;
 pub(crate) mod ib_device_attr;
 pub(crate) mod ib_pd;
@@ -25,6 +26,7 @@ pub(crate) mod moduleparam;
 pub(crate) mod netdevice;
 pub(crate) mod rdma_netlink;
 mod rdma_user_rxe;
+pub(crate) mod sched;
 pub(crate) mod skbuff;
 pub(crate) mod spinlock;
 pub(crate) mod timer;

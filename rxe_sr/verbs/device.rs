@@ -15,6 +15,7 @@ use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkBuff;
 use crate::objects::device::{DeviceState, RoceDevice, RoceDeviceRef};
 
+use crate::kx::ib_cq::{CqInitAttr, CqNotify, WcArray};
 use crate::kx::ib_device_attr::RoceV2PortImmutable;
 use crate::kx::ib_device_attr::{
     AtomicCap, DeviceAttr, DeviceCaps, PortAttr, PortPhysState, PortState,
@@ -23,6 +24,7 @@ use crate::kx::ib_pd::PdId;
 use crate::kx::ib_udata::UData;
 use crate::kx::ib_verbs::{AhAttr, PathMtu};
 use crate::objects::ah::AhState;
+use crate::objects::cq::{CqState, RoceCq};
 
 /// uverbs ABI version of the rxe user ABI (rdma-core's providers/rxe checks it).
 pub(crate) const RXE_UVERBS_ABI_VERSION: u32 = 2;
@@ -302,5 +304,31 @@ impl Driver for DeviceState {
 
     fn destroy_ah(dev: &Device<Self>, ah: &AhState) {
         crate::verbs::ah::destroy(dev, ah);
+    }
+
+    type Cq = CqState;
+
+    fn create_cq(
+        dev: &Device<Self>,
+        attr: &CqInitAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<(impl PinInit<CqState>, u32)> {
+        crate::verbs::cq::create(dev, attr, udata)
+    }
+
+    fn destroy_cq(dev: &Device<Self>, cq: &CqState) {
+        crate::verbs::cq::destroy(dev, cq);
+    }
+
+    fn req_notify_cq(cq: &RoceCq, notify: CqNotify) -> bool {
+        crate::verbs::cq::req_notify(cq, notify)
+    }
+
+    fn resize_cq(cq: &RoceCq, cqe: u32, udata: Option<UData<'_>>) -> Result<u32> {
+        crate::verbs::cq::resize(cq, cqe, udata)
+    }
+
+    fn poll_cq(cq: &RoceCq, out: &mut WcArray<'_>) {
+        crate::verbs::cq::poll(cq, out);
     }
 }

@@ -19,7 +19,6 @@ use kernel::prelude::*;
 use kernel::sync::Mutex;
 use kernel::{new_mutex, pin_init};
 
-use super::cq::{CqEvents, QpCqs};
 use super::rc_env::KEnv;
 use crate::kx::bindings;
 use crate::kx::ib_pd::PdId;
@@ -61,10 +60,12 @@ use kernel::alloc::KVVec;
 use kernel::ffi::c_void;
 
 mod connected;
+mod cqs;
 mod datagram;
 mod post;
 
 pub(crate) use connected::*;
+pub(crate) use cqs::{CqEvents, QpCqs};
 pub(crate) use datagram::*;
 pub(crate) use post::*;
 

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Completion queues (include/rdma/ib_verbs.h, `struct ib_cq` and `struct ib_wc`):
+//! [`Cq<T>`], the CQ the core allocates with the driver's data pin-initialised inside it;
+//! the consumer's callbacks (completion handler, CQ error event); the array a kernel
+//! consumer polls completions into ([`WcArray`]); and the CQ entries of `ib_device_ops`,
+//! which call the driver's `Driver` methods.
+
+use core::marker::PhantomData;
+use core::mem::size_of;
+use core::ptr::{self, NonNull};
+use kernel::error::from_result;
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+use crate::kx::bindings;
+use crate::kx::ib_device::{Device, Driver};
+use crate::kx::ib_udata::UData;
+use crate::uabi::cqe::{Completion, WcEx, WcFlags};
+use crate::uabi::send_wqe::NetworkType;
+
+/// A completion queue of a `T` device: the core's `struct ib_cq` and the driver's data.
+///
+/// # Invariants
+/// Allocated (zeroed, `size_ib_cq` bytes) and freed by the core, never moved; `data` is
+/// initialised from the driver's successful `create_cq` until `destroy_cq` drops it, and
+/// every `&Cq<T>` handed out lies within that span.
+#[repr(C)]
+pub(crate) struct Cq<T: Driver> {
+    ib: Opaque<bindings::ib_cq>,
+    data: T::Cq,
+}
+
+impl<T: Driver> Cq<T> {
+    /// A CQ the core handed over in a QP (its send or receive CQ).
+    ///
+    /// # Safety
+    /// `raw` is a CQ of a `T` device, created and not destroyed for `'a` (a QP holds its
+    /// CQs while it lives).
+    pub(crate) unsafe fn from_raw<'a>(raw: *mut bindings::ib_cq) -> &'a Self {
+        // SAFETY: per this function's contract, an initialised `Cq<T>` (`ib` is the first
+        // field of the `repr(C)` object the core allocated with our size).
+        unsafe { &*raw.cast::<Self>() }
+    }
+
+    /// Calls the consumer's completion handler (uverbs queues a completion event). No lock
+    /// of the driver's may be held: the handler may call back into the driver.
+    pub(crate) fn comp_handler(&self) {
+        // SAFETY: a live CQ (type invariant); the helper calls its handler, if any.
+        unsafe { bindings::rxe_sr_glue_cq_comp(self.ib.get()) };
+    }
+
+    /// Raises IB_EVENT_CQ_ERR (a completion did not fit) to the consumer's event handler;
+    /// no lock of the driver's may be held.
+    pub(crate) fn error_event(&self) {
+        // SAFETY: as in `comp_handler`.
+        unsafe {
+            bindings::rxe_sr_glue_cq_event(self.ib.get(), bindings::ib_event_type_IB_EVENT_CQ_ERR)
+        };
+    }
+
+    /// The same CQ as `other`.
+    pub(crate) fn is(&self, other: &Self) -> bool {
+        ptr::eq(self, other)
+    }
+
+    /// Sets the depth the core reports (`ib_cq.cqe`).
+    fn set_cqe(&self, depth: u32) {
+        // At most `MAX_CQE`, an int; the driver checked it.
+        let cqe = i32::try_from(depth).unwrap_or(i32::MAX);
+        // SAFETY: a live CQ; the core reads `cqe` only from the verb that set it or later.
+        unsafe { (*self.ib.get()).cqe = cqe };
+    }
+}
+
+impl<T: Driver> core::ops::Deref for Cq<T> {
+    type Target = T::Cq;
+
+    fn deref(&self) -> &T::Cq {
+        &self.data
+    }
+}
+
+/// The QP a completion names (`ib_wc.qp`), handed back to a kernel consumer as it was
+/// given; never dereferenced.
+#[derive(Clone, Copy)]
+pub(crate) struct WcQp(*mut bindings::ib_qp);
+
+// SAFETY: an address passed back to the consumer, never followed by the driver.
+unsafe impl Send for WcQp {}
+
+impl WcQp {
+    /// No QP (an empty slot).
+    pub(crate) const NONE: WcQp = WcQp(ptr::null_mut());
+
+    /// The QP at `qp` (kept as an address only).
+    pub(crate) fn of(qp: *mut bindings::ib_qp) -> Self {
+        WcQp(qp)
+    }
+}
+
+/// How a consumer arms a CQ's completion event (`enum ib_cq_notify_flags`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum CqArm {
+    /// `IB_CQ_SOLICITED`: the next solicited completion (or error).
+    Solicited,
+    /// `IB_CQ_NEXT_COMP`: the next completion.
+    NextComp,
+}
+
+/// A `req_notify_cq` request.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CqNotify {
+    /// What to arm for (`None`: the request arms nothing).
+    pub(crate) arm: Option<CqArm>,
+    /// `IB_CQ_REPORT_MISSED_EVENTS`: say whether completions are already waiting.
+    pub(crate) report_missed: bool,
+}
+
+impl CqNotify {
+    fn from_raw(flags: bindings::ib_cq_notify_flags) -> Self {
+        let arm = if flags & bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP != 0 {
+            Some(CqArm::NextComp)
+        } else if flags & bindings::ib_cq_notify_flags_IB_CQ_SOLICITED != 0 {
+            Some(CqArm::Solicited)
+        } else {
+            None
+        };
+        CqNotify {
+            arm,
+            report_missed: flags & bindings::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0,
+        }
+    }
+}
+
+/// A `create_cq` request (`struct ib_cq_init_attr`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CqInitAttr {
+    /// Entries asked for. (The completion vector is not passed on: the device has one,
+    /// and uverbs refuses any other.)
+    pub(crate) cqe: u32,
+    /// `IB_UVERBS_CQ_FLAGS_*` (none is supported by a soft-RoCE device).
+    pub(crate) flags: u32,
+}
+
+/// The array a kernel consumer's `poll_cq` fills, as `struct ib_wc`.
+///
+/// # Invariants
+/// `wc` points to room for `cap` entries, writable for `'a`; `len <= cap` are written.
+pub(crate) struct WcArray<'a> {
+    wc: NonNull<bindings::ib_wc>,
+    cap: usize,
+    len: usize,
+    _out: PhantomData<&'a mut [bindings::ib_wc]>,
+}
+
+impl WcArray<'_> {
+    /// No room left.
+    pub(crate) fn is_full(&self) -> bool {
+        self.len >= self.cap
+    }
+
+    /// Writes the next entry: completion `c` of QP `qp`. False (nothing written) when full.
+    pub(crate) fn push(&mut self, c: &Completion, qp: WcQp) -> bool {
+        if self.is_full() {
+            return false;
+        }
+        // SAFETY: `len < cap`, inside the consumer's array (type invariant).
+        unsafe { self.wc.as_ptr().add(self.len).write(ib_wc(c, qp)) };
+        self.len += 1;
+        true
+    }
+}
+
+/// A completion as `struct ib_wc` (the same status, opcode and flag values as the uverbs
+/// ABI's).
+fn ib_wc(c: &Completion, qp: WcQp) -> bindings::ib_wc {
+    let mut w = bindings::ib_wc {
+        status: c.status.to_uapi(),
+        opcode: c.opcode.to_uapi(),
+        vendor_err: c.vendor_err,
+        byte_len: c.byte_len,
+        qp: qp.0,
+        src_qp: c.src_qp,
+        slid: u32::from(c.slid),
+        pkey_index: c.pkey_index,
+        sl: c.sl,
+        dlid_path_bits: c.dlid_path_bits,
+        port_num: u32::from(c.port_num),
+        ..Default::default()
+    };
+    // The union's first member: consumers with an `ib_cqe` get their pointer back.
+    w.__bindgen_anon_1.wr_id = c.wr_id;
+    match c.ex {
+        // `imm_data` is `__be32`: the wire bytes as they are.
+        WcEx::Imm(bytes) => w.ex.imm_data = u32::from_ne_bytes(bytes),
+        WcEx::InvalidateRkey(rkey) => w.ex.invalidate_rkey = rkey,
+        WcEx::None => {}
+    }
+    let mut flags = c.wc_flags.0;
+    if let Some(net) = c.network {
+        flags |= WcFlags::WITH_NETWORK_HDR_TYPE;
+        w.network_hdr_type = match net {
+            NetworkType::Ipv4 => bindings::rdma_network_type_RDMA_NETWORK_IPV4,
+            NetworkType::Ipv6 => bindings::rdma_network_type_RDMA_NETWORK_IPV6,
+        } as u8;
+    }
+    // The flags are a handful of low bits.
+    w.wc_flags = flags as c_int;
+    w
+}
+
+/// The size the core allocates per CQ.
+pub(super) const fn size<T: Driver>() -> usize {
+    size_of::<Cq<T>>()
+}
+
+/// `ib_device_ops.create_cq`.
+///
+/// # Safety
+/// Called by the core with a zeroed CQ object of `T`'s size on a `T` device, valid
+/// attributes, and null or the uverbs call's attribute bundle.
+pub(super) unsafe extern "C" fn create_cq<T: Driver>(
+    ibcq: *mut bindings::ib_cq,
+    attr: *const bindings::ib_cq_init_attr,
+    attrs: *mut bindings::uverbs_attr_bundle,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: per this function's contract.
+        let (dev, a) = unsafe { (Device::<T>::from_ib((*ibcq).device), &*attr) };
+        let attr = CqInitAttr {
+            cqe: a.cqe,
+            flags: a.flags,
+        };
+        // SAFETY: null or the live bundle of this call; its driver udata lives as long.
+        let udata = unsafe { UData::from_raw(bindings::rxe_sr_glue_attrs_udata(attrs)) };
+        let (init, depth) = T::create_cq(dev, &attr, udata)?;
+        let cq = ibcq.cast::<Cq<T>>();
+        // SAFETY: `data` lies in the core's allocation, which never moves; the object is
+        // not visible to anyone yet. From here it is initialised (type invariant).
+        unsafe { init.__pinned_init(ptr::addr_of_mut!((*cq).data)) }
+            .unwrap_or_else(|never| match never {});
+        // SAFETY: initialised just above.
+        unsafe { &*cq }.set_cqe(depth);
+        Ok(0)
+    })
+}
+
+/// `ib_device_ops.destroy_cq`.
+///
+/// # Safety
+/// Called by the core once per CQ it created on a `T` device, with no users left.
+pub(super) unsafe extern "C" fn destroy_cq<T: Driver>(
+    ibcq: *mut bindings::ib_cq,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
+    let cq = ibcq.cast::<Cq<T>>();
+    // SAFETY: per this function's contract: a live `T` device and an initialised CQ.
+    let (dev, data) = unsafe { (Device::<T>::from_ib((*ibcq).device), &(*cq).data) };
+    T::destroy_cq(dev, data);
+    // SAFETY: initialised (type invariant) and unused from here; dropped once.
+    unsafe { ptr::drop_in_place(ptr::addr_of_mut!((*cq).data)) };
+    0
+}
+
+/// `ib_device_ops.req_notify_cq`: 1 when asked to report missed events and completions are
+/// already waiting.
+///
+/// # Safety
+/// Called by the core with a live CQ of a `T` device.
+pub(super) unsafe extern "C" fn req_notify_cq<T: Driver>(
+    ibcq: *mut bindings::ib_cq,
+    flags: bindings::ib_cq_notify_flags,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let cq = unsafe { Cq::<T>::from_raw(ibcq) };
+    c_int::from(T::req_notify_cq(cq, CqNotify::from_raw(flags)))
+}
+
+/// `ib_device_ops.resize_cq`.
+///
+/// # Safety
+/// Called by the core with a live CQ of a `T` device and null or the call's `udata`.
+pub(super) unsafe extern "C" fn resize_cq<T: Driver>(
+    ibcq: *mut bindings::ib_cq,
+    cqe: c_int,
+    udata: *mut bindings::ib_udata,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: per this function's contract.
+        let cq = unsafe { Cq::<T>::from_raw(ibcq) };
+        // SAFETY: null or the call's user data.
+        let udata = unsafe { UData::from_raw(udata) };
+        let depth = T::resize_cq(cq, u32::try_from(cqe).map_err(|_| EINVAL)?, udata)?;
+        cq.set_cqe(depth);
+        Ok(0)
+    })
+}
+
+/// `ib_device_ops.poll_cq`: up to `num` completions into `wc`; returns how many.
+///
+/// # Safety
+/// Called by the core with a live CQ of a `T` device and room for `num` entries at `wc`.
+pub(super) unsafe extern "C" fn poll_cq<T: Driver>(
+    ibcq: *mut bindings::ib_cq,
+    num: c_int,
+    wc: *mut bindings::ib_wc,
+) -> c_int {
+    let Some(wc) = NonNull::new(wc) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: per this function's contract.
+    let cq = unsafe { Cq::<T>::from_raw(ibcq) };
+    // INVARIANT: the caller gave room for `num` entries.
+    let mut out = WcArray {
+        wc,
+        cap: usize::try_from(num).unwrap_or(0),
+        len: 0,
+        _out: PhantomData,
+    };
+    T::poll_cq(cq, &mut out);
+    // At most `num`, an int.
+    out.len as c_int
+}
