@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The verbs objects' entries of `ib_device_ops` (QPs, SRQs, MRs, MWs,
+//! The verbs objects' entries of `ib_device_ops` (QPs, MRs, MWs,
 //! multicast, mmap, hardware statistics): the C-ABI entry points still in `ffi/`, added to
 //! the device-level ops that `kx::ib_device` builds from the `Driver` impl.
 
-use super::{mcast, mr, mw, qp, srq, stats};
+use super::{mcast, mr, mw, qp, stats};
 use crate::kx::bindings;
 use crate::kx::mmap_queue as queue;
 
@@ -17,11 +17,6 @@ pub(crate) fn object_ops(ops: &mut bindings::ib_device_ops) {
     ops.post_recv = Some(qp::post_recv);
     ops.attach_mcast = Some(mcast::attach_mcast);
     ops.detach_mcast = Some(mcast::detach_mcast);
-    ops.create_srq = Some(srq::create_srq);
-    ops.modify_srq = Some(srq::modify_srq);
-    ops.query_srq = Some(srq::query_srq);
-    ops.destroy_srq = Some(srq::destroy_srq);
-    ops.post_srq_recv = Some(srq::post_srq_recv);
     ops.get_dma_mr = Some(mr::get_dma_mr);
     ops.alloc_mr = Some(mr::alloc_mr);
     ops.map_mr_sg = Some(mr::map_mr_sg);
@@ -34,6 +29,5 @@ pub(crate) fn object_ops(ops: &mut bindings::ib_device_ops) {
     ops.alloc_hw_port_stats = Some(stats::alloc_hw_port_stats);
     ops.get_hw_stats = Some(stats::get_hw_stats);
     ops.size_ib_qp = qp::SIZE;
-    ops.size_ib_srq = srq::SIZE;
     ops.size_ib_mw = mw::SIZE;
 }

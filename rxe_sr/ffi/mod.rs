@@ -10,5 +10,4 @@ pub(crate) mod mr;
 pub(crate) mod mw;
 pub(crate) mod qp;
 pub(crate) mod rc_env;
-pub(crate) mod srq;
 pub(crate) mod stats;

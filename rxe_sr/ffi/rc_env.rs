@@ -292,14 +292,14 @@ impl RcEnv for KEnv<'_> {
 
     fn take_recv(&mut self) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
         if !self.srq.is_null() {
-            // SAFETY: per `new`'s contract the SRQ is live; ours, so its state is valid.
-            let st = unsafe { super::srq::state(self.srq) }?;
-            return st.take();
+            // SAFETY: per `new`'s contract the SRQ is live, and ours.
+            let srq = unsafe { crate::objects::srq::RoceSrq::from_raw(self.srq) };
+            return srq.take();
         }
         if let Some(k) = self.kq.lock().as_mut() {
             return k.pop_recv().map(Ok);
         }
-        super::qp::take_from_ring(self.rq, self.rq_q, self.rq_max_sge)
+        crate::objects::recv_queue::take_from_ring(self.rq, self.rq_q, self.rq_max_sge)
     }
 
     fn retire_send(&mut self, c: Option<&Completion>) {

@@ -18,8 +18,10 @@ use crate::kx::ib_ah;
 use crate::kx::ib_cq::{self, Cq, CqInitAttr, CqNotify, WcArray};
 use crate::kx::ib_device_attr::{DeviceAttr, PortAttr, RoceV2PortImmutable};
 use crate::kx::ib_pd::PdId;
+use crate::kx::ib_srq::{self, Srq, SrqAttr, SrqAttrMask};
 use crate::kx::ib_udata::UData;
 use crate::kx::ib_verbs::AhAttr;
+use crate::kx::ib_wr::RecvWrList;
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkBuff;
 
@@ -113,6 +115,36 @@ pub(crate) trait Driver: Send + Sync + Sized {
 
     /// `poll_cq`: a kernel consumer takes completions, oldest first, into `out`.
     fn poll_cq(cq: &Cq<Self>, out: &mut WcArray<'_>);
+
+    /// The driver's data in each shared receive queue ([`ib_srq::Srq`]), pin-initialised
+    /// there.
+    type Srq: Send + Sync;
+
+    /// `create_srq` (a basic SRQ): returns the initialiser of its data and the attributes
+    /// it got (reported back to the caller).
+    fn create_srq(
+        dev: &Device<Self>,
+        attr: &SrqAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<(impl PinInit<Self::Srq>, SrqAttr)>;
+
+    /// `destroy_srq`, before the SRQ's data is dropped.
+    fn destroy_srq(dev: &Device<Self>, srq: &Self::Srq);
+
+    /// `modify_srq`: the attributes `mask` names.
+    fn modify_srq(
+        srq: &Srq<Self>,
+        attr: &SrqAttr,
+        mask: SrqAttrMask,
+        udata: Option<UData<'_>>,
+    ) -> Result;
+
+    /// `query_srq`.
+    fn query_srq(srq: &Srq<Self>) -> SrqAttr;
+
+    /// `post_srq_recv`: a kernel consumer's receive work requests (possibly in atomic
+    /// context).
+    fn post_srq_recv(srq: &Srq<Self>, wrs: RecvWrList<'_>) -> Result;
 }
 
 /// An rxe_sr-style ib_device: the core's `struct ib_device`, the receive queue the UDP
@@ -432,10 +464,16 @@ impl<T: Driver> Adapter<T> {
             req_notify_cq: Some(ib_cq::req_notify_cq::<T>),
             resize_cq: Some(ib_cq::resize_cq::<T>),
             poll_cq: Some(ib_cq::poll_cq::<T>),
+            create_srq: Some(ib_srq::create_srq::<T>),
+            destroy_srq: Some(ib_srq::destroy_srq::<T>),
+            modify_srq: Some(ib_srq::modify_srq::<T>),
+            query_srq: Some(ib_srq::query_srq::<T>),
+            post_srq_recv: Some(ib_srq::post_srq_recv::<T>),
             size_ib_ucontext: size_of::<bindings::ib_ucontext>(),
             size_ib_pd: size_of::<bindings::ib_pd>(),
             size_ib_ah: ib_ah::size::<T>(),
             size_ib_cq: ib_cq::size::<T>(),
+            size_ib_srq: ib_srq::size::<T>(),
             ..Default::default()
         }
     }

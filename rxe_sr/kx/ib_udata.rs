@@ -58,4 +58,28 @@ impl UData<'_> {
         // SAFETY: the context of a live uverbs call on one of our devices outlives the call.
         unsafe { MappedQueue::insert(uctx, queue) }
     }
+
+    /// Reads the caller's command (the driver's part of the request) into `cmd`: EINVAL when
+    /// the caller passed less, EFAULT when the copy faults.
+    pub(crate) fn read(&self, cmd: &mut [u8]) -> Result {
+        // SAFETY: the udata is live (type invariant); the helper checks the length against
+        // `inlen` and copies from user space into `cmd`.
+        to_result(unsafe {
+            bindings::rxe_sr_glue_copy_from_udata(
+                self.raw.as_ptr(),
+                cmd.as_mut_ptr().cast(),
+                cmd.len(),
+            )
+        })
+    }
+
+    /// Copies `bytes` to user address `addr` of the calling process (a place its command
+    /// named); EFAULT when the copy faults.
+    pub(crate) fn write_user(&mut self, addr: u64, bytes: &[u8]) -> Result {
+        // SAFETY: a uverbs call runs in the caller's process; the helper copies with
+        // copy_to_user, which checks the address and faults safely.
+        to_result(unsafe {
+            bindings::rxe_sr_glue_copy_to_user(addr, bytes.as_ptr().cast(), bytes.len())
+        })
+    }
 }

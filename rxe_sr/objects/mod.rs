@@ -13,3 +13,5 @@ pub(crate) mod device;
 pub(crate) mod live;
 pub(crate) mod mcast;
 pub(crate) mod qp;
+pub(crate) mod recv_queue;
+pub(crate) mod srq;

@@ -21,10 +21,13 @@ use crate::kx::ib_device_attr::{
     AtomicCap, DeviceAttr, DeviceCaps, PortAttr, PortPhysState, PortState,
 };
 use crate::kx::ib_pd::PdId;
+use crate::kx::ib_srq::{SrqAttr, SrqAttrMask};
 use crate::kx::ib_udata::UData;
 use crate::kx::ib_verbs::{AhAttr, PathMtu};
+use crate::kx::ib_wr::RecvWrList;
 use crate::objects::ah::AhState;
 use crate::objects::cq::{CqState, RoceCq};
+use crate::objects::srq::{RoceSrq, SrqState};
 
 /// uverbs ABI version of the rxe user ABI (rdma-core's providers/rxe checks it).
 pub(crate) const RXE_UVERBS_ABI_VERSION: u32 = 2;
@@ -330,5 +333,36 @@ impl Driver for DeviceState {
 
     fn poll_cq(cq: &RoceCq, out: &mut WcArray<'_>) {
         crate::verbs::cq::poll(cq, out);
+    }
+
+    type Srq = SrqState;
+
+    fn create_srq(
+        dev: &Device<Self>,
+        attr: &SrqAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<(impl PinInit<SrqState>, SrqAttr)> {
+        crate::verbs::srq::create(dev, attr, udata)
+    }
+
+    fn destroy_srq(dev: &Device<Self>, srq: &SrqState) {
+        crate::verbs::srq::destroy(dev, srq);
+    }
+
+    fn modify_srq(
+        srq: &RoceSrq,
+        attr: &SrqAttr,
+        mask: SrqAttrMask,
+        udata: Option<UData<'_>>,
+    ) -> Result {
+        crate::verbs::srq::modify(srq, attr, mask, udata)
+    }
+
+    fn query_srq(srq: &RoceSrq) -> SrqAttr {
+        crate::verbs::srq::query(srq)
+    }
+
+    fn post_srq_recv(srq: &RoceSrq, wrs: RecvWrList<'_>) -> Result {
+        crate::verbs::srq::post_recv(srq, wrs)
     }
 }

@@ -14,3 +14,4 @@ pub(crate) mod link;
 pub(crate) mod mr;
 pub(crate) mod pd;
 pub(crate) mod qp;
+pub(crate) mod srq;

@@ -5,6 +5,7 @@
 use super::*;
 use crate::kx::ib_cq::WcQp;
 use crate::objects::cq::{self, RoceCq};
+use crate::objects::srq::{self, RoceSrq};
 
 /// A QP's send and receive CQs, and the QP their completions name (`ib_wc.qp` for kernel
 /// CQs).
@@ -69,12 +70,11 @@ impl CqEvents {
 impl Drop for CqEvents {
     fn drop(&mut self) {
         let QpCqs { qp, send, recv } = self.0;
-        // SAFETY: per `new`'s contract the QP, and so its SRQ, are live, and no lock is held.
-        unsafe {
-            let srq = (*qp).srq;
-            if !srq.is_null() {
-                crate::ffi::srq::run_due(srq);
-            }
+        // SAFETY: per `new`'s contract the QP is live.
+        let srq = unsafe { (*qp).srq };
+        if !srq.is_null() {
+            // SAFETY: the live QP holds its SRQ, one of ours.
+            srq::run_due(unsafe { RoceSrq::from_raw(srq) });
         }
         // SAFETY: per `new`'s contract the QP, and so the CQs it holds, are live.
         let (send, recv) = unsafe { (RoceCq::from_raw(send), RoceCq::from_raw(recv)) };

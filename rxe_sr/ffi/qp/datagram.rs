@@ -220,7 +220,7 @@ pub(super) fn ud_deliver_to(
     let QpInner { rq, rq_q, .. } = &mut *g;
     let taken = if !srq.is_null() {
         // SAFETY: as above; an SRQ of ours.
-        unsafe { crate::ffi::srq::state(srq).and_then(|s| s.take()) }
+        unsafe { crate::objects::srq::RoceSrq::from_raw(srq) }.take()
     } else if let Some(k) = st.kq.lock().as_mut() {
         k.pop_recv().map(Ok)
     } else {
@@ -261,28 +261,4 @@ pub(super) fn ud_deliver_to(
     }
     dev.counters().inc(Counter::RdmaRecvs);
     true
-}
-
-/// Takes the next receive WQE from a QP's own receive ring (validated copy); `Err` carries
-/// the `wr_id` and status of one that failed validation.
-pub(crate) fn take_from_ring(
-    ring: Option<&MappedQueue>,
-    q: &mut FromClientQueue,
-    max_sge: u32,
-) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
-    let shared = ring?.queue();
-    q.observe_producer(shared.load_producer()).ok()?;
-    let slot = q.head()?;
-    let mut bytes = [0u8; MAX_RECV_WQE_BYTES];
-    shared.read_slot(slot, &mut bytes);
-    if let Some(cons) = q.advance_consumer() {
-        shared.publish_consumer(cons);
-    }
-    Some(RecvWqe::parse(&bytes, RecvLimits { max_sge }).map_err(|e| {
-        let wr_id = bytes
-            .get(..8)
-            .and_then(|b| b.try_into().ok())
-            .map_or(0, u64::from_le_bytes);
-        (wr_id, e.wc_status())
-    }))
 }

@@ -3,6 +3,7 @@
 //! validated into the QP's kernel queue), `post_recv`, and the kernel send work.
 
 use super::*;
+use crate::kx::ib_wr::{kernel_sges_into, RecvWrList};
 
 /// `ib_device_ops.post_send`. From user space it is the rxe ABI's doorbell (no WRs: the
 /// work is in the send ring) and the requester runs in the caller's context. A kernel
@@ -113,79 +114,6 @@ pub(super) unsafe fn kernel_sges(
     // SAFETY: per this function's contract.
     let total = unsafe { kernel_sges_into(sg_list, num_sge, max_sge, &mut list) }?;
     Ok((list, total))
-}
-
-/// [`kernel_sges`] into `list`, returning the total length.
-///
-/// # Safety
-/// `sg_list` holds `num_sge` entries (or `num_sge` is 0).
-pub(super) unsafe fn kernel_sges_into(
-    sg_list: *const bindings::ib_sge,
-    num_sge: c_int,
-    max_sge: u32,
-    list: &mut SgeList,
-) -> Result<u32, WqeError> {
-    let n = u32::try_from(num_sge).map_err(|_| WqeError::TooManySge)?;
-    list.collect_into(n, max_sge, |i| {
-        // SAFETY: `i < num_sge` (SgeList::collect's contract), inside the caller's array.
-        let s = unsafe { &*sg_list.add(i) };
-        Ok(Sge {
-            addr: s.addr,
-            length: s.length,
-            lkey: s.lkey,
-        })
-    })
-}
-
-/// Kernel receive WRs waiting for packets, oldest first (a kernel QP's or SRQ's).
-pub(crate) type RecvFifo = Fifo<Option<RecvWqe>, KVVec<Option<RecvWqe>>>;
-
-/// Validates a chain of kernel receive WRs into `q`, in order. The first one that is
-/// invalid (EINVAL) or does not fit (ENOMEM) stops the walk and is named in `bad_wr`, as
-/// IBTA's Post Receive requires (the ones before it stay posted).
-///
-/// # Safety
-/// `wr` is a valid WR chain whose SGE arrays hold `num_sge` entries; `bad_wr` is writable.
-pub(crate) unsafe fn queue_recv_chain(
-    wr: *const bindings::ib_recv_wr,
-    bad_wr: *mut *const bindings::ib_recv_wr,
-    max_sge: u32,
-    q: &mut RecvFifo,
-) -> c_int {
-    let mut cur = wr;
-    while !cur.is_null() {
-        // SAFETY: per this function's contract.
-        let w = unsafe { &*cur };
-        // SAFETY: as above.
-        let err = match unsafe { kernel_recv(w, max_sge) } {
-            Some(wqe) if q.push(Some(wqe)).is_ok() => 0,
-            Some(_) => ENOMEM.to_errno(),
-            None => EINVAL.to_errno(),
-        };
-        if err != 0 {
-            // SAFETY: per this function's contract.
-            unsafe { bad_wr.write(cur) };
-            return err;
-        }
-        cur = w.next;
-    }
-    0
-}
-
-/// Validates a kernel consumer's receive WR into a receive WQE.
-///
-/// # Safety
-/// `w.sg_list` holds `w.num_sge` entries.
-pub(super) unsafe fn kernel_recv(w: &bindings::ib_recv_wr, max_sge: u32) -> Option<RecvWqe> {
-    // SAFETY: per this function's contract.
-    let (sges, length) = unsafe { kernel_sges(w.sg_list, w.num_sge, max_sge) }.ok()?;
-    // SAFETY: a plain integer whichever union member was written.
-    let wr_id = unsafe { w.__bindgen_anon_1.wr_id };
-    Some(RecvWqe {
-        wr_id,
-        sges,
-        length,
-    })
 }
 
 /// Decodes and validates one kernel send WR (the `ib_send_wr` inside an `ib_ud_wr`,
@@ -355,23 +283,23 @@ pub(crate) unsafe extern "C" fn post_recv(
     bad_wr: *mut *const bindings::ib_recv_wr,
 ) -> c_int {
     // SAFETY: per this function's contract.
+    let wrs = unsafe { RecvWrList::from_raw(wr, bad_wr) };
+    // SAFETY: per this function's contract.
     let Some(st) = (unsafe { state(ibqp) }) else {
-        return EINVAL.to_errno();
+        return wrs.refuse(EINVAL).to_errno();
     };
     let (err, flush) = {
         let mut kq = st.kq.lock();
         match kq.as_mut() {
             // As rdma_rxe: receives may be posted from Init on.
             Some(k) if k.state != QpState::Reset => (
-                // SAFETY: per this function's contract.
-                unsafe { queue_recv_chain(wr, bad_wr, st.shape.rq.max_sge, &mut k.rq) },
+                wrs.post_each(st.shape.rq.max_sge, |wqe| {
+                    k.rq.push(Some(wqe)).map_err(|_| ENOMEM)
+                })
+                .map_or_else(|e| e.to_errno(), |()| 0),
                 k.state == QpState::Err,
             ),
-            _ => {
-                // SAFETY: per this function's contract.
-                unsafe { bad_wr.write(wr) };
-                (EINVAL.to_errno(), false)
-            }
+            _ => (wrs.refuse(EINVAL).to_errno(), false),
         }
     };
     if flush {

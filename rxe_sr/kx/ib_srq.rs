@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Shared receive queues (include/rdma/ib_verbs.h, `struct ib_srq`): [`Srq<T>`], the SRQ the
+//! core allocates with the driver's data pin-initialised inside it; the limit event; typed
+//! attributes; and the SRQ entries of `ib_device_ops`, which call the driver's `Driver`
+//! methods.
+
+use core::mem::size_of;
+use core::ptr;
+use kernel::error::from_result;
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+use crate::kx::bindings;
+use crate::kx::ib_device::{Device, Driver};
+use crate::kx::ib_udata::UData;
+use crate::kx::ib_wr::RecvWrList;
+
+/// A shared receive queue of a `T` device: the core's `struct ib_srq` and the driver's
+/// data.
+///
+/// # Invariants
+/// Allocated (zeroed, `size_ib_srq` bytes) and freed by the core, never moved; `data` is
+/// initialised from the driver's successful `create_srq` until `destroy_srq` drops it, and
+/// every `&Srq<T>` handed out lies within that span.
+#[repr(C)]
+pub(crate) struct Srq<T: Driver> {
+    ib: Opaque<bindings::ib_srq>,
+    data: T::Srq,
+}
+
+impl<T: Driver> Srq<T> {
+    /// The SRQ a QP was created on.
+    ///
+    /// # Safety
+    /// `raw` is an SRQ of a `T` device, created and not destroyed for `'a` (a QP holds its
+    /// SRQ while it lives).
+    pub(crate) unsafe fn from_raw<'a>(raw: *mut bindings::ib_srq) -> &'a Self {
+        // SAFETY: per this function's contract, an initialised `Srq<T>` (`ib` is the first
+        // field of the `repr(C)` object the core allocated with our size).
+        unsafe { &*raw.cast::<Self>() }
+    }
+
+    /// Raises IB_EVENT_SRQ_LIMIT_REACHED to the consumer's event handler; no lock of the
+    /// driver's may be held (the handler may post again).
+    pub(crate) fn limit_event(&self) {
+        // SAFETY: a live SRQ (type invariant); the helper calls its handler, if any.
+        unsafe {
+            bindings::rxe_sr_glue_srq_event(
+                self.ib.get(),
+                bindings::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED,
+            )
+        };
+    }
+}
+
+impl<T: Driver> core::ops::Deref for Srq<T> {
+    type Target = T::Srq;
+
+    fn deref(&self) -> &T::Srq {
+        &self.data
+    }
+}
+
+/// SRQ attributes (`struct ib_srq_attr`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SrqAttr {
+    /// Depth: receive WQEs it holds.
+    pub(crate) max_wr: u32,
+    /// SGEs per receive WQE.
+    pub(crate) max_sge: u32,
+    /// The limit event's threshold (0: disarmed).
+    pub(crate) srq_limit: u32,
+}
+
+impl SrqAttr {
+    fn from_raw(a: &bindings::ib_srq_attr) -> Self {
+        SrqAttr {
+            max_wr: a.max_wr,
+            max_sge: a.max_sge,
+            srq_limit: a.srq_limit,
+        }
+    }
+
+    fn to_raw(self) -> bindings::ib_srq_attr {
+        bindings::ib_srq_attr {
+            max_wr: self.max_wr,
+            max_sge: self.max_sge,
+            srq_limit: self.srq_limit,
+        }
+    }
+}
+
+/// What a `modify_srq` changes (`enum ib_srq_attr_mask`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SrqAttrMask {
+    /// `IB_SRQ_MAX_WR`: resize.
+    pub(crate) max_wr: bool,
+    /// `IB_SRQ_LIMIT`: arm the limit event.
+    pub(crate) limit: bool,
+}
+
+impl SrqAttrMask {
+    /// The mask; `None` when it names anything else.
+    fn from_raw(mask: bindings::ib_srq_attr_mask) -> Option<Self> {
+        let known =
+            bindings::ib_srq_attr_mask_IB_SRQ_MAX_WR | bindings::ib_srq_attr_mask_IB_SRQ_LIMIT;
+        (mask & !known == 0).then_some(SrqAttrMask {
+            max_wr: mask & bindings::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0,
+            limit: mask & bindings::ib_srq_attr_mask_IB_SRQ_LIMIT != 0,
+        })
+    }
+}
+
+/// The size the core allocates per SRQ.
+pub(super) const fn size<T: Driver>() -> usize {
+    size_of::<Srq<T>>()
+}
+
+/// `ib_device_ops.create_srq`: the attributes the SRQ got are written back into `init`.
+///
+/// # Safety
+/// Called by the core with a zeroed SRQ object of `T`'s size on a `T` device, a valid,
+/// writable init block and null or the call's `udata`.
+pub(super) unsafe extern "C" fn create_srq<T: Driver>(
+    ibsrq: *mut bindings::ib_srq,
+    init: *mut bindings::ib_srq_init_attr,
+    udata: *mut bindings::ib_udata,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: per this function's contract.
+        let (dev, init) = unsafe { (Device::<T>::from_ib((*ibsrq).device), &mut *init) };
+        if init.srq_type != bindings::ib_srq_type_IB_SRQT_BASIC {
+            return Err(crate::kx::error::eopnotsupp());
+        }
+        // SAFETY: null or the call's user data.
+        let udata = unsafe { UData::from_raw(udata) };
+        let asked = SrqAttr::from_raw(&init.attr);
+        let (data, got) = T::create_srq(dev, &asked, udata)?;
+        let srq = ibsrq.cast::<Srq<T>>();
+        // SAFETY: `data` lies in the core's allocation, which never moves; the object is
+        // not visible to anyone yet. From here it is initialised (type invariant).
+        unsafe { data.__pinned_init(ptr::addr_of_mut!((*srq).data)) }
+            .unwrap_or_else(|never| match never {});
+        init.attr = got.to_raw();
+        Ok(0)
+    })
+}
+
+/// `ib_device_ops.destroy_srq`.
+///
+/// # Safety
+/// Called by the core once per SRQ it created on a `T` device, when no QP uses it.
+pub(super) unsafe extern "C" fn destroy_srq<T: Driver>(
+    ibsrq: *mut bindings::ib_srq,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
+    let srq = ibsrq.cast::<Srq<T>>();
+    // SAFETY: per this function's contract: a live `T` device and an initialised SRQ.
+    let (dev, data) = unsafe { (Device::<T>::from_ib((*ibsrq).device), &(*srq).data) };
+    T::destroy_srq(dev, data);
+    // SAFETY: initialised (type invariant) and unused from here; dropped once.
+    unsafe { ptr::drop_in_place(ptr::addr_of_mut!((*srq).data)) };
+    0
+}
+
+/// `ib_device_ops.modify_srq`.
+///
+/// # Safety
+/// Called by the core with a live SRQ of a `T` device, a valid attribute block and null
+/// or the call's `udata`.
+pub(super) unsafe extern "C" fn modify_srq<T: Driver>(
+    ibsrq: *mut bindings::ib_srq,
+    attr: *mut bindings::ib_srq_attr,
+    mask: bindings::ib_srq_attr_mask,
+    udata: *mut bindings::ib_udata,
+) -> c_int {
+    from_result(|| {
+        let mask = SrqAttrMask::from_raw(mask).ok_or(EINVAL)?;
+        // SAFETY: per this function's contract.
+        let (srq, attr) = unsafe { (Srq::<T>::from_raw(ibsrq), SrqAttr::from_raw(&*attr)) };
+        // SAFETY: null or the call's user data.
+        let udata = unsafe { UData::from_raw(udata) };
+        T::modify_srq(srq, &attr, mask, udata).map(|()| 0)
+    })
+}
+
+/// `ib_device_ops.query_srq`.
+///
+/// # Safety
+/// Called by the core with a live SRQ of a `T` device and a writable attribute block.
+pub(super) unsafe extern "C" fn query_srq<T: Driver>(
+    ibsrq: *mut bindings::ib_srq,
+    attr: *mut bindings::ib_srq_attr,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let srq = unsafe { Srq::<T>::from_raw(ibsrq) };
+    let a = T::query_srq(srq).to_raw();
+    // SAFETY: writable per this function's contract.
+    unsafe { attr.write(a) };
+    0
+}
+
+/// `ib_device_ops.post_srq_recv`: a kernel consumer's receive WRs (possibly in atomic
+/// context); the first one not posted is returned in `bad_wr`.
+///
+/// # Safety
+/// Called by the core with a live SRQ of a `T` device, a valid WR chain and a writable
+/// `bad_wr`.
+pub(super) unsafe extern "C" fn post_srq_recv<T: Driver>(
+    ibsrq: *mut bindings::ib_srq,
+    wr: *const bindings::ib_recv_wr,
+    bad_wr: *mut *const bindings::ib_recv_wr,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let (srq, wrs) = unsafe { (Srq::<T>::from_raw(ibsrq), RecvWrList::from_raw(wr, bad_wr)) };
+    from_result(|| T::post_srq_recv(srq, wrs).map(|()| 0))
+}
