@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The verbs objects' entries of `ib_device_ops` (QPs, MRs, MWs,
+//! The verbs objects' entries of `ib_device_ops` (QPs,
 //! multicast, mmap, hardware statistics): the C-ABI entry points still in `ffi/`, added to
 //! the device-level ops that `kx::ib_device` builds from the `Driver` impl.
 
-use super::{mcast, mr, mw, qp, stats};
+use super::{mcast, qp, stats};
 use crate::kx::bindings;
 use crate::kx::mmap_queue as queue;
 
@@ -17,17 +17,9 @@ pub(crate) fn object_ops(ops: &mut bindings::ib_device_ops) {
     ops.post_recv = Some(qp::post_recv);
     ops.attach_mcast = Some(mcast::attach_mcast);
     ops.detach_mcast = Some(mcast::detach_mcast);
-    ops.get_dma_mr = Some(mr::get_dma_mr);
-    ops.alloc_mr = Some(mr::alloc_mr);
-    ops.map_mr_sg = Some(mr::map_mr_sg);
-    ops.alloc_mw = Some(mw::alloc_mw);
-    ops.dealloc_mw = Some(mw::dealloc_mw);
-    ops.reg_user_mr = Some(mr::reg_user_mr);
-    ops.dereg_mr = Some(mr::dereg_mr);
     ops.mmap = Some(queue::mmap);
     ops.mmap_free = Some(queue::mmap_free);
     ops.alloc_hw_port_stats = Some(stats::alloc_hw_port_stats);
     ops.get_hw_stats = Some(stats::get_hw_stats);
     ops.size_ib_qp = qp::SIZE;
-    ops.size_ib_mw = mw::SIZE;
 }

@@ -6,8 +6,6 @@
 
 pub(crate) mod device;
 pub(crate) mod mcast;
-pub(crate) mod mr;
-pub(crate) mod mw;
 pub(crate) mod qp;
 pub(crate) mod rc_env;
 pub(crate) mod stats;

@@ -2,7 +2,6 @@
 //! What the RC/UC state machines (`proto::rc`) act on, in the kernel: memory through MRs,
 //! the QP's shared rings, its CQs, and skbs to the peer.
 
-use super::mr::{self, Access};
 use super::qp::KernelQueueLock;
 use super::qp::QpCqs;
 use crate::kx::bindings;
@@ -13,6 +12,8 @@ use crate::kx::timer;
 use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
+use crate::objects::mr::{self, Access};
+use crate::objects::mw;
 use crate::proto::rc::mw::BindReq;
 use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RemoteErr, RemoteOp, TxError};
 use crate::proto::wire::PacketRepr;
@@ -126,8 +127,8 @@ impl KEnv<'_> {
 
 /// Invalidates `key` (a type 2 window's or a fast-registration MR's) for a QP of `pd`.
 fn invalidate_key(dev: &RoceDevice, pd: PdId, key: u32) -> bool {
-    if crate::verbs::mr::is_mw_key(key) {
-        super::mw::invalidate(dev, pd, key).is_ok()
+    if mr::is_mw_key(key) {
+        mw::invalidate(dev, pd, key).is_ok()
     } else {
         mr::invalidate(dev, pd, key)
     }
@@ -275,8 +276,7 @@ impl RcEnv for KEnv<'_> {
                 } else {
                     mr::view(self.dev, self.pd, m.mr_lkey)
                 };
-                super::mw::bind(self.dev, &req, self.pd, self.qpn, mr)
-                    .map_err(|_| WcStatus::MwBindErr)
+                mw::bind(self.dev, &req, self.pd, self.qpn, mr).map_err(|_| WcStatus::MwBindErr)
             }
             SendOp::LocalInv { invalidate_rkey } => {
                 if invalidate_key(self.dev, self.pd, invalidate_rkey) {
@@ -285,7 +285,10 @@ impl RcEnv for KEnv<'_> {
                     Err(WcStatus::LocQpOpErr)
                 }
             }
-            SendOp::RegMr { key, access } => mr::fast_reg(self.dev, self.pd, key, access),
+            SendOp::RegMr { key, access } => match crate::verbs::mr::check_access(access as i32) {
+                Ok(access) => mr::fast_reg(self.dev, self.pd, key, access),
+                Err(_) => Err(WcStatus::LocQpOpErr),
+            },
             _ => Err(WcStatus::LocQpOpErr),
         }
     }

@@ -11,12 +11,15 @@ use kernel::error::{from_result, to_result};
 use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;
 use kernel::str::CStr;
+use kernel::sync::Arc;
 use kernel::types::{Opaque, ScopeGuard};
 
 use crate::kx::bindings;
 use crate::kx::ib_ah;
 use crate::kx::ib_cq::{self, Cq, CqInitAttr, CqNotify, WcArray};
 use crate::kx::ib_device_attr::{DeviceAttr, PortAttr, RoceV2PortImmutable};
+use crate::kx::ib_mr::{self, KernelVa, SgMapping, UserMrReq};
+use crate::kx::ib_mw;
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_srq::{self, Srq, SrqAttr, SrqAttrMask};
 use crate::kx::ib_udata::UData;
@@ -24,6 +27,7 @@ use crate::kx::ib_verbs::AhAttr;
 use crate::kx::ib_wr::RecvWrList;
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkBuff;
+use crate::proto::rc::mw::MwType;
 
 /// rdma_rxe's driver id: the stock rdma-core rxe provider binds to devices that carry it.
 const DRIVER_ID: bindings::rdma_driver_id = bindings::rdma_driver_id_RDMA_DRIVER_RXE;
@@ -145,6 +149,52 @@ pub(crate) trait Driver: Send + Sync + Sized {
     /// `post_srq_recv`: a kernel consumer's receive work requests (possibly in atomic
     /// context).
     fn post_srq_recv(srq: &Srq<Self>, wrs: RecvWrList<'_>) -> Result;
+
+    /// The driver's data in each memory region ([`ib_mr::Mr`]).
+    type Mr: Send + Sync;
+
+    /// `reg_user_mr`: an MR of `pd` over the caller's memory.
+    fn reg_user_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        req: &UserMrReq,
+    ) -> Result<impl PinInit<Self::Mr, Error>>;
+
+    /// `get_dma_mr`: the MR of a kernel PD that covers kernel memory (`mem`).
+    fn get_dma_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        access: i32,
+        mem: KernelVa,
+    ) -> Result<impl PinInit<Self::Mr, Error>>;
+
+    /// `alloc_mr`: a fast-registration MR of a kernel PD for up to `max_num_sg` blocks.
+    fn alloc_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        max_num_sg: u32,
+    ) -> Result<impl PinInit<Self::Mr, Error>>;
+
+    /// A new MR was built by one of the three above: give it its keys
+    /// ([`ib_mr::Mr::set_keys`]) and make it reachable. On error it is dropped.
+    fn publish_mr(dev: &Device<Self>, mr: &Arc<ib_mr::Mr<Self>>) -> Result;
+
+    /// `map_mr_sg`: maps a ULP's scatterlist into a fast-registration MR; returns the
+    /// entries mapped and the iova and length the core reports.
+    fn map_mr_sg(mr: &ib_mr::Mr<Self>, sg: SgMapping<'_>) -> Result<(c_int, u64, u64)>;
+
+    /// `dereg_mr`: an error refuses it (the MR stays registered); on success the core's
+    /// reference goes.
+    fn dereg_mr(dev: &Device<Self>, mr: &ib_mr::Mr<Self>) -> Result;
+
+    /// The driver's data in each memory window ([`ib_mw::Mw`]).
+    type Mw: Send + Sync;
+
+    /// `alloc_mw`: a window of `mw_type` in `pd`; returns its data and its R_Key.
+    fn alloc_mw(dev: &Device<Self>, pd: PdId, mw_type: MwType) -> Result<(Self::Mw, u32)>;
+
+    /// `dealloc_mw`, before the window's data is dropped.
+    fn dealloc_mw(dev: &Device<Self>, mw: &Self::Mw);
 }
 
 /// An rxe_sr-style ib_device: the core's `struct ib_device`, the receive queue the UDP
@@ -469,11 +519,19 @@ impl<T: Driver> Adapter<T> {
             modify_srq: Some(ib_srq::modify_srq::<T>),
             query_srq: Some(ib_srq::query_srq::<T>),
             post_srq_recv: Some(ib_srq::post_srq_recv::<T>),
+            reg_user_mr: Some(ib_mr::reg_user_mr::<T>),
+            get_dma_mr: Some(ib_mr::get_dma_mr::<T>),
+            alloc_mr: Some(ib_mr::alloc_mr::<T>),
+            map_mr_sg: Some(ib_mr::map_mr_sg::<T>),
+            dereg_mr: Some(ib_mr::dereg_mr::<T>),
+            alloc_mw: Some(ib_mw::alloc_mw::<T>),
+            dealloc_mw: Some(ib_mw::dealloc_mw::<T>),
             size_ib_ucontext: size_of::<bindings::ib_ucontext>(),
             size_ib_pd: size_of::<bindings::ib_pd>(),
             size_ib_ah: ib_ah::size::<T>(),
             size_ib_cq: ib_cq::size::<T>(),
             size_ib_srq: ib_srq::size::<T>(),
+            size_ib_mw: ib_mw::size::<T>(),
             ..Default::default()
         }
     }

@@ -5,9 +5,9 @@
 //! the core frees it.
 
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use kernel::new_mutex;
 use kernel::prelude::*;
-use kernel::sync::Mutex;
+use kernel::sync::{Arc, Mutex, SpinLock};
+use kernel::{new_mutex, new_spinlock};
 
 use crate::kx::ib_device::{Device, DeviceRef};
 use crate::kx::ib_device_attr::PortState;
@@ -16,6 +16,8 @@ use crate::kx::xarray::{IndexTable, XArray};
 use crate::objects::ah::AhTableEntry;
 use crate::objects::counters::{Counter, Counters};
 use crate::objects::mcast::McastGroups;
+use crate::objects::mr::RoceMr;
+use crate::objects::mw::MwTableEntry;
 
 /// An rxe_sr device.
 pub(crate) type RoceDevice = Device<DeviceState>;
@@ -31,7 +33,7 @@ pub(crate) struct DeviceState {
     active_mtu: AtomicU32,
     /// Memory regions by key index.
     #[pin]
-    mr_table: IndexTable,
+    mr_table: XArray<Arc<RoceMr>>,
     /// Queue pairs by QPN.
     #[pin]
     qp_table: IndexTable,
@@ -40,7 +42,10 @@ pub(crate) struct DeviceState {
     ah_table: XArray<AhTableEntry>,
     /// Memory windows by key index.
     #[pin]
-    mw_table: IndexTable,
+    mw_table: XArray<MwTableEntry>,
+    /// Serialises atomics on the device's memory (two MRs may cover the same bytes).
+    #[pin]
+    atomic_lock: SpinLock<()>,
     /// The low byte of the next key (see `verbs::mr`).
     key_variant: AtomicU32,
     /// What `rdma statistic` shows.
@@ -61,10 +66,11 @@ impl DeviceState {
         try_pin_init!(DeviceState {
             port_active: AtomicBool::new(port == PortState::Active),
             active_mtu: AtomicU32::new(active_mtu.to_raw()),
-            mr_table <- IndexTable::new(),
+            mr_table <- XArray::new(),
             qp_table <- IndexTable::new(),
             ah_table <- XArray::new(),
-            mw_table <- IndexTable::new(),
+            mw_table <- XArray::new(),
+            atomic_lock <- new_spinlock!((), "rxe_sr_atomic"),
             key_variant: AtomicU32::new(0),
             counters: Counters::new(),
             mcast <- new_mutex!(McastGroups::default(), "rxe_sr_mcast"),
@@ -84,13 +90,18 @@ impl DeviceState {
         &self.mcast
     }
 
+    /// The device's atomic lock.
+    pub(crate) fn atomic_lock(&self) -> &SpinLock<()> {
+        &self.atomic_lock
+    }
+
     /// The device's MR table.
-    pub(crate) fn mrs(&self) -> &IndexTable {
+    pub(crate) fn mrs(&self) -> &XArray<Arc<RoceMr>> {
         &self.mr_table
     }
 
     /// The device's MW table.
-    pub(crate) fn mws(&self) -> &IndexTable {
+    pub(crate) fn mws(&self) -> &XArray<MwTableEntry> {
         &self.mw_table
     }
 

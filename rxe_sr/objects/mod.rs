@@ -12,6 +12,8 @@ pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod live;
 pub(crate) mod mcast;
+pub(crate) mod mr;
+pub(crate) mod mw;
 pub(crate) mod qp;
 pub(crate) mod recv_queue;
 pub(crate) mod srq;

@@ -9,12 +9,12 @@
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::prelude::*;
 
-use crate::ffi::mr;
 use crate::kx::ib_pd::PdId;
 use crate::kx::netdevice::NetDev;
 use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
+use crate::objects::mr;
 use crate::objects::qp::QpAttrs;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::recv_wqe::RecvWqe;

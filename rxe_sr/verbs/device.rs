@@ -20,6 +20,7 @@ use crate::kx::ib_device_attr::RoceV2PortImmutable;
 use crate::kx::ib_device_attr::{
     AtomicCap, DeviceAttr, DeviceCaps, PortAttr, PortPhysState, PortState,
 };
+use crate::kx::ib_mr::{KernelVa, SgMapping, UserMrReq};
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_srq::{SrqAttr, SrqAttrMask};
 use crate::kx::ib_udata::UData;
@@ -27,7 +28,12 @@ use crate::kx::ib_verbs::{AhAttr, PathMtu};
 use crate::kx::ib_wr::RecvWrList;
 use crate::objects::ah::AhState;
 use crate::objects::cq::{CqState, RoceCq};
+use crate::objects::mr::{MrState, RoceMr};
+use crate::objects::mw::MwSlot;
 use crate::objects::srq::{RoceSrq, SrqState};
+use crate::proto::rc::mw::MwType;
+use kernel::ffi::c_int;
+use kernel::sync::Arc;
 
 /// uverbs ABI version of the rxe user ABI (rdma-core's providers/rxe checks it).
 pub(crate) const RXE_UVERBS_ABI_VERSION: u32 = 2;
@@ -144,7 +150,7 @@ pub(crate) fn device_attr(sys_image_guid: u64) -> DeviceAttr {
         max_sge_rd: MAX_SGE,
         max_cq: MAX_CQ as i32,
         max_cqe: (1 << 15) - 1,
-        max_mr: (super::mr::MAX_MR_INDEX - super::mr::MIN_MR_INDEX + 1) as i32,
+        max_mr: (crate::objects::mr::MAX_MR_INDEX - crate::objects::mr::MIN_MR_INDEX + 1) as i32,
         max_pd: MAX_PD as i32,
         max_qp_rd_atom: 128,
         max_res_rd_atom: 0x3f000,
@@ -364,5 +370,54 @@ impl Driver for DeviceState {
 
     fn post_srq_recv(srq: &RoceSrq, wrs: RecvWrList<'_>) -> Result {
         crate::verbs::srq::post_recv(srq, wrs)
+    }
+
+    type Mr = MrState;
+
+    fn reg_user_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        req: &UserMrReq,
+    ) -> Result<impl PinInit<MrState, Error>> {
+        crate::verbs::mr::reg_user(dev, pd, req)
+    }
+
+    fn get_dma_mr(
+        _dev: &Device<Self>,
+        pd: PdId,
+        access: i32,
+        mem: KernelVa,
+    ) -> Result<impl PinInit<MrState, Error>> {
+        crate::verbs::mr::get_dma(pd, access, mem)
+    }
+
+    fn alloc_mr(
+        _dev: &Device<Self>,
+        pd: PdId,
+        max_num_sg: u32,
+    ) -> Result<impl PinInit<MrState, Error>> {
+        crate::verbs::mr::alloc_fast(pd, max_num_sg)
+    }
+
+    fn publish_mr(dev: &Device<Self>, mr: &Arc<RoceMr>) -> Result {
+        crate::verbs::mr::publish(dev, mr)
+    }
+
+    fn map_mr_sg(mr: &RoceMr, sg: SgMapping<'_>) -> Result<(c_int, u64, u64)> {
+        crate::verbs::mr::map_sg(mr, sg)
+    }
+
+    fn dereg_mr(dev: &Device<Self>, mr: &RoceMr) -> Result {
+        crate::verbs::mr::dereg(dev, mr)
+    }
+
+    type Mw = MwSlot;
+
+    fn alloc_mw(dev: &Device<Self>, pd: PdId, mw_type: MwType) -> Result<(MwSlot, u32)> {
+        crate::verbs::mw::alloc(dev, pd, mw_type)
+    }
+
+    fn dealloc_mw(dev: &Device<Self>, mw: &MwSlot) {
+        crate::verbs::mw::dealloc(dev, mw);
     }
 }

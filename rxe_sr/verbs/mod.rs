@@ -12,6 +12,7 @@ pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod link;
 pub(crate) mod mr;
+pub(crate) mod mw;
 pub(crate) mod pd;
 pub(crate) mod qp;
 pub(crate) mod srq;

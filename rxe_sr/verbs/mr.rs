@@ -1,31 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Memory regions: which access rights rxe_sr grants, and how keys are made.
-//!
-//! A key is `index << 8 | variant`: the index names the MR in the device's table (what the
-//! responder looks up for an incoming R_Key, the requester for an L_Key), the low byte
-//! changes each time an index is reused, so a stale key from a freed MR does not match its
-//! successor (IBTA 10.6.3.1's "key" portion).
+//! Memory regions: which access rights rxe_sr grants; registering, mapping and
+//! deregistering MRs (their keys are made in `objects::mr`).
 
+use core::sync::atomic::Ordering;
+use kernel::ffi::c_int;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 use crate::kx::error;
+use crate::kx::ib_mr::{KernelPages, KernelVa, SgMapping, UserMrReq};
+use crate::kx::ib_pd::PdId;
+use crate::kx::ib_umem::UserPages;
 use crate::kx::ib_verbs::AccessFlags;
-
-/// Largest MR index (rdma_rxe's: half of the 2^20 object space); the device reports
-/// `max_mr` from the same figure.
-pub(crate) const MAX_MR_INDEX: u32 = (1 << 19) - 1;
-/// Smallest MR index (0 is never a valid key's index).
-pub(crate) const MIN_MR_INDEX: u32 = 1;
-/// Memory windows take the indices above the MRs' (as rdma_rxe), so a key's index tells
-/// which table names it.
-pub(crate) const MIN_MW_INDEX: u32 = MAX_MR_INDEX + 1;
-/// Largest MW index.
-pub(crate) const MAX_MW_INDEX: u32 = (1 << 20) - 1;
-
-/// True when `key` names a memory window.
-pub(crate) fn is_mw_key(key: u32) -> bool {
-    key >> 8 >= MIN_MW_INDEX
-}
+use crate::objects::device::RoceDevice;
+use crate::objects::live;
+use crate::objects::mr::{self, MrMemory, MrState, RoceMr};
 
 /// Most pages a fast-registration MR maps (the device's `max_fast_reg_page_list_len`).
 pub(crate) const MAX_FAST_REG_PAGES: u32 = 512;
@@ -49,7 +38,100 @@ pub(crate) fn check_access(access: i32) -> Result<u32> {
     Ok(access.bits())
 }
 
-/// The key of the MR at `index` with key variant `variant`.
-pub(crate) fn key(index: u32, variant: u8) -> u32 {
-    (index << 8) | u32::from(variant)
+/// `reg_user_mr`: pins the caller's memory; the MR gets its key when published.
+pub(crate) fn reg_user(
+    dev: &RoceDevice,
+    pd: PdId,
+    req: &UserMrReq,
+) -> Result<impl PinInit<MrState, Error>> {
+    let access = check_access(req.access)?;
+    if req.length == 0 {
+        return Err(EINVAL);
+    }
+    let start = usize::try_from(req.start).map_err(|_| EINVAL)?;
+    let len = usize::try_from(req.length).map_err(|_| EINVAL)?;
+    let pages = UserPages::pin(dev, start, len, access)?;
+    Ok(MrState::new(
+        pd,
+        MrMemory::User(pages),
+        access,
+        req.iova,
+        req.length,
+    ))
+}
+
+/// `get_dma_mr`: the MR behind a kernel PD's `local_dma_lkey`, covering kernel memory.
+/// Local access only: remote access to all of kernel memory (`IB_PD_UNSAFE_GLOBAL_RKEY`)
+/// is not offered.
+pub(crate) fn get_dma(
+    pd: PdId,
+    access: i32,
+    mem: KernelVa,
+) -> Result<impl PinInit<MrState, Error>> {
+    let access = match AccessFlags::from_raw(access) {
+        Some(a) if a.within(AccessFlags::LOCAL_WRITE) => a.bits(),
+        _ => return Err(error::eopnotsupp()),
+    };
+    // The whole address space: checked page by page at copy time.
+    Ok(MrState::new(pd, MrMemory::Dma(mem), access, 0, u64::MAX))
+}
+
+/// `alloc_mr`: a fast-registration MR for up to `max_num_sg` blocks; not usable until a
+/// REG_MR work request registers it.
+pub(crate) fn alloc_fast(pd: PdId, max_num_sg: u32) -> Result<impl PinInit<MrState, Error>> {
+    if max_num_sg == 0 || max_num_sg > MAX_FAST_REG_PAGES {
+        return Err(EINVAL);
+    }
+    let pages = KernelPages::new(max_num_sg)?;
+    Ok(MrState::new(pd, MrMemory::Fast(pages), 0, 0, 0))
+}
+
+/// Gives a new MR its key (a free index in the MR table, a fresh variant) and publishes it
+/// in the device's table.
+pub(crate) fn publish(dev: &RoceDevice, mr: &Arc<RoceMr>) -> Result {
+    let index = dev.mrs().reserve(mr::MIN_MR_INDEX, mr::MAX_MR_INDEX)?;
+    let key = mr::key(index, dev.next_key_variant());
+    let (iova, length) = {
+        let mut g = mr.inner.lock();
+        g.key = key;
+        (g.iova, g.length)
+    };
+    mr.set_keys(key, iova, length);
+    if let Err(e) = dev.mrs().publish(index, mr.clone()) {
+        drop(dev.mrs().erase(index));
+        return Err(e);
+    }
+    live::LIVE.mrs.inc();
+    Ok(())
+}
+
+/// `map_mr_sg`: maps a kernel ULP's scatterlist into a fast-registration MR, under the MR's
+/// lock (as the data path reads the blocks: a ULP that maps an MR still in use gets its new
+/// blocks, never a torn list).
+pub(crate) fn map_sg(mr: &RoceMr, sg: SgMapping<'_>) -> Result<(c_int, u64, u64)> {
+    let mut g = mr.inner.lock();
+    let MrMemory::Fast(pages) = &mut g.memory else {
+        return Err(EINVAL);
+    };
+    Ok(sg.map_into(pages))
+}
+
+/// `dereg_mr`: refused (EBUSY) while memory windows are bound to the MR. Otherwise the MR
+/// leaves the table, and its memory is retired under its lock, so no copy is in flight
+/// once this returns and none starts after; pinned pages are released here.
+pub(crate) fn dereg(dev: &RoceDevice, mr: &RoceMr) -> Result {
+    if mr.bound_mws.load(Ordering::Acquire) != 0 {
+        // Windows still bound to it: the application must invalidate or free them first.
+        return Err(EBUSY);
+    }
+    let key = mr.key();
+    drop(dev.mrs().erase(key >> 8));
+    let memory = {
+        let mut g = mr.inner.lock();
+        g.valid = false;
+        core::mem::replace(&mut g.memory, MrMemory::Gone)
+    };
+    drop(memory);
+    live::LIVE.mrs.dec();
+    Ok(())
 }

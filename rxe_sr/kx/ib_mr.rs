@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Memory regions (include/rdma/ib_verbs.h, `struct ib_mr`): [`Mr<T>`], the core's `ib_mr`
+//! and the driver's data in one reference-counted allocation; the memory a kernel
+//! consumer's keys reach ([`KernelVa`], [`KernelPages`]) and the scatterlist a ULP maps
+//! into a fast-registration MR ([`SgMapping`]); and the MR entries of `ib_device_ops`,
+//! which call the driver's `Driver` methods. (User memory is `ib_umem.rs`.)
+//!
+//! The driver allocates an MR (unlike the other verbs objects) and hands the core a pointer
+//! to its `ib_mr`: that pointer holds one reference on the `Arc<Mr<T>>`, from registration
+//! until `dereg_mr` succeeds; the driver's lookups hold others, so an MR found by key
+//! stays allocated while it is being used, even if it is deregistered meanwhile.
+
+use core::marker::PhantomData;
+use core::ptr;
+use kernel::alloc::{flags::GFP_KERNEL, KVVec};
+use kernel::error::from_result;
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+use kernel::types::Opaque;
+
+use crate::kx::bindings;
+use crate::kx::ib_device::{Device, Driver};
+use crate::kx::ib_pd::PdId;
+
+/// A memory region of a `T` device: the core's `struct ib_mr` and the driver's data.
+///
+/// # Invariants
+/// Lives in an `Arc` ([`Mr::new`]); `ib` is zeroed at creation, then written by the driver
+/// before the core sees it ([`Mr::set_keys`]) and by the core (`ib_map_mr_sg`, and the
+/// fields it sets when a registration returns).
+#[pin_data]
+#[repr(C)]
+pub(crate) struct Mr<T: Driver> {
+    #[pin]
+    ib: Opaque<bindings::ib_mr>,
+    #[pin]
+    data: T::Mr,
+}
+
+// SAFETY: the driver's data is `Send + Sync`; the core's `ib_mr` is read by the driver only
+// through volatile reads of plain integers (`core_mapping`) and written by it only before the
+// core sees the MR.
+unsafe impl<T: Driver> Send for Mr<T> {}
+// SAFETY: as above.
+unsafe impl<T: Driver> Sync for Mr<T> {}
+
+impl<T: Driver> Mr<T> {
+    /// A new MR with data `init` (its `ib_mr` zeroed).
+    fn new(init: impl PinInit<T::Mr, Error>) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            try_pin_init!(Mr {
+                ib <- Opaque::ffi_init(|p: *mut bindings::ib_mr| {
+                    // SAFETY: `p` is the field's storage; an all-zero `ib_mr` is valid.
+                    unsafe { p.write(bindings::ib_mr::default()) }
+                }),
+                data <- init,
+            }? Error),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Sets the keys and range the core reports (`lkey`, `rkey`, `iova`, `length`). Called
+    /// before the MR is returned to the core.
+    pub(crate) fn set_keys(&self, key: u32, iova: u64, length: u64) {
+        // SAFETY: the core does not see the MR before it is returned; the driver writes
+        // these fields only here.
+        unsafe {
+            let ib = self.ib.get();
+            (*ib).lkey = key;
+            (*ib).rkey = key;
+            (*ib).iova = iova;
+            (*ib).length = length;
+        }
+    }
+
+    /// What the last `ib_map_mr_sg` left in the core's `ib_mr` (page size, iova, length),
+    /// as a REG_MR work request registers it. A ULP may change `iova` after mapping
+    /// (xprtrdma puts a transaction id in its top bits), so it is read when the REG_MR runs.
+    pub(crate) fn core_mapping(&self) -> (u32, u64, u64) {
+        let ib = self.ib.get();
+        // Read as C data: the core writes these fields on its own (volatile, plain ints).
+        // SAFETY: `ib` is valid for the MR's life; the fields are plain integers.
+        unsafe {
+            (
+                ptr::read_volatile(ptr::addr_of!((*ib).page_size)),
+                ptr::read_volatile(ptr::addr_of!((*ib).iova)),
+                ptr::read_volatile(ptr::addr_of!((*ib).length)),
+            )
+        }
+    }
+
+    /// The MR the core passes back in a verb (or a kernel work request names).
+    ///
+    /// # Safety
+    /// `ibmr` is an MR of a `T` device that [`reg_user_mr`], [`get_dma_mr`] or
+    /// [`alloc_mr`] returned and `dereg_mr` has not freed, for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ibmr: *mut bindings::ib_mr) -> &'a Self {
+        // SAFETY: `ib` is the first field of the `repr(C)` object inside the Arc whose
+        // reference the core holds (per this function's contract).
+        unsafe { &*ibmr.cast::<Self>() }
+    }
+}
+
+impl<T: Driver> core::ops::Deref for Mr<T> {
+    type Target = T::Mr;
+
+    fn deref(&self) -> &T::Mr {
+        &self.data
+    }
+}
+
+/// A user registration (`reg_user_mr`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UserMrReq {
+    /// The process's address of its first byte.
+    pub(crate) start: u64,
+    /// Its length in bytes.
+    pub(crate) length: u64,
+    /// The address its keys name its first byte by.
+    pub(crate) iova: u64,
+    /// `IB_ACCESS_*` asked for (an `int` in the ABI).
+    pub(crate) access: i32,
+}
+
+/// Kernel memory as a kernel consumer's DMA MR reaches it: with virtual DMA, the addresses
+/// in its SGEs are kernel virtual addresses. Only `get_dma_mr` (which the core calls for
+/// kernel PDs, whose consumers own the memory their SGEs name) makes one.
+pub(crate) struct KernelVa(());
+
+impl KernelVa {
+    /// Copies `dst.len()` bytes at kernel address `addr` into `dst`; false outside the
+    /// kernel's direct map.
+    pub(crate) fn read(&self, addr: u64, dst: &mut [u8]) -> bool {
+        // SAFETY: `dst` is writable for its length; the helper refuses addresses outside the
+        // direct map. The memory belongs to the kernel consumer whose key named it.
+        unsafe {
+            bindings::rxe_sr_glue_kva_copy(addr, dst.as_mut_ptr().cast(), dst.len(), false) == 0
+        }
+    }
+
+    /// Copies `src` to kernel address `addr`; false outside the kernel's direct map.
+    pub(crate) fn write(&self, addr: u64, src: &[u8]) -> bool {
+        // SAFETY: the helper only reads `src`; otherwise as in `read`.
+        unsafe {
+            bindings::rxe_sr_glue_kva_copy(addr, src.as_ptr().cast_mut().cast(), src.len(), true)
+                == 0
+        }
+    }
+}
+
+/// The blocks a ULP mapped into a fast-registration MR (`map_mr_sg`), as kernel addresses.
+///
+/// # Invariants
+/// Holds at most `capacity` blocks; `len` of them are mapped; each came from a scatterlist
+/// a kernel consumer mapped ([`SgMapping::map_into`]).
+pub(crate) struct KernelPages {
+    blocks: KVVec<u64>,
+    len: usize,
+}
+
+impl KernelPages {
+    /// Room for `max` blocks, none mapped.
+    pub(crate) fn new(max: u32) -> Result<Self> {
+        let n = usize::try_from(max).map_err(|_| EINVAL)?;
+        Ok(KernelPages {
+            blocks: KVVec::from_elem(0, n, GFP_KERNEL)?,
+            len: 0,
+        })
+    }
+
+    /// Blocks mapped.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Copies `len` bytes between `buf` and byte `off` of the registration whose blocks
+    /// are `page_size` bytes, the first byte `iova % page_size` into the first block.
+    fn copy(
+        &self,
+        page_size: u64,
+        iova: u64,
+        off: usize,
+        buf: *mut u8,
+        len: usize,
+        to: bool,
+    ) -> bool {
+        let Ok(ps) = usize::try_from(page_size) else {
+            return false;
+        };
+        if ps == 0 {
+            return false;
+        }
+        let Some(mut at) = usize::try_from(iova % page_size)
+            .ok()
+            .and_then(|f| f.checked_add(off))
+        else {
+            return false;
+        };
+        let mut done = 0;
+        while done < len {
+            let (idx, inpage) = (at / ps, at % ps);
+            let n = (len - done).min(ps - inpage);
+            let Some(&block) = self.blocks.get(idx).filter(|_| idx < self.len) else {
+                return false;
+            };
+            // SAFETY: `buf + done` is valid for `n` more bytes (the callers' slices); the
+            // helper refuses addresses outside the direct map. The block belongs to the
+            // kernel consumer that mapped it (type invariant).
+            let ret = unsafe {
+                bindings::rxe_sr_glue_kva_copy(
+                    block.wrapping_add(inpage as u64),
+                    buf.add(done).cast(),
+                    n,
+                    to,
+                )
+            };
+            if ret != 0 {
+                return false;
+            }
+            done += n;
+            at += n;
+        }
+        true
+    }
+
+    /// Copies `dst.len()` bytes at byte `off` of the registration into `dst` (see
+    /// [`KernelPages::write`] for `page_size` and `iova`).
+    pub(crate) fn read(&self, page_size: u64, iova: u64, off: usize, dst: &mut [u8]) -> bool {
+        self.copy(page_size, iova, off, dst.as_mut_ptr(), dst.len(), false)
+    }
+
+    /// Copies `src` to byte `off` of the registration whose blocks are `page_size` bytes,
+    /// its first byte `iova % page_size` into the first block.
+    pub(crate) fn write(&self, page_size: u64, iova: u64, off: usize, src: &[u8]) -> bool {
+        self.copy(
+            page_size,
+            iova,
+            off,
+            src.as_ptr().cast_mut(),
+            src.len(),
+            true,
+        )
+    }
+}
+
+/// A DMA-mapped scatterlist a ULP maps into a fast-registration MR (`map_mr_sg`), borrowed
+/// for the call.
+///
+/// # Invariants
+/// `sg` holds `nents` mapped entries and `offset` is null or writable, for `'a`.
+pub(crate) struct SgMapping<'a> {
+    sg: *mut bindings::scatterlist,
+    nents: c_int,
+    offset: *mut u32,
+    page_size: u32,
+    _call: PhantomData<&'a mut bindings::scatterlist>,
+}
+
+/// How `ib_sg_to_pages` calls back: the context around its `ib_mr` holds the target list.
+#[repr(C)]
+struct MapCtx<'p> {
+    ib: bindings::ib_mr,
+    pages: &'p mut KernelPages,
+}
+
+/// `ib_sg_to_pages`' page callback: appends one block.
+///
+/// # Safety
+/// `ibmr` is the `ib` field of a live [`MapCtx`] (as [`SgMapping::map_into`] passes it).
+unsafe extern "C" fn set_page(ibmr: *mut bindings::ib_mr, addr: u64) -> c_int {
+    // SAFETY: per this function's contract; `ib` is the first field of the `repr(C)` context.
+    let ctx = unsafe { &mut *ibmr.cast::<MapCtx<'_>>() };
+    let pages = &mut *ctx.pages;
+    match pages.blocks.get_mut(pages.len) {
+        Some(slot) => {
+            *slot = addr;
+            pages.len += 1;
+            0
+        }
+        None => ENOMEM.to_errno(),
+    }
+}
+
+impl SgMapping<'_> {
+    /// Splits the scatterlist into blocks of the page size the ULP chose, replacing what
+    /// `pages` held; returns how many entries were mapped and the iova and length the core
+    /// reports for them (`ib_sg_to_pages`' result; it does not sleep).
+    pub(crate) fn map_into(self, pages: &mut KernelPages) -> (c_int, u64, u64) {
+        pages.len = 0;
+        let mut ctx = MapCtx {
+            ib: bindings::ib_mr {
+                page_size: self.page_size,
+                ..Default::default()
+            },
+            pages,
+        };
+        // SAFETY: the scatterlist and offset are valid (type invariant); the callback gets
+        // `&ctx.ib`, the first field of the live `ctx`, which the helper reads for
+        // `page_size` and writes `iova` and `length` into.
+        let n = unsafe {
+            bindings::ib_sg_to_pages(
+                &mut ctx.ib,
+                self.sg,
+                self.nents,
+                self.offset,
+                Some(set_page),
+            )
+        };
+        (n, ctx.ib.iova, ctx.ib.length)
+    }
+}
+
+/// What the driver builds an MR from.
+fn created<T: Driver>(
+    dev: &Device<T>,
+    init: impl PinInit<T::Mr, Error>,
+) -> Result<*mut bindings::ib_mr> {
+    let mr = Mr::<T>::new(init)?;
+    T::publish_mr(dev, &mr)?;
+    // The core's reference, given back in `dereg_mr`.
+    Ok(Arc::into_raw(mr).cast_mut().cast())
+}
+
+/// `ib_device_ops.reg_user_mr`.
+///
+/// # Safety
+/// Called by uverbs with a live PD of a `T` device.
+pub(super) unsafe extern "C" fn reg_user_mr<T: Driver>(
+    pd: *mut bindings::ib_pd,
+    start: u64,
+    length: u64,
+    iova: u64,
+    access: c_int,
+    _udata: *mut bindings::ib_udata,
+) -> *mut bindings::ib_mr {
+    // SAFETY: per this function's contract.
+    let dev = unsafe { Device::<T>::from_ib((*pd).device) };
+    let req = UserMrReq {
+        start,
+        length,
+        iova,
+        access,
+    };
+    T::reg_user_mr(dev, PdId::of(pd), &req)
+        .and_then(|init| created(dev, init))
+        .unwrap_or_else(|e| e.to_ptr())
+}
+
+/// `ib_device_ops.get_dma_mr`: the MR behind a kernel PD's `local_dma_lkey`.
+///
+/// # Safety
+/// Called by the core with a live kernel PD of a `T` device.
+pub(super) unsafe extern "C" fn get_dma_mr<T: Driver>(
+    pd: *mut bindings::ib_pd,
+    access: c_int,
+) -> *mut bindings::ib_mr {
+    // SAFETY: per this function's contract.
+    let dev = unsafe { Device::<T>::from_ib((*pd).device) };
+    // The core asks for DMA MRs only for kernel PDs: their consumers own what their SGEs
+    // name.
+    T::get_dma_mr(dev, PdId::of(pd), access, KernelVa(()))
+        .and_then(|init| created(dev, init))
+        .unwrap_or_else(|e| e.to_ptr())
+}
+
+/// `ib_device_ops.alloc_mr`: a fast-registration MR of a kernel PD.
+///
+/// # Safety
+/// Called by the core with a live PD of a `T` device.
+pub(super) unsafe extern "C" fn alloc_mr<T: Driver>(
+    pd: *mut bindings::ib_pd,
+    mr_type: bindings::ib_mr_type,
+    max_num_sg: u32,
+) -> *mut bindings::ib_mr {
+    if mr_type != bindings::ib_mr_type_IB_MR_TYPE_MEM_REG {
+        return crate::kx::error::eopnotsupp().to_ptr();
+    }
+    // SAFETY: per this function's contract.
+    let dev = unsafe { Device::<T>::from_ib((*pd).device) };
+    T::alloc_mr(dev, PdId::of(pd), max_num_sg)
+        .and_then(|init| created(dev, init))
+        .unwrap_or_else(|e| e.to_ptr())
+}
+
+/// `ib_device_ops.map_mr_sg`: the number of scatterlist entries mapped, or an errno.
+///
+/// # Safety
+/// Called by the core with an MR of a `T` device that `alloc_mr` returned, a DMA-mapped
+/// scatterlist of `sg_nents` entries and null or a writable `sg_offset`.
+pub(super) unsafe extern "C" fn map_mr_sg<T: Driver>(
+    ibmr: *mut bindings::ib_mr,
+    sg: *mut bindings::scatterlist,
+    sg_nents: c_int,
+    sg_offset: *mut u32,
+) -> c_int {
+    // SAFETY: per this function's contract.
+    let mr = unsafe { Mr::<T>::from_raw(ibmr) };
+    let (page_size, _, _) = mr.core_mapping();
+    // INVARIANT: per this function's contract.
+    let sg = SgMapping {
+        sg,
+        nents: sg_nents,
+        offset: sg_offset,
+        page_size,
+        _call: PhantomData,
+    };
+    from_result(|| {
+        let (n, iova, length) = T::map_mr_sg(mr, sg)?;
+        // SAFETY: the core's own fields, as `ib_sg_to_pages` would set them in place; the
+        // ULP mapping the MR does not use it meanwhile.
+        unsafe {
+            (*ibmr).iova = iova;
+            (*ibmr).length = length;
+        }
+        Ok(n)
+    })
+}
+
+/// `ib_device_ops.dereg_mr`: refused (the MR stays registered) when the driver refuses.
+///
+/// # Safety
+/// Called by the core once per MR of a `T` device it got from us, after its users are
+/// gone (and again only if this call failed).
+pub(super) unsafe extern "C" fn dereg_mr<T: Driver>(
+    ibmr: *mut bindings::ib_mr,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
+    // SAFETY: per this function's contract; the core set the MR's device.
+    let (mr, dev) = unsafe {
+        (
+            Mr::<T>::from_raw(ibmr),
+            Device::<T>::from_ib((*ibmr).device),
+        )
+    };
+    if let Err(e) = T::dereg_mr(dev, mr) {
+        return e.to_errno();
+    }
+    // SAFETY: the core's reference, from `Arc::into_raw` in `created`, given back once.
+    drop(unsafe { Arc::from_raw(ibmr.cast::<Mr<T>>().cast_const()) });
+    0
+}

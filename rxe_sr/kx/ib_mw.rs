@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Memory windows (include/rdma/ib_verbs.h, `struct ib_mw`): [`Mw<T>`], the window the core
+//! allocates with the driver's data inside it, and the `alloc_mw` and `dealloc_mw` entries
+//! of `ib_device_ops`, which call the driver's `Driver` methods.
+
+use core::mem::size_of;
+use core::ptr;
+use kernel::error::from_result;
+use kernel::ffi::c_int;
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+use crate::kx::bindings;
+use crate::kx::ib_device::{Device, Driver};
+use crate::kx::ib_pd::PdId;
+use crate::proto::rc::mw::MwType;
+
+/// A memory window of a `T` device: the core's `struct ib_mw` and the driver's data.
+///
+/// # Invariants
+/// Allocated (zeroed, `size_ib_mw` bytes) and freed by the core; `data` is initialised
+/// from the driver's successful `alloc_mw` until `dealloc_mw` drops it.
+#[repr(C)]
+pub(crate) struct Mw<T: Driver> {
+    ib: Opaque<bindings::ib_mw>,
+    data: T::Mw,
+}
+
+/// The size the core allocates per MW.
+pub(super) const fn size<T: Driver>() -> usize {
+    size_of::<Mw<T>>()
+}
+
+/// `ib_device_ops.alloc_mw`: the window's R_Key goes to the core's `ib_mw`.
+///
+/// # Safety
+/// Called by the core with a zeroed MW object of `T`'s size on a `T` device, its device,
+/// PD and type set.
+pub(super) unsafe extern "C" fn alloc_mw<T: Driver>(
+    ibmw: *mut bindings::ib_mw,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: per this function's contract.
+        let (dev, pd, ty) = unsafe {
+            (
+                Device::<T>::from_ib((*ibmw).device),
+                PdId::of((*ibmw).pd),
+                (*ibmw).type_,
+            )
+        };
+        let mw_type = MwType::from_ib(ty).ok_or(EINVAL)?;
+        let (data, rkey) = T::alloc_mw(dev, pd, mw_type)?;
+        let mw = ibmw.cast::<Mw<T>>();
+        // SAFETY: the object is ours and not yet visible to the core's users; from here it
+        // is initialised (type invariant), until `dealloc_mw`.
+        unsafe {
+            ptr::addr_of_mut!((*mw).data).write(data);
+            (*ibmw).rkey = rkey;
+        }
+        Ok(0)
+    })
+}
+
+/// `ib_device_ops.dealloc_mw`; the core frees the object after.
+///
+/// # Safety
+/// Called by the core once per MW it allocated on a `T` device.
+pub(super) unsafe extern "C" fn dealloc_mw<T: Driver>(ibmw: *mut bindings::ib_mw) -> c_int {
+    let mw = ibmw.cast::<Mw<T>>();
+    // SAFETY: per this function's contract: a live `T` device and an initialised MW.
+    let (dev, data) = unsafe { (Device::<T>::from_ib((*ibmw).device), &(*mw).data) };
+    T::dealloc_mw(dev, data);
+    // SAFETY: initialised (type invariant) and unused from here; dropped once.
+    unsafe { ptr::drop_in_place(ptr::addr_of_mut!((*mw).data)) };
+    0
+}
