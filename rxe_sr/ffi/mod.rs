@@ -5,7 +5,5 @@
 //! comment.
 
 pub(crate) mod device;
-pub(crate) mod mcast;
 pub(crate) mod qp;
 pub(crate) mod rc_env;
-pub(crate) mod stats;

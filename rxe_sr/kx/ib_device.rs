@@ -11,191 +11,25 @@ use kernel::error::{from_result, to_result};
 use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;
 use kernel::str::CStr;
-use kernel::sync::Arc;
 use kernel::types::{Opaque, ScopeGuard};
 
 use crate::kx::bindings;
 use crate::kx::ib_ah;
-use crate::kx::ib_cq::{self, Cq, CqInitAttr, CqNotify, WcArray};
-use crate::kx::ib_device_attr::{DeviceAttr, PortAttr, RoceV2PortImmutable};
-use crate::kx::ib_mr::{self, KernelVa, SgMapping, UserMrReq};
+use crate::kx::ib_cq;
+use crate::kx::ib_hw_stats;
+use crate::kx::ib_mr;
 use crate::kx::ib_mw;
 use crate::kx::ib_pd::PdId;
-use crate::kx::ib_srq::{self, Srq, SrqAttr, SrqAttrMask};
-use crate::kx::ib_udata::UData;
-use crate::kx::ib_verbs::AhAttr;
-use crate::kx::ib_wr::RecvWrList;
+use crate::kx::ib_srq;
+use crate::kx::ib_verbs::QpType;
+use crate::kx::mmap_queue;
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkBuff;
-use crate::proto::rc::mw::MwType;
 
 /// rdma_rxe's driver id: the stock rdma-core rxe provider binds to devices that carry it.
 const DRIVER_ID: bindings::rdma_driver_id = bindings::rdma_driver_id_RDMA_DRIVER_RXE;
 
-/// A soft-RoCE driver: its per-device data and the device-level verbs.
-///
-/// The data lives inside the `ib_device` allocation the core makes (as `drm::Device` keeps
-/// a driver's data), pin-initialised when the device is created and dropped when the core
-/// frees it. Optional operations follow `#[vtable]`: what a driver does not implement is
-/// not installed in `ib_device_ops`.
-#[vtable]
-pub(crate) trait Driver: Send + Sync + Sized {
-    /// uverbs ABI version of the driver's user ABI.
-    const UVERBS_ABI_VER: u32;
-
-    /// `query_device`.
-    fn query_device(dev: &Device<Self>) -> DeviceAttr;
-
-    /// `query_port` for `port`, whose netdev is administratively up or not.
-    fn query_port(dev: &Device<Self>, port: u32, netdev_up: bool) -> Result<PortAttr>;
-
-    /// `get_port_immutable` for `port`.
-    fn port_immutable(dev: &Device<Self>, port: u32) -> Result<RoceV2PortImmutable>;
-
-    /// `query_pkey`: entry `index` of `port`'s P_Key table.
-    fn query_pkey(_dev: &Device<Self>, _port: u32, _index: u16) -> Result<u16> {
-        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
-    }
-
-    /// A datagram from the device's receive queue (process context, the queue's work
-    /// item; datagrams of one device are taken one at a time, in order).
-    fn receive(dev: &Device<Self>, skb: SkBuff);
-
-    /// A device was allocated that the core will free: from now on, [`Driver::freed`] is
-    /// called exactly once for it.
-    fn live();
-
-    /// The core is freeing the device (after the data was dropped).
-    fn freed();
-
-    /// `alloc_ucontext`: a user process opened the device (the rxe user ABI passes no
-    /// driver data).
-    fn alloc_ucontext(dev: &Device<Self>) -> Result;
-
-    /// `dealloc_ucontext`.
-    fn dealloc_ucontext(dev: &Device<Self>);
-
-    /// `alloc_pd`: the core allocated a PD (it keeps the PD's state).
-    fn alloc_pd(dev: &Device<Self>, pd: PdId) -> Result;
-
-    /// `dealloc_pd`: the core is freeing a PD nothing uses.
-    fn dealloc_pd(dev: &Device<Self>, pd: PdId);
-
-    /// The driver's data in each address handle ([`ib_ah::Ah`]).
-    type Ah: Send + Sync;
-
-    /// `create_ah` / `create_user_ah`: an address handle in `pd` for `attr`. A kernel
-    /// consumer (`udata` `None`) may call in atomic context: nothing may sleep then.
-    fn create_ah(
-        dev: &Device<Self>,
-        pd: PdId,
-        attr: &AhAttr,
-        udata: Option<UData<'_>>,
-    ) -> Result<Self::Ah>;
-
-    /// `destroy_ah`, before the AH's data is dropped (possibly in atomic context).
-    fn destroy_ah(dev: &Device<Self>, ah: &Self::Ah);
-
-    /// The driver's data in each completion queue ([`ib_cq::Cq`]), pin-initialised there.
-    type Cq: Send + Sync;
-
-    /// `create_cq`: a CQ for `attr` (`udata` `None` for a kernel consumer); returns the
-    /// initialiser of its data and the depth it has (reported as `ib_cq.cqe`).
-    fn create_cq(
-        dev: &Device<Self>,
-        attr: &CqInitAttr,
-        udata: Option<UData<'_>>,
-    ) -> Result<(impl PinInit<Self::Cq>, u32)>;
-
-    /// `destroy_cq`, before the CQ's data is dropped.
-    fn destroy_cq(dev: &Device<Self>, cq: &Self::Cq);
-
-    /// `req_notify_cq`: arms the completion event; true when asked to report missed events
-    /// and completions are already waiting.
-    fn req_notify_cq(cq: &Cq<Self>, notify: CqNotify) -> bool;
-
-    /// `resize_cq` to `cqe` entries; returns the new depth.
-    fn resize_cq(cq: &Cq<Self>, cqe: u32, udata: Option<UData<'_>>) -> Result<u32>;
-
-    /// `poll_cq`: a kernel consumer takes completions, oldest first, into `out`.
-    fn poll_cq(cq: &Cq<Self>, out: &mut WcArray<'_>);
-
-    /// The driver's data in each shared receive queue ([`ib_srq::Srq`]), pin-initialised
-    /// there.
-    type Srq: Send + Sync;
-
-    /// `create_srq` (a basic SRQ): returns the initialiser of its data and the attributes
-    /// it got (reported back to the caller).
-    fn create_srq(
-        dev: &Device<Self>,
-        attr: &SrqAttr,
-        udata: Option<UData<'_>>,
-    ) -> Result<(impl PinInit<Self::Srq>, SrqAttr)>;
-
-    /// `destroy_srq`, before the SRQ's data is dropped.
-    fn destroy_srq(dev: &Device<Self>, srq: &Self::Srq);
-
-    /// `modify_srq`: the attributes `mask` names.
-    fn modify_srq(
-        srq: &Srq<Self>,
-        attr: &SrqAttr,
-        mask: SrqAttrMask,
-        udata: Option<UData<'_>>,
-    ) -> Result;
-
-    /// `query_srq`.
-    fn query_srq(srq: &Srq<Self>) -> SrqAttr;
-
-    /// `post_srq_recv`: a kernel consumer's receive work requests (possibly in atomic
-    /// context).
-    fn post_srq_recv(srq: &Srq<Self>, wrs: RecvWrList<'_>) -> Result;
-
-    /// The driver's data in each memory region ([`ib_mr::Mr`]).
-    type Mr: Send + Sync;
-
-    /// `reg_user_mr`: an MR of `pd` over the caller's memory.
-    fn reg_user_mr(
-        dev: &Device<Self>,
-        pd: PdId,
-        req: &UserMrReq,
-    ) -> Result<impl PinInit<Self::Mr, Error>>;
-
-    /// `get_dma_mr`: the MR of a kernel PD that covers kernel memory (`mem`).
-    fn get_dma_mr(
-        dev: &Device<Self>,
-        pd: PdId,
-        access: i32,
-        mem: KernelVa,
-    ) -> Result<impl PinInit<Self::Mr, Error>>;
-
-    /// `alloc_mr`: a fast-registration MR of a kernel PD for up to `max_num_sg` blocks.
-    fn alloc_mr(
-        dev: &Device<Self>,
-        pd: PdId,
-        max_num_sg: u32,
-    ) -> Result<impl PinInit<Self::Mr, Error>>;
-
-    /// A new MR was built by one of the three above: give it its keys
-    /// ([`ib_mr::Mr::set_keys`]) and make it reachable. On error it is dropped.
-    fn publish_mr(dev: &Device<Self>, mr: &Arc<ib_mr::Mr<Self>>) -> Result;
-
-    /// `map_mr_sg`: maps a ULP's scatterlist into a fast-registration MR; returns the
-    /// entries mapped and the iova and length the core reports.
-    fn map_mr_sg(mr: &ib_mr::Mr<Self>, sg: SgMapping<'_>) -> Result<(c_int, u64, u64)>;
-
-    /// `dereg_mr`: an error refuses it (the MR stays registered); on success the core's
-    /// reference goes.
-    fn dereg_mr(dev: &Device<Self>, mr: &ib_mr::Mr<Self>) -> Result;
-
-    /// The driver's data in each memory window ([`ib_mw::Mw`]).
-    type Mw: Send + Sync;
-
-    /// `alloc_mw`: a window of `mw_type` in `pd`; returns its data and its R_Key.
-    fn alloc_mw(dev: &Device<Self>, pd: PdId, mw_type: MwType) -> Result<(Self::Mw, u32)>;
-
-    /// `dealloc_mw`, before the window's data is dropped.
-    fn dealloc_mw(dev: &Device<Self>, mw: &Self::Mw);
-}
+pub(crate) use crate::kx::ib_driver::Driver;
 
 /// An rxe_sr-style ib_device: the core's `struct ib_device`, the receive queue the UDP
 /// socket feeds, and the driver's data.
@@ -270,6 +104,21 @@ impl<T: Driver> Device<T> {
         // GID-table reference and writes 16 bytes to `out`.
         let ret = unsafe { bindings::rxe_sr_glue_roce_v2_gid(self.ib_ptr(), index, out) };
         (ret == 0).then_some(gid)
+    }
+
+    /// Makes the netdev of port 1 accept (`add`) or stop accepting the Ethernet multicast
+    /// address of group `mgid` (the IPv4 or IPv6 mapping, as rdma_rxe does).
+    pub(crate) fn mcast_mac_filter(&self, mgid: &[u8; 16], add: bool) -> Result {
+        // SAFETY: our live device; the reference is dropped below.
+        let ndev = unsafe { bindings::ib_device_get_netdev(self.ib_ptr(), 1) };
+        if ndev.is_null() {
+            return Err(ENODEV);
+        }
+        // SAFETY: `ndev` is referenced; `mgid` is 16 readable bytes.
+        let ret = unsafe { bindings::rxe_sr_glue_mcast_mac(ndev, mgid.as_ptr(), add) };
+        // SAFETY: drops the reference ib_device_get_netdev took.
+        unsafe { bindings::rxe_sr_glue_dev_put(ndev) };
+        to_result(ret)
     }
 
     /// Queues a received datagram for the receive work; false when the queue was full (the
@@ -526,6 +375,12 @@ impl<T: Driver> Adapter<T> {
             dereg_mr: Some(ib_mr::dereg_mr::<T>),
             alloc_mw: Some(ib_mw::alloc_mw::<T>),
             dealloc_mw: Some(ib_mw::dealloc_mw::<T>),
+            alloc_hw_port_stats: Some(ib_hw_stats::alloc_hw_port_stats::<T>),
+            get_hw_stats: Some(ib_hw_stats::get_hw_stats::<T>),
+            attach_mcast: Some(Self::attach_mcast),
+            detach_mcast: Some(Self::detach_mcast),
+            mmap: Some(mmap_queue::mmap),
+            mmap_free: Some(mmap_queue::mmap_free),
             size_ib_ucontext: size_of::<bindings::ib_ucontext>(),
             size_ib_pd: size_of::<bindings::ib_pd>(),
             size_ib_ah: ib_ah::size::<T>(),
@@ -552,6 +407,43 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn dealloc_ucontext(uctx: *mut bindings::ib_ucontext) {
         // SAFETY: as in `alloc_ucontext`.
         T::dealloc_ucontext(unsafe { Device::<T>::from_ib((*uctx).device) });
+    }
+
+    /// # Safety
+    /// Called by the core with a live QP of a device of ours and a valid GID.
+    unsafe extern "C" fn attach_mcast(
+        ibqp: *mut bindings::ib_qp,
+        gid: *mut bindings::ib_gid,
+        _lid: u16,
+    ) -> c_int {
+        // SAFETY: per this function's contract; `raw` covers the whole union.
+        let (dev, qpn, qp_type, mgid) = unsafe {
+            (
+                Device::<T>::from_ib((*ibqp).device),
+                (*ibqp).qp_num,
+                QpType::from_ib((*ibqp).qp_type),
+                (*gid).raw,
+            )
+        };
+        from_result(|| T::attach_mcast(dev, qpn, qp_type, mgid).map(|()| 0))
+    }
+
+    /// # Safety
+    /// As `attach_mcast`.
+    unsafe extern "C" fn detach_mcast(
+        ibqp: *mut bindings::ib_qp,
+        gid: *mut bindings::ib_gid,
+        _lid: u16,
+    ) -> c_int {
+        // SAFETY: per this function's contract; `raw` covers the whole union.
+        let (dev, qpn, mgid) = unsafe {
+            (
+                Device::<T>::from_ib((*ibqp).device),
+                (*ibqp).qp_num,
+                (*gid).raw,
+            )
+        };
+        from_result(|| T::detach_mcast(dev, qpn, mgid).map(|()| 0))
     }
 
     /// # Safety

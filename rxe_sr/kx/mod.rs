@@ -18,6 +18,8 @@ pub(crate) mod ib_ah;
 pub(crate) mod ib_cq;
 pub(crate) mod ib_device;
 pub(crate) mod ib_device_attr;
+pub(crate) mod ib_driver;
+pub(crate) mod ib_hw_stats;
 pub(crate) mod ib_mr;
 pub(crate) mod ib_mw;
 pub(crate) mod ib_pd;

@@ -20,13 +20,16 @@ use crate::kx::ib_device_attr::RoceV2PortImmutable;
 use crate::kx::ib_device_attr::{
     AtomicCap, DeviceAttr, DeviceCaps, PortAttr, PortPhysState, PortState,
 };
+use crate::kx::ib_hw_stats::{stat_descs, StatDesc};
 use crate::kx::ib_mr::{KernelVa, SgMapping, UserMrReq};
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_srq::{SrqAttr, SrqAttrMask};
 use crate::kx::ib_udata::UData;
+use crate::kx::ib_verbs::QpType;
 use crate::kx::ib_verbs::{AhAttr, PathMtu};
 use crate::kx::ib_wr::RecvWrList;
 use crate::objects::ah::AhState;
+use crate::objects::counters;
 use crate::objects::cq::{CqState, RoceCq};
 use crate::objects::mr::{MrState, RoceMr};
 use crate::objects::mw::MwSlot;
@@ -419,5 +422,27 @@ impl Driver for DeviceState {
 
     fn dealloc_mw(dev: &Device<Self>, mw: &MwSlot) {
         crate::verbs::mw::dealloc(dev, mw);
+    }
+
+    const HW_STATS: &'static [StatDesc] = &stat_descs(&counters::NAMES);
+
+    fn hw_stats(dev: &Device<Self>, out: &mut [u64]) {
+        let v = dev.counters().snapshot();
+        for (o, v) in out.iter_mut().zip(v.iter()) {
+            *o = *v;
+        }
+    }
+
+    fn attach_mcast(
+        dev: &Device<Self>,
+        qpn: u32,
+        qp_type: Option<QpType>,
+        mgid: [u8; 16],
+    ) -> Result {
+        crate::verbs::mcast::attach(dev, qpn, qp_type, mgid)
+    }
+
+    fn detach_mcast(dev: &Device<Self>, qpn: u32, mgid: [u8; 16]) -> Result {
+        crate::verbs::mcast::detach(dev, qpn, mgid)
     }
 }

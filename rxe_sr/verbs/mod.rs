@@ -11,6 +11,7 @@ pub(crate) mod ah;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod link;
+pub(crate) mod mcast;
 pub(crate) mod mr;
 pub(crate) mod mw;
 pub(crate) mod pd;

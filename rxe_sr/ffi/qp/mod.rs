@@ -371,8 +371,7 @@ pub(crate) unsafe extern "C" fn destroy_qp(
     let qpn = unsafe { (*ibqp).qp_num };
     // Out of its multicast groups and the table first: no new receive-path reference; then
     // wait for the ones held.
-    // SAFETY: the QP's device is live.
-    super::mcast::detach_all(dev, unsafe { (*ibqp).device }, qpn);
+    crate::verbs::mcast::detach_all(dev, qpn);
     dev.qps().erase(qpn);
     st.users.wait_for_zero();
     // The timer and its work are the last users: stop them through the shared reference,
