@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rxe_sr: the C side of the module's FFI layer.
+ * rxe_sr: the C side of the kernel abstraction layer (rxe_sr/kx/).
  *
  * Two directions:
  *  - rxe_sr_glue_*: C helpers (rxe_sr/kx/glue.c) for what bindgen cannot reach from
  *    Rust: static inline functions, macros, and static tables the RDMA and net cores link
  *    into their lists (rdma_link_ops, notifier_block, module parameters).
- *  - rxe_sr_rs_*: entry points implemented in Rust (the .rs files in rxe_sr/kx/ and rxe_sr/ffi/) that
- *    those tables call. The link type, the netdev notifier, the UDP tunnel and the QP timers
- *    take their Rust handler as a function pointer instead (kx/ builds it from a trait).
+ *  - rxe_sr_rs_*: the two entry points implemented in Rust (rxe_sr/kx/moduleparam.rs) that
+ *    the module parameter's ops call. The link type, the netdev notifier, the UDP tunnel,
+ *    the QP timers and the receive queue take their Rust handler as a function pointer
+ *    instead (kx/ builds it from a trait).
  */
 #ifndef RXE_SR_GLUE_H
 #define RXE_SR_GLUE_H

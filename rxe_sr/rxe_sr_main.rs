@@ -6,8 +6,8 @@
 //! - [`transport`]: UD, and RC/UC connection state around `proto::rc`.
 //! - [`net`]: the RoCEv2 UDP sockets' receive side and its counters.
 //! - [`objects`]: verbs objects' state shared by the verbs and the transport.
-//! - [`kx`]: the kernel abstractions (bindings, C glue, locks, tables, timers); with [`ffi`]
-//!   (the C-ABI entry points still moving behind it), the only place with `unsafe`.
+//! - [`kx`]: the kernel abstractions (bindings, C glue, the verbs objects' containers, the
+//!   `Driver` trait and its adapters, locks, tables, timers): the only place with `unsafe`.
 //! - [`proto`], [`uabi`], [`bytes`]: pure, no kernel dependency, shared with the host build
 //!   and tested there by `cargo test`.
 //!
@@ -20,7 +20,6 @@ use proto::recovery::scheme::Scheme;
 // Pure: panic-free byte copies, shared by every layer (the bottom one).
 #[allow(dead_code, unreachable_pub)]
 mod bytes;
-mod ffi;
 mod kx;
 mod net;
 mod objects;

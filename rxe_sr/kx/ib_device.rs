@@ -20,6 +20,7 @@ use crate::kx::ib_hw_stats;
 use crate::kx::ib_mr;
 use crate::kx::ib_mw;
 use crate::kx::ib_pd::PdId;
+use crate::kx::ib_qp;
 use crate::kx::ib_srq;
 use crate::kx::ib_verbs::QpType;
 use crate::kx::mmap_queue;
@@ -68,8 +69,6 @@ pub(crate) struct NewDevice<'a> {
     pub(crate) node_guid: [u8; 8],
     /// Node description (truncated to the core's 64 bytes).
     pub(crate) node_desc: &'a [u8],
-    /// Fills in the object verbs (CQs, QPs, ...) still implemented outside kx/.
-    pub(crate) object_ops: fn(&mut bindings::ib_device_ops),
 }
 
 impl<T: Driver> Device<T> {
@@ -104,6 +103,18 @@ impl<T: Driver> Device<T> {
         // GID-table reference and writes 16 bytes to `out`.
         let ret = unsafe { bindings::rxe_sr_glue_roce_v2_gid(self.ib_ptr(), index, out) };
         (ret == 0).then_some(gid)
+    }
+
+    /// Runs `f` with the netdev of port 1 (referenced for the call), if it has one.
+    pub(crate) fn with_netdev<R>(&self, f: impl FnOnce(&NetDev<'_>) -> R) -> Option<R> {
+        // SAFETY: our live device; the reference is dropped below.
+        let ndev = unsafe { bindings::ib_device_get_netdev(self.ib_ptr(), 1) };
+        // SAFETY: null or referenced.
+        let nd = unsafe { NetDev::from_raw(ndev) }?;
+        let r = f(&nd);
+        // SAFETY: drops the reference ib_device_get_netdev took.
+        unsafe { bindings::rxe_sr_glue_dev_put(ndev) };
+        Some(r)
     }
 
     /// Makes the netdev of port 1 accept (`add`) or stop accepting the Ethernet multicast
@@ -197,8 +208,7 @@ impl<T: Driver> Device<T> {
                 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
                 | (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
         }
-        let mut ops = Adapter::<T>::ops();
-        (new.object_ops)(&mut ops);
+        let ops = Adapter::<T>::ops();
         T::live();
         // SAFETY: a valid unregistered device; the core copies the ops. From here freeing
         // the device runs `dealloc_driver`, which drops the data and calls `T::freed`.
@@ -379,6 +389,12 @@ impl<T: Driver> Adapter<T> {
             get_hw_stats: Some(ib_hw_stats::get_hw_stats::<T>),
             attach_mcast: Some(Self::attach_mcast),
             detach_mcast: Some(Self::detach_mcast),
+            create_qp: Some(ib_qp::create_qp::<T>),
+            destroy_qp: Some(ib_qp::destroy_qp::<T>),
+            modify_qp: Some(ib_qp::modify_qp::<T>),
+            query_qp: Some(ib_qp::query_qp::<T>),
+            post_send: Some(ib_qp::post_send::<T>),
+            post_recv: Some(ib_qp::post_recv::<T>),
             mmap: Some(mmap_queue::mmap),
             mmap_free: Some(mmap_queue::mmap_free),
             size_ib_ucontext: size_of::<bindings::ib_ucontext>(),
@@ -387,6 +403,7 @@ impl<T: Driver> Adapter<T> {
             size_ib_cq: ib_cq::size::<T>(),
             size_ib_srq: ib_srq::size::<T>(),
             size_ib_mw: ib_mw::size::<T>(),
+            size_ib_qp: ib_qp::size::<T>(),
             ..Default::default()
         }
     }

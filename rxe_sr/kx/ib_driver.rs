@@ -15,10 +15,11 @@ use crate::kx::ib_device_attr::{DeviceAttr, PortAttr, RoceV2PortImmutable};
 use crate::kx::ib_hw_stats::StatDesc;
 use crate::kx::ib_mr::{self, KernelVa, SgMapping, UserMrReq};
 use crate::kx::ib_pd::PdId;
+use crate::kx::ib_qp::{NewQp, Qp, QpTable};
 use crate::kx::ib_srq::{Srq, SrqAttr, SrqAttrMask};
 use crate::kx::ib_udata::UData;
-use crate::kx::ib_verbs::{AhAttr, QpType};
-use crate::kx::ib_wr::RecvWrList;
+use crate::kx::ib_verbs::{AhAttr, QpAttr, QpAttrMask, QpInitAttr, QpInitReply, QpType};
+use crate::kx::ib_wr::{RecvWrList, SendWrList};
 use crate::kx::skbuff::SkBuff;
 use crate::proto::rc::mw::MwType;
 
@@ -203,4 +204,42 @@ pub(crate) trait Driver: Send + Sync + Sized {
 
     /// `detach_mcast`: QP `qpn` leaves group `mgid`.
     fn detach_mcast(dev: &Device<Self>, qpn: u32, mgid: [u8; 16]) -> Result;
+
+    /// The driver's data in each queue pair ([`Qp`]), pin-initialised there.
+    type Qp: Send + Sync;
+
+    /// The device's QPs by number (the adapter publishes a created QP there and takes a
+    /// destroyed one out).
+    fn qp_table(dev: &Device<Self>) -> &QpTable<Self>;
+
+    /// `create_qp`: a QP for `attr` (`udata` `None` for a kernel consumer): its data's
+    /// initialiser, the number reserved for it in [`Driver::qp_table`] and its capabilities.
+    fn create_qp(
+        dev: &Device<Self>,
+        attr: &QpInitAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<NewQp<impl PinInit<Self::Qp, Error>>>;
+
+    /// `destroy_qp`, once the QP is out of the table, its references are gone and its work
+    /// is stopped for good, before its data is dropped.
+    fn destroy_qp(qp: &Qp<Self>);
+
+    /// `modify_qp` with the attributes `mask` names.
+    fn modify_qp(qp: &Qp<Self>, attr: &QpAttr, mask: QpAttrMask) -> Result;
+
+    /// `query_qp`: the attributes and the creation reply.
+    fn query_qp(qp: &Qp<Self>) -> (QpAttr, QpInitReply);
+
+    /// `post_send` with work requests (a kernel consumer; possibly in atomic context).
+    fn post_send(qp: &Qp<Self>, wrs: SendWrList<'_, Self>) -> Result;
+
+    /// `post_send` without work requests: the rxe user ABI's doorbell (the requests are in
+    /// the send ring).
+    fn doorbell(qp: &Qp<Self>) -> Result;
+
+    /// `post_recv` (a kernel consumer; possibly in atomic context).
+    fn post_recv(qp: &Qp<Self>, wrs: RecvWrList<'_>) -> Result;
+
+    /// The QP's work item ([`Qp::timer`]): process context, no lock held.
+    fn qp_work(qp: &Qp<Self>);
 }

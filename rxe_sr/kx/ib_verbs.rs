@@ -368,6 +368,12 @@ pub(crate) struct AhAttr {
     sgid: Option<SourceGid>,
 }
 
+// SAFETY: the block's only pointer, `grh.sgid_attr`, is null (type invariant); the rest is
+// plain data.
+unsafe impl Send for AhAttr {}
+// SAFETY: as above.
+unsafe impl Sync for AhAttr {}
+
 impl AhAttr {
     /// Reads the core's block, copying its source GID.
     ///

@@ -7,11 +7,9 @@
 //! `// SAFETY:` comment on every unsafe block. kx imports only the kernel crate, its own
 //! files and the pure crates (`bytes`, `uabi`, `proto`); what calls back into the driver
 //! does so through a function pointer or a trait the caller supplies, never by naming a
-//! module above it (`scripts/check-layers` enforces the order).
-//!
-//! Migration: the verbs objects' C entry points still live in `ffi/` (issue 10 moves them
-//! family by family behind safe containers here); `ffi/` is the only other place with
-//! `unsafe`.
+//! module above it (`scripts/check-layers` enforces the order). It is the only place with
+//! `unsafe`: the verbs objects' entry points are adapters here (`ib_device.rs` and one file
+//! per object family) that hand the driver typed values through the `Driver` trait.
 
 pub(crate) mod error;
 pub(crate) mod ib_ah;
@@ -23,6 +21,7 @@ pub(crate) mod ib_hw_stats;
 pub(crate) mod ib_mr;
 pub(crate) mod ib_mw;
 pub(crate) mod ib_pd;
+pub(crate) mod ib_qp;
 pub(crate) mod ib_srq;
 pub(crate) mod ib_udata;
 pub(crate) mod ib_umem;

@@ -11,8 +11,9 @@ use kernel::{new_mutex, new_spinlock};
 
 use crate::kx::ib_device::{Device, DeviceRef};
 use crate::kx::ib_device_attr::PortState;
+use crate::kx::ib_qp::QpTable;
 use crate::kx::ib_verbs::PathMtu;
-use crate::kx::xarray::{IndexTable, XArray};
+use crate::kx::xarray::XArray;
 use crate::objects::ah::AhTableEntry;
 use crate::objects::counters::{Counter, Counters};
 use crate::objects::mcast::McastGroups;
@@ -36,7 +37,7 @@ pub(crate) struct DeviceState {
     mr_table: XArray<Arc<RoceMr>>,
     /// Queue pairs by QPN.
     #[pin]
-    qp_table: IndexTable,
+    qp_table: QpTable<DeviceState>,
     /// User address handles by AH number.
     #[pin]
     ah_table: XArray<AhTableEntry>,
@@ -67,7 +68,7 @@ impl DeviceState {
             port_active: AtomicBool::new(port == PortState::Active),
             active_mtu: AtomicU32::new(active_mtu.to_raw()),
             mr_table <- XArray::new(),
-            qp_table <- IndexTable::new(),
+            qp_table <- QpTable::new(),
             ah_table <- XArray::new(),
             mw_table <- XArray::new(),
             atomic_lock <- new_spinlock!((), "rxe_sr_atomic"),
@@ -111,7 +112,7 @@ impl DeviceState {
     }
 
     /// The device's QP table.
-    pub(crate) fn qps(&self) -> &IndexTable {
+    pub(crate) fn qps(&self) -> &QpTable<DeviceState> {
         &self.qp_table
     }
 

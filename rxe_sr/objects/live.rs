@@ -56,3 +56,21 @@ pub(crate) static LIVE: LiveObjects = LiveObjects {
     srqs: Live::new(),
     mws: Live::new(),
 };
+
+/// One live object of a kind, counted while this value exists (an object whose driver data
+/// holds one is counted exactly as long as that data lives).
+pub(crate) struct Counted(&'static Live);
+
+impl Counted {
+    /// Counts one more of `kind`.
+    pub(crate) fn new(kind: &'static Live) -> Self {
+        kind.inc();
+        Counted(kind)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The verbs objects' state, as the transport and the verbs share it: the device (its
-//! tables, port, counters and multicast groups), the live-object counts, address vectors,
-//! PD identities, QP shapes and attributes. (Issue 10 moves the rest of the QP state and
-//! the CQ, SRQ, MR, MW and AH state here from `ffi/`, family by family.)
+//! tables, port, counters and multicast groups), the live-object counts, address vectors
+//! and AHs, CQs, SRQs and the receive queues they share with QPs, MRs and MWs, QP shapes
+//! and attributes. (The QP's transport state is `transport::qp`: it holds the RC/UC
+//! connection.)
 
 #![forbid(unsafe_code)]
 

@@ -19,6 +19,7 @@ use kernel::new_spinlock;
 use kernel::prelude::*;
 use kernel::sync::{Arc, SpinLock};
 
+use crate::kx::error;
 use crate::kx::ib_mr::{KernelPages, KernelVa, Mr};
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_umem::UserPages;
@@ -52,6 +53,25 @@ pub(crate) fn is_mw_key(key: u32) -> bool {
 /// The key of the MR at `index` with key variant `variant`.
 pub(crate) fn key(index: u32, variant: u8) -> u32 {
     (index << 8) | u32::from(variant)
+}
+
+/// Access flags rxe_sr implements for user MRs. The optional range (relaxed ordering and
+/// other hints) is accepted and ignored, as the uverbs ABI allows.
+const SUPPORTED: AccessFlags = AccessFlags::LOCAL_WRITE
+    .union(AccessFlags::REMOTE_WRITE)
+    .union(AccessFlags::REMOTE_READ)
+    .union(AccessFlags::REMOTE_ATOMIC)
+    .union(AccessFlags::MW_BIND)
+    .union(AccessFlags::OPTIONAL);
+
+/// Checks the access flags of a registration; on-demand paging, zero-based and persistence
+/// flushes are not offered (yet), and say so with EOPNOTSUPP.
+pub(crate) fn check_access(access: i32) -> Result<u32> {
+    let access = AccessFlags::from_raw(access).ok_or(EINVAL)?;
+    if !access.within(SUPPORTED) {
+        return Err(error::eopnotsupp());
+    }
+    Ok(access.bits())
 }
 
 /// An rxe_sr memory region.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! RC and UC: a connected QP's transport state, built from its attributes when it reaches
 //! RTR (the responder) and RTS (the requester), around `proto::rc` (the state machines) and
-//! `ffi::rc_env` (what they act on: MRs, rings, CQs, skbs).
+//! `transport::rc_env` (what they act on: MRs, rings, CQs, skbs).
 
 use kernel::alloc::{flags::GFP_KERNEL, KVVec};
 use kernel::prelude::*;

@@ -4,13 +4,14 @@
 //! delivered at once, an RC/UC packet runs its QP's responder or completer, or waits while
 //! that QP's READ responses are still going out.
 
-use crate::ffi::qp::{self, Delivery};
 use crate::kx::skbuff::SkBuff;
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
 use crate::objects::mcast::MULTICAST_QPN;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::{Opcode, PacketRepr, Transport};
+use crate::transport::connected::{self, Delivery};
+use crate::transport::datagram;
 
 /// Splits a datagram (from its IP header) and checks its IP/UDP framing, ICRC and IBTA
 /// headers. Extended (selective-repeat) packets are not taken yet.
@@ -41,13 +42,13 @@ fn deliver(dev: &RoceDevice, mut skb: SkBuff) -> bool {
             Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE
                 if p.bth.dest_qpn == MULTICAST_QPN =>
             {
-                return qp::ud_deliver_mcast(dev, &p, d.ip_header, &d.dest_gid());
+                return datagram::ud_deliver_mcast(dev, &p, d.ip_header, &d.dest_gid());
             }
             Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE => {
-                return qp::ud_deliver(dev, &p, d.ip_header)
+                return datagram::ud_deliver(dev, &p, d.ip_header)
             }
             op if matches!(op.transport(), Transport::Rc | Transport::Uc) => {
-                match qp::connected_deliver(dev, &d, &p) {
+                match connected::connected_deliver(dev, &d, &p) {
                     Delivery::Done => return true,
                     Delivery::Dropped => return false,
                     Delivery::Later(h) => h,

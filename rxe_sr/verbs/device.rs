@@ -23,11 +23,13 @@ use crate::kx::ib_device_attr::{
 use crate::kx::ib_hw_stats::{stat_descs, StatDesc};
 use crate::kx::ib_mr::{KernelVa, SgMapping, UserMrReq};
 use crate::kx::ib_pd::PdId;
+use crate::kx::ib_qp::{NewQp, QpTable};
 use crate::kx::ib_srq::{SrqAttr, SrqAttrMask};
 use crate::kx::ib_udata::UData;
-use crate::kx::ib_verbs::QpType;
 use crate::kx::ib_verbs::{AhAttr, PathMtu};
+use crate::kx::ib_verbs::{QpAttr, QpAttrMask, QpInitAttr, QpInitReply, QpType};
 use crate::kx::ib_wr::RecvWrList;
+use crate::kx::ib_wr::SendWrList;
 use crate::objects::ah::AhState;
 use crate::objects::counters;
 use crate::objects::cq::{CqState, RoceCq};
@@ -35,6 +37,7 @@ use crate::objects::mr::{MrState, RoceMr};
 use crate::objects::mw::MwSlot;
 use crate::objects::srq::{RoceSrq, SrqState};
 use crate::proto::rc::mw::MwType;
+use crate::transport::qp::{QpObject, RoceQp};
 use kernel::ffi::c_int;
 use kernel::sync::Arc;
 
@@ -227,7 +230,6 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
             netdev: nd,
             node_guid: guid_from_mac(nd.mac()),
             node_desc: b"rxe_sr",
-            object_ops: crate::ffi::device::object_ops,
         },
         state,
     )?;
@@ -444,5 +446,47 @@ impl Driver for DeviceState {
 
     fn detach_mcast(dev: &Device<Self>, qpn: u32, mgid: [u8; 16]) -> Result {
         crate::verbs::mcast::detach(dev, qpn, mgid)
+    }
+
+    type Qp = QpObject;
+
+    fn qp_table(dev: &Device<Self>) -> &QpTable<Self> {
+        dev.qps()
+    }
+
+    fn create_qp(
+        dev: &Device<Self>,
+        attr: &QpInitAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<NewQp<impl PinInit<QpObject, Error>>> {
+        crate::verbs::qp::create(dev, attr, udata)
+    }
+
+    fn destroy_qp(qp: &RoceQp) {
+        crate::verbs::qp::destroy(qp);
+    }
+
+    fn modify_qp(qp: &RoceQp, attr: &QpAttr, mask: QpAttrMask) -> Result {
+        crate::verbs::qp_modify::modify(qp, attr, mask)
+    }
+
+    fn query_qp(qp: &RoceQp) -> (QpAttr, QpInitReply) {
+        crate::verbs::qp::query(qp)
+    }
+
+    fn post_send(qp: &RoceQp, wrs: SendWrList<'_, Self>) -> Result {
+        crate::verbs::qp_post::post_send(qp, wrs)
+    }
+
+    fn doorbell(qp: &RoceQp) -> Result {
+        crate::verbs::qp_post::doorbell(qp)
+    }
+
+    fn post_recv(qp: &RoceQp, wrs: RecvWrList<'_>) -> Result {
+        crate::verbs::qp_post::post_recv(qp, wrs)
+    }
+
+    fn qp_work(qp: &RoceQp) {
+        crate::transport::connected::qp_work(qp);
     }
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The verbs provider: what rxe_sr reports and does for each ib_device operation.
 //!
-//! Everything here is safe Rust over typed values: the device-level operations reach
-//! [`device`]'s `Driver` impl through `kx::ib_device`'s adapter; the object operations'
-//! C-ABI entry points are still in `ffi/` (issue 10) and forward here.
+//! Everything here is safe Rust over typed values: every operation reaches [`device`]'s
+//! `Driver` impl through kx's adapters, which forwards to the rules of its object family
+//! here.
 
 #![forbid(unsafe_code)]
 
@@ -16,4 +16,6 @@ pub(crate) mod mr;
 pub(crate) mod mw;
 pub(crate) mod pd;
 pub(crate) mod qp;
+pub(crate) mod qp_modify;
+pub(crate) mod qp_post;
 pub(crate) mod srq;

@@ -14,29 +14,10 @@ use crate::kx::ib_umem::UserPages;
 use crate::kx::ib_verbs::AccessFlags;
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
-use crate::objects::mr::{self, MrMemory, MrState, RoceMr};
+use crate::objects::mr::{self, check_access, MrMemory, MrState, RoceMr};
 
 /// Most pages a fast-registration MR maps (the device's `max_fast_reg_page_list_len`).
 pub(crate) const MAX_FAST_REG_PAGES: u32 = 512;
-
-/// Access flags rxe_sr implements for user MRs. The optional range (relaxed ordering and
-/// other hints) is accepted and ignored, as the uverbs ABI allows.
-const SUPPORTED: AccessFlags = AccessFlags::LOCAL_WRITE
-    .union(AccessFlags::REMOTE_WRITE)
-    .union(AccessFlags::REMOTE_READ)
-    .union(AccessFlags::REMOTE_ATOMIC)
-    .union(AccessFlags::MW_BIND)
-    .union(AccessFlags::OPTIONAL);
-
-/// Checks the access flags of a registration; on-demand paging, zero-based and persistence
-/// flushes are not offered (yet), and say so with EOPNOTSUPP.
-pub(crate) fn check_access(access: i32) -> Result<u32> {
-    let access = AccessFlags::from_raw(access).ok_or(EINVAL)?;
-    if !access.within(SUPPORTED) {
-        return Err(error::eopnotsupp());
-    }
-    Ok(access.bits())
-}
 
 /// `reg_user_mr`: pins the caller's memory; the MR gets its key when published.
 pub(crate) fn reg_user(

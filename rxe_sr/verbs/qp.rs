@@ -1,15 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Queue pairs: the rules for creating and modifying one (the state they set is
-//! `objects/qp.rs`; IBTA 11.2.4, 11.2.5; limits as rdma_rxe reports them). The state machine's
-//! required/optional attribute masks are the RDMA core's `ib_modify_qp_is_ok`, called by the
-//! FFI layer (through `kx::ib_verbs::modify_qp_is_ok`) before [`QpAttrs::apply`].
+//! `objects/qp.rs`; IBTA 11.2.4, 11.2.5; limits as rdma_rxe reports them), and `create_qp`,
+//! `query_qp`, `destroy_qp` (modify is `qp_modify.rs`, posting `qp_post.rs`). The state
+//! machine's required/optional attribute masks are the RDMA core's `ib_modify_qp_is_ok`,
+//! called (through `kx::ib_verbs::modify_qp_is_ok`) before [`QpAttrs::apply`].
 
+use kernel::new_mutex;
 use kernel::prelude::*;
 
 use crate::kx::error;
-use crate::kx::ib_verbs::{QpAttr, QpAttrMask, QpInitAttr, QpType};
+use crate::kx::ib_qp::NewQp;
+use crate::kx::ib_udata::UData;
+use crate::kx::ib_verbs::{PathMtu, QpAttr, QpAttrMask, QpInitAttr, QpInitReply, QpState, QpType};
+use crate::kx::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
+use crate::kx::skbuff::SkbQueue;
+use crate::kx::spinlock::new_irq_spinlock;
+use crate::objects::device::RoceDevice;
+use crate::objects::live::{self, Counted};
 use crate::objects::qp::{QpAttrs, QpShape};
-use crate::uabi::queue;
+use crate::proto::rc::Service;
+use crate::transport::qp::{KernelQueues, QpInner, QpObject, RoceQp};
+use crate::transport::rc as rc_transport;
+use crate::uabi::queue::{self, FromClientQueue};
+use crate::uabi::{layout, resp};
 
 /// Smallest QPN for ordinary QPs (0 and 1 are the special QPs; rdma_rxe starts at 16).
 pub(crate) const MIN_QPN: u32 = 16;
@@ -161,4 +174,129 @@ impl QpAttrs {
         }
         Ok(())
     }
+}
+
+/// `create_qp`: checks the request and sizes the queues; a user QP gets its rings mapped
+/// into the process, a kernel consumer's QP its kernel queues; every QP has a work item
+/// (RC/UC timers and READ responses, datagram sends beyond one call's budget, a kernel
+/// consumer's sends), and an RC QP a queue for requests held back behind READ responses.
+// Kept out of line: the initialiser it returns would otherwise add to the verb's stack
+// frame twice.
+#[inline(never)]
+pub(crate) fn create(
+    dev: &RoceDevice,
+    attr: &QpInitAttr,
+    udata: Option<UData<'_>>,
+) -> Result<NewQp<impl PinInit<QpObject, Error>>> {
+    let shape = shape(attr, cache_line_size())?;
+    let gsi = shape.qp_type == QpType::Gsi;
+    let (sq, rq, kq) = match udata {
+        // A kernel consumer (ib_mad's GSI QP, ULPs' RC, UC and UD QPs, on an SRQ or not).
+        None => (None, None, Some(KernelQueues::new(&shape.caps())?)),
+        // QP1 belongs to the kernel's MAD layer.
+        Some(_) if gsi => return Err(EINVAL),
+        Some(u) => {
+            let (sq, rq) = user_rings(u, &shape)?;
+            (sq, rq, None)
+        }
+    };
+    let held = if rc_transport::service(shape.qp_type) == Some(Service::Rc) {
+        Some(SkbQueue::new()?)
+    } else {
+        None
+    };
+    // Reserved now, published by the adapter once the QP is complete (the receive path
+    // looks QPs up). QP1 is number 1 on the wire and in the table.
+    let qpn = if gsi {
+        dev.qps().reserve(1, 1)?
+    } else {
+        dev.qps().reserve(MIN_QPN, MAX_QPN)?
+    };
+    let attrs = QpAttrs {
+        state: QpState::Reset,
+        port_num: 1,
+        path_mtu: PathMtu::Mtu256,
+        ..Default::default()
+    };
+    let init = try_pin_init!(QpObject {
+        inner <- new_mutex!(
+            QpInner {
+                attrs,
+                sq,
+                rq,
+                sq_q: FromClientQueue::new(shape.sq.queue.ring),
+                rq_q: FromClientQueue::new(shape.rq.queue.ring),
+                rc: None,
+            },
+            "rxe_sr_qp"
+        ),
+        kq <- new_irq_spinlock!(kq, "rxe_sr_qp_kq"),
+        shape,
+        held,
+        _live: Counted::new(&live::LIVE.qps),
+    }? Error);
+    Ok(NewQp {
+        init,
+        qpn,
+        caps: shape.caps(),
+    })
+}
+
+/// A user QP's send ring and (unless it is on an SRQ) receive ring, registered for mmap
+/// and described to user space in `struct rxe_create_qp_resp`.
+fn user_rings(
+    mut udata: UData<'_>,
+    shape: &QpShape,
+) -> Result<(Option<MappedQueue>, Option<MappedQueue>)> {
+    let mminfo = |q: &Option<MappedQueue>, offset: u64| -> Result<resp::MmInfo> {
+        let size = q.as_ref().map_or(0, |m| m.queue().len());
+        Ok(resp::MmInfo {
+            offset,
+            size: u32::try_from(size).map_err(|_| EINVAL)?,
+        })
+    };
+    let (sq, sq_off) = udata.map_queue(SharedQueue::new(shape.sq.queue.ring)?)?;
+    // A QP on an SRQ has no receive ring (its mminfo is all zero, as rdma_rxe's). On any
+    // error below, dropping the handles unregisters the rings.
+    let (rq, rq_off) = if shape.srq {
+        (None, 0)
+    } else {
+        let (rq, off) = udata.map_queue(SharedQueue::new(shape.rq.queue.ring)?)?;
+        (Some(rq), off)
+    };
+    let sq = Some(sq);
+    let mut out = [0u8; layout::CREATE_QP_RESP_SIZE];
+    resp::emit_create_qp_resp(mminfo(&rq, rq_off)?, mminfo(&sq, sq_off)?, &mut out)
+        .ok_or(EINVAL)?;
+    udata.respond(&out)?;
+    Ok((sq, rq))
+}
+
+/// `destroy_qp`, once the QP is out of the table with no reference left and its work
+/// stopped: out of its multicast groups, and its rings' mmap entries unregistered (outside
+/// the lock).
+pub(crate) fn destroy(qp: &RoceQp) {
+    crate::verbs::mcast::detach_all(qp.device(), qp.qpn());
+    let rings = {
+        let mut g = qp.inner.lock();
+        (g.sq.take(), g.rq.take())
+    };
+    drop(rings);
+}
+
+/// `query_qp`: the attributes as the transport has them (its current PSNs) and the
+/// creation reply.
+pub(crate) fn query(qp: &RoceQp) -> (QpAttr, QpInitReply) {
+    let a = {
+        let g = qp.inner.lock();
+        let mut a = g.attrs.to_attr(&qp.shape);
+        if let Some(conn) = g.rc.as_ref() {
+            a.rq_psn = conn.resp.epsn().get();
+            if let Some(req) = conn.req.as_ref() {
+                a.sq_psn = req.sq_psn().get();
+            }
+        }
+        a
+    };
+    (a, qp.shape.init_reply())
 }

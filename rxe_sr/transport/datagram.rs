@@ -2,19 +2,32 @@
 //! UD and GSI QPs: the requester that sends a user ring's or kernel queue's datagrams, and
 //! the delivery of received UD SENDs (unicast and multicast) into receive WQEs.
 
-use super::*;
+use kernel::prelude::*;
+
+use crate::kx::ib_verbs::{QpState, QpType, SigType};
+use crate::kx::netdevice::NetDev;
+use crate::objects::ah;
+use crate::objects::counters::Counter;
+use crate::objects::device::RoceDevice;
+use crate::objects::recv_queue::take_from_ring;
+use crate::proto::wire::PacketRepr;
+use crate::transport::connected::QpCtx;
+use crate::transport::qp::{CqEvents, QpCqs, QpInner};
+use crate::transport::qp_error::{enter_error, flush, flush_kernel};
+use crate::transport::ud;
+use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
+use crate::uabi::layout;
+use crate::uabi::limits::MAX_SEND_WQE_BYTES;
+use crate::uabi::send_wqe::{NetworkType, SendFlags, SendLimits, SendWqe};
 
 /// Datagram work requests sent per call at most (post_send, or one run of the QP's work).
-pub(super) const UD_BUDGET: u32 = 64;
+pub(crate) const UD_BUDGET: u32 = 64;
 
 /// Sends the queued UD work requests of a user QP's ring ([`UD_BUDGET`] per call; the QP's
 /// work sends the rest), completing each (signalled ones
 /// on success, every one on error). A request that fails moves the QP to the Error state,
-/// which flushes both rings.
-///
-/// # Safety
-/// `g` is the lock of the live QP `ctx`.
-pub(super) unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) -> c_int {
+/// which flushes both rings. `g` is the QP's lock.
+pub(crate) fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) -> Result {
     let (shape, dev, qpn, cqs) = (&ctx.st.shape, ctx.dev, ctx.qpn, ctx.cqs);
     let QpInner {
         sq,
@@ -28,23 +41,20 @@ pub(super) unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &Net
         QpState::Rts => {}
         // As rdma_rxe: in Error the posted requests complete as flushed.
         QpState::Err => {
-            // SAFETY: per this function's contract.
-            unsafe {
-                flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| {
-                    cqs.send(c)
-                })
-            };
-            return 0;
+            flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| {
+                cqs.send(c)
+            });
+            return Ok(());
         }
         // As rdma_rxe: posting to a QP that cannot send yet is refused.
-        _ => return EINVAL.to_errno(),
+        _ => return Err(EINVAL),
     }
     let Some(ring) = sq.as_ref() else {
-        return EINVAL.to_errno();
+        return Err(EINVAL);
     };
     let shared = ring.queue();
     if sq_q.observe_producer(shared.load_producer()).is_err() {
-        return EINVAL.to_errno();
+        return Err(EINVAL);
     }
     let limits = SendLimits {
         max_sge: shape.sq.max_sge,
@@ -60,9 +70,7 @@ pub(super) unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &Net
         if budget == 0 {
             // The rest from the QP's work, after others had their turn: one doorbell on a
             // ring of up to 2^20 requests must not hold the CPU and the QP lock meanwhile.
-            if let Some(t) = ctx.st.timer.as_ref() {
-                t.kick();
-            }
+            ctx.qp.timer().kick();
             break;
         }
         budget -= 1;
@@ -102,63 +110,22 @@ pub(super) unsafe fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &Net
             shared.publish_consumer(cons);
         }
         if let Some(c) = c {
-            // SAFETY: per this function's contract.
-            if unsafe { cqs.send(&c) }.is_err() {
+            if cqs.send(&c).is_err() {
                 break;
             }
         }
         if failed {
             attrs.state = QpState::Err;
-            // SAFETY: per this function's contract.
-            unsafe {
-                flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| {
-                    cqs.send(c)
-                });
-                flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, |c| {
-                    cqs.recv(c, false)
-                });
-            }
+            flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| {
+                cqs.send(c)
+            });
+            flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, |c| {
+                cqs.recv(c, false)
+            });
             break;
         }
     }
-    0
-}
-
-/// A counted reference on a QP, taken by the receive path under the QP table's lock.
-pub(super) struct QpRef {
-    pub(super) ibqp: *mut bindings::ib_qp,
-    pub(super) st: *const QpObject,
-}
-
-impl QpRef {
-    /// The QP with number `qpn`, if it exists and is complete.
-    pub(super) fn get(dev: &RoceDevice, qpn: u32) -> Option<QpRef> {
-        dev.qps()
-            .with_entry(qpn, |p| {
-                let ibqp = p.cast::<bindings::ib_qp>();
-                // SAFETY: published entries are complete QPs of ours; the table lock keeps
-                // destroy_qp from erasing it (and then waiting for us) until we counted.
-                let st = unsafe { (*ibqp.cast::<RxeSrQp>()).state };
-                // SAFETY: as above: non-null and live.
-                unsafe { st.as_ref() }.map(|s| {
-                    s.users.get();
-                    QpRef { ibqp, st }
-                })
-            })
-            .flatten()
-    }
-
-    pub(super) fn state(&self) -> &QpObject {
-        // SAFETY: destroy_qp frees the state only after our count is dropped.
-        unsafe { &*self.st }
-    }
-}
-
-impl Drop for QpRef {
-    fn drop(&mut self) {
-        // After this the state may be freed at once: no access follows.
-        self.state().users.put();
-    }
+    Ok(())
 }
 
 /// Delivers a UD SEND to its QP: the QP must be ready to receive, the Q_Key and P_Key must
@@ -188,7 +155,7 @@ pub(crate) fn ud_deliver_mcast(
 }
 
 /// Delivers a UD SEND to QP `qpn` (see [`ud_deliver`]).
-pub(super) fn ud_deliver_to(
+pub(crate) fn ud_deliver_to(
     dev: &RoceDevice,
     qpn: u32,
     p: &PacketRepr<'_>,
@@ -197,30 +164,25 @@ pub(super) fn ud_deliver_to(
     let Some(deth) = p.ext.deth else {
         return false;
     };
-    let Some(qp) = QpRef::get(dev, qpn) else {
+    let Some(qp) = dev.qps().get(qpn) else {
         return false;
     };
-    let st = qp.state();
+    let st = &**qp;
     let datagram = matches!(st.shape.qp_type, QpType::Ud | QpType::Gsi);
     if !datagram || p.bth.pkey & 0x7fff != 0x7fff {
         return false;
     }
-    // SAFETY: the QP is live (counted) with its PD and CQs.
-    let (pd, qpn, cqs) = unsafe { ((*qp.ibqp).pd, (*qp.ibqp).qp_num, QpCqs::of(qp.ibqp)) };
-    let pd = PdId::of(pd);
-    // SAFETY: the counted QP outlives this; dropped after the lock.
-    let _events = unsafe { CqEvents::new(cqs) };
+    let (pd, qpn, cqs) = (qp.pd(), qp.qpn(), QpCqs::of(&qp));
+    // Dropped after the lock.
+    let _events = CqEvents::new(&qp);
     let mut g = st.inner.lock();
     let ready = g.attrs.state == QpState::Rtr || g.attrs.state == QpState::Rts;
     if !ready || deth.qkey != g.attrs.qkey {
         return false;
     }
-    // SAFETY: the counted QP keeps its SRQ (if any) alive.
-    let srq = unsafe { (*qp.ibqp).srq };
     let QpInner { rq, rq_q, .. } = &mut *g;
-    let taken = if !srq.is_null() {
-        // SAFETY: as above; an SRQ of ours.
-        unsafe { crate::objects::srq::RoceSrq::from_raw(srq) }.take()
+    let taken = if let Some(srq) = qp.srq() {
+        srq.take()
     } else if let Some(k) = st.kq.lock().as_mut() {
         k.pop_recv().map(Ok)
     } else {
@@ -255,10 +217,56 @@ pub(super) fn ud_deliver_to(
             Completion::recv(wqe.wr_id, qpn, status, info)
         }
     };
-    // SAFETY: the counted QP keeps its receive CQ alive. (A full CQ raised its error event.)
-    if unsafe { cqs.recv(&c, p.bth.se) }.is_err() {
+    // (A full CQ raised its error event.)
+    if cqs.recv(&c, p.bth.se).is_err() {
         return false;
     }
     dev.counters().inc(Counter::RdmaRecvs);
     true
+}
+
+/// A kernel datagram QP's work item: sends what waits in its kernel send queue, completing
+/// each request (signalled ones on success, every one on error); a request that fails moves
+/// the QP to the Error state. In Error, the queues are flushed.
+pub(crate) fn run_kernel_sends(ctx: &QpCtx<'_>) {
+    let st = ctx.st;
+    let mut g = st.inner.lock();
+    if g.attrs.state == QpState::Err {
+        flush_kernel(ctx.qp);
+        return;
+    }
+    let sig_all = st.shape.sq_sig_type == SigType::AllWr;
+    let mtu = ctx.dev.active_mtu().bytes();
+    let mut budget = UD_BUDGET;
+    let _ = ctx.with_netdev(|nd| loop {
+        if g.attrs.state != QpState::Rts {
+            break;
+        }
+        if budget == 0 {
+            // The rest in the next run of the work, after others had their turn.
+            ctx.qp.timer().kick();
+            break;
+        }
+        budget -= 1;
+        let next = st.kq.lock().as_mut().and_then(|k| k.sq.pop().flatten());
+        let Some(ks) = next else {
+            break;
+        };
+        let res = match ks.av.as_ref() {
+            Some(av) => ud::send_one(ctx.dev, ctx.pd, ctx.qpn, &mut g.attrs, &ks.wqe, av, mtu, nd),
+            None => Err(WcStatus::LocQpOpErr),
+        };
+        let status = res.err().unwrap_or(WcStatus::Success);
+        let failed = status != WcStatus::Success;
+        if sig_all || ks.wqe.flags.signaled() || failed {
+            // A full CQ has raised its error event.
+            let _ = ctx
+                .cqs
+                .send(&Completion::for_send_wqe(&ks.wqe, ctx.qpn, status));
+        }
+        if failed {
+            enter_error(&mut g, ctx.qp);
+            break;
+        }
+    });
 }

@@ -3,52 +3,67 @@
 //! `proto::rc`) under the QP's lock, the doorbell, the delivery of received packets, the
 //! READ responses' work and the QP timer.
 
-use super::*;
+use kernel::alloc::KVVec;
+use kernel::prelude::*;
 
-/// The parts of a live QP the connected transport needs besides its lock.
-pub(super) struct QpCtx<'a> {
-    pub(super) ibdev: *mut bindings::ib_device,
-    pub(super) dev: &'a RoceDevice,
-    pub(super) pd: PdId,
-    pub(super) qpn: u32,
-    pub(super) cqs: QpCqs,
-    pub(super) srq: *mut bindings::ib_srq,
-    pub(super) st: &'a QpObject,
+use crate::kx::ib_pd::PdId;
+use crate::kx::ib_qp::QpRef;
+use crate::kx::ib_verbs::{QpState, QpType};
+use crate::kx::netdevice::NetDev;
+use crate::kx::skbuff::SkBuff;
+use crate::objects::counters::Counter;
+use crate::objects::device::{DeviceState, RoceDevice};
+use crate::objects::srq::RoceSrq;
+use crate::proto::rc::requester::{PostError, ReqCounters, Requester, SqEntry};
+use crate::proto::rc::responder::{RespCounters, READ_BUDGET};
+use crate::proto::rc::{Outcome, RcConfig, Service};
+use crate::proto::wire::ip::RoceDatagram;
+use crate::proto::wire::opcode::OpKind;
+use crate::proto::wire::PacketRepr;
+use crate::transport::datagram::run_kernel_sends;
+use crate::transport::datagram::run_ud_requester;
+use crate::transport::qp::{CqEvents, KernelQueueLock, QpCqs, QpInner, QpObject, RoceQp};
+use crate::transport::qp_error::{enter_error, flush, flush_kernel};
+use crate::transport::rc::{self as rc_transport, RcConn};
+use crate::transport::rc_env::KEnv;
+use crate::uabi::cqe::Completion;
+use crate::uabi::layout;
+use crate::uabi::limits::MAX_SEND_WQE_BYTES;
+use crate::uabi::send_wqe::{SendLimits, SendOp, SendWqe};
+
+/// The parts of a live QP the transport needs besides its lock.
+pub(crate) struct QpCtx<'a> {
+    pub(crate) qp: &'a RoceQp,
+    pub(crate) dev: &'a RoceDevice,
+    pub(crate) pd: PdId,
+    pub(crate) qpn: u32,
+    pub(crate) cqs: QpCqs<'a>,
+    pub(crate) srq: Option<&'a RoceSrq>,
+    pub(crate) st: &'a QpObject,
 }
 
 impl<'a> QpCtx<'a> {
-    /// # Safety
-    /// `ibqp` is a live QP of ours with state `st`, kept alive for `'a`.
-    pub(super) unsafe fn new(ibqp: *mut bindings::ib_qp, st: &'a QpObject) -> Self {
-        // SAFETY: per this function's contract: the QP's device, PD and CQs are live.
-        unsafe {
-            QpCtx {
-                ibdev: (*ibqp).device,
-                dev: RoceDevice::from_ib((*ibqp).device),
-                pd: PdId::of((*ibqp).pd),
-                qpn: (*ibqp).qp_num,
-                cqs: QpCqs::of(ibqp),
-                srq: (*ibqp).srq,
-                st,
-            }
+    /// The context of `qp`.
+    pub(crate) fn new(qp: &'a RoceQp) -> Self {
+        QpCtx {
+            qp,
+            dev: qp.device(),
+            pd: qp.pd(),
+            qpn: qp.qpn(),
+            cqs: QpCqs::of(qp),
+            srq: qp.srq(),
+            st: qp,
         }
     }
 
     /// Runs `f` with the device's netdev (referenced for the call), if it has one.
-    pub(super) fn with_netdev<R>(&self, f: impl FnOnce(&NetDev<'_>) -> R) -> Option<R> {
-        // SAFETY: our device; the reference is dropped below.
-        let ndev = unsafe { bindings::ib_device_get_netdev(self.ibdev, 1) };
-        // SAFETY: null or referenced.
-        let nd = unsafe { NetDev::from_raw(ndev) }?;
-        let r = f(&nd);
-        // SAFETY: drops the reference ib_device_get_netdev took.
-        unsafe { bindings::rxe_sr_glue_dev_put(ndev) };
-        Some(r)
+    pub(crate) fn with_netdev<R>(&self, f: impl FnOnce(&NetDev<'_>) -> R) -> Option<R> {
+        self.dev.with_netdev(f)
     }
 }
 
 /// What to run on a connected QP once its environment is built.
-pub(super) enum Step<'p> {
+pub(crate) enum Step<'p> {
     /// The doorbell: fetch new send WQEs and send.
     Doorbell,
     /// A packet from the peer.
@@ -61,10 +76,8 @@ pub(super) enum Step<'p> {
 
 /// Drives a connected QP's transport one step under its lock, then fetches and sends what
 /// the step made room for, re-arms the timer, and moves the QP to Error if it failed.
-///
-/// # Safety
-/// `ctx` describes a live QP whose lock `g` is.
-pub(super) unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_>) {
+/// `g` is the QP's lock.
+pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_>) {
     let shape = &ctx.st.shape;
     let QpInner {
         attrs,
@@ -84,8 +97,7 @@ pub(super) unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, st
         resp,
         req,
     } = conn;
-    // SAFETY: per this function's contract the CQs are live.
-    let mut env = unsafe {
+    let mut env = {
         KEnv::new(
             ctx.dev,
             nd,
@@ -135,16 +147,12 @@ pub(super) unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, st
         before,
         (req.as_ref().map(|r| r.counters), resp.counters),
     );
-    if let (Some(r), Some(t)) = (req.as_ref(), ctx.st.timer.as_ref()) {
-        if let Some(d) = r.deadline() {
-            t.arm(d);
-        }
+    if let Some(d) = req.as_ref().and_then(|r| r.deadline()) {
+        ctx.qp.timer().arm(d);
     }
     if resp.read_pending() && outcome == Outcome::Ok {
         // The QP's work sends the rest.
-        if let Some(t) = ctx.st.timer.as_ref() {
-            t.kick();
-        }
+        ctx.qp.timer().kick();
     }
     drop(env);
     if outcome == Outcome::Error {
@@ -161,13 +169,12 @@ pub(super) unsafe fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, st
                 f.status,
             );
         }
-        // SAFETY: per this function's contract.
-        unsafe { enter_error(g, ctx.st, ctx.qpn, ctx.cqs) };
+        enter_error(g, ctx.qp);
     }
 }
 
 /// Adds what one step of the transport counted to the device's counters.
-pub(super) fn count(
+pub(crate) fn count(
     dev: &RoceDevice,
     (req0, resp0): (Option<ReqCounters>, RespCounters),
     (req1, resp1): (Option<ReqCounters>, RespCounters),
@@ -208,7 +215,7 @@ pub(super) fn count(
 }
 
 /// True for request packets (to the responder), false for responses (to the completer).
-pub(super) fn is_request(p: &PacketRepr<'_>) -> bool {
+pub(crate) fn is_request(p: &PacketRepr<'_>) -> bool {
     !matches!(
         p.bth.opcode.info().map(|i| i.kind),
         Some(OpKind::Acknowledge | OpKind::AtomicAcknowledge | OpKind::RdmaReadResponse)
@@ -220,7 +227,7 @@ pub(super) fn is_request(p: &PacketRepr<'_>) -> bool {
 /// enters the Error state).
 // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
 #[inline(never)]
-pub(super) fn fetch(
+pub(crate) fn fetch(
     req: &mut Requester<KVVec<SqEntry>>,
     env: &mut KEnv<'_>,
     cfg: &RcConfig,
@@ -279,7 +286,7 @@ pub(super) fn fetch(
 }
 
 /// Counts a request the requester took, if it is a SEND (`rdma_sends`).
-pub(super) fn count_send(env: &KEnv<'_>, op: &SendOp) {
+pub(crate) fn count_send(env: &KEnv<'_>, op: &SendOp) {
     if matches!(
         op,
         SendOp::Send | SendOp::SendWithImm { .. } | SendOp::SendWithInv { .. }
@@ -292,7 +299,7 @@ pub(super) fn count_send(env: &KEnv<'_>, op: &SendOp) {
 /// it has room.
 // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
 #[inline(never)]
-pub(super) fn fetch_kernel(
+pub(crate) fn fetch_kernel(
     req: &mut Requester<KVVec<SqEntry>>,
     env: &mut KEnv<'_>,
     cfg: &RcConfig,
@@ -328,38 +335,28 @@ pub(super) fn fetch_kernel(
 }
 
 /// `post_send` on an RC or UC QP: the doorbell.
-///
-/// # Safety
-/// `ibqp` is a live QP of ours with state `st`.
-pub(super) unsafe fn post_send_connected(ibqp: *mut bindings::ib_qp, st: &QpObject) -> c_int {
-    // SAFETY: per this function's contract.
-    let ctx = unsafe { QpCtx::new(ibqp, st) };
-    // SAFETY: the QP outlives the call; dropped after the lock.
-    let _events = unsafe { CqEvents::new(ctx.cqs) };
-    let mut g = st.inner.lock();
+pub(crate) fn doorbell(qp: &RoceQp) -> Result {
+    let ctx = QpCtx::new(qp);
+    // Dropped after the lock.
+    let _events = CqEvents::new(qp);
+    let mut g = qp.inner.lock();
     match g.attrs.state {
         QpState::Rts => {}
         QpState::Err => {
             let QpInner { sq, sq_q, .. } = &mut *g;
-            // SAFETY: the QP's CQs outlive it.
-            unsafe {
-                flush(
-                    sq.as_ref(),
-                    sq_q,
-                    layout::SEND_WQE_WR_ID_OFF,
-                    ctx.qpn,
-                    |c| ctx.cqs.send(c),
-                )
-            };
-            return 0;
+            flush(
+                sq.as_ref(),
+                sq_q,
+                layout::SEND_WQE_WR_ID_OFF,
+                ctx.qpn,
+                |c| ctx.cqs.send(c),
+            );
+            return Ok(());
         }
-        _ => return EINVAL.to_errno(),
+        _ => return Err(EINVAL),
     }
-    // SAFETY: `g` is the QP's lock.
-    match ctx.with_netdev(|nd| unsafe { drive(&ctx, &mut g, nd, Step::Doorbell) }) {
-        Some(()) => 0,
-        None => EINVAL.to_errno(),
-    }
+    ctx.with_netdev(|nd| drive(&ctx, &mut g, nd, Step::Doorbell))
+        .ok_or(EINVAL)
 }
 
 /// What became of an RC or UC packet.
@@ -374,26 +371,23 @@ pub(crate) enum Delivery {
 }
 
 /// A QP that holds back its requests while its READ responses go out.
-pub(crate) struct Later(QpRef);
+pub(crate) struct Later(QpRef<DeviceState>);
 
 impl Later {
     /// Queues the packet on the QP (its work runs it once the responses are out). False
     /// when the queue is full: the packet is dropped, and the requester's retry resends it.
     pub(crate) fn hold(self, skb: SkBuff) -> bool {
-        let st = self.0.state();
-        let Some(held) = st.held.as_ref() else {
+        let Some(held) = self.0.held.as_ref() else {
             return false;
         };
         let ok = held.push(skb).is_ok();
-        if let Some(t) = st.timer.as_ref() {
-            t.kick();
-        }
+        self.0.timer().kick();
         ok
     }
 }
 
 /// True for QP states whose responder takes requests.
-pub(super) fn receiving(state: QpState) -> bool {
+pub(crate) fn receiving(state: QpState) -> bool {
     matches!(state, QpState::Rtr | QpState::Rts)
 }
 
@@ -406,52 +400,56 @@ pub(crate) fn connected_deliver(
     d: &RoceDatagram<'_>,
     p: &PacketRepr<'_>,
 ) -> Delivery {
-    let Some(qp) = QpRef::get(dev, p.bth.dest_qpn) else {
+    let Some(qp) = dev.qps().get(p.bth.dest_qpn) else {
         return Delivery::Dropped;
     };
-    let st = qp.state();
-    let want = match rc_transport::service(st.shape.qp_type) {
-        Some(Service::Rc) => crate::proto::wire::Transport::Rc,
-        Some(Service::Uc) => crate::proto::wire::Transport::Uc,
-        None => return Delivery::Dropped,
-    };
-    if p.bth.opcode.transport() != want || p.bth.pkey & 0x7fff != 0x7fff {
-        return Delivery::Dropped;
-    }
-    // SAFETY: the QP is counted live, with its device, PD and CQs.
-    let ctx = unsafe { QpCtx::new(qp.ibqp, st) };
-    // SAFETY: the QP is counted (here or by the Later returned) until after this is dropped,
-    // after the lock.
-    let _events = unsafe { CqEvents::new(ctx.cqs) };
-    let mut g = st.inner.lock();
-    let Some(conn) = g.rc.as_ref().filter(|_| receiving(g.attrs.state)) else {
-        return Delivery::Dropped;
-    };
-    if conn.av.dgid != d.src_gid() || conn.av.sgid != d.dest_gid() {
-        dev.counters().inc(Counter::RcvdAddrMismatch);
-        return Delivery::Dropped;
-    }
-    let busy = conn.resp.read_pending() || st.held.as_ref().is_some_and(|h| h.len() > 0);
-    if busy && is_request(p) {
-        drop(g);
-        return Delivery::Later(Later(qp));
-    }
-    // SAFETY: `g` is the QP's lock.
-    match ctx.with_netdev(|nd| unsafe { drive(&ctx, &mut g, nd, Step::Packet(p)) }) {
-        Some(()) => Delivery::Done,
+    match deliver_to(dev, &qp, d, p) {
+        Some(true) => Delivery::Done,
+        Some(false) => Delivery::Later(Later(qp)),
         None => Delivery::Dropped,
     }
 }
 
+/// [`connected_deliver`] on QP `qp`: `Some(true)` taken, `Some(false)` a request to hold
+/// back (the QP is still sending READ responses), `None` dropped.
+fn deliver_to(
+    dev: &RoceDevice,
+    qp: &RoceQp,
+    d: &RoceDatagram<'_>,
+    p: &PacketRepr<'_>,
+) -> Option<bool> {
+    let st: &QpObject = qp;
+    let want = match rc_transport::service(st.shape.qp_type)? {
+        Service::Rc => crate::proto::wire::Transport::Rc,
+        Service::Uc => crate::proto::wire::Transport::Uc,
+    };
+    if p.bth.opcode.transport() != want || p.bth.pkey & 0x7fff != 0x7fff {
+        return None;
+    }
+    let ctx = QpCtx::new(qp);
+    // Dropped after the lock.
+    let _events = CqEvents::new(qp);
+    let mut g = st.inner.lock();
+    let conn = g.rc.as_ref().filter(|_| receiving(g.attrs.state))?;
+    if conn.av.dgid != d.src_gid() || conn.av.sgid != d.dest_gid() {
+        dev.counters().inc(Counter::RcvdAddrMismatch);
+        return None;
+    }
+    let busy = conn.resp.read_pending() || st.held.as_ref().is_some_and(|h| h.len() > 0);
+    if busy && is_request(p) {
+        return Some(false);
+    }
+    ctx.with_netdev(|nd| drive(&ctx, &mut g, nd, Step::Packet(p)))
+        .map(|()| true)
+}
+
 /// Requests held back at most per run of the QP's work (then it queues itself again).
-pub(super) const HELD_PER_RUN: u32 = 16;
+pub(crate) const HELD_PER_RUN: u32 = 16;
 
 /// The responder's part of an RC QP's work: the next batches of READ responses, then, once
-/// they are out, the requests held back meanwhile, in order.
-///
-/// # Safety
-/// `ctx` describes a live RC QP; called from its work (process context, no lock held).
-pub(super) unsafe fn serve_held(ctx: &QpCtx<'_>) {
+/// they are out, the requests held back meanwhile, in order. Called from its work
+/// (process context, no lock held).
+pub(crate) fn serve_held(ctx: &QpCtx<'_>) {
     let st = ctx.st;
     let Some(held) = st.held.as_ref() else {
         return;
@@ -466,8 +464,7 @@ pub(super) unsafe fn serve_held(ctx: &QpCtx<'_>) {
             }
         };
         if pending {
-            // SAFETY: `g` is the QP's lock.
-            let _ = ctx.with_netdev(|nd| unsafe { drive(ctx, &mut g, nd, Step::Pump) });
+            let _ = ctx.with_netdev(|nd| drive(ctx, &mut g, nd, Step::Pump));
             continue;
         }
         drop(g);
@@ -482,57 +479,41 @@ pub(super) unsafe fn serve_held(ctx: &QpCtx<'_>) {
         if g.rc.is_none() || !receiving(g.attrs.state) {
             continue;
         }
-        // SAFETY: `g` is the QP's lock.
-        let _ = ctx.with_netdev(|nd| unsafe { drive(ctx, &mut g, nd, Step::Packet(&p)) });
+        let _ = ctx.with_netdev(|nd| drive(ctx, &mut g, nd, Step::Packet(&p)));
     }
     // More to do: the work runs again after others had their turn.
-    if let Some(t) = st.timer.as_ref() {
-        t.kick();
-    }
+    ctx.qp.timer().kick();
 }
 
-/// The QP timer's work ([`QpTimer`]'s handler): runs the transport's timer step.
-///
-/// # Safety
-/// `owner` is the `ib_qp` the timer was created for; destroy_qp drops the timer (waiting
-/// for this work) before the QP goes away.
-pub(super) unsafe extern "C" fn qp_timer(owner: *mut c_void) {
-    let ibqp = owner.cast::<bindings::ib_qp>();
-    // SAFETY: per this function's contract.
-    let Some(st) = (unsafe { state(ibqp) }) else {
-        return;
-    };
-    // SAFETY: as above.
-    let ctx = unsafe { QpCtx::new(ibqp, st) };
-    // SAFETY: the QP outlives its work; dropped last, with no lock held.
-    let _events = unsafe { CqEvents::new(ctx.cqs) };
-    if rc_transport::service(st.shape.qp_type).is_none() {
-        if st.kq.lock().is_some() {
+/// The QP's work item (its timer fired, or a path kicked it): the transport's timer step
+/// and the READ responses of an RC QP, a kernel QP's sends, the rest of a user datagram
+/// QP's send ring.
+pub(crate) fn qp_work(qp: &RoceQp) {
+    let ctx = QpCtx::new(qp);
+    // Dropped last, with no lock held.
+    let _events = CqEvents::new(qp);
+    if rc_transport::service(qp.shape.qp_type).is_none() {
+        if qp.kq.lock().is_some() {
             // A kernel datagram QP: its send work.
-            // SAFETY: as above.
-            unsafe { run_kernel_sends(&ctx) };
+            run_kernel_sends(&ctx);
         } else {
             // A user datagram QP: the rest of its send ring.
             let _ = ctx.with_netdev(|nd| {
-                let mut g = st.inner.lock();
-                // SAFETY: as above: the QP's CQs outlive it.
-                unsafe { run_ud_requester(&mut g, &ctx, nd) }
+                let mut g = qp.inner.lock();
+                run_ud_requester(&mut g, &ctx, nd)
             });
         }
         return;
     }
-    let mut g = st.inner.lock();
+    let mut g = qp.inner.lock();
     if g.attrs.state == QpState::Err {
         // A kernel consumer posted to a QP in Error: its requests complete as flushed.
-        // SAFETY: as above.
-        unsafe { flush_kernel(st, ctx.qpn, ctx.cqs) };
+        flush_kernel(qp);
         return;
     }
     if g.attrs.state == QpState::Rts {
-        // SAFETY: `g` is the QP's lock.
-        let _ = ctx.with_netdev(|nd| unsafe { drive(&ctx, &mut g, nd, Step::Timer) });
+        let _ = ctx.with_netdev(|nd| drive(&ctx, &mut g, nd, Step::Timer));
     }
     drop(g);
-    // SAFETY: as above: our work, no lock held.
-    unsafe { serve_held(&ctx) };
+    serve_held(&ctx);
 }

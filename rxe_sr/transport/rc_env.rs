@@ -2,10 +2,8 @@
 //! What the RC/UC state machines (`proto::rc`) act on, in the kernel: memory through MRs,
 //! the QP's shared rings, its CQs, and skbs to the peer.
 
-use super::qp::KernelQueueLock;
-use super::qp::QpCqs;
-use crate::kx::bindings;
 use crate::kx::ib_pd::PdId;
+use crate::kx::ib_verbs::AccessFlags;
 use crate::kx::mmap_queue::MappedQueue;
 use crate::kx::netdevice::NetDev;
 use crate::kx::timer;
@@ -14,9 +12,11 @@ use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
 use crate::objects::mr::{self, Access};
 use crate::objects::mw;
+use crate::objects::srq::RoceSrq;
 use crate::proto::rc::mw::BindReq;
 use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RemoteErr, RemoteOp, TxError};
 use crate::proto::wire::PacketRepr;
+use crate::transport::qp::{KernelQueueLock, QpCqs};
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::queue::FromClientQueue;
 use crate::uabi::recv_wqe::RecvWqe;
@@ -39,9 +39,9 @@ pub(crate) struct KEnv<'a> {
     pub(crate) rq: Option<&'a MappedQueue>,
     pub(crate) rq_q: &'a mut FromClientQueue,
     pub(crate) rq_max_sge: u32,
-    /// The QP's SRQ (null when it has its own receive queue).
-    srq: *mut bindings::ib_srq,
-    cqs: QpCqs,
+    /// The QP's SRQ (`None` when it has its own receive queue).
+    srq: Option<&'a RoceSrq>,
+    cqs: QpCqs<'a>,
     /// A kernel QP's queues (its receives come from there).
     kq: &'a KernelQueueLock,
     /// Packets sent through this environment (a reschedule point every [`YIELD_EVERY`]).
@@ -53,14 +53,10 @@ pub(crate) struct KEnv<'a> {
 const YIELD_EVERY: u32 = 64;
 
 impl<'a> KEnv<'a> {
-    /// The environment of a QP whose CQs are `cqs` and whose SRQ (or null) is `srq`.
-    ///
-    /// # Safety
-    /// The QP of `cqs` and a non-null `srq` are live objects of ours for as long as the
-    /// environment is used, and it is used in process context with no spinlock held (it
-    /// may reschedule while sending).
+    /// The environment of a QP whose CQs are `cqs` and whose SRQ (if any) is `srq`. It is
+    /// used in process context with no spinlock held (it may reschedule while sending).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn new(
+    pub(crate) fn new(
         dev: &'a RoceDevice,
         nd: &'a NetDev<'a>,
         pd: PdId,
@@ -70,8 +66,8 @@ impl<'a> KEnv<'a> {
         sport: u16,
         (sq, sq_q): (Option<&'a MappedQueue>, &'a mut FromClientQueue),
         (rq, rq_q, rq_max_sge): (Option<&'a MappedQueue>, &'a mut FromClientQueue, u32),
-        srq: *mut bindings::ib_srq,
-        cqs: QpCqs,
+        srq: Option<&'a RoceSrq>,
+        cqs: QpCqs<'a>,
         kq: &'a KernelQueueLock,
     ) -> Self {
         KEnv {
@@ -117,9 +113,9 @@ fn gather(
 impl KEnv<'_> {
     fn qp_allows(&self, op: RemoteOp) -> bool {
         let flag = match op {
-            RemoteOp::Read => bindings::ib_access_flags_IB_ACCESS_REMOTE_READ,
-            RemoteOp::Write => bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE,
-            RemoteOp::Atomic => bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC,
+            RemoteOp::Read => AccessFlags::REMOTE_READ.bits(),
+            RemoteOp::Write => AccessFlags::REMOTE_WRITE.bits(),
+            RemoteOp::Atomic => AccessFlags::REMOTE_ATOMIC.bits(),
         };
         self.qp_access & flag != 0
     }
@@ -156,8 +152,8 @@ impl RcEnv for KEnv<'_> {
         let (dev, pd, qpn) = (self.dev, self.pd, self.qpn);
         self.sent = self.sent.wrapping_add(1);
         if self.sent % YIELD_EVERY == 0 {
-            // SAFETY: per `new`'s contract: process context, no spinlock held.
-            unsafe { bindings::rxe_sr_glue_cond_resched() };
+            // Process context with no spinlock held (`new`'s terms).
+            crate::kx::sched::cond_resched();
         }
         let plen = usize::try_from(len).map_err(|_| TxError::Dropped)?;
         let total = hdr
@@ -285,7 +281,7 @@ impl RcEnv for KEnv<'_> {
                     Err(WcStatus::LocQpOpErr)
                 }
             }
-            SendOp::RegMr { key, access } => match crate::verbs::mr::check_access(access as i32) {
+            SendOp::RegMr { key, access } => match mr::check_access(access as i32) {
                 Ok(access) => mr::fast_reg(self.dev, self.pd, key, access),
                 Err(_) => Err(WcStatus::LocQpOpErr),
             },
@@ -294,9 +290,7 @@ impl RcEnv for KEnv<'_> {
     }
 
     fn take_recv(&mut self) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
-        if !self.srq.is_null() {
-            // SAFETY: per `new`'s contract the SRQ is live, and ours.
-            let srq = unsafe { crate::objects::srq::RoceSrq::from_raw(self.srq) };
+        if let Some(srq) = self.srq {
             return srq.take();
         }
         if let Some(k) = self.kq.lock().as_mut() {
@@ -312,14 +306,13 @@ impl RcEnv for KEnv<'_> {
             }
         }
         if let Some(c) = c {
-            // SAFETY: per `new`'s contract. A full CQ has raised its error event.
-            let _ = unsafe { self.cqs.send(c) };
+            // A full CQ has raised its error event.
+            let _ = self.cqs.send(c);
         }
     }
 
     fn complete_recv(&mut self, c: &Completion, solicited: bool) {
-        // SAFETY: per `new`'s contract.
-        let _ = unsafe { self.cqs.recv(c, solicited) };
+        let _ = self.cqs.recv(c, solicited);
         if c.status == WcStatus::Success {
             self.dev.counters().inc(Counter::RdmaRecvs);
         }
