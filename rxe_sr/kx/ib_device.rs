@@ -581,7 +581,7 @@ impl<T: Driver> Adapter<T> {
     }
 
     /// Every port of a RoCE device is Ethernet.
-    unsafe extern "C" fn get_link_layer(
+    extern "C" fn get_link_layer(
         _ibdev: *mut bindings::ib_device,
         _port: u32,
     ) -> bindings::rdma_link_layer {

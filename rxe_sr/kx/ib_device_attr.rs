@@ -136,7 +136,7 @@ pub(crate) struct DeviceAttr {
 
 impl DeviceAttr {
     /// The C block.
-    pub(crate) fn to_raw(&self) -> bindings::ib_device_attr {
+    pub(crate) fn to_raw(self) -> bindings::ib_device_attr {
         bindings::ib_device_attr {
             sys_image_guid: self.sys_image_guid,
             max_mr_size: self.max_mr_size,
@@ -197,7 +197,7 @@ pub(crate) struct PortAttr {
 
 impl PortAttr {
     /// The C block (1X width and the slowest speed until the core fills them in).
-    pub(crate) fn to_raw(&self) -> bindings::ib_port_attr {
+    pub(crate) fn to_raw(self) -> bindings::ib_port_attr {
         bindings::ib_port_attr {
             state: self.state.to_raw(),
             max_mtu: self.max_mtu.to_raw(),
@@ -230,7 +230,7 @@ pub(crate) struct RoceV2PortImmutable {
 
 impl RoceV2PortImmutable {
     /// The C block.
-    pub(crate) fn to_raw(&self) -> bindings::ib_port_immutable {
+    pub(crate) fn to_raw(self) -> bindings::ib_port_immutable {
         bindings::ib_port_immutable {
             core_cap_flags: bindings::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP,
             pkey_tbl_len: self.pkey_tbl_len,

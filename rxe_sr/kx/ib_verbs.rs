@@ -502,7 +502,7 @@ impl QpAttr {
     }
 
     /// The C block (fields rxe_sr does not keep are zero).
-    pub(crate) fn to_raw(&self) -> bindings::ib_qp_attr {
+    pub(crate) fn to_raw(self) -> bindings::ib_qp_attr {
         let state = |s: Option<QpState>| s.unwrap_or_default().to_raw();
         bindings::ib_qp_attr {
             qp_state: state(self.qp_state),

@@ -213,7 +213,7 @@ impl<T: Driver> SendWr<'_, T> {
         limits: SendLimits,
         out: &mut SendWqe,
     ) -> Option<()> {
-        let (wr, w) = (self.wr, &*self.wr);
+        let (wr, w) = (self.wr, self.wr);
         let opcode = SendOpcode::from_kernel(w.opcode)?;
         // SAFETY: plain integers whichever union member was written.
         let (wr_id, imm, inv) = unsafe {

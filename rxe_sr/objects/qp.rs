@@ -69,7 +69,7 @@ pub(crate) struct QpAttrs {
 
 impl QpAttrs {
     /// The attributes as `ibv_query_qp` reports them.
-    pub(crate) fn to_attr(&self, shape: &QpShape) -> QpAttr {
+    pub(crate) fn to_attr(self, shape: &QpShape) -> QpAttr {
         QpAttr {
             qp_state: Some(self.state),
             cur_qp_state: Some(self.state),

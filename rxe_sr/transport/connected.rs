@@ -154,7 +154,6 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
         // The QP's work sends the rest.
         ctx.qp.timer().kick();
     }
-    drop(env);
     if outcome == Outcome::Error {
         if let Some(f) = resp.fatal.take() {
             pr_warn!(
