@@ -224,6 +224,10 @@ impl WcOpcode {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct WcFlags(pub u32);
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl WcFlags {
     /// `IB_WC_GRH`: a GRH precedes the data (always set by rdma_rxe on receives).
     pub const GRH: u32 = 1;
@@ -455,6 +459,10 @@ pub fn emit_uverbs_wc(c: &Completion, out: &mut [u8]) -> Result<(), CqeError> {
 
 /// Reads a `struct ib_uverbs_wc` back (tests, debugging). `ex` is decoded from `wc_flags`:
 /// `WITH_INVALIDATE` gives the rkey, else `WITH_IMM` the raw bytes, else [`WcEx::None`].
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 pub fn parse_uverbs_wc(b: &[u8]) -> Result<Completion, CqeError> {
     let b = b.get(..UVERBS_WC_SIZE).ok_or(CqeError::BufferTooSmall)?;
     let u32_at = |off| field::u32_le(b, off).ok_or(CqeError::BufferTooSmall);

@@ -41,6 +41,10 @@ pub const SGE_SIZE: usize = 16;
 /// `rxe_send_wr.wr_id` (`__aligned_u64`).
 pub const SEND_WR_WR_ID_OFF: usize = 0;
 /// `rxe_send_wr.reserved` (`__u32`; was `num_sge` in old providers, unused now).
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 pub const SEND_WR_RESERVED_OFF: usize = 8;
 /// `rxe_send_wr.opcode` (`__u32`, `enum ib_uverbs_wr_opcode`).
 pub const SEND_WR_OPCODE_OFF: usize = 12;
@@ -53,6 +57,10 @@ pub const SEND_WR_UNION_OFF: usize = 24;
 /// `rxe_send_wr.wr.flush.remote_addr` (`__aligned_u64`).
 pub const SEND_WR_FLUSH_REMOTE_ADDR_OFF: usize = 24;
 /// `rxe_send_wr.wr.flush.length` (`__u32`; rdma-core passes the length in `dma.length`).
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 pub const SEND_WR_FLUSH_LENGTH_OFF: usize = 32;
 /// `rxe_send_wr.wr.flush.rkey` (`__u32`).
 pub const SEND_WR_FLUSH_RKEY_OFF: usize = 36;
@@ -123,6 +131,10 @@ pub const AV_SGID_ADDR_OFF: usize = 32;
 /// `rxe_av.dgid_addr` (union of `sockaddr_in` / `sockaddr_in6`, 28 bytes).
 pub const AV_DGID_ADDR_OFF: usize = 60;
 /// Size of the `sgid_addr` / `dgid_addr` union (`sizeof(struct sockaddr_in6)`).
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 pub const AV_SOCKADDR_SIZE: usize = 28;
 /// `sockaddr_in.sin_addr` offset inside the sockaddr union.
 pub const SOCKADDR_IN_ADDR_OFF: usize = 4;
@@ -147,6 +159,10 @@ pub const DMA_NUM_SGE_OFF: usize = 12;
 /// `rxe_dma_info.sge_offset` (`__u32`): kernel scratch in rdma_rxe.
 pub const DMA_SGE_OFFSET_OFF: usize = 16;
 /// `rxe_dma_info.reserved` (`__u32`).
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 pub const DMA_RESERVED_OFF: usize = 20;
 /// `rxe_dma_info.{inline_data, atomic_wr, sge}[]`: the flexible array union.
 pub const DMA_DATA_OFF: usize = 24;
@@ -201,12 +217,24 @@ pub const SEND_WQE_SIZE: usize = 208;
 /// `rxe_recv_wqe.wr_id` (`__aligned_u64`).
 pub const RECV_WQE_WR_ID_OFF: usize = 0;
 /// `rxe_recv_wqe.reserved` (`__u32`; was `num_sge` in old providers).
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 pub const RECV_WQE_RESERVED_OFF: usize = 8;
 /// `rxe_recv_wqe.padding` (`__u32`).
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 pub const RECV_WQE_PADDING_OFF: usize = 12;
 /// `rxe_recv_wqe.dma` (`struct rxe_dma_info`).
 pub const RECV_WQE_DMA_OFF: usize = 16;
 /// `rxe_recv_wqe.dma.length`.
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 pub const RECV_WQE_DMA_LENGTH_OFF: usize = RECV_WQE_DMA_OFF + DMA_LENGTH_OFF;
 /// `rxe_recv_wqe.dma.num_sge`.
 pub const RECV_WQE_DMA_NUM_SGE_OFF: usize = RECV_WQE_DMA_OFF + DMA_NUM_SGE_OFF;
@@ -263,6 +291,10 @@ pub const MMINFO_OFFSET_OFF: usize = 0;
 /// `mminfo.size` (`__u32`): the mapping size in bytes.
 pub const MMINFO_SIZE_OFF: usize = 8;
 /// `mminfo.pad` (`__u32`).
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 pub const MMINFO_PAD_OFF: usize = 12;
 /// `sizeof(struct mminfo)`.
 pub const MMINFO_SIZE: usize = 16;

@@ -69,6 +69,10 @@ pub enum WqeError {
     BadAv,
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl WqeError {
     /// The completion status reporting this error: length problems are
     /// `IB_WC_LOC_LEN_ERR`, an SGE address overflow `IB_WC_LOC_PROT_ERR`, the rest

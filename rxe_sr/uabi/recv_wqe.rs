@@ -30,6 +30,10 @@ pub struct RecvWqe {
     pub length: u32,
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl RecvWqe {
     /// Parses and validates a copy of one RQ/SRQ slot (`bytes` is the whole slot, at least
     /// `RECV_WQE_SIZE` long): `dma.num_sge <= max_sge`, the SGE array inside the slot, no SGE

@@ -21,6 +21,10 @@ pub struct MmInfo {
     pub size: u32,
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl MmInfo {
     fn to_bytes(self) -> [u8; MMINFO_SIZE] {
         let mut b = [0u8; MMINFO_SIZE];

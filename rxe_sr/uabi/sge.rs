@@ -19,6 +19,10 @@ pub struct Sge {
     pub lkey: u32,
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl Sge {
     /// Reads the SGE at `off` in `b`, or `None` if it does not lie inside `b`.
     pub fn read(b: &[u8], off: usize) -> Option<Sge> {
@@ -60,6 +64,10 @@ impl Default for SgeList {
     }
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl SgeList {
     /// Walks `len` bytes of the list, starting `offset` bytes into it: calls
     /// `f(sge, address, range)` for each piece, where `address` is the piece's first byte

@@ -17,6 +17,10 @@ use super::{
 use crate::proto::psn::Psn;
 
 /// Per-QP SR memory of go-back-N, in bytes: none beyond the base QPC.
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 pub const SR_BYTES_PER_QP: u32 = 0;
 
 /// One QP's go-back-N state.
@@ -31,6 +35,10 @@ pub struct Gbn {
     counters: Counters,
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl Gbn {
     /// A QP whose requester starts at `sq_psn` and whose responder expects `rq_psn`.
     /// Only `rto.rto_high` is used: rdma_rxe has one retransmission timeout.

@@ -28,6 +28,10 @@ pub struct Bth<T: AsRef<[u8]>> {
     buffer: T,
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl<T: AsRef<[u8]>> Bth<T> {
     /// Wraps `buffer` after checking that it holds at least [`BTH_LEN`] bytes.
     pub fn new_checked(buffer: T) -> Result<Self> {
@@ -123,6 +127,10 @@ impl<T: AsRef<[u8]>> Bth<T> {
     }
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Bth<T> {
     fn update(&mut self, off: usize, mask: u8, bits: u8) {
         // A view made by new_checked always has the byte; new_unchecked ones may not.

@@ -58,10 +58,22 @@ pub const AETH_ACK_UNLIMITED: u8 = 0x1f;
 /// AETH syndrome of a NAK "PSN sequence error" (IBTA code 0).
 pub const AETH_NAK_PSN_SEQ_ERROR: u8 = 0x60;
 /// AETH syndrome of a NAK "invalid request" (code 1).
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 pub const AETH_NAK_INVALID_REQUEST: u8 = 0x61;
 /// AETH syndrome of a NAK "remote access error" (code 2).
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 pub const AETH_NAK_REMOTE_ACCESS_ERROR: u8 = 0x62;
 /// AETH syndrome of a NAK "remote operational error" (code 3).
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 pub const AETH_NAK_REMOTE_OPERATIONAL_ERROR: u8 = 0x63;
 
 /// The meaning of an AETH syndrome (IBTA 9.7.5.1, table 43).
@@ -303,6 +315,10 @@ pub struct Feth {
     pub bits: u32,
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl Feth {
     /// Length in bytes.
     pub const LEN: usize = 4;

@@ -151,6 +151,10 @@ pub struct PacketRepr<'a> {
     pub payload: &'a [u8],
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl<'a> PacketRepr<'a> {
     /// Parses and validates an IB packet (BTH .. ICRC). The ICRC is not checked; see
     /// [`Self::parse_checked`].
@@ -314,6 +318,10 @@ pub struct Packet<T: AsRef<[u8]>> {
     payload_len: usize,
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl<T: AsRef<[u8]>> Packet<T> {
     /// Validates `buffer` with the rules of [`PacketRepr::parse`] and wraps it.
     pub fn new_checked(buffer: T) -> Result<Self> {
@@ -375,6 +383,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// The payload, writable.
     pub fn payload_mut(&mut self) -> &mut [u8] {

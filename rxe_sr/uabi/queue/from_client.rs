@@ -19,6 +19,10 @@ pub struct FromClientQueue {
     producer: u32,
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl FromClientQueue {
     /// A new, empty queue (both indices 0, as in a fresh `vmalloc_user` buffer).
     pub const fn new(ring: Ring) -> Self {

@@ -11,6 +11,10 @@ use crate::uabi::limits::{
 use super::ring::Ring;
 
 /// x86_64's usual `cache_line_size()`; rdma_rxe pads every slot to at least one cache line.
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 pub const DEFAULT_CACHE_LINE_SIZE: u32 = 64;
 
 /// A queue sized as `rxe_queue_init(rxe, &num_elem, elem_size, type)` sizes it.

@@ -20,6 +20,10 @@ pub struct Ring {
     pub(super) index_mask: u32,
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl Ring {
     /// A ring of `2^log2_num_slots` slots of `2^log2_elem_size` bytes, or `None` when the
     /// buffer (header included) would not fit in a `u32`.

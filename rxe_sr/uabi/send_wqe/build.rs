@@ -22,6 +22,10 @@ pub struct SendLimits {
     pub max_inline: u32,
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl SendWqe {
     /// Validates a work request given as decoded fields (a ring slot's, or a kernel
     /// consumer's `ib_send_wr`), with the checks listed at [`SendWqe::parse`] after the

@@ -63,6 +63,10 @@ pub struct SendWqe {
     pub length: u32,
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl SendWqe {
     /// A placeholder (a SEND of nothing): the value of a slot no request has filled yet.
     pub const EMPTY: SendWqe = SendWqe {

@@ -79,6 +79,10 @@ pub enum SendOpcode {
     RegMr,
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl SendOpcode {
     /// From the `IB_UVERBS_WR_*` value; `None` for values user space may not post.
     pub const fn from_uapi(v: u32) -> Option<SendOpcode> {
@@ -179,6 +183,10 @@ impl SendOpcode {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SendFlags(pub(super) u32);
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl SendFlags {
     /// `IB_SEND_FENCE`: wait for earlier READs and atomics to complete.
     pub const FENCE: u32 = 1;

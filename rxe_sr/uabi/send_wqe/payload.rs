@@ -18,6 +18,10 @@ pub const INLINE_CAP: usize = 512;
 // RXE_MAX_INLINE_DATA and the array capacity must agree.
 const _: () = assert!(RXE_MAX_INLINE_DATA == 512);
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl InlineData {
     /// No bytes.
     pub const EMPTY: InlineData = InlineData {

@@ -42,6 +42,10 @@ impl crate::proto::recovery::ActionSink for Actions {
     }
 }
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "host-side API; the module does not use it yet")
+)]
 impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
     /// The earliest pending timer deadline, in microseconds.
     pub fn deadline(&self) -> Option<u64> {
