@@ -282,9 +282,8 @@ impl<T: Driver> DeviceRef<T> {
         // SAFETY: the reference keeps the device alive; `ops.owner` is a plain field.
         let owner = unsafe { ibdev.as_ref().ops.owner };
         if owner != this_module() {
-            // Same driver id as rdma_rxe: only devices whose ops this module installed are
-            // ours.
-            // SAFETY: drops the reference we were given.
+            // SAFETY: drops the reference we were given (the device has rdma_rxe's driver id,
+            // but only devices whose ops this module installed are ours).
             unsafe { bindings::ib_device_put(raw) };
             return None;
         }
@@ -336,9 +335,8 @@ unsafe extern "C" fn rx_work<T: Driver>(owner: *mut c_void) {
         };
         T::receive(dev, skb);
         // A backlog can take long to drain (each datagram may answer with many packets):
-        // let the rest of the system run between datagrams.
-        // SAFETY: a work item, process context, no lock held here.
-        unsafe { bindings::rxe_sr_glue_cond_resched() };
+        // the rest of the system runs between datagrams.
+        crate::kx::sched::cond_resched();
     }
 }
 
@@ -531,8 +529,8 @@ impl<T: Driver> Adapter<T> {
             Ok(a) => a.to_raw(),
             Err(e) => return e.to_errno(),
         };
-        // Speed and width from the netdev's ethtool link settings, as the core computes them.
-        // SAFETY: valid device and out-pointers to our local.
+        // SAFETY: valid device and out-pointers to our local; the core computes speed and
+        // width from the netdev's ethtool link settings.
         unsafe {
             bindings::ib_get_eth_speed(ibdev, port, &mut a.active_speed, &mut a.active_width)
         };

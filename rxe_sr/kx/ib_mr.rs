@@ -79,8 +79,8 @@ impl<T: Driver> Mr<T> {
     /// (xprtrdma puts a transaction id in its top bits), so it is read when the REG_MR runs.
     pub(crate) fn core_mapping(&self) -> (u32, u64, u64) {
         let ib = self.ib.get();
-        // Read as C data: the core writes these fields on its own (volatile, plain ints).
-        // SAFETY: `ib` is valid for the MR's life; the fields are plain integers.
+        // SAFETY: `ib` is valid for the MR's life; the fields are plain integers, read as C
+        // data (volatile), since the core writes them on its own.
         unsafe {
             (
                 ptr::read_volatile(ptr::addr_of!((*ib).page_size)),

@@ -30,8 +30,8 @@ impl IndexTable {
     /// An empty table, initialised in place.
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(IndexTable {
-            // SAFETY: initialises the xarray in its final, pinned place.
             // INVARIANT: initialised here, before any use.
+            // SAFETY: initialises the xarray in its final, pinned place.
             xa <- Opaque::ffi_init(|xa| unsafe { bindings::rxe_sr_glue_xa_init_alloc1(xa) }),
             next: AtomicU32::new(0),
         })
