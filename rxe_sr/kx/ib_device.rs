@@ -120,16 +120,11 @@ impl<T: Driver> Device<T> {
     /// Makes the netdev of port 1 accept (`add`) or stop accepting the Ethernet multicast
     /// address of group `mgid` (the IPv4 or IPv6 mapping, as rdma_rxe does).
     pub(crate) fn mcast_mac_filter(&self, mgid: &[u8; 16], add: bool) -> Result {
-        // SAFETY: our live device; the reference is dropped below.
-        let ndev = unsafe { bindings::ib_device_get_netdev(self.ib_ptr(), 1) };
-        if ndev.is_null() {
-            return Err(ENODEV);
-        }
-        // SAFETY: `ndev` is referenced; `mgid` is 16 readable bytes.
-        let ret = unsafe { bindings::rxe_sr_glue_mcast_mac(ndev, mgid.as_ptr(), add) };
-        // SAFETY: drops the reference ib_device_get_netdev took.
-        unsafe { bindings::rxe_sr_glue_dev_put(ndev) };
-        to_result(ret)
+        let ret = self.with_netdev(|nd| {
+            // SAFETY: `nd` is referenced for the call; `mgid` is 16 readable bytes.
+            unsafe { bindings::rxe_sr_glue_mcast_mac(nd.as_ptr(), mgid.as_ptr(), add) }
+        });
+        to_result(ret.ok_or(ENODEV)?)
     }
 
     /// Queues a received datagram for the receive work; false when the queue was full (the
@@ -514,17 +509,8 @@ impl<T: Driver> Adapter<T> {
     ) -> c_int {
         // SAFETY: a device of ours, live for the call.
         let dev = unsafe { Device::<T>::from_ib(ibdev) };
-        // SAFETY: the netdev reference is the core's, held while the device is registered.
-        let ndev = unsafe { bindings::ib_device_get_netdev(ibdev, port) };
-        // SAFETY: `ndev` is null or referenced (dropped below).
-        let up = match unsafe { NetDev::from_raw(ndev) } {
-            Some(nd) => nd.is_up(),
-            None => false,
-        };
-        if !ndev.is_null() {
-            // SAFETY: drops the reference `ib_device_get_netdev` took.
-            unsafe { bindings::rxe_sr_glue_dev_put(ndev) };
-        }
+        // The one port's netdev (any other port is refused by the driver below).
+        let up = dev.with_netdev(|nd| nd.is_up()).unwrap_or(false);
         let mut a = match T::query_port(dev, port, up) {
             Ok(a) => a.to_raw(),
             Err(e) => return e.to_errno(),
