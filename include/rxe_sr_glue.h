@@ -42,6 +42,11 @@ struct rxe_sr_rx {
 
 /* --- implemented in C (glue.c) --- */
 int rxe_sr_glue_recovery(void);
+unsigned int rxe_sr_glue_sr_pool_units(void);
+unsigned int rxe_sr_glue_sr_pool_blocks(void);
+unsigned int rxe_sr_glue_melo_pool_blocks(void);
+const struct attribute_group *rxe_sr_glue_device_group(int (*get)(struct ib_device *),
+							void (*set)(struct ib_device *, int));
 void rxe_sr_glue_link_register(int (*newlink)(const char *ibdev_name, struct net_device *ndev));
 void rxe_sr_glue_link_unregister(void);
 int rxe_sr_glue_netdev_notifier_register(int (*fn)(unsigned long event, struct net_device *ndev));

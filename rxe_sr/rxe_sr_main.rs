@@ -15,8 +15,6 @@
 
 use kernel::prelude::*;
 
-use proto::recovery::scheme::Scheme;
-
 // Pure: panic-free byte copies, shared by every layer (the bottom one).
 #[allow(unreachable_pub)]
 mod bytes;
@@ -24,9 +22,8 @@ mod kx;
 mod net;
 mod objects;
 // The core is shared with the host crate: its `pub` items are the host crate's API. What
-// the module does not run yet is left out of its build (`cfg(not(MODULE))`: the
-// selective-repeat engines, pools and capability negotiation, until issue 11), or marked
-// item by item (`cfg_attr(MODULE, expect(dead_code))`, which fails once the module uses it).
+// the module does not use is marked item by item (`cfg_attr(MODULE, expect(dead_code))`,
+// which fails once the module uses it).
 #[allow(unreachable_pub, unused_imports)]
 mod proto;
 mod transport;
@@ -55,14 +52,14 @@ struct RxeSr {
 impl kernel::Module for RxeSr {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let recovery = kx::moduleparam::recovery();
-        if recovery != Scheme::Gbn {
-            // The kernel transport runs go-back-N only so far: accepting another scheme
-            // would promise what the module does not do.
+        let sizes = kx::moduleparam::pool_sizes();
+        if let Err(name) = objects::sr_pools::check_sizes(&sizes) {
             pr_err!(
-                "recovery={}: not in the kernel transport yet; only recovery=gbn is available\n",
-                recovery.name()
+                "{}: out of range: each pool size is 1..={}\n",
+                name,
+                objects::sr_pools::MAX_POOL
             );
-            return Err(kx::error::eopnotsupp());
+            return Err(EINVAL);
         }
         // Taking the RoCEv2 UDP port first makes a clash with rdma_rxe (which binds it at
         // load) a clean refusal before anything else is registered.
@@ -78,7 +75,13 @@ impl kernel::Module for RxeSr {
         })?;
         let notifier = kx::netdevice::NotifierRegistration::register::<verbs::link::Links>()?;
         let link = kx::rdma_netlink::LinkTypeRegistration::register::<verbs::link::Links>()?;
-        pr_info!("loaded (recovery={})\n", recovery.name());
+        pr_info!(
+            "loaded (recovery={}; SR pools: {} units, {} blocks; MELO pool: {} blocks)\n",
+            recovery.name(),
+            sizes.sr_units,
+            sizes.sr_blocks,
+            sizes.melo_blocks
+        );
         Ok(RxeSr {
             link: Some(link),
             notifier: Some(notifier),

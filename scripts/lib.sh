@@ -56,7 +56,8 @@ image_path() {
 }
 
 # prepare_share [TEST.sh ...]: a fresh run directory whose share/ holds what the guests need
-# (guest-init, the test kernel's modules, rxe_sr.ko, the selftests, the test list).
+# (guest-init, the test kernel's modules, rxe_sr.ko, the selftests, the Wireshark
+# dissector in tools/, the test list).
 # Prints the run directory.
 prepare_share() {
   local kdir kver run share
@@ -70,6 +71,7 @@ prepare_share() {
   rm -f "$share/modules/$kver/build" "$share/modules/$kver/source"
   [ -f "$RXE_SR_ROOT/rxe_sr.ko" ] && cp "$RXE_SR_ROOT/rxe_sr.ko" "$share/"
   cp -a "$RXE_SR_ROOT/selftests" "$share/selftests"
+  cp -a "$RXE_SR_ROOT/tools" "$share/tools"
   if [ $# -gt 0 ]; then printf '%s\n' "$@" > "$share/tests.list"
   else grep -v '^#' "$RXE_SR_ROOT/selftests/tests.list" | grep . > "$share/tests.list"; fi
   printf '#!/bin/bash\nexec bash "$HOST_SHARE/selftests/runner.sh"\n' > "$share/run.sh"

@@ -1,12 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The guest side of `make run`: rxe_sr's device, then the goodput table's measurements
-# (written by the client, g2, to OUT/bench.csv: driver,op,loss,gbps). RC rows: 64 KiB
-# messages; UD rows: 1 KiB (one path MTU), goodput as the receiver counts it; the
-# ib_write_lat row holds t_avg in microseconds (lossless).
+# (written by the client, g2, to OUT/bench.csv: driver,op,loss,gbps; one row per run). RC,
+# 64 KiB messages; the ib_write_lat rows hold t_avg in microseconds (lossless).
 . "$HOST_SHARE/selftests/lib.sh"
 TEST_INDEX=demo
-secs=${BENCH_SECONDS:-8}
+secs=${BENCH_SECONDS:-2}
 
 echo "=== rxe_sr"
 load_rdma_core
@@ -20,39 +19,55 @@ cat /sys/class/infiniband/sr0/ports/1/gids/"$(roce_gid_index sr0)"
 rdma link del sr0; modprobe -r rxe_sr
 echo "=== end rxe_sr"
 
-# bench DRIVER DEV OP [ARGS...]: one table row, the four loss rates.
+# The comparison: rdma_rxe, then rxe_sr under each recovery= scheme; ib_write_bw,
+# ib_send_bw and ib_read_bw (RC, 64 KiB messages) at each loss rate on both guests' egress,
+# BENCH_REPS runs of BENCH_SECONDS each per cell (the host prints the medians).
+losses=(0 0.1 1 2 5)
+ops=(ib_write_bw ib_send_bw ib_read_bw)
+schemes=(gbn fasr srnic irn melo)
+reps=${BENCH_REPS:-3}
+total=$(( (1 + ${#schemes[@]}) * ${#ops[@]} * ${#losses[@]} * reps ))
+done_runs=0
+
+# bench DRIVER DEV: every op, loss rate and repetition on DEV, rows for DRIVER.
 bench() {
-  local driver=$1 dev=$2 op=$3 label=$3 loss bw; shift 3
-  [ "$*" = "-c UD" ] && label="$op(UD)"
-  for loss in 0 0.1 1 5; do
-    bw=$(perftest_pair "$dev" "$op" "$loss" "$secs" "$@") || bw=
-    is_client && echo "${driver},${label},${loss},${bw}" >> "$OUT/bench.csv"
-    log "$driver $label loss ${loss}%: ${bw:-failed} Gb/s"
+  local driver=$1 dev=$2 op loss rep bw
+  for op in "${ops[@]}"; do
+    for loss in "${losses[@]}"; do
+      for rep in $(seq "$reps"); do
+        bw=$(perftest_pair "$dev" "$op" "$loss" "$secs") || bw=
+        done_runs=$((done_runs + 1))
+        is_client && echo "${driver},${op},${loss},${bw}" >> "$OUT/bench.csv"
+        log "progress $done_runs/$total: $driver $op loss ${loss}% run $rep: ${bw:-failed} Gb/s"
+      done
+    done
   done
 }
 
-# lat DRIVER DEV: ib_write_lat lossless, t_avg in microseconds, as a row of its own.
+# lat DRIVER DEV: ib_write_lat lossless, t_avg in microseconds, BENCH_REPS times.
 lat() {
-  local v
-  v=$(perflat_pair "$2" ib_write_lat "${LAT_ITERS:-2000}") || v=
-  is_client && echo "$1,ib_write_lat(us),0,${v}" >> "$OUT/bench.csv"
-  log "$1 ib_write_lat: ${v:-failed} us"
+  local v rep
+  for rep in $(seq "$reps"); do
+    v=$(perflat_pair "$2" ib_write_lat "${LAT_ITERS:-1000}") || v=
+    is_client && echo "$1,ib_write_lat(us),0,${v}" >> "$OUT/bench.csv"
+    log "$1 ib_write_lat run $rep: ${v:-failed} us"
+  done
 }
 
 is_client && echo "driver,op,loss,gbps" > "$OUT/bench.csv"
+log "benchmark: $total goodput runs of ${secs}s"
 rxe_ref_up || { echo "rdma_rxe did not come up"; exit 1; }
-for op in ib_write_bw ib_send_bw ib_read_bw; do
-  bench rdma_rxe rxe0 "$op"
-done
-PERF_SIZE=1024 bench rdma_rxe rxe0 ib_send_bw -c UD
+bench rdma_rxe rxe0
 lat rdma_rxe rxe0
 rxe_ref_down
 
-load_rdma_core && modprobe rxe_sr && rdma link add sr0 type rxe_sr netdev eth0 && wait_port_active sr0 \
-  || { echo "rxe_sr did not come up"; exit 1; }
-for op in ib_write_bw ib_send_bw ib_read_bw; do
-  bench rxe_sr sr0 "$op"
+for scheme in "${schemes[@]}"; do
+  load_rdma_core && modprobe rxe_sr recovery="$scheme" && rdma link add sr0 type rxe_sr netdev eth0 \
+    && wait_port_active sr0 || { echo "rxe_sr recovery=$scheme did not come up"; exit 1; }
+  sync_point "up-$scheme"
+  bench "rxe_sr-$scheme" sr0
+  case $scheme in gbn|fasr) lat "rxe_sr-$scheme" sr0 ;; esac
+  log "rxe_sr-$scheme counters: $(rdma statistic show link sr0/1)"
+  sync_point "down-$scheme"
+  rdma link del sr0; modprobe -r rxe_sr
 done
-PERF_SIZE=1024 bench rxe_sr sr0 ib_send_bw -c UD
-lat rxe_sr sr0
-rdma link del sr0; modprobe -r rxe_sr

@@ -355,11 +355,13 @@ rping_pair() {
   return $rc
 }
 
-# sr_up: a fresh rxe_sr device sr0 on eth0 (module reloaded, kernel log marked).
+# sr_up [SCHEME]: a fresh rxe_sr device sr0 on eth0 (module reloaded with recovery=SCHEME,
+# or the default go-back-N; kernel log marked).
 sr_up() {
   modprobe -r rxe_sr rdma_rxe 2>/dev/null
   dmesg_mark
   check "load the verbs core" load_rdma_core
+  check "load rxe_sr${1:+ recovery=$1}" modprobe rxe_sr ${1:+recovery=$1}
   check "rdma link add sr0" rdma link add sr0 type rxe_sr netdev eth0
   check "port ACTIVE" wait_port_active sr0
 }

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 60
 # The `recovery` parameter is documented in modinfo, takes the five schemes, and an unknown
-# value is rejected at load with a message.
+# value is rejected at load with a message; the SR pool sizes are documented, and a size out
+# of 1..65534 is refused at load with a message naming it.
 . "$HOST_SHARE/selftests/lib.sh"
 modprobe -r rxe_sr 2>/dev/null
 dmesg_mark
@@ -23,16 +24,27 @@ expect_grep "kernel log names the bad value" "recovery=bogus: unknown scheme" "$
 check "load with recovery=gbn" modprobe rxe_sr recovery=gbn
 [ "$(cat /sys/module/rxe_sr/parameters/recovery)" = gbn ] || fail "parameter does not read gbn"
 check "unload" modprobe -r rxe_sr
-# The selective-repeat schemes are not in the kernel transport yet: refused, never a no-op.
 for s in fasr srnic irn melo; do
-  dmesg_mark
-  if modprobe rxe_sr recovery=$s 2>/dev/null; then
-    modprobe -r rxe_sr
-    fail "recovery=$s was accepted, but the kernel transport runs go-back-N only"
-  fi
-  [ ! -e /sys/module/rxe_sr ] || fail "module present after refusing recovery=$s"
-  expect_grep "recovery=$s refused with a reason" "recovery=$s: not in the kernel transport yet" "$(dmesg_since_mark)"
+  check "load with recovery=$s" modprobe rxe_sr recovery=$s
+  [ "$(cat /sys/module/rxe_sr/parameters/recovery)" = "$s" ] || fail "parameter does not read $s"
+  check "unload after recovery=$s" modprobe -r rxe_sr
 done
+for p in sr_pool_units sr_pool_blocks melo_pool_blocks; do
+  expect_grep "modinfo documents $p" "^parm: +$p:.*1\.\.65534" "$info"
+  for v in 0 65535; do
+    dmesg_mark
+    if modprobe rxe_sr $p=$v 2>/dev/null; then
+      modprobe -r rxe_sr
+      fail "$p=$v was accepted"
+    fi
+    [ ! -e /sys/module/rxe_sr ] || fail "module present after refusing $p=$v"
+    expect_grep "$p=$v refused with a reason" "$p: out of range" "$(dmesg_since_mark)"
+  done
+done
+check "load with small pools" modprobe rxe_sr recovery=fasr sr_pool_units=2 sr_pool_blocks=3 melo_pool_blocks=4
+expect_grep "the sizes are in effect" "SR pools: 2 units, 3 blocks; MELO pool: 4 blocks" "$(dmesg | tail -n 5)"
+[ "$(cat /sys/module/rxe_sr/parameters/sr_pool_units)" = 2 ] || fail "sr_pool_units does not read 2"
+modprobe -r rxe_sr
 check "default is gbn" modprobe rxe_sr
 [ "$(cat /sys/module/rxe_sr/parameters/recovery)" = gbn ] || fail "default is not gbn"
 modprobe -r rxe_sr

@@ -168,7 +168,7 @@ fn srnic_requester_resends_named_holes() {
 #[test]
 fn melo_nack_carries_the_three_most_recent_holes() {
     let mut pool: BitsPool<128, 8> = BitsPool::new();
-    let mut e: Melo<128, 8> = Melo::new(p(0), p(0), RTO);
+    let mut e: Melo = Melo::new(p(0), p(0), RTO);
     rx(&mut e, &mut pool, 0, 0);
     let mut last = Vec::new();
     // Holes at 1, 3, 5, 7 (each followed by one received PSN).
@@ -200,7 +200,7 @@ fn melo_nack_carries_the_three_most_recent_holes() {
 #[test]
 fn melo_requester_skips_holes_already_resent() {
     let mut pool: BitsPool<128, 8> = BitsPool::new();
-    let mut e: Melo<128, 8> = Melo::new(p(0), p(0), RTO);
+    let mut e: Melo = Melo::new(p(0), p(0), RTO);
     for i in 0..20 {
         tx(&mut e, &mut pool, ReqEvent::Sent { psn: p(i), now: 0 });
     }
@@ -216,7 +216,7 @@ fn melo_requester_skips_holes_already_resent() {
 #[test]
 fn melo_drops_what_the_pool_cannot_record() {
     let mut pool: BitsPool<2, 8> = BitsPool::new();
-    let mut e: Melo<2, 8> = Melo::new(p(0), p(0), RTO);
+    let mut e: Melo = Melo::new(p(0), p(0), RTO);
     rx(&mut e, &mut pool, 2, 0);
     let a = rx(&mut e, &mut pool, 30, 0);
     assert!(a.contains(&Action::Fallback) && a.contains(&Action::Drop { psn: p(30) }), "{a:?}");

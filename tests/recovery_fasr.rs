@@ -13,19 +13,19 @@ const RTO: RtoConfig = RtoConfig {
 };
 
 type Pool = SrPool<20, 70, 16>;
-type Qp = Fasr<20, 70, 16>;
+type Qp = Fasr;
 
 fn p(v: u32) -> Psn {
     Psn::new(v)
 }
 
-fn rx<const U: usize, const B: usize>(qp: &mut Fasr<U, B, 16>, pool: &mut SrPool<U, B, 16>, psn: u32) -> Vec<Action> {
+fn rx<const U: usize, const B: usize>(qp: &mut Fasr, pool: &mut SrPool<U, B, 16>, psn: u32) -> Vec<Action> {
     let mut v = Vec::new();
     qp.on_responder(pool, RespEvent::Data { psn: p(psn), now: 0 }, &mut |a| v.push(a));
     v
 }
 
-fn tx<const U: usize, const B: usize>(qp: &mut Fasr<U, B, 16>, pool: &mut SrPool<U, B, 16>, ev: ReqEvent) -> Vec<Action> {
+fn tx<const U: usize, const B: usize>(qp: &mut Fasr, pool: &mut SrPool<U, B, 16>, ev: ReqEvent) -> Vec<Action> {
     let mut v = Vec::new();
     qp.on_requester(pool, ev, &mut |a| v.push(a));
     v
@@ -195,8 +195,8 @@ fn lost_cnt_overflows_past_three_bits() {
 fn exhausted_pool_falls_back_to_gbn_until_recovery_completes() {
     // One unit, one block of 16 bits.
     let mut pool: SrPool<1, 1, 16> = SrPool::new();
-    let mut a: Fasr<1, 1, 16> = Fasr::new(p(0), p(0), RTO);
-    let mut b: Fasr<1, 1, 16> = Fasr::new(p(0), p(0), RTO);
+    let mut a: Fasr = Fasr::new(p(0), p(0), RTO);
+    let mut b: Fasr = Fasr::new(p(0), p(0), RTO);
     rx(&mut a, &mut pool, 1); // QP a takes the only unit.
     let acts = rx(&mut b, &mut pool, 1); // QP b finds none: go-back-N.
     assert_eq!(acts, vec![Action::Fallback, Action::Drop { psn: p(1) }, Action::Send(Feedback::Nak { rcv_nxt: p(0) })]);
@@ -324,8 +324,8 @@ fn works_across_the_psn_wrap() {
 fn exhaustion_on_the_way_to_the_slow_path_keeps_the_fast_path_state() {
     // Two units, one block: QP b takes the only block, so QP a cannot enter the slow path.
     let mut pool: SrPool<2, 1, 16> = SrPool::new();
-    let mut a: Fasr<2, 1, 16> = Fasr::new(p(0), p(0), RTO);
-    let mut b: Fasr<2, 1, 16> = Fasr::new(p(0), p(0), RTO);
+    let mut a: Fasr = Fasr::new(p(0), p(0), RTO);
+    let mut b: Fasr = Fasr::new(p(0), p(0), RTO);
     rx(&mut b, &mut pool, 2);
     assert_eq!(pool.used_blocks(), 1);
     rx(&mut a, &mut pool, 1); // fast path: RCV-NXT 0 missing, sack-high 1

@@ -149,7 +149,7 @@ proptest! {
     #[test]
     fn fasr_fuzz(inputs in prop::collection::vec(input(), 0..300)) {
         let mut pool: SrPool<2, 3, 16> = SrPool::new();
-        let qps = (0..3).map(|_| Fasr::<2, 3, 16>::new(Psn::new(BASE), Psn::new(BASE), RTO)).collect();
+        let qps = (0..3).map(|_| Fasr::new(Psn::new(BASE), Psn::new(BASE), RTO)).collect();
         check(qps, &mut pool, &inputs)?;
         prop_assert!(pool.peak_units() <= 2 && pool.peak_blocks() <= 3);
         prop_assert_eq!(pool.count_in_use(), (0, 0));
@@ -177,7 +177,7 @@ proptest! {
     #[test]
     fn melo_fuzz(inputs in prop::collection::vec(input(), 0..300)) {
         let mut pool: BitsPool<4, 8> = BitsPool::new();
-        let qps = (0..3).map(|_| Melo::<4, 8>::new(Psn::new(BASE), Psn::new(BASE), RTO)).collect();
+        let qps = (0..3).map(|_| Melo::new(Psn::new(BASE), Psn::new(BASE), RTO)).collect();
         check(qps, &mut pool, &inputs)?;
         prop_assert!(pool.peak() <= 4);
         prop_assert_eq!(pool.used(), 0);

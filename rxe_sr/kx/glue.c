@@ -67,13 +67,94 @@ static const struct kernel_param_ops rxe_sr_recovery_ops = {
 module_param_cb(recovery, &rxe_sr_recovery_ops, &rxe_sr_recovery, 0444);
 __MODULE_PARM_TYPE(recovery, "charp");
 MODULE_PARM_DESC(recovery,
-	"loss recovery scheme, fixed at load: gbn (default and, so far, the only one the "
-	"kernel transport runs: standard RoCEv2 go-back-N, interoperates with rdma_rxe); "
-	"fasr, srnic, irn, melo are recognised and refused at load");
+	"loss recovery scheme of the devices' RC QPs: gbn (default: standard RoCEv2 "
+	"go-back-N), or a selective-retransmission scheme, fasr, srnic, irn or melo, used on a "
+	"QP once its peer (an rxe_sr device running the same scheme) agreed in band; toward "
+	"any other peer a QP stays standard RoCEv2 go-back-N");
 
 int rxe_sr_glue_recovery(void)
 {
 	return rxe_sr_recovery;
+}
+
+/* ---- the device attribute `recovery` (/sys/class/infiniband/DEV/recovery) ---- */
+
+/* The driver's accessors, set before the first device registers (one driver). */
+static int (*rxe_sr_dev_scheme_get)(struct ib_device *ibdev);
+static void (*rxe_sr_dev_scheme_set)(struct ib_device *ibdev, int index);
+
+static ssize_t recovery_show(struct device *device, struct device_attribute *attr, char *buf)
+{
+	struct ib_device *ibdev = rdma_device_to_ibdev(device);
+
+	return sysfs_emit(buf, "%s\n", rxe_sr_rs_recovery_name(rxe_sr_dev_scheme_get(ibdev)));
+}
+
+static ssize_t recovery_store(struct device *device, struct device_attribute *attr,
+			      const char *buf, size_t count)
+{
+	struct ib_device *ibdev = rdma_device_to_ibdev(device);
+	int idx = rxe_sr_rs_recovery_parse(buf);
+
+	if (idx < 0)
+		return -EINVAL;
+	rxe_sr_dev_scheme_set(ibdev, idx);
+	return count;
+}
+
+static DEVICE_ATTR_RW(recovery);
+
+static struct attribute *rxe_sr_dev_attrs[] = {
+	&dev_attr_recovery.attr,
+	NULL,
+};
+
+static const struct attribute_group rxe_sr_dev_attr_group = {
+	.attrs = rxe_sr_dev_attrs,
+};
+
+/* The driver's attribute group (ib_device_ops.device_group), over the driver's accessors. */
+const struct attribute_group *rxe_sr_glue_device_group(int (*get)(struct ib_device *),
+							void (*set)(struct ib_device *, int))
+{
+	rxe_sr_dev_scheme_get = get;
+	rxe_sr_dev_scheme_set = set;
+	return &rxe_sr_dev_attr_group;
+}
+
+/* ---- pool sizes: checked by Rust at load (rxe_sr_main.rs) ---- */
+
+static unsigned int rxe_sr_sr_pool_units = 20;
+module_param_named(sr_pool_units, rxe_sr_sr_pool_units, uint, 0444);
+MODULE_PARM_DESC(sr_pool_units,
+	"FaSR: level-1 SR state units in each device's shared SR pool, 1..65534 (default 20, "
+	"the FaSR paper's)");
+
+static unsigned int rxe_sr_sr_pool_blocks = 70;
+module_param_named(sr_pool_blocks, rxe_sr_sr_pool_blocks, uint, 0444);
+MODULE_PARM_DESC(sr_pool_blocks,
+	"FaSR: level-2 bitmap blocks (16 bits each) in each device's shared SR pool, 1..65534 "
+	"(default 70, the FaSR paper's)");
+
+static unsigned int rxe_sr_melo_pool_blocks = 128;
+module_param_named(melo_pool_blocks, rxe_sr_melo_pool_blocks, uint, 0444);
+MODULE_PARM_DESC(melo_pool_blocks,
+	"MELO: bits blocks (8 bits each) in each device's shared bits pool, 1..65534 "
+	"(default 128, MELO's 1 Kb pool)");
+
+unsigned int rxe_sr_glue_sr_pool_units(void)
+{
+	return rxe_sr_sr_pool_units;
+}
+
+unsigned int rxe_sr_glue_sr_pool_blocks(void)
+{
+	return rxe_sr_sr_pool_blocks;
+}
+
+unsigned int rxe_sr_glue_melo_pool_blocks(void)
+{
+	return rxe_sr_melo_pool_blocks;
 }
 
 /* ---- `rdma link add NAME type rxe_sr netdev DEV` ---- */

@@ -26,6 +26,7 @@ use crate::kx::ib_verbs::QpType;
 use crate::kx::mmap_queue;
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkBuff;
+use crate::proto::recovery::scheme::Scheme;
 
 /// rdma_rxe's driver id: the stock rdma-core rxe provider binds to devices that carry it.
 const DRIVER_ID: bindings::rdma_driver_id = bindings::rdma_driver_id_RDMA_DRIVER_RXE;
@@ -203,7 +204,13 @@ impl<T: Driver> Device<T> {
                 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
                 | (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
         }
-        let ops = Adapter::<T>::ops();
+        let mut ops = Adapter::<T>::ops();
+        // SAFETY: the accessors are valid for every device of this driver (`scheme_get`'s
+        // contract: sysfs calls them only while the attribute exists, and the core removes
+        // it before freeing the device); the group the glue returns is static.
+        ops.device_group = unsafe {
+            bindings::rxe_sr_glue_device_group(Some(scheme_get::<T>), Some(scheme_set::<T>))
+        };
         T::live();
         // SAFETY: a valid unregistered device; the core copies the ops. From here freeing
         // the device runs `dealloc_driver`, which drops the data and calls `T::freed`.
@@ -310,6 +317,29 @@ impl<T: Driver> Drop for DeviceRef<T> {
     fn drop(&mut self) {
         // SAFETY: drops the reference this holds.
         unsafe { bindings::ib_device_put(self.ibdev.as_ptr()) };
+    }
+}
+
+/// Reads the device attribute `recovery`: the scheme's index.
+///
+/// # Safety
+/// `ib` is a registered device [`Device::create`] made for `T` (sysfs calls this only
+/// while the attribute exists, which the core removes before freeing the device).
+unsafe extern "C" fn scheme_get<T: Driver>(ib: *mut bindings::ib_device) -> c_int {
+    // SAFETY: per this function's contract.
+    let dev = unsafe { Device::<T>::from_ib(ib) };
+    T::scheme(dev).index()
+}
+
+/// Writes the device attribute `recovery` (an index `rxe_sr_rs_recovery_parse` returned).
+///
+/// # Safety
+/// As for [`scheme_get`].
+unsafe extern "C" fn scheme_set<T: Driver>(ib: *mut bindings::ib_device, index: c_int) {
+    // SAFETY: per this function's contract.
+    let dev = unsafe { Device::<T>::from_ib(ib) };
+    if let Some(s) = Scheme::from_index(index) {
+        T::set_scheme(dev, s);
     }
 }
 

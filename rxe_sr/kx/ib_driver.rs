@@ -22,6 +22,7 @@ use crate::kx::ib_verbs::{AhAttr, QpAttr, QpAttrMask, QpInitAttr, QpInitReply, Q
 use crate::kx::ib_wr::{RecvWrList, SendWrList};
 use crate::kx::skbuff::SkBuff;
 use crate::proto::rc::mw::MwType;
+use crate::proto::recovery::scheme::Scheme;
 
 /// A soft-RoCE driver: its per-device data and the device-level verbs.
 ///
@@ -51,6 +52,13 @@ pub(crate) trait Driver: Send + Sync + Sized {
     /// A datagram from the device's receive queue (process context, the queue's work
     /// item; datagrams of one device are taken one at a time, in order).
     fn receive(dev: &Device<Self>, skb: SkBuff);
+
+    /// The device attribute `recovery`: the loss-recovery scheme of RC QPs connected from
+    /// now on.
+    fn scheme(dev: &Device<Self>) -> Scheme;
+
+    /// A write of the device attribute `recovery` (sysfs, process context).
+    fn set_scheme(dev: &Device<Self>, scheme: Scheme);
 
     /// A device was allocated that the core will free: from now on, [`Driver::freed`] is
     /// called exactly once for it.

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The `recovery` module parameter (include/linux/moduleparam.h).
+//! The module parameters (include/linux/moduleparam.h): `recovery` and the SR pool sizes.
 //!
-//! 6.12's `module!` macro declares no parameters, so glue.c declares it with
-//! `module_param_cb`; its setter and getter call the two entry points here, which parse and
-//! name [`Scheme`]s. The parameter is read-only after load (mode 0444).
+//! 6.12's `module!` macro declares no parameters, so glue.c declares them: `recovery` with
+//! `module_param_cb`, whose setter and getter call the two entry points here, which parse
+//! and name [`Scheme`]s; the pool sizes as plain unsigned ints, checked at module init.
+//! All are read-only after load (mode 0444).
 
 use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
@@ -12,10 +13,39 @@ use kernel::str::CStr;
 use crate::kx::bindings;
 use crate::proto::recovery::scheme::Scheme;
 
+/// The SR pool sizes given at load (checked by the module's init).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PoolSizes {
+    /// `sr_pool_units`: FaSR level-1 SR state units.
+    pub(crate) sr_units: u32,
+    /// `sr_pool_blocks`: FaSR level-2 bitmap blocks (16 bits each).
+    pub(crate) sr_blocks: u32,
+    /// `melo_pool_blocks`: MELO bits blocks (8 bits each).
+    pub(crate) melo_blocks: u32,
+}
+
 /// The scheme chosen at load (go-back-N when the parameter was not given).
 pub(crate) fn recovery() -> Scheme {
     // SAFETY: reads an int the parameter's setter wrote before module init.
     Scheme::from_index(unsafe { bindings::rxe_sr_glue_recovery() }).unwrap_or(Scheme::Gbn)
+}
+
+/// The pool sizes given at load (not yet checked).
+pub(crate) fn pool_sizes() -> PoolSizes {
+    // SAFETY: the three getters read unsigned ints the parameter parser wrote before
+    // module init (the parameters are read-only afterwards).
+    let (sr_units, sr_blocks, melo_blocks) = unsafe {
+        (
+            bindings::rxe_sr_glue_sr_pool_units(),
+            bindings::rxe_sr_glue_sr_pool_blocks(),
+            bindings::rxe_sr_glue_melo_pool_blocks(),
+        )
+    };
+    PoolSizes {
+        sr_units,
+        sr_blocks,
+        melo_blocks,
+    }
 }
 
 /// Parses a `recovery=` value: the scheme's index, or `-EINVAL`.

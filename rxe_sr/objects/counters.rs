@@ -45,13 +45,58 @@ pub(crate) enum Counter {
     /// RC/UC packets whose IP source or destination is not the QP's path (of those counted
     /// in `rcvd_dropped`; rxe_sr's).
     RcvdAddrMismatch = 15,
+    /// RC QPs whose requester switched to the SR format: its peer, an rxe_sr device running the
+    /// same scheme, echoed the capability (rxe_sr's).
+    SrQpsNegotiated = 16,
+    /// RC QPs of an SR scheme whose requester stays standard RoCEv2: the peer did not echo
+    /// (rdma_rxe, another scheme, hardware; rxe_sr's).
+    SrQpsStandard = 17,
+    /// Loss-recovery operations done without a bitmap (FaSR's fast path; rxe_sr's).
+    SrFastPath = 18,
+    /// Loss-recovery operations that needed a bitmap, or SRNIC's software slow path (rxe_sr's).
+    SrSlowPath = 19,
+    /// SACKs sent (rxe_sr's).
+    SrSacksSent = 20,
+    /// SACKs received (rxe_sr's).
+    SrSacksRcvd = 21,
+    /// ACKs sent that moved RCV-NXT past a filled hole (FaSR's AACK; rxe_sr's).
+    SrAacksSent = 22,
+    /// FNACKs sent: a retransmission was lost (FaSR; rxe_sr's).
+    SrFnacksSent = 23,
+    /// FNACKs received (rxe_sr's).
+    SrFnacksRcvd = 24,
+    /// Hole acknowledgments sent, one per hole (MELO, SRNIC; rxe_sr's).
+    SrHolesSent = 25,
+    /// Hole acknowledgments received (rxe_sr's).
+    SrHolesRcvd = 26,
+    /// Packets resent one by one, as the engine named them (not go-back-N; rxe_sr's).
+    SrResentPkts = 27,
+    /// Times a QP side fell back to go-back-N: the SR pool was exhausted (rxe_sr's).
+    SrGbnFallbacks = 28,
+    /// FaSR lost-cnt overflows (rxe_sr's).
+    SrLostCntOverflows = 29,
+    /// Request packets placed out of order (rxe_sr's).
+    SrOooPlaced = 30,
+    /// READ and atomic requests that arrived ahead of RCV-NXT, dropped unrecorded to run in
+    /// order (rxe_sr's).
+    SrOrderedEarly = 31,
+    /// SEND packets past the window of receive WQEs taken ahead, dropped unrecorded (rxe_sr's).
+    SrWindowFull = 32,
+    /// Standard-format requests after the QP switched to the SR format, dropped (rxe_sr's).
+    SrStaleStandard = 33,
+    /// SR-format requests refused: no SR on the QP, or malformed (rxe_sr's).
+    SrRefused = 34,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 16;
+pub(crate) const COUNT: usize = 35;
 
-/// Their names, in [`Counter`] order.
-pub(crate) const NAMES: [&CStr; COUNT] = [
+/// Statistics read from the device's SR pools when asked (not counters), after the
+/// counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use now), `sr_pool_units_peak` (most FaSR SR-pool units in use at once), `sr_pool_blocks` (FaSR bitmap blocks in use now), `sr_pool_blocks_peak` (most FaSR bitmap blocks in use at once), `sr_pool_exhaustions` (FaSR pool allocations that failed), `melo_pool_blocks` (MELO bits blocks in use now), `melo_pool_blocks_peak` (most MELO bits blocks in use at once), `melo_pool_exhaustions` (MELO pool allocations that failed).
+pub(crate) const GAUGES: usize = 8;
+
+/// The names of the counters, in [`Counter`] order, then of the gauges.
+pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"rcvd_pkts",
     c"rcvd_dropped",
     c"link_downed",
@@ -68,6 +113,33 @@ pub(crate) const NAMES: [&CStr; COUNT] = [
     c"retry_rnr_exceeded_err",
     c"dup_rd_atomic_dropped",
     c"rcvd_addr_mismatch",
+    c"sr_qps_negotiated",
+    c"sr_qps_standard",
+    c"sr_fast_path",
+    c"sr_slow_path",
+    c"sr_sacks_sent",
+    c"sr_sacks_rcvd",
+    c"sr_aacks_sent",
+    c"sr_fnacks_sent",
+    c"sr_fnacks_rcvd",
+    c"sr_holes_sent",
+    c"sr_holes_rcvd",
+    c"sr_resent_pkts",
+    c"sr_gbn_fallbacks",
+    c"sr_lost_cnt_overflows",
+    c"sr_ooo_placed",
+    c"sr_ordered_early",
+    c"sr_window_full",
+    c"sr_stale_standard",
+    c"sr_refused",
+    c"sr_pool_units",
+    c"sr_pool_units_peak",
+    c"sr_pool_blocks",
+    c"sr_pool_blocks_peak",
+    c"sr_pool_exhaustions",
+    c"melo_pool_blocks",
+    c"melo_pool_blocks_peak",
+    c"melo_pool_exhaustions",
 ];
 
 /// The counters of one device (all-zero is a valid initial value).

@@ -19,6 +19,8 @@ use crate::objects::counters::{Counter, Counters};
 use crate::objects::mcast::McastGroups;
 use crate::objects::mr::RoceMr;
 use crate::objects::mw::MwTableEntry;
+use crate::objects::sr_pools::{DevicePools, DeviceSr};
+use crate::proto::recovery::scheme::Scheme;
 
 /// An rxe_sr device.
 pub(crate) type RoceDevice = Device<DeviceState>;
@@ -59,11 +61,20 @@ pub(crate) struct DeviceState {
     pub(crate) pds_used: AtomicU32,
     pub(crate) cqs_used: AtomicU32,
     pub(crate) srqs_used: AtomicU32,
+    /// The loss-recovery scheme and the SR pools.
+    #[pin]
+    sr: DeviceSr,
 }
 
 impl DeviceState {
-    /// A new device's state: port as given, empty tables, zero counters.
-    pub(crate) fn new(port: PortState, active_mtu: PathMtu) -> impl PinInit<Self, Error> {
+    /// A new device's state: port as given, empty tables, zero counters, running `scheme`
+    /// with empty `pools`.
+    pub(crate) fn new(
+        port: PortState,
+        active_mtu: PathMtu,
+        scheme: Scheme,
+        pools: DevicePools,
+    ) -> impl PinInit<Self, Error> {
         try_pin_init!(DeviceState {
             port_active: AtomicBool::new(port == PortState::Active),
             active_mtu: AtomicU32::new(active_mtu.to_raw()),
@@ -78,7 +89,23 @@ impl DeviceState {
             pds_used: AtomicU32::new(0),
             cqs_used: AtomicU32::new(0),
             srqs_used: AtomicU32::new(0),
+            sr <- DeviceSr::new(scheme, pools),
         }? Error)
+    }
+
+    /// The loss-recovery scheme of RC QPs connected from now on.
+    pub(crate) fn scheme(&self) -> Scheme {
+        self.sr.scheme()
+    }
+
+    /// The SR pools (lock order: after a QP's lock).
+    pub(crate) fn sr_pools(&self) -> &Mutex<DevicePools> {
+        self.sr.pools()
+    }
+
+    /// Sets the scheme of RC QPs connected from now on.
+    pub(crate) fn set_scheme(&self, scheme: Scheme) {
+        self.sr.set_scheme(scheme);
     }
 
     /// The device's counters.

@@ -17,4 +17,5 @@ pub(crate) mod mr;
 pub(crate) mod mw;
 pub(crate) mod qp;
 pub(crate) mod recv_queue;
+pub(crate) mod sr_pools;
 pub(crate) mod srq;

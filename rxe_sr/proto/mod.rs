@@ -10,8 +10,6 @@
 
 #![forbid(unsafe_code)]
 
-// The shared SR pools serve the selective-repeat engines: host-only until issue 11.
-#[cfg(not(MODULE))]
 pub mod pool;
 pub mod psn;
 pub mod rc;

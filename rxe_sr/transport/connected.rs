@@ -3,7 +3,6 @@
 //! `proto::rc`) under the QP's lock, the doorbell, the delivery of received packets, the
 //! READ responses' work and the QP timer.
 
-use kernel::alloc::KVVec;
 use kernel::prelude::*;
 
 use crate::kx::ib_pd::PdId;
@@ -14,9 +13,10 @@ use crate::kx::skbuff::SkBuff;
 use crate::objects::counters::Counter;
 use crate::objects::device::{DeviceState, RoceDevice};
 use crate::objects::srq::RoceSrq;
-use crate::proto::rc::requester::{PostError, ReqCounters, Requester, SqEntry};
+use crate::proto::rc::requester::{PostError, ReqCounters};
 use crate::proto::rc::responder::{RespCounters, READ_BUDGET};
-use crate::proto::rc::{Outcome, RcConfig, Service};
+use crate::proto::rc::sr::SrStats;
+use crate::proto::rc::{Outcome, RcConfig, RcEnv, Service};
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::opcode::OpKind;
 use crate::proto::wire::PacketRepr;
@@ -24,7 +24,7 @@ use crate::transport::datagram::run_kernel_sends;
 use crate::transport::datagram::run_ud_requester;
 use crate::transport::qp::{CqEvents, KernelQueueLock, QpCqs, QpInner, QpObject, RoceQp};
 use crate::transport::qp_error::{enter_error, flush, flush_kernel};
-use crate::transport::rc::{self as rc_transport, RcConn};
+use crate::transport::rc::{self as rc_transport, KRequester, KResponder, RcConn};
 use crate::transport::rc_env::KEnv;
 use crate::uabi::cqe::Completion;
 use crate::uabi::layout;
@@ -87,7 +87,7 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
         rq_q,
         rc,
     } = g;
-    let Some(conn) = rc.as_mut() else {
+    let Some(conn) = rc.as_deref_mut() else {
         return;
     };
     let RcConn {
@@ -96,6 +96,7 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
         sport,
         resp,
         req,
+        ..
     } = conn;
     let mut env = {
         KEnv::new(
@@ -115,16 +116,25 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
     };
     let rts = attrs.state == QpState::Rts;
     let before = (req.as_ref().map(|r| r.counters), resp.counters);
+    let sr_stats = |req: &Option<KRequester>, resp: &KResponder| {
+        resp.sr()
+            .map(|rs| SrStats::of(req.as_ref().and_then(|r| r.sr()), Some(rs)))
+    };
+    let sr_before = sr_stats(req, resp);
     let mut outcome = match step {
         Step::Packet(p) if is_request(p) => resp.on_request(&mut env, cfg, p),
         Step::Packet(p) => match req.as_mut() {
             Some(r) if rts => r.on_response(&mut env, cfg, p),
             _ => Outcome::Ok,
         },
-        Step::Timer => match req.as_mut() {
-            Some(r) if rts => r.on_timer(&mut env, cfg),
-            _ => Outcome::Ok,
-        },
+        Step::Timer => {
+            // SRNIC's slow path first (it moves RCV-NXT), then the requester's timers.
+            let o = resp.on_timer(&mut env, cfg);
+            match req.as_mut() {
+                Some(r) if rts && o == Outcome::Ok => r.on_timer(&mut env, cfg),
+                _ => o,
+            }
+        }
         Step::Pump => resp.pump(&mut env, cfg, READ_BUDGET),
         Step::Doorbell => Outcome::Ok,
     };
@@ -147,8 +157,19 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
         before,
         (req.as_ref().map(|r| r.counters), resp.counters),
     );
-    if let Some(d) = req.as_ref().and_then(|r| r.deadline()) {
-        ctx.qp.timer().arm(d);
+    if let (Some(a), Some(b)) = (sr_before, sr_stats(req, resp)) {
+        count_sr(ctx.dev, &a, &b);
+    }
+    let deadline = match (req.as_ref().and_then(|r| r.deadline()), resp.deadline()) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    match deadline {
+        // Already due (SRNIC's slow path queues work for "now"): the QP's work runs it
+        // next. Arming a timer instead would be pushed back by every packet that arrives.
+        Some(d) if d <= RcEnv::now_us(&env) => ctx.qp.timer().kick(),
+        Some(d) => ctx.qp.timer().arm(d),
+        None => {}
     }
     if resp.read_pending() && outcome == Outcome::Ok {
         // The QP's work sends the rest.
@@ -213,6 +234,38 @@ pub(crate) fn count(
     }
 }
 
+/// Adds what one step changed in a QP's SR statistics to the device's counters.
+fn count_sr(dev: &RoceDevice, a: &SrStats, b: &SrStats) {
+    let c = dev.counters();
+    for (counter, old, new) in [
+        (Counter::SrQpsNegotiated, a.qps_sr, b.qps_sr),
+        (Counter::SrQpsStandard, a.qps_standard, b.qps_standard),
+        (Counter::SrFastPath, a.fast_path, b.fast_path),
+        (Counter::SrSlowPath, a.slow_path, b.slow_path),
+        (Counter::SrSacksSent, a.sacks_sent, b.sacks_sent),
+        (Counter::SrSacksRcvd, a.sacks_rcvd, b.sacks_rcvd),
+        (Counter::SrAacksSent, a.aacks_sent, b.aacks_sent),
+        (Counter::SrFnacksSent, a.fnacks_sent, b.fnacks_sent),
+        (Counter::SrFnacksRcvd, a.fnacks_rcvd, b.fnacks_rcvd),
+        (Counter::SrHolesSent, a.holes_sent, b.holes_sent),
+        (Counter::SrHolesRcvd, a.holes_rcvd, b.holes_rcvd),
+        (Counter::SrResentPkts, a.resent_pkts, b.resent_pkts),
+        (Counter::SrGbnFallbacks, a.gbn_fallbacks, b.gbn_fallbacks),
+        (
+            Counter::SrLostCntOverflows,
+            a.lost_cnt_overflows,
+            b.lost_cnt_overflows,
+        ),
+        (Counter::SrOooPlaced, a.ooo_placed, b.ooo_placed),
+        (Counter::SrOrderedEarly, a.ordered_early, b.ordered_early),
+        (Counter::SrWindowFull, a.window_full, b.window_full),
+        (Counter::SrStaleStandard, a.stale_standard, b.stale_standard),
+        (Counter::SrRefused, a.refused, b.refused),
+    ] {
+        c.add(counter, new.saturating_sub(old));
+    }
+}
+
 /// True for request packets (to the responder), false for responses (to the completer).
 pub(crate) fn is_request(p: &PacketRepr<'_>) -> bool {
     !matches!(
@@ -227,7 +280,7 @@ pub(crate) fn is_request(p: &PacketRepr<'_>) -> bool {
 // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
 #[inline(never)]
 pub(crate) fn fetch(
-    req: &mut Requester<KVVec<SqEntry>>,
+    req: &mut KRequester,
     env: &mut KEnv<'_>,
     cfg: &RcConfig,
     limits: SendLimits,
@@ -299,7 +352,7 @@ pub(crate) fn count_send(env: &KEnv<'_>, op: &SendOp) {
 // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
 #[inline(never)]
 pub(crate) fn fetch_kernel(
-    req: &mut Requester<KVVec<SqEntry>>,
+    req: &mut KRequester,
     env: &mut KEnv<'_>,
     cfg: &RcConfig,
     kq: &KernelQueueLock,
@@ -510,7 +563,8 @@ pub(crate) fn qp_work(qp: &RoceQp) {
         flush_kernel(qp);
         return;
     }
-    if g.attrs.state == QpState::Rts {
+    // The requester's timers need RTS; SRNIC's slow path runs for any receiving QP.
+    if g.rc.is_some() && receiving(g.attrs.state) {
         let _ = ctx.with_netdev(|nd| drive(&ctx, &mut g, nd, Step::Timer));
     }
     drop(g);

@@ -44,7 +44,7 @@ pub(crate) struct QpInner {
     pub(crate) sq_q: FromClientQueue,
     pub(crate) rq_q: FromClientQueue,
     /// RC/UC: the transport, from RTR until reset.
-    pub(crate) rc: Option<RcConn>,
+    pub(crate) rc: Option<KBox<RcConn>>,
 }
 
 /// A kernel consumer's send request: the validated WQE and, for a datagram QP, where it

@@ -30,13 +30,15 @@ pub(crate) fn enter_error(g: &mut QpInner, qp: &RoceQp) {
         ..
     } = g;
     if let Some(conn) = rc.as_mut() {
+        // The QP is done with loss recovery: its pool units go back to the device.
+        conn.release_sr(qp.device());
         conn.resp.drop_held(|wr_id| {
             let c = Completion::zeroed(wr_id, qpn, WcStatus::WrFlushErr);
             let _ = cqs.recv(&c, false);
         });
         // The requests the requester took complete first, in order (a kernel QP's are no
         // longer in any queue; a user QP's leave its ring as they complete).
-        let RcConn { cfg, req, .. } = conn;
+        let RcConn { cfg, req, .. } = &mut **conn;
         if let Some(req) = req.as_mut() {
             req.flush(cfg, |c| {
                 if let Some(ring) = sq.as_ref() {

@@ -3,21 +3,33 @@
 //! RTR (the responder) and RTS (the requester), around `proto::rc` (the state machines) and
 //! `transport::rc_env` (what they act on: MRs, rings, CQs, skbs).
 
-use kernel::alloc::{flags::GFP_KERNEL, KVVec};
+use kernel::alloc::{flags::GFP_KERNEL, KBox, KVVec};
 use kernel::prelude::*;
 
 use crate::kx::ib_verbs::{PathMtu, QpType, SigType};
 use crate::objects::ah::Av;
+use crate::objects::device::RoceDevice;
 use crate::objects::qp::{QpAttrs, QpShape};
 use crate::proto::psn::Psn;
-use crate::proto::rc::requester::{Requester, SqEntry};
-use crate::proto::rc::responder::{RdRes, Responder, MAX_RD_RES};
+use crate::proto::rc::requester::{ReqSr, Requester, SqEntry};
+use crate::proto::rc::responder::RECV_WINDOW;
+use crate::proto::rc::responder::{RdRes, RecvSlot, RespSr, Responder, MAX_RD_RES};
+use crate::proto::rc::sr::SrSetup;
 use crate::proto::rc::{timeout_us, RcConfig, Service};
+use crate::proto::recovery::scheme::Scheme;
+use crate::proto::recovery::RtoConfig;
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendOpcode, SendWqe};
 
 /// Send WQEs the transport holds at most per QP (fewer when the send queue is smaller):
 /// enough for the unacknowledged-PSN window of small messages.
 const MAX_SQ_ENTRIES: u32 = 256;
+
+/// The responder of a connected QP: its READ/atomic resources, receive-WQE window and SR
+/// state on the heap.
+pub(crate) type KResponder = Responder<KVVec<Option<RdRes>>, KVVec<Option<RecvSlot>>, KBox<RespSr>>;
+
+/// The requester of a connected QP: its send-queue entries and SR state on the heap.
+pub(crate) type KRequester = Requester<KVVec<SqEntry>, KBox<ReqSr>>;
 
 /// A connected QP's transport.
 pub(crate) struct RcConn {
@@ -28,9 +40,11 @@ pub(crate) struct RcConn {
     /// UDP source port (per QP, so flows spread across ECMP paths as rdma_rxe's do).
     pub(crate) sport: u16,
     /// The responder (from RTR).
-    pub(crate) resp: Responder<KVVec<Option<RdRes>>>,
+    pub(crate) resp: KResponder,
     /// The requester and completer (from RTS).
-    pub(crate) req: Option<Requester<KVVec<SqEntry>>>,
+    pub(crate) req: Option<KRequester>,
+    /// What the QP's SR engines are built from (`None`: go-back-N only).
+    sr: Option<SrSetup>,
 }
 
 /// The service of a connected QP type.
@@ -68,20 +82,57 @@ pub(crate) fn config(
 
 impl RcConn {
     /// The transport of a QP entering RTR (its READ/atomic resources on the heap, sized for
-    /// `max_dest_rd_atomic`).
-    pub(crate) fn new(cfg: RcConfig, av: Av, rq_psn: u32) -> Result<RcConn> {
+    /// `max_dest_rd_atomic`), with the SR state of `scheme` for an RC QP.
+    // On the heap, built out of line (as is `start_requester`): it is large.
+    #[inline(never)]
+    pub(crate) fn new(cfg: RcConfig, av: Av, rq_psn: u32, scheme: Scheme) -> Result<KBox<RcConn>> {
         let n = (cfg.max_dest_rd_atomic as usize).clamp(1, MAX_RD_RES);
         let res = KVVec::from_elem(None, n, GFP_KERNEL)?;
-        Ok(RcConn {
-            sport: 0xc000 | (cfg.qpn & 0x3fff) as u16,
-            cfg,
-            av,
-            resp: Responder::new(Psn::new(rq_psn), res),
-            req: None,
-        })
+        let rto = RtoConfig {
+            rto_low: cfg.timeout_us,
+            rto_high: cfg.timeout_us,
+            n_low: 3,
+        };
+        // SRNIC's slow path serves its queue on the QP's next timer run.
+        let sr = SrSetup::new(scheme, rto, 0).filter(|_| cfg.service == Service::Rc);
+        let psn = Psn::new(rq_psn);
+        let (resp_sr, window) = match sr {
+            Some(s) => (
+                Some(new_resp_sr(s, psn)?),
+                KVVec::from_elem(None, RECV_WINDOW, GFP_KERNEL)?,
+            ),
+            None => (None, KVVec::new()),
+        };
+        Ok(KBox::new(
+            RcConn {
+                sport: 0xc000 | (cfg.qpn & 0x3fff) as u16,
+                cfg,
+                av,
+                resp: Responder::new(psn, res, resp_sr, window),
+                req: None,
+                sr,
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// Gives the SR engines' shared resources (pool units and blocks) back to the device:
+    /// the QP is reset, failed or destroyed.
+    pub(crate) fn release_sr(&mut self, dev: &RoceDevice) {
+        if self.sr.is_none() {
+            return;
+        }
+        let mut pools = dev.sr_pools().lock();
+        if let Some(sr) = self.resp.sr_mut() {
+            sr.release(&mut *pools);
+        }
+        if let Some(sr) = self.req.as_mut().and_then(|r| r.sr_mut()) {
+            sr.release(&mut *pools);
+        }
     }
 
     /// Adds the requester (the QP enters RTS), its slots sized from the send queue.
+    #[inline(never)]
     pub(crate) fn start_requester(&mut self, shape: &QpShape, sq_psn: u32) -> Result {
         let n = shape.sq.max_wr.clamp(1, MAX_SQ_ENTRIES) as usize;
         let filler = SqEntry::empty(SendWqe {
@@ -94,7 +145,24 @@ impl RcConn {
             length: 0,
         });
         let slots = KVVec::from_elem(filler, n, GFP_KERNEL)?;
-        self.req = Some(Requester::new(slots, Psn::new(sq_psn), &self.cfg));
+        let psn = Psn::new(sq_psn);
+        let sr = match self.sr {
+            Some(s) => Some(new_req_sr(s, psn)?),
+            None => None,
+        };
+        self.req = Some(Requester::new(slots, psn, &self.cfg, sr));
         Ok(())
     }
+}
+
+// The SR states are large (an engine each): built out of line, so their temporaries stay
+// out of the callers' stack frames.
+#[inline(never)]
+fn new_resp_sr(s: SrSetup, psn: Psn) -> Result<KBox<RespSr>> {
+    Ok(KBox::new(RespSr::new(s, psn), GFP_KERNEL)?)
+}
+
+#[inline(never)]
+fn new_req_sr(s: SrSetup, psn: Psn) -> Result<KBox<ReqSr>> {
+    Ok(KBox::new(ReqSr::new(s, psn), GFP_KERNEL)?)
 }

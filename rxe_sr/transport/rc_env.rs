@@ -15,6 +15,7 @@ use crate::objects::mw;
 use crate::objects::srq::RoceSrq;
 use crate::proto::rc::mw::BindReq;
 use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RemoteErr, RemoteOp, TxError};
+use crate::proto::recovery::any::SharedPools;
 use crate::proto::wire::PacketRepr;
 use crate::transport::qp::{KernelQueueLock, QpCqs};
 use crate::uabi::cqe::{Completion, WcStatus};
@@ -316,5 +317,12 @@ impl RcEnv for KEnv<'_> {
         if c.status == WcStatus::Success {
             self.dev.counters().inc(Counter::RdmaRecvs);
         }
+    }
+
+    fn with_shared(&mut self, f: &mut dyn FnMut(&mut (dyn SharedPools + 'static), &mut dyn RcEnv)) {
+        // Lock order: the QP's lock (held by the caller), then the device's pool lock.
+        let dev = self.dev;
+        let mut pools = dev.sr_pools().lock();
+        f(&mut *pools, self);
     }
 }

@@ -14,11 +14,14 @@ use crate::transport::connected::{self, Delivery};
 use crate::transport::datagram;
 
 /// Splits a datagram (from its IP header) and checks its IP/UDP framing, ICRC and IBTA
-/// headers. Extended (selective-repeat) packets are not taken yet.
+/// headers (and rxe_sr's SR headers: the parser takes TVer 1 on RC only). Whether an SR
+/// packet's QP agreed to the SR format is its transport's check: an SR request to a QP
+/// without an SR scheme, or an SR response to a requester that never sent SR requests, is
+/// dropped and counted there.
 pub(crate) fn parse(bytes: &[u8]) -> Option<(RoceDatagram<'_>, PacketRepr<'_>)> {
     let d = RoceDatagram::parse(bytes).ok()?;
     let p = PacketRepr::parse_checked(d.ip_header, d.udp_header, d.ib).ok()?;
-    (!p.is_sr()).then_some((d, p))
+    Some((d, p))
 }
 
 /// Takes one datagram of `dev`'s receive queue; a dropped one is counted.

@@ -35,8 +35,10 @@ use crate::objects::counters;
 use crate::objects::cq::{CqState, RoceCq};
 use crate::objects::mr::{MrState, RoceMr};
 use crate::objects::mw::MwSlot;
+use crate::objects::sr_pools;
 use crate::objects::srq::{RoceSrq, SrqState};
 use crate::proto::rc::mw::MwType;
+use crate::proto::recovery::scheme::Scheme;
 use crate::transport::qp::{QpObject, RoceQp};
 use kernel::ffi::c_int;
 use kernel::sync::Arc;
@@ -220,9 +222,12 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         pr_err!("{} already has an rxe_sr device\n", nd.name());
         return Err(EEXIST);
     }
+    let pools = sr_pools::new_pools(crate::kx::moduleparam::pool_sizes())?;
     let state = DeviceState::new(
         port_state(nd.is_running(), nd.carrier_ok()),
         ib_mtu_from_eth_mtu(nd.mtu()),
+        crate::kx::moduleparam::recovery(),
+        pools,
     );
     RoceDevice::create(
         NewDevice {
@@ -278,6 +283,14 @@ impl Driver for DeviceState {
 
     fn receive(dev: &Device<Self>, skb: SkBuff) {
         crate::transport::rx::receive(dev, skb);
+    }
+
+    fn scheme(dev: &Device<Self>) -> Scheme {
+        dev.scheme()
+    }
+
+    fn set_scheme(dev: &Device<Self>, scheme: Scheme) {
+        dev.set_scheme(scheme);
     }
 
     fn live() {
@@ -430,7 +443,18 @@ impl Driver for DeviceState {
 
     fn hw_stats(dev: &Device<Self>, out: &mut [u64]) {
         let v = dev.counters().snapshot();
-        for (o, v) in out.iter_mut().zip(v.iter()) {
+        let (sr, melo) = sr_pools::usage(&dev.sr_pools().lock());
+        let gauges: [u64; counters::GAUGES] = [
+            u64::from(sr.units),
+            u64::from(sr.units_peak),
+            u64::from(sr.blocks),
+            u64::from(sr.blocks_peak),
+            sr.exhaustions,
+            u64::from(melo.blocks),
+            u64::from(melo.blocks_peak),
+            melo.exhaustions,
+        ];
+        for (o, v) in out.iter_mut().zip(Iterator::chain(v.iter(), gauges.iter())) {
             *o = *v;
         }
     }

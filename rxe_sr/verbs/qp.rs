@@ -279,6 +279,9 @@ pub(crate) fn destroy(qp: &RoceQp) {
     crate::verbs::mcast::detach_all(qp.device(), qp.qpn());
     let rings = {
         let mut g = qp.inner.lock();
+        if let Some(rc) = g.rc.as_mut() {
+            rc.release_sr(qp.device());
+        }
         (g.sq.take(), g.rq.take())
     };
     drop(rings);

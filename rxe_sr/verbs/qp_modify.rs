@@ -84,6 +84,8 @@ pub(crate) fn modify(qp: &RoceQp, a: &QpAttr, mask: QpAttrMask) -> Result {
 
 /// RC/UC: builds the transport as the QP connects (RTR: responder; RTS: requester),
 /// refreshes its view of the attributes in RTS, and drops it at reset.
+// Out of line: the transport it builds is large, and modify_qp's frame is big already.
+#[inline(never)]
 fn connect(
     g: &mut QpInner,
     shape: &QpShape,
@@ -95,10 +97,14 @@ fn connect(
 ) -> Result {
     let cfg = rc_transport::config(&g.attrs, shape, qpn, dev.active_mtu()).ok_or(EINVAL)?;
     match next {
-        QpState::Reset => g.rc = None,
+        QpState::Reset => {
+            if let Some(mut rc) = g.rc.take() {
+                rc.release_sr(dev);
+            }
+        }
         QpState::Rtr if cur != QpState::Rtr => {
             let av = av.ok_or(EINVAL)?;
-            g.rc = Some(RcConn::new(cfg, av, g.attrs.rq_psn)?);
+            g.rc = Some(RcConn::new(cfg, av, g.attrs.rq_psn, dev.scheme())?);
         }
         QpState::Rts => {
             let conn = g.rc.as_mut().ok_or(EINVAL)?;

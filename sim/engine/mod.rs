@@ -32,6 +32,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use rxe_sr::proto::pool::bits_pool::BitsPool;
+use rxe_sr::proto::pool::ops::{BitsPoolOps, SrPoolOps};
 use rxe_sr::proto::pool::sr_pool::SrPool;
 use rxe_sr::proto::psn::Psn;
 use rxe_sr::proto::recovery::{
@@ -277,21 +278,21 @@ pub fn run(cfg: &Config) -> Report {
     let rto = cfg.rto;
     let q = cfg.qps.max(1) as f64;
     match cfg.scheme {
-        Scheme::Gbn => Sim::new(cfg, |a, b| gbn::Gbn::new(a, b, rto), [(), ()], |_| NO_POOL, gbn::SR_BYTES_PER_QP as f64).run(),
+        Scheme::Gbn => Sim::new(cfg, |a, b| gbn::Gbn::new(a, b, rto), ([(), ()], |s| s), |_| NO_POOL, gbn::SR_BYTES_PER_QP as f64).run(),
         Scheme::Irn => Sim::new(
             cfg,
             |a, b| irn::Irn::<{ irn::DEFAULT_WORDS }>::new(a, b, rto),
-            [(), ()],
+            ([(), ()], |s| s),
             |_| NO_POOL,
             irn::Irn::<{ irn::DEFAULT_WORDS }>::sr_bytes_per_qp() as f64,
         )
         .run(),
         Scheme::Fasr => {
-            let bytes = fasr::SR_BYTES_PER_QP as f64 + SrPool::<20, 70, 16>::footprint_bytes() as f64 / q;
+            let bytes = fasr::SR_BYTES_PER_QP as f64 + SrPool::<20, 70, 16>::new().footprint_bytes() as f64 / q;
             Sim::new(
                 cfg,
-                |a, b| fasr::Fasr::<20, 70, 16>::new(a, b, rto),
-                [SrPool::new(), SrPool::new()],
+                |a, b| fasr::Fasr::new(a, b, rto),
+                ([SrPool::new(), SrPool::new()], |p: &mut SrPool<20, 70, 16>| -> &mut dyn SrPoolOps { p }),
                 |p: &SrPool<20, 70, 16>| {
                     let (u, b) = p.count_in_use();
                     PoolStats {
@@ -314,18 +315,18 @@ pub fn run(cfg: &Config) -> Report {
             Sim::new(
                 cfg,
                 move |a, b| srnic::Srnic::<{ srnic::DEFAULT_QUEUE }, { srnic::DEFAULT_WORDS }>::new(a, b, rto, d),
-                [(), ()],
+                ([(), ()], |s| s),
                 |_| NO_POOL,
                 srnic::SR_BYTES_PER_QP as f64,
             )
             .run()
         }
         Scheme::Melo => {
-            let bytes = melo::SR_BYTES_PER_QP as f64 + BitsPool::<128, 8>::footprint_bytes() as f64 / q;
+            let bytes = melo::SR_BYTES_PER_QP as f64 + BitsPool::<128, 8>::new().footprint_bytes() as f64 / q;
             Sim::new(
                 cfg,
-                |a, b| melo::Melo::<128, 8>::new(a, b, rto),
-                [BitsPool::new(), BitsPool::new()],
+                |a, b| melo::Melo::new(a, b, rto),
+                ([BitsPool::new(), BitsPool::new()], |p: &mut BitsPool<128, 8>| -> &mut dyn BitsPoolOps { p }),
                 |p: &BitsPool<128, 8>| PoolStats {
                     cap_units: 0,
                     cap_blocks: 128,
@@ -370,10 +371,17 @@ struct Qp<E> {
     slow_deadline: Option<u64>,
 }
 
-struct Sim<'c, E: Recovery, P> {
+/// Each host's pool, and how an engine is lent it.
+type Pools<E, S> = ([S; 2], Lend<E, S>);
+/// Lends an engine its pool.
+type Lend<E, S> = fn(&mut S) -> &mut <E as Recovery>::Shared;
+
+struct Sim<'c, E: Recovery, S, P> {
     cfg: &'c Config,
     qps: Vec<Qp<E>>,
-    shared: [E::Shared; 2],
+    /// Each host's shared pool, and how an engine is lent it.
+    shared: [S; 2],
+    lend: Lend<E, S>,
     pool_stats: P,
     sr_bytes: f64,
     heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
@@ -403,11 +411,11 @@ fn abs_of(cfg: &Config, psn: Psn, reference: u64) -> u64 {
     (reference as i64 + d).max(0) as u64
 }
 
-impl<'c, E: Recovery, P: Fn(&E::Shared) -> PoolStats> Sim<'c, E, P> {
+impl<'c, E: Recovery, S, P: Fn(&S) -> PoolStats> Sim<'c, E, S, P> {
     fn new(
         cfg: &'c Config,
         make: impl Fn(Psn, Psn) -> E,
-        shared: [E::Shared; 2],
+        (shared, lend): Pools<E, S>,
         pool_stats: P,
         sr_bytes: f64,
     ) -> Self {
@@ -436,6 +444,7 @@ impl<'c, E: Recovery, P: Fn(&E::Shared) -> PoolStats> Sim<'c, E, P> {
             cfg,
             qps,
             shared,
+            lend,
             pool_stats,
             sr_bytes,
             heap: BinaryHeap::new(),
@@ -622,7 +631,7 @@ impl<'c, E: Recovery, P: Fn(&E::Shared) -> PoolStats> Sim<'c, E, P> {
         acts.clear();
         {
             let q = &mut self.qps[i];
-            q.a.on_requester(&mut self.shared[0], ev, &mut |a: Action| acts.push(a));
+            q.a.on_requester((self.lend)(&mut self.shared[0]), ev, &mut |a: Action| acts.push(a));
         }
         for a in acts.drain(..) {
             self.requester_action(i, a);
@@ -682,7 +691,7 @@ impl<'c, E: Recovery, P: Fn(&E::Shared) -> PoolStats> Sim<'c, E, P> {
         acts.clear();
         {
             let q = &mut self.qps[i];
-            q.b.on_responder(&mut self.shared[1], ev, &mut |a: Action| acts.push(a));
+            q.b.on_responder((self.lend)(&mut self.shared[1]), ev, &mut |a: Action| acts.push(a));
         }
         for a in acts.drain(..) {
             self.responder_action(i, a, arriving);

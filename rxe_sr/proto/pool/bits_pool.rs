@@ -7,10 +7,13 @@
 //! are O(1). A connection's bitmap is a linked list of blocks described by a [`BitsChain`]
 //! (MELO's `start_ptr` / `end_ptr` plus the PSN of bit 0) kept in the connection's state.
 
+use super::slots::Slots;
 use crate::proto::psn::Psn;
 
+#[cfg(not(MODULE))]
 /// Default number of blocks: MELO's 1 Kb pool of 1 B blocks.
 pub const DEFAULT_BLOCKS: usize = 128;
+#[cfg(not(MODULE))]
 /// Default bits per block (MELO: 1 B).
 pub const DEFAULT_BLOCK_BITS: u32 = 8;
 
@@ -37,11 +40,13 @@ impl BitsChain {
         }
     }
 
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests' chain checks"))]
     /// Blocks held.
     pub const fn nblocks(&self) -> u16 {
         self.nblocks
     }
 
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests' chain checks"))]
     /// True when no block is held.
     pub const fn is_empty(&self) -> bool {
         self.nblocks == 0
@@ -52,89 +57,138 @@ impl BitsChain {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct NoBits;
 
-/// MELO's shared bits pool; one per device and direction.
-#[derive(Clone, Debug)]
-pub struct BitsPool<
-    const BLOCKS: usize = DEFAULT_BLOCKS,
-    const BLOCK_BITS: u32 = DEFAULT_BLOCK_BITS,
-> {
-    bits: [u64; BLOCKS],
-    next_ptr: [u16; BLOCKS],
-    /// The free slots array: entries at index >= `avail_ptr` name free blocks.
-    avail: [u16; BLOCKS],
-    avail_ptr: usize,
-    peak: usize,
-    failures: u64,
+/// One block of the pool: its bits, the next block of its chain, and one entry of the
+/// free slots array (which names a block by index; it is not this block's own state).
+#[derive(Clone, Copy, Debug)]
+pub struct BitsBlock {
+    bits: u64,
+    next_ptr: u16,
+    avail: u16,
 }
 
+impl BitsBlock {
+    /// Storage filler (the pool sets every field when it starts).
+    pub const EMPTY: BitsBlock = BitsBlock {
+        bits: 0,
+        next_ptr: NIL,
+        avail: 0,
+    };
+}
+
+/// The pool's storage is too large for its 16-bit block indices.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct PoolTooBig;
+
+/// MELO's shared bits pool over block storage `S` (an array on the host, heap storage
+/// sized at load in the kernel); one per device.
+#[derive(Clone, Debug)]
+pub struct BitsPoolIn<S, const BLOCK_BITS: u32> {
+    blocks: S,
+    /// The free slots array (each block's `avail`): entries at index >= `avail_ptr` name
+    /// free blocks.
+    pub(super) avail_ptr: usize,
+    pub(super) peak: usize,
+    pub(super) failures: u64,
+}
+
+#[cfg(not(MODULE))]
+/// A [`BitsPoolIn`] over an array of `BLOCKS` blocks of `BLOCK_BITS` bits.
+pub type BitsPool<
+    const BLOCKS: usize = DEFAULT_BLOCKS,
+    const BLOCK_BITS: u32 = DEFAULT_BLOCK_BITS,
+> = BitsPoolIn<[BitsBlock; BLOCKS], BLOCK_BITS>;
+
+// Array storage: the host tests and the simulator (the module sizes its pools at load).
+#[cfg(not(MODULE))]
 impl<const BLOCKS: usize, const BLOCK_BITS: u32> Default for BitsPool<BLOCKS, BLOCK_BITS> {
     fn default() -> Self {
         Self::new()
     }
 }
 
+// Array storage: the host tests and the simulator (the module sizes its pools at load).
+#[cfg(not(MODULE))]
 impl<const BLOCKS: usize, const BLOCK_BITS: u32> BitsPool<BLOCKS, BLOCK_BITS> {
     const VALID: () = assert!(BLOCK_BITS >= 1 && BLOCK_BITS <= 64 && BLOCKS < NIL as usize);
 
     /// An empty pool.
     pub fn new() -> Self {
         let () = Self::VALID;
-        let mut p = BitsPool {
-            bits: [0; BLOCKS],
-            next_ptr: [NIL; BLOCKS],
-            avail: [0; BLOCKS],
+        Self::empty([BitsBlock::EMPTY; BLOCKS])
+    }
+}
+
+impl<S: Slots<BitsBlock>, const BLOCK_BITS: u32> BitsPoolIn<S, BLOCK_BITS> {
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
+    /// Bits per block.
+    pub const BLOCK_BITS: u32 = {
+        assert!(BLOCK_BITS >= 1 && BLOCK_BITS <= 64);
+        BLOCK_BITS
+    };
+
+    /// An empty pool over `blocks` (overwritten); fewer than 65535 of them.
+    pub fn with_storage(blocks: S) -> Result<Self, PoolTooBig> {
+        if blocks.slots().len() >= NIL as usize {
+            return Err(PoolTooBig);
+        }
+        Ok(Self::empty(blocks))
+    }
+
+    /// An empty pool over storage whose size was checked.
+    fn empty(blocks: S) -> Self {
+        let mut p = BitsPoolIn {
+            blocks,
             avail_ptr: 0,
             peak: 0,
             failures: 0,
         };
-        for (i, a) in p.avail.iter_mut().enumerate() {
-            *a = i as u16;
-        }
+        p.reset();
         p
     }
 
-    /// Blocks in use.
-    pub const fn used(&self) -> usize {
-        self.avail_ptr
-    }
-    /// Most blocks ever in use at once.
-    pub const fn peak(&self) -> usize {
-        self.peak
-    }
-    /// Failed allocations.
-    pub const fn failures(&self) -> u64 {
-        self.failures
+    /// Every block free, statistics cleared.
+    pub fn reset(&mut self) {
+        for (i, b) in self.blocks.slots_mut().iter_mut().enumerate() {
+            *b = BitsBlock {
+                bits: 0,
+                next_ptr: NIL,
+                avail: i as u16,
+            };
+        }
+        self.avail_ptr = 0;
+        self.peak = 0;
+        self.failures = 0;
     }
 
-    /// Device memory in MELO's accounting, bytes: the bits, a next_ptr and a free-slot
-    /// entry per block.
-    pub const fn footprint_bytes() -> u32 {
-        let ptr = if BLOCKS <= 256 { 1 } else { 2 };
-        ((BLOCKS as u32) * BLOCK_BITS).div_ceil(8) + 2 * (BLOCKS as u32) * ptr
+    /// Blocks in all.
+    pub fn capacity(&self) -> usize {
+        self.blocks.slots().len()
     }
 
     fn alloc(&mut self) -> Result<u16, NoBits> {
-        let Some(&b) = self.avail.get(self.avail_ptr) else {
+        let Some(b) = self.blocks.slots().get(self.avail_ptr).map(|x| x.avail) else {
             self.failures = self.failures.saturating_add(1);
             return Err(NoBits);
         };
         self.avail_ptr += 1;
         self.peak = self.peak.max(self.avail_ptr);
-        if let Some(x) = self.bits.get_mut(usize::from(b)) {
-            *x = 0;
-        }
-        if let Some(n) = self.next_ptr.get_mut(usize::from(b)) {
-            *n = NIL;
+        if let Some(x) = self.blocks.slots_mut().get_mut(usize::from(b)) {
+            x.bits = 0;
+            x.next_ptr = NIL;
         }
         Ok(b)
     }
 
     fn free_one(&mut self, b: u16) -> u16 {
-        let next = self.next_ptr.get(usize::from(b)).copied().unwrap_or(NIL);
+        let next = self
+            .blocks
+            .slots()
+            .get(usize::from(b))
+            .map_or(NIL, |x| x.next_ptr);
         if self.avail_ptr > 0 {
             self.avail_ptr -= 1;
-            if let Some(a) = self.avail.get_mut(self.avail_ptr) {
-                *a = b;
+            if let Some(a) = self.blocks.slots_mut().get_mut(self.avail_ptr) {
+                a.avail = b;
             }
         }
         next
@@ -160,14 +214,14 @@ impl<const BLOCKS: usize, const BLOCK_BITS: u32> BitsPool<BLOCKS, BLOCK_BITS> {
             return Ok(());
         }
         let need = off.unsigned_abs() / BLOCK_BITS + 1;
-        if need > BLOCKS as u32 {
+        if need as usize > self.capacity() {
             self.failures = self.failures.saturating_add(1);
             return Err(NoBits);
         }
         while u32::from(chain.nblocks) < need {
             let b = self.alloc()?;
-            if let Some(n) = self.next_ptr.get_mut(usize::from(chain.end_ptr)) {
-                *n = b;
+            if let Some(n) = self.blocks.slots_mut().get_mut(usize::from(chain.end_ptr)) {
+                n.next_ptr = b;
             }
             if chain.start_ptr == NIL {
                 chain.start_ptr = b;
@@ -193,7 +247,7 @@ impl<const BLOCKS: usize, const BLOCK_BITS: u32> BitsPool<BLOCKS, BLOCK_BITS> {
         }
         let mut b = chain.start_ptr;
         for _ in 0..idx {
-            b = *self.next_ptr.get(usize::from(b))?;
+            b = self.blocks.slots().get(usize::from(b))?.next_ptr;
         }
         Some((b, off % BLOCK_BITS))
     }
@@ -201,8 +255,8 @@ impl<const BLOCKS: usize, const BLOCK_BITS: u32> BitsPool<BLOCKS, BLOCK_BITS> {
     /// Sets the bit of `psn` (no-op if not covered).
     pub fn set(&mut self, chain: &BitsChain, psn: Psn) {
         if let Some((b, bit)) = self.locate(chain, psn) {
-            if let Some(x) = self.bits.get_mut(usize::from(b)) {
-                *x |= 1u64 << bit;
+            if let Some(x) = self.blocks.slots_mut().get_mut(usize::from(b)) {
+                x.bits |= 1u64 << bit;
             }
         }
     }
@@ -211,9 +265,10 @@ impl<const BLOCKS: usize, const BLOCK_BITS: u32> BitsPool<BLOCKS, BLOCK_BITS> {
     pub fn get(&self, chain: &BitsChain, psn: Psn) -> bool {
         self.locate(chain, psn)
             .and_then(|(b, bit)| {
-                self.bits
+                self.blocks
+                    .slots()
                     .get(usize::from(b))
-                    .map(|x| x & (1u64 << bit) != 0)
+                    .map(|x| x.bits & (1u64 << bit) != 0)
             })
             .unwrap_or(false)
     }
@@ -233,6 +288,36 @@ impl<const BLOCKS: usize, const BLOCK_BITS: u32> BitsPool<BLOCKS, BLOCK_BITS> {
                 chain.end_ptr = NIL;
             }
         }
+    }
+}
+
+#[cfg_attr(
+    MODULE,
+    expect(
+        dead_code,
+        reason = "statistics for the host tests and the simulator; the module reads PoolUsage"
+    )
+)]
+impl<S: Slots<BitsBlock>, const BLOCK_BITS: u32> BitsPoolIn<S, BLOCK_BITS> {
+    /// Blocks in use.
+    pub const fn used(&self) -> usize {
+        self.avail_ptr
+    }
+    /// Most blocks ever in use at once.
+    pub const fn peak(&self) -> usize {
+        self.peak
+    }
+    /// Failed allocations.
+    pub const fn failures(&self) -> u64 {
+        self.failures
+    }
+
+    /// Device memory in MELO's accounting, bytes: the bits, a next_ptr and a free-slot
+    /// entry per block.
+    pub fn footprint_bytes(&self) -> u32 {
+        let blocks = self.capacity() as u32;
+        let ptr = if blocks <= 256 { 1 } else { 2 };
+        (blocks * BLOCK_BITS).div_ceil(8) + 2 * blocks * ptr
     }
 }
 

@@ -17,16 +17,20 @@
 //! encoder; a free list is the software equivalent).
 //! Defaults are the paper's: 20 units, 70 blocks of 16 bits (§III-D, §V-A).
 
+#[cfg(not(MODULE))]
 /// Default number of level-1 SR state units.
 pub const DEFAULT_UNITS: usize = 20;
+#[cfg(not(MODULE))]
 /// Default number of level-2 bitmap blocks.
 pub const DEFAULT_BLOCKS: usize = 70;
+#[cfg(not(MODULE))]
 /// Default bits per bitmap block.
 pub const DEFAULT_BLOCK_BITS: u32 = 16;
 /// Bytes of one SR state unit in the paper's accounting (20 B SR state + 10 B bitmap
 /// pointers + compression-cnts + lost-cnts, §III-D).
 pub const UNIT_BYTES: u32 = 38;
 
+use super::slots::Slots;
 use crate::proto::psn::Psn;
 
 const NIL: u16 = u16::MAX;
@@ -49,8 +53,6 @@ pub struct SrUnit {
     pub compression_cnt: u16,
     /// The QP fell back to go-back-N and stays there until this recovery completes.
     pub gbn: bool,
-    /// Requester: an FNACK was answered since the last new ACK.
-    pub fnack_answered: bool,
     /// PSN of bit 0 of the head bitmap block.
     pub bm_base: Psn,
     head: u16,
@@ -61,13 +63,13 @@ pub struct SrUnit {
 }
 
 impl SrUnit {
-    const EMPTY: SrUnit = SrUnit {
+    /// A free unit (storage filler).
+    pub const EMPTY: SrUnit = SrUnit {
         sack_high: Psn::new(0),
         lost_cnt: 0,
         overflow: false,
         compression_cnt: 0,
         gbn: false,
-        fnack_answered: false,
         bm_base: Psn::new(0),
         head: NIL,
         tail: NIL,
@@ -76,21 +78,24 @@ impl SrUnit {
         next_free: NIL,
     };
 
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests' chain checks"))]
     /// Number of bitmap blocks linked to this unit.
     pub const fn nblocks(&self) -> u16 {
         self.nblocks
     }
 }
 
+/// One level-2 bitmap block (its bits, the next block of its chain, in use).
 #[derive(Clone, Copy, Debug)]
-struct Block {
+pub struct BitmapBlock {
     bits: u64,
     next: u16,
     in_use: bool,
 }
 
-impl Block {
-    const EMPTY: Block = Block {
+impl BitmapBlock {
+    /// A free block (storage filler).
+    pub const EMPTY: BitmapBlock = BitmapBlock {
         bits: 0,
         next: NIL,
         in_use: false,
@@ -101,24 +106,35 @@ impl Block {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Exhausted;
 
-/// FaSR's two-level shared SR pool; one per device (and direction).
+/// The pool's storage is too large for its 16-bit element indices.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct PoolTooBig;
+
+/// FaSR's two-level shared SR pool over unit storage `U` and block storage `B` (arrays on
+/// the host, heap slices in the kernel, sized at load); one per device.
 #[derive(Clone, Debug)]
-pub struct SrPool<
+pub struct SrPoolIn<U, B, const BLOCK_BITS: u32> {
+    units: U,
+    blocks: B,
+    free_unit: u16,
+    free_block: u16,
+    pub(super) used_units: u16,
+    pub(super) used_blocks: u16,
+    pub(super) peak_units: u16,
+    pub(super) peak_blocks: u16,
+    pub(super) exhaustions: u64,
+}
+
+#[cfg(not(MODULE))]
+/// An [`SrPoolIn`] over arrays: `UNITS` units, `BLOCKS` blocks of `BLOCK_BITS` bits.
+pub type SrPool<
     const UNITS: usize = DEFAULT_UNITS,
     const BLOCKS: usize = DEFAULT_BLOCKS,
     const BLOCK_BITS: u32 = DEFAULT_BLOCK_BITS,
-> {
-    units: [SrUnit; UNITS],
-    blocks: [Block; BLOCKS],
-    free_unit: u16,
-    free_block: u16,
-    used_units: u16,
-    used_blocks: u16,
-    peak_units: u16,
-    peak_blocks: u16,
-    exhaustions: u64,
-}
+> = SrPoolIn<[SrUnit; UNITS], [BitmapBlock; BLOCKS], BLOCK_BITS>;
 
+// Array storage: the host tests and the simulator (the module sizes its pools at load).
+#[cfg(not(MODULE))]
 impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Default
     for SrPool<UNITS, BLOCKS, BLOCK_BITS>
 {
@@ -127,6 +143,8 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Default
     }
 }
 
+// Array storage: the host tests and the simulator (the module sizes its pools at load).
+#[cfg(not(MODULE))]
 impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
     SrPool<UNITS, BLOCKS, BLOCK_BITS>
 {
@@ -135,15 +153,38 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
         BLOCK_BITS >= 1 && BLOCK_BITS <= 64 && UNITS < NIL as usize && BLOCKS < NIL as usize
     );
 
-    /// Bits per bitmap block.
-    pub const BLOCK_BITS: u32 = BLOCK_BITS;
-
     /// An empty pool: every unit and block available.
     pub fn new() -> Self {
         let () = Self::VALID;
-        let mut p = SrPool {
-            units: [SrUnit::EMPTY; UNITS],
-            blocks: [Block::EMPTY; BLOCKS],
+        Self::empty([SrUnit::EMPTY; UNITS], [BitmapBlock::EMPTY; BLOCKS])
+    }
+}
+
+impl<U, B, const BLOCK_BITS: u32> SrPoolIn<U, B, BLOCK_BITS>
+where
+    U: Slots<SrUnit>,
+    B: Slots<BitmapBlock>,
+{
+    /// Bits per bitmap block.
+    pub const BLOCK_BITS: u32 = {
+        assert!(BLOCK_BITS >= 1 && BLOCK_BITS <= 64);
+        BLOCK_BITS
+    };
+
+    /// An empty pool over `units` and `blocks` (their contents are overwritten); fewer than
+    /// 65535 of each.
+    pub fn with_storage(units: U, blocks: B) -> Result<Self, PoolTooBig> {
+        if units.slots().len() >= NIL as usize || blocks.slots().len() >= NIL as usize {
+            return Err(PoolTooBig);
+        }
+        Ok(Self::empty(units, blocks))
+    }
+
+    /// An empty pool over storage whose size was checked.
+    fn empty(units: U, blocks: B) -> Self {
+        let mut p = SrPoolIn {
+            units,
+            blocks,
             free_unit: NIL,
             free_block: NIL,
             used_units: 0,
@@ -159,15 +200,15 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
     /// Returns every element to the pool and clears the statistics.
     pub fn reset(&mut self) {
         let mut next = NIL;
-        for (i, u) in self.units.iter_mut().enumerate().rev() {
+        for (i, u) in self.units.slots_mut().iter_mut().enumerate().rev() {
             *u = SrUnit::EMPTY;
             u.next_free = next;
             next = i as u16;
         }
         self.free_unit = next;
         let mut next = NIL;
-        for (i, b) in self.blocks.iter_mut().enumerate().rev() {
-            *b = Block::EMPTY;
+        for (i, b) in self.blocks.slots_mut().iter_mut().enumerate().rev() {
+            *b = BitmapBlock::EMPTY;
             b.next = next;
             next = i as u16;
         }
@@ -179,50 +220,25 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
         self.exhaustions = 0;
     }
 
-    /// Units in use now.
-    pub const fn used_units(&self) -> u16 {
-        self.used_units
-    }
-    /// Blocks in use now.
-    pub const fn used_blocks(&self) -> u16 {
-        self.used_blocks
-    }
-    /// Most units ever in use at once.
-    pub const fn peak_units(&self) -> u16 {
-        self.peak_units
-    }
-    /// Most blocks ever in use at once.
-    pub const fn peak_blocks(&self) -> u16 {
-        self.peak_blocks
-    }
-    /// Allocation requests that failed.
-    pub const fn exhaustions(&self) -> u64 {
-        self.exhaustions
-    }
-
-    /// Device memory of the pool in the paper's accounting, in bytes: units, block bits,
-    /// one next pointer per block and the two availability bitmaps.
-    pub const fn footprint_bytes() -> u32 {
-        let ptr = if BLOCKS <= 255 { 1 } else { 2 };
-        (UNITS as u32) * UNIT_BYTES
-            + (BLOCKS as u32) * BLOCK_BITS.div_ceil(8)
-            + (BLOCKS as u32) * ptr
-            + (UNITS as u32).div_ceil(8)
-            + (BLOCKS as u32).div_ceil(8)
-    }
-
+    #[cfg_attr(
+        MODULE,
+        expect(
+            dead_code,
+            reason = "invariant checks of the host tests and the simulator"
+        )
+    )]
     /// Counts the in-use bits of both availability bitmaps (for invariant checks).
     pub fn count_in_use(&self) -> (usize, usize) {
         (
-            self.units.iter().filter(|u| u.in_use).count(),
-            self.blocks.iter().filter(|b| b.in_use).count(),
+            self.units.slots().iter().filter(|u| u.in_use).count(),
+            self.blocks.slots().iter().filter(|b| b.in_use).count(),
         )
     }
 
     /// Allocates a level-1 unit, O(1). Fails (and counts it) when all are taken.
     pub fn alloc_unit(&mut self) -> Result<UnitId, Exhausted> {
         let i = self.free_unit;
-        let Some(u) = self.units.get_mut(usize::from(i)) else {
+        let Some(u) = self.units.slots_mut().get_mut(usize::from(i)) else {
             self.exhaustions = self.exhaustions.saturating_add(1);
             return Err(Exhausted);
         };
@@ -237,7 +253,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
     /// Releases a unit and its whole bitmap chain.
     pub fn free_unit(&mut self, id: UnitId) {
         self.free_chain(id);
-        let Some(u) = self.units.get_mut(usize::from(id.0)) else {
+        let Some(u) = self.units.slots_mut().get_mut(usize::from(id.0)) else {
             return;
         };
         if !u.in_use {
@@ -251,22 +267,28 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
 
     /// The unit `id` (None for a stale or foreign id).
     pub fn unit(&self, id: UnitId) -> Option<&SrUnit> {
-        self.units.get(usize::from(id.0)).filter(|u| u.in_use)
+        self.units
+            .slots()
+            .get(usize::from(id.0))
+            .filter(|u| u.in_use)
     }
 
     /// The unit `id`, mutably.
     pub fn unit_mut(&mut self, id: UnitId) -> Option<&mut SrUnit> {
-        self.units.get_mut(usize::from(id.0)).filter(|u| u.in_use)
+        self.units
+            .slots_mut()
+            .get_mut(usize::from(id.0))
+            .filter(|u| u.in_use)
     }
 
     fn alloc_block(&mut self) -> Result<u16, Exhausted> {
         let i = self.free_block;
-        let Some(b) = self.blocks.get_mut(usize::from(i)) else {
+        let Some(b) = self.blocks.slots_mut().get_mut(usize::from(i)) else {
             self.exhaustions = self.exhaustions.saturating_add(1);
             return Err(Exhausted);
         };
         self.free_block = b.next;
-        *b = Block::EMPTY;
+        *b = BitmapBlock::EMPTY;
         b.in_use = true;
         self.used_blocks = self.used_blocks.saturating_add(1);
         self.peak_blocks = self.peak_blocks.max(self.used_blocks);
@@ -274,7 +296,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
     }
 
     fn release_block(&mut self, i: u16) -> u16 {
-        let Some(b) = self.blocks.get_mut(usize::from(i)) else {
+        let Some(b) = self.blocks.slots_mut().get_mut(usize::from(i)) else {
             return NIL;
         };
         if !b.in_use {
@@ -296,8 +318,8 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
         u.head = NIL;
         u.tail = NIL;
         u.nblocks = 0;
-        // Bounded: a chain never holds more than BLOCKS blocks.
-        let mut guard = BLOCKS;
+        // Bounded: a chain never holds more blocks than the pool has.
+        let mut guard = self.blocks.slots().len();
         while b != NIL && guard > 0 {
             b = self.release_block(b);
             guard -= 1;
@@ -323,7 +345,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
             return Ok(());
         }
         let need = off.unsigned_abs() / BLOCK_BITS + 1;
-        if need > BLOCKS as u32 {
+        if need as usize > self.blocks.slots().len() {
             self.exhaustions = self.exhaustions.saturating_add(1);
             return Err(Exhausted);
         }
@@ -339,7 +361,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
                 u.head = b;
             }
             u.nblocks = u.nblocks.saturating_add(1);
-            if let Some(t) = self.blocks.get_mut(usize::from(old_tail)) {
+            if let Some(t) = self.blocks.slots_mut().get_mut(usize::from(old_tail)) {
                 t.next = b;
             }
             have += 1;
@@ -368,7 +390,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
         let mut b = u.head;
         let mut k = 0;
         while k < idx {
-            b = self.blocks.get(usize::from(b))?.next;
+            b = self.blocks.slots().get(usize::from(b))?.next;
             k += 1;
         }
         Some((b, bit))
@@ -377,7 +399,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
     /// Sets the bit of `psn` (no-op when the chain does not cover it).
     pub fn set(&mut self, id: UnitId, psn: Psn) {
         if let Some((b, bit)) = self.locate(id, psn) {
-            if let Some(blk) = self.blocks.get_mut(usize::from(b)) {
+            if let Some(blk) = self.blocks.slots_mut().get_mut(usize::from(b)) {
                 blk.bits |= 1u64 << bit;
             }
         }
@@ -388,12 +410,14 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
         match self.locate(id, psn) {
             Some((b, bit)) => self
                 .blocks
+                .slots()
                 .get(usize::from(b))
                 .is_some_and(|blk| blk.bits & (1u64 << bit) != 0),
             None => false,
         }
     }
 
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// True when the chain of `id` covers `psn`.
     pub fn covers(&self, id: UnitId, psn: Psn) -> bool {
         self.locate(id, psn).is_some()
@@ -401,7 +425,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
 
     /// Releases every head block that lies wholly before `psn` (RCV-NXT / UNACK moved).
     pub fn release_before(&mut self, id: UnitId, psn: Psn) {
-        let mut guard = BLOCKS;
+        let mut guard = self.blocks.slots().len();
         while guard > 0 {
             guard -= 1;
             let Some(u) = self.unit(id) else { return };
@@ -434,7 +458,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
         let mut i = 0;
         while i < len {
             let set = match cur {
-                Some((b, bit)) => match self.blocks.get(usize::from(b)) {
+                Some((b, bit)) => match self.blocks.slots().get(usize::from(b)) {
                     Some(blk) => {
                         let v = blk.bits & (1u64 << bit) != 0;
                         cur = if bit + 1 < BLOCK_BITS {
@@ -481,7 +505,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
         };
         let _ = u;
         while left > 0 {
-            let Some(blk) = self.blocks.get(usize::from(b)) else {
+            let Some(blk) = self.blocks.slots().get(usize::from(b)) else {
                 return p;
             };
             while bit < BLOCK_BITS && left > 0 {
@@ -499,6 +523,61 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
             }
         }
         p
+    }
+}
+
+#[cfg_attr(
+    MODULE,
+    expect(
+        dead_code,
+        reason = "statistics for the host tests and the simulator; the module reads PoolUsage"
+    )
+)]
+impl<U: Slots<SrUnit>, B: Slots<BitmapBlock>, const BLOCK_BITS: u32> SrPoolIn<U, B, BLOCK_BITS> {
+    /// Units in use now.
+    pub const fn used_units(&self) -> u16 {
+        self.used_units
+    }
+    /// Blocks in use now.
+    pub const fn used_blocks(&self) -> u16 {
+        self.used_blocks
+    }
+    /// Most units ever in use at once.
+    pub const fn peak_units(&self) -> u16 {
+        self.peak_units
+    }
+    /// Most blocks ever in use at once.
+    pub const fn peak_blocks(&self) -> u16 {
+        self.peak_blocks
+    }
+    /// Allocation requests that failed.
+    pub const fn exhaustions(&self) -> u64 {
+        self.exhaustions
+    }
+
+    /// Device memory of the pool in the paper's accounting, in bytes: units, block bits,
+    /// one next pointer per block and the two availability bitmaps.
+    pub fn footprint_bytes(&self) -> u32 {
+        let (units, blocks) = (
+            self.units.slots().len() as u32,
+            self.blocks.slots().len() as u32,
+        );
+        let ptr = if blocks <= 255 { 1 } else { 2 };
+        units * UNIT_BYTES
+            + blocks * BLOCK_BITS.div_ceil(8)
+            + blocks * ptr
+            + units.div_ceil(8)
+            + blocks.div_ceil(8)
+    }
+
+    /// Units in all.
+    pub fn capacity_units(&self) -> usize {
+        self.units.slots().len()
+    }
+
+    /// Blocks in all.
+    pub fn capacity_blocks(&self) -> usize {
+        self.blocks.slots().len()
     }
 }
 
@@ -550,6 +629,6 @@ mod tests {
     #[test]
     fn default_footprint_is_under_a_kilobyte() {
         // 20 * 38 + 70 * 2 + 70 + 3 + 9
-        assert_eq!(SrPool::<20, 70, 16>::footprint_bytes(), 982);
+        assert_eq!(SrPool::<20, 70, 16>::new().footprint_bytes(), 982);
     }
 }

@@ -17,7 +17,9 @@
 pub mod mw;
 pub mod requester;
 pub mod responder;
+pub mod sr;
 
+use crate::proto::recovery::any::SharedPools;
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::recv_wqe::RecvWqe;
@@ -195,6 +197,11 @@ pub trait RcEnv {
 
     /// Posts a receive completion to the receive CQ.
     fn complete_recv(&mut self, c: &Completion, solicited: bool);
+
+    /// Runs `f` with the device's state shared by the QPs of an SR scheme (FaSR's SR pool,
+    /// MELO's bits pool), held for the call (the kernel: under the device's pool lock, taken
+    /// inside the QP's lock) and with this environment.
+    fn with_shared(&mut self, f: &mut dyn FnMut(&mut (dyn SharedPools + 'static), &mut dyn RcEnv));
 }
 
 /// What a call left the QP in.

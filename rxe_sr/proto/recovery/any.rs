@@ -9,27 +9,72 @@ use super::fasr::Fasr;
 use super::gbn::Gbn;
 use super::irn::Irn;
 use super::melo::Melo;
+use super::scheme::Scheme;
 use super::srnic::Srnic;
-use super::{ActionSink, Counters, Recovery, ReqEvent, RespEvent};
+use super::{ActionSink, Counters, Recovery, ReqEvent, RespEvent, RtoConfig};
+#[cfg(not(MODULE))]
 use crate::proto::pool::bits_pool::BitsPool;
+use crate::proto::pool::bits_pool::{BitsBlock, BitsPoolIn};
+use crate::proto::pool::ops::{BitsPoolOps, SrPoolOps};
+use crate::proto::pool::slots::Slots;
+#[cfg(not(MODULE))]
 use crate::proto::pool::sr_pool::SrPool;
+use crate::proto::pool::sr_pool::{BitmapBlock, SrPoolIn, SrUnit};
+use crate::proto::psn::Psn;
 
-/// The per-device shared state of every scheme (only the chosen scheme's part is used).
-#[derive(Clone, Debug, Default)]
-pub struct DeviceShared {
-    /// FaSR's two-level SR pool (default sizes).
-    pub sr_pool: SrPool,
-    /// MELO's bits pool (default sizes).
-    pub bits_pool: BitsPool,
+/// The device-wide state the QPs of an SR scheme share (object safe: the transport lends
+/// it as `&mut (dyn SharedPools + 'static)`, whatever the pools' storage).
+pub trait SharedPools {
+    /// FaSR's two-level SR pool.
+    fn sr_pool(&mut self) -> &mut (dyn SrPoolOps + 'static);
+    /// MELO's bits pool.
+    fn bits_pool(&mut self) -> &mut (dyn BitsPoolOps + 'static);
 }
 
+/// A device's pools over storage `U`, `B` (FaSR units and bitmap blocks) and `S` (MELO
+/// bits blocks); only the running scheme's pool is used. FaSR's blocks are 16 bits, MELO's
+/// 8 (the papers' choices).
+#[derive(Clone, Debug)]
+pub struct SharedIn<U, B, S> {
+    /// FaSR's two-level SR pool.
+    pub sr_pool: SrPoolIn<U, B, 16>,
+    /// MELO's bits pool.
+    pub bits_pool: BitsPoolIn<S, 8>,
+}
+
+impl<
+        U: Slots<SrUnit> + 'static,
+        B: Slots<BitmapBlock> + 'static,
+        S: Slots<BitsBlock> + 'static,
+    > SharedPools for SharedIn<U, B, S>
+{
+    fn sr_pool(&mut self) -> &mut (dyn SrPoolOps + 'static) {
+        &mut self.sr_pool
+    }
+    fn bits_pool(&mut self) -> &mut (dyn BitsPoolOps + 'static) {
+        &mut self.bits_pool
+    }
+}
+
+/// The pools at the papers' default sizes, in arrays (host tests, simulator).
+#[cfg(not(MODULE))]
+pub type DeviceShared = SharedIn<[SrUnit; 20], [BitmapBlock; 70], [BitsBlock; 128]>;
+
+#[cfg(not(MODULE))]
 impl DeviceShared {
     /// Empty pools.
     pub fn new() -> Self {
-        DeviceShared {
+        SharedIn {
             sr_pool: SrPool::new(),
             bits_pool: BitsPool::new(),
         }
+    }
+}
+
+#[cfg(not(MODULE))]
+impl Default for DeviceShared {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -53,36 +98,119 @@ pub enum AnyEngine {
     Melo(Melo),
 }
 
-impl Recovery for AnyEngine {
-    type Shared = DeviceShared;
+impl AnyEngine {
+    /// The engine of `scheme` for a QP whose requester starts at `sq_psn` and whose
+    /// responder expects `rq_psn`; `srnic_delay` is SRNIC's slow-path delay in ticks.
+    pub fn new(scheme: Scheme, sq_psn: Psn, rq_psn: Psn, rto: RtoConfig, srnic_delay: u64) -> Self {
+        match scheme {
+            Scheme::Gbn => AnyEngine::Gbn(Gbn::new(sq_psn, rq_psn, rto)),
+            Scheme::Fasr => AnyEngine::Fasr(Fasr::new(sq_psn, rq_psn, rto)),
+            Scheme::Srnic => AnyEngine::Srnic(Srnic::new(sq_psn, rq_psn, rto, srnic_delay)),
+            Scheme::Irn => AnyEngine::Irn(Irn::new(sq_psn, rq_psn, rto)),
+            Scheme::Melo => AnyEngine::Melo(Melo::new(sq_psn, rq_psn, rto)),
+        }
+    }
 
-    fn on_requester(&mut self, shared: &mut DeviceShared, ev: ReqEvent, out: &mut dyn ActionSink) {
+    /// Requester UNACK.
+    pub const fn una(&self) -> Psn {
+        match self {
+            AnyEngine::Gbn(e) => e.una(),
+            AnyEngine::Irn(e) => e.una(),
+            AnyEngine::Fasr(e) => e.una(),
+            AnyEngine::Srnic(e) => e.una(),
+            AnyEngine::Melo(e) => e.una(),
+        }
+    }
+}
+
+impl AnyEngine {
+    /// A requester event for a scheme without device-wide state; returns false, having
+    /// done nothing, for one that has it ([`AnyEngine::needs_shared`]).
+    pub fn on_requester_local(&mut self, ev: ReqEvent, out: &mut dyn ActionSink) -> bool {
         match self {
             AnyEngine::Gbn(e) => e.on_requester(&mut (), ev, out),
             AnyEngine::Irn(e) => e.on_requester(&mut (), ev, out),
-            AnyEngine::Fasr(e) => e.on_requester(&mut shared.sr_pool, ev, out),
             AnyEngine::Srnic(e) => e.on_requester(&mut (), ev, out),
-            AnyEngine::Melo(e) => e.on_requester(&mut shared.bits_pool, ev, out),
+            AnyEngine::Fasr(_) | AnyEngine::Melo(_) => return false,
         }
+        true
     }
 
-    fn on_responder(&mut self, shared: &mut DeviceShared, ev: RespEvent, out: &mut dyn ActionSink) {
+    /// A responder event for a scheme without device-wide state; returns false, having
+    /// done nothing, for one that has it.
+    pub fn on_responder_local(&mut self, ev: RespEvent, out: &mut dyn ActionSink) -> bool {
         match self {
             AnyEngine::Gbn(e) => e.on_responder(&mut (), ev, out),
             AnyEngine::Irn(e) => e.on_responder(&mut (), ev, out),
-            AnyEngine::Fasr(e) => e.on_responder(&mut shared.sr_pool, ev, out),
             AnyEngine::Srnic(e) => e.on_responder(&mut (), ev, out),
-            AnyEngine::Melo(e) => e.on_responder(&mut shared.bits_pool, ev, out),
+            AnyEngine::Fasr(_) | AnyEngine::Melo(_) => return false,
+        }
+        true
+    }
+
+    /// Starts the requester side mid-stream (see [`Fasr::start_requester`]).
+    pub fn start_requester(&mut self, una: Psn, snd_nxt: Psn) {
+        match self {
+            AnyEngine::Gbn(e) => e.start_requester(una, snd_nxt),
+            AnyEngine::Irn(e) => e.start_requester(una, snd_nxt),
+            AnyEngine::Fasr(e) => e.start_requester(una, snd_nxt),
+            AnyEngine::Srnic(e) => e.start_requester(una, snd_nxt),
+            AnyEngine::Melo(e) => e.start_requester(una, snd_nxt),
         }
     }
 
-    fn release(&mut self, shared: &mut DeviceShared) {
+    /// Starts the responder side mid-stream (see [`Fasr::start_responder`]).
+    pub fn start_responder(&mut self, rcv_nxt: Psn) {
+        match self {
+            AnyEngine::Gbn(e) => e.start_responder(rcv_nxt),
+            AnyEngine::Irn(e) => e.start_responder(rcv_nxt),
+            AnyEngine::Fasr(e) => e.start_responder(rcv_nxt),
+            AnyEngine::Srnic(e) => e.start_responder(rcv_nxt),
+            AnyEngine::Melo(e) => e.start_responder(rcv_nxt),
+        }
+    }
+}
+
+impl Recovery for AnyEngine {
+    type Shared = dyn SharedPools;
+
+    fn on_requester(
+        &mut self,
+        shared: &mut (dyn SharedPools + 'static),
+        ev: ReqEvent,
+        out: &mut dyn ActionSink,
+    ) {
+        match self {
+            AnyEngine::Gbn(e) => e.on_requester(&mut (), ev, out),
+            AnyEngine::Irn(e) => e.on_requester(&mut (), ev, out),
+            AnyEngine::Fasr(e) => e.on_requester(shared.sr_pool(), ev, out),
+            AnyEngine::Srnic(e) => e.on_requester(&mut (), ev, out),
+            AnyEngine::Melo(e) => e.on_requester(shared.bits_pool(), ev, out),
+        }
+    }
+
+    fn on_responder(
+        &mut self,
+        shared: &mut (dyn SharedPools + 'static),
+        ev: RespEvent,
+        out: &mut dyn ActionSink,
+    ) {
+        match self {
+            AnyEngine::Gbn(e) => e.on_responder(&mut (), ev, out),
+            AnyEngine::Irn(e) => e.on_responder(&mut (), ev, out),
+            AnyEngine::Fasr(e) => e.on_responder(shared.sr_pool(), ev, out),
+            AnyEngine::Srnic(e) => e.on_responder(&mut (), ev, out),
+            AnyEngine::Melo(e) => e.on_responder(shared.bits_pool(), ev, out),
+        }
+    }
+
+    fn release(&mut self, shared: &mut (dyn SharedPools + 'static)) {
         match self {
             AnyEngine::Gbn(e) => e.release(&mut ()),
             AnyEngine::Irn(e) => e.release(&mut ()),
-            AnyEngine::Fasr(e) => e.release(&mut shared.sr_pool),
+            AnyEngine::Fasr(e) => e.release(shared.sr_pool()),
             AnyEngine::Srnic(e) => e.release(&mut ()),
-            AnyEngine::Melo(e) => e.release(&mut shared.bits_pool),
+            AnyEngine::Melo(e) => e.release(shared.bits_pool()),
         }
     }
 
@@ -100,8 +228,7 @@ impl Recovery for AnyEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::psn::Psn;
-    use crate::proto::recovery::{Action, RtoConfig};
+    use crate::proto::recovery::Action;
 
     #[test]
     fn dispatches_to_the_variant_and_its_pool() {

@@ -50,25 +50,24 @@ use super::util::{drop_pkt, go_back, retransmit, send, span, ReqBase};
 use super::{
     Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
 };
-use crate::proto::pool::sr_pool::{
-    SrPool, UnitId, DEFAULT_BLOCKS, DEFAULT_BLOCK_BITS, DEFAULT_UNITS,
-};
+use crate::proto::pool::ops::SrPoolOps;
+use crate::proto::pool::sr_pool::UnitId;
 use crate::proto::psn::Psn;
 
 /// Largest lost-cnt value the 3-bit SACK field carries.
 pub const LOST_CNT_MAX: u8 = 7;
 /// Largest compression-cnt (10 bits).
 pub const COMPRESSION_CNT_MAX: u32 = 1023;
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "the simulator's memory accounting")
+)]
 /// Per-QP SR memory on the device, bytes: the SR-state pointer.
 pub const SR_BYTES_PER_QP: u32 = 1;
 
 /// One QP's FaSR state (the QPC part); SR state lives in the shared [`SrPool`].
 #[derive(Clone, Debug)]
-pub struct Fasr<
-    const UNITS: usize = DEFAULT_UNITS,
-    const BLOCKS: usize = DEFAULT_BLOCKS,
-    const BLOCK_BITS: u32 = DEFAULT_BLOCK_BITS,
-> {
+pub struct Fasr {
     // Requester.
     req: ReqBase,
     rto: RtoConfig,
@@ -91,9 +90,7 @@ fn slow(lost_cnt: u8, overflow: bool) -> bool {
     lost_cnt > 1 || overflow
 }
 
-impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
-    Fasr<UNITS, BLOCKS, BLOCK_BITS>
-{
+impl Fasr {
     /// A QP whose requester starts at `sq_psn` and whose responder expects `rq_psn`.
     pub const fn new(sq_psn: Psn, rq_psn: Psn, rto: RtoConfig) -> Self {
         Fasr {
@@ -111,6 +108,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
         }
     }
 
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// Responder RCV-NXT.
     pub const fn rcv_nxt(&self) -> Psn {
         self.rcv_nxt
@@ -121,11 +119,28 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
         self.req.una
     }
 
+    /// Starts the requester side at UNACK `una` with `snd_nxt` already sent (the QP
+    /// direction switches to this engine mid-stream, after the capability exchange). Only
+    /// before the side saw any event.
+    pub fn start_requester(&mut self, una: Psn, snd_nxt: Psn) {
+        self.req.una = una;
+        self.req.snd_nxt = snd_nxt;
+        self.tx_gbn_until = una;
+    }
+
+    /// Starts the responder side expecting `rcv_nxt` (the QP direction switches to this
+    /// engine mid-stream). Only before the side saw any event.
+    pub fn start_responder(&mut self, rcv_nxt: Psn) {
+        self.rcv_nxt = rcv_nxt;
+    }
+
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// The responder's SR-state pointer: its unit in the pool while in loss recovery.
     pub const fn rx_sr_state(&self) -> Option<UnitId> {
         self.rx_unit
     }
 
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// The requester's SR-state pointer.
     pub const fn tx_sr_state(&self) -> Option<UnitId> {
         self.tx_unit
@@ -197,12 +212,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
 
     // ----------------------------------------------------------------- responder
 
-    fn rx_data(
-        &mut self,
-        pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>,
-        psn: Psn,
-        out: &mut dyn ActionSink,
-    ) {
+    fn rx_data(&mut self, pool: &mut dyn SrPoolOps, psn: Psn, out: &mut dyn ActionSink) {
         if let Some(u) = self.rx_unit {
             if pool.unit(u).is_some() {
                 self.rx_recovery(pool, u, psn, out);
@@ -261,6 +271,9 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
             st.lost_cnt = lost_cnt;
             st.overflow = overflow;
         }
+        if overflow {
+            self.counters.lost_cnt_overflows = self.counters.lost_cnt_overflows.saturating_add(1);
+        }
         self.rx_unit = Some(u);
         self.op(is_slow);
         self.deliver_and_sack(psn, lost_cnt, overflow, out);
@@ -268,7 +281,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
 
     fn rx_recovery(
         &mut self,
-        pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>,
+        pool: &mut dyn SrPoolOps,
         u: UnitId,
         psn: Psn,
         out: &mut dyn ActionSink,
@@ -357,6 +370,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
         }
         let gap = span(st.sack_high.next(), psn);
         let (mut lost_cnt, mut overflow) = (st.lost_cnt, st.overflow);
+        let overflowed = overflow;
         if gap > 0 && !overflow {
             let sum = u32::from(lost_cnt).saturating_add(gap);
             if sum > u32::from(LOST_CNT_MAX) {
@@ -401,6 +415,9 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
             st.lost_cnt = lost_cnt;
             st.overflow = overflow;
         }
+        if overflow && !overflowed {
+            self.counters.lost_cnt_overflows = self.counters.lost_cnt_overflows.saturating_add(1);
+        }
         self.op(now_slow);
         self.deliver_and_sack(psn, lost_cnt, overflow, out);
     }
@@ -412,13 +429,13 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
     /// what was recorded, compression-cnt set).
     fn enter_slow(
         &mut self,
-        pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>,
+        pool: &mut dyn SrPoolOps,
         u: UnitId,
         head: Psn,
         sack_high: Psn,
     ) -> bool {
         let run = span(head, sack_high);
-        let cc = if run >= BLOCK_BITS {
+        let cc = if run >= pool.block_bits() {
             run.min(COMPRESSION_CNT_MAX)
         } else {
             0
@@ -462,7 +479,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
 
     fn tx_feedback(
         &mut self,
-        pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>,
+        pool: &mut dyn SrPoolOps,
         fb: Feedback,
         now: u64,
         out: &mut dyn ActionSink,
@@ -515,7 +532,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
 
     fn tx_sack(
         &mut self,
-        pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>,
+        pool: &mut dyn SrPoolOps,
         s: Psn,
         lost_cnt: u8,
         overflow: bool,
@@ -594,12 +611,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
     }
 
     /// The requester's bitmap ran out: it keeps its unit but recovers by go-back-N.
-    fn tx_unit_gbn(
-        &mut self,
-        pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>,
-        u: UnitId,
-        out: &mut dyn ActionSink,
-    ) {
+    fn tx_unit_gbn(&mut self, pool: &mut dyn SrPoolOps, u: UnitId, out: &mut dyn ActionSink) {
         if let Some(st) = pool.unit_mut(u) {
             st.gbn = true;
         }
@@ -608,11 +620,7 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
     }
 
     /// The RTO action by lost-cnt (also run early for an FNACK).
-    fn tx_rto_action(
-        &mut self,
-        pool: &mut SrPool<UNITS, BLOCKS, BLOCK_BITS>,
-        out: &mut dyn ActionSink,
-    ) {
+    fn tx_rto_action(&mut self, pool: &mut dyn SrPoolOps, out: &mut dyn ActionSink) {
         let una = self.req.una;
         let st = self.tx_unit.and_then(|u| pool.unit(u).copied());
         match (self.tx_unit, st) {
@@ -647,10 +655,8 @@ impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32>
     }
 }
 
-impl<const UNITS: usize, const BLOCKS: usize, const BLOCK_BITS: u32> Recovery
-    for Fasr<UNITS, BLOCKS, BLOCK_BITS>
-{
-    type Shared = SrPool<UNITS, BLOCKS, BLOCK_BITS>;
+impl Recovery for Fasr {
+    type Shared = dyn SrPoolOps;
 
     fn on_requester(&mut self, pool: &mut Self::Shared, ev: ReqEvent, out: &mut dyn ActionSink) {
         match ev {

@@ -61,6 +61,20 @@ impl Gbn {
         self.req.una
     }
 
+    /// Starts the requester side at UNACK `una` with `snd_nxt` already sent (the QP
+    /// direction switches to this engine mid-stream, after the capability exchange). Only
+    /// before the side saw any event.
+    pub fn start_requester(&mut self, una: Psn, snd_nxt: Psn) {
+        self.req.una = una;
+        self.req.snd_nxt = snd_nxt;
+    }
+
+    /// Starts the responder side expecting `rcv_nxt` (the QP direction switches to this
+    /// engine mid-stream). Only before the side saw any event.
+    pub fn start_responder(&mut self, rcv_nxt: Psn) {
+        self.rcv_nxt = rcv_nxt;
+    }
+
     /// Responder ePSN.
     pub const fn rcv_nxt(&self) -> Psn {
         self.rcv_nxt

@@ -53,9 +53,37 @@ impl<const WORDS: usize> Irn<WORDS> {
     /// BDP-cap: the most PSNs outstanding / tracked.
     pub const BDP_CAP: u32 = RingBits::<WORDS>::CAP;
 
+    #[cfg_attr(
+        MODULE,
+        expect(dead_code, reason = "the simulator's memory accounting")
+    )]
     /// Per-QP SR bytes in IRN's accounting: five BDP-cap bitmaps + 20 B state.
     pub const fn sr_bytes_per_qp() -> u32 {
         BITMAPS_PER_QP * (Self::BDP_CAP / 8) + STATE_BYTES
+    }
+
+    /// Requester UNACK (first unacknowledged PSN).
+    pub const fn una(&self) -> Psn {
+        self.req.una
+    }
+
+    /// Starts the requester side at UNACK `una` with `snd_nxt` already sent (the QP
+    /// direction switches to this engine mid-stream, after the capability exchange). Only
+    /// before the side saw any event.
+    pub fn start_requester(&mut self, una: Psn, snd_nxt: Psn) {
+        self.req.una = una;
+        self.req.snd_nxt = snd_nxt;
+        self.sacked.clear(una);
+        self.recovery_psn = una;
+        self.sack_high = una;
+        self.retx_nxt = una;
+    }
+
+    /// Starts the responder side expecting `rcv_nxt` (the QP direction switches to this
+    /// engine mid-stream). Only before the side saw any event.
+    pub fn start_responder(&mut self, rcv_nxt: Psn) {
+        self.rcv_nxt = rcv_nxt;
+        self.received.clear(rcv_nxt);
     }
 
     /// A QP whose requester starts at `sq_psn` and whose responder expects `rq_psn`.
@@ -74,6 +102,13 @@ impl<const WORDS: usize> Irn<WORDS> {
         }
     }
 
+    #[cfg_attr(
+        MODULE,
+        expect(
+            dead_code,
+            reason = "the simulator (the transport's window of 128 PSNs is inside the BDP-cap)"
+        )
+    )]
     /// True when the requester may send new PSN `psn` (BDP-cap).
     pub fn may_send(&self, psn: Psn) -> bool {
         span(self.req.una, psn) < Self::BDP_CAP

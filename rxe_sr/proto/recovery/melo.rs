@@ -24,15 +24,20 @@ use super::util::{drop_pkt, go_back, retransmit, send, span, ReqBase};
 use super::{
     Action, ActionSink, Counters, Feedback, Hole, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
 };
-use crate::proto::pool::bits_pool::{BitsChain, BitsPool, DEFAULT_BLOCKS, DEFAULT_BLOCK_BITS};
+use crate::proto::pool::bits_pool::BitsChain;
+use crate::proto::pool::ops::BitsPoolOps;
 use crate::proto::psn::Psn;
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "the simulator's memory accounting")
+)]
 /// Per-QP SR bytes (MELO §3.2.4): 12 B holes, 6 B RCV.NXT/RCV.HIGH, 2 B pointers.
 pub const SR_BYTES_PER_QP: u32 = 20;
 
 /// One QP's MELO state.
 #[derive(Clone, Debug)]
-pub struct Melo<const BLOCKS: usize = DEFAULT_BLOCKS, const BLOCK_BITS: u32 = DEFAULT_BLOCK_BITS> {
+pub struct Melo {
     req: ReqBase,
     rto: RtoConfig,
     /// Holes before this PSN were already retransmitted.
@@ -49,7 +54,33 @@ pub struct Melo<const BLOCKS: usize = DEFAULT_BLOCKS, const BLOCK_BITS: u32 = DE
     counters: Counters,
 }
 
-impl<const BLOCKS: usize, const BLOCK_BITS: u32> Melo<BLOCKS, BLOCK_BITS> {
+impl Melo {
+    /// Requester UNACK (first unacknowledged PSN).
+    pub const fn una(&self) -> Psn {
+        self.req.una
+    }
+
+    /// Starts the requester side at UNACK `una` with `snd_nxt` already sent (the QP
+    /// direction switches to this engine mid-stream, after the capability exchange). Only
+    /// before the side saw any event.
+    pub fn start_requester(&mut self, una: Psn, snd_nxt: Psn) {
+        self.req.una = una;
+        self.req.snd_nxt = snd_nxt;
+        self.retx_high = una;
+    }
+
+    /// Starts the responder side expecting `rcv_nxt` (the QP direction switches to this
+    /// engine mid-stream). Only before the side saw any event.
+    pub fn start_responder(&mut self, rcv_nxt: Psn) {
+        self.rcv_nxt = rcv_nxt;
+        self.rcv_high = rcv_nxt;
+        self.chain = BitsChain::new(rcv_nxt);
+        self.holes = [Hole {
+            first: rcv_nxt,
+            count: 0,
+        }; 3];
+    }
+
     /// A QP whose requester starts at `sq_psn` and whose responder expects `rq_psn`.
     pub const fn new(sq_psn: Psn, rq_psn: Psn, rto: RtoConfig) -> Self {
         Melo {
@@ -96,7 +127,7 @@ impl<const BLOCKS: usize, const BLOCK_BITS: u32> Melo<BLOCKS, BLOCK_BITS> {
         );
     }
 
-    fn rx(&mut self, pool: &mut BitsPool<BLOCKS, BLOCK_BITS>, psn: Psn, out: &mut dyn ActionSink) {
+    fn rx(&mut self, pool: &mut dyn BitsPoolOps, psn: Psn, out: &mut dyn ActionSink) {
         if psn == self.rcv_nxt {
             out.push(Action::Deliver { psn });
             let mut next = psn.next();
@@ -200,8 +231,8 @@ impl<const BLOCKS: usize, const BLOCK_BITS: u32> Melo<BLOCKS, BLOCK_BITS> {
     }
 }
 
-impl<const BLOCKS: usize, const BLOCK_BITS: u32> Recovery for Melo<BLOCKS, BLOCK_BITS> {
-    type Shared = BitsPool<BLOCKS, BLOCK_BITS>;
+impl Recovery for Melo {
+    type Shared = dyn BitsPoolOps;
 
     fn on_requester(&mut self, _pool: &mut Self::Shared, ev: ReqEvent, out: &mut dyn ActionSink) {
         match ev {

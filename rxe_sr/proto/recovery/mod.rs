@@ -20,29 +20,18 @@
 //! one enum over them for a device whose scheme is picked at load time; [`scheme`] names
 //! them for the `recovery=` parameter.
 
-// The selective-repeat engines run in the host tests and the simulator; the kernel transport
-// does not call them yet (issue 11), so the module build (`--cfg MODULE`) leaves them out.
-#[cfg(not(MODULE))]
 pub mod any;
-#[cfg(not(MODULE))]
 pub mod fasr;
 pub mod gbn;
-#[cfg(not(MODULE))]
 pub mod irn;
-#[cfg(not(MODULE))]
 pub mod melo;
 pub mod scheme;
-#[cfg(not(MODULE))]
 pub mod srnic;
 
 use crate::proto::psn::Psn;
 
 /// The timers an engine may arm. Each QP side has at most one pending deadline per timer.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[cfg_attr(
-    MODULE,
-    expect(dead_code, reason = "host-side API; the module does not use it yet")
-)]
 pub enum Timer {
     /// Requester retransmission timeout (RTO).
     Rto,
@@ -64,10 +53,6 @@ pub struct Hole {
 /// Every variant carries `rcv_nxt`, the responder's cumulative acknowledgement: every PSN
 /// before it has been received (IBTA's ePSN / the papers' RCV-NXT).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[cfg_attr(
-    MODULE,
-    expect(dead_code, reason = "host-side API; the module does not use it yet")
-)]
 pub enum Feedback {
     /// Plain cumulative ACK. When sent because the bitmap advanced RCV-NXT after a
     /// retransmission filled a hole, FaSR calls it AACK.
@@ -127,10 +112,6 @@ impl Feedback {
 
 /// What an engine asks the transport to do.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[cfg_attr(
-    MODULE,
-    expect(dead_code, reason = "host-side API; the module does not use it yet")
-)]
 pub enum Action {
     /// Responder: place this packet's payload at its target (in order or out of order).
     /// Emitted exactly once per PSN.
@@ -225,10 +206,6 @@ pub enum ReqEvent {
 
 /// Responder-side inputs.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[cfg_attr(
-    MODULE,
-    expect(dead_code, reason = "host-side API; the module does not use it yet")
-)]
 pub enum RespEvent {
     /// A request packet with `psn` arrived and passed header checks.
     Data {
@@ -299,12 +276,10 @@ pub struct Counters {
     pub naks_sent: u64,
     /// Packets the responder discarded.
     pub drops: u64,
+    /// FaSR: times the responder's 3-bit lost-cnt overflowed.
+    pub lost_cnt_overflows: u64,
 }
 
-#[cfg_attr(
-    MODULE,
-    expect(dead_code, reason = "host-side API; the module does not use it yet")
-)]
 impl Counters {
     /// All counters at zero (usable in `const fn` constructors).
     pub const ZERO: Counters = Counters {
@@ -319,8 +294,10 @@ impl Counters {
         sacks_sent: 0,
         naks_sent: 0,
         drops: 0,
+        lost_cnt_overflows: 0,
     };
 
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the simulator"))]
     /// Adds `other` into `self` (saturating).
     pub fn accumulate(&mut self, other: &Counters) {
         self.fast_path = self.fast_path.saturating_add(other.fast_path);
@@ -334,17 +311,17 @@ impl Counters {
         self.sacks_sent = self.sacks_sent.saturating_add(other.sacks_sent);
         self.naks_sent = self.naks_sent.saturating_add(other.naks_sent);
         self.drops = self.drops.saturating_add(other.drops);
+        self.lost_cnt_overflows = self
+            .lost_cnt_overflows
+            .saturating_add(other.lost_cnt_overflows);
     }
 }
 
 /// One QP's loss-recovery engine: both the requester and the responder side.
-#[cfg_attr(
-    MODULE,
-    expect(dead_code, reason = "host-side API; the module does not use it yet")
-)]
 pub trait Recovery {
-    /// Per-device state shared by all QPs of this scheme (`()` when there is none).
-    type Shared;
+    /// Per-device state shared by all QPs of this scheme (`()` when there is none; a
+    /// pool's object-safe interface when there is one).
+    type Shared: ?Sized;
 
     /// Handles a requester-side event.
     fn on_requester(&mut self, shared: &mut Self::Shared, ev: ReqEvent, out: &mut dyn ActionSink);
@@ -454,10 +431,6 @@ pub(crate) mod util {
         head: u32,
     }
 
-    #[cfg_attr(
-        MODULE,
-        expect(dead_code, reason = "host-side API; the module does not use it yet")
-    )]
     impl<const W: usize> RingBits<W> {
         pub(crate) const CAP: u32 = {
             assert!(W > 0 && W < (1 << 20));
@@ -586,10 +559,6 @@ pub(crate) mod util {
     }
 
     /// Pushes a `Retransmit` of `count` PSNs from `first` (nothing when `count == 0`).
-    #[cfg_attr(
-        MODULE,
-        expect(dead_code, reason = "host-side API; the module does not use it yet")
-    )]
     pub(crate) fn retransmit(out: &mut dyn ActionSink, c: &mut Counters, first: Psn, count: u32) {
         if count > 0 {
             c.retransmit_psns = c.retransmit_psns.saturating_add(u64::from(count));

@@ -38,6 +38,10 @@ use crate::proto::psn::Psn;
 pub const DEFAULT_QUEUE: usize = 64;
 /// Default software bitmap size in 64-bit words (1024 PSNs).
 pub const DEFAULT_WORDS: usize = 16;
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "the simulator's memory accounting")
+)]
 /// Per-QP SR bytes on the device (FaSR §V-A: SRNIC adds 12 B per QP).
 pub const SR_BYTES_PER_QP: u32 = 12;
 
@@ -79,6 +83,30 @@ pub struct Srnic<const QUEUE: usize = DEFAULT_QUEUE, const WORDS: usize = DEFAUL
 }
 
 impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
+    /// Requester UNACK (first unacknowledged PSN).
+    pub const fn una(&self) -> Psn {
+        self.req.una
+    }
+
+    /// Starts the requester side at UNACK `una` with `snd_nxt` already sent (the QP
+    /// direction switches to this engine mid-stream, after the capability exchange). Only
+    /// before the side saw any event.
+    pub fn start_requester(&mut self, una: Psn, snd_nxt: Psn) {
+        self.req.una = una;
+        self.req.snd_nxt = snd_nxt;
+        self.tx_recovery_psn = una;
+    }
+
+    /// Starts the responder side expecting `rcv_nxt` (the QP direction switches to this
+    /// engine mid-stream). Only before the side saw any event.
+    pub fn start_responder(&mut self, rcv_nxt: Psn) {
+        self.e_psn = rcv_nxt;
+        self.psn_left = rcv_nxt;
+        self.psn_right = rcv_nxt;
+        self.sw_bits.clear(rcv_nxt);
+        self.sw_high = rcv_nxt.sub(1);
+    }
+
     /// A QP whose requester starts at `sq_psn`, whose responder expects `rq_psn`, and whose
     /// slow path answers `delay` ticks after an entry is queued.
     pub const fn new(sq_psn: Psn, rq_psn: Psn, rto: RtoConfig, delay: u64) -> Self {
@@ -101,6 +129,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
         }
     }
 
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// Responder ePSN.
     pub const fn e_psn(&self) -> Psn {
         self.e_psn

@@ -27,8 +27,6 @@
 //! - [`icrc`]: the invariant CRC with the RoCEv2 masked fields.
 
 pub mod bth;
-// SR capability negotiation: host-only until issue 11 puts it on the wire.
-#[cfg(not(MODULE))]
 pub mod caps;
 pub mod ext_headers;
 pub mod icrc;
@@ -38,7 +36,6 @@ pub mod packet;
 pub mod sr_ext;
 
 pub use bth::{Bth, BthRepr, BTH_LEN};
-#[cfg(not(MODULE))]
 pub use caps::{CapAnswer, RequesterCaps, RequesterState, ResponderCaps, SrCap, SrScheme};
 pub use ext_headers::{Aeth, AethKind, AtomicAckEth, AtomicEth, Deth, Feth, Ieth, ImmDt, Reth};
 pub use icrc::ICRC_LEN;

@@ -71,9 +71,9 @@
 //!   missing response packets with its own SACKs. A READ-ACK does not complete the READ.
 //!
 //! SR-ACK-ETH:
-//! - `Kind` ([`SrAckKind`]): 0 ACK, 1 SACK, 2 FNACK, 3 READ-ACK; others are malformed.
-//!   Kind and AETH syndrome must agree: SACK and FNACK carry the IBTA syndrome NAK "PSN
-//!   sequence error" (0x60) and BTH PSN = the receiver's ePSN / RCV-NXT (the first missing
+//! - `Kind` ([`SrAckKind`]): 0 ACK, 1 SACK, 2 FNACK, 3 READ-ACK, 4 HOLE; others are
+//!   malformed. Kind and AETH syndrome must agree: SACK, FNACK and HOLE carry the IBTA
+//!   syndrome NAK "PSN sequence error" (0x60) and BTH PSN = the receiver's ePSN / RCV-NXT (the first missing
 //!   PSN), exactly as the standard NAK they refine; READ-ACK carries an ACK syndrome; ACK
 //!   carries any IBTA syndrome with its IBTA meaning (ACK, RNR NAK, fatal NAKs).
 //! - `LostCnt` (3 bits) and `O` (1 bit): FaSR's per-QP lost-cnt and its overflow flag. FaSR
@@ -85,6 +85,11 @@
 //!   SACK the out-of-order packet, for an FNACK the discarded packet that shows a lost
 //!   retransmission (RCV-NXT < PSN < sack-high, FaSR §III-E), for a READ-ACK the READ
 //!   request, for an ACK the packet acknowledged.
+//! - HOLE (MELO's NACK, SRNIC's software NAK): one hole of the receiver's sequence space,
+//!   the PSNs TriggerPSN ..= SackHigh, all missing. MELO and SRNIC report up to three
+//!   holes at once; each goes out as its own HOLE acknowledgment, oldest first, in one
+//!   burst (a hole list needs no header of variable length that way, and a lost HOLE
+//!   costs one hole, not three).
 //!
 //! # Capability exchange, and a standard peer is never sent one
 //!
@@ -170,6 +175,8 @@ pub enum SrAckKind {
     Fnack,
     /// A READ request was accepted (BTH PSN = the request's PSN); not its completion.
     ReadAck,
+    /// One hole (MELO NACK / SRNIC software NAK): TriggerPSN ..= SackHigh are missing.
+    Hole,
 }
 
 impl SrAckKind {
@@ -180,6 +187,7 @@ impl SrAckKind {
             SrAckKind::Sack => 1,
             SrAckKind::Fnack => 2,
             SrAckKind::ReadAck => 3,
+            SrAckKind::Hole => 4,
         }
     }
 
@@ -190,6 +198,7 @@ impl SrAckKind {
             1 => Some(SrAckKind::Sack),
             2 => Some(SrAckKind::Fnack),
             3 => Some(SrAckKind::ReadAck),
+            4 => Some(SrAckKind::Hole),
             _ => None,
         }
     }
@@ -261,10 +270,13 @@ impl SrAckEth {
     }
 
     /// Checks that the kind agrees with the AETH syndrome of the same packet: SACK and
-    /// FNACK need NAK "PSN sequence error", READ-ACK an ACK, ACK any non-reserved syndrome.
+    /// FNACK and HOLE need NAK "PSN sequence error", READ-ACK an ACK, ACK any non-reserved
+    /// syndrome.
     pub fn check_aeth(&self, aeth: &Aeth) -> Result<()> {
         let ok = match self.kind {
-            SrAckKind::Sack | SrAckKind::Fnack => aeth.syndrome == AETH_NAK_PSN_SEQ_ERROR,
+            SrAckKind::Sack | SrAckKind::Fnack | SrAckKind::Hole => {
+                aeth.syndrome == AETH_NAK_PSN_SEQ_ERROR
+            }
             SrAckKind::ReadAck => matches!(aeth.kind(), AethKind::Ack { .. }),
             SrAckKind::Ack => !matches!(aeth.kind(), AethKind::Reserved),
         };
@@ -314,7 +326,7 @@ mod tests {
         assert_eq!(b, [0x1d, 0x00, 0x01, 0x02, 0x00, 0xff, 0xff, 0xfe]);
         assert_eq!(SrAckEth::parse(&b), Ok(s));
         let mut bad = b;
-        bad[0] = 0x4d;
+        bad[0] = 0x5d;
         assert_eq!(SrAckEth::parse(&bad), Err(Error::BadSrHeader));
         let mut bad = b;
         bad[4] = 0x80;
@@ -329,7 +341,7 @@ mod tests {
             if let Some(k) = SrAckKind::from_wire(v) {
                 assert_eq!(k.to_wire(), v);
             } else {
-                assert!(v > 3);
+                assert!(v > 4);
             }
         }
     }
@@ -355,6 +367,12 @@ mod tests {
         assert_eq!(sack.check_aeth(&ack), Err(Error::BadSrHeader));
         assert_eq!(fnack.check_aeth(&nak), Ok(()));
         assert_eq!(fnack.check_aeth(&Aeth::nak(2, 1)), Err(Error::BadSrHeader));
+        let hole = SrAckEth {
+            kind: SrAckKind::Hole,
+            ..Default::default()
+        };
+        assert_eq!(hole.check_aeth(&nak), Ok(()));
+        assert_eq!(hole.check_aeth(&ack), Err(Error::BadSrHeader));
         assert_eq!(read.check_aeth(&ack), Ok(()));
         assert_eq!(read.check_aeth(&nak), Err(Error::BadSrHeader));
         assert_eq!(plain.check_aeth(&Aeth::rnr_nak(1, 1)), Ok(()));

@@ -1,24 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The completer (IBTA 9.7.5.1; rdma_rxe's rxe_comp.c): takes the responder's ACKs, NAKs
-//! and RNR NAKs, feeds the cumulative acknowledgements to the go-back-N engine (never past
+//! and RNR NAKs, feeds the cumulative acknowledgements and SR feedback to the engine in use (never past
 //! an RDMA READ or atomic still waiting for its response), and retires the acknowledged
 //! entries in order into completions, or fails them.
 
 use core::ops::DerefMut;
 
-use super::retry::Actions;
+use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
 use crate::proto::psn::Psn;
+use crate::proto::rc::sr::{decode_feedback, SrAckMeaning};
 use crate::proto::rc::{nak, rnr_delay_us, Outcome, RcConfig, RcEnv, Service};
-use crate::proto::recovery::{Feedback, Recovery, ReqEvent};
+use crate::proto::recovery::{Feedback, ReqEvent};
 use crate::proto::wire::ext_headers::AethKind;
 use crate::proto::wire::opcode::OpKind;
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::send_wqe::SendFlags;
 
-impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
+impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// A response packet (ACK, NAK, READ response, atomic ACK) from the responder.
     pub fn on_response(
         &mut self,
@@ -29,8 +30,9 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         if cfg.service != Service::Rc {
             return Outcome::Ok;
         }
+        self.on_caps(p.bth.tver, p.bth.resv7);
         let psn = p.bth.psn;
-        let una = self.engine.una();
+        let una = self.una();
         // Only a PSN that was sent and not yet acknowledged means anything.
         if psn.before(una) || !psn.before(self.sent_high) {
             self.counters.dup_responses += 1;
@@ -64,6 +66,13 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         let Some(aeth) = p.ext.aeth else {
             return Outcome::Ok;
         };
+        if let Some(sr) = p.ext.sr_ack_eth {
+            match decode_feedback(psn, &sr, &aeth) {
+                SrAckMeaning::Feedback(fb) => return self.on_sr_feedback(env, cfg, fb),
+                SrAckMeaning::ReadAck => return Outcome::Ok,
+                SrAckMeaning::Ibta => {}
+            }
+        }
         match aeth.kind() {
             AethKind::Ack { .. } => {
                 let (o, lost) = self.ack_to(env, cfg, psn.next());
@@ -110,16 +119,14 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                     return self.retry_from(env, cfg, from);
                 }
                 let now = env.now_us();
-                let mut acts = Actions::new();
-                self.engine.on_requester(
-                    &mut (),
+                let acts = self.feed(
+                    env,
                     ReqEvent::Feedback {
                         fb: Feedback::Nak { rcv_nxt: psn },
                         now,
                     },
-                    &mut acts,
                 );
-                self.apply(env, cfg, acts)
+                self.apply(env, cfg, acts, true)
             }
             AethKind::Nak { code } => {
                 if self.ack_to(env, cfg, psn).0 == Outcome::Error {
@@ -155,20 +162,50 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 lost = Some(resume);
             }
         }
-        if !eff.after(self.engine.una()) {
+        if !eff.after(self.una()) {
             return (Outcome::Ok, lost);
         }
         let now = env.now_us();
-        let mut acts = Actions::new();
-        self.engine.on_requester(
-            &mut (),
+        let acts = self.feed(
+            env,
             ReqEvent::Feedback {
                 fb: Feedback::Ack { rcv_nxt: eff },
                 now,
             },
-            &mut acts,
         );
-        (self.apply(env, cfg, acts), lost)
+        (self.apply(env, cfg, acts, false), lost)
+    }
+
+    /// SR feedback (SACK, FNACK, a hole): for the engine, unless its cumulative part passes
+    /// an RDMA READ or atomic still waiting for its response; then, as for a plain ACK,
+    /// acknowledged up to it and that response asked for again.
+    fn on_sr_feedback(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, fb: Feedback) -> Outcome {
+        if let Some(sr) = self.sr.as_deref_mut() {
+            let c = &mut sr.counters;
+            match fb {
+                Feedback::Sack { .. } => c.sacks_rcvd += 1,
+                Feedback::Fnack { .. } => c.fnacks_rcvd += 1,
+                Feedback::Holes { .. } => c.holes_rcvd += 1,
+                Feedback::Ack { .. } | Feedback::Nak { .. } => {}
+            }
+        }
+        if !self.sr_active() {
+            // SR feedback to a requester that never sent SR requests: not ours.
+            self.counters.dup_responses += 1;
+            return Outcome::Ok;
+        }
+        if let Some((_, resume)) = self.first_pending_rd_atomic() {
+            if fb.rcv_nxt().after(resume) {
+                let (o, lost) = self.ack_to(env, cfg, fb.rcv_nxt());
+                return match (o, lost) {
+                    (Outcome::Ok, Some(from)) => self.retry_from(env, cfg, from),
+                    (o, _) => o,
+                };
+            }
+        }
+        let now = env.now_us();
+        let acts = self.feed(env, ReqEvent::Feedback { fb, now });
+        self.apply(env, cfg, acts, false)
     }
 
     /// Index of the entry holding `psn` among the sent ones.
@@ -192,7 +229,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
 
     /// Retires the finished entries at the head.
     pub(super) fn retire(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) {
-        let una = self.engine.una();
+        let una = self.una();
         while let Some(e) = self.entry(0) {
             let done = match cfg.service {
                 Service::Uc => self.next > 0,

@@ -16,20 +16,24 @@
 //! completion when signalled or failed. UNACK, the retransmission timer and go-back-N are
 //! the [`Gbn`] engine's; the completer feeds it cumulative acknowledgements and carries
 //! out its `GoBack`s by moving the send cursor back, counting retries against
-//! `retry_cnt`.
+//! `retry_cnt`. On a device running an SR scheme the requester probes its peer and, once
+//! it agreed, sends in the SR format and hands its events to that scheme's engine instead
+//! ([`ReqSr`]), resending the PSNs it names one by one.
 //!
 //! - `send_queue`: the ring of [`SqEntry`]s, posting (PSN assignment) and the flush.
 //! - `send`: the send cursor: what the window, the READ/atomic limit and fences let out.
 //! - `request_packet`: building one request packet (opcode, extension headers, AckReq).
 //! - `completer`: ACKs and NAKs, and retiring entries into completions.
 //! - `read_response`: RDMA READ responses and atomic ACKs.
-//! - `retry`: the go-back-N engine's actions, the retransmission and RNR timers, the RTT
-//!   estimate, and retry counting.
+//! - `retry`: the retransmission and RNR timers, going back, and the RTT estimate.
+//! - `selective`: the capability exchange, the engine's actions, per-PSN resends, retry
+//!   counting.
 
 mod completer;
 mod read_response;
 mod request_packet;
 mod retry;
+mod selective;
 mod send;
 mod send_queue;
 
@@ -41,6 +45,7 @@ use crate::proto::rc::RcConfig;
 use crate::proto::recovery::gbn::Gbn;
 use crate::proto::recovery::RtoConfig;
 
+pub use self::selective::{ReqSr, ReqSrCounters};
 pub use self::send_queue::PostError;
 pub use self::send_queue::SqEntry;
 
@@ -65,8 +70,9 @@ pub struct ReqCounters {
     pub rnr_retry_exceeded: u64,
 }
 
-/// The requester and completer of one connected QP, over a slot ring `S`.
-pub struct Requester<S: DerefMut<Target = [SqEntry]>> {
+/// The requester and completer of one connected QP, over a slot ring `S`, with its
+/// selective-retransmission state in `E` when its device runs an SR scheme.
+pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> {
     slots: S,
     head: usize,
     len: usize,
@@ -78,7 +84,14 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>> {
     psn_tail: Psn,
     /// The highest PSN range ever sent ends here (new packets vs resent).
     sent_high: Psn,
+    /// Go-back-N: the engine while the format is standard RoCEv2.
     engine: Gbn,
+    /// Selective retransmission (`None`: standard RoCEv2 only).
+    sr: Option<E>,
+    /// MSN-ETH numbers for the next message that consumes a receive WQE (SEND, RDMA WRITE
+    /// with immediate) and for the next RDMA READ (24 bits each).
+    recv_msn: u32,
+    read_msn: u32,
     rto_deadline: Option<u64>,
     rnr_deadline: Option<u64>,
     retries_left: u8,
@@ -104,9 +117,10 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>> {
     pub counters: ReqCounters,
 }
 
-impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
-    /// A requester whose first packet carries `sq_psn`, over `slots` (its capacity).
-    pub fn new(slots: S, sq_psn: Psn, cfg: &RcConfig) -> Self {
+impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
+    /// A requester whose first packet carries `sq_psn`, over `slots` (its capacity), with
+    /// `sr` (made with [`ReqSr::new`] for `sq_psn`) when the device runs an SR scheme.
+    pub fn new(slots: S, sq_psn: Psn, cfg: &RcConfig, sr: Option<E>) -> Self {
         let rto = RtoConfig {
             rto_low: cfg.timeout_us,
             rto_high: cfg.timeout_us,
@@ -121,6 +135,9 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             psn_tail: sq_psn,
             sent_high: sq_psn,
             engine: Gbn::new(sq_psn, sq_psn, rto),
+            sr,
+            recv_msn: 0,
+            read_msn: 0,
             rto_deadline: None,
             rnr_deadline: None,
             retries_left: cfg.retry_cnt,

@@ -5,6 +5,7 @@
 
 use core::ops::DerefMut;
 
+use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
 use crate::proto::psn::Psn;
@@ -13,7 +14,7 @@ use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::send_wqe::{Payload, SendOp};
 
-impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
+impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     pub(super) fn on_read_response(
         &mut self,
         env: &mut dyn RcEnv,

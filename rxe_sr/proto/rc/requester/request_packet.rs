@@ -2,21 +2,27 @@
 //! Building and transmitting one request packet of a send queue entry (IBTA 9.7.4.1;
 //! rdma_rxe's init_req_packet): the opcode for its place in the message, the RETH,
 //! AtomicETH, ImmDt and IETH, the payload source, and the AckReq bit (set at least every
-//! [`MAX_PKT_PER_ACK`] packets).
+//! [`MAX_PKT_PER_ACK`] packets). In the SR format (BTH TVer = 1) a SEND packet also carries
+//! its MSN-ETH (the receive WQE's number and the packet's offset), every RDMA WRITE packet
+//! the RETH of its own bytes, a WRITE's last packet with immediate its MSN-ETH, and a READ
+//! request its READ number; while probing, BTH Resv7 carries the SR capability.
 
 use core::ops::DerefMut;
 
+use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
 use crate::proto::rc::{PayloadSrc, RcConfig, RcEnv, Service, TxError, MAX_PKT_PER_ACK};
+use crate::proto::wire::caps::CapAnswer;
 use crate::proto::wire::ext_headers::{AtomicEth, Ieth, ImmDt, Reth};
+use crate::proto::wire::sr_ext::{MsnEth, BTH_TVER_SR};
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp};
 
-impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
-    /// Builds and transmits packet `k` of entry `e`. Returns (the entry is fully sent,
-    /// PSNs this packet accounts for).
+impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
+    /// Builds and transmits packet `k` of entry `e` with BTH TVer and Resv7 `marks`.
+    /// Returns (the entry is fully sent, PSNs this packet accounts for).
     pub(super) fn send_packet(
         env: &mut dyn RcEnv,
         cfg: &RcConfig,
@@ -24,8 +30,19 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         noack_pkts: &mut u32,
         e: &SqEntry,
         k: u32,
+        marks: CapAnswer,
     ) -> Result<(bool, u32), WcStatus> {
         let uc = cfg.service == Service::Uc;
+        let marks = if uc {
+            CapAnswer { tver: 0, resv7: 0 }
+        } else {
+            marks
+        };
+        let sr = marks.tver == BTH_TVER_SR;
+        let msn_eth = sr.then_some(MsnEth {
+            msn: e.msn,
+            offset: k,
+        });
         let psn = e.first_psn.add(k);
         let n = e.npsn;
         let first = k == 0;
@@ -42,6 +59,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                     rkey: remote.rkey,
                     dma_len: e.wqe.length.saturating_sub(off),
                 });
+                ext.msn_eth = msn_eth;
                 ack_req = true;
                 (Opcode::RC_RDMA_READ_REQUEST, 0, n - k)
             }
@@ -72,6 +90,8 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                         dest_qpn: cfg.dest_qpn,
                         ack_req: true,
                         psn,
+                        tver: marks.tver,
+                        resv7: marks.resv7,
                         ..Default::default()
                     },
                     ext,
@@ -101,13 +121,17 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                     SendOp::RdmaWrite { .. } | SendOp::RdmaWriteWithImm { .. }
                 );
                 if let SendOp::RdmaWrite { remote } | SendOp::RdmaWriteWithImm { remote, .. } = op {
-                    if first {
+                    // SR: every packet names its own bytes.
+                    if first || sr {
                         ext.reth = Some(Reth {
-                            va: remote.addr,
+                            va: remote.addr.wrapping_add(u64::from(off)),
                             rkey: remote.rkey,
                             dma_len: e.wqe.length,
                         });
                     }
+                }
+                if !write {
+                    ext.msn_eth = msn_eth;
                 }
                 let imm = match op {
                     SendOp::SendWithImm { imm } | SendOp::RdmaWriteWithImm { imm, .. } if last => {
@@ -119,6 +143,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                     ext.imm_dt = Some(ImmDt {
                         data: u32::from_be_bytes(imm),
                     });
+                    ext.msn_eth = msn_eth;
                 }
                 let inv = match op {
                     SendOp::SendWithInv { invalidate_rkey } if last => Some(invalidate_rkey),
@@ -168,6 +193,8 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 dest_qpn: cfg.dest_qpn,
                 ack_req: ack_req && !uc,
                 psn,
+                tver: marks.tver,
+                resv7: marks.resv7,
                 ..Default::default()
             },
             ext,

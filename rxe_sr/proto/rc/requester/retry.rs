@@ -1,52 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Retries and timers of the requester: the go-back-N engine's actions carried out
-//! (acknowledged, go back, arm or disarm the retransmission timer), the retransmission
-//! timeout (the local ACK timeout, stretched by the measured RTT and doubled per timeout
-//! without progress), the RNR NAK delay, and moving the send cursor back, counting retries
-//! against `retry_cnt`.
+//! Retries and timers of the requester: the retransmission timeout (the local ACK timeout,
+//! stretched by the measured RTT and doubled per timeout without progress), the RNR NAK
+//! delay, and moving the send cursor back, counting retries against `retry_cnt`.
 
 use core::ops::DerefMut;
 
+use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
 use crate::proto::psn::Psn;
 use crate::proto::rc::{Outcome, RcConfig, RcEnv};
-use crate::proto::recovery::{Action, Recovery, ReqEvent, Timer};
+use crate::proto::recovery::{ReqEvent, Timer};
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::send_wqe::SendOp;
 
 /// Most doublings of the retransmission timeout (64 times the configured one).
 const MAX_BACKOFF: u32 = 6;
 
-/// Fixed-capacity queue of up to 8 engine actions.
-pub(super) struct Actions {
-    buf: [Option<Action>; 8],
-    n: usize,
-}
-
-impl Actions {
-    pub(super) const fn new() -> Self {
-        Actions {
-            buf: [None; 8],
-            n: 0,
-        }
-    }
-}
-
-impl crate::proto::recovery::ActionSink for Actions {
-    fn push(&mut self, a: Action) {
-        if let Some(s) = self.buf.get_mut(self.n) {
-            *s = Some(a);
-            self.n += 1;
-        }
-    }
-}
-
-#[cfg_attr(
-    MODULE,
-    expect(dead_code, reason = "host-side API; the module does not use it yet")
-)]
-impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
+impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// The earliest pending timer deadline, in microseconds.
     pub fn deadline(&self) -> Option<u64> {
         match (self.rto_deadline, self.rnr_deadline) {
@@ -66,53 +37,20 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             if self.rnr_deadline.is_none() {
                 self.counters.timeouts += 1;
                 self.backoff = (self.backoff + 1).min(MAX_BACKOFF);
-                let mut acts = Actions::new();
-                self.engine.on_requester(
-                    &mut (),
+                self.on_probe_timeout();
+                let acts = self.feed(
+                    env,
                     ReqEvent::Timer {
                         timer: Timer::Rto,
                         now,
                     },
-                    &mut acts,
                 );
-                if self.apply(env, cfg, acts) == Outcome::Error {
+                if self.apply(env, cfg, acts, true) == Outcome::Error {
                     return Outcome::Error;
                 }
             }
         }
         self.run(env, cfg)
-    }
-
-    /// Carries out the engine's actions.
-    pub(super) fn apply(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, acts: Actions) -> Outcome {
-        for a in acts.buf.iter().take(acts.n).flatten() {
-            match *a {
-                Action::Acked { una } => {
-                    self.sample_rtt(env, una);
-                    self.backoff = 0;
-                    self.retries_left = cfg.retry_cnt;
-                    self.rnr_left = cfg.rnr_retry;
-                    self.retry_psn = None;
-                    self.retire(env, cfg);
-                }
-                Action::GoBack { from } | Action::Retransmit { first: from, .. }
-                    if self.go_back(env, cfg, from) == Outcome::Error =>
-                {
-                    return Outcome::Error;
-                }
-                Action::ArmTimer {
-                    timer: Timer::Rto,
-                    deadline,
-                } if cfg.timeout_us != 0 => {
-                    let rto = self.rto_us(cfg).saturating_mul(1u64 << self.backoff);
-                    self.rto_deadline =
-                        Some(deadline.saturating_add(rto.saturating_sub(cfg.timeout_us)));
-                }
-                Action::DisarmTimer { timer: Timer::Rto } => self.rto_deadline = None,
-                _ => {}
-            }
-        }
-        Outcome::Ok
     }
 
     /// A go-back the completer decided on (lost READ response): once per lost PSN.
@@ -144,7 +82,10 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
         self.counters.retries += 1;
         self.retry_psn = Some(from);
         self.rtt_probe = None;
-        self.rewind(from);
+        // SR: only the lost response's request goes out again.
+        if !self.mark_resend(from) {
+            self.rewind(from);
+        }
         Outcome::Ok
     }
 
@@ -186,7 +127,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
     }
 
     /// Folds an RTT sample into the estimate when `una` passes the probe.
-    fn sample_rtt(&mut self, env: &mut dyn RcEnv, una: Psn) {
+    pub(super) fn sample_rtt(&mut self, env: &mut dyn RcEnv, una: Psn) {
         let Some((psn, sent)) = self.rtt_probe else {
             return;
         };
@@ -208,11 +149,12 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
     /// The retransmission timeout: the QP's local ACK timeout, or longer when the measured
     /// round trip (a slow or backlogged responder) needs it. IBTA makes the timeout a
     /// minimum, so waiting longer is allowed; resending into a backlog only deepens it.
-    fn rto_us(&self, cfg: &RcConfig) -> u64 {
+    pub(super) fn rto_us(&self, cfg: &RcConfig) -> u64 {
         cfg.timeout_us
             .max(self.srtt_us.saturating_add(4 * self.rttvar_us))
     }
 
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// The current RTT estimate (smoothed, deviation), microseconds.
     pub fn rtt_us(&self) -> (u64, u64) {
         (self.srtt_us, self.rttvar_us)

@@ -5,21 +5,26 @@
 
 use core::ops::DerefMut;
 
-use super::retry::Actions;
+use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
 use crate::proto::rc::{Outcome, RcConfig, RcEnv, Service, MAX_UNACKED_PSNS};
-use crate::proto::recovery::{Recovery, ReqEvent};
+use crate::proto::recovery::ReqEvent;
 use crate::uabi::send_wqe::SendFlags;
 
-impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
+impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// Sends what the window, the READ/atomic limit and fences allow.
     pub fn run(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Outcome {
         if self.rnr_deadline.is_some() {
             return Outcome::Ok;
         }
         let rc = cfg.service == Service::Rc;
+        if rc && self.resend_pending() && self.resend_marked(env, cfg) == Outcome::Error {
+            return Outcome::Error;
+        }
+        let marks = self.marks();
         while self.next < self.len {
+            let una = self.una();
             // The entry is read in place (no per-packet copy of the WQE).
             let k = self.idx(self.next);
             let Some(e) = self.slots.get(k) else {
@@ -48,7 +53,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 continue;
             }
             let (psn, rd_atomic) = (e.first_psn.add(self.next_pkt), e.is_rd_atomic());
-            if rc && psn.diff(self.engine.una()) >= MAX_UNACKED_PSNS as i32 {
+            if rc && psn.diff(una) >= MAX_UNACKED_PSNS as i32 {
                 break;
             }
             if rd_atomic && self.next_pkt == 0 && self.rd_atomic_out >= cfg.max_rd_atomic.max(1) {
@@ -67,6 +72,7 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 &mut self.noack_pkts,
                 e,
                 self.next_pkt,
+                marks,
             );
             let (last, used) = match sent {
                 Ok(x) => x,
@@ -82,16 +88,14 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
                 } else {
                     self.counters.resent_pkts += 1;
                 }
-                let mut acts = Actions::new();
-                self.engine.on_requester(
-                    &mut (),
+                let acts = self.feed(
+                    env,
                     ReqEvent::Sent {
                         psn: psn.add(used - 1),
                         now,
                     },
-                    &mut acts,
                 );
-                if self.apply(env, cfg, acts) == Outcome::Error {
+                if self.apply(env, cfg, acts, false) == Outcome::Error {
                     return Outcome::Error;
                 }
             }

@@ -5,6 +5,7 @@
 
 use core::ops::DerefMut;
 
+use super::ReqSr;
 use super::Requester;
 use crate::proto::psn::Psn;
 use crate::proto::rc::{packets, RcConfig, Service};
@@ -20,6 +21,10 @@ pub struct SqEntry {
     pub first_psn: Psn,
     /// PSNs it uses.
     pub npsn: u32,
+    /// MSN-ETH's MSN in the SR format: for a SEND or RDMA WRITE with immediate, its number
+    /// among the QP's messages that consume a receive WQE; for an RDMA READ, its number
+    /// among the QP's READs (24 bits).
+    pub(super) msn: u32,
     /// RDMA READ: response bytes placed so far.
     pub(super) done_bytes: u32,
     /// RDMA READ / atomic: the last response arrived.
@@ -33,6 +38,7 @@ impl SqEntry {
             wqe,
             first_psn: Psn::new(0),
             npsn: 0,
+            msn: 0,
             done_bytes: 0,
             complete: false,
         }
@@ -57,6 +63,9 @@ impl SqEntry {
     }
 }
 
+/// MSN-ETH's MSN field is 24 bits.
+const U24: u32 = 0x00ff_ffff;
+
 /// Why a post was refused.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum PostError {
@@ -66,7 +75,7 @@ pub enum PostError {
     Unsupported(WcStatus),
 }
 
-impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
+impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// Unretired entries.
     pub fn len(&self) -> usize {
         self.len
@@ -151,9 +160,26 @@ impl<S: DerefMut<Target = [SqEntry]>> Requester<S> {
             SendOp::LocalInv { .. } | SendOp::RegMr { .. } if rc => 0,
             _ => return Err(PostError::Unsupported(WcStatus::LocQpOpErr)),
         };
+        let msn = match wqe.op {
+            SendOp::Send
+            | SendOp::SendWithImm { .. }
+            | SendOp::SendWithInv { .. }
+            | SendOp::RdmaWriteWithImm { .. } => {
+                let m = self.recv_msn;
+                self.recv_msn = (m + 1) & U24;
+                m
+            }
+            SendOp::RdmaRead { .. } => {
+                let m = self.read_msn;
+                self.read_msn = (m + 1) & U24;
+                m
+            }
+            _ => 0,
+        };
         let first_psn = self.psn_tail;
         slot.first_psn = first_psn;
         slot.npsn = npsn;
+        slot.msn = msn;
         slot.done_bytes = 0;
         slot.complete = false;
         self.len += 1;

@@ -1,18 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The responder's header-only responses (IBTA 9.7.5.2; rdma_rxe's send_ack and
 //! send_atomic_ack): ACK, NAK and RNR NAK (an AETH with the MSN), and the atomic ACK with
-//! the original value.
+//! the original value; each in the format of the request it answers (the capability echo
+//! in BTH Resv7, or the SR format with an SR-ACK-ETH of kind ACK).
 
 use core::ops::DerefMut;
 
 use super::RdRes;
 use super::Responder;
+use super::{RecvSlot, RespSr};
 use crate::proto::psn::Psn;
 use crate::proto::rc::{PayloadSrc, RcConfig, RcEnv};
 use crate::proto::wire::ext_headers::{Aeth, AtomicAckEth};
+use crate::proto::wire::sr_ext::{SrAckEth, SrAckKind, BTH_TVER_SR};
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
 
-impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+impl<
+        R: DerefMut<Target = [Option<RdRes>]>,
+        W: DerefMut<Target = [Option<RecvSlot>]>,
+        E: DerefMut<Target = RespSr>,
+    > Responder<R, W, E>
+{
     /// Sends a header-only response (ACK, NAK, atomic ACK) for `psn`. A lost one is
     /// recovered by the requester's retry.
     fn send_response(
@@ -28,6 +36,8 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
                 opcode,
                 dest_qpn: cfg.dest_qpn,
                 psn,
+                tver: self.answer.tver,
+                resv7: self.answer.resv7,
                 ..Default::default()
             },
             ext,
@@ -37,8 +47,16 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
     }
 
     pub(super) fn send_ack(&self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, aeth: Aeth) {
+        let sr = (self.answer.tver == BTH_TVER_SR).then_some(SrAckEth {
+            kind: SrAckKind::Ack,
+            lost_cnt: 0,
+            lost_cnt_overflow: false,
+            sack_high: psn,
+            trigger_psn: psn,
+        });
         let ext = ExtHeaders {
             aeth: Some(aeth),
+            sr_ack_eth: sr,
             ..Default::default()
         };
         self.send_response(env, cfg, Opcode::RC_ACKNOWLEDGE, psn, ext);

@@ -8,13 +8,19 @@ use core::ops::DerefMut;
 use super::Exec;
 use super::RdRes;
 use super::Responder;
+use super::{RecvSlot, RespSr};
 use crate::proto::psn::Psn;
 use crate::proto::rc::{nak, AtomicOp, RcConfig, RcEnv, RemoteErr, RemoteOp};
 use crate::proto::wire::opcode::OpKind;
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::WcStatus;
 
-impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+impl<
+        R: DerefMut<Target = [Option<RdRes>]>,
+        W: DerefMut<Target = [Option<RecvSlot>]>,
+        E: DerefMut<Target = RespSr>,
+    > Responder<R, W, E>
+{
     /// IBTA 1.5 ATOMIC WRITE: 8 bytes at an 8-byte aligned address, needing remote write.
     pub(super) fn exec_atomic_write(&mut self, env: &mut dyn RcEnv, p: &PacketRepr<'_>) -> Exec {
         let Some(reth) = p.ext.reth else {

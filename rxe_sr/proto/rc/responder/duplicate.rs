@@ -10,13 +10,19 @@ use super::read::ReadStream;
 use super::RdRes;
 use super::Responder;
 use super::READ_BUDGET;
+use super::{RecvSlot, RespSr};
 use crate::proto::psn::Psn;
 use crate::proto::rc::{packets, RcConfig, RcEnv, RemoteOp};
 use crate::proto::wire::ext_headers::Aeth;
 use crate::proto::wire::opcode::OpKind;
 use crate::proto::wire::PacketRepr;
 
-impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+impl<
+        R: DerefMut<Target = [Option<RdRes>]>,
+        W: DerefMut<Target = [Option<RecvSlot>]>,
+        E: DerefMut<Target = RespSr>,
+    > Responder<R, W, E>
+{
     /// A request before ePSN: answer without executing it again (READs are served again
     /// from a saved resource, atomics answered from one).
     pub(super) fn duplicate(
@@ -107,6 +113,11 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
             n,
             sent: 0,
             replay: true,
+            marks: self.answer,
+            msn_eth: p
+                .ext
+                .msn_eth
+                .filter(|_| self.answer.tver == crate::proto::wire::sr_ext::BTH_TVER_SR),
         });
         let _ = self.pump(env, cfg, READ_BUDGET);
         true

@@ -22,6 +22,14 @@
 //! ACKs are sent when a packet asks for one (AckReq), carrying the PSN and the MSN (the
 //! count of messages completed, 24 bits).
 //!
+//! On a device running an SR scheme every response echoes the capability a standard
+//! request carried, and the responder takes requests in the SR format (BTH TVer = 1)
+//! from the first one on (`selective`): out-of-order packets are placed where they belong
+//! (an RDMA WRITE packet by its own RETH, a SEND packet by its MSN-ETH into a window of
+//! receive WQEs fetched ahead), the scheme's engine decides what is delivered and when
+//! RCV-NXT advances, and messages complete in order as it does. READs and atomics execute
+//! only in order, at RCV-NXT (once and in order, whatever arrived after them).
+//!
 //! - `request`: one request packet: the ePSN and opcode-sequence checks, dispatch, and
 //!   the answer to what executing it gave (ACK, RNR NAK, fatal NAK).
 //! - `send`, `write`, `read`, `atomic`: executing SEND, RDMA WRITE, RDMA READ (the
@@ -29,13 +37,17 @@
 //! - `resources`: the READ/atomic resources kept for duplicates ([`RdRes`]).
 //! - `duplicate`: requests before ePSN.
 //! - `ack`: header-only responses: ACK, NAK, RNR NAK, atomic ACK.
+//! - `selective`: the SR format: placement, the engine, feedback.
+//! - `recv_window`: SR: receive WQEs taken ahead, messages completed in order.
 
 mod ack;
 mod atomic;
 mod duplicate;
 mod read;
+mod recv_window;
 mod request;
 mod resources;
+mod selective;
 mod send;
 mod write;
 
@@ -44,10 +56,13 @@ use core::ops::DerefMut;
 use self::read::ReadStream;
 use crate::proto::psn::Psn;
 use crate::proto::rc::RcEnv;
+use crate::proto::wire::caps::CapAnswer;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::recv_wqe::RecvWqe;
 
+pub use self::recv_window::{RecvSlot, RECV_WINDOW};
 pub use self::resources::RdRes;
+pub use self::selective::{RespSr, RespSrCounters};
 
 /// READ and atomic resources kept at most (the device's `max_qp_rd_atom`: the largest
 /// `max_dest_rd_atomic` a QP may have).
@@ -90,6 +105,8 @@ pub struct RespCounters {
     pub uc_dropped: u64,
     /// Duplicate READ or atomic requests that matched no saved resource: dropped.
     pub dup_unmatched: u64,
+    /// SR-format requests on a QP without SR (or on UC): dropped.
+    pub sr_refused: u64,
 }
 
 /// What made the responder move its QP to the Error state: the request it refused, for
@@ -135,8 +152,13 @@ impl InProgress {
     }
 }
 
-/// The responder of one connected QP, keeping its READ/atomic resources in `R`.
-pub struct Responder<R: DerefMut<Target = [Option<RdRes>]>> {
+/// The responder of one connected QP, keeping its READ/atomic resources in `R`; on a
+/// device running an SR scheme, its window of receive WQEs in `W` and its SR state in `E`.
+pub struct Responder<
+    R: DerefMut<Target = [Option<RdRes>]>,
+    W: DerefMut<Target = [Option<RecvSlot>]>,
+    E: DerefMut<Target = RespSr>,
+> {
     epsn: Psn,
     /// The PSN after the last SEND, WRITE or atomic packet executed: a duplicate SEND or
     /// WRITE is acknowledged at `ack_psn - 1`. READs move ePSN but not this.
@@ -158,6 +180,15 @@ pub struct Responder<R: DerefMut<Target = [Option<RdRes>]>> {
     pub counters: RespCounters,
     /// Set when a request moved the QP to Error; the driver logs and clears it.
     pub fatal: Option<FatalNote>,
+    /// Messages that consumed a receive WQE (SEND, RDMA WRITE with immediate) completed:
+    /// the MSN-ETH number of the next one (24 bits).
+    recv_msn: u32,
+    /// BTH TVer and Resv7 of the responses to the request being handled.
+    answer: CapAnswer,
+    /// Selective retransmission (`None`: standard RoCEv2 only).
+    sr: Option<E>,
+    /// SR: receive WQEs fetched ahead, slot `msn % len` for message `msn`.
+    window: W,
 }
 
 /// Result of executing one in-sequence packet.
@@ -174,11 +205,19 @@ enum Exec {
     Failed,
 }
 
-impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+impl<
+        R: DerefMut<Target = [Option<RdRes>]>,
+        W: DerefMut<Target = [Option<RecvSlot>]>,
+        E: DerefMut<Target = RespSr>,
+    > Responder<R, W, E>
+{
     /// A responder expecting `rq_psn` first, keeping its READ/atomic resources in `res`
-    /// (cleared here; [`MAX_RD_RES`] entries cover any `max_dest_rd_atomic`).
-    pub fn new(rq_psn: Psn, mut res: R) -> Self {
+    /// (cleared here; [`MAX_RD_RES`] entries cover any `max_dest_rd_atomic`), with `sr`
+    /// and a `window` (up to [`RECV_WINDOW`] slots are used) when the device runs an SR
+    /// scheme.
+    pub fn new(rq_psn: Psn, mut res: R, sr: Option<E>, mut window: W) -> Self {
         res.fill(None);
+        window.fill(None);
         Responder {
             epsn: rq_psn,
             ack_psn: rq_psn,
@@ -197,8 +236,13 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
                 err_naks_sent: 0,
                 uc_dropped: 0,
                 dup_unmatched: 0,
+                sr_refused: 0,
             },
             fatal: None,
+            recv_msn: 0,
+            answer: CapAnswer { tver: 0, resv7: 0 },
+            sr,
+            window,
         }
     }
 
@@ -224,6 +268,7 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
         if let Some(w) = self.spare.take() {
             flushed(w.wr_id);
         }
+        self.drop_window(&mut flushed);
     }
 
     fn take_recv(&mut self, env: &mut dyn RcEnv) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
@@ -235,5 +280,9 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
 
     fn bump_msn(&mut self) {
         self.msn = (self.msn + 1) & 0x00ff_ffff;
+    }
+
+    fn bump_recv_msn(&mut self) {
+        self.recv_msn = (self.recv_msn + 1) & 0x00ff_ffff;
     }
 }

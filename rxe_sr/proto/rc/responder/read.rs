@@ -12,11 +12,14 @@ use super::RdRes;
 use super::Responder;
 use super::MAX_MSG_SZ;
 use super::READ_BUDGET;
+use super::{RecvSlot, RespSr};
 use crate::proto::psn::{Psn, PSN_SPACE};
 use crate::proto::rc::{
     nak, packets, Outcome, PayloadSrc, RcConfig, RcEnv, RemoteErr, RemoteOp, TxError,
 };
+use crate::proto::wire::caps::CapAnswer;
 use crate::proto::wire::ext_headers::Aeth;
+use crate::proto::wire::sr_ext::{MsnEth, BTH_TVER_SR};
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
 use crate::uabi::cqe::WcStatus;
 
@@ -33,9 +36,18 @@ pub(super) struct ReadStream {
     pub(super) sent: u32,
     /// A duplicate's replay: a failure stops it quietly (the first run answered already).
     pub(super) replay: bool,
+    /// BTH TVer and Resv7 of the responses (the format of the request).
+    pub(super) marks: CapAnswer,
+    /// SR format: the request's MSN-ETH, echoed in every response with its offset.
+    pub(super) msn_eth: Option<MsnEth>,
 }
 
-impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+impl<
+        R: DerefMut<Target = [Option<RdRes>]>,
+        W: DerefMut<Target = [Option<RecvSlot>]>,
+        E: DerefMut<Target = RespSr>,
+    > Responder<R, W, E>
+{
     pub(super) fn exec_read(
         &mut self,
         env: &mut dyn RcEnv,
@@ -82,6 +94,8 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
             n,
             sent: 0,
             replay: false,
+            marks: self.answer,
+            msn_eth: p.ext.msn_eth.filter(|_| self.answer.tver == BTH_TVER_SR),
         });
         // The stream holds the request's PSNs from now on: a failure in this first batch is
         // reported by pump itself.
@@ -117,10 +131,16 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
                     pad_cnt: BthRepr::pad_for(plen as usize),
                     dest_qpn: cfg.dest_qpn,
                     psn: s.psn.add(k),
+                    tver: s.marks.tver,
+                    resv7: s.marks.resv7,
                     ..Default::default()
                 },
                 ext: ExtHeaders {
                     aeth: aeth.then_some(Aeth::ack(self.msn)),
+                    msn_eth: s.msn_eth.map(|m| MsnEth {
+                        msn: m.msn,
+                        offset: m.offset.wrapping_add(k) & 0x00ff_ffff,
+                    }),
                     ..Default::default()
                 },
                 payload: &[],
@@ -158,8 +178,10 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
         Outcome::Ok
     }
 
-    /// Refuses a READ found bad while its responses were being sent: NAK, QP to Error.
-    fn refuse(
+    /// Refuses a request that failed after its checks (a READ found bad while its
+    /// responses were being sent, an SR message that cannot complete): notes it, sends the
+    /// NAK, and moves the QP to Error.
+    pub(super) fn refuse(
         &mut self,
         env: &mut dyn RcEnv,
         cfg: &RcConfig,

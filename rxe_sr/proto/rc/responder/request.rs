@@ -13,13 +13,19 @@ use super::FatalNote;
 use super::InProgress;
 use super::RdRes;
 use super::Responder;
+use super::{RecvSlot, RespSr};
 use crate::proto::rc::{nak, Outcome, RcConfig, RcEnv, Service};
 use crate::proto::wire::ext_headers::Aeth;
 use crate::proto::wire::opcode::{OpKind, Position};
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
 
-impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+impl<
+        R: DerefMut<Target = [Option<RdRes>]>,
+        W: DerefMut<Target = [Option<RecvSlot>]>,
+        E: DerefMut<Target = RespSr>,
+    > Responder<R, W, E>
+{
     /// A request packet for this QP.
     pub fn on_request(
         &mut self,
@@ -38,6 +44,21 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
         }
         let psn = p.bth.psn;
         let rc = cfg.service == Service::Rc;
+        self.set_answer(p.bth.tver, p.bth.resv7);
+        if p.is_sr() {
+            if !rc {
+                self.counters.sr_refused += 1;
+                return Outcome::Ok;
+            }
+            return self.on_sr_request(env, cfg, p, info);
+        }
+        if rc && self.sr_active() && !psn.before(self.epsn) {
+            // A standard packet of the phase before the SR format: stale.
+            if let Some(sr) = self.sr_mut() {
+                sr.counters.stale_standard += 1;
+            }
+            return Outcome::Ok;
+        }
         if rc {
             let d = psn.diff(self.epsn);
             if d > 0 {

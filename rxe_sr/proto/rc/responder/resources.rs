@@ -6,6 +6,7 @@
 use core::ops::DerefMut;
 
 use super::Responder;
+use super::{RecvSlot, RespSr};
 use crate::proto::psn::Psn;
 use crate::proto::rc::RcConfig;
 
@@ -37,7 +38,12 @@ pub enum RdRes {
     },
 }
 
-impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+impl<
+        R: DerefMut<Target = [Option<RdRes>]>,
+        W: DerefMut<Target = [Option<RecvSlot>]>,
+        E: DerefMut<Target = RespSr>,
+    > Responder<R, W, E>
+{
     /// Saves a READ or atomic resource, over the oldest when `max_dest_rd_atomic` are kept.
     pub(super) fn save_res(&mut self, cfg: &RcConfig, r: RdRes) {
         let ring = (cfg.max_dest_rd_atomic as usize).clamp(1, self.res.len().max(1));

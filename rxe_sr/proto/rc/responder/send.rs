@@ -9,12 +9,18 @@ use super::Cur;
 use super::Exec;
 use super::RdRes;
 use super::Responder;
+use super::{RecvSlot, RespSr};
 use crate::proto::rc::{nak, RcConfig, RcEnv};
 use crate::proto::wire::opcode::Position;
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
 
-impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+impl<
+        R: DerefMut<Target = [Option<RdRes>]>,
+        W: DerefMut<Target = [Option<RecvSlot>]>,
+        E: DerefMut<Target = RespSr>,
+    > Responder<R, W, E>
+{
     pub(super) fn exec_send(
         &mut self,
         env: &mut dyn RcEnv,
@@ -88,6 +94,7 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
             network: None,
         };
         self.bump_msn();
+        self.bump_recv_msn();
         env.complete_recv(
             &Completion::recv(wqe.wr_id, cfg.qpn, WcStatus::Success, info),
             p.bth.se,

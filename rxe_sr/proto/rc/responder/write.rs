@@ -9,12 +9,18 @@ use super::Cur;
 use super::Exec;
 use super::RdRes;
 use super::Responder;
+use super::{RecvSlot, RespSr};
 use crate::proto::rc::{nak, RcConfig, RcEnv, RemoteErr, RemoteOp};
 use crate::proto::wire::opcode::Position;
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
 
-impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
+impl<
+        R: DerefMut<Target = [Option<RdRes>]>,
+        W: DerefMut<Target = [Option<RecvSlot>]>,
+        E: DerefMut<Target = RespSr>,
+    > Responder<R, W, E>
+{
     pub(super) fn exec_write(
         &mut self,
         env: &mut dyn RcEnv,
@@ -104,6 +110,7 @@ impl<R: DerefMut<Target = [Option<RdRes>]>> Responder<R> {
         }
         self.bump_msn();
         if let Some(w) = wqe {
+            self.bump_recv_msn();
             let info = RecvInfo {
                 byte_len: total,
                 rdma_with_imm: true,

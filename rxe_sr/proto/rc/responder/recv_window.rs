@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The SR responder's window of receive WQEs: SEND packets (and the last packet of an
+//! RDMA WRITE with immediate) name their message by MSN-ETH, so receive WQEs are taken
+//! from the RQ or SRQ ahead, in order, into slot `msn % RECV_WINDOW`; the messages complete
+//! in MSN order as RCV-NXT passes their last packet (receive completion, immediate data,
+//! invalidation). A standard SEND in progress at the switch to the SR format moves into
+//! the window; the Error state flushes it.
+
+use core::ops::DerefMut;
+
+use super::Cur;
+use super::RdRes;
+use super::RespSr;
+use super::Responder;
+use crate::proto::psn::Psn;
+use crate::proto::rc::{nak, Outcome, RcConfig, RcEnv};
+use crate::proto::wire::{Opcode, PacketRepr};
+use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
+use crate::uabi::recv_wqe::RecvWqe;
+
+/// Receive WQEs the SR responder takes ahead of the message being completed, at most.
+pub const RECV_WINDOW: usize = 16;
+
+/// A receive WQE taken ahead for an SR message, and what completing it needs.
+#[derive(Clone, Copy, Debug)]
+pub struct RecvSlot {
+    pub(super) wqe: RecvWqe,
+    /// Its MSN (the slot is `msn % window length`).
+    pub(super) msn: u32,
+    /// The message's last packet was placed.
+    pub(super) last: Option<LastPacket>,
+}
+
+/// The last packet of an SR message: where the message ends and how it completes.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LastPacket {
+    pub(super) psn: Psn,
+    pub(super) byte_len: u32,
+    pub(super) imm: Option<u32>,
+    pub(super) invalidate: Option<u32>,
+    pub(super) solicited: bool,
+    pub(super) write_with_imm: bool,
+}
+
+/// `a - b` of two 24-bit MSNs, as a signed distance.
+pub(super) fn msn_diff(a: u32, b: u32) -> i32 {
+    (((a.wrapping_sub(b)) << 8) as i32) >> 8
+}
+
+impl<
+        R: DerefMut<Target = [Option<RdRes>]>,
+        W: DerefMut<Target = [Option<RecvSlot>]>,
+        E: DerefMut<Target = RespSr>,
+    > Responder<R, W, E>
+{
+    /// Window slots in use: slot `msn % window_len` holds message `msn`.
+    pub(super) fn window_len(&self) -> usize {
+        self.window.len().min(RECV_WINDOW)
+    }
+
+    /// Gives up the receive WQEs taken ahead (the QP enters the Error state).
+    pub(super) fn drop_window(&mut self, flushed: &mut dyn FnMut(u64)) {
+        let n = self.window_len();
+        let Some(sr) = self.sr.as_deref_mut() else {
+            return;
+        };
+        let mut m = self.recv_msn;
+        while msn_diff(sr.fetched, m) > 0 {
+            if let Some(slot) = self.window.get_mut(m as usize % n.max(1)) {
+                if let Some(s) = slot.take() {
+                    flushed(s.wqe.wr_id);
+                }
+            }
+            m = (m + 1) & 0x00ff_ffff;
+        }
+        sr.fetched = self.recv_msn;
+    }
+
+    /// The standard phase's SEND in progress (its WQE taken) moves into the window; a
+    /// WRITE in progress needs nothing (every SR WRITE packet names its bytes).
+    pub(super) fn adopt_in_progress(&mut self) {
+        if let Some(Cur::Send { wqe, .. }) = self.cur.take() {
+            let m = self.recv_msn;
+            let n = self.window_len().max(1);
+            if let (Some(slot), Some(sr)) =
+                (self.window.get_mut(m as usize % n), self.sr.as_deref_mut())
+            {
+                *slot = Some(RecvSlot {
+                    wqe,
+                    msn: m,
+                    last: None,
+                });
+                sr.fetched = (m + 1) & 0x00ff_ffff;
+            }
+        }
+        self.cur = None;
+    }
+
+    /// The window slot of message `msn`, taking receive WQEs ahead up to it. `Ok(None)`:
+    /// the packet is not recorded (RNR NAK sent, or past the window); `Err`: the QP failed.
+    pub(super) fn slot_for(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        msn: u32,
+    ) -> Result<Option<usize>, Outcome> {
+        let n = self.window_len();
+        let ahead = msn_diff(msn, self.recv_msn);
+        let Some(sr) = self.sr.as_deref_mut() else {
+            return Ok(None);
+        };
+        if ahead < 0 || n == 0 {
+            // A message already completed, yet at or past RCV-NXT: malformed.
+            sr.counters.refused += 1;
+            return Ok(None);
+        }
+        if ahead.unsigned_abs() as usize >= n {
+            sr.counters.window_full += 1;
+            return Ok(None);
+        }
+        loop {
+            let Some(m) = self.sr.as_deref().map(|s| s.fetched) else {
+                return Ok(None);
+            };
+            if msn_diff(m, msn) > 0 {
+                break;
+            }
+            let w = match self.take_recv(env) {
+                None => {
+                    self.counters.rnr_naks_sent += 1;
+                    let aeth =
+                        crate::proto::wire::ext_headers::Aeth::rnr_nak(cfg.min_rnr_timer, self.msn);
+                    self.send_ack(env, cfg, p.bth.psn, aeth);
+                    return Ok(None);
+                }
+                Some(Ok(w)) => w,
+                Some(Err((wr_id, status))) => {
+                    env.complete_recv(
+                        &Completion::recv(wr_id, cfg.qpn, status, RecvInfo::default()),
+                        false,
+                    );
+                    return Err(self.sr_fatal(env, cfg, p, nak::REMOTE_OP, WcStatus::RemOpErr));
+                }
+            };
+            if let Some(slot) = self.window.get_mut(m as usize % n) {
+                *slot = Some(RecvSlot {
+                    wqe: w,
+                    msn: m,
+                    last: None,
+                });
+            }
+            if let Some(sr) = self.sr.as_deref_mut() {
+                sr.fetched = (m + 1) & 0x00ff_ffff;
+            }
+        }
+        Ok(Some(msn as usize % n))
+    }
+
+    pub(super) fn set_last(&mut self, slot: usize, last: LastPacket) {
+        if let Some(Some(s)) = self.window.get_mut(slot) {
+            s.last = Some(last);
+        }
+    }
+
+    /// Completes, in order, the messages whose last packet lies before RCV-NXT.
+    pub(super) fn complete_ready(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Outcome {
+        let n = self.window_len().max(1);
+        loop {
+            let m = self.recv_msn;
+            let Some(slot) = self.window.get_mut(m as usize % n) else {
+                return Outcome::Ok;
+            };
+            let Some(s) = slot else {
+                return Outcome::Ok;
+            };
+            let Some(last) = s.last else {
+                return Outcome::Ok;
+            };
+            if s.msn != m || !last.psn.before(self.epsn) {
+                return Outcome::Ok;
+            }
+            let wr_id = s.wqe.wr_id;
+            *slot = None;
+            let mut invalidated = None;
+            if let Some(rkey) = last.invalidate {
+                if env.invalidate(rkey).is_err() {
+                    env.complete_recv(
+                        &Completion::recv(
+                            wr_id,
+                            cfg.qpn,
+                            WcStatus::RemInvReqErr,
+                            RecvInfo::default(),
+                        ),
+                        false,
+                    );
+                    self.bump_recv_msn();
+                    return self.refuse(
+                        env,
+                        cfg,
+                        last.psn,
+                        Opcode::RC_SEND_LAST_WITH_INVALIDATE.0,
+                        nak::INVALID_REQUEST,
+                        WcStatus::RemInvReqErr,
+                    );
+                }
+                invalidated = Some(rkey);
+            }
+            let info = RecvInfo {
+                byte_len: last.byte_len,
+                rdma_with_imm: last.write_with_imm,
+                imm: last.imm.map(u32::to_be_bytes),
+                invalidated_rkey: invalidated,
+                src_qp: None,
+                port_num: cfg.port,
+                network: None,
+            };
+            self.bump_msn();
+            self.bump_recv_msn();
+            env.complete_recv(
+                &Completion::recv(wr_id, cfg.qpn, WcStatus::Success, info),
+                last.solicited,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::msn_diff;
+
+    #[test]
+    fn msn_distance_wraps_at_24_bits() {
+        assert_eq!(msn_diff(0, 0x00ff_ffff), 1);
+        assert_eq!(msn_diff(0x00ff_ffff, 0), -1);
+        assert_eq!(msn_diff(5, 3), 2);
+    }
+}

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Selective retransmission (SR) in the connected transport: what the requester and the
+//! responder share about it.
+//!
+//! A QP of a device running an SR scheme (`recovery=fasr|srnic|irn|melo`) starts every
+//! direction as standard RoCEv2 and probes its peer with the capability in BTH Resv7
+//! ([`caps`](crate::proto::wire::caps)). Only after the peer echoed it does the requester
+//! switch that direction to the SR format ([`sr_ext`](crate::proto::wire::sr_ext)) and to
+//! the scheme's engine ([`recovery`](crate::proto::recovery)); a responder takes the SR
+//! format from the first TVer = 1 request on. Either switch happens mid-stream: the engine
+//! starts where the standard go-back-N left off (UNACK and the send frontier, or ePSN).
+//!
+//! The feedback an engine asks for travels as an SR-format ACKNOWLEDGE:
+//!
+//! | [`Feedback`]                  | SR-ACK-ETH kind | AETH                | BTH PSN        |
+//! |-------------------------------|-----------------|---------------------|----------------|
+//! | `Ack { rcv_nxt }`             | ACK             | ACK                 | `rcv_nxt - 1`  |
+//! | `Sack { rcv_nxt, sack_psn, lost_cnt, overflow }` | SACK | NAK PSN seq error | `rcv_nxt` |
+//! | `Fnack { rcv_nxt, psn }`      | FNACK           | NAK PSN seq error   | `rcv_nxt`      |
+//! | `Nak { rcv_nxt }`             | ACK             | NAK PSN seq error   | `rcv_nxt`      |
+//! | `Holes { rcv_nxt, holes }`    | HOLE, one per hole, oldest first | NAK PSN seq error | `rcv_nxt` |
+//!
+//! Engines that share memory among the QPs of a device (FaSR's SR pool, MELO's bits pool)
+//! get it through [`RcEnv::with_shared`](super::RcEnv::with_shared), which the kernel
+//! implements with the device's pool lock (taken inside the QP's lock, never the other
+//! way round).
+
+use crate::proto::psn::Psn;
+use crate::proto::rc::requester::ReqSr;
+use crate::proto::rc::responder::RespSr;
+use crate::proto::recovery::scheme::Scheme;
+use crate::proto::recovery::{Feedback, Hole, RtoConfig};
+use crate::proto::wire::caps::{RequesterState, SrCap, SrScheme};
+use crate::proto::wire::ext_headers::{Aeth, AETH_NAK_PSN_SEQ_ERROR};
+use crate::proto::wire::sr_ext::{SrAckEth, SrAckKind, LOST_CNT_MAX};
+
+/// What a QP's SR sides are built from: the scheme its device ran when the QP was created.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct SrSetup {
+    /// The scheme and wire version advertised and required of the peer.
+    pub cap: SrCap,
+    /// The engines' retransmission timeouts, microseconds.
+    pub rto: RtoConfig,
+    /// SRNIC: delay of its slow path (bitmap onloading), microseconds.
+    pub srnic_delay_us: u64,
+}
+
+impl SrSetup {
+    /// The setup for `scheme`; `None` for go-back-N (standard RoCEv2, nothing to set up).
+    pub const fn new(scheme: Scheme, rto: RtoConfig, srnic_delay_us: u64) -> Option<SrSetup> {
+        let s = match scheme {
+            Scheme::Gbn => return None,
+            Scheme::Fasr => SrScheme::Fasr,
+            Scheme::Srnic => SrScheme::Srnic,
+            Scheme::Irn => SrScheme::Irn,
+            Scheme::Melo => SrScheme::Melo,
+        };
+        Some(SrSetup {
+            cap: SrCap::new(s),
+            rto,
+            srnic_delay_us,
+        })
+    }
+
+    /// The scheme whose engine runs once the peer agreed.
+    pub const fn scheme(&self) -> Scheme {
+        match self.cap.scheme {
+            SrScheme::Fasr => Scheme::Fasr,
+            SrScheme::Srnic => Scheme::Srnic,
+            SrScheme::Irn => Scheme::Irn,
+            SrScheme::Melo => Scheme::Melo,
+        }
+    }
+}
+
+/// One SR-format ACKNOWLEDGE: its BTH PSN and headers.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct SrAckPacket {
+    /// BTH PSN.
+    pub psn: Psn,
+    /// SR-ACK-ETH.
+    pub sr: SrAckEth,
+    /// AETH.
+    pub aeth: Aeth,
+}
+
+/// The SR-format acknowledgments that carry `fb` (one, or one per hole), oldest first.
+pub fn encode_feedback(fb: &Feedback, msn: u32, mut out: impl FnMut(SrAckPacket)) {
+    let nak = Aeth::nak(0, msn);
+    let sr = |kind, sack_high, trigger_psn, lost_cnt: u8, overflow| SrAckEth {
+        kind,
+        lost_cnt: lost_cnt.min(LOST_CNT_MAX),
+        lost_cnt_overflow: overflow,
+        sack_high,
+        trigger_psn,
+    };
+    match *fb {
+        Feedback::Ack { rcv_nxt } => out(SrAckPacket {
+            psn: rcv_nxt.sub(1),
+            sr: sr(SrAckKind::Ack, rcv_nxt.sub(1), rcv_nxt.sub(1), 0, false),
+            aeth: Aeth::ack(msn),
+        }),
+        Feedback::Sack {
+            rcv_nxt,
+            sack_psn,
+            lost_cnt,
+            overflow,
+        } => out(SrAckPacket {
+            psn: rcv_nxt,
+            sr: sr(SrAckKind::Sack, sack_psn, sack_psn, lost_cnt, overflow),
+            aeth: nak,
+        }),
+        Feedback::Fnack { rcv_nxt, psn } => out(SrAckPacket {
+            psn: rcv_nxt,
+            sr: sr(SrAckKind::Fnack, psn, psn, 0, false),
+            aeth: nak,
+        }),
+        Feedback::Nak { rcv_nxt } => out(SrAckPacket {
+            psn: rcv_nxt,
+            sr: sr(SrAckKind::Ack, rcv_nxt, rcv_nxt, 0, false),
+            aeth: nak,
+        }),
+        Feedback::Holes { rcv_nxt, holes } => {
+            for h in holes.iter().rev().filter(|h| h.count > 0) {
+                out(SrAckPacket {
+                    psn: rcv_nxt,
+                    sr: sr(SrAckKind::Hole, h.first.add(h.count - 1), h.first, 0, false),
+                    aeth: nak,
+                });
+            }
+        }
+    }
+}
+
+/// What an SR-format ACKNOWLEDGE tells the requester.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SrAckMeaning {
+    /// Feedback for the engine.
+    Feedback(Feedback),
+    /// An IBTA acknowledgment (ACK, RNR NAK, NAKs) to be handled as one.
+    Ibta,
+    /// A READ-ACK: the READ request arrived (nothing to do: its responses complete it).
+    ReadAck,
+}
+
+/// Decodes an SR-format ACKNOWLEDGE with BTH PSN `psn`.
+pub fn decode_feedback(psn: Psn, sr: &SrAckEth, aeth: &Aeth) -> SrAckMeaning {
+    let seq_nak = aeth.syndrome == AETH_NAK_PSN_SEQ_ERROR;
+    match sr.kind {
+        SrAckKind::Ack => SrAckMeaning::Ibta,
+        SrAckKind::ReadAck => SrAckMeaning::ReadAck,
+        // (The parser already refused a kind that disagrees with its syndrome.)
+        _ if !seq_nak => SrAckMeaning::Ibta,
+        SrAckKind::Sack => SrAckMeaning::Feedback(Feedback::Sack {
+            rcv_nxt: psn,
+            sack_psn: sr.trigger_psn,
+            lost_cnt: sr.lost_cnt,
+            overflow: sr.lost_cnt_overflow,
+        }),
+        SrAckKind::Fnack => SrAckMeaning::Feedback(Feedback::Fnack {
+            rcv_nxt: psn,
+            psn: sr.trigger_psn,
+        }),
+        SrAckKind::Hole => {
+            let count = sr.sack_high.diff(sr.trigger_psn);
+            if count < 0 {
+                return SrAckMeaning::Ibta;
+            }
+            let hole = Hole {
+                first: sr.trigger_psn,
+                count: count.unsigned_abs() + 1,
+            };
+            let none = Hole {
+                first: psn,
+                count: 0,
+            };
+            SrAckMeaning::Feedback(Feedback::Holes {
+                rcv_nxt: psn,
+                holes: [hole, none, none],
+            })
+        }
+    }
+}
+
+/// A QP's selective-retransmission statistics, over its requester and responder: what
+/// the device's counters add up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SrStats {
+    /// 1 once the requester's peer agreed: requests go out in the SR format.
+    pub qps_sr: u64,
+    /// 1 once the requester settled on standard RoCEv2 (its peer did not agree).
+    pub qps_standard: u64,
+    /// Engine operations done without a bitmap (FaSR's fast path).
+    pub fast_path: u64,
+    /// Engine operations that needed a bitmap (or SRNIC's software slow path).
+    pub slow_path: u64,
+    /// SACKs sent / received.
+    pub sacks_sent: u64,
+    /// SACKs received.
+    pub sacks_rcvd: u64,
+    /// ACKs sent that moved RCV-NXT past a filled hole (FaSR's AACK).
+    pub aacks_sent: u64,
+    /// FNACKs sent.
+    pub fnacks_sent: u64,
+    /// FNACKs received.
+    pub fnacks_rcvd: u64,
+    /// HOLE acknowledgments sent (MELO / SRNIC).
+    pub holes_sent: u64,
+    /// HOLE acknowledgments received.
+    pub holes_rcvd: u64,
+    /// Packets resent one by one.
+    pub resent_pkts: u64,
+    /// Times a QP side fell back to go-back-N (pool exhausted).
+    pub gbn_fallbacks: u64,
+    /// FaSR lost-cnt overflows.
+    pub lost_cnt_overflows: u64,
+    /// Request packets placed out of order.
+    pub ooo_placed: u64,
+    /// READs/atomics that arrived ahead of RCV-NXT (dropped unrecorded).
+    pub ordered_early: u64,
+    /// SEND packets past the receive-WQE window (dropped unrecorded).
+    pub window_full: u64,
+    /// Standard packets after the switch to the SR format (dropped).
+    pub stale_standard: u64,
+    /// SR packets refused (no SR on the QP, malformed).
+    pub refused: u64,
+}
+
+impl SrStats {
+    /// The statistics of a QP whose SR sides are `req` and `resp`.
+    pub fn of(req: Option<&ReqSr>, resp: Option<&RespSr>) -> SrStats {
+        let mut s = SrStats::default();
+        if let Some(r) = req {
+            match r.state() {
+                RequesterState::Sr(_) => s.qps_sr = 1,
+                RequesterState::Standard => s.qps_standard = 1,
+                RequesterState::Probing { .. } => {}
+            }
+            let e = r.engine_counters();
+            s.fast_path += e.fast_path;
+            s.slow_path += e.slow_path;
+            s.gbn_fallbacks += e.gbn_fallbacks;
+            s.sacks_rcvd = r.counters.sacks_rcvd;
+            s.fnacks_rcvd = r.counters.fnacks_rcvd;
+            s.holes_rcvd = r.counters.holes_rcvd;
+            s.resent_pkts = r.counters.selective_resent;
+        }
+        if let Some(r) = resp {
+            let e = r.engine_counters();
+            s.fast_path += e.fast_path;
+            s.slow_path += e.slow_path;
+            s.gbn_fallbacks += e.gbn_fallbacks;
+            s.lost_cnt_overflows = e.lost_cnt_overflows;
+            let c = &r.counters;
+            s.sacks_sent = c.sacks_sent;
+            s.aacks_sent = c.aacks_sent;
+            s.fnacks_sent = c.fnacks_sent;
+            s.holes_sent = c.holes_sent;
+            s.ooo_placed = c.ooo_placed;
+            s.ordered_early = c.ordered_early;
+            s.window_full = c.window_full;
+            s.stale_standard = c.stale_standard;
+            s.refused = c.refused;
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Encodes `fb`, checks each packet's headers agree, decodes; at most 3 packets.
+    fn round_trip(fb: Feedback) -> ([Option<Feedback>; 3], usize) {
+        let mut v = [None; 3];
+        let mut n = 0;
+        encode_feedback(&fb, 7, |p| {
+            assert_eq!(p.sr.check_aeth(&p.aeth), Ok(()));
+            let got = match decode_feedback(p.psn, &p.sr, &p.aeth) {
+                SrAckMeaning::Feedback(f) => f,
+                SrAckMeaning::Ibta => {
+                    assert!(matches!(fb, Feedback::Ack { .. } | Feedback::Nak { .. }));
+                    fb
+                }
+                SrAckMeaning::ReadAck => panic!("no READ-ACK here"),
+            };
+            v[n] = Some(got);
+            n += 1;
+        });
+        (v, n)
+    }
+
+    #[test]
+    fn feedback_survives_the_wire() {
+        let r = Psn::new(0xfffffe);
+        let sack = Feedback::Sack {
+            rcv_nxt: r,
+            sack_psn: Psn::new(3),
+            lost_cnt: 5,
+            overflow: true,
+        };
+        assert_eq!(round_trip(sack), ([Some(sack), None, None], 1));
+        let fnack = Feedback::Fnack {
+            rcv_nxt: r,
+            psn: Psn::new(1),
+        };
+        assert_eq!(round_trip(fnack), ([Some(fnack), None, None], 1));
+        let h = |first: u32, count| Hole {
+            first: Psn::new(first),
+            count,
+        };
+        let holes = Feedback::Holes {
+            rcv_nxt: r,
+            holes: [h(20, 2), h(0, 0), h(0xffffff, 3)],
+        };
+        // Oldest first, one per hole; each decodes to a one-hole list.
+        let none = Hole { first: r, count: 0 };
+        let one = |x| Feedback::Holes {
+            rcv_nxt: r,
+            holes: [x, none, none],
+        };
+        assert_eq!(
+            round_trip(holes),
+            ([Some(one(h(0xffffff, 3))), Some(one(h(20, 2))), None], 2)
+        );
+    }
+
+    #[test]
+    fn a_plain_ack_names_the_last_psn_received() {
+        let mut seen = None;
+        encode_feedback(
+            &Feedback::Ack {
+                rcv_nxt: Psn::new(0),
+            },
+            1,
+            |p| seen = Some(p),
+        );
+        let p = seen.unwrap();
+        assert_eq!(p.psn, Psn::new(0xffffff));
+        assert_eq!(p.aeth, Aeth::ack(1));
+        assert_eq!(decode_feedback(p.psn, &p.sr, &p.aeth), SrAckMeaning::Ibta);
+    }
+}
