@@ -2,6 +2,7 @@
 # rxe_sr: top-level targets. The module itself is built by Kbuild (make module).
 #
 #   make run      set everything up, boot two guests, show rxe_sr, print the goodput table
+#   make bench    make run, then the QP sweep (1..1000 QPs at 1% loss, SR pool use)
 #   make test     host cargo tests + the VM selftests; ends with `N passed, N failed`
 #   make deps     install Debian packages and bindgen (idempotent)
 #   make kernel   the cached test kernel (VARIANT=debug for KASAN + lockdep)
@@ -12,7 +13,7 @@
 SHELL := /bin/bash
 export VARIANT ?= default
 
-.PHONY: all deps kernel image module test host-test vm-test run clean
+.PHONY: all deps kernel image module test host-test vm-test run bench clean
 
 all: module
 
@@ -39,6 +40,9 @@ test: deps
 
 run: deps
 	@bash scripts/run-demo
+
+bench: deps
+	@bash scripts/run-bench
 
 clean:
 	rm -rf target

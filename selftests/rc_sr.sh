@@ -8,8 +8,9 @@
 # ib_send_bw finish with a positive goodput. The counters then show that the QPs agreed on
 # the scheme (sr_qps_negotiated > 0, sr_qps_standard 0), that packets were placed out of
 # order (sr_ooo_placed), that losses were repaired one packet at a time (sr_resent_pkts) with
-# the scheme's own feedback (SACKs for fasr and irn, hole lists for srnic and melo), and,
-# once every QP is gone, that the device's pools are empty again.
+# the scheme's own feedback (SACKs for fasr and irn, with AACKs and FNACKs, a lost
+# retransmission's report, for fasr; hole lists for srnic and melo), and, once every QP is
+# gone, that the device's pools are empty again.
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 stat_of() { rdma statistic show link sr0/1 | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
@@ -40,8 +41,11 @@ for scheme in fasr srnic irn melo; do
   at_least sr_ooo_placed 1
   at_least sr_resent_pkts 1
   case $scheme in
-    fasr|irn) at_least sr_sacks_sent 1; at_least sr_sacks_rcvd 1 ;;
-    srnic|melo) at_least sr_holes_sent 1; at_least sr_holes_rcvd 1 ;;
+    fasr) at_least sr_sacks_sent 1; at_least sr_sacks_rcvd 1; at_least sr_aacks_sent 1; at_least sr_fnacks_sent 1 ;;
+    irn) at_least sr_sacks_sent 1; at_least sr_sacks_rcvd 1 ;;
+    srnic) at_least sr_holes_sent 1; at_least sr_holes_rcvd 1; at_least sr_onload_served 1; at_least sr_onload_queue_peak 1
+      log "srnic: slow path served $(stat_of sr_onload_served) entries, $(stat_of sr_onload_delay_us) us of queueing in all, queue peak $(stat_of sr_onload_queue_peak)" ;;
+    melo) at_least sr_holes_sent 1; at_least sr_holes_rcvd 1 ;;
   esac
   for g in sr_pool_units sr_pool_blocks melo_pool_blocks; do
     [ "$(stat_of $g)" = 0 ] || fail "$scheme: $g is $(stat_of $g) with no QP left"

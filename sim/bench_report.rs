@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `bench-report CSV OUTDIR`: the `make run` table. Reads the guests' measurements
+//! `bench-report [--qps] CSV OUTDIR`: the `make run` table. Reads the guests' measurements
 //! (`driver,op,loss,gbps`, one row per run, several runs per cell) and prints, per op, the
 //! median goodput of every driver at every loss rate, then the same-run ratios: each
 //! driver against its own lossless goodput and against rdma_rxe at the same loss. Writes one
 //! PNG per op (goodput relative to the driver's own lossless goodput, against the loss
-//! rate, a line per driver) into OUTDIR and prints the paths.
+//! rate, a line per driver) into OUTDIR and prints the paths. With `--qps` (`make bench`'s
+//! QP sweep) the third column is a QP count, the ratios are to the driver's own goodput at
+//! the first count, and no plot is drawn.
 
 #[path = "plot.rs"]
 mod plot;
@@ -23,11 +25,20 @@ fn median(v: &[f64]) -> Option<f64> {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    let qps = args.get(1).is_some_and(|a| a == "--qps");
+    if qps {
+        args.remove(1);
+    }
     if args.len() != 3 {
-        eprintln!("usage: bench-report CSV OUTDIR");
+        eprintln!("usage: bench-report [--qps] CSV OUTDIR");
         std::process::exit(2);
     }
+    let (unit, base_name) = if qps {
+        (" QPs", "its own goodput at the first QP count")
+    } else {
+        ("%", "the driver's own lossless goodput")
+    };
     let text = std::fs::read_to_string(&args[1]).unwrap_or_else(|e| {
         eprintln!("bench-report: {}: {e}", args[1]);
         std::process::exit(1);
@@ -76,7 +87,7 @@ fn main() {
         println!("\n--- {o}: goodput, Gb/s (median of the runs) ---");
         print!("{:<13}", "driver");
         for l in &losses {
-            print!(" {:>9}", format!("{l}%"));
+            print!(" {:>9}", format!("{l}{unit}"));
         }
         println!();
         for d in &drivers {
@@ -86,7 +97,7 @@ fn main() {
             }
             println!();
         }
-        println!("--- {o}: ratio to the driver's own lossless goodput ---");
+        println!("--- {o}: ratio to {base_name} ---");
         for d in &drivers {
             print!("{d:<13}");
             for l in &losses {
@@ -95,7 +106,8 @@ fn main() {
             println!();
         }
         if drivers.iter().any(|d| d == "rdma_rxe") {
-            println!("--- {o}: ratio to rdma_rxe at the same loss ---");
+            let same = if qps { "QP count" } else { "loss" };
+            println!("--- {o}: ratio to rdma_rxe at the same {same} ---");
             for d in drivers.iter().filter(|d| *d != "rdma_rxe") {
                 print!("{d:<13}");
                 for l in &losses {
@@ -103,6 +115,9 @@ fn main() {
                 }
                 println!();
             }
+        }
+        if qps {
+            continue;
         }
         let series: Vec<(String, Vec<(f64, f64)>)> = drivers
             .iter()

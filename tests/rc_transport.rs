@@ -12,7 +12,9 @@ use rxe_sr::proto::rc::responder::{
     InProgress, RdRes, RecvSlot, RespSr, Responder, MAX_RD_RES, READ_BUDGET, RECV_WINDOW,
 };
 use rxe_sr::proto::rc::sr::SrSetup;
-use rxe_sr::proto::recovery::any::{DeviceShared, SharedPools};
+use rxe_sr::proto::pool::bits_pool::{BitsBlock, BitsPool};
+use rxe_sr::proto::pool::sr_pool::{BitmapBlock, SrPool, SrUnit};
+use rxe_sr::proto::recovery::any::{DeviceShared, SharedIn, SharedPools};
 use rxe_sr::proto::recovery::scheme::Scheme;
 use rxe_sr::proto::recovery::RtoConfig;
 use rxe_sr::proto::wire::caps::RequesterState;
@@ -80,7 +82,7 @@ struct Side {
     req: Req,
     resp: Resp,
     /// The device's pools (FaSR, MELO).
-    shared: Box<DeviceShared>,
+    shared: Box<dyn SharedPools>,
     /// Packets this side put on the wire in the SR format (BTH TVer = 1).
     sr_packets: u64,
     mem: Mem,
@@ -99,7 +101,7 @@ struct Env<'a> {
     send_cqes: &'a mut Vec<Completion>,
     recv_cqes: &'a mut Vec<Completion>,
     retired: &'a mut usize,
-    shared: Option<&'a mut DeviceShared>,
+    shared: Option<&'a mut (dyn SharedPools + 'static)>,
     sr_packets: &'a mut u64,
 }
 
@@ -258,7 +260,7 @@ impl Side {
             send_cqes: &mut self.send_cqes,
             recv_cqes: &mut self.recv_cqes,
             retired: &mut self.retired,
-            shared: Some(&mut self.shared),
+            shared: Some(&mut *self.shared),
             sr_packets: &mut self.sr_packets,
         };
         f(&mut self.req, &mut self.resp, &self.cfg, &mut env)
@@ -1074,9 +1076,8 @@ fn release_and_check_pools(n: &mut Net) {
         if let Some(sr) = s.resp.sr_mut() {
             sr.release(&mut *s.shared);
         }
-        assert_eq!(s.shared.sr_pool.used_units(), 0);
-        assert_eq!(s.shared.sr_pool.used_blocks(), 0);
-        assert_eq!(s.shared.bits_pool.used(), 0);
+        let (sr, bits) = (s.shared.sr_pool().usage(), s.shared.bits_pool().usage());
+        assert_eq!((sr.units, sr.blocks, bits.blocks), (0, 0, 0));
     }
 }
 
@@ -1228,3 +1229,68 @@ fn a_burst_of_long_writes_completes_under_every_scheme_at_one_percent_loss() {
     }
 }
 
+
+#[test]
+fn a_tiny_pool_falls_back_to_go_back_n_and_keeps_every_byte() {
+    // FaSR over a pool of 2 units and 3 blocks, MELO over 4 bits blocks: loss recovery
+    // outgrows them, the QP sides fall back to go-back-N, and the data is still right.
+    for scheme in [Scheme::Fasr, Scheme::Melo] {
+        let (mut fallbacks, mut exhaustions) = (0, 0);
+        for seed in [3u64, 5, 7, 11] {
+            let link = Link { loss_ppm: 50_000, dup_ppm: 0, reorder_ppm: 10_000, seed };
+            let mut n = Net::with_schemes(Service::Rc, 1024, link, scheme, scheme);
+            for s in [&mut n.a, &mut n.b] {
+                let tiny: SharedIn<[SrUnit; 2], [BitmapBlock; 3], [BitsBlock; 4]> =
+                    SharedIn { sr_pool: SrPool::new(), bits_pool: BitsPool::new() };
+                s.shared = Box::new(tiny);
+            }
+            let len = 8192usize;
+            for i in 0..60u64 {
+                let off = (i as usize % 30) * len;
+                n.a.mem.region(0x100)[off..off + len].copy_from_slice(&pattern(i as u8, len));
+                let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000 + off as u64, rkey: 0x200 } };
+                n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000 + off as u64, len as u32)).unwrap();
+            }
+            assert!(n.run(4_000_000), "{scheme:?} seed {seed} stalled");
+            assert!(n.b.mem.region(0x200)[..30 * len] == n.a.mem.region(0x100)[..30 * len], "{scheme:?} seed {seed}: data");
+            assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success) && n.a.send_cqes.len() == 60);
+            fallbacks += n.b.resp.sr().unwrap().engine_counters().gbn_fallbacks + n.a.req.sr().unwrap().engine_counters().gbn_fallbacks;
+            exhaustions += n.b.shared.sr_pool().usage().exhaustions + n.b.shared.bits_pool().usage().exhaustions;
+            release_and_check_pools(&mut n);
+        }
+        assert!(fallbacks > 0 && exhaustions > 0, "{scheme:?}: fallbacks {fallbacks} exhaustions {exhaustions}");
+    }
+}
+
+#[test]
+fn read_responses_are_placed_out_of_order_and_only_holes_asked_again() {
+    // 12 READs of 64 KiB (64 responses each) from B's memory under loss: every byte right,
+    // responses past a lost one placed where they belong, and a quarter fewer packets on
+    // the wire than when each loss re-reads the rest of the READ (go-back-N, same links).
+    let mut resent = [0u64; 2];
+    for (k, scheme) in [Scheme::Gbn, Scheme::Fasr].into_iter().enumerate() {
+        for seed in [2u64, 4, 6] {
+            let link = Link { loss_ppm: 20_000, dup_ppm: 0, reorder_ppm: 10_000, seed };
+            let mut n = Net::with_schemes(Service::Rc, 1024, link, scheme, scheme);
+            let len = 65536usize;
+            n.b.mem.region(0x100)[..len].copy_from_slice(&pattern(91, len));
+            for i in 0..12u64 {
+                let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000, rkey: 0x100 } };
+                let dst = 0x20_0000 + (i % 4) * 0x1_0000;
+                n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, dst, len as u32)).unwrap();
+            }
+            assert!(n.run(4_000_000), "{scheme:?} seed {seed} stalled");
+            assert!(n.a.send_cqes.len() == 12 && n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{scheme:?} seed {seed}: {:?}", n.a.send_cqes.first());
+            for i in 0..4usize {
+                assert!(n.a.mem.region(0x200)[i * 0x1_0000..][..len] == pattern(91, len)[..], "{scheme:?} seed {seed}: READ {i} data");
+            }
+            resent[k] += n.delivered + n.lost;
+            if scheme == Scheme::Fasr {
+                assert!(n.a.req.sr().unwrap().counters.read_ahead_placed > 0, "seed {seed}: nothing placed ahead");
+                release_and_check_pools(&mut n);
+            }
+        }
+    }
+    eprintln!("packets on the wire: go-back-N {}, fasr {}", resent[0], resent[1]);
+    assert!(resent[1] * 4 < resent[0] * 3, "gbn {} fasr {}", resent[0], resent[1]);
+}

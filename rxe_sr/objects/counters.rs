@@ -75,7 +75,7 @@ pub(crate) enum Counter {
     SrGbnFallbacks = 28,
     /// FaSR lost-cnt overflows (rxe_sr's).
     SrLostCntOverflows = 29,
-    /// Request packets placed out of order (rxe_sr's).
+    /// Packets placed out of order: requests, and READ responses (rxe_sr's).
     SrOooPlaced = 30,
     /// READ and atomic requests that arrived ahead of RCV-NXT, dropped unrecorded to run in
     /// order (rxe_sr's).
@@ -86,10 +86,19 @@ pub(crate) enum Counter {
     SrStaleStandard = 33,
     /// SR-format requests refused: no SR on the QP, or malformed (rxe_sr's).
     SrRefused = 34,
+    /// SRNIC: out-of-order tracking entries its slow path (bitmap onloading, in the QP's
+    /// work item) served (rxe_sr's).
+    SrOnloadServed = 35,
+    /// SRNIC: microseconds those entries waited in the onload queue, in all; divided by
+    /// `sr_onload_served`, the slow path's mean delay (rxe_sr's).
+    SrOnloadDelayUs = 36,
+    /// SRNIC: most entries one QP's onload queue held at once (a maximum, not a sum;
+    /// rxe_sr's).
+    SrOnloadQueuePeak = 37,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 35;
+pub(crate) const COUNT: usize = 38;
 
 /// Statistics read from the device's SR pools when asked (not counters), after the
 /// counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use now), `sr_pool_units_peak` (most FaSR SR-pool units in use at once), `sr_pool_blocks` (FaSR bitmap blocks in use now), `sr_pool_blocks_peak` (most FaSR bitmap blocks in use at once), `sr_pool_exhaustions` (FaSR pool allocations that failed), `melo_pool_blocks` (MELO bits blocks in use now), `melo_pool_blocks_peak` (most MELO bits blocks in use at once), `melo_pool_exhaustions` (MELO pool allocations that failed).
@@ -132,6 +141,9 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"sr_window_full",
     c"sr_stale_standard",
     c"sr_refused",
+    c"sr_onload_served",
+    c"sr_onload_delay_us",
+    c"sr_onload_queue_peak",
     c"sr_pool_units",
     c"sr_pool_units_peak",
     c"sr_pool_blocks",
@@ -162,6 +174,13 @@ impl Counters {
             if let Some(x) = self.0.get(c as usize) {
                 x.fetch_add(n, Ordering::Relaxed);
             }
+        }
+    }
+
+    /// Raises `c` to `v` if it is below (a maximum, not a count).
+    pub(crate) fn max(&self, c: Counter, v: u64) {
+        if let Some(x) = self.0.get(c as usize) {
+            x.fetch_max(v, Ordering::Relaxed);
         }
     }
 

@@ -261,9 +261,16 @@ fn count_sr(dev: &RoceDevice, a: &SrStats, b: &SrStats) {
         (Counter::SrWindowFull, a.window_full, b.window_full),
         (Counter::SrStaleStandard, a.stale_standard, b.stale_standard),
         (Counter::SrRefused, a.refused, b.refused),
+        (Counter::SrOnloadServed, a.onload_served, b.onload_served),
+        (
+            Counter::SrOnloadDelayUs,
+            a.onload_delay_us,
+            b.onload_delay_us,
+        ),
     ] {
         c.add(counter, new.saturating_sub(old));
     }
+    c.max(Counter::SrOnloadQueuePeak, b.onload_queue_peak);
 }
 
 /// True for request packets (to the responder), false for responses (to the completer).

@@ -39,8 +39,8 @@ pub(crate) struct RcConn {
     pub(crate) av: Av,
     /// UDP source port (per QP, so flows spread across ECMP paths as rdma_rxe's do).
     pub(crate) sport: u16,
-    /// The responder (from RTR).
-    pub(crate) resp: KResponder,
+    /// The responder (from RTR; on the heap of its own: it holds receive WQEs inline).
+    pub(crate) resp: KBox<KResponder>,
     /// The requester and completer (from RTS).
     pub(crate) req: Option<KRequester>,
     /// What the QP's SR engines are built from (`None`: go-back-N only).
@@ -88,13 +88,9 @@ impl RcConn {
     pub(crate) fn new(cfg: RcConfig, av: Av, rq_psn: u32, scheme: Scheme) -> Result<KBox<RcConn>> {
         let n = (cfg.max_dest_rd_atomic as usize).clamp(1, MAX_RD_RES);
         let res = KVVec::from_elem(None, n, GFP_KERNEL)?;
-        let rto = RtoConfig {
-            rto_low: cfg.timeout_us,
-            rto_high: cfg.timeout_us,
-            n_low: 3,
-        };
-        // SRNIC's slow path serves its queue on the QP's next timer run.
-        let sr = SrSetup::new(scheme, rto, 0).filter(|_| cfg.service == Service::Rc);
+        // SRNIC's slow path serves its queue on the QP's next timer run. (The responder's
+        // engine runs no retransmission timer; the requester's timeout is set at RTS.)
+        let sr = SrSetup::new(scheme, rto_of(&cfg), 0).filter(|_| cfg.service == Service::Rc);
         let psn = Psn::new(rq_psn);
         let (resp_sr, window) = match sr {
             Some(s) => (
@@ -108,7 +104,7 @@ impl RcConn {
                 sport: 0xc000 | (cfg.qpn & 0x3fff) as u16,
                 cfg,
                 av,
-                resp: Responder::new(psn, res, resp_sr, window),
+                resp: new_responder(psn, res, resp_sr, window)?,
                 req: None,
                 sr,
             },
@@ -146,8 +142,15 @@ impl RcConn {
         });
         let slots = KVVec::from_elem(filler, n, GFP_KERNEL)?;
         let psn = Psn::new(sq_psn);
+        // The local ACK timeout is an RTS attribute: the engine's timeouts come from it.
         let sr = match self.sr {
-            Some(s) => Some(new_req_sr(s, psn)?),
+            Some(s) => Some(new_req_sr(
+                SrSetup {
+                    rto: rto_of(&self.cfg),
+                    ..s
+                },
+                psn,
+            )?),
             None => None,
         };
         self.req = Some(Requester::new(slots, psn, &self.cfg, sr));
@@ -155,8 +158,28 @@ impl RcConn {
     }
 }
 
+/// The SR engines' retransmission timeouts: the QP's local ACK timeout (the requester
+/// stretches it by the measured round trip and by its backoff, as for go-back-N).
+fn rto_of(cfg: &RcConfig) -> RtoConfig {
+    RtoConfig {
+        rto_low: cfg.timeout_us,
+        rto_high: cfg.timeout_us,
+        n_low: 3,
+    }
+}
+
 // The SR states are large (an engine each): built out of line, so their temporaries stay
 // out of the callers' stack frames.
+#[inline(never)]
+fn new_responder(
+    psn: Psn,
+    res: KVVec<Option<RdRes>>,
+    sr: Option<KBox<RespSr>>,
+    window: KVVec<Option<RecvSlot>>,
+) -> Result<KBox<KResponder>> {
+    Ok(KBox::new(Responder::new(psn, res, sr, window), GFP_KERNEL)?)
+}
+
 #[inline(never)]
 fn new_resp_sr(s: SrSetup, psn: Psn) -> Result<KBox<RespSr>> {
     Ok(KBox::new(RespSr::new(s, psn), GFP_KERNEL)?)

@@ -214,7 +214,7 @@ pub struct SrStats {
     pub gbn_fallbacks: u64,
     /// FaSR lost-cnt overflows.
     pub lost_cnt_overflows: u64,
-    /// Request packets placed out of order.
+    /// Packets placed out of order: requests, and READ responses.
     pub ooo_placed: u64,
     /// READs/atomics that arrived ahead of RCV-NXT (dropped unrecorded).
     pub ordered_early: u64,
@@ -224,6 +224,12 @@ pub struct SrStats {
     pub stale_standard: u64,
     /// SR packets refused (no SR on the QP, malformed).
     pub refused: u64,
+    /// SRNIC: onload-queue entries its slow path served.
+    pub onload_served: u64,
+    /// SRNIC: microseconds those entries waited in the queue, in all.
+    pub onload_delay_us: u64,
+    /// SRNIC: most entries in the QP's onload queue at once.
+    pub onload_queue_peak: u64,
 }
 
 impl SrStats {
@@ -244,6 +250,7 @@ impl SrStats {
             s.fnacks_rcvd = r.counters.fnacks_rcvd;
             s.holes_rcvd = r.counters.holes_rcvd;
             s.resent_pkts = r.counters.selective_resent;
+            s.ooo_placed = r.counters.read_ahead_placed;
         }
         if let Some(r) = resp {
             let e = r.engine_counters();
@@ -251,12 +258,15 @@ impl SrStats {
             s.slow_path += e.slow_path;
             s.gbn_fallbacks += e.gbn_fallbacks;
             s.lost_cnt_overflows = e.lost_cnt_overflows;
+            s.onload_served = e.onload_served;
+            s.onload_delay_us = e.onload_delay_total;
+            s.onload_queue_peak = e.onload_queue_peak;
             let c = &r.counters;
             s.sacks_sent = c.sacks_sent;
             s.aacks_sent = c.aacks_sent;
             s.fnacks_sent = c.fnacks_sent;
             s.holes_sent = c.holes_sent;
-            s.ooo_placed = c.ooo_placed;
+            s.ooo_placed += c.ooo_placed;
             s.ordered_early = c.ordered_early;
             s.window_full = c.window_full;
             s.stale_standard = c.stale_standard;

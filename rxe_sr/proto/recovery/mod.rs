@@ -278,6 +278,12 @@ pub struct Counters {
     pub drops: u64,
     /// FaSR: times the responder's 3-bit lost-cnt overflowed.
     pub lost_cnt_overflows: u64,
+    /// SRNIC: entries the slow path (bitmap onloading) served.
+    pub onload_served: u64,
+    /// SRNIC: ticks those entries waited in the onload queue, in all.
+    pub onload_delay_total: u64,
+    /// SRNIC: most entries in the onload queue at once.
+    pub onload_queue_peak: u64,
 }
 
 impl Counters {
@@ -295,6 +301,9 @@ impl Counters {
         naks_sent: 0,
         drops: 0,
         lost_cnt_overflows: 0,
+        onload_served: 0,
+        onload_delay_total: 0,
+        onload_queue_peak: 0,
     };
 
     #[cfg_attr(MODULE, expect(dead_code, reason = "the simulator"))]
@@ -314,6 +323,11 @@ impl Counters {
         self.lost_cnt_overflows = self
             .lost_cnt_overflows
             .saturating_add(other.lost_cnt_overflows);
+        self.onload_served = self.onload_served.saturating_add(other.onload_served);
+        self.onload_delay_total = self
+            .onload_delay_total
+            .saturating_add(other.onload_delay_total);
+        self.onload_queue_peak = self.onload_queue_peak.max(other.onload_queue_peak);
     }
 }
 

@@ -159,6 +159,10 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
             return false;
         }
         self.q_len += 1;
+        let depth = self.q_len as u64;
+        if depth > self.counters.onload_queue_peak {
+            self.counters.onload_queue_peak = depth;
+        }
         if self.q_len == 1 {
             out.push(Action::ArmTimer {
                 timer: Timer::SlowPath,
@@ -270,6 +274,11 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
             }
             self.q_head = (self.q_head + 1) % QUEUE.max(1);
             self.q_len -= 1;
+            // The entry waited from its enqueueing (ready_at - delay) to now.
+            let waited = now.saturating_sub(m.ready_at.saturating_sub(self.delay));
+            let c = &mut self.counters;
+            c.onload_served = c.onload_served.saturating_add(1);
+            c.onload_delay_total = c.onload_delay_total.saturating_add(waited);
             self.serve(m, out);
         }
     }

@@ -99,6 +99,10 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     /// A go-back to this PSN was made and nothing was acknowledged since.
     retry_psn: Option<Psn>,
     rd_atomic_out: u32,
+    /// SR: response packets of the oldest pending RDMA READ placed ahead of the first
+    /// missing one (bit `j`: that PSN + `j`), and how far its holes were asked for again.
+    rd_ahead: u128,
+    rd_asked: Option<Psn>,
     noack_pkts: u32,
     /// Consecutive timeouts without progress: each doubles the next timeout (at most
     /// 2^MAX_BACKOFF times), so a responder that is only slow (a long receive backlog) is
@@ -144,6 +148,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             rnr_left: cfg.rnr_retry,
             retry_psn: None,
             rd_atomic_out: 0,
+            rd_ahead: 0,
+            rd_asked: None,
             noack_pkts: 0,
             backoff: 0,
             rtt_probe: None,

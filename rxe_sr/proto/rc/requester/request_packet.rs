@@ -52,16 +52,12 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         let mut se = false;
         let mut ack_req = last;
         let (opcode, plen, used) = match e.wqe.op {
-            SendOp::RdmaRead { remote } => {
+            SendOp::RdmaRead { .. } => {
                 // A (re)sent READ asks for what has not arrived yet: `k` whole packets did.
-                ext.reth = Some(Reth {
-                    va: remote.addr.wrapping_add(u64::from(off)),
-                    rkey: remote.rkey,
-                    dma_len: e.wqe.length.saturating_sub(off),
-                });
-                ext.msn_eth = msn_eth;
-                ack_req = true;
-                (Opcode::RC_RDMA_READ_REQUEST, 0, n - k)
+                *noack_pkts = 0;
+                let len = e.wqe.length.saturating_sub(off);
+                Self::send_read_request(env, cfg, pmtu, e, k, len, marks)?;
+                return Ok((true, n - k));
             }
             SendOp::AtomicCmpAndSwp {
                 remote,
@@ -220,5 +216,50 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
         let done = last || matches!(e.wqe.op, SendOp::RdmaRead { .. });
         Ok((done, used))
+    }
+
+    /// Sends the READ request of entry `e` for `len` bytes from its response packet `k`
+    /// (the whole READ, its rest, or in the SR format one hole).
+    pub(super) fn send_read_request(
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        pmtu: u32,
+        e: &SqEntry,
+        k: u32,
+        len: u32,
+        marks: CapAnswer,
+    ) -> Result<(), WcStatus> {
+        let SendOp::RdmaRead { remote } = e.wqe.op else {
+            return Ok(());
+        };
+        let off = k.saturating_mul(pmtu);
+        let hdr = PacketRepr {
+            bth: BthRepr {
+                opcode: Opcode::RC_RDMA_READ_REQUEST,
+                dest_qpn: cfg.dest_qpn,
+                ack_req: true,
+                psn: e.first_psn.add(k),
+                tver: marks.tver,
+                resv7: marks.resv7,
+                ..Default::default()
+            },
+            ext: ExtHeaders {
+                reth: Some(Reth {
+                    va: remote.addr.wrapping_add(u64::from(off)),
+                    rkey: remote.rkey,
+                    dma_len: len,
+                }),
+                msn_eth: (marks.tver == BTH_TVER_SR).then_some(MsnEth {
+                    msn: e.msn,
+                    offset: k,
+                }),
+                ..Default::default()
+            },
+            payload: &[],
+        };
+        match env.transmit(&hdr, PayloadSrc::None, 0) {
+            Ok(()) | Err(TxError::Dropped) => Ok(()),
+            Err(TxError::Local(s)) => Err(s),
+        }
     }
 }

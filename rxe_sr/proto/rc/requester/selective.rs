@@ -146,8 +146,11 @@ pub struct ReqSrCounters {
     pub fnacks_rcvd: u64,
     /// HOLE acknowledgments (MELO / SRNIC hole lists) received.
     pub holes_rcvd: u64,
-    /// Packets resent one by one (the engine's ranges, not a go-back).
+    /// Packets resent one by one (the engine's ranges, not a go-back; READ requests for
+    /// the holes of a READ's responses).
     pub selective_resent: u64,
+    /// READ response packets placed past a missing one.
+    pub read_ahead_placed: u64,
 }
 
 /// A requester's selective-retransmission state (kept apart from the requester so the
@@ -354,9 +357,12 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
         match acts.rto {
             Some(Some(deadline)) if cfg.timeout_us != 0 => {
+                // The requester's timeout (the QP's, stretched by the measured round trip
+                // and the backoff), or the engine's if that is longer.
+                let now = env.now_us();
                 let rto = self.rto_us(cfg).saturating_mul(1u64 << self.backoff);
-                self.rto_deadline =
-                    Some(deadline.saturating_add(rto.saturating_sub(cfg.timeout_us)));
+                let asked = deadline.saturating_sub(now);
+                self.rto_deadline = Some(now.saturating_add(rto.max(asked)));
             }
             Some(None) => self.rto_deadline = None,
             _ => {}

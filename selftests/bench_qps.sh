@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The guest side of `make bench`: the QP sweep. ib_write_bw over 1, 10, 100 and 1000 RC QPs
+# (4 KiB messages) at 1% loss on both guests' egress, for rdma_rxe and for rxe_sr under each
+# recovery= scheme (the module reloaded for every point, so its counters are that point's),
+# BENCH_REPS runs of BENCH_SECONDS each. The client (g2) writes OUT/bench.csv
+# (driver,op,qps,gbps) and OUT/pools.csv (driver,qps,sr_units_peak,sr_blocks_peak,
+# melo_blocks_peak,gbn_fallbacks,qps_negotiated).
+. "$HOST_SHARE/selftests/lib.sh"
+TEST_INDEX=bench
+secs=${BENCH_SECONDS:-2}
+reps=${BENCH_REPS:-3}
+qps_list=(1 10 100 1000)
+schemes=(gbn fasr srnic irn melo)
+stat_of() { rdma statistic show link sr0/1 | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
+total=$(( (1 + ${#schemes[@]}) * ${#qps_list[@]} * reps ))
+n=0
+is_client && echo "driver,op,qps,gbps" > "$OUT/bench.csv"
+is_client && echo "driver,qps,sr_units_peak,sr_blocks_peak,melo_blocks_peak,gbn_fallbacks,qps_negotiated" > "$OUT/pools.csv"
+
+# point DRIVER DEV QPS: the runs of one point.
+point() {
+  local bw rep
+  for rep in $(seq "$reps"); do
+    bw=$(PERF_SIZE=4096 perftest_pair "$2" ib_write_bw 1 "$secs" -q "$3") || bw=
+    n=$((n + 1))
+    is_client && echo "$1,ib_write_bw,$3,${bw}" >> "$OUT/bench.csv"
+    log "progress $n/$total: $1 ib_write_bw $3 QPs run $rep: ${bw:-failed} Gb/s"
+  done
+}
+
+log "benchmark: $total runs of ${secs}s"
+rxe_ref_up || { echo "rdma_rxe did not come up"; exit 1; }
+for q in "${qps_list[@]}"; do point rdma_rxe rxe0 "$q"; done
+rxe_ref_down
+for scheme in "${schemes[@]}"; do
+  for q in "${qps_list[@]}"; do
+    modprobe -r rxe_sr 2>/dev/null
+    load_rdma_core && modprobe rxe_sr recovery="$scheme" && rdma link add sr0 type rxe_sr netdev eth0 \
+      && wait_port_active sr0 || { echo "rxe_sr recovery=$scheme did not come up"; exit 1; }
+    sync_point "up-$scheme-$q"
+    point "rxe_sr-$scheme" sr0 "$q"
+    is_client && echo "rxe_sr-$scheme,$q,$(stat_of sr_pool_units_peak),$(stat_of sr_pool_blocks_peak),$(stat_of melo_pool_blocks_peak),$(stat_of sr_gbn_fallbacks),$(stat_of sr_qps_negotiated)" >> "$OUT/pools.csv"
+    sync_point "down-$scheme-$q"
+    rdma link del sr0; modprobe -r rxe_sr
+  done
+done
