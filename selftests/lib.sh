@@ -356,19 +356,27 @@ rping_pair() {
 }
 
 # sr_up [SCHEME]: a fresh rxe_sr device sr0 on eth0 (module reloaded with recovery=SCHEME,
-# or the default go-back-N; kernel log marked).
+# else RXE_SR_RECOVERY's, else the default go-back-N; kernel log marked).
 sr_up() {
+  local scheme=${1:-${RXE_SR_RECOVERY:-}}
   modprobe -r rxe_sr rdma_rxe 2>/dev/null
   dmesg_mark
   check "load the verbs core" load_rdma_core
-  check "load rxe_sr${1:+ recovery=$1}" modprobe rxe_sr ${1:+recovery=$1}
+  check "load rxe_sr${scheme:+ recovery=$scheme}" modprobe rxe_sr ${scheme:+recovery=$scheme}
   check "rdma link add sr0" rdma link add sr0 type rxe_sr netdev eth0
   check "port ACTIVE" wait_port_active sr0
 }
 
 # sr_down_clean: removes sr0 and the module; its unload report must count no live object
-# and the kernel log no oops or warning.
+# and the kernel log no oops or warning. Run under RXE_SR_RECOVERY (sr_apps.sh), the QPs
+# must also have agreed on that scheme with their peers (sr_qps_negotiated).
 sr_down_clean() {
+  if [ -n "${RXE_SR_RECOVERY:-}" ] && [ "$RXE_SR_RECOVERY" != gbn ]; then
+    local n
+    n=$(rdma statistic show link sr0/1 | tr ' ' '\n' | awk 'p { print; exit } $0 == "sr_qps_negotiated" { p = 1 }')
+    [ "${n:-0}" -ge 1 ] || fail "no QP negotiated recovery=$RXE_SR_RECOVERY"
+    log "ok: $n QPs negotiated recovery=$RXE_SR_RECOVERY"
+  fi
   check "rdma link del" rdma link del sr0
   check "rmmod" rmmod rxe_sr
   expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs, 0 MWs' "$(dmesg_since_mark)"

@@ -5,7 +5,8 @@
 # recovery= scheme, for each of fasr, srnic, irn and melo. Under netem loss on both guests'
 # egress (1% and 5%; quick: 5%), rc_verify.py (SEND, WRITE with immediate, READ and atomics
 # both ways at once, 1 B to 200 KiB, every byte checked) passes, and ib_write_bw and
-# ib_send_bw finish with a positive goodput. The counters then show that the QPs agreed on
+# ib_send_bw finish with a positive goodput; fasr and srnic also pass rc_verify under netem
+# reordering and duplication. The counters then show that the QPs agreed on
 # the scheme (sr_qps_negotiated > 0, sr_qps_standard 0), that packets were placed out of
 # order (sr_ooo_placed), that losses were repaired one packet at a time (sr_resent_pkts) with
 # the scheme's own feedback (SACKs for fasr and irn, with AACKs and FNACKs, a lost
@@ -34,6 +35,18 @@ for scheme in fasr srnic irn melo; do
       if is_client; then positive "$v" || fail "$scheme: $t under $loss% loss: no goodput"; log "ok: $scheme: $t under $loss% loss: $v Gb/s"; fi
     done
   done
+  case $scheme in
+    fasr|srnic)
+      # Reordering and duplication on the wire, with the SR format in use.
+      for spec in "delay 1ms reorder 10% 50%" "duplicate 5%"; do
+        name=$(printf '%s' "$spec" | tr -c 'A-Za-z0-9' '_')
+        netem_set "$spec"
+        sync_point "impair-$scheme-$name"
+        rc_verify_pair sr0 "sr-$scheme-$name" 1 || fail "$scheme: rc_verify under netem '$spec'"
+        netem_set 0
+        log "ok: $scheme: rc_verify under netem '$spec', every byte checked"
+      done ;;
+  esac
   sync_point "counters-$scheme"
   log "$scheme counters: $(rdma statistic show link sr0/1)"
   at_least sr_qps_negotiated 1
@@ -41,7 +54,10 @@ for scheme in fasr srnic irn melo; do
   at_least sr_ooo_placed 1
   at_least sr_resent_pkts 1
   case $scheme in
-    fasr) at_least sr_sacks_sent 1; at_least sr_sacks_rcvd 1; at_least sr_aacks_sent 1; at_least sr_fnacks_sent 1 ;;
+    fasr) at_least sr_sacks_sent 1; at_least sr_sacks_rcvd 1; at_least sr_aacks_sent 1
+      # FNACKs go one way: the responder that saw a lost retransmission sends them.
+      f=$(( $(stat_of sr_fnacks_sent) + $(stat_of sr_fnacks_rcvd) ))
+      [ "$f" -ge 1 ] || fail "fasr: no FNACK sent or received" ;;
     irn) at_least sr_sacks_sent 1; at_least sr_sacks_rcvd 1 ;;
     srnic) at_least sr_holes_sent 1; at_least sr_holes_rcvd 1; at_least sr_onload_served 1; at_least sr_onload_queue_peak 1
       log "srnic: slow path served $(stat_of sr_onload_served) entries, $(stat_of sr_onload_delay_us) us of queueing in all, queue peak $(stat_of sr_onload_queue_peak)" ;;

@@ -1294,3 +1294,4 @@ fn read_responses_are_placed_out_of_order_and_only_holes_asked_again() {
     eprintln!("packets on the wire: go-back-N {}, fasr {}", resent[0], resent[1]);
     assert!(resent[1] * 4 < resent[0] * 3, "gbn {} fasr {}", resent[0], resent[1]);
 }
+

@@ -25,11 +25,13 @@
 //! - `request_packet`: building one request packet (opcode, extension headers, AckReq).
 //! - `completer`: ACKs and NAKs, and retiring entries into completions.
 //! - `read_response`: RDMA READ responses and atomic ACKs.
+//! - `read_ahead`: SR format: READ responses placed out of order, holes asked again.
 //! - `retry`: the retransmission and RNR timers, going back, and the RTT estimate.
 //! - `selective`: the capability exchange, the engine's actions, per-PSN resends, retry
 //!   counting.
 
 mod completer;
+mod read_ahead;
 mod read_response;
 mod request_packet;
 mod retry;
@@ -99,9 +101,10 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     /// A go-back to this PSN was made and nothing was acknowledged since.
     retry_psn: Option<Psn>,
     rd_atomic_out: u32,
-    /// SR: response packets of the oldest pending RDMA READ placed ahead of the first
-    /// missing one (bit `j`: that PSN + `j`), and how far its holes were asked for again.
+    /// SR: READ response packets placed ahead (bit `j`: PSN `rd_base + j`), and how far
+    /// the holes before them were asked for again (`read_ahead`).
     rd_ahead: u128,
+    rd_base: Psn,
     rd_asked: Option<Psn>,
     noack_pkts: u32,
     /// Consecutive timeouts without progress: each doubles the next timeout (at most
@@ -113,6 +116,8 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     rtt_probe: Option<(Psn, u64)>,
     /// Smoothed RTT and its mean deviation (RFC 6298), microseconds; 0 before a sample.
     srtt_us: u64,
+    /// When UNACK last moved (or a retry was last spent), microseconds.
+    last_progress_us: u64,
     rttvar_us: u64,
     /// Path MTU the PSN ranges are cut at, fixed for the requester's life (a later path
     /// MTU change cannot re-cut queued requests); non-zero, so divisions cannot fault.
@@ -149,11 +154,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             retry_psn: None,
             rd_atomic_out: 0,
             rd_ahead: 0,
+            rd_base: sq_psn,
             rd_asked: None,
             noack_pkts: 0,
             backoff: 0,
             rtt_probe: None,
             srtt_us: 0,
+            last_progress_us: 0,
             rttvar_us: 0,
             pmtu: NonZeroU32::new(cfg.pmtu).unwrap_or(NonZeroU32::MIN),
             counters: ReqCounters::default(),

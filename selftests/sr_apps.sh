@@ -1,0 +1,29 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 1800
+# The applications' tests again, with both guests' rxe_sr loaded with recovery=fasr and then
+# recovery=srnic (sr_up takes RXE_SR_RECOVERY): rc_pingpong.sh (ibv_rc_pingpong --chk),
+# rping.sh (rping -V), srq_pingpong.sh, rc_perftest.sh (the perftest matrix), rdma_core_suite.sh
+# (rdma-core's suite, rxe_sr looping back within its device, against rdma_rxe's results in
+# the same run) and nvme_rdma.sh (NVMe over RDMA, host and target). Each must pass as it does
+# with go-back-N, and its QPs must have agreed on the scheme (sr_down_clean checks
+# sr_qps_negotiated). Quick: rc_pingpong, rping, rc_perftest and rdma_core_suite.
+. "$HOST_SHARE/selftests/lib.sh"
+[ "$GUESTS" -ge 2 ] || skip "needs two guests"
+tests=(rc_pingpong.sh rping.sh srq_pingpong.sh rc_perftest.sh rdma_core_suite.sh nvme_rdma.sh)
+quick && tests=(rc_pingpong.sh rping.sh rc_perftest.sh rdma_core_suite.sh)
+for scheme in fasr srnic; do
+  for t in "${tests[@]}"; do
+    f=$HOST_SHARE/selftests/$t
+    limit=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$f" | head -1)
+    log "$t under recovery=$scheme"
+    sync_point "start-$scheme-${t%.sh}" 600
+    if ! RXE_SR_RECOVERY=$scheme TEST_INDEX="${TEST_INDEX:-0}-$scheme-${t%.sh}" \
+        timeout -k 5 "${limit:-120}" bash "$f" > "$OUT/sr_apps.$scheme.$t.log" 2>&1 < /dev/null; then
+      tail -25 "$OUT/sr_apps.$scheme.$t.log"
+      fail "$t under recovery=$scheme (log: sr_apps.$scheme.$t.log)"
+    fi
+    grep -h "ok: .* QPs negotiated" "$OUT/sr_apps.$scheme.$t.log" | tail -1
+    log "ok: $t under recovery=$scheme"
+  done
+done
