@@ -329,6 +329,31 @@ pub struct RecvInfo {
     pub network: Option<NetworkType>,
 }
 
+impl RecvInfo {
+    /// A connected QP's receive: `byte_len` bytes (the WRITE's length for RDMA WRITE with
+    /// immediate), the immediate data and invalidated R_Key if any, on port `port_num`.
+    pub const fn connected(
+        byte_len: u32,
+        rdma_with_imm: bool,
+        imm: Option<u32>,
+        invalidated_rkey: Option<u32>,
+        port_num: u8,
+    ) -> RecvInfo {
+        RecvInfo {
+            byte_len,
+            rdma_with_imm,
+            imm: match imm {
+                Some(v) => Some(v.to_be_bytes()),
+                None => None,
+            },
+            invalidated_rkey,
+            src_qp: None,
+            port_num,
+            network: None,
+        }
+    }
+}
+
 impl Completion {
     /// An all-zero completion (what rdma_rxe's `memset` leaves) for `wr_id` on `qp_num`.
     pub const fn zeroed(wr_id: u64, qp_num: u32, status: WcStatus) -> Completion {

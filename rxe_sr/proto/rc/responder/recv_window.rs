@@ -206,15 +206,13 @@ impl<
                 }
                 invalidated = Some(rkey);
             }
-            let info = RecvInfo {
-                byte_len: last.byte_len,
-                rdma_with_imm: last.write_with_imm,
-                imm: last.imm.map(u32::to_be_bytes),
-                invalidated_rkey: invalidated,
-                src_qp: None,
-                port_num: cfg.port,
-                network: None,
-            };
+            let info = RecvInfo::connected(
+                last.byte_len,
+                last.write_with_imm,
+                last.imm,
+                invalidated,
+                cfg.port,
+            );
             self.bump_msn();
             self.bump_recv_msn();
             env.complete_recv(

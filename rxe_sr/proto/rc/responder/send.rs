@@ -84,15 +84,8 @@ impl<
             }
             invalidated = Some(ieth.rkey);
         }
-        let info = RecvInfo {
-            byte_len: offset,
-            rdma_with_imm: false,
-            imm: p.ext.imm_dt.map(|i| i.data.to_be_bytes()),
-            invalidated_rkey: invalidated,
-            src_qp: None,
-            port_num: cfg.port,
-            network: None,
-        };
+        let imm = p.ext.imm_dt.map(|i| i.data);
+        let info = RecvInfo::connected(offset, false, imm, invalidated, cfg.port);
         self.bump_msn();
         self.bump_recv_msn();
         env.complete_recv(

@@ -111,15 +111,7 @@ impl<
         self.bump_msn();
         if let Some(w) = wqe {
             self.bump_recv_msn();
-            let info = RecvInfo {
-                byte_len: total,
-                rdma_with_imm: true,
-                imm: imm.map(|i| i.data.to_be_bytes()),
-                invalidated_rkey: None,
-                src_qp: None,
-                port_num: cfg.port,
-                network: None,
-            };
+            let info = RecvInfo::connected(total, true, imm.map(|i| i.data), None, cfg.port);
             env.complete_recv(
                 &Completion::recv(w.wr_id, cfg.qpn, WcStatus::Success, info),
                 p.bth.se,
