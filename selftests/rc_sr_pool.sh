@@ -17,7 +17,7 @@ at_least() { # NAME MIN
   [ -n "$v" ] && [ "$v" -ge "$2" ] || fail "counter $1 is '${v}', expected >= $2"
 }
 pairs=8
-quick && pairs=4
+quick && pairs=2
 
 # 1. Exhaustion.
 modprobe -r rxe_sr rdma_rxe 2>/dev/null
@@ -33,9 +33,15 @@ for i in $(seq "$pairs"); do
   rc_verify_pair sr0 "pool-$i" 1 > "/tmp/verify-$i.out" 2>&1 &
   pids+=($!)
 done
+bad=0
 for i in $(seq "$pairs"); do
-  wait "${pids[$((i - 1))]}" || fail "rc_verify pair $i with a tiny pool: $(tail -3 /tmp/verify-$i.out)"
+  wait "${pids[$((i - 1))]}" || bad=$i
+  cp "/tmp/verify-$i.out" "$OUT/rc_sr_pool.verify-$i.out"
 done
+if [ "$bad" != 0 ]; then
+  log "counters: $(rdma statistic show link sr0/1)"
+  fail "rc_verify pair $bad with a tiny pool: $(grep FAIL /tmp/verify-$bad.out | head -5)"
+fi
 log "ok: $pairs rc_verify pairs at once under 5% loss with a pool of 2 units, every byte checked"
 netem_set 0
 v=$(PERF_ITERS=5 PERF_SIZE=4096 perftest_pair sr0 ib_write_bw 5 30 -q 100) || fail "ib_write_bw -q 100 with a tiny pool failed"
