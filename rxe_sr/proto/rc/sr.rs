@@ -214,7 +214,7 @@ pub struct SrStats {
     pub gbn_fallbacks: u64,
     /// FaSR lost-cnt overflows.
     pub lost_cnt_overflows: u64,
-    /// Packets placed out of order: requests, and READ responses.
+    /// Request packets placed out of order.
     pub ooo_placed: u64,
     /// READs/atomics that arrived ahead of RCV-NXT (dropped unrecorded).
     pub ordered_early: u64,
@@ -250,7 +250,6 @@ impl SrStats {
             s.fnacks_rcvd = r.counters.fnacks_rcvd;
             s.holes_rcvd = r.counters.holes_rcvd;
             s.resent_pkts = r.counters.selective_resent;
-            s.ooo_placed = r.counters.read_ahead_placed;
         }
         if let Some(r) = resp {
             let e = r.engine_counters();
@@ -266,7 +265,7 @@ impl SrStats {
             s.aacks_sent = c.aacks_sent;
             s.fnacks_sent = c.fnacks_sent;
             s.holes_sent = c.holes_sent;
-            s.ooo_placed += c.ooo_placed;
+            s.ooo_placed = c.ooo_placed;
             s.ordered_early = c.ordered_early;
             s.window_full = c.window_full;
             s.stale_standard = c.stale_standard;

@@ -261,9 +261,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.next = self.next.saturating_sub(1);
         if held_rd_atomic && was_sent {
             self.rd_atomic_out = self.rd_atomic_out.saturating_sub(1);
-            // It was the oldest pending READ or atomic: what was tracked for it goes.
-            self.rd_ahead = 0;
-            self.rd_asked = None;
         }
     }
 

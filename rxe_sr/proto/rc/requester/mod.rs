@@ -25,13 +25,11 @@
 //! - `request_packet`: building one request packet (opcode, extension headers, AckReq).
 //! - `completer`: ACKs and NAKs, and retiring entries into completions.
 //! - `read_response`: RDMA READ responses and atomic ACKs.
-//! - `read_ahead`: SR format: READ responses placed out of order, holes asked again.
 //! - `retry`: the retransmission and RNR timers, going back, and the RTT estimate.
 //! - `selective`: the capability exchange, the engine's actions, per-PSN resends, retry
 //!   counting.
 
 mod completer;
-mod read_ahead;
 mod read_response;
 mod request_packet;
 mod retry;
@@ -101,11 +99,6 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     /// A go-back to this PSN was made and nothing was acknowledged since.
     retry_psn: Option<Psn>,
     rd_atomic_out: u32,
-    /// SR: READ response packets placed ahead (bit `j`: PSN `rd_base + j`), and how far
-    /// the holes before them were asked for again (`read_ahead`).
-    rd_ahead: u128,
-    rd_base: Psn,
-    rd_asked: Option<Psn>,
     noack_pkts: u32,
     /// Consecutive timeouts without progress: each doubles the next timeout (at most
     /// 2^MAX_BACKOFF times), so a responder that is only slow (a long receive backlog) is
@@ -153,9 +146,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             rnr_left: cfg.rnr_retry,
             retry_psn: None,
             rd_atomic_out: 0,
-            rd_ahead: 0,
-            rd_base: sq_psn,
-            rd_asked: None,
             noack_pkts: 0,
             backoff: 0,
             rtt_probe: None,

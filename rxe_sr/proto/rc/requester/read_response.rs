@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The completer's side of RDMA READ and atomics: READ response packets placed in order
 //! into the work request's SGEs, and the atomic ACK's original value delivered; a response
-//! after a missing one makes the requester resend from the missing PSN. (In the SR format
-//! responses are placed out of order: `read_ahead`.)
+//! after a missing one makes the requester resend from the missing PSN (in the SR format,
+//! only that READ's request, from its first missing response).
 
 use core::ops::DerefMut;
 
@@ -23,9 +23,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         p: &PacketRepr<'_>,
         psn: Psn,
     ) -> Outcome {
-        if self.sr_active() {
-            return self.sr_read_response(env, cfg, p, psn);
-        }
         let Some((i, expect)) = self.first_pending_rd_atomic() else {
             self.counters.dup_responses += 1;
             return Outcome::Ok;
@@ -103,10 +100,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             m.complete = true;
         }
         self.rd_atomic_out = self.rd_atomic_out.saturating_sub(1);
-        if self.sr_active() {
-            // READ responses behind it may all be in already.
-            return self.consume_and_ack(env, cfg, Some(psn));
-        }
         let (o, _) = self.ack_to(env, cfg, psn.next());
         o
     }

@@ -146,11 +146,8 @@ pub struct ReqSrCounters {
     pub fnacks_rcvd: u64,
     /// HOLE acknowledgments (MELO / SRNIC hole lists) received.
     pub holes_rcvd: u64,
-    /// Packets resent one by one (the engine's ranges, not a go-back; READ requests for
-    /// the holes of a READ's responses).
+    /// Packets resent one by one (the engine's ranges, not a go-back).
     pub selective_resent: u64,
-    /// READ response packets placed past a missing one.
-    pub read_ahead_placed: u64,
 }
 
 /// A requester's selective-retransmission state (kept apart from the requester so the

@@ -213,7 +213,5 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.rto_deadline = None;
         self.rnr_deadline = None;
         self.rd_atomic_out = 0;
-        self.rd_ahead = 0;
-        self.rd_asked = None;
     }
 }
