@@ -109,8 +109,6 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     rtt_probe: Option<(Psn, u64)>,
     /// Smoothed RTT and its mean deviation (RFC 6298), microseconds; 0 before a sample.
     srtt_us: u64,
-    /// When UNACK last moved (or a retry was last spent), microseconds.
-    last_progress_us: u64,
     rttvar_us: u64,
     /// Path MTU the PSN ranges are cut at, fixed for the requester's life (a later path
     /// MTU change cannot re-cut queued requests); non-zero, so divisions cannot fault.
@@ -150,7 +148,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             backoff: 0,
             rtt_probe: None,
             srtt_us: 0,
-            last_progress_us: 0,
             rttvar_us: 0,
             pmtu: NonZeroU32::new(cfg.pmtu).unwrap_or(NonZeroU32::MIN),
             counters: ReqCounters::default(),

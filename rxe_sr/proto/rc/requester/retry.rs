@@ -17,9 +17,6 @@ use crate::uabi::send_wqe::SendOp;
 /// Most doublings of the retransmission timeout (64 times the configured one).
 const MAX_BACKOFF: u32 = 6;
 
-/// The shortest retransmission timeout in the SR format, microseconds.
-pub(super) const SR_RTO_MIN_US: u64 = 2_000;
-
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// The earliest pending timer deadline, in microseconds.
     pub fn deadline(&self) -> Option<u64> {
@@ -48,15 +45,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                         now,
                     },
                 );
-                // IBTA's retry count is spent by a local ACK timeout without progress. The
-                // SR format times out sooner (on the measured round trip): such a timeout
-                // spends a retry only once a whole local ACK timeout passed without progress.
-                let counted = !self.sr_active()
-                    || now.saturating_sub(self.last_progress_us) >= cfg.timeout_us;
-                if counted {
-                    self.last_progress_us = now;
-                }
-                if self.apply(env, cfg, acts, counted) == Outcome::Error {
+                if self.apply(env, cfg, acts, true) == Outcome::Error {
                     return Outcome::Error;
                 }
             }
@@ -163,20 +152,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     pub(super) fn rto_us(&self, cfg: &RcConfig) -> u64 {
         cfg.timeout_us
             .max(self.srtt_us.saturating_add(4 * self.rttvar_us))
-    }
-
-    /// The SR format's retransmission timeout: the measured round trip (RFC 6298's SRTT +
-    /// 4 RTTVAR), at least [`SR_RTO_MIN_US`] and at most the local ACK timeout; the local
-    /// ACK timeout until a round trip was measured. A selective resend costs little, and
-    /// the local ACK timeout (tens of milliseconds) is what IBTA's retry count is kept on.
-    pub(super) fn sr_rto_us(&self, cfg: &RcConfig) -> u64 {
-        if self.srtt_us == 0 {
-            return cfg.timeout_us;
-        }
-        self.srtt_us
-            .saturating_add(4 * self.rttvar_us)
-            .max(SR_RTO_MIN_US)
-            .min(cfg.timeout_us.max(SR_RTO_MIN_US))
     }
 
     #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]

@@ -322,7 +322,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         counted: bool,
     ) -> Outcome {
         if let Some(una) = acts.acked {
-            self.last_progress_us = env.now_us();
             self.sample_rtt(env, una);
             self.backoff = 0;
             self.retries_left = cfg.retry_cnt;
@@ -356,14 +355,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         match acts.rto {
             Some(Some(_)) if cfg.timeout_us != 0 => {
                 // The engine says when the timer runs; the requester says how long: the QP's
-                // timeout stretched by the measured round trip, or in the SR format the
-                // round trip's own (`sr_rto_us`); doubled by the backoff.
-                let base = if self.sr_active() {
-                    self.sr_rto_us(cfg)
-                } else {
-                    self.rto_us(cfg)
-                };
-                let rto = base.saturating_mul(1u64 << self.backoff);
+                // timeout stretched by the measured round trip, doubled by the backoff.
+                let rto = self.rto_us(cfg).saturating_mul(1u64 << self.backoff);
                 self.rto_deadline = Some(env.now_us().saturating_add(rto));
             }
             Some(None) => self.rto_deadline = None,
