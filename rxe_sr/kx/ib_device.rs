@@ -131,9 +131,8 @@ impl<T: Driver> Device<T> {
     /// Queues a received datagram for the receive work; false when the queue was full (the
     /// datagram is freed).
     pub(crate) fn queue_rx(&self, skb: SkBuff) -> bool {
-        // SAFETY: the queue is initialised (type invariant) and stopped only in
-        // dealloc_driver, after every reference to the device is gone; the skb is handed
-        // over (freed by the queue when full).
+        // SAFETY: the queue is initialised (invariant), stopped only in dealloc_driver once no
+        // reference is left; the skb is handed over (the queue frees it when full).
         unsafe { bindings::rxe_sr_glue_rx_queue(self.rx.get(), skb.into_raw().as_ptr()) == 0 }
     }
 
@@ -205,9 +204,8 @@ impl<T: Driver> Device<T> {
                 | (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
         }
         let mut ops = Adapter::<T>::ops();
-        // SAFETY: the accessors are valid for every device of this driver (`scheme_get`'s
-        // contract: sysfs calls them only while the attribute exists, and the core removes
-        // it before freeing the device); the group the glue returns is static.
+        // SAFETY: the accessors hold for every device of this driver (sysfs calls them only
+        // while the attribute exists: `scheme_get`'s contract); the returned group is static.
         ops.device_group = unsafe {
             bindings::rxe_sr_glue_device_group(Some(scheme_get::<T>), Some(scheme_set::<T>))
         };
@@ -607,9 +605,8 @@ impl<T: Driver> Adapter<T> {
     /// its objects before, and the destroy verbs took every object out of the data).
     unsafe extern "C" fn dealloc_driver(ibdev: *mut bindings::ib_device) {
         let raw = ibdev.cast::<Device<T>>();
-        // SAFETY: per this function's contract, nothing uses the device any more; no
-        // datagram can be queued (lookups need a registered device), so stopping the queue
-        // first leaves nothing running when the data is dropped, once.
+        // SAFETY: nothing uses the device any more (contract) and no datagram can be queued
+        // (lookups need it registered): the queue stops first, the data drops once.
         unsafe {
             bindings::rxe_sr_glue_rx_stop((*raw).rx.get());
             ptr::drop_in_place(ptr::addr_of_mut!((*raw).data));

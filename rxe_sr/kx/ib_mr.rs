@@ -38,9 +38,8 @@ pub(crate) struct Mr<T: Driver> {
     data: T::Mr,
 }
 
-// SAFETY: the driver's data is `Send + Sync`; the core's `ib_mr` is read by the driver only
-// through volatile reads of plain integers (`core_mapping`) and written by it only before the
-// core sees the MR.
+// SAFETY: the driver's data is `Send + Sync`; the driver reads the core's `ib_mr` only by
+// volatile reads of integers (`core_mapping`), writes it only before the core sees the MR.
 unsafe impl<T: Driver> Send for Mr<T> {}
 // SAFETY: as above.
 unsafe impl<T: Driver> Sync for Mr<T> {}
@@ -204,9 +203,8 @@ impl KernelPages {
             let Some(&block) = self.blocks.get(idx).filter(|_| idx < self.len) else {
                 return false;
             };
-            // SAFETY: `buf + done` is valid for `n` more bytes (the callers' slices); the
-            // helper refuses addresses outside the direct map. The block belongs to the
-            // kernel consumer that mapped it (type invariant).
+            // SAFETY: `buf + done` is valid for `n` bytes (the callers' slices); the helper refuses
+            // addresses outside the direct map; the block is the mapping consumer's (invariant).
             let ret = unsafe {
                 bindings::rxe_sr_glue_kva_copy(
                     block.wrapping_add(inpage as u64),
@@ -295,9 +293,8 @@ impl SgMapping<'_> {
             },
             pages,
         };
-        // SAFETY: the scatterlist and offset are valid (type invariant); the callback gets
-        // `&ctx.ib`, the first field of the live `ctx`, which the helper reads for
-        // `page_size` and writes `iova` and `length` into.
+        // SAFETY: scatterlist and offset valid (invariant); the callback gets `&ctx.ib`, first
+        // field of the live `ctx`, whose `page_size` it reads and `iova`/`length` it writes.
         let n = unsafe {
             bindings::ib_sg_to_pages(
                 &mut ctx.ib,

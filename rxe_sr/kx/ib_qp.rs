@@ -247,9 +247,8 @@ pub(super) unsafe extern "C" fn create_qp<T: Driver>(
         let new = T::create_qp(dev, &attr, udata)?;
         let table = T::qp_table(dev);
         let qp = ibqp.cast::<Qp<T>>();
-        // SAFETY: the work calls `qp_work::<T>` with this QP; it cannot be queued before
-        // the QP is returned to the core (only the driver arms or kicks it, through a
-        // complete QP) and is stopped in `destroy_qp` before the data is dropped.
+        // SAFETY: the work runs `qp_work::<T>` on this QP: armed only through a complete QP
+        // (after it is returned to the core), stopped in `destroy_qp` before the data drops.
         let timer = match unsafe { QpTimer::new(qp_work::<T>, qp.cast()) } {
             Ok(t) => t,
             Err(e) => {

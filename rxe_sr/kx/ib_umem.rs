@@ -96,9 +96,8 @@ impl UserPages {
         let Some(at) = self.first_off.checked_add(off) else {
             return false;
         };
-        // SAFETY: `pages` holds the pinned pages (type invariant); the helper checks the range
-        // against their number and copies page by page; `buf` is valid for `len` bytes
-        // (written only when `!to_pages`, and then it came from a `&mut`).
+        // SAFETY: `pages` holds the pinned pages (invariant; the helper checks the range against
+        // them); `buf` is valid for `len` bytes (written only when `!to_pages`: from a `&mut`).
         unsafe {
             bindings::rxe_sr_glue_pages_copy(
                 self.pages.as_ptr(),

@@ -100,10 +100,8 @@ impl SharedQueue {
             return 0;
         };
         let n = out.len().min(range.len());
-        // SAFETY: `slot_range` lies inside the buffer (checked math in uabi); `out` is a
-        // distinct kernel buffer of at least `n` bytes. The copy is C's memcpy, under the
-        // kernel's memory model: user space may store to the slot meanwhile (a racy copy of
-        // plain bytes, as copy_from_user makes), which Rust code must not do itself.
+        // SAFETY: `slot_range` is inside the buffer (uabi's checked math), `out` a distinct buffer
+        // of `n` bytes; C's memcpy, as user space may store meanwhile (a racy copy Rust can't do).
         unsafe {
             bindings::rxe_sr_glue_copy_shared(
                 out.as_mut_ptr().cast(),
@@ -120,9 +118,8 @@ impl SharedQueue {
             return;
         };
         let n = bytes.len().min(range.len());
-        // SAFETY: as in `read_slot` (a C copy: user space may read, or even write, the slot
-        // meanwhile; a well-behaved consumer reads it only after the producer index is
-        // published, which happens after this copy).
+        // SAFETY: as in `read_slot` (a C copy: user space may touch the slot meanwhile; a sane
+        // consumer reads it only after the producer index, published after this copy).
         unsafe {
             bindings::rxe_sr_glue_copy_shared(
                 self.buf.as_ptr().add(range.start).cast(),
@@ -224,9 +221,8 @@ pub(crate) unsafe extern "C" fn mmap(
         return EINVAL.to_errno();
     }
     let entry = rdma.cast::<QueueMmapEntry>();
-    // SAFETY: every entry we insert is a QueueMmapEntry (rdma first); the reference taken
-    // above keeps it and its buffer alive for the call; remap_vmalloc_range checks that the
-    // vma fits the allocation.
+    // SAFETY: every entry inserted is a QueueMmapEntry (rdma first), kept alive with its buffer
+    // by the reference taken above; remap_vmalloc_range checks the vma fits the allocation.
     let ret = unsafe { bindings::remap_vmalloc_range(vma, (*entry).queue.buf.as_ptr().cast(), 0) };
     // SAFETY: drops the reference taken above.
     unsafe { bindings::rdma_user_mmap_entry_put(rdma) };

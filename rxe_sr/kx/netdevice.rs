@@ -150,9 +150,8 @@ impl NotifierRegistration {
             return Err(EBUSY);
         }
         let call = Some(notifier_call::<T> as unsafe extern "C" fn(_, _) -> _);
-        // SAFETY: registers glue.c's static notifier_block, not registered (checked above),
-        // with a handler that is sound for any event and netdev the chain passes; undone in
-        // `drop`.
+        // SAFETY: glue.c's static notifier_block, not registered yet (checked above), with a
+        // handler sound for any event and netdev the chain passes; undone in `drop`.
         let ret = unsafe { bindings::rxe_sr_glue_netdev_notifier_register(call) };
         if let Err(e) = kernel::error::to_result(ret) {
             REGISTERED.store(false, Ordering::Release);

@@ -117,9 +117,8 @@ impl TxSkb {
     pub(crate) fn new(nd: &NetDev<'_>, route: &RoceRoute, len: usize) -> Result<TxSkb> {
         let raw = match &route.addrs {
             IpAddrs::V4 { saddr, daddr } => {
-                // SAFETY: `nd` is live; with a null source the helper allocates `len` IB
-                // bytes (zeroed below before anything reads them); it returns the skb or an
-                // ERR_PTR.
+                // SAFETY: `nd` is live; with a null source the helper allocates `len` IB bytes
+                // (zeroed below before anything reads them) and returns the skb or an ERR_PTR.
                 let skb = unsafe {
                     bindings::rxe_sr_glue_build_v4(
                         nd.as_ptr(),
@@ -160,9 +159,8 @@ impl TxSkb {
         };
         let hdrs = route.header_len();
         let mut total = 0usize;
-        // SAFETY: the skb is ours and linear, `total` bytes from its IP header; the IB bytes
-        // after the headers are not initialised yet and are zeroed here, before any slice
-        // covers them.
+        // SAFETY: the skb is ours and linear, `total` bytes from its IP header; its IB bytes, not
+        // initialised yet, are zeroed here before any slice covers them.
         unsafe {
             let p = bindings::rxe_sr_glue_skb_data(raw, &mut total).cast::<u8>();
             if total >= hdrs {
