@@ -45,8 +45,8 @@
 //! | RDMA_WRITE_MIDDLE / LAST                | RETH added: VA of *this* packet, R_Key, DMA length of the message | every WRITE packet placeable alone (IRN, SRNIC) |
 //! | RDMA_WRITE_*_WITH_IMMEDIATE             | MSN-ETH + RETH + ImmDt                 | the immediate consumes a receive WQE: MSN names it |
 //! | RDMA_READ_REQUEST                       | MSN-ETH + RETH                         | MSN = requester's message number, echoed in the responses; Offset = first packet asked for (0, or where a re-read resumes) |
-//! | RDMA_READ_RESPONSE_*                    | MSN-ETH (+ AETH as IBTA)               | requester places each response packet alone (SRNIC echo) |
-//! | ACKNOWLEDGE                             | SR-ACK-ETH + AETH                      | ACK, SACK, FNACK and READ-ACK |
+//! | RDMA_READ_RESPONSE_*                    | MSN-ETH (+ AETH as IBTA)               | names its READ and its place in it (SRNIC echo) |
+//! | ACKNOWLEDGE                             | SR-ACK-ETH + AETH                      | ACK, SACK, FNACK, HOLE (and READ-ACK, defined, not sent) |
 //! | atomics, ATOMIC_ACK, FLUSH, ATOMIC_WRITE| unchanged                              | single-packet, already self-describing |
 //!
 //! Field notes:
@@ -65,10 +65,11 @@
 //!   needed to validate a middle packet that arrives before its FIRST (IRN does the same),
 //!   and reusing the IBTA RETH keeps one parser. DMA length is the message length in every
 //!   packet, so the responder can bound-check each packet against the MR alone.
-//! - READ requests are acknowledged: the responder answers a READ request with an
-//!   ACKNOWLEDGE of kind [`SrAckKind::ReadAck`] (BTH PSN = the request's PSN) as soon as
-//!   it accepts it, then streams the responses like a WRITE; the requester acknowledges
-//!   missing response packets with its own SACKs. A READ-ACK does not complete the READ.
+//! - READ requests: the format defines an ACKNOWLEDGE of kind [`SrAckKind::ReadAck`] (BTH
+//!   PSN = the request's PSN) for a responder to confirm a READ before its responses; this
+//!   implementation does not send it (a READ is acknowledged by its responses, and a
+//!   requester takes a READ-ACK as carrying nothing) and asks again for a READ from its
+//!   first missing response.
 //!
 //! SR-ACK-ETH:
 //! - `Kind` ([`SrAckKind`]): 0 ACK, 1 SACK, 2 FNACK, 3 READ-ACK, 4 HOLE; others are

@@ -53,9 +53,17 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.run(env, cfg)
     }
 
-    /// A go-back the completer decided on (lost READ response): once per lost PSN.
+    /// A lost READ or atomic response the completer found: once per lost PSN. In standard
+    /// RoCEv2 a go-back, spending a retry (as rdma_rxe); in the SR format a selective resend
+    /// of just that request, from the lost response (no retry spent).
     pub(super) fn retry_from(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) -> Outcome {
         if self.retry_psn == Some(psn) {
+            return Outcome::Ok;
+        }
+        if self.mark_resend(psn) {
+            self.retry_psn = Some(psn);
+            self.rtt_probe = None;
+            self.restart_rto(env, cfg);
             return Outcome::Ok;
         }
         let o = self.go_back(env, cfg, psn);
@@ -82,10 +90,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.counters.retries += 1;
         self.retry_psn = Some(from);
         self.rtt_probe = None;
-        // SR: only the lost response's request goes out again.
-        if !self.mark_resend(from) {
-            self.rewind(from);
-        }
+        self.rewind(from);
         Outcome::Ok
     }
 

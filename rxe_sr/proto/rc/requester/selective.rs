@@ -453,7 +453,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
     }
 
-    /// In the SR format, marks `psn` for resending and returns true; false otherwise.
+    /// In the SR format, marks `psn` for resending and returns true; false otherwise (the
+    /// caller goes back instead).
     pub(super) fn mark_resend(&mut self, psn: Psn) -> bool {
         match self.sr.as_deref_mut() {
             Some(sr) if sr.active => {
