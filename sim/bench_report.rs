@@ -2,11 +2,11 @@
 //! `bench-report [--qps] CSV OUTDIR`: the `make run` table. Reads the guests' measurements
 //! (`driver,op,loss,gbps`, one row per run, several runs per cell) and prints, per op, the
 //! median goodput of every driver at every loss rate, then the same-run ratios: each
-//! driver against its own lossless goodput and against rdma_rxe at the same loss. Writes one
-//! PNG per op (goodput relative to the driver's own lossless goodput, against the loss
-//! rate, a line per driver) into OUTDIR and prints the paths. With `--qps` (`make bench`'s
-//! QP sweep) the third column is a QP count, the ratios are to the driver's own goodput at
-//! the first count, and no plot is drawn.
+//! driver against its own lossless goodput, against rdma_rxe and against rxe_sr's go-back-N
+//! at the same loss. Writes one PNG per op (goodput relative to the driver's own lossless
+//! goodput, against the loss rate, a line per driver) into OUTDIR and prints the paths.
+//! With `--qps` (`make bench`'s QP sweep) the third column is a QP count, the ratios are
+//! to the driver's own goodput at the first count, and no plot is drawn.
 
 #[path = "plot.rs"]
 mod plot;
@@ -105,13 +105,18 @@ fn main() {
             }
             println!();
         }
-        if drivers.iter().any(|d| d == "rdma_rxe") {
+        // Same-run ratios to the stock driver, and to rxe_sr's own go-back-N (what a
+        // selective scheme gains or costs on the same module).
+        for reference in ["rdma_rxe", "rxe_sr-gbn"] {
+            if !drivers.iter().any(|d| d == reference) {
+                continue;
+            }
             let same = if qps { "QP count" } else { "loss" };
-            println!("--- {o}: ratio to rdma_rxe at the same {same} ---");
-            for d in drivers.iter().filter(|d| *d != "rdma_rxe") {
+            println!("--- {o}: ratio to {reference} at the same {same} ---");
+            for d in drivers.iter().filter(|d| *d != reference && *d != "rdma_rxe") {
                 print!("{d:<13}");
                 for l in &losses {
-                    print!(" {}", ratio(med(o, d, l), med(o, "rdma_rxe", l)));
+                    print!(" {}", ratio(med(o, d, l), med(o, reference, l)));
                 }
                 println!();
             }

@@ -21,7 +21,9 @@ struct Canvas {
 
 impl Canvas {
     fn new() -> Self {
-        Canvas { px: vec![[255, 255, 255]; W * H] }
+        Canvas {
+            px: vec![[255, 255, 255]; W * H],
+        }
     }
 
     fn put(&mut self, x: i64, y: i64, c: [u8; 3]) {
@@ -120,7 +122,11 @@ fn crc32(data: &[u8]) -> u32 {
     for &b in data {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc
@@ -182,13 +188,47 @@ fn encode_png(c: &Canvas) -> Vec<u8> {
 
 /// Draws `series` (name, points (loss, goodput ratio)) with a log-scaled loss axis and a
 /// 0..1 goodput axis, and writes the PNG to `path`.
-pub(crate) fn write_png(path: &str, title: &str, series: &[(String, Vec<(f64, f64)>)]) -> std::io::Result<()> {
+/// The x axis of a plot (always logarithmic).
+pub(crate) struct XAxis<'a> {
+    /// Label under the axis.
+    pub(crate) label: &'a str,
+    /// Tick labels in percent (loss rates), else as integers (QP counts).
+    pub(crate) percent: bool,
+}
+
+/// The loss-rate axis.
+pub(crate) const LOSS_AXIS: XAxis<'static> = XAxis {
+    label: "loss rate",
+    percent: true,
+};
+
+/// A plot against the loss rate.
+pub(crate) fn write_png(
+    path: &str,
+    title: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> std::io::Result<()> {
+    write_png_axis(path, title, &LOSS_AXIS, series)
+}
+
+/// A plot against `axis`.
+pub(crate) fn write_png_axis(
+    path: &str,
+    title: &str,
+    axis: &XAxis<'_>,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> std::io::Result<()> {
     let mut c = Canvas::new();
     let (l, r, t, b) = (70i64, W as i64 - 150, 40i64, H as i64 - 50);
     let black = [0, 0, 0];
     let grey = [220, 220, 220];
-    let xs: Vec<f64> = series.iter().flat_map(|s| s.1.iter().map(|p| p.0)).filter(|x| *x > 0.0).collect();
-    let xmin = xs.iter().copied().fold(f64::INFINITY, f64::min).min(1e-3);
+    let xs: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|p| p.0))
+        .filter(|x| *x > 0.0)
+        .collect();
+    let xmin = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let xmin = if axis.percent { xmin.min(1e-3) } else { xmin };
     let xmax = xs.iter().copied().fold(0.0, f64::max).max(xmin * 10.0);
     let (lx0, lx1) = (xmin.log10(), xmax.log10());
     let px = |x: f64| l + ((x.max(xmin).log10() - lx0) / (lx1 - lx0) * (r - l) as f64) as i64;
@@ -200,18 +240,23 @@ pub(crate) fn write_png(path: &str, title: &str, series: &[(String, Vec<(f64, f6
             c.text(l - 40, y - 5, &format!("{:.1}", k as f64 / 10.0), black);
         }
     }
-    // A tick at every loss rate measured.
+    // A tick at every x measured.
     let mut ticks = xs.clone();
     ticks.sort_by(f64::total_cmp);
     ticks.dedup();
     for x in ticks {
         c.line((px(x), t), (px(x), b), grey, 0);
-        c.text(px(x) - 16, b + 10, &format!("{}%", x * 100.0), black);
+        let label = if axis.percent {
+            format!("{}%", x * 100.0)
+        } else {
+            format!("{x}")
+        };
+        c.text(px(x) - 16, b + 10, &label, black);
     }
     c.line((l, b), (r, b), black, 0);
     c.line((l, t), (l, b), black, 0);
     c.text(l, 12, title, black);
-    c.text((l + r) / 2 - 40, H as i64 - 20, "loss rate", black);
+    c.text((l + r) / 2 - 40, H as i64 - 20, axis.label, black);
     for (k, (name, pts)) in series.iter().enumerate() {
         let col = COLORS[k % COLORS.len()];
         let mut prev: Option<(i64, i64)> = None;

@@ -80,9 +80,16 @@ fn each_scheme_survives_everything_at_once() {
             c.initial_psn = 0xFF_FFF0;
             c.seed = seed;
             c.check = true;
-            c.workload = Workload::Messages { per_qp: 400, limit: 50_000_000 };
+            c.workload = Workload::Messages {
+                per_qp: 400,
+                limit: 50_000_000,
+            };
             let r = run(&c);
-            assert!(r.violations.is_empty(), "{s:?} seed {seed}: {:?}", r.violations);
+            assert!(
+                r.violations.is_empty(),
+                "{s:?} seed {seed}: {:?}",
+                r.violations
+            );
             assert!(r.completed, "{s:?} seed {seed}: {} messages", r.messages);
             assert_eq!(r.messages, 1200);
             assert!(r.data_lost > 0 && r.acks_lost > 0, "the run lost nothing");
@@ -102,10 +109,17 @@ fn each_scheme_long_run_with_rare_loss() {
         c.initial_psn = 0xFF_8000;
         c.seed = 11;
         c.check = true;
-        c.workload = Workload::Messages { per_qp: 8000, limit: 50_000_000 };
+        c.workload = Workload::Messages {
+            per_qp: 8000,
+            limit: 50_000_000,
+        };
         let r = run(&c);
         assert!(r.violations.is_empty(), "{s:?}: {:?}", r.violations);
-        assert!(r.completed && r.messages == 8000, "{s:?}: {} messages", r.messages);
+        assert!(
+            r.completed && r.messages == 8000,
+            "{s:?}: {} messages",
+            r.messages
+        );
         assert!(r.data_lost >= 10, "{s:?}: only {} losses", r.data_lost);
     }
 }

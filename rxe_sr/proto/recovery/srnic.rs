@@ -129,6 +129,21 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
         }
     }
 
+    #[cfg_attr(
+        MODULE,
+        expect(dead_code, reason = "the simulator's memory accounting")
+    )]
+    /// Bytes of one QP's SRNIC state the NIC keeps on chip, measured: the engine less what
+    /// SRNIC onloads to host memory (the software bitmap and its high PSN, the slow-path
+    /// metadata queue) and the modelled software latency (a parameter, not QP state).
+    pub const fn onchip_state_bytes() -> usize {
+        core::mem::size_of::<Self>()
+            - core::mem::size_of::<[Meta; QUEUE]>()
+            - core::mem::size_of::<RingBits<WORDS>>()
+            - core::mem::size_of::<Psn>()
+            - core::mem::size_of::<u64>()
+    }
+
     #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// Responder ePSN.
     pub const fn e_psn(&self) -> Psn {
