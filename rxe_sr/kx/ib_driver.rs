@@ -250,4 +250,7 @@ pub(crate) trait Driver: Send + Sync + Sized {
 
     /// The QP's work item ([`Qp::timer`]): process context, no lock held.
     fn qp_work(qp: &Qp<Self>);
+
+    /// The QP's slow-path work item ([`Qp::slow_path`]): process context, no lock held.
+    fn qp_slow_path(qp: &Qp<Self>);
 }

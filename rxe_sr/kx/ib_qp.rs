@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Queue pairs (include/rdma/ib_verbs.h, `struct ib_qp`): [`Qp<T>`], the QP the core
-//! allocates with, inside it, the driver's data (pin-initialised), the QP's work item
-//! ([`QpTimer`]) and the count of the receive path's references; [`QpTable`], a device's QPs
+//! allocates with, inside it, the driver's data (pin-initialised), the QP's two work items
+//! ([`QpTimer`]s: its own, and the slow path's) and the count of the receive path's
+//! references; [`QpTable`], a device's QPs
 //! by number, whose lookups give counted references ([`QpRef`]) that destroy waits out; and
 //! the QP entries of `ib_device_ops`, which call the driver's `Driver` methods.
 //!
@@ -32,12 +33,13 @@ use crate::kx::wait_bit::UseCount;
 use crate::kx::xarray::IndexTable;
 
 /// A queue pair of a `T` device: the core's `struct ib_qp`, the receive path's references,
-/// the QP's work item and the driver's data.
+/// the QP's work items and the driver's data.
 ///
 /// # Invariants
 /// Allocated (zeroed, `size_ib_qp` bytes) and freed by the core, never moved; the core set
 /// `device`, `pd`, `qp_type`, `send_cq`, `recv_cq` (both non-null) and `srq` before
-/// `create_qp` and does not change them. `users`, `timer` and `data` are initialised from a
+/// `create_qp` and does not change them. `users`, `timer`, `slow_path` and `data` are
+/// initialised from a
 /// successful `create_qp` until `destroy_qp` drops them, and every `&Qp<T>` handed out lies
 /// within that span.
 #[repr(C)]
@@ -45,11 +47,12 @@ pub(crate) struct Qp<T: Driver> {
     ib: Opaque<bindings::ib_qp>,
     users: UseCount,
     timer: QpTimer,
+    slow_path: QpTimer,
     data: T::Qp,
 }
 
 // SAFETY: the core's fields the driver reads are set before create and not changed; the
-// driver's data is `Send + Sync`; the count and the timer are thread-safe.
+// driver's data is `Send + Sync`; the count and the timers are thread-safe.
 unsafe impl<T: Driver> Send for Qp<T> {}
 // SAFETY: as above.
 unsafe impl<T: Driver> Sync for Qp<T> {}
@@ -108,6 +111,12 @@ impl<T: Driver> Qp<T> {
     /// [`Driver::qp_work`].
     pub(crate) fn timer(&self) -> &QpTimer {
         &self.timer
+    }
+
+    /// Its slow-path work item, apart from [`Self::timer`] so that work handed to it runs
+    /// in a context of its own; it runs [`Driver::qp_slow_path`].
+    pub(crate) fn slow_path(&self) -> &QpTimer {
+        &self.slow_path
     }
 }
 
@@ -211,6 +220,15 @@ unsafe extern "C" fn qp_work<T: Driver>(owner: *mut c_void) {
     T::qp_work(unsafe { &*owner.cast::<Qp<T>>() });
 }
 
+/// The QP's slow-path work: runs [`Driver::qp_slow_path`].
+///
+/// # Safety
+/// As for [`qp_work`], with the slow-path timer.
+unsafe extern "C" fn qp_slow_path<T: Driver>(owner: *mut c_void) {
+    // SAFETY: per this function's contract, a live, initialised QP.
+    T::qp_slow_path(unsafe { &*owner.cast::<Qp<T>>() });
+}
+
 /// Initialises the data of `qp` in place (kept out of line: the initialiser's temporaries
 /// would otherwise add to the create verb's stack frame).
 ///
@@ -256,17 +274,30 @@ pub(super) unsafe extern "C" fn create_qp<T: Driver>(
                 return Err(e);
             }
         };
+        // SAFETY: as above, with `qp_slow_path::<T>`.
+        let slow_path = match unsafe { QpTimer::new(qp_slow_path::<T>, qp.cast()) } {
+            Ok(t) => t,
+            Err(e) => {
+                drop(timer);
+                table.table.erase(new.qpn);
+                return Err(e);
+            }
+        };
         // SAFETY: the fields lie in the core's allocation, which never moves; the object is
         // not visible to anyone yet.
         unsafe {
             ptr::addr_of_mut!((*qp).users).write(UseCount::new());
             ptr::addr_of_mut!((*qp).timer).write(timer);
+            ptr::addr_of_mut!((*qp).slow_path).write(slow_path);
         }
         // SAFETY: as above; on error nothing of the data was initialised (pin-init's
         // contract).
         if let Err(e) = unsafe { init_data::<T>(qp, new.init) } {
             // SAFETY: written above, not shared.
-            unsafe { ptr::drop_in_place(ptr::addr_of_mut!((*qp).timer)) };
+            unsafe {
+                ptr::drop_in_place(ptr::addr_of_mut!((*qp).timer));
+                ptr::drop_in_place(ptr::addr_of_mut!((*qp).slow_path));
+            }
             table.table.erase(new.qpn);
             return Err(e);
         }
@@ -275,11 +306,12 @@ pub(super) unsafe extern "C" fn create_qp<T: Driver>(
         // INVARIANT: complete from here: published for the receive path.
         if let Err(e) = table.table.publish(new.qpn, qp.cast()) {
             table.table.erase(new.qpn);
-            // SAFETY: never visible: the data and the timer are dropped here, once.
+            // SAFETY: never visible: the data and the timers are dropped here, once.
             unsafe {
                 T::destroy_qp(&*qp);
                 ptr::drop_in_place(ptr::addr_of_mut!((*qp).data));
                 ptr::drop_in_place(ptr::addr_of_mut!((*qp).timer));
+                ptr::drop_in_place(ptr::addr_of_mut!((*qp).slow_path));
             }
             return Err(e);
         }
@@ -302,14 +334,17 @@ pub(super) unsafe extern "C" fn destroy_qp<T: Driver>(
     let q = unsafe { &*qp };
     T::qp_table(q.device()).table.erase(q.qpn());
     q.users.wait_for_zero();
-    // The work may be running (it takes the QP's locks, none of which is held here).
+    // The works may be running (they take the QP's locks, none of which is held here); each
+    // may arm the other, which does nothing once that one is shut down.
     q.timer.shutdown();
+    q.slow_path.shutdown();
     T::destroy_qp(q);
-    // SAFETY: nothing reaches the QP any more: out of the table, no reference, the work
+    // SAFETY: nothing reaches the QP any more: out of the table, no reference, the works
     // stopped for good. Each field is dropped once.
     unsafe {
         ptr::drop_in_place(ptr::addr_of_mut!((*qp).data));
         ptr::drop_in_place(ptr::addr_of_mut!((*qp).timer));
+        ptr::drop_in_place(ptr::addr_of_mut!((*qp).slow_path));
     }
     0
 }

@@ -87,7 +87,7 @@ pub(crate) enum Counter {
     /// SR-format requests refused: no SR on the QP, or malformed (rxe_sr's).
     SrRefused = 34,
     /// SRNIC: out-of-order tracking entries its slow path (bitmap onloading, in the QP's
-    /// work item) served (rxe_sr's).
+    /// slow-path work item) served (rxe_sr's).
     SrOnloadServed = 35,
     /// SRNIC: microseconds those entries waited in the onload queue, in all; divided by
     /// `sr_onload_served`, the slow path's mean delay (rxe_sr's).
@@ -95,10 +95,15 @@ pub(crate) enum Counter {
     /// SRNIC: most entries one QP's onload queue held at once (a maximum, not a sum;
     /// rxe_sr's).
     SrOnloadQueuePeak = 37,
+    /// Resends of RCV-NXT found lost by a later packet's SACK and sent again without
+    /// waiting for the retransmission timeout (rxe_sr's).
+    SrLostResends = 38,
+    /// FaSR SACKs held back: they only moved sack-high by one (rxe_sr's).
+    SrSacksCoalesced = 39,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 38;
+pub(crate) const COUNT: usize = 40;
 
 /// Statistics read from the device's SR pools when asked (not counters), after the
 /// counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use now), `sr_pool_units_peak` (most FaSR SR-pool units in use at once), `sr_pool_blocks` (FaSR bitmap blocks in use now), `sr_pool_blocks_peak` (most FaSR bitmap blocks in use at once), `sr_pool_exhaustions` (FaSR pool allocations that failed), `melo_pool_blocks` (MELO bits blocks in use now), `melo_pool_blocks_peak` (most MELO bits blocks in use at once), `melo_pool_exhaustions` (MELO pool allocations that failed).
@@ -144,6 +149,8 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"sr_onload_served",
     c"sr_onload_delay_us",
     c"sr_onload_queue_peak",
+    c"sr_lost_resends",
+    c"sr_sacks_coalesced",
     c"sr_pool_units",
     c"sr_pool_units_peak",
     c"sr_pool_blocks",

@@ -10,6 +10,7 @@ use crate::kx::ib_qp::QpRef;
 use crate::kx::ib_verbs::{QpState, QpType};
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkBuff;
+use crate::kx::timer::QpTimer;
 use crate::objects::counters::Counter;
 use crate::objects::device::{DeviceState, RoceDevice};
 use crate::objects::srq::RoceSrq;
@@ -68,8 +69,10 @@ pub(crate) enum Step<'p> {
     Doorbell,
     /// A packet from the peer.
     Packet(&'p PacketRepr<'p>),
-    /// The timer fired.
+    /// The timer fired: the requester's timers.
     Timer,
+    /// The slow-path work runs: the responder's SR slow path (SRNIC's bitmap onloading).
+    SlowPath,
     /// The next batch of READ responses.
     Pump,
 }
@@ -127,14 +130,11 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
             Some(r) if rts => r.on_response(&mut env, cfg, p),
             _ => Outcome::Ok,
         },
-        Step::Timer => {
-            // SRNIC's slow path first (it moves RCV-NXT), then the requester's timers.
-            let o = resp.on_timer(&mut env, cfg);
-            match req.as_mut() {
-                Some(r) if rts && o == Outcome::Ok => r.on_timer(&mut env, cfg),
-                _ => o,
-            }
-        }
+        Step::Timer => match req.as_mut() {
+            Some(r) if rts => r.on_timer(&mut env, cfg),
+            _ => Outcome::Ok,
+        },
+        Step::SlowPath => resp.on_timer(&mut env, cfg),
         Step::Pump => resp.pump(&mut env, cfg, READ_BUDGET),
         Step::Doorbell => Outcome::Ok,
     };
@@ -160,17 +160,9 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
     if let (Some(a), Some(b)) = (sr_before, sr_stats(req, resp)) {
         count_sr(ctx.dev, &a, &b);
     }
-    let deadline = match (req.as_ref().and_then(|r| r.deadline()), resp.deadline()) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    match deadline {
-        // Already due (SRNIC's slow path queues work for "now"): the QP's work runs it
-        // next. Arming a timer instead would be pushed back by every packet that arrives.
-        Some(d) if d <= RcEnv::now_us(&env) => ctx.qp.timer().kick(),
-        Some(d) => ctx.qp.timer().arm(d),
-        None => {}
-    }
+    let now = RcEnv::now_us(&env);
+    arm(ctx.qp.timer(), req.as_ref().and_then(|r| r.deadline()), now);
+    arm(ctx.qp.slow_path(), resp.deadline(), now);
     if resp.read_pending() && outcome == Outcome::Ok {
         // The QP's work sends the rest.
         ctx.qp.timer().kick();
@@ -250,6 +242,12 @@ fn count_sr(dev: &RoceDevice, a: &SrStats, b: &SrStats) {
         (Counter::SrHolesSent, a.holes_sent, b.holes_sent),
         (Counter::SrHolesRcvd, a.holes_rcvd, b.holes_rcvd),
         (Counter::SrResentPkts, a.resent_pkts, b.resent_pkts),
+        (Counter::SrLostResends, a.lost_resends, b.lost_resends),
+        (
+            Counter::SrSacksCoalesced,
+            a.sacks_coalesced,
+            b.sacks_coalesced,
+        ),
         (Counter::SrGbnFallbacks, a.gbn_fallbacks, b.gbn_fallbacks),
         (
             Counter::SrLostCntOverflows,
@@ -544,6 +542,31 @@ pub(crate) fn serve_held(ctx: &QpCtx<'_>) {
     ctx.qp.timer().kick();
 }
 
+/// Arms `timer` for `deadline`; one already due (SRNIC's slow path queues work for "now")
+/// queues the work at once: arming a timer instead would be pushed back by every packet
+/// that arrives.
+fn arm(timer: &QpTimer, deadline: Option<u64>, now: u64) {
+    match deadline {
+        Some(d) if d <= now => timer.kick(),
+        Some(d) => timer.arm(d),
+        None => {}
+    }
+}
+
+/// The QP's slow-path work item: the responder's SR slow path (SRNIC's software consumer
+/// of the onloaded out-of-order metadata), in a context of its own, apart from the receive
+/// path that queues the metadata and from the QP's work. It takes the QP's lock as they do:
+/// the engine's state lives under it.
+pub(crate) fn qp_slow_path(qp: &RoceQp) {
+    let ctx = QpCtx::new(qp);
+    // Dropped last, with no lock held.
+    let _events = CqEvents::new(qp);
+    let mut g = qp.inner.lock();
+    if g.rc.is_some() && receiving(g.attrs.state) {
+        let _ = ctx.with_netdev(|nd| drive(&ctx, &mut g, nd, Step::SlowPath));
+    }
+}
+
 /// The QP's work item (its timer fired, or a path kicked it): the transport's timer step
 /// and the READ responses of an RC QP, a kernel QP's sends, the rest of a user datagram
 /// QP's send ring.
@@ -570,7 +593,8 @@ pub(crate) fn qp_work(qp: &RoceQp) {
         flush_kernel(qp);
         return;
     }
-    // The requester's timers need RTS; SRNIC's slow path runs for any receiving QP.
+    // The requester's timers need RTS (drive checks it); a receiving QP still sends what
+    // its responder has pending.
     if g.rc.is_some() && receiving(g.attrs.state) {
         let _ = ctx.with_netdev(|nd| drive(&ctx, &mut g, nd, Step::Timer));
     }

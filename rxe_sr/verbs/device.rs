@@ -513,4 +513,8 @@ impl Driver for DeviceState {
     fn qp_work(qp: &RoceQp) {
         crate::transport::connected::qp_work(qp);
     }
+
+    fn qp_slow_path(qp: &RoceQp) {
+        crate::transport::connected::qp_slow_path(qp);
+    }
 }

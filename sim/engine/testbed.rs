@@ -203,24 +203,12 @@ impl<'c, E: Recovery, S, P: Fn(&S) -> PoolStats> Testbed<'c, E, S, P> {
     }
 
     fn next_packet(&mut self, i: usize) -> Option<(u64, bool)> {
+        if let Some(p) = self.next_retx(i) {
+            return Some((p, true));
+        }
         let window = self.window;
         let total = self.total_pkts;
         let q = &mut self.qps[i];
-        while let Some(&mut (ref mut f, ref mut c)) = q.retx.front_mut() {
-            if *f < q.una {
-                let skip = (q.una - *f).min(*c);
-                *f += skip;
-                *c -= skip;
-            }
-            if *c == 0 || *f >= q.max_sent {
-                q.retx.pop_front();
-                continue;
-            }
-            let p = *f;
-            *f += 1;
-            *c -= 1;
-            return Some((p, true));
-        }
         q.snd_ptr = q.snd_ptr.max(q.una);
         if q.snd_ptr < q.max_sent {
             q.snd_ptr += 1;

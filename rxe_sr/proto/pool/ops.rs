@@ -29,6 +29,14 @@ pub trait SrPoolOps {
     fn cover(&mut self, id: UnitId, psn: Psn) -> Result<(), Exhausted>;
     /// Sets the bit of `psn`.
     fn set(&mut self, id: UnitId, psn: Psn);
+    /// Sets the bits of the PSNs `[first, end)` (those the chain covers).
+    fn set_run(&mut self, id: UnitId, first: Psn, end: Psn) {
+        let mut p = first;
+        while p.before(end) {
+            self.set(id, p);
+            p = p.next();
+        }
+    }
     /// The bit of `psn`.
     fn get(&self, id: UnitId, psn: Psn) -> bool;
     /// Releases the head blocks wholly before `psn`.

@@ -274,5 +274,15 @@ pub mod nak {
 /// packets (rdma_rxe's RXE_MAX_PKT_PER_ACK).
 pub const MAX_PKT_PER_ACK: u32 = 64;
 
-/// PSNs the requester lets be outstanding (rdma_rxe's RXE_MAX_UNACKED_PSNS).
+/// PSNs the requester lets be outstanding in the standard format (rdma_rxe's
+/// RXE_MAX_UNACKED_PSNS): go-back-N resends all of them after a loss, so it stays small.
 pub const MAX_UNACKED_PSNS: u32 = 128;
+
+/// PSNs the requester lets be outstanding once the peer agreed to the SR format. A hole at
+/// UNACK is repaired by resending it alone while new packets keep flowing, so the window
+/// must cover the round trip of that repair as well as the path's own: with only
+/// [`MAX_UNACKED_PSNS`] (about one round trip of the emulated guests) every loss stalled
+/// the sender until its resend was acknowledged. Every engine's receiver tracks at least
+/// this many PSNs past RCV-NXT (IRN's and SRNIC's bitmaps; FaSR's and MELO's shared pools,
+/// which fall back to go-back-N when they run out).
+pub const SR_MAX_UNACKED_PSNS: u32 = 512;

@@ -198,6 +198,8 @@ pub struct SrStats {
     pub sacks_sent: u64,
     /// SACKs received.
     pub sacks_rcvd: u64,
+    /// SACKs held back (FaSR: they only moved sack-high by one).
+    pub sacks_coalesced: u64,
     /// ACKs sent that moved RCV-NXT past a filled hole (FaSR's AACK).
     pub aacks_sent: u64,
     /// FNACKs sent.
@@ -210,6 +212,8 @@ pub struct SrStats {
     pub holes_rcvd: u64,
     /// Packets resent one by one.
     pub resent_pkts: u64,
+    /// Resends of RCV-NXT found lost by a later packet's SACK, and sent again.
+    pub lost_resends: u64,
     /// Times a QP side fell back to go-back-N (pool exhausted).
     pub gbn_fallbacks: u64,
     /// FaSR lost-cnt overflows.
@@ -250,6 +254,7 @@ impl SrStats {
             s.fnacks_rcvd = r.counters.fnacks_rcvd;
             s.holes_rcvd = r.counters.holes_rcvd;
             s.resent_pkts = r.counters.selective_resent;
+            s.lost_resends = r.counters.lost_resends;
         }
         if let Some(r) = resp {
             let e = r.engine_counters();
@@ -262,6 +267,7 @@ impl SrStats {
             s.onload_queue_peak = e.onload_queue_peak;
             let c = &r.counters;
             s.sacks_sent = c.sacks_sent;
+            s.sacks_coalesced = c.sacks_coalesced;
             s.aacks_sent = c.aacks_sent;
             s.fnacks_sent = c.fnacks_sent;
             s.holes_sent = c.holes_sent;

@@ -29,7 +29,8 @@
 //! - the first SACK enters recovery and retransmits UNACK .. SACK at once, whatever lost-cnt;
 //! - later, PSNs between sack-high and a SACK are retransmitted only when the SACK is not
 //!   contiguous with sack-high AND lost-cnt grew (else a SACK was lost, not data), or when
-//!   lost-cnt overflowed;
+//!   lost-cnt overflowed; without either, those PSNs count as SACKed too (the responder
+//!   may hold back SACKs that only move sack-high: `rc::responder`'s SACK coalescing);
 //! - RTO by lost-cnt: > 1, retransmit UNACK and every bitmap zero up to sack-high; == 1,
 //!   UNACK only; 0 (no SACK seen: the whole window was lost), go back to UNACK;
 //! - FNACK: run the RTO action early, at most once until a new ACK arrives.
@@ -449,13 +450,7 @@ impl Fasr {
             if pool.cover(u, sack_high).is_err() {
                 return false;
             }
-            let mut p = base;
-            let mut n = span(base, sack_high.next());
-            while n > 0 {
-                pool.set(u, p);
-                p = p.next();
-                n -= 1;
-            }
+            pool.set_run(u, base, sack_high.next());
         }
         true
     }
@@ -577,7 +572,8 @@ impl Fasr {
         self.op(now_slow);
         if s.after(st.sack_high) {
             let discontinuous = s != st.sack_high.next();
-            if discontinuous && (lost_cnt > st.lost_cnt || overflow) {
+            let new_loss = discontinuous && (lost_cnt > st.lost_cnt || overflow);
+            if new_loss {
                 // New data loss (not a lost SACK): retransmit the gap now.
                 self.tx_retransmit(st.sack_high.next(), s, out);
             }
@@ -588,7 +584,10 @@ impl Fasr {
                 }
                 ok = ok && pool.cover(u, s).is_ok();
                 if ok {
-                    pool.set(u, s);
+                    // Without new loss, what lies between sack-high and this SACK arrived
+                    // too: its SACKs were lost, or held back by the responder.
+                    let from = if new_loss { s } else { st.sack_high.next() };
+                    pool.set_run(u, from, s.next());
                 } else {
                     self.tx_unit_gbn(pool, u, out);
                 }

@@ -205,7 +205,16 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
         let now = env.now_us();
         let acts = self.feed(env, ReqEvent::Feedback { fb, now });
-        self.apply(env, cfg, acts, false)
+        let o = self.apply(env, cfg, acts, false);
+        if let Feedback::Sack {
+            rcv_nxt, sack_psn, ..
+        } = fb
+        {
+            if o == Outcome::Ok {
+                self.check_lost_resend(rcv_nxt, sack_psn);
+            }
+        }
+        o
     }
 
     /// Index of the entry holding `psn` among the sent ones.

@@ -6,7 +6,8 @@
 //! twice from memory user space can write). Each entry owns a PSN range assigned at post
 //! time: one PSN per packet of a SEND or RDMA WRITE, one per expected response packet of
 //! an RDMA READ, one for an atomic. The requester walks the ring with a send cursor
-//! (`next`, `next_pkt`), stopping at the unacknowledged-PSN window, at the RDMA
+//! (`next`, `next_pkt`), stopping at the unacknowledged-PSN window ([`MAX_UNACKED_PSNS`]
+//! in the standard format, [`SR_MAX_UNACKED_PSNS`] in the SR format), at the RDMA
 //! READ/atomic limit, at a fence, or while an RNR NAK's delay runs.
 //!
 //! The completer takes the responder's packets: an ACK acknowledges every PSN up to its
@@ -28,10 +29,12 @@
 //! - `retry`: the retransmission and RNR timers, going back, and the RTT estimate.
 //! - `selective`: the capability exchange, the engine's actions, per-PSN resends, retry
 //!   counting.
+//! - `resend_set`: the PSNs marked for resending, a bitmap over the SR window.
 
 mod completer;
 mod read_response;
 mod request_packet;
+mod resend_set;
 mod retry;
 mod selective;
 mod send;

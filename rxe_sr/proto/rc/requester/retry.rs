@@ -20,10 +20,10 @@ const MAX_BACKOFF: u32 = 6;
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// The earliest pending timer deadline, in microseconds.
     pub fn deadline(&self) -> Option<u64> {
-        match (self.rto_deadline, self.rnr_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.rto_deadline, self.rnr_deadline, self.probe_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// A timer deadline passed (the caller's timer fired at or after [`Self::deadline`]).
@@ -32,6 +32,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if self.rnr_deadline.is_some_and(|d| d <= now) {
             self.rnr_deadline = None;
         }
+        self.on_probe_deadline(now);
         if self.rto_deadline.is_some_and(|d| d <= now) {
             self.rto_deadline = None;
             if self.rnr_deadline.is_none() {
@@ -159,7 +160,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             .max(self.srtt_us.saturating_add(4 * self.rttvar_us))
     }
 
-    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// The current RTT estimate (smoothed, deviation), microseconds.
     pub fn rtt_us(&self) -> (u64, u64) {
         (self.srtt_us, self.rttvar_us)

@@ -5,8 +5,8 @@
 //!
 //! The engine's actions for one event are folded into [`Acts`]: the newest UNACK, the
 //! earliest go-back, the last timer change, and every PSN named by a `Retransmit` marked in
-//! the [`ResendSet`] (a bitmap over the unacknowledged window, so no action is dropped
-//! however many ranges an event produces). [`Requester::run`] sends the marked PSNs, oldest
+//! the [`ResendSet`] (a bitmap over the SR window, so no action is dropped however many
+//! ranges an event produces). [`Requester::run`] sends the marked PSNs, oldest
 //! first, before any new packet.
 //!
 //! Retry accounting stays IBTA's: only a retransmission timeout and a NAK "PSN sequence
@@ -15,127 +15,20 @@
 
 use core::ops::DerefMut;
 
+use super::resend_set::ResendSet;
 use super::Requester;
 use super::SqEntry;
 use crate::proto::psn::Psn;
 use crate::proto::rc::sr::SrSetup;
-use crate::proto::rc::{Outcome, RcConfig, RcEnv, MAX_UNACKED_PSNS};
+use crate::proto::rc::{Outcome, RcConfig, RcEnv};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
 use crate::proto::recovery::{Action, ActionSink, Counters, Recovery, ReqEvent, Timer};
 use crate::proto::wire::caps::{CapAnswer, RequesterCaps, RequesterState};
 use crate::uabi::send_wqe::SendOp;
 
-/// PSNs the resend bitmap spans from UNACK (the requester's window).
-const RESEND_SPAN: u32 = MAX_UNACKED_PSNS;
-
-/// PSNs to resend, as a bitmap over `[base, base + RESEND_SPAN)`; a PSN past it (only an
-/// RDMA READ's response range reaches that far) is kept as `far`, the earliest one.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct ResendSet {
-    base: Psn,
-    bits: u128,
-    far: Option<Psn>,
-}
-
-impl ResendSet {
-    const fn new(base: Psn) -> Self {
-        ResendSet {
-            base,
-            bits: 0,
-            far: None,
-        }
-    }
-
-    /// Marks `count` PSNs from `first` (those before the base are acknowledged: skipped).
-    fn mark(&mut self, first: Psn, count: u32) {
-        let skip = if first.before(self.base) {
-            self.base.distance_from(first)
-        } else {
-            0
-        };
-        if skip >= count {
-            return;
-        }
-        let start = first.add(skip);
-        let off = start.distance_from(self.base);
-        let n = count - skip;
-        let in_span = RESEND_SPAN.saturating_sub(off).min(n);
-        for i in off..off + in_span {
-            self.bits |= 1u128 << i;
-        }
-        if in_span < n {
-            let p = start.add(in_span);
-            let earliest = match self.far {
-                Some(f) => p.before(f),
-                None => true,
-            };
-            if earliest {
-                self.far = Some(p);
-            }
-        }
-    }
-
-    /// UNACK moved to `una`.
-    fn advance(&mut self, una: Psn) {
-        let d = una.diff(self.base);
-        if d <= 0 {
-            return;
-        }
-        let d = d.unsigned_abs();
-        self.bits = if d >= RESEND_SPAN { 0 } else { self.bits >> d };
-        self.base = una;
-        if self.far.is_some_and(|f| f.before(una)) {
-            self.far = None;
-        }
-    }
-
-    /// Forgets the marks at and after `from` (a go-back resends all of them anyway).
-    fn clear_from(&mut self, from: Psn) {
-        let d = from.diff(self.base);
-        if d <= 0 {
-            self.bits = 0;
-        } else if d.unsigned_abs() < RESEND_SPAN {
-            self.bits &= (1u128 << d.unsigned_abs()) - 1;
-        }
-        if self.far.is_some_and(|f| !f.before(from)) {
-            self.far = None;
-        }
-    }
-
-    /// Forgets the marks in `[first, end)`.
-    fn clear_range(&mut self, first: Psn, end: Psn) {
-        let mut p = if first.before(self.base) {
-            self.base
-        } else {
-            first
-        };
-        while p.before(end) {
-            let off = p.distance_from(self.base);
-            if off >= RESEND_SPAN {
-                break;
-            }
-            self.bits &= !(1u128 << off);
-            p = p.next();
-        }
-        if self.far.is_some_and(|f| !f.before(first) && f.before(end)) {
-            self.far = None;
-        }
-    }
-
-    /// Takes the oldest marked PSN.
-    fn take_first(&mut self) -> Option<Psn> {
-        if self.bits != 0 {
-            let i = self.bits.trailing_zeros();
-            self.bits &= !(1u128 << i);
-            return Some(self.base.add(i));
-        }
-        self.far.take()
-    }
-
-    const fn is_empty(&self) -> bool {
-        self.bits == 0 && self.far.is_none()
-    }
-}
+/// The least time a resend of UNACK is given before it counts as lost, microseconds (the
+/// kernel's timers fire on jiffies: 4 ms at HZ=250).
+const PROBE_MIN_US: u64 = 4000;
 
 /// Selective-retransmission counters of a requester.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -148,6 +41,11 @@ pub struct ReqSrCounters {
     pub holes_rcvd: u64,
     /// Packets resent one by one (the engine's ranges, not a go-back).
     pub selective_resent: u64,
+    /// Resends of RCV-NXT found lost: a SACK named a packet first sent after the resend
+    /// while RCV-NXT was still missing, or no acknowledgment of it came within the
+    /// measured round trip's bound; it was resent again without waiting for the
+    /// retransmission timeout.
+    pub lost_resends: u64,
 }
 
 /// A requester's selective-retransmission state (kept apart from the requester so the
@@ -158,6 +56,11 @@ pub struct ReqSr {
     /// The engine runs: the peer echoed the capability.
     active: bool,
     resend: ResendSet,
+    /// The last resend of UNACK: its PSN and where new packets stood when it went out
+    /// (every PSN from there on was first sent after it).
+    una_resend: Option<(Psn, Psn)>,
+    /// When that resend counts as lost if UNACK has not moved (microseconds).
+    una_probe: Option<u64>,
     /// Statistics.
     pub counters: ReqSrCounters,
 }
@@ -176,6 +79,8 @@ impl ReqSr {
             ),
             active: false,
             resend: ResendSet::new(sq_psn),
+            una_resend: None,
+            una_probe: None,
             counters: ReqSrCounters::default(),
         }
     }
@@ -436,10 +341,16 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             };
             let at = e.first_psn.add(k);
             self.counters.resent_pkts += 1;
+            let (una, sent_high) = (self.una(), self.sent_high);
+            let now = env.now_us();
+            let probe = self.probe_us().map(|t| now.saturating_add(t));
             if let Some(sr) = self.sr.as_deref_mut() {
                 sr.counters.selective_resent += 1;
+                if at == una && used == 1 {
+                    sr.una_resend = Some((at, sent_high));
+                    sr.una_probe = probe;
+                }
             }
-            let now = env.now_us();
             let acts = self.feed(
                 env,
                 ReqEvent::Sent {
@@ -465,43 +376,75 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
     }
 
+    /// A SACK arrived: if it names a packet first sent after the last resend of its RCV-NXT,
+    /// and RCV-NXT is still missing, that resend was lost (the path delivered what followed
+    /// it): RCV-NXT is marked to go again now. Without this a lost resend of the hole at
+    /// UNACK waits for the retransmission timeout (the QP's local ACK timeout: tens of
+    /// milliseconds), unless the scheme sends an FNACK, which FaSR does only on its slow path.
+    /// A resend reordered behind later packets is sent once more for nothing (the responder
+    /// drops the duplicate).
+    pub(super) fn check_lost_resend(&mut self, rcv_nxt: Psn, sack_psn: Psn) {
+        let Some(sr) = self.sr.as_deref_mut() else {
+            return;
+        };
+        let Some((psn, high)) = sr.una_resend else {
+            return;
+        };
+        if psn != rcv_nxt {
+            if psn.before(rcv_nxt) {
+                // Acknowledged: nothing to watch.
+                sr.una_resend = None;
+            }
+            return;
+        }
+        if !sack_psn.before(high) {
+            sr.una_resend = None;
+            sr.una_probe = None;
+            sr.counters.lost_resends += 1;
+            sr.resend.mark(psn, 1);
+        }
+    }
+
+    /// How long a resend of UNACK may go unanswered before it counts as lost: the measured
+    /// round trip and four deviations, at least twice the round trip and
+    /// [`PROBE_MIN_US`]; none before a round trip was measured.
+    fn probe_us(&self) -> Option<u64> {
+        let (srtt, rttvar) = self.rtt_us();
+        (srtt != 0).then(|| {
+            srtt.saturating_add(4 * rttvar)
+                .max(2 * srtt)
+                .max(PROBE_MIN_US)
+        })
+    }
+
+    /// When the resend of UNACK counts as lost, if it is still unanswered.
+    pub(super) fn probe_deadline(&self) -> Option<u64> {
+        self.sr.as_deref().and_then(|sr| sr.una_probe)
+    }
+
+    /// The probe deadline passed: if UNACK is still the PSN resent, that resend was lost
+    /// (or its acknowledgment was): UNACK is marked to go again, without spending a retry
+    /// (the retransmission timeout, which does, runs on as before). A window so full that
+    /// no new packet follows the resend leaves no SACK to show its loss; this does.
+    pub(super) fn on_probe_deadline(&mut self, now: u64) {
+        let una = self.una();
+        let Some(sr) = self.sr.as_deref_mut() else {
+            return;
+        };
+        match sr.una_probe {
+            Some(d) if d <= now => {}
+            _ => return,
+        }
+        sr.una_probe = None;
+        if sr.active && sr.una_resend.is_some_and(|(p, _)| p == una) {
+            sr.una_resend = None;
+            sr.counters.lost_resends += 1;
+            sr.resend.mark(una, 1);
+        }
+    }
+
     /// True while marked PSNs wait to be resent.
     pub(super) fn resend_pending(&self) -> bool {
         self.sr.as_deref().is_some_and(|s| !s.resend.is_empty())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_resend_set_keeps_every_marked_psn_in_order() {
-        let mut r = ResendSet::new(Psn::new(0xfffff0));
-        r.mark(Psn::new(0xffffe0), 0x12); // Only 0xfffff0, 0xfffff1 are unacknowledged.
-        r.mark(Psn::new(5), 2);
-        r.mark(Psn::new(0xfffff0 + 200), 3); // Past the span: the earliest is kept.
-        r.mark(Psn::new(0xfffff0 + 150), 1);
-        let mut got = [0u32; 5];
-        for g in &mut got {
-            *g = r.take_first().unwrap().get();
-        }
-        assert_eq!(got, [0xfffff0, 0xfffff1, 5, 6, (0xfffff0 + 150) & 0xffffff]);
-        assert!(r.is_empty());
-    }
-
-    #[test]
-    fn advancing_and_clearing_forget_marks() {
-        let mut r = ResendSet::new(Psn::new(10));
-        r.mark(Psn::new(10), 20);
-        r.advance(Psn::new(15));
-        r.clear_range(Psn::new(16), Psn::new(18));
-        r.clear_from(Psn::new(25));
-        let mut got = [0u32; 8];
-        for g in &mut got {
-            *g = r.take_first().unwrap().get();
-        }
-        assert_eq!(got, [15, 18, 19, 20, 21, 22, 23, 24]);
-        assert!(r.take_first().is_none());
     }
 }

@@ -8,7 +8,7 @@ use core::ops::DerefMut;
 use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
-use crate::proto::rc::{Outcome, RcConfig, RcEnv, Service, MAX_UNACKED_PSNS};
+use crate::proto::rc::{Outcome, RcConfig, RcEnv, Service, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::ReqEvent;
 use crate::uabi::send_wqe::SendFlags;
 
@@ -23,6 +23,11 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             return Outcome::Error;
         }
         let marks = self.marks();
+        let window = if self.sr_active() {
+            SR_MAX_UNACKED_PSNS
+        } else {
+            MAX_UNACKED_PSNS
+        } as i32;
         while self.next < self.len {
             let una = self.una();
             // The entry is read in place (no per-packet copy of the WQE).
@@ -53,7 +58,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 continue;
             }
             let (psn, rd_atomic) = (e.first_psn.add(self.next_pkt), e.is_rd_atomic());
-            if rc && psn.diff(una) >= MAX_UNACKED_PSNS as i32 {
+            if rc && psn.diff(una) >= window {
                 break;
             }
             if rd_atomic && self.next_pkt == 0 && self.rd_atomic_out >= cfg.max_rd_atomic.max(1) {

@@ -38,6 +38,7 @@
 //! - `duplicate`: requests before ePSN.
 //! - `ack`: header-only responses: ACK, NAK, RNR NAK, atomic ACK.
 //! - `selective`: the SR format: placement, the engine, feedback.
+//! - `sack_coalesce`: FaSR's SACKs that only move sack-high, held back.
 //! - `recv_window`: SR: receive WQEs taken ahead, messages completed in order.
 
 mod ack;
@@ -47,6 +48,7 @@ mod read;
 mod recv_window;
 mod request;
 mod resources;
+mod sack_coalesce;
 mod selective;
 mod send;
 mod write;

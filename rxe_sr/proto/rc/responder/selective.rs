@@ -29,6 +29,7 @@
 use core::ops::DerefMut;
 
 use super::recv_window::{LastPacket, RecvSlot};
+use super::sack_coalesce::SackCoalescer;
 use super::Exec;
 use super::RdRes;
 use super::Responder;
@@ -36,6 +37,7 @@ use crate::proto::psn::Psn;
 use crate::proto::rc::sr::{encode_feedback, SrSetup};
 use crate::proto::rc::{nak, Outcome, RcConfig, RcEnv, RemoteErr, RemoteOp};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
+use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::{Action, ActionSink, Counters, Feedback, Recovery, RespEvent, Timer};
 use crate::proto::wire::caps::ResponderCaps;
 use crate::proto::wire::opcode::{OpInfo, OpKind};
@@ -54,6 +56,8 @@ pub struct RespSrCounters {
     pub aacks_sent: u64,
     /// SACKs sent.
     pub sacks_sent: u64,
+    /// SACKs held back (FaSR: they only moved sack-high by one; see `sack_coalesce`).
+    pub sacks_coalesced: u64,
     /// FNACKs sent.
     pub fnacks_sent: u64,
     /// HOLE acknowledgments sent (one per hole).
@@ -81,6 +85,8 @@ pub struct RespSr {
     pub(super) fetched: u32,
     /// SRNIC's slow-path timer.
     pub(super) deadline: Option<u64>,
+    /// FaSR's SACKs that only move sack-high, held back.
+    sacks: SackCoalescer,
     /// Statistics.
     pub counters: RespSrCounters,
 }
@@ -100,6 +106,7 @@ impl RespSr {
             active: false,
             fetched: 0,
             deadline: None,
+            sacks: SackCoalescer::new(matches!(setup.scheme(), Scheme::Fasr)),
             counters: RespSrCounters::default(),
         }
     }
@@ -141,6 +148,9 @@ struct Sink<'a> {
     /// The RCV-NXT an in-order arrival of the event's packet gives: an ACK past it is an
     /// AACK.
     in_order: Option<Psn>,
+    /// The event's packet asked for an acknowledgment (AckReq).
+    ack_req: bool,
+    sacks: &'a mut SackCoalescer,
     counters: &'a mut RespSrCounters,
 }
 
@@ -172,6 +182,10 @@ impl Sink<'_> {
                 if self.in_order.is_some_and(|p| rcv_nxt.after(p)) {
                     c.aacks_sent += 1;
                 }
+            }
+            Feedback::Sack { .. } if self.sacks.hold(fb, self.ack_req) => {
+                c.sacks_coalesced += 1;
+                return;
             }
             Feedback::Sack { .. } => c.sacks_sent += 1,
             Feedback::Fnack { .. } => c.fnacks_sent += 1,
@@ -496,7 +510,7 @@ impl<
         let psn = p.bth.psn;
         let quiet = (!p.bth.ack_req && psn == self.epsn).then_some(psn.next());
         let now = env.now_us();
-        self.feed(env, cfg, RespEvent::Data { psn, now }, quiet)
+        self.feed_with(env, cfg, RespEvent::Data { psn, now }, quiet, p.bth.ack_req)
     }
 
     /// Hands `ev` to the engine; its feedback goes out at once.
@@ -507,6 +521,19 @@ impl<
         ev: RespEvent,
         quiet: Option<Psn>,
     ) -> Fate {
+        self.feed_with(env, cfg, ev, quiet, true)
+    }
+
+    /// Hands `ev` (about a packet that asked for an acknowledgment if `ack_req`) to the
+    /// engine; its feedback goes out at once, but for the SACKs held back.
+    fn feed_with(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        ev: RespEvent,
+        quiet: Option<Psn>,
+        ack_req: bool,
+    ) -> Fate {
         let mut fate = Fate::default();
         let msn = self.msn;
         let in_order = match ev {
@@ -514,7 +541,10 @@ impl<
             RespEvent::Timer { .. } => None,
         };
         let Some(RespSr {
-            engine, counters, ..
+            engine,
+            counters,
+            sacks,
+            ..
         }) = self.sr.as_deref_mut()
         else {
             return fate;
@@ -528,6 +558,8 @@ impl<
                 fate: &mut fate,
                 quiet,
                 in_order,
+                ack_req,
+                sacks: &mut *sacks,
                 counters: &mut *counters,
             },
         );
@@ -543,6 +575,8 @@ impl<
                         fate: &mut fate,
                         quiet,
                         in_order,
+                        ack_req,
+                        sacks: &mut *sacks,
                         counters: &mut *counters,
                     },
                 )

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The PSNs a requester in the SR format is to resend: a bitmap over its unacknowledged
+//! window (from UNACK), so no `Retransmit` an engine asks for is dropped however many
+//! ranges one event produces.
+
+use crate::proto::psn::Psn;
+use crate::proto::rc::SR_MAX_UNACKED_PSNS;
+
+/// PSNs the bitmap spans from its base (UNACK): the SR window.
+const SPAN: u32 = SR_MAX_UNACKED_PSNS;
+const WORDS: usize = (SPAN / 64) as usize;
+const _: () = assert!(WORDS as u32 * 64 == SPAN && WORDS > 0);
+
+/// PSNs to resend, as a bitmap over `[base, base + SPAN)`; a PSN past it (only an RDMA
+/// READ's response range reaches that far) is kept as `far`, the earliest one.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ResendSet {
+    base: Psn,
+    bits: [u64; WORDS],
+    far: Option<Psn>,
+}
+
+impl ResendSet {
+    pub(super) const fn new(base: Psn) -> Self {
+        ResendSet {
+            base,
+            bits: [0; WORDS],
+            far: None,
+        }
+    }
+
+    fn set(&mut self, off: u32) {
+        if let Some(w) = self.bits.get_mut((off / 64) as usize) {
+            *w |= 1u64 << (off % 64);
+        }
+    }
+
+    fn clear(&mut self, off: u32) {
+        if let Some(w) = self.bits.get_mut((off / 64) as usize) {
+            *w &= !(1u64 << (off % 64));
+        }
+    }
+
+    /// Clears every bit at offset `from` and above.
+    fn clear_above(&mut self, from: u32) {
+        for (i, w) in self.bits.iter_mut().enumerate() {
+            let lo = i as u32 * 64;
+            if from <= lo {
+                *w = 0;
+            } else if from < lo + 64 {
+                *w &= (1u64 << (from - lo)) - 1;
+            }
+        }
+    }
+
+    /// Marks `count` PSNs from `first` (those before the base are acknowledged: skipped).
+    pub(super) fn mark(&mut self, first: Psn, count: u32) {
+        let skip = if first.before(self.base) {
+            self.base.distance_from(first)
+        } else {
+            0
+        };
+        if skip >= count {
+            return;
+        }
+        let start = first.add(skip);
+        let off = start.distance_from(self.base);
+        let n = count - skip;
+        let in_span = SPAN.saturating_sub(off).min(n);
+        for i in off..off + in_span {
+            self.set(i);
+        }
+        if in_span < n {
+            let p = start.add(in_span);
+            let earliest = match self.far {
+                Some(f) => p.before(f),
+                None => true,
+            };
+            if earliest {
+                self.far = Some(p);
+            }
+        }
+    }
+
+    /// UNACK moved to `una`: the bitmap shifts down by the distance.
+    pub(super) fn advance(&mut self, una: Psn) {
+        let d = una.diff(self.base);
+        if d <= 0 {
+            return;
+        }
+        let d = d.unsigned_abs();
+        if d >= SPAN {
+            self.bits = [0; WORDS];
+        } else {
+            let (words, bits) = ((d / 64) as usize, d % 64);
+            for i in 0..WORDS {
+                let lo = self.bits.get(i + words).copied().unwrap_or(0);
+                let hi = self.bits.get(i + words + 1).copied().unwrap_or(0);
+                self.bits[i] = if bits == 0 {
+                    lo
+                } else {
+                    (lo >> bits) | (hi << (64 - bits))
+                };
+            }
+        }
+        self.base = una;
+        if self.far.is_some_and(|f| f.before(una)) {
+            self.far = None;
+        }
+    }
+
+    /// Forgets the marks at and after `from` (a go-back resends all of them anyway).
+    pub(super) fn clear_from(&mut self, from: Psn) {
+        let d = from.diff(self.base);
+        self.clear_above(d.max(0).unsigned_abs());
+        if self.far.is_some_and(|f| !f.before(from)) {
+            self.far = None;
+        }
+    }
+
+    /// Forgets the marks in `[first, end)`.
+    pub(super) fn clear_range(&mut self, first: Psn, end: Psn) {
+        let mut p = if first.before(self.base) {
+            self.base
+        } else {
+            first
+        };
+        while p.before(end) {
+            let off = p.distance_from(self.base);
+            if off >= SPAN {
+                break;
+            }
+            self.clear(off);
+            p = p.next();
+        }
+        if self.far.is_some_and(|f| !f.before(first) && f.before(end)) {
+            self.far = None;
+        }
+    }
+
+    /// Takes the oldest marked PSN.
+    pub(super) fn take_first(&mut self) -> Option<Psn> {
+        for (i, w) in self.bits.iter_mut().enumerate() {
+            if *w != 0 {
+                let b = w.trailing_zeros();
+                *w &= !(1u64 << b);
+                return Some(self.base.add(i as u32 * 64 + b));
+            }
+        }
+        self.far.take()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0) && self.far.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Takes every marked PSN and checks them against `want`, in order.
+    fn expect(r: &mut ResendSet, want: impl IntoIterator<Item = u32>) {
+        for (i, w) in want.into_iter().enumerate() {
+            assert_eq!(r.take_first().map(Psn::get), Some(w), "mark {i}");
+        }
+        assert_eq!(r.take_first(), None);
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn the_resend_set_keeps_every_marked_psn_in_order() {
+        let mut r = ResendSet::new(Psn::new(0xfffff0));
+        r.mark(Psn::new(0xffffe0), 0x12); // Only 0xfffff0, 0xfffff1 are unacknowledged.
+        r.mark(Psn::new(5), 2);
+        r.mark(Psn::new(0xfffff0 + SPAN + 72), 3); // Past the span: the earliest is kept.
+        r.mark(Psn::new(0xfffff0 + 150), 1);
+        r.mark(Psn::new(0xfffff0 + SPAN - 1), 1); // The last bit of the span.
+        let m = |x: u32| x & 0xffffff;
+        expect(
+            &mut r,
+            [
+                0xfffff0,
+                0xfffff1,
+                5,
+                6,
+                m(0xfffff0 + 150),
+                m(0xfffff0 + SPAN - 1),
+                m(0xfffff0 + SPAN + 72),
+            ],
+        );
+    }
+
+    #[test]
+    fn advancing_and_clearing_forget_marks() {
+        let mut r = ResendSet::new(Psn::new(10));
+        r.mark(Psn::new(10), 20);
+        r.advance(Psn::new(15));
+        r.clear_range(Psn::new(16), Psn::new(18));
+        r.clear_from(Psn::new(25));
+        expect(&mut r, [15, 18, 19, 20, 21, 22, 23, 24]);
+    }
+
+    #[test]
+    fn advancing_shifts_across_words() {
+        // Marks spread over every word, then UNACK moves by amounts that are and are not
+        // multiples of the word size: every mark at or past UNACK survives, in order.
+        for step in [1u32, 63, 64, 65, 130, SPAN - 1] {
+            let mut r = ResendSet::new(Psn::new(1000));
+            for o in (0..SPAN).step_by(7) {
+                r.mark(Psn::new(1000 + o), 1);
+            }
+            r.advance(Psn::new(1000 + step));
+            expect(
+                &mut r,
+                (0..SPAN)
+                    .step_by(7)
+                    .filter(|&o| o >= step)
+                    .map(|o| 1000 + o),
+            );
+        }
+        let mut r = ResendSet::new(Psn::new(0));
+        r.mark(Psn::new(3), 1);
+        r.advance(Psn::new(SPAN + 5));
+        expect(&mut r, []);
+    }
+
+    #[test]
+    fn clear_from_cuts_inside_a_word() {
+        let mut r = ResendSet::new(Psn::new(0));
+        r.mark(Psn::new(60), 10); // 60..70 straddles words 0 and 1.
+        r.clear_from(Psn::new(66));
+        expect(&mut r, [60, 61, 62, 63, 64, 65]);
+    }
+}
