@@ -258,6 +258,25 @@ fn sender_rto_by_lost_cnt() {
 }
 
 #[test]
+fn a_fill_and_a_new_gap_between_two_sacks_do_not_cancel_out() {
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    sent(&mut qp, &mut pool, 20);
+    // 0, 1, 2 lost: the SACK of 3 says lost-cnt 3, and they are resent at once.
+    assert_eq!(retx(&tx(&mut qp, &mut pool, sack(0, 3, 3))), vec![(0, 3)]);
+    // The resent 0 fills RCV-NXT (the responder's lost-cnt falls to 2): an AACK of 1.
+    let ack = ReqEvent::Feedback { fb: Feedback::Ack { rcv_nxt: p(1) }, now: 20 };
+    assert!(retx(&tx(&mut qp, &mut pool, ack)).is_empty());
+    // Then 4 is lost and 5 arrives: lost-cnt 3 again, equal to the last SACK's but one
+    // more than the fill left. 4 is new loss, resent now.
+    assert_eq!(retx(&tx(&mut qp, &mut pool, sack(1, 5, 3))), vec![(4, 1)]);
+    // Without a fill, the same lost-cnt over a gap is a lost (or held) SACK: 6 arrived.
+    assert!(retx(&tx(&mut qp, &mut pool, sack(1, 7, 3))).is_empty());
+    let a = tx(&mut qp, &mut pool, ReqEvent::Timer { timer: Timer::Rto, now: 1000 });
+    assert_eq!(retx(&a), vec![(1, 1), (2, 1), (4, 1)]);
+}
+
+#[test]
 fn sender_answers_one_fnack_per_new_ack() {
     let mut pool = Pool::new();
     let mut qp = Qp::new(p(0), p(0), RTO);

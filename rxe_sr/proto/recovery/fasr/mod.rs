@@ -30,7 +30,10 @@
 //! - later, PSNs between sack-high and a SACK are retransmitted only when the SACK is not
 //!   contiguous with sack-high AND lost-cnt grew (else a SACK was lost, not data), or when
 //!   lost-cnt overflowed; without either, those PSNs count as SACKed too (the responder
-//!   may hold back SACKs that only move sack-high: `rc::responder`'s SACK coalescing);
+//!   may hold back SACKs that only move sack-high: `rc::responder`'s SACK coalescing).
+//!   "Grew" is measured against the last SACK's lost-cnt less one per UNACK move since
+//!   (each is a retransmission filling RCV-NXT, which lowered it), so a fill and a new gap
+//!   between two SACKs do not cancel out;
 //! - RTO by lost-cnt: > 1, retransmit UNACK and every bitmap zero up to sack-high; == 1,
 //!   UNACK only; 0 (no SACK seen: the whole window was lost), go back to UNACK;
 //! - FNACK: run the RTO action early, at most once until a new ACK arrives.
@@ -47,7 +50,9 @@
 //! - RTO values are IRN's RTO_low/RTO_high pair ([`RtoConfig`]).
 //! - One SR-state pointer byte per QP and direction is the per-QP cost.
 
-use super::util::{drop_pkt, go_back, retransmit, send, span, ReqBase};
+mod requester;
+
+use super::util::{drop_pkt, send, span, ReqBase};
 use super::{
     Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
 };
@@ -78,6 +83,9 @@ pub struct Fasr {
     tx_gbn_until: Psn,
     /// An FNACK was answered since the last new ACK.
     fnack_answered: bool,
+    /// Times UNACK moved since the last SACK: the responder's lost-cnt fell by one for
+    /// each (a retransmission filled RCV-NXT).
+    tx_fills: u8,
     // Responder.
     rcv_nxt: Psn,
     rx_unit: Option<UnitId>,
@@ -101,6 +109,7 @@ impl Fasr {
             tx_gbn: false,
             tx_gbn_until: sq_psn,
             fnack_answered: false,
+            tx_fills: 0,
             rcv_nxt: rq_psn,
             rx_unit: None,
             rx_gbn: false,
@@ -453,204 +462,6 @@ impl Fasr {
             pool.set_run(u, base, sack_high.next());
         }
         true
-    }
-
-    // ----------------------------------------------------------------- requester
-
-    fn tx_retransmit(&mut self, from: Psn, to: Psn, out: &mut dyn ActionSink) {
-        // Clip to the outstanding window [una, snd_nxt).
-        let from = if from.before(self.req.una) {
-            self.req.una
-        } else {
-            from
-        };
-        let to = if to.after(self.req.snd_nxt) {
-            self.req.snd_nxt
-        } else {
-            to
-        };
-        retransmit(out, &mut self.counters, from, span(from, to));
-    }
-
-    fn tx_feedback(
-        &mut self,
-        pool: &mut dyn SrPoolOps,
-        fb: Feedback,
-        now: u64,
-        out: &mut dyn ActionSink,
-    ) {
-        if self.req.on_cum_ack(fb.rcv_nxt(), now, &self.rto, out) {
-            self.fnack_answered = false;
-            let una = self.req.una;
-            if self.tx_gbn && !una.before(self.tx_gbn_until) {
-                self.tx_gbn = false;
-            }
-            if let Some(u) = self.tx_unit {
-                match pool.unit(u).copied() {
-                    Some(st)
-                        if una.after(st.sack_high)
-                            && !(st.gbn && una.before(self.tx_gbn_until)) =>
-                    {
-                        pool.free_unit(u);
-                        self.tx_unit = None;
-                    }
-                    Some(_) => pool.release_before(u, una),
-                    None => self.tx_unit = None,
-                }
-            }
-        }
-        match fb {
-            Feedback::Ack { .. } | Feedback::Holes { .. } => {}
-            Feedback::Nak { rcv_nxt } => {
-                // The responder fell back to go-back-N.
-                if self.req.outstanding(rcv_nxt) {
-                    go_back(out, &mut self.counters, rcv_nxt);
-                    self.req.restart_rto(now, &self.rto, out);
-                }
-            }
-            Feedback::Fnack { .. } => {
-                if !self.fnack_answered && self.req.in_flight() > 0 {
-                    self.fnack_answered = true;
-                    self.counters.fnacks_answered = self.counters.fnacks_answered.saturating_add(1);
-                    self.tx_rto_action(pool, out);
-                    self.req.restart_rto(now, &self.rto, out);
-                }
-            }
-            Feedback::Sack {
-                sack_psn,
-                lost_cnt,
-                overflow,
-                ..
-            } => self.tx_sack(pool, sack_psn, lost_cnt.min(LOST_CNT_MAX), overflow, out),
-        }
-    }
-
-    fn tx_sack(
-        &mut self,
-        pool: &mut dyn SrPoolOps,
-        s: Psn,
-        lost_cnt: u8,
-        overflow: bool,
-        out: &mut dyn ActionSink,
-    ) {
-        if !self.req.outstanding(s) || s == self.req.una || self.tx_gbn {
-            return;
-        }
-        let una = self.req.una;
-        let Some(u) = self.tx_unit.filter(|&u| pool.unit(u).is_some()) else {
-            // Enter loss recovery: retransmit UNACK .. SACK at once, whatever lost-cnt.
-            self.tx_retransmit(una, s, out);
-            let Ok(u) = pool.alloc_unit() else {
-                self.tx_gbn = true;
-                self.tx_gbn_until = self.req.snd_nxt;
-                self.fallback(out);
-                return;
-            };
-            self.tx_unit = Some(u);
-            let is_slow = slow(lost_cnt, overflow);
-            if let Some(st) = pool.unit_mut(u) {
-                st.sack_high = s;
-                st.lost_cnt = lost_cnt;
-                st.overflow = overflow;
-            }
-            if is_slow {
-                pool.start_chain(u, una.next());
-                if pool.cover(u, s).is_ok() {
-                    pool.set(u, s);
-                } else {
-                    self.tx_unit_gbn(pool, u, out);
-                }
-            }
-            self.op(is_slow);
-            return;
-        };
-        let Some(st) = pool.unit(u).copied() else {
-            return;
-        };
-        let was_slow = slow(st.lost_cnt, st.overflow);
-        let now_slow = slow(lost_cnt, overflow);
-        self.op(now_slow);
-        if s.after(st.sack_high) {
-            let discontinuous = s != st.sack_high.next();
-            let new_loss = discontinuous && (lost_cnt > st.lost_cnt || overflow);
-            if new_loss {
-                // New data loss (not a lost SACK): retransmit the gap now.
-                self.tx_retransmit(st.sack_high.next(), s, out);
-            }
-            if now_slow && !st.gbn {
-                let mut ok = true;
-                if !was_slow {
-                    ok = self.enter_slow(pool, u, una, st.sack_high);
-                }
-                ok = ok && pool.cover(u, s).is_ok();
-                if ok {
-                    // Without new loss, what lies between sack-high and this SACK arrived
-                    // too: its SACKs were lost, or held back by the responder.
-                    let from = if new_loss { s } else { st.sack_high.next() };
-                    pool.set_run(u, from, s.next());
-                } else {
-                    self.tx_unit_gbn(pool, u, out);
-                }
-            }
-            if let Some(st) = pool.unit_mut(u) {
-                st.sack_high = s;
-            }
-        } else if was_slow && !st.gbn && !s.before(st.bm_base) {
-            pool.set(u, s);
-        }
-        if let Some(st) = pool.unit_mut(u) {
-            st.lost_cnt = lost_cnt;
-            st.overflow = st.overflow || overflow;
-            if was_slow && !now_slow && !st.gbn {
-                st.overflow = false;
-                st.compression_cnt = 0;
-                pool.free_chain(u);
-            }
-        }
-    }
-
-    /// The requester's bitmap ran out: it keeps its unit but recovers by go-back-N.
-    fn tx_unit_gbn(&mut self, pool: &mut dyn SrPoolOps, u: UnitId, out: &mut dyn ActionSink) {
-        if let Some(st) = pool.unit_mut(u) {
-            st.gbn = true;
-        }
-        self.tx_gbn_until = self.req.snd_nxt;
-        self.fallback(out);
-    }
-
-    /// The RTO action by lost-cnt (also run early for an FNACK).
-    fn tx_rto_action(&mut self, pool: &mut dyn SrPoolOps, out: &mut dyn ActionSink) {
-        let una = self.req.una;
-        let st = self.tx_unit.and_then(|u| pool.unit(u).copied());
-        match (self.tx_unit, st) {
-            (Some(u), Some(st))
-                if !st.gbn && st.sack_high.after(una) && slow(st.lost_cnt, st.overflow) =>
-            {
-                self.op(true);
-                self.tx_retransmit(una, una.next(), out);
-                // Bitmap zeros between UNACK and sack-high; PSNs before bm_base form the
-                // compressed run, known received.
-                let from = if st.bm_base.after(una) {
-                    st.bm_base
-                } else {
-                    una.next()
-                };
-                let end = st.sack_high.next();
-                let mut emit = |first: Psn, count: u32| {
-                    retransmit(out, &mut self.counters, first, count);
-                };
-                pool.for_each_zero(u, from, span(from, end), &mut emit);
-            }
-            (Some(_), Some(st)) if !st.gbn && st.sack_high.after(una) && st.lost_cnt == 1 => {
-                self.op(false);
-                self.tx_retransmit(una, una.next(), out);
-            }
-            _ => {
-                // lost-cnt 0: the whole window was lost (or we are in go-back-N). Not an SR
-                // operation: nothing is selective about it, so neither path counts it.
-                go_back(out, &mut self.counters, una);
-            }
-        }
     }
 }
 
