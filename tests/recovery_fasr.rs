@@ -192,6 +192,34 @@ fn lost_cnt_overflows_past_three_bits() {
 }
 
 #[test]
+fn an_overflowed_lost_cnt_counts_again_once_the_bitmap_holds_seven_holes() {
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    // Holes 0, 2, 4, .., 16 (nine) under arrivals 1, 3, .., 17: overflowed.
+    for s in (1..=17).step_by(2) {
+        rx(&mut qp, &mut pool, s);
+    }
+    let a = rx(&mut qp, &mut pool, 18);
+    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(0), sack_psn: p(18), lost_cnt: 7, overflow: true }]);
+    // 0 filled: eight holes left, still overflowed.
+    assert!(rx(&mut qp, &mut pool, 0).contains(&Action::Advance { rcv_nxt: p(2) }));
+    let a = rx(&mut qp, &mut pool, 19);
+    assert!(matches!(sent_fb(&a)[..], [Feedback::Sack { overflow: true, .. }]), "{a:?}");
+    // 2 filled: seven holes (4, 6, .., 16), which lost-cnt counts exactly again.
+    assert!(rx(&mut qp, &mut pool, 2).contains(&Action::Advance { rcv_nxt: p(4) }));
+    let a = rx(&mut qp, &mut pool, 20);
+    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(4), sack_psn: p(20), lost_cnt: 7, overflow: false }]);
+    // And falls by one per fill from there.
+    rx(&mut qp, &mut pool, 4);
+    let a = rx(&mut qp, &mut pool, 21);
+    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(6), sack_psn: p(21), lost_cnt: 6, overflow: false }]);
+    for s in (6..=16).step_by(2) {
+        rx(&mut qp, &mut pool, s);
+    }
+    assert_eq!((pool.used_units(), pool.used_blocks()), (0, 0), "recovery complete");
+}
+
+#[test]
 fn exhausted_pool_falls_back_to_gbn_until_recovery_completes() {
     // One unit, one block of 16 bits.
     let mut pool: SrPool<1, 1, 16> = SrPool::new();

@@ -18,8 +18,10 @@
 //!   bits, and the chain starts after it.
 //! - FNACK: a packet between RCV-NXT and sack-high on the slow path means a retransmission
 //!   was lost: it is discarded and its PSN returned in an FNACK.
-//! - lost-cnt is 3 bits: past 7 it overflows, stays put until recovery completes, RCV-NXT
-//!   comes from the bitmap alone and the SACKs carry the overflow flag.
+//! - lost-cnt is 3 bits: past 7 it overflows, stays put, RCV-NXT comes from the bitmap
+//!   alone and the SACKs carry the overflow flag, until a retransmission filling RCV-NXT
+//!   leaves at most 7 zeros in the bitmap up to sack-high: lost-cnt is then their count
+//!   (the paper keeps the overflow until recovery completes; see `rx_recovery`).
 //! - pool exhausted: the QP falls back to go-back-N (out-of-order packets it cannot record
 //!   are dropped, one NAK sequence error per gap), keeps what it recorded, and returns to
 //!   SR only when this recovery completes (§III-D).
@@ -312,11 +314,12 @@ impl Fasr {
                 self.ack(out);
                 return;
             }
-            let lost_cnt = if st.overflow {
+            let mut lost_cnt = if st.overflow {
                 st.lost_cnt
             } else {
                 st.lost_cnt.saturating_sub(1)
             };
+            let mut overflow = st.overflow;
             let end = st.sack_high.next();
             // Skip the compressed run, then query the bitmap from its head.
             let mut next = psn.next().add(u32::from(st.compression_cnt));
@@ -329,6 +332,18 @@ impl Fasr {
                 next = pool.first_zero(u, next, span(next, end));
             }
             pool.release_before(u, next);
+            if overflow && next.before(end) {
+                // Overflowed: the bitmap knows how many are still missing. Back under
+                // eight, lost-cnt counts again (choice: the 3-bit counter of the paper's
+                // hardware stays saturated until recovery completes, which a recovery
+                // that new losses keep extending may never do).
+                let mut missing = 0u32;
+                pool.for_each_zero(u, next, span(next, end), &mut |_, n| missing += n);
+                if missing <= u32::from(LOST_CNT_MAX) {
+                    lost_cnt = missing as u8;
+                    overflow = false;
+                }
+            }
             self.advance_to(next, out);
             if !next.before(end) {
                 // Recovery complete: back to the normal state (and to SR after a fallback).
@@ -337,6 +352,7 @@ impl Fasr {
             } else if let Some(st) = pool.unit_mut(u) {
                 st.compression_cnt = 0;
                 st.lost_cnt = lost_cnt;
+                st.overflow = overflow;
                 if !st.overflow && lost_cnt <= 1 {
                     // Back on the fast path: only RCV-NXT is missing; drop the bitmap.
                     pool.free_chain(u);
