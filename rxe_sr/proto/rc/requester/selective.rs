@@ -56,13 +56,22 @@ pub struct ReqSr {
     /// The engine runs: the peer echoed the capability.
     active: bool,
     resend: ResendSet,
-    /// The last resend of UNACK: its PSN and where new packets stood when it went out
-    /// (every PSN from there on was first sent after it).
-    una_resend: Option<(Psn, Psn)>,
-    /// When that resend counts as lost if UNACK has not moved (microseconds).
-    una_probe: Option<u64>,
+    /// The last resend of UNACK, watched for its loss until UNACK moves past it.
+    una_resend: Option<UnaResend>,
     /// Statistics.
     pub counters: ReqSrCounters,
+}
+
+/// A resend of UNACK, watched for its loss.
+#[derive(Clone, Copy, Debug)]
+struct UnaResend {
+    /// The PSN resent (UNACK when it went out, and while this is kept).
+    psn: Psn,
+    /// Where new packets stood when it went out: every PSN from here on was first sent
+    /// after it.
+    sent_high: Psn,
+    /// When it counts as lost if still unanswered (none before a round trip was measured).
+    probe_at: Option<u64>,
 }
 
 impl ReqSr {
@@ -80,7 +89,6 @@ impl ReqSr {
             active: false,
             resend: ResendSet::new(sq_psn),
             una_resend: None,
-            una_probe: None,
             counters: ReqSrCounters::default(),
         }
     }
@@ -98,6 +106,15 @@ impl ReqSr {
     /// Gives the engine's shared resources back to the device (QP reset, error, destroy).
     pub fn release(&mut self, shared: &mut (dyn SharedPools + 'static)) {
         self.engine.release(shared);
+    }
+
+    /// The watched resend of UNACK was lost: UNACK is marked to go again, spending no
+    /// retry.
+    fn resend_una_again(&mut self) {
+        if let Some(r) = self.una_resend.take() {
+            self.counters.lost_resends += 1;
+            self.resend.mark(r.psn, 1);
+        }
     }
 }
 
@@ -234,6 +251,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             self.retry_psn = None;
             if let Some(sr) = self.sr.as_deref_mut() {
                 sr.resend.advance(una);
+                if sr.una_resend.is_some_and(|r| r.psn.before(una)) {
+                    sr.una_resend = None;
+                }
             }
             self.retire(env, cfg);
         }
@@ -341,14 +361,16 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             };
             let at = e.first_psn.add(k);
             self.counters.resent_pkts += 1;
-            let (una, sent_high) = (self.una(), self.sent_high);
             let now = env.now_us();
-            let probe = self.probe_us().map(|t| now.saturating_add(t));
+            let watch = (at == self.una() && used == 1).then(|| UnaResend {
+                psn: at,
+                sent_high: self.sent_high,
+                probe_at: self.probe_us().map(|t| now.saturating_add(t)),
+            });
             if let Some(sr) = self.sr.as_deref_mut() {
                 sr.counters.selective_resent += 1;
-                if at == una && used == 1 {
-                    sr.una_resend = Some((at, sent_high));
-                    sr.una_probe = probe;
+                if watch.is_some() {
+                    sr.una_resend = watch;
                 }
             }
             let acts = self.feed(
@@ -384,24 +406,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// A resend reordered behind later packets is sent once more for nothing (the responder
     /// drops the duplicate).
     pub(super) fn check_lost_resend(&mut self, rcv_nxt: Psn, sack_psn: Psn) {
-        let Some(sr) = self.sr.as_deref_mut() else {
-            return;
-        };
-        let Some((psn, high)) = sr.una_resend else {
-            return;
-        };
-        if psn != rcv_nxt {
-            if psn.before(rcv_nxt) {
-                // Acknowledged: nothing to watch.
-                sr.una_resend = None;
+        if let Some(sr) = self.sr.as_deref_mut() {
+            if sr
+                .una_resend
+                .is_some_and(|r| r.psn == rcv_nxt && !sack_psn.before(r.sent_high))
+            {
+                sr.resend_una_again();
             }
-            return;
-        }
-        if !sack_psn.before(high) {
-            sr.una_resend = None;
-            sr.una_probe = None;
-            sr.counters.lost_resends += 1;
-            sr.resend.mark(psn, 1);
         }
     }
 
@@ -419,7 +430,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
 
     /// When the resend of UNACK counts as lost, if it is still unanswered.
     pub(super) fn probe_deadline(&self) -> Option<u64> {
-        self.sr.as_deref().and_then(|sr| sr.una_probe)
+        self.sr.as_deref()?.una_resend?.probe_at
     }
 
     /// The probe deadline passed: if UNACK is still the PSN resent, that resend was lost
@@ -427,19 +438,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// (the retransmission timeout, which does, runs on as before). A window so full that
     /// no new packet follows the resend leaves no SACK to show its loss; this does.
     pub(super) fn on_probe_deadline(&mut self, now: u64) {
-        let una = self.una();
         let Some(sr) = self.sr.as_deref_mut() else {
             return;
         };
-        match sr.una_probe {
-            Some(d) if d <= now => {}
-            _ => return,
-        }
-        sr.una_probe = None;
-        if sr.active && sr.una_resend.is_some_and(|(p, _)| p == una) {
-            sr.una_resend = None;
-            sr.counters.lost_resends += 1;
-            sr.resend.mark(una, 1);
+        if sr
+            .una_resend
+            .is_some_and(|r| r.probe_at.is_some_and(|d| d <= now))
+        {
+            sr.resend_una_again();
         }
     }
 
