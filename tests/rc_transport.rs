@@ -105,11 +105,34 @@ struct Env<'a> {
     sr_packets: &'a mut u64,
 }
 
+thread_local! {
+    /// Every Nth request packet offered to the egress queue is refused as `TxError::Busy`
+    /// (0: never), and how many were refused: a full local queue, on this thread's nets.
+    static BUSY_EVERY: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static TX_OFFERED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static BUSY_REFUSED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn is_request(kind: OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Send | OpKind::RdmaWrite | OpKind::RdmaReadRequest | OpKind::CompareSwap | OpKind::FetchAdd | OpKind::AtomicWrite
+    )
+}
+
 impl RcEnv for Env<'_> {
     fn now_us(&self) -> u64 {
         self.now
     }
     fn transmit(&mut self, hdr: &PacketRepr<'_>, payload: PayloadSrc<'_>, len: u32) -> Result<(), TxError> {
+        let every = BUSY_EVERY.get();
+        if every > 0 && hdr.bth.opcode.info().is_some_and(|i| is_request(i.kind)) {
+            TX_OFFERED.set(TX_OFFERED.get() + 1);
+            if TX_OFFERED.get().is_multiple_of(every) {
+                BUSY_REFUSED.set(BUSY_REFUSED.get() + 1);
+                return Err(TxError::Busy);
+            }
+        }
         let mut data = vec![0u8; len as usize];
         match payload {
             PayloadSrc::None => assert_eq!(len, 0),
@@ -351,15 +374,7 @@ impl Net {
         if dst.error {
             return out;
         }
-        let request = matches!(
-            p.bth.opcode.info().unwrap().kind,
-            OpKind::Send
-                | OpKind::RdmaWrite
-                | OpKind::RdmaReadRequest
-                | OpKind::CompareSwap
-                | OpKind::FetchAdd
-                | OpKind::AtomicWrite
-        );
+        let request = is_request(p.bth.opcode.info().unwrap().kind);
         let o = dst.with_env(now, &mut out, |req, resp, cfg, env| {
             if !request {
                 return req.on_response(env, cfg, &p);
@@ -1411,3 +1426,32 @@ fn long_reads_complete_with_every_byte_under_loss_in_every_scheme() {
     }
 }
 
+
+#[test]
+fn a_packet_the_egress_queue_refuses_is_offered_again_not_lost() {
+    // A full local queue refuses every 30th request packet offered (each refusal pauses
+    // the requester well inside the retransmission timeout): nothing is lost, so nothing
+    // may need resending (a refusal taken for a loss would be resent after a timeout or a
+    // NAK), and every byte arrives once, in every scheme.
+    BUSY_EVERY.set(30);
+    for scheme in [Scheme::Gbn, Scheme::Fasr, Scheme::Srnic, Scheme::Irn, Scheme::Melo] {
+        BUSY_REFUSED.set(0);
+        let mut n = mixed_with(Service::Rc, Link::CLEAN, scheme, scheme);
+        check_mixed_data(&mut n, true);
+        assert!(BUSY_REFUSED.get() >= 4, "{scheme:?}: the queue refused {}", BUSY_REFUSED.get());
+        let c = n.a.req.counters;
+        assert_eq!((c.resent_pkts, c.timeouts, c.retries), (0, 0, 0), "{scheme:?}: {c:?}");
+        if scheme != Scheme::Gbn {
+            release_and_check_pools(&mut n);
+        }
+    }
+    // Under loss too, the refusals and the losses together: exactly once.
+    for scheme in [Scheme::Gbn, Scheme::Fasr, Scheme::Srnic, Scheme::Irn, Scheme::Melo] {
+        for seed in [3u64, 5, 8] {
+            let link = Link { loss_ppm: 30_000, dup_ppm: 10_000, reorder_ppm: 10_000, seed };
+            let mut n = mixed_with(Service::Rc, link, scheme, scheme);
+            check_mixed_data(&mut n, true);
+        }
+    }
+    BUSY_EVERY.set(0);
+}

@@ -21,3 +21,9 @@ pub(crate) fn eaddrinuse() -> Error {
 pub(crate) fn eafnosupport() -> Error {
     from_uapi(kernel::bindings::EAFNOSUPPORT)
 }
+
+/// ENOBUFS: no buffer space; from [`crate::kx::skbuff::TxSkb::xmit`], the egress queue
+/// (the qdisc) was full and dropped the packet.
+pub(crate) fn enobufs() -> Error {
+    from_uapi(kernel::bindings::ENOBUFS)
+}

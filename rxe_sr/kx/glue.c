@@ -632,7 +632,15 @@ int rxe_sr_glue_xmit(struct sk_buff *skb)
 	int err = skb->protocol == htons(ETH_P_IP) ? ip_local_out(net, NULL, skb) :
 						       ip6_local_out(net, NULL, skb);
 
-	return err < 0 ? err : 0;
+	/*
+	 * A positive value is the qdisc's verdict: NET_XMIT_DROP (a full queue, e.g. netem's
+	 * limit) means the packet never left, reported as -ENOBUFS so that the requester offers
+	 * it again instead of leaving it to loss recovery. netem's own random loss answers
+	 * success (the sender cannot tell), and NET_XMIT_CN counts as sent (net_xmit_eval).
+	 */
+	if (err > 0)
+		return net_xmit_eval(err) ? -ENOBUFS : 0;
+	return err;
 }
 
 /* ---- xarray lookups under the xarray's lock (entries may be erased concurrently) ---- */

@@ -187,7 +187,8 @@ impl TxSkb {
         }
     }
 
-    /// Hands the datagram to the IP layer, which consumes it.
+    /// Hands the datagram to the IP layer, which consumes it. [`crate::kx::error::enobufs`]:
+    /// the egress queue was full and dropped it (it never left).
     pub(crate) fn xmit(self) -> Result {
         let p = self.0.into_raw();
         // SAFETY: a finished skb of ours, whose ownership passes to the IP layer.

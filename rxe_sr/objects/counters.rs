@@ -100,10 +100,14 @@ pub(crate) enum Counter {
     SrLostResends = 38,
     /// FaSR SACKs held back: they only moved sack-high by one (rxe_sr's).
     SrSacksCoalesced = 39,
+    /// Packets the egress queue refused because it was full (e.g. netem's limit); a
+    /// request packet is offered again later, a response is left to the requester's
+    /// recovery (rxe_sr's).
+    SendBusy = 40,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 40;
+pub(crate) const COUNT: usize = 41;
 
 /// Statistics read from the device's SR pools when asked (not counters), after the
 /// counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use now), `sr_pool_units_peak` (most FaSR SR-pool units in use at once), `sr_pool_blocks` (FaSR bitmap blocks in use now), `sr_pool_blocks_peak` (most FaSR bitmap blocks in use at once), `sr_pool_exhaustions` (FaSR pool allocations that failed), `melo_pool_blocks` (MELO bits blocks in use now), `melo_pool_blocks_peak` (most MELO bits blocks in use at once), `melo_pool_exhaustions` (MELO pool allocations that failed).
@@ -151,6 +155,7 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"sr_onload_queue_peak",
     c"sr_lost_resends",
     c"sr_sacks_coalesced",
+    c"send_busy",
     c"sr_pool_units",
     c"sr_pool_units_peak",
     c"sr_pool_blocks",

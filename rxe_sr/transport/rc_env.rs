@@ -192,6 +192,10 @@ impl RcEnv for KEnv<'_> {
                 Ok(())
             }
             Err(crate::net::tx::SendError::Fill(e)) => Err(e),
+            Err(crate::net::tx::SendError::Net(e)) if e == crate::kx::error::enobufs() => {
+                dev.counters().inc(Counter::SendBusy);
+                Err(TxError::Busy)
+            }
             Err(crate::net::tx::SendError::Net(_)) => Err(TxError::Dropped),
         }
     }

@@ -150,6 +150,10 @@ pub enum TxError {
     Local(WcStatus),
     /// The packet was lost before the wire (no memory, no route): RC retransmits.
     Dropped,
+    /// The local egress queue was full and refused the packet: it never left, nothing about
+    /// it changed, and the sender offers it again later (rather than leaving it to the
+    /// peer's loss detection: a full queue is the sender's own back-pressure, not loss).
+    Busy,
 }
 
 /// What the transport asks of its surroundings.

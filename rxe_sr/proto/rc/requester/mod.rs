@@ -73,6 +73,11 @@ pub struct ReqCounters {
     pub rnr_retry_exceeded: u64,
 }
 
+/// How long the requester waits after the egress queue refused a packet before it offers
+/// that packet again (the kernel's timer rounds it up to a jiffy). The queue drains at the
+/// link's rate meanwhile; trying at once would only build and drop the same skb again.
+pub(super) const TX_BUSY_WAIT_US: u64 = 200;
+
 /// The requester and completer of one connected QP, over a slot ring `S`, with its
 /// selective-retransmission state in `E` when its device runs an SR scheme.
 pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> {
@@ -97,6 +102,8 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     read_msn: u32,
     rto_deadline: Option<u64>,
     rnr_deadline: Option<u64>,
+    /// The egress queue refused a packet: sending waits until then ([`TX_BUSY_WAIT_US`]).
+    busy_deadline: Option<u64>,
     retries_left: u8,
     rnr_left: u8,
     /// A go-back to this PSN was made and nothing was acknowledged since.
@@ -143,6 +150,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             read_msn: 0,
             rto_deadline: None,
             rnr_deadline: None,
+            busy_deadline: None,
             retries_left: cfg.retry_cnt,
             rnr_left: cfg.rnr_retry,
             retry_psn: None,

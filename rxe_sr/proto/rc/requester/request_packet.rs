@@ -20,6 +20,31 @@ use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp};
 
+/// Why a request packet was not sent.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum PacketError {
+    /// The work request fails with this status.
+    Failed(WcStatus),
+    /// The egress queue was full ([`TxError::Busy`]): the same packet goes again later.
+    Busy,
+}
+
+impl From<WcStatus> for PacketError {
+    fn from(s: WcStatus) -> Self {
+        PacketError::Failed(s)
+    }
+}
+
+/// What `transmit` said, for a request packet: lost packets are the peer's to detect, a
+/// refused one is offered again.
+fn request_sent(r: Result<(), TxError>) -> Result<(), PacketError> {
+    match r {
+        Ok(()) | Err(TxError::Dropped) => Ok(()),
+        Err(TxError::Busy) => Err(PacketError::Busy),
+        Err(TxError::Local(s)) => Err(PacketError::Failed(s)),
+    }
+}
+
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// Builds and transmits packet `k` of entry `e` with BTH TVer and Resv7 `marks`.
     /// Returns (the entry is fully sent, PSNs this packet accounts for).
@@ -31,7 +56,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         e: &SqEntry,
         k: u32,
         marks: CapAnswer,
-    ) -> Result<(bool, u32), WcStatus> {
+    ) -> Result<(bool, u32), PacketError> {
         let uc = cfg.service == Service::Uc;
         let marks = if uc {
             CapAnswer { tver: 0, resv7: 0 }
@@ -93,10 +118,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                     ext,
                     payload: &[],
                 };
-                match env.transmit(&hdr, PayloadSrc::Bytes(&value), 8) {
-                    Ok(()) | Err(TxError::Dropped) => {}
-                    Err(TxError::Local(s)) => return Err(s),
-                }
+                request_sent(env.transmit(&hdr, PayloadSrc::Bytes(&value), 8))?;
                 *noack_pkts = 0;
                 return Ok((true, 1));
             }
@@ -172,15 +194,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 (Opcode(code), plen, 1)
             }
         };
-        if !ack_req {
-            *noack_pkts += 1;
-            if *noack_pkts >= MAX_PKT_PER_ACK {
-                ack_req = true;
-            }
-        }
-        if ack_req {
-            *noack_pkts = 0;
-        }
+        // The count moves only once the packet is out: a refused packet asks again.
+        ack_req |= noack_pkts.saturating_add(1) >= MAX_PKT_PER_ACK;
         let hdr = PacketRepr {
             bth: BthRepr {
                 opcode,
@@ -210,10 +225,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             },
             Payload::None => PayloadSrc::None,
         };
-        match env.transmit(&hdr, src, plen) {
-            Ok(()) | Err(TxError::Dropped) => {}
-            Err(TxError::Local(s)) => return Err(s),
-        }
+        request_sent(env.transmit(&hdr, src, plen))?;
+        *noack_pkts = if ack_req { 0 } else { *noack_pkts + 1 };
         let done = last || matches!(e.wqe.op, SendOp::RdmaRead { .. });
         Ok((done, used))
     }
@@ -228,7 +241,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         k: u32,
         len: u32,
         marks: CapAnswer,
-    ) -> Result<(), WcStatus> {
+    ) -> Result<(), PacketError> {
         let SendOp::RdmaRead { remote } = e.wqe.op else {
             return Ok(());
         };
@@ -257,9 +270,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             },
             payload: &[],
         };
-        match env.transmit(&hdr, PayloadSrc::None, 0) {
-            Ok(()) | Err(TxError::Dropped) => Ok(()),
-            Err(TxError::Local(s)) => Err(s),
-        }
+        request_sent(env.transmit(&hdr, PayloadSrc::None, 0))
     }
 }

@@ -20,10 +20,15 @@ const MAX_BACKOFF: u32 = 6;
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// The earliest pending timer deadline, in microseconds.
     pub fn deadline(&self) -> Option<u64> {
-        [self.rto_deadline, self.rnr_deadline, self.probe_deadline()]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.rto_deadline,
+            self.rnr_deadline,
+            self.busy_deadline,
+            self.probe_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// A timer deadline passed (the caller's timer fired at or after [`Self::deadline`]).
@@ -31,6 +36,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         let now = env.now_us();
         if self.rnr_deadline.is_some_and(|d| d <= now) {
             self.rnr_deadline = None;
+        }
+        if self.busy_deadline.is_some_and(|d| d <= now) {
+            self.busy_deadline = None;
         }
         self.on_probe_deadline(now);
         if self.rto_deadline.is_some_and(|d| d <= now) {

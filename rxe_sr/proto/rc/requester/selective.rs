@@ -15,6 +15,7 @@
 
 use core::ops::DerefMut;
 
+use super::request_packet::PacketError;
 use super::resend_set::ResendSet;
 use super::Requester;
 use super::SqEntry;
@@ -357,7 +358,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 Self::send_packet(env, cfg, self.pmtu.get(), &mut self.noack_pkts, e, k, marks);
             let used = match sent {
                 Ok((_, used)) => used,
-                Err(status) => return self.fail_entry(env, cfg, i, status),
+                Err(PacketError::Busy) => {
+                    if let Some(sr) = self.sr.as_deref_mut() {
+                        sr.resend.mark(psn, 1);
+                    }
+                    self.wait_busy(env);
+                    return Outcome::Ok;
+                }
+                Err(PacketError::Failed(status)) => return self.fail_entry(env, cfg, i, status),
             };
             let at = e.first_psn.add(k);
             self.counters.resent_pkts += 1;

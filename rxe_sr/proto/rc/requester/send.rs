@@ -5,9 +5,11 @@
 
 use core::ops::DerefMut;
 
+use super::request_packet::PacketError;
 use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
+use super::TX_BUSY_WAIT_US;
 use crate::proto::rc::{Outcome, RcConfig, RcEnv, Service, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::ReqEvent;
 use crate::uabi::send_wqe::SendFlags;
@@ -15,12 +17,15 @@ use crate::uabi::send_wqe::SendFlags;
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// Sends what the window, the READ/atomic limit and fences allow.
     pub fn run(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Outcome {
-        if self.rnr_deadline.is_some() {
+        if self.rnr_deadline.is_some() || self.busy_deadline.is_some() {
             return Outcome::Ok;
         }
         let rc = cfg.service == Service::Rc;
         if rc && self.resend_pending() && self.resend_marked(env, cfg) == Outcome::Error {
             return Outcome::Error;
+        }
+        if self.busy_deadline.is_some() {
+            return Outcome::Ok;
         }
         let marks = self.marks();
         let window = if self.sr_active() {
@@ -81,7 +86,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             );
             let (last, used) = match sent {
                 Ok(x) => x,
-                Err(status) => return self.fail_entry(env, cfg, self.next, status),
+                Err(PacketError::Busy) => {
+                    self.wait_busy(env);
+                    break;
+                }
+                Err(PacketError::Failed(status)) => {
+                    return self.fail_entry(env, cfg, self.next, status)
+                }
             };
             if rc {
                 let now = env.now_us();
@@ -119,5 +130,11 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             }
         }
         Outcome::Ok
+    }
+
+    /// The egress queue refused a packet: sending pauses for [`TX_BUSY_WAIT_US`], and the
+    /// send cursor (or the resend mark) stays on that packet.
+    pub(super) fn wait_busy(&mut self, env: &mut dyn RcEnv) {
+        self.busy_deadline = Some(env.now_us().saturating_add(TX_BUSY_WAIT_US));
     }
 }

@@ -155,7 +155,7 @@ impl<
             };
             match env.transmit(&hdr, src, plen) {
                 // A lost response is recovered by the requester's retry.
-                Ok(()) | Err(TxError::Dropped) => {}
+                Ok(()) | Err(TxError::Dropped | TxError::Busy) => {}
                 Err(TxError::Local(_)) => {
                     self.stream = None;
                     if s.replay {
