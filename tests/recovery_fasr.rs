@@ -159,9 +159,13 @@ fn lost_retransmission_is_reported_by_fnack() {
     let a = rx(&mut qp, &mut pool, 2);
     assert_eq!(a, vec![Action::Drop { psn: p(2) }, Action::Send(Feedback::Fnack { rcv_nxt: p(0), psn: p(2) })]);
     assert_eq!(qp.counters().fnacks_sent, 1);
-    // A duplicate of a received PSN there is a plain duplicate, not an FNACK.
+    // A duplicate of a received PSN there is a plain duplicate, not an FNACK: SACKed again,
+    // so the requester knows it arrived.
     let a = rx(&mut qp, &mut pool, 1);
-    assert_eq!(a, vec![Action::Drop { psn: p(1) }, Action::Send(Feedback::Ack { rcv_nxt: p(0) })]);
+    assert_eq!(a, vec![
+        Action::Drop { psn: p(1) },
+        Action::Send(Feedback::Sack { rcv_nxt: p(0), sack_psn: p(1), lost_cnt: 2, overflow: false }),
+    ]);
     // Recovery then completes in order.
     rx(&mut qp, &mut pool, 0);
     let a = rx(&mut qp, &mut pool, 2);
@@ -386,4 +390,74 @@ fn exhaustion_on_the_way_to_the_slow_path_keeps_the_fast_path_state() {
     assert_eq!(rx(&mut a, &mut pool, 1)[0], Action::Drop { psn: p(1) });
     assert!(rx(&mut a, &mut pool, 2).contains(&Action::Advance { rcv_nxt: p(3) }));
     assert_eq!(pool.used_units(), 1, "only QP b still holds a unit");
+}
+
+#[test]
+fn fnacks_go_out_for_the_first_discards_at_an_rcv_nxt_not_for_each() {
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    // Holes 0, 2, .., 18 under arrivals 1, 3, .., 19 (slow path, overflowed).
+    for s in (1..=19).step_by(2) {
+        rx(&mut qp, &mut pool, s);
+    }
+    // The resend of 0 is lost; the nine after it are discarded, FNACKed for the 1st, 2nd,
+    // 4th and 8th only.
+    let mut fnacked = vec![];
+    for s in (2..=18).step_by(2) {
+        let a = rx(&mut qp, &mut pool, s);
+        assert_eq!(a[0], Action::Drop { psn: p(s) });
+        if let [Feedback::Fnack { rcv_nxt, psn }] = sent_fb(&a)[..] {
+            assert_eq!(rcv_nxt, p(0));
+            fnacked.push(psn.get());
+        }
+    }
+    assert_eq!(fnacked, vec![2, 4, 8, 16]);
+    assert_eq!(qp.counters().fnacks_sent, 4);
+    // 0 arrives at last: RCV-NXT moves (to 2, discarded), and the next discard is FNACKed.
+    assert!(rx(&mut qp, &mut pool, 0).contains(&Action::Advance { rcv_nxt: p(2) }));
+    let a = rx(&mut qp, &mut pool, 4);
+    assert_eq!(sent_fb(&a), vec![Feedback::Fnack { rcv_nxt: p(2), psn: p(4) }]);
+}
+
+#[test]
+fn the_standard_responders_nak_resends_the_standard_packets_only() {
+    // The requester switched to the SR format with 0..10 sent in the standard format; 10..30
+    // follow in the SR format.
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    qp.start_requester(p(0), p(10));
+    for s in 10..30 {
+        tx(&mut qp, &mut pool, ReqEvent::Sent { psn: p(s), now: 0 });
+    }
+    let nak = |r: u32| ReqEvent::Feedback { fb: Feedback::Nak { rcv_nxt: p(r) }, now: 5 };
+    // 3 was lost: the standard responder dropped 4..10 and NAKed; its SR engine takes in
+    // what comes in the SR format. Only 3..10 go again, not a go-back over 3..30.
+    let a = tx(&mut qp, &mut pool, nak(3));
+    assert_eq!(retx(&a), vec![(3, 7)]);
+    assert!(!a.iter().any(|a| matches!(a, Action::GoBack { .. })), "{a:?}");
+    // The first SACK (10 and 11 lost too) resends from the SR part on.
+    let ovf = ReqEvent::Feedback {
+        fb: Feedback::Sack { rcv_nxt: p(3), sack_psn: p(12), lost_cnt: 7, overflow: true },
+        now: 10,
+    };
+    assert_eq!(retx(&tx(&mut qp, &mut pool, ovf)), vec![(10, 2)]);
+    // Any later NAK is the SR responder's fallback to go-back-N.
+    assert!(tx(&mut qp, &mut pool, nak(3)).contains(&Action::GoBack { from: p(3) }));
+}
+
+#[test]
+fn a_hole_taken_for_received_goes_as_soon_as_it_is_rcv_nxt() {
+    let mut pool = Pool::new();
+    let mut qp = Qp::new(p(0), p(0), RTO);
+    sent(&mut qp, &mut pool, 20);
+    let ack = |r: u32| ReqEvent::Feedback { fb: Feedback::Ack { rcv_nxt: p(r) }, now: 20 };
+    // 0, 1, 2 lost and resent.
+    assert_eq!(retx(&tx(&mut qp, &mut pool, sack(0, 3, 3))), vec![(0, 3)]);
+    // 0 and 1 fill RCV-NXT; the AACK of 0 is lost, the one of 1 comes (one fill seen).
+    assert!(retx(&tx(&mut qp, &mut pool, ack(2))).is_empty());
+    // 4 is lost, 5 arrives: the responder's lost-cnt is 2 (2 and 4). The requester expects
+    // 3 - 1 = 2 too, so it takes 4's SACK for lost and 4 for received.
+    assert!(retx(&tx(&mut qp, &mut pool, sack(2, 5, 2))).is_empty());
+    // 2 fills RCV-NXT, which stops at 4: 4 was not received after all, and goes now.
+    assert_eq!(retx(&tx(&mut qp, &mut pool, ack(4))), vec![(4, 1)]);
 }

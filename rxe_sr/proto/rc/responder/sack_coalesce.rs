@@ -10,6 +10,12 @@
 //! [`SACK_EVERY`] of them have been held in a row. A SACK that reports a new gap, a moved
 //! RCV-NXT or an overflowed lost-cnt always goes out at once.
 //!
+//! A SACK reporting a new gap after some were held goes out behind the last one held
+//! ([`SackCoalescer::flush`]): the requester retransmits every PSN between its sack-high
+//! and a SACK whose lost-cnt grew, so it must know the sack-high the gap starts from, or
+//! it resends the held run with the gap. A SACK of a packet received before (a duplicate
+//! resend) is never held and leaves the run as it was.
+//!
 //! Only FaSR's requester reads SACKs this way; IRN's marks exactly the SACKed PSNs, so its
 //! SACKs are never held.
 
@@ -38,6 +44,43 @@ impl SackCoalescer {
         }
     }
 
+    /// The SACK to send before `fb`, if `fb` reports a new gap after SACKs were held: the
+    /// last held one, with the current RCV-NXT and the lost-cnt before the gap, so the
+    /// requester's sack-high is the responder's when the gap's SACK arrives. None when the
+    /// lost-cnt before the gap is not known (the gap overflowed it after RCV-NXT moved).
+    pub(super) fn flush(&mut self, fb: &Feedback) -> Option<Feedback> {
+        let Feedback::Sack {
+            rcv_nxt,
+            sack_psn,
+            lost_cnt,
+            overflow,
+        } = *fb
+        else {
+            return None;
+        };
+        let (r, high, lc) = self.last?;
+        // Something held, still in this recovery, and `fb` jumps past it.
+        if !self.enabled || self.held == 0 || !high.after(rcv_nxt) || !sack_psn.after(high.next()) {
+            return None;
+        }
+        // The gap raised lost-cnt by its size; held SACKs had the last SACK's lost-cnt.
+        let gap = sack_psn.distance_from(high.next());
+        let before = if !overflow {
+            lost_cnt.checked_sub(u8::try_from(gap).ok()?)?
+        } else if r == rcv_nxt {
+            lc
+        } else {
+            return None;
+        };
+        self.held = 0;
+        Some(Feedback::Sack {
+            rcv_nxt,
+            sack_psn: high,
+            lost_cnt: before,
+            overflow: false,
+        })
+    }
+
     /// True if `fb` (feedback to the packet that triggered it, which asked for an
     /// acknowledgment if `ack_req`) is a SACK that is held back instead of sent.
     pub(super) fn hold(&mut self, fb: &Feedback, ack_req: bool) -> bool {
@@ -50,6 +93,10 @@ impl SackCoalescer {
         else {
             return false;
         };
+        if self.last.is_some_and(|(_, high, _)| !sack_psn.after(high)) {
+            // A packet received before, SACKed again: sent, and the run goes on.
+            return false;
+        }
         let contiguous = self
             .last
             .is_some_and(|(r, high, lc)| r == rcv_nxt && sack_psn == high.next() && lc == lost_cnt);
@@ -113,6 +160,50 @@ mod tests {
             false
         ));
         assert!(c.hold(&sack(11, 22, 2, false), false) || c.hold(&sack(11, 23, 2, false), false));
+    }
+
+    #[test]
+    fn a_new_gap_after_held_sacks_goes_out_behind_the_last_held() {
+        let mut c = SackCoalescer::new(true);
+        assert!(!c.hold(&sack(10, 12, 1, false), false));
+        assert_eq!(c.flush(&sack(10, 13, 1, false)), None);
+        assert!(c.hold(&sack(10, 13, 1, false), false));
+        assert!(c.hold(&sack(10, 14, 1, false), false));
+        // 15 and 16 lost: lost-cnt 3; 14 (lost-cnt 1) goes out first.
+        let gap = sack(10, 17, 3, false);
+        assert_eq!(c.flush(&gap), Some(sack(10, 14, 1, false)));
+        assert!(!c.hold(&gap, false));
+        // Nothing held since: no flush before the next gap.
+        assert_eq!(c.flush(&sack(10, 19, 4, false)), None);
+        assert!(!c.hold(&sack(10, 19, 4, false), false));
+        // RCV-NXT moved (a fill: lost-cnt 3), more held, then a gap that overflows it.
+        assert!(!c.hold(&sack(11, 20, 3, false), false));
+        assert!(c.hold(&sack(11, 21, 3, false), false));
+        assert_eq!(
+            c.flush(&sack(11, 30, 7, true)),
+            Some(sack(11, 21, 3, false))
+        );
+        // Without SACKs held before it, or with the lost-cnt before the gap unknown: none.
+        let mut c = SackCoalescer::new(true);
+        assert!(!c.hold(&sack(10, 12, 2, false), false));
+        assert!(c.hold(&sack(10, 13, 2, false), false));
+        assert_eq!(c.flush(&sack(12, 20, 7, true)), None);
+        assert_eq!(
+            SackCoalescer::new(false).flush(&sack(10, 20, 3, false)),
+            None
+        );
+    }
+
+    #[test]
+    fn a_sack_of_a_duplicate_is_sent_and_the_run_goes_on() {
+        let mut c = SackCoalescer::new(true);
+        assert!(!c.hold(&sack(10, 12, 2, false), false));
+        assert!(c.hold(&sack(10, 13, 2, false), false));
+        // A resend of 12, received before.
+        assert!(!c.hold(&sack(10, 12, 2, false), false));
+        assert_eq!(c.flush(&sack(10, 12, 2, false)), None);
+        // 14 still only moves sack-high by one.
+        assert!(c.hold(&sack(10, 14, 2, false), false));
     }
 
     #[test]

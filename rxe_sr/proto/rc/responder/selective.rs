@@ -183,17 +183,29 @@ impl Sink<'_> {
                     c.aacks_sent += 1;
                 }
             }
-            Feedback::Sack { .. } if self.sacks.hold(fb, self.ack_req) => {
-                c.sacks_coalesced += 1;
-                return;
+            Feedback::Sack { .. } => {
+                if let Some(f) = self.sacks.flush(fb) {
+                    c.sacks_sent += 1;
+                    self.emit(&f);
+                }
+                let c = &mut *self.counters;
+                if self.sacks.hold(fb, self.ack_req) {
+                    c.sacks_coalesced += 1;
+                    return;
+                }
+                c.sacks_sent += 1;
             }
-            Feedback::Sack { .. } => c.sacks_sent += 1,
             Feedback::Fnack { .. } => c.fnacks_sent += 1,
             Feedback::Nak { .. } => c.naks_sent += 1,
             Feedback::Holes { holes, .. } => {
                 c.holes_sent += holes.iter().filter(|h| h.count > 0).count() as u64
             }
         }
+        self.emit(fb);
+    }
+
+    /// Sends `fb` as SR-format acknowledgments.
+    fn emit(&mut self, fb: &Feedback) {
         let (env, cfg) = (&mut *self.env, self.cfg);
         encode_feedback(fb, self.msn, |a| {
             let hdr = PacketRepr {

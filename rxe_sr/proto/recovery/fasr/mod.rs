@@ -17,7 +17,8 @@
 //!   received PSNs after RCV-NXT, the run is kept as compression-cnt (10 bits) instead of
 //!   bits, and the chain starts after it.
 //! - FNACK: a packet between RCV-NXT and sack-high on the slow path means a retransmission
-//!   was lost: it is discarded and its PSN returned in an FNACK.
+//!   was lost: it is discarded and its PSN returned in an FNACK (for the 1st, 2nd, 4th,
+//!   8th, .. discarded at one RCV-NXT: a choice, below).
 //! - lost-cnt is 3 bits: past 7 it overflows, stays put, RCV-NXT comes from the bitmap
 //!   alone and the SACKs carry the overflow flag, until a retransmission filling RCV-NXT
 //!   leaves at most 7 zeros in the bitmap up to sack-high: lost-cnt is then their count
@@ -31,11 +32,12 @@
 //! - the first SACK enters recovery and retransmits UNACK .. SACK at once, whatever lost-cnt;
 //! - later, PSNs between sack-high and a SACK are retransmitted only when the SACK is not
 //!   contiguous with sack-high AND lost-cnt grew (else a SACK was lost, not data), or when
-//!   lost-cnt overflowed; without either, those PSNs count as SACKed too (the responder
-//!   may hold back SACKs that only move sack-high: `rc::responder`'s SACK coalescing).
-//!   "Grew" is measured against the last SACK's lost-cnt less one per UNACK move since
-//!   (each is a retransmission filling RCV-NXT, which lowered it), so a fill and a new gap
-//!   between two SACKs do not cancel out;
+//!   lost-cnt overflowed; without either, those PSNs count as SACKed too. "Grew" is
+//!   measured against the last SACK's lost-cnt less one per UNACK move since (each is a
+//!   retransmission filling RCV-NXT, which lowered it), so a fill and a new gap between
+//!   two SACKs do not cancel out. The rule resends exactly the new gap when the
+//!   requester's sack-high is the responder's as the gap's SACK arrives (see the SACK
+//!   coalescing below);
 //! - RTO by lost-cnt: > 1, retransmit UNACK and every bitmap zero up to sack-high; == 1,
 //!   UNACK only; 0 (no SACK seen: the whole window was lost), go back to UNACK;
 //! - FNACK: run the RTO action early, at most once until a new ACK arrives.
@@ -44,9 +46,30 @@
 //! - Per-packet feedback: every out-of-order arrival is SACKed (as IRN), every in-order
 //!   one ACKed; the SACK carries RCV-NXT, the SACKed PSN, lost-cnt and the overflow flag,
 //!   and the requester derives its sack-high from the SACKed PSNs.
+//! - SACK coalescing (`rc::responder`'s `sack_coalesce`): the responder holds back SACKs
+//!   that only move sack-high by one, which the requester takes for lost SACKs. Before a
+//!   SACK reporting a new gap it sends the last one it held, so the requester's sack-high
+//!   is exact and the paper's rule resends the gap alone (not the held run with it).
 //! - A packet between RCV-NXT and sack-high whose bitmap bit is already set is a plain
 //!   duplicate, not an FNACK (software reads that bit cheaply; the hardware did not look).
+//!   It is SACKed again, not ACKed: a resend of a PSN whose SACK was lost thus reaches the
+//!   requester's bitmap, and the next RTO action does not send it once more.
 //! - On the fast path such a packet is always a duplicate (only RCV-NXT is missing).
+//! - FNACKs: the paper lets the responder send one per discarded packet ("may send
+//!   multiple"), and the requester answers one per new ACK. Every retransmission behind a
+//!   lost one is discarded, so one lost resend made an FNACK per resend in flight behind
+//!   it. The responder sends one for the 1st, 2nd, 4th, 8th, .. packet it discards at one
+//!   RCV-NXT: the first says it all, the few after stand in for it if it is lost.
+//! - A new UNACK that the requester took for received (in its compressed run or bitmap, or
+//!   anything below sack-high on the fast path) means a SACK that reported it lost was
+//!   lost too: it is retransmitted at once, before later holes are resent and discarded
+//!   behind it.
+//! - The switch to the SR format happens mid-stream. A standard responder's NAK sequence
+//!   error for the packets sent before the switch asks for them alone: the SR-format
+//!   packets after them reach the responder's SR engine. The first such NAK (before any
+//!   SACK) resends `[RCV-NXT, first SR PSN)`, not a go-back over the window, and the first
+//!   SACK's resend then starts at the first SR PSN. Later NAKs (the SR responder's
+//!   fallback) go back to RCV-NXT.
 //! - The requester keeps a bitmap of SACKed PSNs only on the slow path, seeded like the
 //!   responder's (compression-cnt for the run after UNACK).
 //! - RTO values are IRN's RTO_low/RTO_high pair ([`RtoConfig`]).
@@ -88,12 +111,22 @@ pub struct Fasr {
     /// Times UNACK moved since the last SACK: the responder's lost-cnt fell by one for
     /// each (a retransmission filled RCV-NXT).
     tx_fills: u8,
+    /// The first PSN the requester sent in the SR format (it switched mid-stream): the
+    /// packets before it went out in the standard format.
+    tx_sr_from: Psn,
+    /// The standard responder's NAK for those packets may still come.
+    tx_std_open: bool,
+    /// Those packets were resent for that NAK: the first SACK's resend starts after them.
+    tx_std_resent: bool,
     // Responder.
     rcv_nxt: Psn,
     rx_unit: Option<UnitId>,
     /// Responder could not get a unit: go-back-N until the expected packet arrives.
     rx_gbn: bool,
     nak_sent: bool,
+    /// Retransmissions discarded since RCV-NXT last moved (an FNACK goes out for the 1st,
+    /// 2nd, 4th, 8th, ..).
+    discarded: u8,
     counters: Counters,
 }
 
@@ -112,10 +145,14 @@ impl Fasr {
             tx_gbn_until: sq_psn,
             fnack_answered: false,
             tx_fills: 0,
+            tx_sr_from: sq_psn,
+            tx_std_open: false,
+            tx_std_resent: false,
             rcv_nxt: rq_psn,
             rx_unit: None,
             rx_gbn: false,
             nak_sent: false,
+            discarded: 0,
             counters: Counters::ZERO,
         }
     }
@@ -138,6 +175,8 @@ impl Fasr {
         self.req.una = una;
         self.req.snd_nxt = snd_nxt;
         self.tx_gbn_until = una;
+        self.tx_sr_from = snd_nxt;
+        self.tx_std_open = una.before(snd_nxt);
     }
 
     /// Starts the responder side expecting `rcv_nxt` (the QP direction switches to this
@@ -179,6 +218,7 @@ impl Fasr {
     fn advance_to(&mut self, to: Psn, out: &mut dyn ActionSink) {
         self.rcv_nxt = to;
         self.nak_sent = false;
+        self.discarded = 0;
         out.push(Action::Advance { rcv_nxt: to });
     }
 
@@ -372,10 +412,31 @@ impl Fasr {
             let in_run = span(self.rcv_nxt, psn) <= u32::from(st.compression_cnt);
             let duplicate = !was_slow || in_run || psn.before(st.bm_base) || pool.get(u, psn);
             drop_pkt(out, &mut self.counters, psn);
-            if duplicate || st.gbn {
+            if st.gbn {
                 self.ack(out);
+            } else if duplicate {
+                // Received already. Choice: SACKed again (not ACKed), so the requester's
+                // bitmap has it and its next RTO action does not resend it.
+                send(
+                    out,
+                    &mut self.counters,
+                    Feedback::Sack {
+                        rcv_nxt: self.rcv_nxt,
+                        sack_psn: psn,
+                        lost_cnt: st.lost_cnt,
+                        overflow: st.overflow,
+                    },
+                );
             } else {
-                // A retransmission was lost (it should have been RCV-NXT): FNACK.
+                // A retransmission was lost (it should have been RCV-NXT): FNACK. Choice:
+                // for the 1st, 2nd, 4th, 8th, .. discarded at this RCV-NXT, not for each
+                // (every resend behind the lost one is discarded, and the requester answers
+                // one FNACK per new ACK).
+                self.discarded = self.discarded.saturating_add(1);
+                let due = self.discarded.is_power_of_two();
+                if !due {
+                    return;
+                }
                 self.op(true);
                 send(
                     out,

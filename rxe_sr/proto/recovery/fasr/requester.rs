@@ -40,6 +40,11 @@ impl Fasr {
             if self.tx_gbn && !una.before(self.tx_gbn_until) {
                 self.tx_gbn = false;
             }
+            if !una.before(self.tx_sr_from) {
+                // Every standard-format packet is acknowledged.
+                self.tx_std_open = false;
+                self.tx_std_resent = false;
+            }
             if let Some(u) = self.tx_unit {
                 match pool.unit(u).copied() {
                     Some(st)
@@ -49,7 +54,21 @@ impl Fasr {
                         pool.free_unit(u);
                         self.tx_unit = None;
                     }
-                    Some(_) => pool.release_before(u, una),
+                    Some(st) => {
+                        // Choice: the new RCV-NXT is a PSN taken for received (in the
+                        // compressed run or the bitmap; on the fast path, anything up to
+                        // sack-high): a SACK that reported it lost was lost too. It goes
+                        // now, before later holes are resent and discarded behind it.
+                        let known = if slow(st.lost_cnt, st.overflow) {
+                            una.before(st.bm_base) || pool.get(u, una)
+                        } else {
+                            true
+                        };
+                        if known && !st.gbn {
+                            self.tx_retransmit(una, una.next(), out);
+                        }
+                        pool.release_before(u, una)
+                    }
                     None => self.tx_unit = None,
                 }
             }
@@ -57,8 +76,16 @@ impl Fasr {
         match fb {
             Feedback::Ack { .. } | Feedback::Holes { .. } => {}
             Feedback::Nak { rcv_nxt } => {
-                // The responder fell back to go-back-N.
-                if self.req.outstanding(rcv_nxt) {
+                if self.tx_std_open && rcv_nxt.before(self.tx_sr_from) && self.tx_unit.is_none() {
+                    // Choice: the standard responder's NAK. It dropped the standard-format
+                    // packets after `rcv_nxt`, not the SR-format ones after them, which
+                    // its SR engine takes in: only the former go again.
+                    self.tx_std_open = false;
+                    self.tx_std_resent = true;
+                    self.tx_retransmit(rcv_nxt, self.tx_sr_from, out);
+                    self.req.restart_rto(now, &self.rto, out);
+                } else if self.req.outstanding(rcv_nxt) {
+                    // The responder fell back to go-back-N.
                     go_back(out, &mut self.counters, rcv_nxt);
                     self.req.restart_rto(now, &self.rto, out);
                 }
@@ -96,8 +123,14 @@ impl Fasr {
         }
         let una = self.req.una;
         let Some(u) = self.tx_unit.filter(|&u| pool.unit(u).is_some()) else {
-            // Enter loss recovery: retransmit UNACK .. SACK at once, whatever lost-cnt.
-            self.tx_retransmit(una, s, out);
+            // Enter loss recovery: retransmit UNACK .. SACK at once, whatever lost-cnt
+            // (choice: but for the standard-format packets already resent for the standard
+            // responder's NAK, unless this SACK names one of them, a resend itself).
+            let std_resent = self.tx_std_resent && !s.before(self.tx_sr_from);
+            let from = if std_resent { self.tx_sr_from } else { una };
+            self.tx_std_open = false;
+            self.tx_std_resent = false;
+            self.tx_retransmit(from, s, out);
             let Ok(u) = pool.alloc_unit() else {
                 self.tx_gbn = true;
                 self.tx_gbn_until = self.req.snd_nxt;
