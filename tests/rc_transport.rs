@@ -156,6 +156,9 @@ impl RcEnv for Env<'_> {
             }
         }
         let p = PacketRepr { payload: &data, ..*hdr };
+        if hdr.bth.opcode.info().is_some_and(|i| i.kind == OpKind::Acknowledge) {
+            ACK_PACKETS.set(ACK_PACKETS.get() + 1);
+        }
         if p.is_sr() {
             *self.sr_packets += 1;
         }
@@ -1546,4 +1549,93 @@ fn a_packet_the_egress_queue_refuses_is_offered_again_not_lost() {
         }
     }
     BUSY_EVERY.set(0);
+}
+
+thread_local! {
+    /// ACKNOWLEDGE packets (ACK, NAK, SACK, ...) put on the wire, on this thread's nets.
+    static ACK_PACKETS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// `n` READs of `len` bytes from B's memory into A's, posted together; runs them and checks
+/// every byte and completion.
+fn read_stream(scheme: Scheme, link: Link, count: u64, len: usize) -> Net {
+    let mut n = Net::with_schemes(Service::Rc, 1024, link, scheme, scheme);
+    n.b.mem.region(0x100)[..len].copy_from_slice(&pattern(33, len));
+    for i in 0..count {
+        let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000, rkey: 0x100 } };
+        let dst = 0x20_0000 + (i % 8) * 0x1_0000;
+        n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, dst, len as u32)).unwrap();
+    }
+    assert!(n.run(4_000_000), "{scheme:?} stalled");
+    assert!(n.a.send_cqes.len() == count as usize && n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{scheme:?}");
+    for i in 0..count.min(8) as usize {
+        assert!(n.a.mem.region(0x200)[i * 0x1_0000..][..len] == pattern(33, len)[..], "{scheme:?}: READ {i} data");
+    }
+    n
+}
+
+#[test]
+fn sr_reads_recover_a_lost_response_without_waiting_for_the_timeout() {
+    // READ responses are placed in order, so a lost one also costs the responses of the
+    // READs after it: the SR format asks for all of them again at once, as go-back-N
+    // does, instead of leaving the later READs to the retransmission timeout. Same links,
+    // side by side with go-back-N.
+    let timeouts = |scheme| -> u64 {
+        [1u64, 2, 3, 4, 5, 6]
+            .into_iter()
+            .map(|seed| {
+                let link = Link { loss_ppm: 20_000, dup_ppm: 0, reorder_ppm: 0, seed };
+                read_stream(scheme, link, 40, 4096).a.req.counters.timeouts
+            })
+            .sum()
+    };
+    let gbn = timeouts(Scheme::Gbn);
+    for scheme in SR_SCHEMES {
+        let t = timeouts(scheme);
+        assert!(t <= gbn + 1, "{scheme:?}: {t} timeouts, go-back-N {gbn}");
+    }
+}
+
+#[test]
+fn an_sr_read_is_answered_by_its_responses_alone() {
+    // Lossless READs of 4 packets: the responder sends their responses and nothing else
+    // (no ACK for each PSN the READ took).
+    ACK_PACKETS.set(0);
+    for scheme in SR_SCHEMES {
+        let before = ACK_PACKETS.get();
+        let n = read_stream(scheme, Link::CLEAN, 16, 4096);
+        assert!(n.b.resp.sr().unwrap().active(), "{scheme:?}");
+        assert_eq!(ACK_PACKETS.get() - before, 0, "{scheme:?}: acknowledgments besides the READ responses");
+    }
+}
+
+#[test]
+fn sr_sends_stay_inside_the_receive_window() {
+    // 300 one-packet SENDs posted at once (a send queue deeper than the responder's window
+    // of receive WQEs) under loss: the requester sends no message past the window (the
+    // responder would drop it unrecorded, and SRNIC's requester, which resends only what
+    // the responder names, would wait for its timeout), and every message arrives.
+    for scheme in SR_SCHEMES {
+        let link = Link { loss_ppm: 10_000, dup_ppm: 0, reorder_ppm: 0, seed: 21 };
+        let mut n = Net::with_schemes(Service::Rc, 1024, link, scheme, scheme);
+        let psn = Psn::new(100 + 17);
+        let sr = setup(scheme).map(|s| Box::new(ReqSr::new(s, psn)));
+        n.a.req = Requester::new(vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 512], psn, &n.a.cfg, sr);
+        let len = 200usize;
+        for i in 0..300u64 {
+            let off = i as usize * 256;
+            n.a.mem.region(0x100)[off..off + len].copy_from_slice(&pattern(i as u8, len));
+            n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000 + off as u64, len as u32)).unwrap();
+            n.b.rq.push_back(recv_wqe(i, 0x100, 0x10_0000 + off as u64, 256));
+        }
+        assert!(n.run(4_000_000), "{scheme:?} stalled");
+        assert_eq!(n.b.recv_cqes.len(), 300, "{scheme:?}");
+        for i in 0..300usize {
+            let off = i * 256;
+            assert!(n.b.mem.region(0x100)[off..off + len] == pattern(i as u8, len)[..], "{scheme:?}: SEND {i}");
+        }
+        let rs = n.b.resp.sr().unwrap();
+        assert!(rs.active(), "{scheme:?}");
+        assert_eq!(rs.counters.window_full, 0, "{scheme:?}: {:?}", rs.counters);
+    }
 }

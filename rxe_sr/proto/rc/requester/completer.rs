@@ -126,7 +126,15 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                         now,
                     },
                 );
-                self.apply(env, cfg, acts, true)
+                let cursor = (self.next, self.next_pkt);
+                let o = self.apply(env, cfg, acts, true);
+                if o == Outcome::Ok && self.sr_active() && (self.next, self.next_pkt) == cursor {
+                    // The engine did not go back (only FaSR's does, for its fallback): in
+                    // the SR format this NAK means READs or atomics arrived before RCV-NXT
+                    // and were dropped.
+                    self.resend_ordered_from(psn);
+                }
+                o
             }
             AethKind::Nak { code } => {
                 if self.ack_to(env, cfg, psn).0 == Outcome::Error {

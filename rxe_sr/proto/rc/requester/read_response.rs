@@ -67,6 +67,25 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         o
     }
 
+    /// SR format: the responder dropped READs or atomics that arrived before RCV-NXT
+    /// `rcv_nxt` (they run only there, in order) and said so with a NAK sequence error.
+    /// Marks RCV-NXT and each sent, unanswered READ or atomic from it on for resending:
+    /// selectively, so the WRITE and SEND packets between, placed already, stay put.
+    pub(super) fn resend_ordered_from(&mut self, rcv_nxt: Psn) {
+        self.mark_resend(rcv_nxt);
+        let pmtu = self.pmtu.get();
+        for i in 0..self.next.min(self.len) {
+            let at = match self.entry(i) {
+                Some(e) if e.is_rd_atomic() && !e.complete && !e.first_psn.before(rcv_nxt) => {
+                    e.first_psn.add(e.done_bytes / pmtu)
+                }
+                Some(_) => continue,
+                None => break,
+            };
+            self.mark_resend(at);
+        }
+    }
+
     pub(super) fn on_atomic_ack(
         &mut self,
         env: &mut dyn RcEnv,

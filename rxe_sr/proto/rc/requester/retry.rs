@@ -64,12 +64,16 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
 
     /// A lost READ or atomic response the completer found: once per lost PSN. In standard
     /// RoCEv2 a go-back, spending a retry (as rdma_rxe); in the SR format a selective resend
-    /// of just that request, from the lost response (no retry spent).
+    /// of that request from the lost response and of each later unanswered READ and
+    /// atomic, but not of the WRITEs and SENDs between (no retry spent).
     pub(super) fn retry_from(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) -> Outcome {
         if self.retry_psn == Some(psn) {
             return Outcome::Ok;
         }
         if self.mark_resend(psn) {
+            // READ responses are placed in order: those of the later READs arrive before
+            // the resent ones and are discarded, so those READs are asked again too.
+            self.resend_ordered_from(psn);
             self.retry_psn = Some(psn);
             self.rtt_probe = None;
             self.restart_rto(env, cfg);

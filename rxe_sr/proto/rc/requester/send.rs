@@ -10,6 +10,7 @@ use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
 use super::TX_BUSY_WAIT_US;
+use crate::proto::rc::responder::RECV_WINDOW;
 use crate::proto::rc::{Outcome, RcConfig, RcEnv, Service, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::ReqEvent;
 use crate::uabi::send_wqe::SendFlags;
@@ -75,6 +76,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             {
                 break;
             }
+            if self.next_pkt == 0 && !self.recv_window_open(e) {
+                break;
+            }
             let sent = Self::send_packet(
                 env,
                 cfg,
@@ -130,6 +134,29 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             }
         }
         Outcome::Ok
+    }
+
+    /// In the SR format, whether message `e` fits the peer's window of receive WQEs: the
+    /// responder places a SEND (or the last packet of a WRITE with immediate) only when its
+    /// MSN is less than [`RECV_WINDOW`] past the oldest message it has not completed, and
+    /// drops it unrecorded otherwise; a scheme whose requester only resends what the
+    /// responder names (SRNIC) would then be left with timeouts alone. The oldest entry
+    /// consuming a receive WQE that is not yet acknowledged bounds the responder's oldest
+    /// uncompleted message from below, so waiting for it keeps every message sent inside.
+    /// Always true in the standard format (placed in order, nothing to hold ahead).
+    fn recv_window_open(&self, e: &SqEntry) -> bool {
+        if !self.sr_active() || !e.consumes_recv() {
+            return true;
+        }
+        let una = self.una();
+        let oldest = (0..self.next)
+            .filter_map(|i| self.entry(i))
+            .find(|o| o.consumes_recv() && o.end_psn().after(una));
+        match oldest {
+            // 24-bit MSNs: the distance forward from the oldest.
+            Some(o) => (e.msn.wrapping_sub(o.msn) & 0x00ff_ffff) < RECV_WINDOW as u32,
+            None => true,
+        }
     }
 
     /// The egress queue refused a packet: sending pauses for [`TX_BUSY_WAIT_US`], and the

@@ -53,6 +53,18 @@ impl SqEntry {
         )
     }
 
+    /// A SEND or an RDMA WRITE with immediate: it consumes one of the peer's receive WQEs
+    /// (and carries a receive MSN in the SR format).
+    pub(super) fn consumes_recv(&self) -> bool {
+        matches!(
+            self.wqe.op,
+            SendOp::Send
+                | SendOp::SendWithImm { .. }
+                | SendOp::SendWithInv { .. }
+                | SendOp::RdmaWriteWithImm { .. }
+        )
+    }
+
     pub(super) fn end_psn(&self) -> Psn {
         self.first_psn.add(self.npsn)
     }

@@ -167,6 +167,9 @@ pub struct Responder<
     ack_psn: Psn,
     msn: u32,
     nak_sent: bool,
+    /// SR format: the RCV-NXT for which a READ or atomic that arrived early drew its NAK
+    /// (one per RCV-NXT; see `sr_ordered`).
+    ordered_nak: Option<Psn>,
     cur: Option<Cur>,
     /// A receive WQE taken but not used (a UC message that broke off): used first.
     spare: Option<RecvWqe>,
@@ -225,6 +228,7 @@ impl<
             ack_psn: rq_psn,
             msn: 0,
             nak_sent: false,
+            ordered_nak: None,
             cur: None,
             spare: None,
             uc_dropping: false,

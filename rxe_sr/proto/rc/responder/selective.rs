@@ -465,6 +465,15 @@ impl<
             if let Some(sr) = self.sr.as_deref_mut() {
                 sr.counters.ordered_early += 1;
             }
+            // RCV-NXT is missing and this operation was not run: a NAK sequence error at
+            // RCV-NXT (once per RCV-NXT) has the requester resend RCV-NXT and its unanswered
+            // READs and atomics at once, instead of at its retransmission timeout (no
+            // engine sees an operation dropped early, so nothing else would answer it).
+            if self.ordered_nak != Some(self.epsn) {
+                self.ordered_nak = Some(self.epsn);
+                let aeth = crate::proto::wire::ext_headers::Aeth::nak(nak::PSN_SEQ_ERR, self.msn);
+                self.send_ack(env, cfg, self.epsn, aeth);
+            }
             return Outcome::Ok;
         }
         let res = match info.kind {
@@ -478,15 +487,19 @@ impl<
             Exec::Fatal(code, status) => return self.sr_fatal(env, cfg, p, code, status),
             Exec::Rnr => return Outcome::Ok,
         };
-        // Every PSN the request took is received (a READ's responses use them).
-        let end = psn.add(n);
-        let quiet = match res {
+        // Every PSN the request took is received (a READ's responses use them). The READ's
+        // responses (or the atomic ACK) answer it: the plain ACK each of its PSNs would
+        // get is not sent (a 4-packet READ drew three), only an ATOMIC WRITE asking for
+        // one is acknowledged at its end.
+        let answered_end = match res {
             Exec::Done(_) if p.bth.ack_req => None,
-            _ => Some(end),
+            _ => Some(psn.add(n)),
         };
         let mut fate = Fate::default();
         let now = env.now_us();
         for k in 0..n {
+            let at = psn.add(k + 1);
+            let quiet = if k + 1 < n { Some(at) } else { answered_end };
             let f = self.feed(
                 env,
                 cfg,
