@@ -1639,3 +1639,21 @@ fn sr_sends_stay_inside_the_receive_window() {
         assert_eq!(rs.counters.window_full, 0, "{scheme:?}: {:?}", rs.counters);
     }
 }
+
+#[test]
+fn srnic_names_a_lost_retransmission_again_instead_of_timing_out() {
+    // A lost retransmission: SRNIC's requester resends only what the responder names, so
+    // its software names again the holes a later retransmission overtook (once per ePSN);
+    // left to the timeout, each such hole cost one. Side by side with IRN (which finds its
+    // own lost retransmissions) over the same links.
+    let timeouts = |scheme| -> u64 {
+        (1u64..=8)
+            .map(|seed| {
+                let link = Link { loss_ppm: 50_000, dup_ppm: 0, reorder_ppm: 0, seed };
+                write_stream(link, scheme).1.a.req.counters.timeouts
+            })
+            .sum()
+    };
+    let (srnic, irn) = (timeouts(Scheme::Srnic), timeouts(Scheme::Irn));
+    assert!(srnic * 2 <= irn * 3 + 4, "SRNIC {srnic} timeouts, IRN {irn}");
+}

@@ -13,7 +13,8 @@
 //!   `delay` ticks after it was queued (a [`Timer::SlowPath`] deadline); a full queue
 //!   drops the packet (hardware back-pressure). Software sets the bits, NAKs each new hole
 //!   (SRNIC's "stateless requester" option: the responder names exactly what to resend),
-//!   computes the new ePSN and hands it back; the QP leaves recovery when that ePSN falls
+//!   names again, once per ePSN, the holes a later retransmission overtook (theirs were
+//!   lost; a choice, see `rename_lost`), computes the new ePSN and hands it back; the QP leaves recovery when that ePSN falls
 //!   in `[psn_left, psn_right + 1]`, taking ePSN = psn_right + 1 (the fast-exit rule).
 //! - requester: stateless besides UNACK: it resends the holes the responder names; its
 //!   timeout resends UNACK alone while the responder reported holes (a lost
@@ -79,6 +80,8 @@ pub struct Srnic<const QUEUE: usize = DEFAULT_QUEUE, const WORDS: usize = DEFAUL
     // Software.
     sw_bits: RingBits<WORDS>,
     sw_high: Psn,
+    /// The ePSN at which software last named again holes whose retransmission was lost.
+    renamed_at: Option<Psn>,
     counters: Counters,
 }
 
@@ -125,6 +128,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
             delay,
             sw_bits: RingBits::new(rq_psn),
             sw_high: rq_psn.sub(1),
+            renamed_at: None,
             counters: Counters::ZERO,
         }
     }
@@ -134,13 +138,15 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
         expect(dead_code, reason = "the simulator's memory accounting")
     )]
     /// Bytes of one QP's SRNIC state the NIC keeps on chip, measured: the engine less what
-    /// SRNIC onloads to host memory (the software bitmap and its high PSN, the slow-path
-    /// metadata queue) and the modelled software latency (a parameter, not QP state).
+    /// SRNIC onloads to host memory (the software bitmap, its high PSN and the ePSN of its
+    /// last renaming, the slow-path metadata queue) and the modelled software latency (a
+    /// parameter, not QP state).
     pub const fn onchip_state_bytes() -> usize {
         core::mem::size_of::<Self>()
             - core::mem::size_of::<[Meta; QUEUE]>()
             - core::mem::size_of::<RingBits<WORDS>>()
             - core::mem::size_of::<Psn>()
+            - core::mem::size_of::<Option<Psn>>()
             - core::mem::size_of::<u64>()
     }
 
@@ -298,6 +304,58 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
         }
     }
 
+    /// A retransmission arrived for `upto` (at or below what software had seen) while
+    /// holes remain below it from `e`: their retransmissions left the requester before this
+    /// one (holes are named, and resent, in PSN order) and were lost. Software names the
+    /// lowest three again, once per ePSN. Choice: SRNIC's stateless-requester option has
+    /// the responder say exactly what to resend, and the paper does not say how a lost
+    /// retransmission is found; without this its requester's timeout resends UNACK alone,
+    /// one hole per timeout.
+    fn rename_lost(&mut self, e: Psn, upto: Psn, out: &mut dyn ActionSink) {
+        if self.renamed_at == Some(e) {
+            return;
+        }
+        self.renamed_at = Some(e);
+        let mut holes = [Hole::default(); 3];
+        let mut k = 0;
+        let mut p = e;
+        while p.before(upto) && k < holes.len() {
+            if self.known(p) {
+                p = p.next();
+                continue;
+            }
+            let first = p;
+            while p.before(upto) && !self.known(p) {
+                p = p.next();
+            }
+            if let Some(h) = holes.get_mut(k) {
+                *h = Hole {
+                    first,
+                    count: span(first, p),
+                };
+            }
+            k += 1;
+        }
+        if k > 0 {
+            send(
+                out,
+                &mut self.counters,
+                Feedback::Holes {
+                    rcv_nxt: e,
+                    holes,
+                },
+            );
+        }
+    }
+
+    /// `psn` arrived, as far as the responder knows: in the software bitmap, in metadata
+    /// still queued for software, or in hardware's current run.
+    fn known(&self, psn: Psn) -> bool {
+        self.sw_bits.get(psn)
+            || self.queued(psn)
+            || (!psn.before(self.psn_left) && !psn.after(self.psn_right))
+    }
+
     fn serve(&mut self, m: Meta, out: &mut dyn ActionSink) {
         if !self.in_recovery {
             return;
@@ -348,6 +406,9 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
             self.sw_bits.advance_to(e);
             out.push(Action::Advance { rcv_nxt: e });
             send(out, &mut self.counters, Feedback::Ack { rcv_nxt: e });
+        }
+        if self.in_recovery && !m.first.after(high) && e.before(m.first) {
+            self.rename_lost(e, m.first, out);
         }
         if !self.in_recovery {
             self.sw_bits.clear(self.e_psn);
