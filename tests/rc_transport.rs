@@ -1657,3 +1657,30 @@ fn srnic_names_a_lost_retransmission_again_instead_of_timing_out() {
     let (srnic, irn) = (timeouts(Scheme::Srnic), timeouts(Scheme::Irn));
     assert!(srnic * 2 <= irn * 3 + 4, "SRNIC {srnic} timeouts, IRN {irn}");
 }
+
+#[test]
+fn sr_reads_keep_the_standard_window() {
+    // READ responses are taken in order, so a lost one costs every later READ's responses:
+    // in the SR format READs stay within the standard format's 128 unacknowledged PSNs
+    // (other requests may go to 512). 64 KiB READs at a 1 KiB MTU take 64 PSNs each.
+    for scheme in SR_SCHEMES {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        // A first WRITE settles the SR format.
+        let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
+        n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 64)).unwrap();
+        assert!(n.run(100_000));
+        assert!(n.a.req.sr().is_some_and(|s| matches!(s.state(), RequesterState::Sr(_))), "{scheme:?}");
+        for i in 0..4u64 {
+            let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000, rkey: 0x100 } };
+            n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000 + i * 0x1_0000, 65536)).unwrap();
+        }
+        let reads = n
+            .send(true)
+            .iter()
+            .filter(|b| PacketRepr::parse(b).is_ok_and(|p| p.bth.opcode.info().is_some_and(|i| i.kind == OpKind::RdmaReadRequest)))
+            .count();
+        assert_eq!(reads, 2, "{scheme:?}: READ requests sent at once");
+        assert!(n.run(1_000_000), "{scheme:?} stalled");
+        assert_eq!(n.a.send_cqes.len(), 5, "{scheme:?}");
+    }
+}

@@ -340,10 +340,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
             send(
                 out,
                 &mut self.counters,
-                Feedback::Holes {
-                    rcv_nxt: e,
-                    holes,
-                },
+                Feedback::Holes { rcv_nxt: e, holes },
             );
         }
     }
