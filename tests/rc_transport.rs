@@ -1682,5 +1682,14 @@ fn sr_reads_keep_the_standard_window() {
         assert_eq!(reads, 2, "{scheme:?}: READ requests sent at once");
         assert!(n.run(1_000_000), "{scheme:?} stalled");
         assert_eq!(n.a.send_cqes.len(), 5, "{scheme:?}");
+        // A READ longer than that window (200 PSNs) still goes, once it is the oldest.
+        n.b.mem.region(0x100)[..200 * 1024].copy_from_slice(&pattern(5, 200 * 1024));
+        for _ in 0..2 {
+            let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000, rkey: 0x100 } };
+            n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000, 200 * 1024)).unwrap();
+        }
+        assert!(n.run(1_000_000), "{scheme:?}: a long READ stalled");
+        assert_eq!(n.a.send_cqes.len(), 7, "{scheme:?}");
+        assert!(n.a.mem.region(0x200)[..200 * 1024] == pattern(5, 200 * 1024)[..], "{scheme:?}: long READ data");
     }
 }

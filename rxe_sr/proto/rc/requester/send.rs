@@ -70,12 +70,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             if rc
                 && window > MAX_UNACKED_PSNS as i32
                 && matches!(e.wqe.op, SendOp::RdmaRead { .. })
+                && psn != una
                 && e.end_psn().diff(una) > MAX_UNACKED_PSNS as i32
             {
                 // READ responses are taken in order: one lost costs the responses of every
                 // READ after it (asked again), so READs keep the standard format's window
                 // (with 64 KiB READs, 512 PSNs held 8 in flight, and SR ib_read_bw at 1%
-                // loss fell to half of go-back-N's).
+                // loss fell to half of go-back-N's). A READ longer than that window goes
+                // once it is the oldest request.
                 break;
             }
             if rd_atomic && self.next_pkt == 0 && self.rd_atomic_out >= cfg.max_rd_atomic.max(1) {
