@@ -232,16 +232,18 @@ impl Fasr {
         out: &mut dyn ActionSink,
     ) {
         out.push(Action::Deliver { psn });
-        send(
-            out,
-            &mut self.counters,
-            Feedback::Sack {
-                rcv_nxt: self.rcv_nxt,
-                sack_psn: psn,
-                lost_cnt,
-                overflow,
-            },
-        );
+        self.sack(psn, lost_cnt, overflow, out);
+    }
+
+    /// SACKs `psn` with the receiver's lost-cnt state.
+    fn sack(&mut self, psn: Psn, lost_cnt: u8, overflow: bool, out: &mut dyn ActionSink) {
+        let fb = Feedback::Sack {
+            rcv_nxt: self.rcv_nxt,
+            sack_psn: psn,
+            lost_cnt,
+            overflow,
+        };
+        send(out, &mut self.counters, fb);
     }
 
     fn nak_once(&mut self, out: &mut dyn ActionSink) {
@@ -417,16 +419,7 @@ impl Fasr {
             } else if duplicate {
                 // Received already. Choice: SACKed again (not ACKed), so the requester's
                 // bitmap has it and its next RTO action does not resend it.
-                send(
-                    out,
-                    &mut self.counters,
-                    Feedback::Sack {
-                        rcv_nxt: self.rcv_nxt,
-                        sack_psn: psn,
-                        lost_cnt: st.lost_cnt,
-                        overflow: st.overflow,
-                    },
-                );
+                self.sack(psn, st.lost_cnt, st.overflow, out);
             } else {
                 // A retransmission was lost (it should have been RCV-NXT): FNACK. Choice:
                 // for the 1st, 2nd, 4th, 8th, .. discarded at this RCV-NXT, not for each
