@@ -70,9 +70,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if self.retry_psn == Some(psn) {
             return Outcome::Ok;
         }
-        if self.mark_resend(psn) {
+        if self.sr_active() {
             // READ responses are placed in order: those of the later READs arrive before
-            // the resent ones and are discarded, so those READs are asked again too.
+            // the resent ones and are discarded, so those READs are asked again too (this
+            // marks `psn` itself first).
             self.resend_ordered_from(psn);
             self.retry_psn = Some(psn);
             self.rtt_probe = None;
