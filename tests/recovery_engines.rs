@@ -104,7 +104,7 @@ fn irn_selective_repeat_with_bitmaps() {
     rx(&mut e, &mut (), 0, 0);
     let a = rx(&mut e, &mut (), 2, 0);
     assert!(a.contains(&Action::Deliver { psn: p(2) }));
-    assert_eq!(feedback(&a), vec![Feedback::Sack { rcv_nxt: p(1), sack_psn: p(2), lost_cnt: 0, overflow: false }]);
+    assert_eq!(feedback(&a), vec![Feedback::Sack { rcv_nxt: p(1), sack_psn: p(2), run_from: p(2), lost_cnt: 0, overflow: false }]);
     rx(&mut e, &mut (), 3, 0);
     assert!(rx(&mut e, &mut (), 1, 0).contains(&Action::Advance { rcv_nxt: p(4) }));
     // Requester: SACKs mark later packets received; each hole is resent once per round.
@@ -112,7 +112,7 @@ fn irn_selective_repeat_with_bitmaps() {
     for i in 0..10 {
         tx(&mut r, &mut (), ReqEvent::Sent { psn: p(i), now: 0 });
     }
-    let sack = |s: u32| fb(Feedback::Sack { rcv_nxt: p(0), sack_psn: p(s), lost_cnt: 0, overflow: false }, 10);
+    let sack = |s: u32| fb(Feedback::Sack { rcv_nxt: p(0), sack_psn: p(s), run_from: p(s), lost_cnt: 0, overflow: false }, 10);
     assert_eq!(retx(&tx(&mut r, &mut (), sack(2))), vec![(0, 2)]);
     assert_eq!(retx(&tx(&mut r, &mut (), sack(5))), vec![(3, 2)]);
     assert!(retx(&tx(&mut r, &mut (), sack(6))).is_empty());

@@ -42,6 +42,7 @@ fn sack(rcv_nxt: u32, s: u32, lost_cnt: u8) -> ReqEvent {
         fb: Feedback::Sack {
             rcv_nxt: p(rcv_nxt),
             sack_psn: p(s),
+            run_from: p(s),
             lost_cnt,
             overflow: false,
         },
@@ -81,7 +82,7 @@ fn receiver_fast_path_single_loss_needs_no_bitmap() {
     for s in 2..=5 {
         let a = rx(&mut qp, &mut pool, s);
         assert!(a.contains(&Action::Deliver { psn: p(s) }));
-        assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(1), sack_psn: p(s), lost_cnt: 1, overflow: false }]);
+        assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(1), sack_psn: p(s), run_from: p(s), lost_cnt: 1, overflow: false }]);
     }
     let u = qp.rx_sr_state().expect("a unit while in recovery");
     assert_eq!(pool.unit(u).unwrap().sack_high, p(5));
@@ -109,7 +110,7 @@ fn receiver_slow_path_compression_and_aack() {
     }
     assert_eq!(pool.used_blocks(), 0);
     let a = rx(&mut qp, &mut pool, 22);
-    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(0), sack_psn: p(22), lost_cnt: 2, overflow: false }]);
+    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(0), sack_psn: p(22), run_from: p(22), lost_cnt: 2, overflow: false }]);
     let u = qp.rx_sr_state().unwrap();
     let st = *pool.unit(u).unwrap();
     // The run 1..=20 (>= one block) is compressed: the bitmap starts after it.
@@ -156,20 +157,22 @@ fn lost_retransmission_is_reported_by_fnack() {
     rx(&mut qp, &mut pool, 1);
     rx(&mut qp, &mut pool, 3);
     // The retransmission of 0 is lost, the one of 2 arrives: between RCV-NXT and sack-high.
+    // It is kept (placed), and FNACKed.
     let a = rx(&mut qp, &mut pool, 2);
-    assert_eq!(a, vec![Action::Drop { psn: p(2) }, Action::Send(Feedback::Fnack { rcv_nxt: p(0), psn: p(2) })]);
+    assert_eq!(a, vec![Action::Deliver { psn: p(2) }, Action::Send(Feedback::Fnack { rcv_nxt: p(0), psn: p(2) })]);
     assert_eq!(qp.counters().fnacks_sent, 1);
     // A duplicate of a received PSN there is a plain duplicate, not an FNACK: SACKed again,
     // so the requester knows it arrived.
     let a = rx(&mut qp, &mut pool, 1);
     assert_eq!(a, vec![
         Action::Drop { psn: p(1) },
-        Action::Send(Feedback::Sack { rcv_nxt: p(0), sack_psn: p(1), lost_cnt: 2, overflow: false }),
+        Action::Send(Feedback::Sack { rcv_nxt: p(0), sack_psn: p(1), run_from: p(1), lost_cnt: 2, overflow: false }),
     ]);
-    // Recovery then completes in order.
-    rx(&mut qp, &mut pool, 0);
-    let a = rx(&mut qp, &mut pool, 2);
-    assert!(a.contains(&Action::Advance { rcv_nxt: p(4) }));
+    // So is the kept resend of 2, should it come again.
+    assert_eq!(rx(&mut qp, &mut pool, 2)[0], Action::Drop { psn: p(2) });
+    // The resend of 0 completes recovery: 1..=3 are all here.
+    let a = rx(&mut qp, &mut pool, 0);
+    assert!(a.contains(&Action::Advance { rcv_nxt: p(4) }), "{a:?}");
     assert_eq!(pool.used_units(), 0);
 }
 
@@ -179,10 +182,10 @@ fn lost_cnt_overflows_past_three_bits() {
     let mut qp = Qp::new(p(0), p(0), RTO);
     // 0..=8 lost (9 > 7).
     let a = rx(&mut qp, &mut pool, 9);
-    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(0), sack_psn: p(9), lost_cnt: 7, overflow: true }]);
+    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(0), sack_psn: p(9), run_from: p(9), lost_cnt: 7, overflow: true }]);
     // Stays put (7, overflow) while more holes appear.
     let a = rx(&mut qp, &mut pool, 11);
-    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(0), sack_psn: p(11), lost_cnt: 7, overflow: true }]);
+    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(0), sack_psn: p(11), run_from: p(11), lost_cnt: 7, overflow: true }]);
     // RCV-NXT from the bitmap alone.
     for s in 0..=7 {
         let a = rx(&mut qp, &mut pool, s);
@@ -204,7 +207,7 @@ fn an_overflowed_lost_cnt_counts_again_once_the_bitmap_holds_seven_holes() {
         rx(&mut qp, &mut pool, s);
     }
     let a = rx(&mut qp, &mut pool, 18);
-    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(0), sack_psn: p(18), lost_cnt: 7, overflow: true }]);
+    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(0), sack_psn: p(18), run_from: p(18), lost_cnt: 7, overflow: true }]);
     // 0 filled: eight holes left, still overflowed.
     assert!(rx(&mut qp, &mut pool, 0).contains(&Action::Advance { rcv_nxt: p(2) }));
     let a = rx(&mut qp, &mut pool, 19);
@@ -212,11 +215,11 @@ fn an_overflowed_lost_cnt_counts_again_once_the_bitmap_holds_seven_holes() {
     // 2 filled: seven holes (4, 6, .., 16), which lost-cnt counts exactly again.
     assert!(rx(&mut qp, &mut pool, 2).contains(&Action::Advance { rcv_nxt: p(4) }));
     let a = rx(&mut qp, &mut pool, 20);
-    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(4), sack_psn: p(20), lost_cnt: 7, overflow: false }]);
+    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(4), sack_psn: p(20), run_from: p(20), lost_cnt: 7, overflow: false }]);
     // And falls by one per fill from there.
     rx(&mut qp, &mut pool, 4);
     let a = rx(&mut qp, &mut pool, 21);
-    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(6), sack_psn: p(21), lost_cnt: 6, overflow: false }]);
+    assert_eq!(sent_fb(&a), vec![Feedback::Sack { rcv_nxt: p(6), sack_psn: p(21), run_from: p(21), lost_cnt: 6, overflow: false }]);
     for s in (6..=16).step_by(2) {
         rx(&mut qp, &mut pool, s);
     }
@@ -317,8 +320,11 @@ fn sender_answers_one_fnack_per_new_ack() {
     tx(&mut qp, &mut pool, sack(0, 3, 2));
     let fnack = |r: u32, s: u32| ReqEvent::Feedback { fb: Feedback::Fnack { rcv_nxt: p(r), psn: p(s) }, now: 20 };
     let a = tx(&mut qp, &mut pool, fnack(0, 2));
-    assert_eq!(retx(&a), vec![(0, 1), (2, 1)], "early RTO: UNACK and the bitmap's zeros");
+    assert_eq!(retx(&a), vec![(0, 1)], "UNACK alone: the responder kept 2");
     assert!(retx(&tx(&mut qp, &mut pool, fnack(0, 2))).is_empty(), "second FNACK before a new ACK");
+    // 2 is recorded as received: a timeout resends UNACK alone too.
+    let a = tx(&mut qp, &mut pool, ReqEvent::Timer { timer: Timer::Rto, now: 1000 });
+    assert_eq!(retx(&a), vec![(0, 1)]);
     // A new ACK re-enables it.
     tx(&mut qp, &mut pool, ReqEvent::Feedback { fb: Feedback::Ack { rcv_nxt: p(2) }, now: 30 });
     let a = tx(&mut qp, &mut pool, fnack(2, 4));
@@ -332,7 +338,7 @@ fn sender_overflow_retransmits_gaps_without_lost_cnt_growth() {
     let mut qp = Qp::new(p(0), p(0), RTO);
     sent(&mut qp, &mut pool, 40);
     let ovf = |s: u32| ReqEvent::Feedback {
-        fb: Feedback::Sack { rcv_nxt: p(0), sack_psn: p(s), lost_cnt: 7, overflow: true },
+        fb: Feedback::Sack { rcv_nxt: p(0), sack_psn: p(s), run_from: p(s), lost_cnt: 7, overflow: true },
         now: 10,
     };
     assert_eq!(retx(&tx(&mut qp, &mut pool, ovf(9))), vec![(0, 9)]);
@@ -393,30 +399,34 @@ fn exhaustion_on_the_way_to_the_slow_path_keeps_the_fast_path_state() {
 }
 
 #[test]
-fn fnacks_go_out_for_the_first_discards_at_an_rcv_nxt_not_for_each() {
+fn fnacks_go_out_for_the_first_kept_resends_at_an_rcv_nxt_not_for_each() {
     let mut pool = Pool::new();
     let mut qp = Qp::new(p(0), p(0), RTO);
-    // Holes 0, 2, .., 18 under arrivals 1, 3, .., 19 (slow path, overflowed).
-    for s in (1..=19).step_by(2) {
+    // Holes 0, 2, .., 20 under arrivals 1, 3, .., 21 (slow path, overflowed).
+    for s in (1..=21).step_by(2) {
         rx(&mut qp, &mut pool, s);
     }
-    // The resend of 0 is lost; the nine after it are discarded, FNACKed for the 1st, 2nd,
-    // 4th and 8th only.
+    // The resend of 0 is lost; the eight after it are kept (placed), and FNACKed for the
+    // 1st and 4th only.
     let mut fnacked = vec![];
-    for s in (2..=18).step_by(2) {
+    for s in (2..=16).step_by(2) {
         let a = rx(&mut qp, &mut pool, s);
-        assert_eq!(a[0], Action::Drop { psn: p(s) });
+        assert_eq!(a[0], Action::Deliver { psn: p(s) });
         if let [Feedback::Fnack { rcv_nxt, psn }] = sent_fb(&a)[..] {
             assert_eq!(rcv_nxt, p(0));
             fnacked.push(psn.get());
         }
     }
-    assert_eq!(fnacked, vec![2, 4, 8, 16]);
-    assert_eq!(qp.counters().fnacks_sent, 4);
-    // 0 arrives at last: RCV-NXT moves (to 2, discarded), and the next discard is FNACKed.
-    assert!(rx(&mut qp, &mut pool, 0).contains(&Action::Advance { rcv_nxt: p(2) }));
-    let a = rx(&mut qp, &mut pool, 4);
-    assert_eq!(sent_fb(&a), vec![Feedback::Fnack { rcv_nxt: p(2), psn: p(4) }]);
+    assert_eq!(fnacked, vec![2, 8]);
+    assert_eq!(qp.counters().fnacks_sent, 2);
+    // 0 arrives at last: RCV-NXT moves past the kept resends to 18, whose resend is lost
+    // too; the resend of 20 shows it, FNACKed at the new RCV-NXT.
+    assert!(rx(&mut qp, &mut pool, 0).contains(&Action::Advance { rcv_nxt: p(18) }));
+    let a = rx(&mut qp, &mut pool, 20);
+    assert_eq!(sent_fb(&a), vec![Feedback::Fnack { rcv_nxt: p(18), psn: p(20) }]);
+    // And the resend of 18 ends recovery.
+    assert!(rx(&mut qp, &mut pool, 18).contains(&Action::Advance { rcv_nxt: p(22) }));
+    assert_eq!(pool.used_units(), 0);
 }
 
 #[test]
@@ -437,7 +447,7 @@ fn the_standard_responders_nak_resends_the_standard_packets_only() {
     assert!(!a.iter().any(|a| matches!(a, Action::GoBack { .. })), "{a:?}");
     // The first SACK (10 and 11 lost too) resends from the SR part on.
     let ovf = ReqEvent::Feedback {
-        fb: Feedback::Sack { rcv_nxt: p(3), sack_psn: p(12), lost_cnt: 7, overflow: true },
+        fb: Feedback::Sack { rcv_nxt: p(3), sack_psn: p(12), run_from: p(12), lost_cnt: 7, overflow: true },
         now: 10,
     };
     assert_eq!(retx(&tx(&mut qp, &mut pool, ovf)), vec![(10, 2)]);

@@ -83,7 +83,8 @@ fn check<E: Recovery>(mut qps: Vec<E>, shared: &mut E::Shared, inputs: &[In]) ->
                 let s = Psn::new(BASE).add(b);
                 let fb = match k {
                     0 => Feedback::Ack { rcv_nxt: r },
-                    1 => Feedback::Sack { rcv_nxt: r, sack_psn: s, lost_cnt: l, overflow: o },
+                    // A run of up to 20 PSNs ending at `s` (a coalesced SACK), or one past it.
+                    1 => Feedback::Sack { rcv_nxt: r, sack_psn: s, run_from: s.sub(a % 21).add(u32::from(a % 23 == 22)), lost_cnt: l, overflow: o },
                     2 => Feedback::Nak { rcv_nxt: r },
                     3 => Feedback::Fnack { rcv_nxt: r, psn: s },
                     _ => Feedback::Holes {

@@ -155,7 +155,7 @@ fn out_of_order_write_is_placed_from_headers() {
 fn sack_and_fnack_round_trip() {
     // Receiver: RCV-NXT = 100 missing, 101..=105 arrived: SACK. Then the retransmission
     // of 100 is lost and the next retransmitted packet, 103 (RCV-NXT < 103 < sack-high),
-    // arrives: it is discarded and the FNACK names it (FaSR §III-E).
+    // arrives: the FNACK names it (FaSR §III-E).
     let sack = SrAckEth {
         kind: SrAckKind::Sack,
         lost_cnt: 1,

@@ -290,3 +290,7 @@ pub const MAX_UNACKED_PSNS: u32 = 128;
 /// this many PSNs past RCV-NXT (IRN's and SRNIC's bitmaps; FaSR's and MELO's shared pools,
 /// which fall back to go-back-N when they run out).
 pub const SR_MAX_UNACKED_PSNS: u32 = 512;
+
+/// PSNs a FaSR requester lets be in flight past the highest PSN known received (see
+/// `Requester::pipe_full`): the standard window, which lossless goes at full rate.
+pub const SR_PIPE_PSNS: u32 = MAX_UNACKED_PSNS;

@@ -15,7 +15,7 @@
 //! | [`Feedback`]                  | SR-ACK-ETH kind | AETH                | BTH PSN        |
 //! |-------------------------------|-----------------|---------------------|----------------|
 //! | `Ack { rcv_nxt }`             | ACK             | ACK                 | `rcv_nxt - 1`  |
-//! | `Sack { rcv_nxt, sack_psn, lost_cnt, overflow }` | SACK | NAK PSN seq error | `rcv_nxt` |
+//! | `Sack { rcv_nxt, sack_psn, run_from, lost_cnt, overflow }` | SACK (SackHigh `sack_psn`, TriggerPSN `run_from`) | NAK PSN seq error | `rcv_nxt` |
 //! | `Fnack { rcv_nxt, psn }`      | FNACK           | NAK PSN seq error   | `rcv_nxt`      |
 //! | `Nak { rcv_nxt }`             | ACK             | NAK PSN seq error   | `rcv_nxt`      |
 //! | `Holes { rcv_nxt, holes }`    | HOLE, one per hole, oldest first | NAK PSN seq error | `rcv_nxt` |
@@ -33,6 +33,11 @@ use crate::proto::recovery::{Feedback, Hole, RtoConfig};
 use crate::proto::wire::caps::{RequesterState, SrCap, SrScheme};
 use crate::proto::wire::ext_headers::{Aeth, AETH_NAK_PSN_SEQ_ERROR};
 use crate::proto::wire::sr_ext::{SrAckEth, SrAckKind, LOST_CNT_MAX};
+
+/// The longest run of PSNs one SACK reports, less one: a SACK whose TriggerPSN lies
+/// further before its SackHigh (or after it) reports SackHigh alone. FaSR's responder
+/// coalesces at most `SACK_EVERY` (16) SACKs into one.
+pub const SACK_RUN_MAX: i32 = 1023;
 
 /// What a QP's SR sides are built from: the scheme its device ran when the QP was created.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -103,11 +108,12 @@ pub fn encode_feedback(fb: &Feedback, msn: u32, mut out: impl FnMut(SrAckPacket)
         Feedback::Sack {
             rcv_nxt,
             sack_psn,
+            run_from,
             lost_cnt,
             overflow,
         } => out(SrAckPacket {
             psn: rcv_nxt,
-            sr: sr(SrAckKind::Sack, sack_psn, sack_psn, lost_cnt, overflow),
+            sr: sr(SrAckKind::Sack, sack_psn, run_from, lost_cnt, overflow),
             aeth: nak,
         }),
         Feedback::Fnack { rcv_nxt, psn } => out(SrAckPacket {
@@ -153,7 +159,13 @@ pub fn decode_feedback(psn: Psn, sr: &SrAckEth, aeth: &Aeth) -> SrAckMeaning {
         _ if !seq_nak => SrAckMeaning::Ibta,
         SrAckKind::Sack => SrAckMeaning::Feedback(Feedback::Sack {
             rcv_nxt: psn,
-            sack_psn: sr.trigger_psn,
+            sack_psn: sr.sack_high,
+            // A run longer than [`SACK_RUN_MAX`] or ending before it starts is taken as
+            // the one packet at SackHigh.
+            run_from: match sr.sack_high.diff(sr.trigger_psn) {
+                0..=SACK_RUN_MAX => sr.trigger_psn,
+                _ => sr.sack_high,
+            },
             lost_cnt: sr.lost_cnt,
             overflow: sr.lost_cnt_overflow,
         }),
@@ -311,10 +323,25 @@ mod tests {
         let sack = Feedback::Sack {
             rcv_nxt: r,
             sack_psn: Psn::new(3),
+            run_from: Psn::new(0xfffff0),
             lost_cnt: 5,
             overflow: true,
         };
         assert_eq!(round_trip(sack), ([Some(sack), None, None], 1));
+        // A run that ends before it starts, or longer than a SACK reports, is one packet.
+        let with_run = |from| Feedback::Sack {
+            rcv_nxt: r,
+            sack_psn: Psn::new(3),
+            run_from: Psn::new(from),
+            lost_cnt: 5,
+            overflow: true,
+        };
+        for from in [4, 0x7fff00] {
+            assert_eq!(
+                round_trip(with_run(from)),
+                ([Some(with_run(3)), None, None], 1)
+            );
+        }
         let fnack = Feedback::Fnack {
             rcv_nxt: r,
             psn: Psn::new(1),

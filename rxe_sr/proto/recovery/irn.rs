@@ -212,6 +212,7 @@ impl<const WORDS: usize> Recovery for Irn<WORDS> {
                 Feedback::Sack {
                     rcv_nxt: self.rcv_nxt,
                     sack_psn: psn,
+                    run_from: psn,
                     lost_cnt: 0,
                     overflow: false,
                 },

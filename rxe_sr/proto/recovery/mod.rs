@@ -60,16 +60,21 @@ pub enum Feedback {
         /// The responder's RCV-NXT (ePSN).
         rcv_nxt: Psn,
     },
-    /// Selective ACK (IRN NACK / FaSR SACK): the out-of-order packet `sack_psn` arrived.
+    /// Selective ACK (IRN NACK / FaSR SACK): the out-of-order packets `run_from ..=
+    /// sack_psn` arrived (an engine SACKs one packet, `run_from == sack_psn`; FaSR's
+    /// responder coalesces the SACKs of a contiguous run into the last one).
     ///
-    /// On the wire (`wire::sr_ext::SrAckEth`, kind SACK): BTH PSN = `rcv_nxt`, TriggerPSN =
-    /// `sack_psn`. FaSR only SACKs a packet beyond its sack-high, so for FaSR `sack_psn`
-    /// is also the responder's new sack-high.
+    /// On the wire (`wire::sr_ext::SrAckEth`, kind SACK): BTH PSN = `rcv_nxt`, SackHigh =
+    /// `sack_psn`, TriggerPSN = `run_from`. FaSR SACKs a packet beyond its sack-high (or a
+    /// duplicate below it), so for FaSR `sack_psn` is then also the responder's new
+    /// sack-high.
     Sack {
         /// The responder's RCV-NXT.
         rcv_nxt: Psn,
-        /// PSN of the out-of-order packet that triggered this SACK.
+        /// PSN of the (last) out-of-order packet this SACK reports.
         sack_psn: Psn,
+        /// The first PSN of the run this SACK reports (`sack_psn` for one packet).
+        run_from: Psn,
         /// FaSR: the responder's 3-bit lost-cnt (number of PSNs it believes lost).
         lost_cnt: u8,
         /// FaSR: lost-cnt overflowed (carried in an unused op-type value on the wire).
@@ -81,11 +86,12 @@ pub enum Feedback {
         rcv_nxt: Psn,
     },
     /// FaSR FNACK: `psn` (between RCV-NXT and sack-high) arrived while RCV-NXT is still
-    /// missing, so a retransmission was lost; the requester should run its RTO early.
+    /// missing, so a retransmission was lost; the requester resends RCV-NXT early (the
+    /// paper: runs its RTO action early).
     Fnack {
         /// The responder's RCV-NXT.
         rcv_nxt: Psn,
-        /// The discarded packet's PSN.
+        /// The PSN of the packet that showed the loss (kept by the responder).
         psn: Psn,
     },
     /// MELO NACK / SRNIC software NAK: up to three holes, most recent first.

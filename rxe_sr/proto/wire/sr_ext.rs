@@ -81,9 +81,12 @@
 //!   marks overflow with an unused op-type value; a bit next to the counter is cheaper
 //!   than burning an opcode and cannot be confused with one. Once O is set the receiver
 //!   freezes LostCnt until recovery completes (FaSR §III-D).
-//! - `SackHigh` (24 bits): the highest PSN received (FaSR sack-high).
+//! - `SackHigh` (24 bits): the highest PSN received (FaSR sack-high); for a SACK, the
+//!   last PSN it reports.
 //! - `TriggerPSN` (24 bits): the PSN whose arrival produced this acknowledgment: for a
-//!   SACK the out-of-order packet, for an FNACK the discarded packet that shows a lost
+//!   SACK the first of the run of out-of-order PSNs it reports, TriggerPSN ..= SackHigh
+//!   (equal for one packet; a responder that holds back the SACKs of a contiguous run
+//!   reports it in one, at most 1024 PSNs), for an FNACK the packet that shows a lost
 //!   retransmission (RCV-NXT < PSN < sack-high, FaSR §III-E), for a READ-ACK the READ
 //!   request, for an ACK the packet acknowledged.
 //! - HOLE (MELO's NACK, SRNIC's software NAK): one hole of the receiver's sequence space,
@@ -172,7 +175,7 @@ pub enum SrAckKind {
     Ack,
     /// Selective ACK: BTH PSN is RCV-NXT (missing), later PSNs up to sack-high arrived.
     Sack,
-    /// FaSR's FNACK: a retransmission was lost; TriggerPSN names the discarded packet.
+    /// FaSR's FNACK: a retransmission was lost; TriggerPSN names the packet that showed it.
     Fnack,
     /// A READ request was accepted (BTH PSN = the request's PSN); not its completion.
     ReadAck,

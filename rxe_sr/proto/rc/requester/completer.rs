@@ -211,6 +211,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 };
             }
         }
+        if let Feedback::Sack { sack_psn, .. } = fb {
+            self.note_sacked(sack_psn);
+        }
         let now = env.now_us();
         let acts = self.feed(env, ReqEvent::Feedback { fb, now });
         let o = self.apply(env, cfg, acts, false);

@@ -21,7 +21,7 @@ use super::Requester;
 use super::SqEntry;
 use crate::proto::psn::Psn;
 use crate::proto::rc::sr::SrSetup;
-use crate::proto::rc::{Outcome, RcConfig, RcEnv};
+use crate::proto::rc::{Outcome, RcConfig, RcEnv, SR_MAX_UNACKED_PSNS, SR_PIPE_PSNS};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
 use crate::proto::recovery::{Action, ActionSink, Counters, Recovery, ReqEvent, Timer};
 use crate::proto::wire::caps::{CapAnswer, RequesterCaps, RequesterState};
@@ -59,6 +59,8 @@ pub struct ReqSr {
     resend: ResendSet,
     /// The last resend of UNACK, watched for its loss until UNACK moves past it.
     una_resend: Option<UnaResend>,
+    /// FaSR: the highest PSN a SACK reported received (the pipe is measured from it).
+    sacked_high: Option<Psn>,
     /// Statistics.
     pub counters: ReqSrCounters,
 }
@@ -90,6 +92,7 @@ impl ReqSr {
             active: false,
             resend: ResendSet::new(sq_psn),
             una_resend: None,
+            sacked_high: None,
             counters: ReqSrCounters::default(),
         }
     }
@@ -195,6 +198,46 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// True once requests go out in the SR format.
     pub(super) fn sr_active(&self) -> bool {
         self.sr.as_deref().is_some_and(|s| s.active)
+    }
+
+    /// A SACK reported `psn` received (FaSR: the pipe is measured from the highest).
+    pub(super) fn note_sacked(&mut self, psn: Psn) {
+        let una = self.una();
+        if let Some(sr) = self.sr.as_deref_mut() {
+            let higher = !sr
+                .sacked_high
+                .is_some_and(|h| h.after(una) && !psn.after(h));
+            if matches!(sr.engine, AnyEngine::Fasr(_)) && psn.after(una) && higher {
+                sr.sacked_high = Some(psn);
+            }
+        }
+    }
+
+    /// Whether a new packet `psn` would overfill the pipe: FaSR sends at most
+    /// [`SR_PIPE_PSNS`] past the highest PSN known received (the last acknowledged, or a
+    /// higher one a SACK reported), within the window from UNACK.
+    ///
+    /// Choice (the paper leaves flow control to the transport): the SR window from UNACK
+    /// ([`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)) lets new packets
+    /// flow while a hole at UNACK is repaired, but filled with new packets it is also a
+    /// queue in front of the repair: in the guests, with 512 PSNs in flight the round trip
+    /// was ~13 ms, all of it queueing (lossless goodput is the same with 128), and a
+    /// resend waited behind the whole window. Keeping the pipe at the standard window
+    /// keeps the round trip of a repair short; the window from UNACK keeps its room for
+    /// new packets while it is made.
+    pub(super) fn pipe_full(&self, psn: Psn) -> bool {
+        let Some(sr) = self.sr.as_deref().filter(|s| s.active) else {
+            return false;
+        };
+        if !matches!(sr.engine, AnyEngine::Fasr(_)) {
+            return false;
+        }
+        let una = self.una();
+        let base = match sr.sacked_high {
+            Some(h) if h.after(una) && h.diff(una) < SR_MAX_UNACKED_PSNS as i32 => h,
+            _ => una.sub(1),
+        };
+        psn.diff(base) > SR_PIPE_PSNS as i32
     }
 
     /// BTH TVer and Resv7 of the next request packet.

@@ -64,7 +64,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 continue;
             }
             let (psn, rd_atomic) = (e.first_psn.add(self.next_pkt), e.is_rd_atomic());
-            if rc && psn.diff(una) >= window {
+            if rc && (psn.diff(una) >= window || self.pipe_full(psn)) {
                 break;
             }
             if rc

@@ -2,36 +2,54 @@
 //! FaSR's SACKs, coalesced. The engine SACKs every out-of-order arrival; during a recovery
 //! that is one acknowledgment per data packet, which doubles the packets both ends handle.
 //! A SACK that only moves sack-high by one, with RCV-NXT, lost-cnt and the overflow flag
-//! unchanged, tells the requester nothing it cannot infer from the next one: FaSR's
-//! requester treats a SACK that is not contiguous with its sack-high, without lost-cnt
-//! growing, as following lost SACKs, and takes what lies between as received. Such a SACK
-//! is held back, unless the packet asked for an acknowledgment (AckReq: the end of a
-//! message, or every [`MAX_PKT_PER_ACK`](crate::proto::rc::MAX_PKT_PER_ACK) packets) or
-//! [`SACK_EVERY`] of them have been held in a row. A SACK that reports a new gap, a moved
-//! RCV-NXT or an overflowed lost-cnt always goes out at once.
+//! unchanged, is held back, unless the packet asked for an acknowledgment (AckReq: the end
+//! of a message, or every [`MAX_PKT_PER_ACK`](crate::proto::rc::MAX_PKT_PER_ACK) packets)
+//! or [`SACK_EVERY`] of them have been held in a row. A SACK that reports a new gap or a
+//! changed overflow flag is never held. One whose RCV-NXT moved (a retransmission filled
+//! it) is: the requester learns the new RCV-NXT from the AACK, and takes lost-cnt to
+//! have fallen by one for it; a new gap after held SACKs goes out behind the held run
+//! with the lost-cnt before the gap, which brings the requester's back in step.
 //!
-//! A SACK reporting a new gap after some were held goes out behind the last one held
+//! Every SACK sent reports the whole run of contiguous PSNs it ends (from the last gap,
+//! at most 1024 back): its TriggerPSN is the run's first PSN. The requester thus sets
+//! what was held, and what an earlier SACK of the run reported if that SACK was lost; it
+//! sees a gap only where PSNs are missing (or where the gap's own SACK was lost, and then
+//! exactly the gap), also while lost-cnt is overflowed, where it resends any gap it sees.
+//!
+//! A SACK reporting a new gap after some were held goes out behind a SACK of the held run
 //! ([`SackCoalescer::flush`]): the requester retransmits every PSN between its sack-high
-//! and a SACK whose lost-cnt grew, so it must know the sack-high the gap starts from, or
-//! it resends the held run with the gap. A SACK of a packet received before (a duplicate
-//! resend) is never held and leaves the run as it was.
+//! and a SACK whose lost-cnt grew (or overflowed), so it must know the sack-high the gap
+//! starts from, or it resends the held run with the gap. A SACK of a packet received
+//! before (a duplicate resend) is never held and leaves the run as it was.
 //!
 //! Only FaSR's requester reads SACKs this way; IRN's marks exactly the SACKed PSNs, so its
 //! SACKs are never held.
 
 use crate::proto::psn::Psn;
+use crate::proto::rc::sr::SACK_RUN_MAX;
 use crate::proto::recovery::Feedback;
 
 /// At most this many SACKs in a row are held back (one in `SACK_EVERY` goes out).
 pub(super) const SACK_EVERY: u32 = 16;
 
-/// The last SACK sent, and how many were held since.
+/// The state the last SACK (sent or held) reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Last {
+    /// The last SACKed PSN: the responder's sack-high.
+    high: Psn,
+    lost_cnt: u8,
+    overflow: bool,
+}
+
+/// The last SACK, and the run held since the last one sent.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct SackCoalescer {
     enabled: bool,
-    /// RCV-NXT, sack-high (the last SACKed PSN, sent or held), lost-cnt of the last SACK.
-    last: Option<(Psn, Psn, u8)>,
+    last: Option<Last>,
+    /// SACKs held since the last one sent.
     held: u32,
+    /// The first PSN of the run of contiguous SACKed PSNs that ends at the last one.
+    run_start: Psn,
 }
 
 impl SackCoalescer {
@@ -41,73 +59,111 @@ impl SackCoalescer {
             enabled,
             last: None,
             held: 0,
+            run_start: Psn::new(0),
+        }
+    }
+
+    /// The first PSN a SACK of the run ending at `high` reports: where the run started,
+    /// at most [`SACK_RUN_MAX`] + 1 PSNs back.
+    fn run_from(&self, high: Psn) -> Psn {
+        if high.distance_from(self.run_start) > SACK_RUN_MAX as u32 {
+            high.sub(SACK_RUN_MAX as u32)
+        } else {
+            self.run_start
         }
     }
 
     /// The SACK to send before `fb`, if `fb` reports a new gap after SACKs were held: the
-    /// last held one, with the current RCV-NXT and the lost-cnt before the gap, so the
-    /// requester's sack-high is the responder's when the gap's SACK arrives. None when the
-    /// lost-cnt before the gap is not known (the gap overflowed it after RCV-NXT moved).
+    /// held run, with the current RCV-NXT and the lost-cnt before the gap, so the
+    /// requester's sack-high and lost-cnt are the responder's when the gap's SACK arrives.
     pub(super) fn flush(&mut self, fb: &Feedback) -> Option<Feedback> {
         let Feedback::Sack {
             rcv_nxt,
             sack_psn,
             lost_cnt,
             overflow,
+            ..
         } = *fb
         else {
             return None;
         };
-        let (r, high, lc) = self.last?;
+        let l = self.last?;
         // Something held, still in this recovery, and `fb` jumps past it.
-        if !self.enabled || self.held == 0 || !high.after(rcv_nxt) || !sack_psn.after(high.next()) {
+        if !self.enabled
+            || self.held == 0
+            || !l.high.after(rcv_nxt)
+            || !sack_psn.after(l.high.next())
+        {
             return None;
         }
-        // The gap raised lost-cnt by its size; held SACKs had the last SACK's lost-cnt.
-        let gap = sack_psn.distance_from(high.next());
-        let before = if !overflow {
-            lost_cnt.checked_sub(u8::try_from(gap).ok()?)?
-        } else if r == rcv_nxt {
-            lc
+        // The gap raised lost-cnt by its size. Overflowed by it, the requester resends the
+        // gap whatever lost-cnt says: the run's SACK carries the last held one's.
+        let gap = sack_psn.distance_from(l.high.next());
+        let (before, before_overflow) = if !overflow {
+            (lost_cnt.checked_sub(u8::try_from(gap).ok()?)?, false)
         } else {
-            return None;
+            (l.lost_cnt, l.overflow)
+        };
+        let run = Feedback::Sack {
+            rcv_nxt,
+            sack_psn: l.high,
+            run_from: self.run_from(l.high),
+            lost_cnt: before,
+            overflow: before_overflow,
         };
         self.held = 0;
-        Some(Feedback::Sack {
-            rcv_nxt,
-            sack_psn: high,
-            lost_cnt: before,
-            overflow: false,
-        })
+        Some(run)
     }
 
-    /// True if `fb` (feedback to the packet that triggered it, which asked for an
-    /// acknowledgment if `ack_req`) is a SACK that is held back instead of sent.
-    pub(super) fn hold(&mut self, fb: &Feedback, ack_req: bool) -> bool {
+    /// What to send for `fb` (feedback to the packet that triggered it, which asked for an
+    /// acknowledgment if `ack_req`): `fb` itself, `fb` reporting the held run with it, or
+    /// nothing (held back).
+    pub(super) fn coalesce(&mut self, fb: &Feedback, ack_req: bool) -> Option<Feedback> {
         let Feedback::Sack {
             rcv_nxt,
             sack_psn,
             lost_cnt,
             overflow,
+            ..
         } = *fb
         else {
-            return false;
+            return Some(*fb);
         };
-        if self.last.is_some_and(|(_, high, _)| !sack_psn.after(high)) {
+        if self.last.is_some_and(|l| !sack_psn.after(l.high)) {
             // A packet received before, SACKed again: sent, and the run goes on.
-            return false;
+            return Some(*fb);
         }
-        let contiguous = self
-            .last
-            .is_some_and(|(r, high, lc)| r == rcv_nxt && sack_psn == high.next() && lc == lost_cnt);
-        if self.enabled && contiguous && !overflow && !ack_req && self.held + 1 < SACK_EVERY {
+        let now = Last {
+            high: sack_psn,
+            lost_cnt,
+            overflow,
+        };
+        let contiguous = self.last.is_some_and(|l| sack_psn == l.high.next());
+        // RCV-NXT and lost-cnt may have moved by fills since (the requester sees each in its
+        // AACK and expects lost-cnt one lower for it; a new gap resyncs it through `flush`).
+        let same = self.last.is_some_and(|l| l.overflow == overflow);
+        self.last = Some(now);
+        if !self.enabled {
+            return Some(*fb);
+        }
+        if !contiguous {
+            // A new gap (or the first SACK): a new run.
+            self.run_start = sack_psn;
+        }
+        if contiguous && same && !ack_req && self.held + 1 < SACK_EVERY {
             self.held += 1;
-            self.last = Some((rcv_nxt, sack_psn, lost_cnt));
-            return true;
+            return None;
         }
         self.held = 0;
-        self.last = Some((rcv_nxt, sack_psn, lost_cnt));
-        false
+        // The SACK reports its whole run: what was held, and what earlier SACKs of the run
+        // reported (one of them may have been lost).
+        Some(Feedback::Sack {
+            rcv_nxt,
+            sack_psn,
+            run_from: self.run_from(sack_psn),
+            lost_cnt,
+            overflow,
+        })
     }
 }
 
@@ -115,79 +171,126 @@ impl SackCoalescer {
 mod tests {
     use super::*;
 
-    fn sack(rcv_nxt: u32, sack_psn: u32, lost_cnt: u8, overflow: bool) -> Feedback {
+    fn run(rcv_nxt: u32, from: u32, to: u32, lost_cnt: u8, overflow: bool) -> Feedback {
         Feedback::Sack {
             rcv_nxt: Psn::new(rcv_nxt),
-            sack_psn: Psn::new(sack_psn),
+            sack_psn: Psn::new(to),
+            run_from: Psn::new(from),
             lost_cnt,
             overflow,
         }
     }
 
+    fn sack(rcv_nxt: u32, sack_psn: u32, lost_cnt: u8, overflow: bool) -> Feedback {
+        run(rcv_nxt, sack_psn, sack_psn, lost_cnt, overflow)
+    }
+
+    /// Whether `fb` is held.
+    fn held(c: &mut SackCoalescer, fb: Feedback, ack_req: bool) -> bool {
+        c.coalesce(&fb, ack_req).is_none()
+    }
+
     #[test]
-    fn contiguous_sacks_are_held_and_one_in_sack_every_goes_out() {
+    fn contiguous_sacks_are_held_and_one_in_sack_every_reports_the_run() {
         let mut c = SackCoalescer::new(true);
-        assert!(!c.hold(&sack(10, 12, 1, false), false)); // The gap: at once.
-        let mut sent = 0;
+        assert_eq!(
+            c.coalesce(&sack(10, 12, 1, false), false),
+            Some(sack(10, 12, 1, false))
+        );
+        let mut sent = [None; 3];
+        let mut n = 0;
         for p in 13..13 + 2 * SACK_EVERY {
-            if !c.hold(&sack(10, p, 1, false), false) {
-                sent += 1;
+            if let Some(f) = c.coalesce(&sack(10, p, 1, false), false) {
+                sent[n.min(2)] = Some(f);
+                n += 1;
             }
         }
-        assert_eq!(sent, 2);
+        // 13..=27 held (15), 28 reports the run from 12; then 29..=43 held, 44 reports
+        // 12..=44 (the SACK of 28 may have been lost).
+        assert_eq!(n, 2);
+        assert_eq!(sent[0], Some(run(10, 12, 28, 1, false)));
+        assert_eq!(sent[1], Some(run(10, 12, 44, 1, false)));
     }
 
     #[test]
     fn news_always_goes_out() {
         let mut c = SackCoalescer::new(true);
-        assert!(!c.hold(&sack(10, 12, 1, false), false));
-        assert!(c.hold(&sack(10, 13, 1, false), false));
-        // AckReq.
-        assert!(!c.hold(&sack(10, 14, 1, false), true));
+        assert!(!held(&mut c, sack(10, 12, 1, false), false));
+        assert!(held(&mut c, sack(10, 13, 1, false), false));
+        // AckReq: sent, with the run.
+        assert_eq!(
+            c.coalesce(&sack(10, 14, 1, false), true),
+            Some(run(10, 12, 14, 1, false))
+        );
         // A new gap (lost-cnt grew, sack-high jumps).
-        assert!(!c.hold(&sack(10, 17, 3, false), false));
-        assert!(c.hold(&sack(10, 18, 3, false), false));
-        // RCV-NXT moved.
-        assert!(!c.hold(&sack(11, 19, 2, false), false));
-        // Overflow.
-        assert!(!c.hold(&sack(11, 20, 2, true), false));
-        assert!(!c.hold(&sack(11, 21, 2, true), false));
+        assert!(!held(&mut c, sack(10, 17, 3, false), false));
+        assert!(held(&mut c, sack(10, 18, 3, false), false));
+        // RCV-NXT moved (a fill, lost-cnt one lower): held too; the next one sent
+        // reports the run from 17.
+        assert!(held(&mut c, sack(11, 19, 2, false), false));
+        assert_eq!(
+            c.coalesce(&sack(11, 20, 2, false), true),
+            Some(run(11, 17, 20, 2, false))
+        );
+        // Overflowed (a new gap): sent.
+        assert!(!held(&mut c, sack(11, 29, 7, true), false));
+        // Overflow ended (a fill): sent.
+        assert!(held(&mut c, sack(11, 30, 7, true), false));
+        assert!(!held(&mut c, sack(12, 31, 5, false), false));
+        assert!(!held(&mut c, sack(12, 39, 7, true), false));
+        // Overflowed and contiguous, nothing else changed: held like any other, and the
+        // next SACK sent reports the run (the requester resends a gap while overflowed).
+        assert!(held(&mut c, sack(12, 40, 7, true), false));
+        assert!(held(&mut c, sack(12, 41, 7, true), false));
+        assert_eq!(
+            c.coalesce(&sack(12, 42, 7, true), true),
+            Some(run(12, 39, 42, 7, true))
+        );
         // Not a SACK: never held, and the next contiguous SACK still is.
-        assert!(!c.hold(
-            &Feedback::Ack {
-                rcv_nxt: Psn::new(11)
-            },
-            false
-        ));
-        assert!(c.hold(&sack(11, 22, 2, false), false) || c.hold(&sack(11, 23, 2, false), false));
+        let ack = Feedback::Ack {
+            rcv_nxt: Psn::new(12),
+        };
+        assert_eq!(c.coalesce(&ack, false), Some(ack));
+        assert!(held(&mut c, sack(12, 43, 7, true), false));
     }
 
     #[test]
-    fn a_new_gap_after_held_sacks_goes_out_behind_the_last_held() {
+    fn a_new_gap_after_held_sacks_goes_out_behind_the_held_run() {
         let mut c = SackCoalescer::new(true);
-        assert!(!c.hold(&sack(10, 12, 1, false), false));
+        assert!(!held(&mut c, sack(10, 12, 1, false), false));
         assert_eq!(c.flush(&sack(10, 13, 1, false)), None);
-        assert!(c.hold(&sack(10, 13, 1, false), false));
-        assert!(c.hold(&sack(10, 14, 1, false), false));
-        // 15 and 16 lost: lost-cnt 3; 14 (lost-cnt 1) goes out first.
+        assert!(held(&mut c, sack(10, 13, 1, false), false));
+        assert!(held(&mut c, sack(10, 14, 1, false), false));
+        // 15 and 16 lost: lost-cnt 3; the run 12..=14 (lost-cnt 1) goes out first.
         let gap = sack(10, 17, 3, false);
-        assert_eq!(c.flush(&gap), Some(sack(10, 14, 1, false)));
-        assert!(!c.hold(&gap, false));
+        assert_eq!(c.flush(&gap), Some(run(10, 12, 14, 1, false)));
+        assert_eq!(c.coalesce(&gap, false), Some(gap));
         // Nothing held since: no flush before the next gap.
         assert_eq!(c.flush(&sack(10, 19, 4, false)), None);
-        assert!(!c.hold(&sack(10, 19, 4, false), false));
-        // RCV-NXT moved (a fill: lost-cnt 3), more held, then a gap that overflows it.
-        assert!(!c.hold(&sack(11, 20, 3, false), false));
-        assert!(c.hold(&sack(11, 21, 3, false), false));
+        assert!(!held(&mut c, sack(10, 19, 4, false), false));
+        // RCV-NXT moved (a fill: lost-cnt 3), held, then a gap of two: the run goes out
+        // with the lost-cnt before it.
+        assert!(held(&mut c, sack(11, 20, 3, false), false));
         assert_eq!(
-            c.flush(&sack(11, 30, 7, true)),
-            Some(sack(11, 21, 3, false))
+            c.flush(&sack(11, 23, 5, false)),
+            Some(run(11, 19, 20, 3, false))
         );
-        // Without SACKs held before it, or with the lost-cnt before the gap unknown: none.
-        let mut c = SackCoalescer::new(true);
-        assert!(!c.hold(&sack(10, 12, 2, false), false));
-        assert!(c.hold(&sack(10, 13, 2, false), false));
-        assert_eq!(c.flush(&sack(12, 20, 7, true)), None);
+        assert!(!held(&mut c, sack(11, 23, 5, false), false));
+        // Held, then a gap that overflows lost-cnt: the run goes out with the last held
+        // one's (the requester resends an overflowed gap whatever it says).
+        assert!(held(&mut c, sack(12, 24, 4, false), false));
+        assert_eq!(
+            c.flush(&sack(12, 30, 7, true)),
+            Some(run(12, 23, 24, 4, false))
+        );
+        // Held while overflowed: the run goes out overflowed, whatever RCV-NXT did.
+        assert!(!held(&mut c, sack(11, 30, 7, true), false));
+        assert!(held(&mut c, sack(11, 31, 7, true), false));
+        assert_eq!(
+            c.flush(&sack(12, 40, 7, true)),
+            Some(run(12, 30, 31, 7, true))
+        );
+        // Without SACKs held before it: none.
         assert_eq!(
             SackCoalescer::new(false).flush(&sack(10, 20, 3, false)),
             None
@@ -197,20 +300,45 @@ mod tests {
     #[test]
     fn a_sack_of_a_duplicate_is_sent_and_the_run_goes_on() {
         let mut c = SackCoalescer::new(true);
-        assert!(!c.hold(&sack(10, 12, 2, false), false));
-        assert!(c.hold(&sack(10, 13, 2, false), false));
+        assert!(!held(&mut c, sack(10, 12, 2, false), false));
+        assert!(held(&mut c, sack(10, 13, 2, false), false));
         // A resend of 12, received before.
-        assert!(!c.hold(&sack(10, 12, 2, false), false));
+        assert!(!held(&mut c, sack(10, 12, 2, false), false));
         assert_eq!(c.flush(&sack(10, 12, 2, false)), None);
-        // 14 still only moves sack-high by one.
-        assert!(c.hold(&sack(10, 14, 2, false), false));
+        // 14 still only moves sack-high by one, and the run still starts at 12.
+        assert!(held(&mut c, sack(10, 14, 2, false), false));
+        assert_eq!(
+            c.coalesce(&sack(10, 15, 2, false), true),
+            Some(run(10, 12, 15, 2, false))
+        );
+    }
+
+    #[test]
+    fn a_run_is_reported_at_most_sack_run_max_back() {
+        let mut c = SackCoalescer::new(true);
+        assert!(!held(&mut c, sack(10, 12, 1, false), false));
+        let mut last = None;
+        for p in 13..13 + 2000 {
+            last = c.coalesce(&sack(10, p, 1, false), false).or(last);
+        }
+        let Some(Feedback::Sack {
+            sack_psn, run_from, ..
+        }) = last
+        else {
+            panic!("no SACK sent");
+        };
+        assert!(sack_psn.get() > 2000, "{last:?}");
+        assert_eq!(run_from, sack_psn.sub(SACK_RUN_MAX as u32));
     }
 
     #[test]
     fn disabled_holds_nothing() {
         let mut c = SackCoalescer::new(false);
         for p in 12..40 {
-            assert!(!c.hold(&sack(10, p, 1, false), false));
+            assert_eq!(
+                c.coalesce(&sack(10, p, 1, false), false),
+                Some(sack(10, p, 1, false))
+            );
         }
     }
 }

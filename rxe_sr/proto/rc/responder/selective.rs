@@ -189,11 +189,13 @@ impl Sink<'_> {
                     self.emit(&f);
                 }
                 let c = &mut *self.counters;
-                if self.sacks.hold(fb, self.ack_req) {
+                let Some(f) = self.sacks.coalesce(fb, self.ack_req) else {
                     c.sacks_coalesced += 1;
                     return;
-                }
+                };
                 c.sacks_sent += 1;
+                self.emit(&f);
+                return;
             }
             Feedback::Fnack { .. } => c.fnacks_sent += 1,
             Feedback::Nak { .. } => c.naks_sent += 1,

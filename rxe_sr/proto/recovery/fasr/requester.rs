@@ -58,7 +58,7 @@ impl Fasr {
                         // Choice: the new RCV-NXT is a PSN taken for received (in the
                         // compressed run or the bitmap; on the fast path, anything up to
                         // sack-high): a SACK that reported it lost was lost too. It goes
-                        // now, before later holes are resent and discarded behind it.
+                        // now, not at the next timeout.
                         let known = if slow(st.lost_cnt, st.overflow) {
                             una.before(st.bm_base) || pool.get(u, una)
                         } else {
@@ -90,38 +90,56 @@ impl Fasr {
                     self.req.restart_rto(now, &self.rto, out);
                 }
             }
-            Feedback::Fnack { .. } => {
+            Feedback::Fnack { psn, .. } => {
+                self.tx_fnacked(pool, psn);
                 if !self.fnack_answered && self.req.in_flight() > 0 {
                     self.fnack_answered = true;
                     self.counters.fnacks_answered = self.counters.fnacks_answered.saturating_add(1);
-                    self.tx_rto_action(pool, out);
+                    // Choice: the responder keeps the resends behind the lost one (see the
+                    // parent module), so only UNACK goes again, not every bitmap zero (most
+                    // of them are resends still in flight).
+                    self.op(self.tx_unit.is_some());
+                    let una = self.req.una;
+                    self.tx_retransmit(una, una.next(), out);
                     self.req.restart_rto(now, &self.rto, out);
                 }
             }
             Feedback::Sack {
                 sack_psn,
+                run_from,
                 lost_cnt,
                 overflow,
                 ..
             } => {
-                self.tx_sack(pool, sack_psn, lost_cnt.min(LOST_CNT_MAX), overflow, out);
+                let run = (run_from, sack_psn);
+                self.tx_sack(pool, run, lost_cnt.min(LOST_CNT_MAX), overflow, out);
                 self.tx_fills = 0;
             }
         }
     }
 
+    /// A SACK of the PSNs `run.0 ..= run.1` (one, or a run the responder coalesced).
     fn tx_sack(
         &mut self,
         pool: &mut dyn SrPoolOps,
-        s: Psn,
+        run: (Psn, Psn),
         lost_cnt: u8,
         overflow: bool,
         out: &mut dyn ActionSink,
     ) {
+        let s = run.1;
         if !self.req.outstanding(s) || s == self.req.una || self.tx_gbn {
             return;
         }
         let una = self.req.una;
+        // The run's first PSN, after UNACK (which is missing) and not past `s`.
+        let r = if run.0.after(s) {
+            s
+        } else if !run.0.after(una) {
+            una.next()
+        } else {
+            run.0
+        };
         let Some(u) = self.tx_unit.filter(|&u| pool.unit(u).is_some()) else {
             // Enter loss recovery: retransmit UNACK .. SACK at once, whatever lost-cnt
             // (choice: but for the standard-format packets already resent for the standard
@@ -130,7 +148,7 @@ impl Fasr {
             let from = if std_resent { self.tx_sr_from } else { una };
             self.tx_std_open = false;
             self.tx_std_resent = false;
-            self.tx_retransmit(from, s, out);
+            self.tx_retransmit(from, r, out);
             let Ok(u) = pool.alloc_unit() else {
                 self.tx_gbn = true;
                 self.tx_gbn_until = self.req.snd_nxt;
@@ -147,7 +165,7 @@ impl Fasr {
             if is_slow {
                 pool.start_chain(u, una.next());
                 if pool.cover(u, s).is_ok() {
-                    pool.set(u, s);
+                    pool.set_run(u, r, s.next());
                 } else {
                     self.tx_unit_gbn(pool, u, out);
                 }
@@ -162,13 +180,14 @@ impl Fasr {
         let now_slow = slow(lost_cnt, overflow);
         self.op(now_slow);
         if s.after(st.sack_high) {
-            let discontinuous = s != st.sack_high.next();
+            // A gap between sack-high and the run: its PSNs were lost, or their SACKs.
+            let discontinuous = r.after(st.sack_high.next());
             // lost-cnt "grew": past what the last SACK said, less one for each fill since.
             let expected = st.lost_cnt.saturating_sub(self.tx_fills);
             let new_loss = discontinuous && (lost_cnt > expected || overflow);
             if new_loss {
                 // New data loss (not a lost SACK): retransmit the gap now.
-                self.tx_retransmit(st.sack_high.next(), s, out);
+                self.tx_retransmit(st.sack_high.next(), r, out);
             }
             if now_slow && !st.gbn {
                 let mut ok = true;
@@ -178,8 +197,8 @@ impl Fasr {
                 ok = ok && pool.cover(u, s).is_ok();
                 if ok {
                     // Without new loss, what lies between sack-high and this SACK arrived
-                    // too: its SACKs were lost, or held back by the responder.
-                    let from = if new_loss { s } else { st.sack_high.next() };
+                    // too: its SACKs were lost.
+                    let from = if new_loss { r } else { st.sack_high.next() };
                     pool.set_run(u, from, s.next());
                 } else {
                     self.tx_unit_gbn(pool, u, out);
@@ -189,7 +208,8 @@ impl Fasr {
                 st.sack_high = s;
             }
         } else if was_slow && !st.gbn && !s.before(st.bm_base) {
-            pool.set(u, s);
+            let from = if r.before(st.bm_base) { st.bm_base } else { r };
+            pool.set_run(u, from, s.next());
         }
         if let Some(st) = pool.unit_mut(u) {
             st.lost_cnt = lost_cnt;
@@ -199,6 +219,25 @@ impl Fasr {
                 st.compression_cnt = 0;
                 pool.free_chain(u);
             }
+        }
+    }
+
+    /// An FNACK's PSN arrived (the responder kept it): recorded in the bitmap on the slow
+    /// path, so an RTO action does not resend it.
+    fn tx_fnacked(&mut self, pool: &mut dyn SrPoolOps, psn: Psn) {
+        let Some(u) = self.tx_unit else {
+            return;
+        };
+        let Some(st) = pool.unit(u).copied() else {
+            return;
+        };
+        let recorded = slow(st.lost_cnt, st.overflow) && !st.gbn;
+        if recorded
+            && psn.after(self.req.una)
+            && !psn.after(st.sack_high)
+            && !psn.before(st.bm_base)
+        {
+            pool.set(u, psn);
         }
     }
 
