@@ -36,7 +36,7 @@ use crate::proto::wire::sr_ext::{SrAckEth, SrAckKind, LOST_CNT_MAX};
 
 /// The longest run of PSNs one SACK reports, less one: a SACK whose TriggerPSN lies
 /// further before its SackHigh (or after it) reports SackHigh alone. FaSR's responder
-/// coalesces at most `SACK_EVERY` (16) SACKs into one.
+/// coalesces at most `SACK_EVERY` (64) SACKs into one.
 pub const SACK_RUN_MAX: i32 = 1023;
 
 /// What a QP's SR sides are built from: the scheme its device ran when the QP was created.
