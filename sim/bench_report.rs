@@ -159,7 +159,11 @@ fn main() {
     if !failed.is_empty() {
         println!("\nfailed runs:");
         for ((o, d, l), n) in &failed {
-            println!("  {d} {o} {l}%: {n}");
+            if qps {
+                println!("  {d} {o} {l} QPs: {n}");
+            } else {
+                println!("  {d} {o} {l}%: {n}");
+            }
         }
     }
 }

@@ -1736,3 +1736,21 @@ fn fasr_keeps_its_pipe_short_and_sends_on_past_a_hole_at_unack() {
     assert_eq!(n.a.send_cqes.len(), posted as usize);
     assert_eq!(n.a.req.counters.timeouts, 0);
 }
+
+#[test]
+fn the_switch_to_the_sr_format_leaves_no_stale_timer() {
+    // The go-back-N engine armed the retransmission timer for the probing requests; the
+    // scheme's engine takes it over at the switch and disarms it once all is acknowledged
+    // (it used to fire on an idle QP, counting a timeout and doubling the next one).
+    for scheme in SR_SCHEMES {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        // One 8-packet WRITE: the echo comes with the first packets' acknowledgment.
+        let len = 8192usize;
+        n.a.mem.region(0x100)[..len].copy_from_slice(&pattern(3, len));
+        let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
+        n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, len as u32)).unwrap();
+        assert!(n.run(100_000));
+        assert!(n.a.req.sr().is_some_and(|s| matches!(s.state(), RequesterState::Sr(_))));
+        assert_eq!(n.a.req.counters.timeouts, 0, "{scheme:?}");
+    }
+}

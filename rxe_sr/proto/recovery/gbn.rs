@@ -65,8 +65,7 @@ impl Gbn {
     /// direction switches to this engine mid-stream, after the capability exchange). Only
     /// before the side saw any event.
     pub fn start_requester(&mut self, una: Psn, snd_nxt: Psn) {
-        self.req.una = una;
-        self.req.snd_nxt = snd_nxt;
+        self.req.start(una, snd_nxt);
     }
 
     /// Starts the responder side expecting `rcv_nxt` (the QP direction switches to this

@@ -382,6 +382,16 @@ pub(crate) mod util {
             }
         }
 
+        /// Takes over a requester mid-stream at UNACK `una` with `snd_nxt` sent: the
+        /// retransmission timer that the previous engine armed for what is in flight counts
+        /// as this engine's (it restarts or disarms it as UNACK moves; left to itself, that
+        /// timer fired after everything was acknowledged and counted a timeout).
+        pub(crate) fn start(&mut self, una: Psn, snd_nxt: Psn) {
+            self.una = una;
+            self.snd_nxt = snd_nxt;
+            self.rto_armed = una.before(snd_nxt);
+        }
+
         /// PSNs outstanding.
         pub(crate) fn in_flight(&self) -> u32 {
             span(self.una, self.snd_nxt)

@@ -95,8 +95,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
     /// direction switches to this engine mid-stream, after the capability exchange). Only
     /// before the side saw any event.
     pub fn start_requester(&mut self, una: Psn, snd_nxt: Psn) {
-        self.req.una = una;
-        self.req.snd_nxt = snd_nxt;
+        self.req.start(una, snd_nxt);
         self.tx_recovery_psn = una;
     }
 

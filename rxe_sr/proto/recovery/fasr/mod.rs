@@ -181,8 +181,7 @@ impl Fasr {
     /// direction switches to this engine mid-stream, after the capability exchange). Only
     /// before the side saw any event.
     pub fn start_requester(&mut self, una: Psn, snd_nxt: Psn) {
-        self.req.una = una;
-        self.req.snd_nxt = snd_nxt;
+        self.req.start(una, snd_nxt);
         self.tx_gbn_until = una;
         self.tx_sr_from = snd_nxt;
         self.tx_std_open = una.before(snd_nxt);
