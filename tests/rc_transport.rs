@@ -1704,12 +1704,12 @@ fn fasr_keeps_its_pipe_short_and_sends_on_past_a_hole_at_unack() {
     let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, Scheme::Fasr, Scheme::Fasr);
     let psn = Psn::new(100 + 17);
     let sr = setup(Scheme::Fasr).map(|s| Box::new(ReqSr::new(s, psn)));
-    n.a.req = Requester::new(vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 512], psn, &n.a.cfg, sr);
+    n.a.req = Requester::new(vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 1024], psn, &n.a.cfg, sr);
     let mut posted = 0;
     post_small_writes(&mut n, &mut posted, 4);
     assert!(n.run(100_000));
     assert!(n.a.req.sr().is_some_and(|s| matches!(s.state(), RequesterState::Sr(_))));
-    post_small_writes(&mut n, &mut posted, 300);
+    post_small_writes(&mut n, &mut posted, 900);
     let first = n.send(true);
     assert_eq!(first.len(), SR_PIPE_PSNS as usize, "no feedback: the pipe, not the SR window");
     // The first is lost; the rest arrive and are SACKed (one-packet WRITEs ask for an ACK).

@@ -221,10 +221,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// ([`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)) lets new packets
     /// flow while a hole at UNACK is repaired, but filled with new packets it is also a
     /// queue in front of the repair: in the guests, with 512 PSNs in flight the round trip
-    /// was ~13 ms, all of it queueing (lossless goodput is the same with 128), and a
-    /// resend waited behind the whole window. Keeping the pipe at the standard window
-    /// keeps the round trip of a repair short; the window from UNACK keeps its room for
-    /// new packets while it is made.
+    /// was ~13 ms, all of it queueing (lossless WRITE goodput is the same with 128), and a
+    /// resend waited behind the whole window. A shorter pipe keeps the round trip of a
+    /// repair short; the window from UNACK keeps its room for new packets while it is
+    /// made.
     pub(super) fn pipe_full(&self, psn: Psn) -> bool {
         let Some(sr) = self.sr.as_deref().filter(|s| s.active) else {
             return false;
