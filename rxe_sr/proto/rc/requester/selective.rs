@@ -203,13 +203,18 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// A SACK reported `psn` received (FaSR: the pipe is measured from the highest).
     pub(super) fn note_sacked(&mut self, psn: Psn) {
         let una = self.una();
-        if let Some(sr) = self.sr.as_deref_mut() {
-            let higher = !sr
-                .sacked_high
-                .is_some_and(|h| h.after(una) && !psn.after(h));
-            if matches!(sr.engine, AnyEngine::Fasr(_)) && psn.after(una) && higher {
-                sr.sacked_high = Some(psn);
-            }
+        let Some(sr) = self.sr.as_deref_mut() else {
+            return;
+        };
+        if !matches!(sr.engine, AnyEngine::Fasr(_)) || !psn.after(una) {
+            return;
+        }
+        // A value UNACK has passed is stale, whatever it is.
+        if !sr
+            .sacked_high
+            .is_some_and(|h| h.after(una) && !psn.after(h))
+        {
+            sr.sacked_high = Some(psn);
         }
     }
 

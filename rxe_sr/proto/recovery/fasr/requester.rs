@@ -91,14 +91,14 @@ impl Fasr {
                 }
             }
             Feedback::Fnack { psn, .. } => {
-                self.tx_fnacked(pool, psn);
+                let slow_path = self.tx_fnacked(pool, psn);
                 if !self.fnack_answered && self.req.in_flight() > 0 {
                     self.fnack_answered = true;
                     self.counters.fnacks_answered = self.counters.fnacks_answered.saturating_add(1);
                     // Choice: the responder keeps the resends behind the lost one (see the
                     // parent module), so only UNACK goes again, not every bitmap zero (most
                     // of them are resends still in flight).
-                    self.op(self.tx_unit.is_some());
+                    self.op(slow_path);
                     let una = self.req.una;
                     self.tx_retransmit(una, una.next(), out);
                     self.req.restart_rto(now, &self.rto, out);
@@ -223,22 +223,21 @@ impl Fasr {
     }
 
     /// An FNACK's PSN arrived (the responder kept it): recorded in the bitmap on the slow
-    /// path, so an RTO action does not resend it.
-    fn tx_fnacked(&mut self, pool: &mut dyn SrPoolOps, psn: Psn) {
-        let Some(u) = self.tx_unit else {
-            return;
+    /// path, so an RTO action does not resend it. Returns whether the QP is on the slow path.
+    fn tx_fnacked(&mut self, pool: &mut dyn SrPoolOps, psn: Psn) -> bool {
+        let Some((u, st)) = self.tx_unit.and_then(|u| Some((u, *pool.unit(u)?))) else {
+            return false;
         };
-        let Some(st) = pool.unit(u).copied() else {
-            return;
-        };
-        let recorded = slow(st.lost_cnt, st.overflow) && !st.gbn;
-        if recorded
+        let slow_path = slow(st.lost_cnt, st.overflow);
+        if slow_path
+            && !st.gbn
             && psn.after(self.req.una)
             && !psn.after(st.sack_high)
             && !psn.before(st.bm_base)
         {
             pool.set(u, psn);
         }
+        slow_path
     }
 
     /// The requester's bitmap ran out: it keeps its unit but recovers by go-back-N.
