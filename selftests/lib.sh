@@ -166,16 +166,51 @@ retry() {
   return 1
 }
 
+# perf_call_tag TEXT: a tag unique to this call of a perftest helper within the running test
+# (a counter kept in a file: the helpers run in command substitutions), so that its barriers
+# and shared values are not met by a repetition's leftovers. Both guests make the same calls.
+perf_call_tag() {
+  local f=/tmp/perf_seq.t${TEST_INDEX:-0} n
+  n=$(( $(cat "$f" 2>/dev/null || echo 0) + 1 ))
+  echo "$n" > "$f"
+  printf '%s' "$n $*" | tr -c 'A-Za-z0-9.' '_'
+}
+
+# perf_clock_agreed TAG TEXT: both guests tell each other whether their perftest could measure
+# its clock; false if either could not. perftest samples the TSC against gettimeofday and,
+# when the samples do not fit a line (r^2 < 0.9: a TCG guest preempted while sampling), runs
+# with a clock of 0 MHz and reports 0 Gb/s (or an infinite latency) for a run that moved data:
+# such a run measured nothing, and is run again.
+perf_clock_agreed() {
+  local bad=0 g
+  printf '%s\n' "$2" | grep -q 'Correlation coefficient' && bad=1
+  share_put "$1-clock" "$bad"
+  sync_point "$1-clock" 300 || return 0
+  for g in 1 2; do [ "$(share_get "$g" "$1-clock" 2>/dev/null)" = 0 ] || return 1; done
+}
+
 # perftest_pair DEV TOOL LOSS SECONDS [ARGS...]: TOOL (ib_write_bw, ib_send_bw, ib_read_bw)
 # between g1 (server) and g2 (client), netem LOSS% on both guests' egress, SECONDS long,
 # messages of PERF_SIZE bytes (default 65536). Prints the average Gb/s on the client (empty
 # if it failed): the client's figure for RC, the receiving server's for UD (lost datagrams
-# are not retransmitted, so only the receiver sees the goodput). Non-zero on failure.
+# are not retransmitted, so only the receiver sees the goodput). Non-zero on failure. A run
+# whose perftest could not measure its clock (perf_clock_agreed) is run again, up to 3 times.
 perftest_pair() {
+  local attempt rc
+  for attempt in 1 2 3; do
+    perftest_once "$@"; rc=$?
+    [ "$rc" = 3 ] || return "$rc"
+    log "perftest $2: no clock measurement in attempt $attempt (perftest's r^2 < 0.9), again"
+  done
+  return 1
+}
+
+# perftest_once: one run of perftest_pair; 3 if either guest's perftest had no clock.
+perftest_once() {
   local dev=$1 tool=$2 loss=$3 secs=$4; shift 4
   local gidx rc=0 out ud=0 a tag
   for a in "$@"; do [ "$a" = UD ] && ud=1; done
-  tag=$(printf '%s' "$loss $*" | tr -c 'A-Za-z0-9.' '_')
+  tag=$(perf_call_tag "$loss $*")
   gidx=$(roce_gid_index "$dev") || { log "no RoCEv2 GID on $dev"; return 1; }
   netem_set "$loss"
   # PERF_ITERS=N: N iterations (per QP) instead of SECS seconds.
@@ -190,7 +225,8 @@ perftest_pair() {
     sleep 1
     sync_point "$tool-$tag-ready" 120 || rc=1
     wait "$pid" || rc=1
-    cat /tmp/perf.srv >&2
+    out=$(cat /tmp/perf.srv)
+    printf '%s\n' "$out" >&2
     share_put "$tool-$tag-srv" "$(awk "$avg" /tmp/perf.srv | tail -1)"
   else
     sync_point "$tool-$tag-ready" 120 || rc=1
@@ -199,6 +235,7 @@ perftest_pair() {
   fi
   netem_set 0
   sync_point "$tool-$tag-done" 300 || rc=1
+  perf_clock_agreed "$tool-$tag" "$out" || return 3
   if is_client; then
     if [ "$ud" = 1 ]; then share_get 1 "$tool-$tag-srv"; else printf '%s\n' "$out" | awk "$avg" | tail -1; fi
   fi
@@ -206,12 +243,23 @@ perftest_pair() {
 }
 
 # perflat_pair DEV TOOL ITERS [ARGS...]: a perftest latency tool (ib_*_lat) between the
-# guests, ITERS iterations; the client prints t_avg in microseconds.
+# guests, ITERS iterations; the client prints t_avg in microseconds. Run again, up to 3
+# times, when a guest's perftest could not measure its clock (perf_clock_agreed).
 perflat_pair() {
+  local attempt rc
+  for attempt in 1 2 3; do
+    perflat_once "$@"; rc=$?
+    [ "$rc" = 3 ] || return "$rc"
+    log "perftest $2: no clock measurement in attempt $attempt (perftest's r^2 < 0.9), again"
+  done
+  return 1
+}
+
+perflat_once() {
   local dev=$1 tool=$2 iters=$3; shift 3
   local gidx rc=0 out tag
   gidx=$(roce_gid_index "$dev") || { log "no RoCEv2 GID on $dev"; return 1; }
-  tag=$(printf '%s' "$tool $*" | tr -c 'A-Za-z0-9.' '_')
+  tag=$(perf_call_tag "$tool $*")
   local common=(-d "$dev" -x "$gidx" -n "$iters" -F "$@")
   # perftest's latency row: bytes iterations t_min t_max t_typical t_avg ...
   local avg='/#bytes/ { getline; if (NF >= 6) print $6 }'
@@ -221,13 +269,15 @@ perflat_pair() {
     sleep 1
     sync_point "$tag-ready" 120 || rc=1
     wait "$pid" || rc=1
-    cat /tmp/lat.srv >&2
+    out=$(cat /tmp/lat.srv)
+    printf '%s\n' "$out" >&2
   else
     sync_point "$tag-ready" 120 || rc=1
     out=$(retry 20 timeout 150 "$tool" "${common[@]}" "$SERVER_IP" 2>&1) || rc=1
     printf '%s\n' "$out" >&2
   fi
   sync_point "$tag-done" 300 || rc=1
+  perf_clock_agreed "$tag" "$out" || return 3
   if is_client; then printf '%s\n' "$out" | awk "$avg" | tail -1; fi
   return $rc
 }
