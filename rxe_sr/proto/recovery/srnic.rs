@@ -8,7 +8,8 @@
 //! - responder fast path: PSN == ePSN is handled in hardware; the first PSN != ePSN enters
 //!   loss recovery. In recovery, hardware tracks the most advanced run of sequential
 //!   packets `[psn_left, psn_right]` itself (§4.4.2, Fig. 8); every other arrival (a jump
-//!   past the run, a retransmission) is queued as metadata to the slow path;
+//!   past the run, a retransmission) is queued as metadata to the slow path, one entry per
+//!   packet (the PSNs an RDMA READ request takes are one);
 //! - the slow path is modelled as a FIFO of at most `QUEUE` entries, each served
 //!   `delay` ticks after it was queued (a [`Timer::SlowPath`] deadline); a full queue
 //!   drops the packet (hardware back-pressure). Software sets the bits, NAKs each new hole
@@ -193,6 +194,28 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
         true
     }
 
+    /// The PSNs one request takes arrive in one packet, handed over one by one at one
+    /// instant (an RDMA READ request takes a PSN per response): `psn`, right after the
+    /// newest queued entry and handed over with it, joins that entry, as the one packet's
+    /// metadata. (One entry per PSN filled the queue with a single long READ executed at
+    /// ePSN in recovery, and the PSNs past it were dropped although the READ had run: a
+    /// hole nothing could fill.)
+    fn extend_tail(&mut self, psn: Psn, now: u64) -> bool {
+        if self.q_len == 0 {
+            return false;
+        }
+        let tail = (self.q_head + self.q_len - 1) % QUEUE.max(1);
+        let ready_at = now.saturating_add(self.delay);
+        match self.queue.get_mut(tail) {
+            Some(m) if m.last.next() == psn && m.ready_at == ready_at => {
+                m.last = psn;
+                self.counters.slow_path = self.counters.slow_path.saturating_add(1);
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn rx(&mut self, psn: Psn, now: u64, out: &mut dyn ActionSink) {
         if psn.before(self.e_psn) {
             drop_pkt(out, &mut self.counters, psn);
@@ -268,7 +291,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
             drop_pkt(out, &mut self.counters, psn);
             return;
         }
-        if !self.enqueue(psn, psn, now, out) {
+        if !self.extend_tail(psn, now) && !self.enqueue(psn, psn, now, out) {
             drop_pkt(out, &mut self.counters, psn);
             return;
         }

@@ -80,7 +80,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                     return o;
                 }
                 match lost {
-                    Some(from) => self.retry_from(env, cfg, from),
+                    Some(from) => self.retry_from(env, cfg, from, psn.next()),
                     None => Outcome::Ok,
                 }
             }
@@ -116,7 +116,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                     return o;
                 }
                 if let Some(from) = lost {
-                    return self.retry_from(env, cfg, from);
+                    return self.retry_from(env, cfg, from, psn);
                 }
                 let now = env.now_us();
                 let acts = self.feed(
@@ -206,7 +206,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             if fb.rcv_nxt().after(resume) {
                 let (o, lost) = self.ack_to(env, cfg, fb.rcv_nxt());
                 return match (o, lost) {
-                    (Outcome::Ok, Some(from)) => self.retry_from(env, cfg, from),
+                    (Outcome::Ok, Some(from)) => self.retry_from(env, cfg, from, fb.rcv_nxt()),
                     (o, _) => o,
                 };
             }
@@ -229,7 +229,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     }
 
     /// Index of the entry holding `psn` among the sent ones.
-    fn find(&self, psn: Psn) -> Option<usize> {
+    pub(super) fn find(&self, psn: Psn) -> Option<usize> {
         (0..self.next.saturating_add(1).min(self.len))
             .find(|&i| self.entry(i).is_some_and(|e| e.covers(psn)))
     }

@@ -29,12 +29,13 @@
 //! - `retry`: the retransmission and RNR timers, going back, and the RTT estimate.
 //! - `selective`: the capability exchange, the engine's actions, per-PSN resends, retry
 //!   counting.
-//! - `resend_set`: the PSNs marked for resending, a bitmap over the SR window.
+//! - `psn_set`: a bitmap of PSNs over the SR window: those marked for resending, and the
+//!   READ response PSNs placed out of order.
 
 mod completer;
+mod psn_set;
 mod read_response;
 mod request_packet;
-mod resend_set;
 mod retry;
 mod selective;
 mod send;

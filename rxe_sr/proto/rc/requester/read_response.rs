@@ -1,8 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The completer's side of RDMA READ and atomics: READ response packets placed in order
-//! into the work request's SGEs, and the atomic ACK's original value delivered; a response
-//! after a missing one makes the requester resend from the missing PSN (in the SR format,
-//! only that READ's request, from its first missing response).
+//! The completer's side of RDMA READ and atomics: READ response packets placed into the
+//! work request's SGEs, and the atomic ACK's original value delivered.
+//!
+//! In standard RoCEv2 READ responses are taken in order, and one after a missing one makes
+//! the requester go back to the missing PSN (as rdma_rxe). In the SR format a response is
+//! placed where its PSN says (packet `k` of a READ at byte `k * PMTU`, its length checked
+//! against that position) also ahead of a missing one, and remembered in a bitmap over the
+//! window (`read_placed`); a READ completes when all its responses are placed, in order
+//! with the queue. A response past the highest one placed shows the responses and atomic
+//! ACKs between as missing: each missing run of a READ's responses is asked for by one READ
+//! request for just that run (a duplicate READ, which the responder serves again from its
+//! saved resource), each missing atomic ACK by its request, once. A READ longer than the
+//! window's bitmap is taken in order, as in the standard format.
 
 use core::ops::DerefMut;
 
@@ -23,6 +32,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         p: &PacketRepr<'_>,
         psn: Psn,
     ) -> Outcome {
+        if self.sr_active() {
+            return self.on_read_response_sr(env, cfg, p, psn);
+        }
         let Some((i, expect)) = self.first_pending_rd_atomic() else {
             self.counters.dup_responses += 1;
             return Outcome::Ok;
@@ -33,7 +45,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if !matches!(e.wqe.op, SendOp::RdmaRead { .. }) || psn != expect {
             if psn.after(expect) {
                 // An earlier response was lost.
-                return self.retry_from(env, cfg, expect);
+                return self.retry_from(env, cfg, expect, psn);
             }
             self.counters.dup_responses += 1;
             return Outcome::Ok;
@@ -67,6 +79,190 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         o
     }
 
+    /// A READ response in the SR format: placed by its PSN, also ahead of a missing one.
+    fn on_read_response_sr(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        psn: Psn,
+    ) -> Outcome {
+        let pmtu = self.pmtu.get();
+        let Some(j) = self.find(psn).filter(|&j| j < self.next) else {
+            self.counters.dup_responses += 1;
+            return Outcome::Ok;
+        };
+        let Some(e) = self.entry(j) else {
+            return Outcome::Ok;
+        };
+        if !matches!(e.wqe.op, SendOp::RdmaRead { .. }) || e.complete {
+            self.counters.dup_responses += 1;
+            return Outcome::Ok;
+        }
+        let (first, n) = (e.first_psn, e.npsn);
+        let k = psn.distance_from(first);
+        let done_k = e.done_bytes / pmtu;
+        let frontier = first.add(done_k);
+        let Some(sr) = self.sr.as_deref() else {
+            return Outcome::Ok;
+        };
+        let whole_in_span = sr.read_placed.spans(first.add(n.saturating_sub(1)));
+        if k < done_k || sr.read_placed.contains(psn) {
+            self.counters.dup_responses += 1;
+            return Outcome::Ok;
+        }
+        if k != done_k && !whole_in_span {
+            // Too long for the bitmap: this READ is taken in order.
+            return self.retry_from(env, cfg, frontier, psn);
+        }
+        // Packet `k` carries the READ's bytes from `k * PMTU`: a full PMTU but for the last.
+        let off = k.saturating_mul(pmtu);
+        let want = e.wqe.length.saturating_sub(off).min(pmtu);
+        let plen = p.payload.len() as u32;
+        let last = k + 1 == n;
+        // A run asked for again starts with FIRST and ends with LAST anywhere in the READ;
+        // only the READ's own first and last packets are bound to a position.
+        let pos_ok = p.bth.opcode.info().is_some_and(|x| {
+            (k != 0 || x.position.starts_message()) && (!last || x.position.ends_message())
+        });
+        let placed = match &e.wqe.payload {
+            _ if plen != want || !pos_ok => Err(WcStatus::BadRespErr),
+            Payload::Sges(list) if plen > 0 => env.scatter(list, off, p.payload),
+            _ => Ok(()),
+        };
+        if let Err(s) = placed {
+            return self.fail_entry(env, cfg, j, s);
+        }
+        let length = e.wqe.length;
+        // The READ's first missing response, after this one.
+        let mut d = done_k;
+        if let Some(sr) = self.sr.as_deref_mut() {
+            if k != done_k {
+                sr.read_placed.mark(psn, 1);
+            } else {
+                d += 1;
+                while d < n && sr.read_placed.contains(first.add(d)) {
+                    d += 1;
+                }
+            }
+        }
+        let complete = d >= n;
+        if let Some(m) = self.entry_mut(j) {
+            m.done_bytes = length.min(d.saturating_mul(pmtu));
+            m.complete = complete;
+        }
+        if complete {
+            self.rd_atomic_out = self.rd_atomic_out.saturating_sub(1);
+        }
+        if let Some(sr) = self.sr.as_deref_mut() {
+            let last = sr.read_last.replace(psn);
+            if let Some(l) = last.filter(|l| !l.before(first) && psn.after(l.next())) {
+                // The responses of one READ come in order: those between were lost.
+                self.mark_rd_holes(l.next(), psn);
+            }
+        }
+        self.after_rd_response(env, cfg, psn, first.add(d))
+    }
+
+    /// A READ response or atomic ACK at `psn` was taken, and every request before `cum` is
+    /// known to have reached the responder: the responses missing before `psn` are asked for
+    /// (once), and the acknowledgment goes as far as the oldest READ or atomic still
+    /// waiting allows.
+    fn after_rd_response(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        psn: Psn,
+        cum: Psn,
+    ) -> Outcome {
+        let una = self.una();
+        let Some(sr) = self.sr.as_deref_mut() else {
+            return Outcome::Ok;
+        };
+        let from = match sr.read_high {
+            Some(h) if !h.before(una) => h.next(),
+            _ => una,
+        };
+        if !matches!(sr.read_high, Some(h) if !psn.after(h)) {
+            sr.read_high = Some(psn);
+        }
+        let acked = match sr.read_acked {
+            Some(a) if !cum.after(a) => a,
+            _ => cum,
+        };
+        sr.read_acked = Some(acked);
+        if psn.after(from) {
+            self.mark_rd_holes(from, psn);
+        }
+        let (o, _) = self.ack_to(env, cfg, acked);
+        if o == Outcome::Ok {
+            // The response may complete an entry UNACK had passed already.
+            self.retire(env, cfg);
+            // A response to a READ first sent after the last resend of UNACK, with UNACK
+            // still missing: that resend was lost.
+            self.check_lost_resend(self.una(), psn);
+        }
+        o
+    }
+
+    /// Marks for resending what is missing of the READ responses and atomic ACKs in
+    /// `[from, to)`: the first PSN of each run of a READ's responses not placed yet, and
+    /// each unanswered atomic.
+    pub(super) fn mark_rd_holes(&mut self, from: Psn, to: Psn) {
+        let pmtu = self.pmtu.get();
+        for i in 0..self.next.min(self.len) {
+            let Some(e) = self.entry(i) else {
+                break;
+            };
+            if !e.first_psn.before(to) {
+                break;
+            }
+            if !e.is_rd_atomic() || e.complete || !from.before(e.end_psn()) {
+                continue;
+            }
+            let frontier = e.first_psn.add(e.done_bytes / pmtu);
+            let mut q = if from.after(frontier) { from } else { frontier };
+            let end = if to.before(e.end_psn()) {
+                to
+            } else {
+                e.end_psn()
+            };
+            let Some(sr) = self.sr.as_deref_mut() else {
+                return;
+            };
+            let mut placed_before = true;
+            while q.before(end) {
+                let placed = sr.read_placed.contains(q);
+                if !placed && placed_before {
+                    sr.resend.mark(q, 1);
+                }
+                placed_before = placed;
+                q = q.next();
+            }
+        }
+    }
+
+    /// The run of READ `e`'s responses missing from its packet `k`: its length in bytes, and
+    /// the packet it ends before (the next one placed, or the READ's end).
+    pub(super) fn read_run(&self, e: &SqEntry, k: u32) -> (u32, u32) {
+        let pmtu = self.pmtu.get();
+        let mut end = k.saturating_add(1);
+        match self.sr.as_deref() {
+            Some(sr) => {
+                while end < e.npsn && !sr.read_placed.contains(e.first_psn.add(end)) {
+                    end += 1;
+                }
+            }
+            None => end = end.max(e.npsn),
+        }
+        let len = e
+            .wqe
+            .length
+            .min(end.saturating_mul(pmtu))
+            .saturating_sub(k.saturating_mul(pmtu));
+        (len, end)
+    }
+
     /// SR format: the responder dropped READs or atomics that arrived before RCV-NXT
     /// `rcv_nxt` (they run only there, in order) and said so with a NAK sequence error.
     /// Marks RCV-NXT and each sent, unanswered READ or atomic from it on for resending:
@@ -98,12 +294,19 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             self.counters.dup_responses += 1;
             return Outcome::Ok;
         };
+        let sr = self.sr_active();
+        // In the SR format an atomic ACK is taken also behind a missing READ response.
+        let i = match self.find(psn) {
+            Some(j) if sr && j < self.next => j,
+            _ => i,
+        };
         let Some(e) = self.entry(i) else {
             return Outcome::Ok;
         };
-        if matches!(e.wqe.op, SendOp::RdmaRead { .. }) || psn != expect {
-            if psn.after(expect) {
-                return self.retry_from(env, cfg, expect);
+        let mismatch = matches!(e.wqe.op, SendOp::RdmaRead { .. }) || e.complete;
+        if mismatch || (!sr && psn != expect) || (sr && psn != e.first_psn) {
+            if !sr && psn.after(expect) {
+                return self.retry_from(env, cfg, expect, psn);
             }
             self.counters.dup_responses += 1;
             return Outcome::Ok;
@@ -119,6 +322,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             m.complete = true;
         }
         self.rd_atomic_out = self.rd_atomic_out.saturating_sub(1);
+        if sr {
+            return self.after_rd_response(env, cfg, psn, psn.next());
+        }
         let (o, _) = self.ack_to(env, cfg, psn.next());
         o
     }

@@ -62,19 +62,24 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.run(env, cfg)
     }
 
-    /// A lost READ or atomic response the completer found: once per lost PSN. In standard
-    /// RoCEv2 a go-back, spending a retry (as rdma_rxe); in the SR format a selective resend
-    /// of that request from the lost response and of each later unanswered READ and
-    /// atomic, but not of the WRITEs and SENDs between (no retry spent).
-    pub(super) fn retry_from(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) -> Outcome {
+    /// A lost READ or atomic response the completer found, at `psn`, shown by a response or
+    /// acknowledgment of `upto` (every READ and atomic before it ran): once per lost PSN. In
+    /// standard RoCEv2 a go-back, spending a retry (as rdma_rxe); in the SR format a
+    /// selective resend of the READ responses and atomic ACKs missing in `[psn, upto)`, each
+    /// missing run of responses asked for by one READ request, not of the WRITEs and SENDs
+    /// between (no retry spent).
+    pub(super) fn retry_from(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        psn: Psn,
+        upto: Psn,
+    ) -> Outcome {
         if self.retry_psn == Some(psn) {
             return Outcome::Ok;
         }
         if self.sr_active() {
-            // READ responses are placed in order: those of the later READs arrive before
-            // the resent ones and are discarded, so those READs are asked again too (this
-            // marks `psn` itself first).
-            self.resend_ordered_from(psn);
+            self.mark_rd_holes(psn, if upto.after(psn) { upto } else { psn.next() });
             self.retry_psn = Some(psn);
             self.rtt_probe = None;
             self.restart_rto(env, cfg);

@@ -5,7 +5,7 @@
 //!
 //! The engine's actions for one event are folded into [`Acts`]: the newest UNACK, the
 //! earliest go-back, the last timer change, and every PSN named by a `Retransmit` marked in
-//! the [`ResendSet`] (a bitmap over the SR window, so no action is dropped however many
+//! the [`PsnSet`] (a bitmap over the SR window, so no action is dropped however many
 //! ranges an event produces). [`Requester::run`] sends the marked PSNs, oldest
 //! first, before any new packet.
 //!
@@ -15,13 +15,13 @@
 
 use core::ops::DerefMut;
 
+use super::psn_set::PsnSet;
 use super::request_packet::PacketError;
-use super::resend_set::ResendSet;
 use super::Requester;
 use super::SqEntry;
 use crate::proto::psn::Psn;
 use crate::proto::rc::sr::SrSetup;
-use crate::proto::rc::{Outcome, RcConfig, RcEnv, SR_MAX_UNACKED_PSNS, SR_PIPE_PSNS};
+use crate::proto::rc::{packets, Outcome, RcConfig, RcEnv, SR_MAX_UNACKED_PSNS, SR_PIPE_PSNS};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
 use crate::proto::recovery::{Action, ActionSink, Counters, Recovery, ReqEvent, Timer};
 use crate::proto::wire::caps::{CapAnswer, RequesterCaps, RequesterState};
@@ -56,7 +56,21 @@ pub struct ReqSr {
     engine: AnyEngine,
     /// The engine runs: the peer echoed the capability.
     active: bool,
-    resend: ResendSet,
+    pub(super) resend: PsnSet,
+    /// READ response PSNs placed ahead of their READ's first missing response.
+    pub(super) read_placed: PsnSet,
+    /// The highest READ response PSN placed: a response past it shows the READ responses
+    /// and atomic ACKs between as missing, once.
+    pub(super) read_high: Option<Psn>,
+    /// The READ response taken last: the responder sends a READ's responses (or a run of
+    /// them asked for again) in PSN order, so one after it in the same READ, further on
+    /// than the next PSN, shows those between as lost, also below `read_high`.
+    pub(super) read_last: Option<Psn>,
+    /// Every request before this PSN reached the responder: a READ runs there only at
+    /// RCV-NXT, so its responses acknowledge what precedes it, and its own responses up to
+    /// its first missing one. Kept while an earlier READ waits for a response (the
+    /// acknowledgment cannot pass it), and given to the engine once it has it.
+    pub(super) read_acked: Option<Psn>,
     /// The last resend of UNACK, watched for its loss until UNACK moves past it.
     una_resend: Option<UnaResend>,
     /// FaSR: the highest PSN a SACK reported received (the pipe is measured from it).
@@ -90,7 +104,11 @@ impl ReqSr {
                 setup.srnic_delay_us,
             ),
             active: false,
-            resend: ResendSet::new(sq_psn),
+            resend: PsnSet::new(sq_psn),
+            read_placed: PsnSet::new(sq_psn),
+            read_high: None,
+            read_last: None,
+            read_acked: None,
             una_resend: None,
             sacked_high: None,
             counters: ReqSrCounters::default(),
@@ -138,7 +156,7 @@ pub(super) struct Acts {
 struct Sink<'a> {
     acts: &'a mut Acts,
     /// Standard mode (go-back-N engine) has no resend set: a range becomes a go-back.
-    resend: Option<&'a mut ResendSet>,
+    resend: Option<&'a mut PsnSet>,
 }
 
 impl Sink<'_> {
@@ -300,6 +318,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             self.retry_psn = None;
             if let Some(sr) = self.sr.as_deref_mut() {
                 sr.resend.advance(una);
+                sr.read_placed.advance(una);
                 if sr.una_resend.is_some_and(|r| r.psn.before(una)) {
                     sr.una_resend = None;
                 }
@@ -353,7 +372,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
         if let RequesterState::Sr(_) = sr.caps.on_response(tver, resv7) {
             sr.engine.start_requester(una, sent);
-            sr.resend = ResendSet::new(una);
+            sr.resend = PsnSet::new(una);
+            sr.read_placed = PsnSet::new(una);
             sr.active = true;
         }
     }
@@ -391,19 +411,31 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             if e.is_rd_atomic() && e.complete {
                 continue;
             }
+            let mut read_len = None;
             if let SendOp::RdmaRead { .. } = e.wqe.op {
-                // One request asks for the rest of the READ: resume after what arrived.
+                // One request asks for the missing run of responses from `k` (at least from
+                // the first missing one): up to the next response placed, or the READ's end.
                 k = k.max(e.done_bytes / self.pmtu.get());
-                let (first, end) = (e.first_psn, e.end_psn());
+                let first = e.first_psn;
+                let (len, end_k) = self.read_run(e, k);
                 if let Some(sr) = self.sr.as_deref_mut() {
-                    sr.resend.clear_range(first, end);
+                    if sr.read_placed.contains(first.add(k)) {
+                        continue;
+                    }
+                    sr.resend.clear_range(first.add(k), first.add(end_k));
                 }
+                read_len = Some(len);
             }
             let Some(e) = self.slots.get(self.idx(i)) else {
                 continue;
             };
-            let sent =
-                Self::send_packet(env, cfg, self.pmtu.get(), &mut self.noack_pkts, e, k, marks);
+            let sent = match read_len {
+                Some(len) => Self::send_read_request(env, cfg, self.pmtu.get(), e, k, len, marks)
+                    .map(|()| (true, packets(len, self.pmtu.get()).max(1))),
+                None => {
+                    Self::send_packet(env, cfg, self.pmtu.get(), &mut self.noack_pkts, e, k, marks)
+                }
+            };
             let used = match sent {
                 Ok((_, used)) => used,
                 Err(PacketError::Busy) => {
@@ -418,11 +450,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             let at = e.first_psn.add(k);
             self.counters.resent_pkts += 1;
             let now = env.now_us();
-            let watch = (at == self.una() && used == 1).then(|| UnaResend {
-                psn: at,
-                sent_high: self.sent_high,
-                probe_at: self.probe_us().map(|t| now.saturating_add(t)),
-            });
+            // A READ's run is watched as one: its first response moves UNACK.
+            let watch =
+                (at == self.una() && (used == 1 || read_len.is_some())).then(|| UnaResend {
+                    psn: at,
+                    sent_high: self.sent_high,
+                    probe_at: self.probe_us().map(|t| now.saturating_add(t)),
+                });
             if let Some(sr) = self.sr.as_deref_mut() {
                 sr.counters.selective_resent += 1;
                 if watch.is_some() {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The PSNs a requester in the SR format is to resend: a bitmap over its unacknowledged
-//! window (from UNACK), so no `Retransmit` an engine asks for is dropped however many
-//! ranges one event produces.
+//! A set of PSNs over a requester's unacknowledged window (from UNACK), as a bitmap. In the
+//! SR format the requester keeps two: the PSNs to resend (so no `Retransmit` an engine asks
+//! for is dropped however many ranges one event produces), and the READ response PSNs
+//! placed out of order.
 
 use crate::proto::psn::Psn;
 use crate::proto::rc::SR_MAX_UNACKED_PSNS;
@@ -11,18 +12,18 @@ const SPAN: u32 = SR_MAX_UNACKED_PSNS;
 const WORDS: usize = (SPAN / 64) as usize;
 const _: () = assert!(WORDS as u32 * 64 == SPAN && WORDS > 0);
 
-/// PSNs to resend, as a bitmap over `[base, base + SPAN)`; a PSN past it (only an RDMA
-/// READ's response range reaches that far) is kept as `far`, the earliest one.
+/// PSNs as a bitmap over `[base, base + SPAN)`; a PSN past it (only an RDMA READ's response
+/// range reaches that far) is kept as `far`, the earliest one.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct ResendSet {
+pub(super) struct PsnSet {
     base: Psn,
     bits: [u64; WORDS],
     far: Option<Psn>,
 }
 
-impl ResendSet {
+impl PsnSet {
     pub(super) const fn new(base: Psn) -> Self {
-        ResendSet {
+        PsnSet {
             base,
             bits: [0; WORDS],
             far: None,
@@ -150,6 +151,24 @@ impl ResendSet {
         self.far.take()
     }
 
+    /// True if `psn` is in the set (never for a PSN before the base or as far as `far`).
+    pub(super) fn contains(&self, psn: Psn) -> bool {
+        if psn.before(self.base) {
+            return false;
+        }
+        let off = psn.distance_from(self.base);
+        off < SPAN
+            && self
+                .bits
+                .get((off / 64) as usize)
+                .is_some_and(|w| w & (1u64 << (off % 64)) != 0)
+    }
+
+    /// True if `psn` falls inside the bitmap's span.
+    pub(super) fn spans(&self, psn: Psn) -> bool {
+        !psn.before(self.base) && psn.distance_from(self.base) < SPAN
+    }
+
     pub(super) fn is_empty(&self) -> bool {
         self.bits.iter().all(|&w| w == 0) && self.far.is_none()
     }
@@ -160,7 +179,7 @@ mod tests {
     use super::*;
 
     /// Takes every marked PSN and checks them against `want`, in order.
-    fn expect(r: &mut ResendSet, want: impl IntoIterator<Item = u32>) {
+    fn expect(r: &mut PsnSet, want: impl IntoIterator<Item = u32>) {
         for (i, w) in want.into_iter().enumerate() {
             assert_eq!(r.take_first().map(Psn::get), Some(w), "mark {i}");
         }
@@ -169,8 +188,8 @@ mod tests {
     }
 
     #[test]
-    fn the_resend_set_keeps_every_marked_psn_in_order() {
-        let mut r = ResendSet::new(Psn::new(0xfffff0));
+    fn the_psn_set_keeps_every_marked_psn_in_order() {
+        let mut r = PsnSet::new(Psn::new(0xfffff0));
         r.mark(Psn::new(0xffffe0), 0x12); // Only 0xfffff0, 0xfffff1 are unacknowledged.
         r.mark(Psn::new(5), 2);
         r.mark(Psn::new(0xfffff0 + SPAN + 72), 3); // Past the span: the earliest is kept.
@@ -193,7 +212,7 @@ mod tests {
 
     #[test]
     fn advancing_and_clearing_forget_marks() {
-        let mut r = ResendSet::new(Psn::new(10));
+        let mut r = PsnSet::new(Psn::new(10));
         r.mark(Psn::new(10), 20);
         r.advance(Psn::new(15));
         r.clear_range(Psn::new(16), Psn::new(18));
@@ -206,7 +225,7 @@ mod tests {
         // Marks spread over every word, then UNACK moves by amounts that are and are not
         // multiples of the word size: every mark at or past UNACK survives, in order.
         for step in [1u32, 63, 64, 65, 130, SPAN - 1] {
-            let mut r = ResendSet::new(Psn::new(1000));
+            let mut r = PsnSet::new(Psn::new(1000));
             for o in (0..SPAN).step_by(7) {
                 r.mark(Psn::new(1000 + o), 1);
             }
@@ -219,15 +238,36 @@ mod tests {
                     .map(|o| 1000 + o),
             );
         }
-        let mut r = ResendSet::new(Psn::new(0));
+        let mut r = PsnSet::new(Psn::new(0));
         r.mark(Psn::new(3), 1);
         r.advance(Psn::new(SPAN + 5));
         expect(&mut r, []);
     }
 
     #[test]
+    fn membership_follows_marks_the_base_and_the_span() {
+        let mut r = PsnSet::new(Psn::new(0xfffffe));
+        r.mark(Psn::new(0xfffffe), 1);
+        r.mark(Psn::new(3), 1);
+        r.mark(Psn::new(0xfffffe + SPAN + 2), 1); // kept as `far`, not a member
+        let has = |r: &PsnSet, x: u32| r.contains(Psn::new(x & 0xffffff));
+        assert!(has(&r, 0xfffffe) && has(&r, 3));
+        assert!(!has(&r, 0xffffff) && !has(&r, 2) && !has(&r, 4));
+        assert!(!has(&r, 0xfffffe + SPAN + 2));
+        assert!(r.spans(Psn::new((0xfffffe + SPAN - 1) & 0xffffff)));
+        assert!(!r.spans(Psn::new((0xfffffe + SPAN) & 0xffffff)));
+        assert!(!r.spans(Psn::new(0xfffffd)));
+        r.advance(Psn::new(0));
+        assert!(
+            !has(&r, 0xfffffe) && has(&r, 3),
+            "the base moved past 0xfffffe"
+        );
+        assert!(!r.spans(Psn::new(0xffffff)));
+    }
+
+    #[test]
     fn clear_from_cuts_inside_a_word() {
-        let mut r = ResendSet::new(Psn::new(0));
+        let mut r = PsnSet::new(Psn::new(0));
         r.mark(Psn::new(60), 10); // 60..70 straddles words 0 and 1.
         r.clear_from(Psn::new(66));
         expect(&mut r, [60, 61, 62, 63, 64, 65]);
