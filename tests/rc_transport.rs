@@ -1770,6 +1770,44 @@ fn sr_reads_ask_again_only_for_the_missing_responses() {
 }
 
 #[test]
+fn fasr_sends_reads_on_past_a_missing_response_at_unack() {
+    // READ responses show what got through as SACKs do: with the first response missing,
+    // the ones after it let FaSR's requester send the next READs, within the SR window,
+    // while the missing one is asked for again.
+    let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, Scheme::Fasr, Scheme::Fasr);
+    n.a.cfg.max_rd_atomic = 16;
+    let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
+    n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 64)).unwrap();
+    assert!(n.run(100_000));
+    let una = n.a.req.una();
+    for i in 0..8u64 {
+        let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000, rkey: 0x100 } };
+        n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000 + i * 0x1_0000, 65536)).unwrap();
+    }
+    let first = n.send(true);
+    assert_eq!(first.len(), 4, "no feedback: 256 PSNs of READs go (the pipe)");
+    let responses: Vec<_> = first.iter().flat_map(|p| n.deliver(true, p)).collect();
+    assert_eq!(psn_of(&responses[0]), una.get());
+    let mut more = vec![];
+    for r in &responses[1..] {
+        more.extend(n.deliver(false, r));
+    }
+    let reads: Vec<u32> = more.iter().map(|p| psn_of(p)).collect();
+    assert!(reads.contains(&una.get()), "the missing response was asked for: {reads:?}");
+    let new = reads.iter().filter(|&&p| Psn::new(p).diff(una) >= 256).count();
+    assert_eq!(new, 4, "the next READs went past the missing response: {reads:?}");
+    let mut wire: VecDeque<Vec<u8>> = more.into();
+    while let Some(p) = wire.pop_front() {
+        for r in n.deliver(true, &p) {
+            wire.extend(n.deliver(false, &r));
+        }
+    }
+    assert!(n.run(1_000_000));
+    assert_eq!(n.a.send_cqes.len(), 9);
+    assert_eq!(n.a.req.counters.timeouts, 0);
+}
+
+#[test]
 fn fasr_keeps_its_pipe_short_and_sends_on_past_a_hole_at_unack() {
     // FaSR's requester measures what it has in flight from the highest PSN a SACK reported
     // received, not from UNACK: with no feedback it sends the standard window, not the whole

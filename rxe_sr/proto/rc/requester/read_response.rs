@@ -154,6 +154,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if complete {
             self.rd_atomic_out = self.rd_atomic_out.saturating_sub(1);
         }
+        // The pipe (FaSR) is measured from the highest PSN known through, as for a SACK.
+        self.note_sacked(psn);
         if let Some(sr) = self.sr.as_deref_mut() {
             let last = sr.read_last.replace(psn);
             if let Some(l) = last.filter(|l| !l.before(first) && psn.after(l.next())) {

@@ -73,7 +73,8 @@ pub struct ReqSr {
     pub(super) read_acked: Option<Psn>,
     /// The last resend of UNACK, watched for its loss until UNACK moves past it.
     una_resend: Option<UnaResend>,
-    /// FaSR: the highest PSN a SACK reported received (the pipe is measured from it).
+    /// FaSR: the highest PSN a SACK reported received, or a READ response showed (the pipe
+    /// is measured from it).
     sacked_high: Option<Psn>,
     /// Statistics.
     pub counters: ReqSrCounters,
@@ -218,7 +219,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.sr.as_deref().is_some_and(|s| s.active)
     }
 
-    /// A SACK reported `psn` received (FaSR: the pipe is measured from the highest).
+    /// A SACK reported `psn` received, or its READ response arrived (FaSR: the pipe is
+    /// measured from the highest).
     pub(super) fn note_sacked(&mut self, psn: Psn) {
         let una = self.una();
         let Some(sr) = self.sr.as_deref_mut() else {
@@ -238,7 +240,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
 
     /// Whether a new packet `psn` would overfill the pipe: FaSR sends at most
     /// [`SR_PIPE_PSNS`] past the highest PSN known received (the last acknowledged, or a
-    /// higher one a SACK reported), within the window from UNACK.
+    /// higher one a SACK reported or a READ response showed), within the window from UNACK.
     ///
     /// Choice (the paper leaves flow control to the transport): the SR window from UNACK
     /// ([`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)) lets new packets
