@@ -8,8 +8,11 @@
 # timed run (-D) counts only the completions inside its sampling window, and with 100 QPs
 # each 128 deep, perftest's completion moderation (one signalled completion per 100
 # messages a QP) leaves that window empty for every driver that serves its QPs fairly.
-# The client (g2) writes OUT/bench.csv (driver,op,qps,gbps) and OUT/pools.csv
-# (driver,qps,sr_units_peak,sr_blocks_peak,melo_blocks_peak,gbn_fallbacks,qps_negotiated).
+# The client (g2) writes OUT/bench.csv (driver,op,qps,gbps) and OUT/pools.csv: per point the
+# SR pools' peaks on each guest's device (the WRITEs' responder g1, whose receive side holds
+# the out-of-order state, and their requester g2), the GBN fallbacks of both, and the QPs
+# that negotiated the SR format (driver,qps,rsp_units_peak,rsp_blocks_peak,rsp_melo_peak,
+# req_units_peak,req_blocks_peak,req_melo_peak,gbn_fallbacks,qps_negotiated).
 . "$HOST_SHARE/selftests/lib.sh"
 TEST_INDEX=bench
 msgs=${BENCH_MSGS:-32000}
@@ -22,7 +25,9 @@ stat_of() { rdma statistic show link sr0/1 | tr ' ' '\n' | awk -v k="$1" 'p { pr
 total=$(( (ref + ${#schemes[@]}) * ${#qps_list[@]} * reps ))
 n=0
 is_client && echo "driver,op,qps,gbps" > "$OUT/bench.csv"
-is_client && echo "driver,qps,sr_units_peak,sr_blocks_peak,melo_blocks_peak,gbn_fallbacks,qps_negotiated" > "$OUT/pools.csv"
+is_client && echo "driver,qps,rsp_units_peak,rsp_blocks_peak,rsp_melo_peak,req_units_peak,req_blocks_peak,req_melo_peak,gbn_fallbacks,qps_negotiated" > "$OUT/pools.csv"
+# pools_of: this guest's pool peaks and GBN fallbacks, comma-separated.
+pools_of() { echo "$(stat_of sr_pool_units_peak),$(stat_of sr_pool_blocks_peak),$(stat_of melo_pool_blocks_peak),$(stat_of sr_gbn_fallbacks)"; }
 
 # per_qp QPS: the iterations of each QP.
 per_qp() { local k=$(( (msgs + $1 - 1) / $1 )); echo $(( k < 20 ? 20 : k )); }
@@ -52,8 +57,14 @@ for scheme in "${schemes[@]}"; do
       && wait_port_active sr0 || { echo "rxe_sr recovery=$scheme did not come up"; exit 1; }
     sync_point "up-$scheme-$q"
     point "rxe_sr-$scheme" sr0 "$q"
-    is_client && echo "rxe_sr-$scheme,$q,$(stat_of sr_pool_units_peak),$(stat_of sr_pool_blocks_peak),$(stat_of melo_pool_blocks_peak),$(stat_of sr_gbn_fallbacks),$(stat_of sr_qps_negotiated)" >> "$OUT/pools.csv"
+    share_put "pools-$scheme-$q" "$(pools_of)"
     sync_point "down-$scheme-$q"
+    if is_client; then
+      local_p=$(pools_of)
+      IFS=, read -r ru rb rm rf <<< "$(share_get 1 "pools-$scheme-$q")"
+      IFS=, read -r qu qb qm qf <<< "$local_p"
+      echo "rxe_sr-$scheme,$q,$ru,$rb,$rm,$qu,$qb,$qm,$(( ${rf:-0} + ${qf:-0} )),$(stat_of sr_qps_negotiated)" >> "$OUT/pools.csv"
+    fi
     rdma link del sr0; modprobe -r rxe_sr
   done
 done
