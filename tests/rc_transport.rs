@@ -1770,32 +1770,42 @@ fn sr_reads_ask_again_only_for_the_missing_responses() {
 }
 
 #[test]
-fn fasr_sends_reads_on_past_a_missing_response_at_unack() {
-    // READ responses show what got through as SACKs do: with the first response missing,
-    // the ones after it let FaSR's requester send the next READs, within the SR window,
-    // while the missing one is asked for again.
+fn fasr_reads_are_bound_by_the_window_and_their_responses_move_the_pipe() {
+    // FaSR's pipe holds back request packets that would queue in front of its resends; a
+    // READ request is one small packet (its responses queue at the responder), so READs go
+    // up to the SR window. Their responses show what got through, as SACKs do: with the
+    // first response missing, the ones after it let the WRITEs behind the READs go past
+    // the pipe measured from UNACK, while the missing response is asked for again.
     let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, Scheme::Fasr, Scheme::Fasr);
     n.a.cfg.max_rd_atomic = 16;
+    let psn = Psn::new(100 + 17);
+    let sr = setup(Scheme::Fasr).map(|s| Box::new(ReqSr::new(s, psn)));
+    n.a.req = Requester::new(vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 1024], psn, &n.a.cfg, sr);
     let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
     n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 64)).unwrap();
     assert!(n.run(100_000));
     let una = n.a.req.una();
-    for i in 0..8u64 {
+    for i in 0..4u64 {
         let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000, rkey: 0x100 } };
         n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000 + i * 0x1_0000, 65536)).unwrap();
     }
+    // 200 one-packet WRITEs behind them.
+    for i in 0..200u64 {
+        let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000 + 0x8_0000 + i * 64, rkey: 0x200 } };
+        n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 64)).unwrap();
+    }
     let first = n.send(true);
-    assert_eq!(first.len(), 4, "no feedback: 256 PSNs of READs go (the pipe)");
+    assert_eq!(first.len(), 4, "the READs, and no WRITE: the pipe is full at 256 PSNs");
     let responses: Vec<_> = first.iter().flat_map(|p| n.deliver(true, p)).collect();
     assert_eq!(psn_of(&responses[0]), una.get());
     let mut more = vec![];
     for r in &responses[1..] {
         more.extend(n.deliver(false, r));
     }
-    let reads: Vec<u32> = more.iter().map(|p| psn_of(p)).collect();
-    assert!(reads.contains(&una.get()), "the missing response was asked for: {reads:?}");
-    let new = reads.iter().filter(|&&p| Psn::new(p).diff(una) >= 256).count();
-    assert_eq!(new, 4, "the next READs went past the missing response: {reads:?}");
+    let psns: Vec<u32> = more.iter().map(|p| psn_of(p)).collect();
+    assert!(psns.contains(&una.get()), "the missing response was asked for: {psns:?}");
+    let writes = psns.iter().filter(|&&p| Psn::new(p).diff(una) >= 256).count();
+    assert_eq!(writes, 200, "the WRITEs went past the missing response");
     let mut wire: VecDeque<Vec<u8>> = more.into();
     while let Some(p) = wire.pop_front() {
         for r in n.deliver(true, &p) {
@@ -1803,8 +1813,14 @@ fn fasr_sends_reads_on_past_a_missing_response_at_unack() {
         }
     }
     assert!(n.run(1_000_000));
-    assert_eq!(n.a.send_cqes.len(), 9);
+    assert_eq!(n.a.send_cqes.len(), 205);
     assert_eq!(n.a.req.counters.timeouts, 0);
+    // Eight READs of 64 PSNs fill the SR window: all go at once.
+    for i in 0..8u64 {
+        let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000, rkey: 0x100 } };
+        n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000 + i * 0x1_0000, 65536)).unwrap();
+    }
+    assert_eq!(n.send(true).len(), 8, "READs are bound by the window, not the pipe");
 }
 
 #[test]

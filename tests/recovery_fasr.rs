@@ -471,3 +471,73 @@ fn a_hole_taken_for_received_goes_as_soon_as_it_is_rcv_nxt() {
     // 2 fills RCV-NXT, which stops at 4: 4 was not received after all, and goes now.
     assert_eq!(retx(&tx(&mut qp, &mut pool, ack(4))), vec![(4, 1)]);
 }
+
+#[test]
+fn the_events_taken_without_the_pool_do_what_the_pooled_path_does() {
+    // Two QPs see the same events: one always with the pool (the reference), the other
+    // through the pool-free entry points first, with the pool only when they decline (as the
+    // kernel does, to skip the pool's lock on the fast path). Their actions, their state
+    // and the pools must stay the same event by event; both entry points must take the
+    // lossless stream's events and decline some of the lossy one's.
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut roll = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let (mut a, mut b) = (Fasr::new(p(0), p(0), RTO), Fasr::new(p(0), p(0), RTO));
+    let (mut pa, mut pb) = (Pool::new(), Pool::new());
+    let (mut taken, mut declined) = (0u32, 0u32);
+    let (mut snd, mut rcv) = (0u32, 0u32);
+    for step in 0..20_000u32 {
+        let lossy = step >= 2_000;
+        let now = u64::from(step);
+        let req = roll(2) == 0;
+        let (mut va, mut vb) = (Vec::new(), Vec::new());
+        if req {
+            let k = roll(8);
+            let ev = match k {
+                _ if k <= 4 || (k == 7 && !lossy) => {
+                    snd += 1;
+                    ReqEvent::Sent { psn: p(snd - 1), now }
+                }
+                5 | 6 if !lossy => ReqEvent::Feedback { fb: Feedback::Ack { rcv_nxt: p(snd) }, now },
+                5 => ReqEvent::Feedback { fb: Feedback::Ack { rcv_nxt: p(snd.saturating_sub(roll(40) as u32)) }, now },
+                6 => sack(snd.saturating_sub(30), snd.saturating_sub(roll(20) as u32), roll(8) as u8),
+                _ => ReqEvent::Timer { timer: Timer::Rto, now },
+            };
+            if a.on_requester_unpooled(ev, &mut |x| va.push(x)) {
+                taken += 1;
+            } else {
+                declined += 1;
+                a.on_requester(&mut pa, ev, &mut |x| va.push(x));
+            }
+            b.on_requester(&mut pb, ev, &mut |x| vb.push(x));
+        } else {
+            let psn = match roll(10) {
+                0 if lossy => rcv + 1 + roll(30) as u32,
+                1 if lossy => rcv.saturating_sub(roll(5) as u32),
+                _ => rcv,
+            };
+            if psn == rcv {
+                rcv += 1;
+            }
+            let ev = RespEvent::Data { psn: p(psn), now };
+            if a.on_responder_unpooled(ev, &mut |x| va.push(x)) {
+                taken += 1;
+            } else {
+                declined += 1;
+                a.on_responder(&mut pa, ev, &mut |x| va.push(x));
+            }
+            b.on_responder(&mut pb, ev, &mut |x| vb.push(x));
+        }
+        assert_eq!(va, vb, "step {step}");
+        assert_eq!((a.una(), a.rcv_nxt(), a.counters()), (b.una(), b.rcv_nxt(), b.counters()), "step {step}");
+        assert_eq!(pa.count_in_use(), pb.count_in_use(), "step {step}");
+        if step == 1_999 {
+            assert_eq!(declined, 0, "the lossless stream needs no pool");
+        }
+    }
+    assert!(taken > 5_000 && declined > 1_000, "taken {taken}, declined {declined}");
+}

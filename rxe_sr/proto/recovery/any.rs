@@ -124,26 +124,29 @@ impl AnyEngine {
 }
 
 impl AnyEngine {
-    /// A requester event for a scheme without device-wide state; returns false, having
-    /// done nothing, for one that has it ([`AnyEngine::needs_shared`]).
+    /// A requester event that needs no device-wide state: every event of a scheme without
+    /// any, and FaSR's fast-path events ([`Fasr::on_requester_unpooled`]); returns false,
+    /// having done nothing, for the others (the caller hands them over with the pools).
     pub fn on_requester_local(&mut self, ev: ReqEvent, out: &mut dyn ActionSink) -> bool {
         match self {
             AnyEngine::Gbn(e) => e.on_requester(&mut (), ev, out),
             AnyEngine::Irn(e) => e.on_requester(&mut (), ev, out),
             AnyEngine::Srnic(e) => e.on_requester(&mut (), ev, out),
-            AnyEngine::Fasr(_) | AnyEngine::Melo(_) => return false,
+            AnyEngine::Fasr(e) => return e.on_requester_unpooled(ev, out),
+            AnyEngine::Melo(_) => return false,
         }
         true
     }
 
-    /// A responder event for a scheme without device-wide state; returns false, having
-    /// done nothing, for one that has it.
+    /// A responder event that needs no device-wide state (see
+    /// [`AnyEngine::on_requester_local`]).
     pub fn on_responder_local(&mut self, ev: RespEvent, out: &mut dyn ActionSink) -> bool {
         match self {
             AnyEngine::Gbn(e) => e.on_responder(&mut (), ev, out),
             AnyEngine::Irn(e) => e.on_responder(&mut (), ev, out),
             AnyEngine::Srnic(e) => e.on_responder(&mut (), ev, out),
-            AnyEngine::Fasr(_) | AnyEngine::Melo(_) => return false,
+            AnyEngine::Fasr(e) => return e.on_responder_unpooled(ev, out),
+            AnyEngine::Melo(_) => return false,
         }
         true
     }

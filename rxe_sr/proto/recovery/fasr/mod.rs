@@ -284,21 +284,7 @@ impl Fasr {
             // The pool was reset under us: forget the stale pointer.
             self.rx_unit = None;
         }
-        if psn == self.rcv_nxt {
-            out.push(Action::Deliver { psn });
-            self.rx_gbn = false;
-            self.advance_to(psn.next(), out);
-            self.ack(out);
-            return;
-        }
-        if psn.before(self.rcv_nxt) {
-            drop_pkt(out, &mut self.counters, psn);
-            self.ack(out);
-            return;
-        }
-        if self.rx_gbn {
-            drop_pkt(out, &mut self.counters, psn);
-            self.nak_once(out);
+        if self.rx_without_unit(psn, out) {
             return;
         }
         // Normal state, loss detected: lost-cnt grows by the gap to RCV-NXT.
@@ -340,6 +326,56 @@ impl Fasr {
         self.rx_unit = Some(u);
         self.op(is_slow);
         self.deliver_and_sack(psn, lost_cnt, overflow, out);
+    }
+
+    /// A packet for a responder holding no SR unit that needs none: the expected one, a
+    /// duplicate, or any while it has fallen back to go-back-N. False for a packet past
+    /// RCV-NXT in the normal state (it takes a unit).
+    fn rx_without_unit(&mut self, psn: Psn, out: &mut dyn ActionSink) -> bool {
+        if psn == self.rcv_nxt {
+            out.push(Action::Deliver { psn });
+            self.rx_gbn = false;
+            self.advance_to(psn.next(), out);
+            self.ack(out);
+            return true;
+        }
+        if psn.before(self.rcv_nxt) {
+            drop_pkt(out, &mut self.counters, psn);
+            self.ack(out);
+            return true;
+        }
+        if self.rx_gbn {
+            drop_pkt(out, &mut self.counters, psn);
+            self.nak_once(out);
+            return true;
+        }
+        false
+    }
+
+    /// The events FaSR handles without the device's pool (the fast path of a QP that holds
+    /// no SR unit: every packet of a lossless stream, its sending and its ACKs), so the
+    /// caller need not take the pool's lock; false, having done nothing, for any other.
+    pub fn on_requester_unpooled(&mut self, ev: ReqEvent, out: &mut dyn ActionSink) -> bool {
+        match ev {
+            ReqEvent::Sent { psn, now } => self.req.on_sent(psn, now, &self.rto, out),
+            ReqEvent::Feedback {
+                fb: Feedback::Ack { rcv_nxt },
+                now,
+            } if self.tx_unit.is_none() => {
+                self.tx_cum_ack(rcv_nxt, now, out);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// See [`Fasr::on_requester_unpooled`].
+    pub fn on_responder_unpooled(&mut self, ev: RespEvent, out: &mut dyn ActionSink) -> bool {
+        match ev {
+            RespEvent::Data { psn, .. } if self.rx_unit.is_none() => self.rx_without_unit(psn, out),
+            RespEvent::Data { .. } => false,
+            RespEvent::Timer { .. } => true,
+        }
     }
 
     fn rx_recovery(

@@ -26,6 +26,25 @@ impl Fasr {
         retransmit(out, &mut self.counters, from, span(from, to));
     }
 
+    /// The cumulative part of any feedback: true if UNACK moved (to `rcv_nxt`).
+    pub(super) fn tx_cum_ack(&mut self, rcv_nxt: Psn, now: u64, out: &mut dyn ActionSink) -> bool {
+        if !self.req.on_cum_ack(rcv_nxt, now, &self.rto, out) {
+            return false;
+        }
+        self.fnack_answered = false;
+        self.tx_fills = self.tx_fills.saturating_add(1);
+        let una = self.req.una;
+        if self.tx_gbn && !una.before(self.tx_gbn_until) {
+            self.tx_gbn = false;
+        }
+        if !una.before(self.tx_sr_from) {
+            // Every standard-format packet is acknowledged.
+            self.tx_std_open = false;
+            self.tx_std_resent = false;
+        }
+        true
+    }
+
     pub(super) fn tx_feedback(
         &mut self,
         pool: &mut dyn SrPoolOps,
@@ -33,18 +52,8 @@ impl Fasr {
         now: u64,
         out: &mut dyn ActionSink,
     ) {
-        if self.req.on_cum_ack(fb.rcv_nxt(), now, &self.rto, out) {
-            self.fnack_answered = false;
-            self.tx_fills = self.tx_fills.saturating_add(1);
+        if self.tx_cum_ack(fb.rcv_nxt(), now, out) {
             let una = self.req.una;
-            if self.tx_gbn && !una.before(self.tx_gbn_until) {
-                self.tx_gbn = false;
-            }
-            if !una.before(self.tx_sr_from) {
-                // Every standard-format packet is acknowledged.
-                self.tx_std_open = false;
-                self.tx_std_resent = false;
-            }
             if let Some(u) = self.tx_unit {
                 match pool.unit(u).copied() {
                     Some(st)
