@@ -195,10 +195,14 @@ perf_clock_agreed() {
 # if it failed): the client's figure for RC, the receiving server's for UD (lost datagrams
 # are not retransmitted, so only the receiver sees the goodput). Non-zero on failure. A run
 # whose perftest could not measure its clock (perf_clock_agreed) is run again, up to 3 times.
-perftest_pair() {
-  local attempt rc
+perftest_pair() { perf_clock_retry perftest_once "$@"; }
+
+# perf_clock_retry ONCE DEV TOOL ...: runs ONCE (perftest_once, perflat_once) until its
+# perftest could measure its clock (ONCE returns 3 when not), up to 3 times.
+perf_clock_retry() {
+  local once=$1 attempt rc; shift
   for attempt in 1 2 3; do
-    perftest_once "$@"; rc=$?
+    "$once" "$@"; rc=$?
     [ "$rc" = 3 ] || return "$rc"
     log "perftest $2: no clock measurement in attempt $attempt (perftest's r^2 < 0.9), again"
   done
@@ -245,15 +249,7 @@ perftest_once() {
 # perflat_pair DEV TOOL ITERS [ARGS...]: a perftest latency tool (ib_*_lat) between the
 # guests, ITERS iterations; the client prints t_avg in microseconds. Run again, up to 3
 # times, when a guest's perftest could not measure its clock (perf_clock_agreed).
-perflat_pair() {
-  local attempt rc
-  for attempt in 1 2 3; do
-    perflat_once "$@"; rc=$?
-    [ "$rc" = 3 ] || return "$rc"
-    log "perftest $2: no clock measurement in attempt $attempt (perftest's r^2 < 0.9), again"
-  done
-  return 1
-}
+perflat_pair() { perf_clock_retry perflat_once "$@"; }
 
 perflat_once() {
   local dev=$1 tool=$2 iters=$3; shift 3
