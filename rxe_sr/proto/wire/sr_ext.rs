@@ -68,8 +68,8 @@
 //! - READ requests: the format defines an ACKNOWLEDGE of kind [`SrAckKind::ReadAck`] (BTH
 //!   PSN = the request's PSN) for a responder to confirm a READ before its responses; this
 //!   implementation does not send it (a READ is acknowledged by its responses, and a
-//!   requester takes a READ-ACK as carrying nothing) and asks again for a READ from its
-//!   first missing response.
+//!   requester takes a READ-ACK as carrying nothing) and asks again for each missing run
+//!   of a READ's responses with a READ request for that run.
 //!
 //! SR-ACK-ETH:
 //! - `Kind` ([`SrAckKind`]): 0 ACK, 1 SACK, 2 FNACK, 3 READ-ACK, 4 HOLE; others are
