@@ -61,6 +61,14 @@ impl kernel::Module for RxeSr {
             );
             return Err(EINVAL);
         }
+        let pipe = kx::moduleparam::sr_pipe_psns();
+        if pipe > proto::rc::SR_MAX_UNACKED_PSNS {
+            pr_err!(
+                "sr_pipe_psns: out of range: 0..={} (0: the SR window alone)\n",
+                proto::rc::SR_MAX_UNACKED_PSNS
+            );
+            return Err(EINVAL);
+        }
         // Taking the RoCEv2 UDP port first makes a clash with rdma_rxe (which binds it at
         // load) a clean refusal before anything else is registered.
         let udp = net::RoceSockets::open().inspect_err(|e| {
@@ -76,11 +84,12 @@ impl kernel::Module for RxeSr {
         let notifier = kx::netdevice::NotifierRegistration::register::<verbs::link::Links>()?;
         let link = kx::rdma_netlink::LinkTypeRegistration::register::<verbs::link::Links>()?;
         pr_info!(
-            "loaded (recovery={}; SR pools: {} units, {} blocks; MELO pool: {} blocks)\n",
+            "loaded (recovery={}; SR pools: {} units, {} blocks; MELO pool: {} blocks; FaSR pipe: {} PSNs)\n",
             recovery.name(),
             sizes.sr_units,
             sizes.sr_blocks,
-            sizes.melo_blocks
+            sizes.melo_blocks,
+            pipe
         );
         Ok(RxeSr {
             link: Some(link),

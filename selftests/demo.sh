@@ -66,8 +66,11 @@ if [ "$ref" = 1 ]; then
   rxe_ref_down
 fi
 
+# A scheme may carry module parameters after a "+" (e.g. fasr+sr_pipe_psns=0): its rows are
+# named with them, so one run compares settings side by side.
 for scheme in "${schemes[@]}"; do
-  load_rdma_core && modprobe rxe_sr recovery="$scheme" && rdma link add sr0 type rxe_sr netdev eth0 \
+  read -ra params <<< "$(printf '%s' "$scheme" | tr '+' ' ')"
+  load_rdma_core && modprobe rxe_sr recovery="${params[0]}" "${params[@]:1}" && rdma link add sr0 type rxe_sr netdev eth0 \
     && wait_port_active sr0 || { echo "rxe_sr recovery=$scheme did not come up"; exit 1; }
   sync_point "up-$scheme"
   bench "rxe_sr-$scheme" sr0

@@ -3,7 +3,7 @@
 # timeout: 60
 # The `recovery` parameter is documented in modinfo, takes the five schemes, and an unknown
 # value is rejected at load with a message; the SR pool sizes are documented, and a size out
-# of 1..65534 is refused at load with a message naming it.
+# of 1..65534 is refused at load with a message naming it; so is a FaSR pipe past 512 PSNs.
 . "$HOST_SHARE/selftests/lib.sh"
 modprobe -r rxe_sr 2>/dev/null
 dmesg_mark
@@ -41,6 +41,17 @@ for p in sr_pool_units sr_pool_blocks melo_pool_blocks; do
     expect_grep "$p=$v refused with a reason" "$p: out of range" "$(dmesg_since_mark)"
   done
 done
+expect_grep "modinfo documents sr_pipe_psns" "^parm: +sr_pipe_psns:.*0\.\.512" "$info"
+dmesg_mark
+if modprobe rxe_sr sr_pipe_psns=513 2>/dev/null; then
+  modprobe -r rxe_sr
+  fail "sr_pipe_psns=513 was accepted"
+fi
+[ ! -e /sys/module/rxe_sr ] || fail "module present after refusing sr_pipe_psns=513"
+expect_grep "sr_pipe_psns=513 refused with a reason" "sr_pipe_psns: out of range" "$(dmesg_since_mark)"
+check "load with no FaSR pipe" modprobe rxe_sr recovery=fasr sr_pipe_psns=0
+expect_grep "the pipe is in effect" "FaSR pipe: 0 PSNs" "$(dmesg | tail -n 5)"
+modprobe -r rxe_sr
 check "load with small pools" modprobe rxe_sr recovery=fasr sr_pool_units=2 sr_pool_blocks=3 melo_pool_blocks=4
 expect_grep "the sizes are in effect" "SR pools: 2 units, 3 blocks; MELO pool: 4 blocks" "$(dmesg | tail -n 5)"
 [ "$(cat /sys/module/rxe_sr/parameters/sr_pool_units)" = 2 ] || fail "sr_pool_units does not read 2"

@@ -1866,6 +1866,22 @@ fn fasr_keeps_its_pipe_short_and_sends_on_past_a_hole_at_unack() {
 }
 
 #[test]
+fn fasr_without_a_pipe_sends_the_whole_sr_window() {
+    // sr_pipe_psns=0: no pipe, the SR window from UNACK alone bounds what is in flight.
+    let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, Scheme::Fasr, Scheme::Fasr);
+    let psn = Psn::new(100 + 17);
+    let sr = setup(Scheme::Fasr).map(|s| Box::new(ReqSr::new(SrSetup { pipe_psns: 0, ..s }, psn)));
+    n.a.req = Requester::new(vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 1024], psn, &n.a.cfg, sr);
+    let mut posted = 0;
+    post_small_writes(&mut n, &mut posted, 4);
+    assert!(n.run(100_000));
+    post_small_writes(&mut n, &mut posted, 900);
+    assert_eq!(n.send(true).len(), SR_MAX_UNACKED_PSNS as usize);
+    assert!(n.run(1_000_000));
+    assert_eq!(n.a.send_cqes.len(), posted as usize);
+}
+
+#[test]
 fn the_switch_to_the_sr_format_leaves_no_stale_timer() {
     // The go-back-N engine armed the retransmission timer for the probing requests; the
     // scheme's engine takes it over at the switch and disarms it once all is acknowledged

@@ -142,6 +142,17 @@ MODULE_PARM_DESC(melo_pool_blocks,
 	"MELO: bits blocks (8 bits each) in each device's shared bits pool, 1..65534 "
 	"(default 128, MELO's 1 Kb pool)");
 
+static unsigned int rxe_sr_sr_pipe_psns = 256;
+module_param_named(sr_pipe_psns, rxe_sr_sr_pipe_psns, uint, 0444);
+MODULE_PARM_DESC(sr_pipe_psns,
+	"FaSR: PSNs a requester sends past the highest PSN known received, 0..512 (0: the "
+	"512-PSN SR window alone; default 256)");
+
+unsigned int rxe_sr_glue_sr_pipe_psns(void)
+{
+	return rxe_sr_sr_pipe_psns;
+}
+
 unsigned int rxe_sr_glue_sr_pool_units(void)
 {
 	return rxe_sr_sr_pool_units;

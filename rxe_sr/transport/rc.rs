@@ -90,7 +90,12 @@ impl RcConn {
         let res = KVVec::from_elem(None, n, GFP_KERNEL)?;
         // SRNIC's slow path serves its queue on the QP's next timer run. (The responder's
         // engine runs no retransmission timer; the requester's timeout is set at RTS.)
-        let sr = SrSetup::new(scheme, rto_of(&cfg), 0).filter(|_| cfg.service == Service::Rc);
+        let sr = SrSetup::new(scheme, rto_of(&cfg), 0)
+            .filter(|_| cfg.service == Service::Rc)
+            .map(|s| SrSetup {
+                pipe_psns: crate::kx::moduleparam::sr_pipe_psns(),
+                ..s
+            });
         let psn = Psn::new(rq_psn);
         let (resp_sr, window) = match sr {
             Some(s) => (

@@ -48,6 +48,9 @@ pub struct SrSetup {
     pub rto: RtoConfig,
     /// SRNIC: delay of its slow path (bitmap onloading), microseconds.
     pub srnic_delay_us: u64,
+    /// FaSR: PSNs a requester sends past the highest PSN known received (0: the SR window
+    /// alone); [`SR_PIPE_PSNS`](crate::proto::rc::SR_PIPE_PSNS) unless set.
+    pub pipe_psns: u32,
 }
 
 impl SrSetup {
@@ -64,6 +67,7 @@ impl SrSetup {
             cap: SrCap::new(s),
             rto,
             srnic_delay_us,
+            pipe_psns: crate::proto::rc::SR_PIPE_PSNS,
         })
     }
 

@@ -21,7 +21,7 @@ use super::Requester;
 use super::SqEntry;
 use crate::proto::psn::Psn;
 use crate::proto::rc::sr::SrSetup;
-use crate::proto::rc::{packets, Outcome, RcConfig, RcEnv, SR_MAX_UNACKED_PSNS, SR_PIPE_PSNS};
+use crate::proto::rc::{packets, Outcome, RcConfig, RcEnv, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
 use crate::proto::recovery::{Action, ActionSink, Counters, Recovery, ReqEvent, Timer};
 use crate::proto::wire::caps::{CapAnswer, RequesterCaps, RequesterState};
@@ -76,6 +76,8 @@ pub struct ReqSr {
     /// FaSR: the highest PSN a SACK reported received, or a READ response showed (the pipe
     /// is measured from it).
     sacked_high: Option<Psn>,
+    /// FaSR: the pipe's length (0: none).
+    pipe_psns: u32,
     /// Statistics.
     pub counters: ReqSrCounters,
 }
@@ -112,6 +114,7 @@ impl ReqSr {
             read_acked: None,
             una_resend: None,
             sacked_high: None,
+            pipe_psns: setup.pipe_psns,
             counters: ReqSrCounters::default(),
         }
     }
@@ -239,7 +242,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     }
 
     /// Whether a new packet `psn` would overfill the pipe: FaSR sends at most
-    /// [`SR_PIPE_PSNS`] past the highest PSN known received (the last acknowledged, or a
+    /// `pipe_psns` ([`SR_PIPE_PSNS`](crate::proto::rc::SR_PIPE_PSNS) unless the module parameter `sr_pipe_psns` says
+    /// otherwise; 0: no pipe) past the highest PSN known received (the last acknowledged, or a
     /// higher one a SACK reported or a READ response showed), within the window from UNACK.
     ///
     /// Choice (the paper leaves flow control to the transport): the SR window from UNACK
@@ -254,7 +258,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         let Some(sr) = self.sr.as_deref().filter(|s| s.active) else {
             return false;
         };
-        if !matches!(sr.engine, AnyEngine::Fasr(_)) {
+        if !matches!(sr.engine, AnyEngine::Fasr(_)) || sr.pipe_psns == 0 {
             return false;
         }
         let una = self.una();
@@ -262,7 +266,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             Some(h) if h.after(una) && h.diff(una) < SR_MAX_UNACKED_PSNS as i32 => h,
             _ => una.sub(1),
         };
-        psn.diff(base) > SR_PIPE_PSNS as i32
+        psn.diff(base) > sr.pipe_psns as i32
     }
 
     /// BTH TVer and Resv7 of the next request packet.
