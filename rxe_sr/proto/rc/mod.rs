@@ -292,7 +292,8 @@ pub const MAX_UNACKED_PSNS: u32 = 128;
 pub const SR_MAX_UNACKED_PSNS: u32 = 512;
 
 /// PSNs a FaSR requester lets be in flight past the highest PSN known received (see
-/// `Requester::pipe_full`): twice the standard window. In the guests, WRITEs went as fast
+/// `Requester::pipe_full`) unless the module parameter `sr_pipe_psns` says otherwise:
+/// twice the standard window. In the guests, WRITEs went as fast
 /// with 128 as with 256 or 512, but SENDs (acknowledged later than WRITEs) did not:
 /// lossless ib_send_bw 0.14 Gb/s with 128, 0.23 with 256.
 pub const SR_PIPE_PSNS: u32 = 256;
