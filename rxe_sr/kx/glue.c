@@ -145,8 +145,8 @@ MODULE_PARM_DESC(melo_pool_blocks,
 static unsigned int rxe_sr_sr_pipe_psns = 256;
 module_param_named(sr_pipe_psns, rxe_sr_sr_pipe_psns, uint, 0444);
 MODULE_PARM_DESC(sr_pipe_psns,
-	"FaSR: PSNs a requester sends past the highest PSN known received, 0..512 (0: the "
-	"512-PSN SR window alone; default 256)");
+	"FaSR: PSNs a requester sends past the highest PSN known received (READ requests "
+	"excepted), 0..512 (0: the 512-PSN SR window alone; default 256)");
 
 unsigned int rxe_sr_glue_sr_pipe_psns(void)
 {

@@ -248,14 +248,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// the packet it ends before (the next one placed, or the READ's end).
     pub(super) fn read_run(&self, e: &SqEntry, k: u32) -> (u32, u32) {
         let pmtu = self.pmtu.get();
+        let placed = |q: u32| {
+            self.sr
+                .as_deref()
+                .is_some_and(|sr| sr.read_placed.contains(e.first_psn.add(q)))
+        };
         let mut end = k.saturating_add(1);
-        match self.sr.as_deref() {
-            Some(sr) => {
-                while end < e.npsn && !sr.read_placed.contains(e.first_psn.add(end)) {
-                    end += 1;
-                }
-            }
-            None => end = end.max(e.npsn),
+        while end < e.npsn && !placed(end) {
+            end += 1;
         }
         let len = e
             .wqe

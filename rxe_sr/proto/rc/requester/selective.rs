@@ -242,9 +242,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     }
 
     /// Whether a new packet `psn` would overfill the pipe: FaSR sends at most
-    /// `pipe_psns` ([`SR_PIPE_PSNS`](crate::proto::rc::SR_PIPE_PSNS) unless the module parameter `sr_pipe_psns` says
-    /// otherwise; 0: no pipe) past the highest PSN known received (the last acknowledged, or a
-    /// higher one a SACK reported or a READ response showed), within the window from UNACK.
+    /// `pipe_psns` ([`SR_PIPE_PSNS`](crate::proto::rc::SR_PIPE_PSNS) unless the module
+    /// parameter `sr_pipe_psns` says otherwise; 0: no pipe) past the highest PSN known
+    /// received (the last acknowledged, or a higher one a SACK reported or a READ response
+    /// showed), within the window from UNACK.
     ///
     /// Choice (the paper leaves flow control to the transport): the SR window from UNACK
     /// ([`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)) lets new packets
@@ -494,9 +495,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
     }
 
-    /// A SACK arrived: if it names a packet first sent after the last resend of its RCV-NXT,
-    /// and RCV-NXT is still missing, that resend was lost (the path delivered what followed
-    /// it): RCV-NXT is marked to go again now. Without this a lost resend of the hole at
+    /// A SACK, or a READ response, arrived for `sack_psn`: if that is a packet first sent
+    /// after the last resend of RCV-NXT, and RCV-NXT is still missing, that resend was lost
+    /// (the path delivered what followed it): RCV-NXT is marked to go again now. Without this a lost resend of the hole at
     /// UNACK waits for the retransmission timeout (the QP's local ACK timeout: tens of
     /// milliseconds), unless the scheme sends an FNACK, which FaSR does only on its slow path.
     /// A resend reordered behind later packets is sent once more for nothing (the responder

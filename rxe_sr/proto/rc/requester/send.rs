@@ -79,8 +79,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 break;
             }
             if rc
+                && is_read
                 && window > MAX_UNACKED_PSNS as i32
-                && matches!(e.wqe.op, SendOp::RdmaRead { .. })
                 && psn != una
                 && e.end_psn().diff(una) > window
             {
