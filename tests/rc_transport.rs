@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 
 use rxe_sr::proto::psn::Psn;
-use rxe_sr::proto::rc::requester::{PostError, ReqSr, Requester, SqEntry};
+use rxe_sr::proto::rc::requester::{PostError, ReqSr, Requester, RetryCause, SqEntry};
 use rxe_sr::proto::rc::responder::{
     InProgress, RdRes, RecvSlot, RespSr, Responder, MAX_RD_RES, READ_BUDGET, RECV_WINDOW,
 };
@@ -448,6 +448,11 @@ impl Net {
                 let read_response = p.bth.opcode.info().is_some_and(|i| i.kind == OpKind::RdmaReadResponse);
                 self.read_responses += u64::from(read_response);
                 let lost = self.link.roll(self.link.loss_ppm);
+                if trace() {
+                    let (dir, fate) = (if from_a { "A>" } else { "<B" }, if lost { "LOST" } else { "" });
+                    let acks = (p.ext.aeth, p.ext.sr_ack_eth);
+                    eprintln!("t={} {dir} {:?} psn {} {acks:?} {fate}", self.now, p.bth.opcode, p.bth.psn.get());
+                }
                 if lost {
                     self.lost += 1;
                     self.lost_resends += u64::from(resend);
@@ -500,6 +505,12 @@ impl Net {
     }
 }
 
+/// RC_TRACE=1 (with --nocapture): every packet on the wire, and its fate, to stderr.
+fn trace() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("RC_TRACE").is_some())
+}
+
 fn pattern(seed: u8, len: usize) -> Vec<u8> {
     (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
 }
@@ -516,8 +527,14 @@ fn mixed(service: Service, link: Link) -> Net {
 
 /// [`mixed`] with A's device running `sa` and B's `sb`.
 fn mixed_with(service: Service, link: Link, sa: Scheme, sb: Scheme) -> Net {
-    let pmtu = 1024;
-    let mut n = Net::with_schemes(service, pmtu, link, sa, sb);
+    let mut n = Net::with_schemes(service, 1024, link, sa, sb);
+    post_mixed(&mut n, service);
+    assert!(n.run(2_000_000), "stalled: a {:?} b {:?}", n.a.req.counters, n.b.resp.counters);
+    n
+}
+
+/// Posts [`mixed`]'s workload on `n` (A to B), to be run.
+fn post_mixed(n: &mut Net, service: Service) {
     let rc = service == Service::Rc;
     let msgs: [usize; 6] = [1, 1024, 1025, 5000, 0, 65536];
     for (i, &len) in msgs.iter().enumerate() {
@@ -552,8 +569,6 @@ fn mixed_with(service: Service, link: Link, sa: Scheme, sb: Scheme) -> Net {
         let op = SendOp::AtomicCmpAndSwp { remote, compare: 5, swap: 42 };
         n.post(true, wqe(op, SendOpcode::AtomicCmpAndSwp, 0x200, 0x20_0000 + 0xe_0008, 8)).unwrap();
     }
-    assert!(n.run(2_000_000), "stalled: a {:?} b {:?}", n.a.req.counters, n.b.resp.counters);
-    n
 }
 
 fn check_mixed_data(n: &mut Net, rc: bool) {
@@ -715,6 +730,10 @@ fn retry_exceeded_when_the_peer_is_gone() {
     assert!(n.a.error);
     assert_eq!(n.a.send_cqes[0].status, WcStatus::RetryExcErr);
     assert_eq!(n.a.req.counters.timeouts, 8, "the first try and retry_cnt = 7 retries");
+    // The note the kernel logs says where and why.
+    let note = n.a.req.retry_note.expect("a note for the log");
+    assert_eq!((note.psn, note.opcode, note.cause), (Psn::new(117), SendOpcode::Send, RetryCause::Timeout));
+    assert_eq!((note.timeouts, note.engine), (8, "standard"));
 }
 
 #[test]
@@ -1765,7 +1784,7 @@ fn sr_reads_ask_again_only_for_the_missing_responses() {
     for scheme in SR_SCHEMES {
         let (extra, lost) = cost(scheme);
         assert!(lost > 0, "{scheme:?}: the link lost no response");
-        assert!(extra <= 2 * lost + 4, "{scheme:?}: {extra} extra READ responses for {lost} lost (go-back-N: {gbn_extra} for {gbn_lost})");
+        assert!(extra <= lost + lost / 4 + 4, "{scheme:?}: {extra} extra READ responses for {lost} lost (go-back-N: {gbn_extra} for {gbn_lost})");
     }
 }
 
@@ -1947,6 +1966,100 @@ fn sr_reads_of_every_size_mixed_with_writes_and_atomics_over_many_seeds() {
             let total = u64::from_le_bytes(n.b.mem.region(0x200)[0xf_0000..][..8].try_into().unwrap());
             assert_eq!(total, sizes.len() as u64, "{scheme:?} seed {seed}: each fetch-add ran once");
             release_and_check_pools(&mut n);
+        }
+    }
+}
+
+#[test]
+fn a_tiny_pool_shared_by_both_directions_keeps_every_byte() {
+    // FaSR over a pool of 1 unit and 1 block per side, each side a requester and a
+    // responder at once (the mixed workload A to B, WRITEs and READs B to A), then fetch-adds
+    // both ways with the responder keeping 4 results (rc_verify's QPs): the roles fight over
+    // the unit, fall back to go-back-N, and every byte and every fetch-add's result is right.
+    let (mut fb, mut lost) = (0, 0);
+    for seed in 0..100u64 {
+        let link = Link { loss_ppm: 50_000, dup_ppm: 0, reorder_ppm: 10_000, seed: seed * 7919 + 1 };
+        let mut n = Net::with_schemes(Service::Rc, 1024, link, Scheme::Fasr, Scheme::Fasr);
+        for s in [&mut n.a, &mut n.b] {
+            let tiny: SharedIn<[SrUnit; 1], [BitmapBlock; 1], [BitsBlock; 1]> =
+                SharedIn { sr_pool: SrPool::new(), bits_pool: BitsPool::new() };
+            s.shared = Box::new(tiny);
+        }
+        n.a.cfg.max_dest_rd_atomic = 4;
+        n.b.cfg.max_dest_rd_atomic = 4;
+        post_mixed(&mut n, Service::Rc);
+        // B to A at once: WRITEs of 16 KiB and READs of 12 KiB.
+        for i in 0..8u64 {
+            let off = 0xc_0000 + i * 0x4000;
+            n.b.mem.region(0x100)[off as usize..][..0x4000].copy_from_slice(&pattern(100 + i as u8, 0x4000));
+            let op = SendOp::RdmaWrite { remote: Remote { addr: 0x10_0000 + off, rkey: 0x100 } };
+            n.post(false, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000 + off, 0x4000)).unwrap();
+            let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000 + (i % 4) * 0x2_0000, rkey: 0x100 } };
+            n.post(false, wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000 + 0xc_0000 + i * 0x3000, 0x3000)).unwrap();
+        }
+        let ok = n.run(2_000_000);
+        assert!(ok && !n.b.error, "seed {seed}: b {:?} cqes {:?}", n.b.req.counters, n.b.send_cqes);
+        for i in 0..8u64 {
+            let off = (0xc_0000 + i * 0x4000) as usize;
+            assert!(n.a.mem.region(0x100)[off..off + 0x4000] == pattern(100 + i as u8, 0x4000)[..], "seed {seed}: B's WRITE {i}");
+        }
+        assert!(ok && !n.a.error, "seed {seed}: a {:?} cqes {:?}", n.a.req.counters, n.a.send_cqes);
+        check_mixed_data(&mut n, true);
+        // Then 8 fetch-adds each way at once, nothing else.
+        for k in 0..(8 + seed % 50) {
+            for a_side in [true, false] {
+                let remote = Remote { addr: 0x20_0000 + 0xe_0100, rkey: 0x200 };
+                let op = SendOp::AtomicFetchAndAdd { remote, add: 1 };
+                n.post(a_side, wqe(op, SendOpcode::AtomicFetchAndAdd, 0x200, 0x20_0000 + 0xe_0200 + 8 * (k % 32), 8)).unwrap();
+            }
+        }
+        let ok = n.run(2_000_000);
+        assert!(ok && !n.a.error && !n.b.error, "seed {seed}: atomics: a {:?} {:?} b {:?} {:?}", n.a.req.counters, n.a.send_cqes.last(), n.b.req.counters, n.b.send_cqes.last());
+        for s in [&mut n.a, &mut n.b] {
+            assert_eq!(&s.mem.region(0x200)[0xe_0100..0xe_0108], &(8 + seed % 50).to_le_bytes(), "seed {seed}");
+        }
+        fb += n.b.resp.sr().unwrap().engine_counters().gbn_fallbacks + n.a.req.sr().unwrap().engine_counters().gbn_fallbacks
+            + n.a.resp.sr().unwrap().engine_counters().gbn_fallbacks + n.b.req.sr().unwrap().engine_counters().gbn_fallbacks;
+        lost += n.lost;
+        release_and_check_pools(&mut n);
+    }
+    assert!(fb > 0 && lost > 0, "fallbacks {fb}, lost {lost}");
+}
+
+#[test]
+fn atomics_answered_ahead_of_a_lost_response_keep_their_responder_resources() {
+    // 20 fetch-adds each way at once at 5% loss, the responder keeping the results of its
+    // last 4 (rc_verify's max_dest_rd_atomic) and the requester sending at most 4. When an
+    // atomic's ACK is lost and the later ones' ACKs arrive, the later ones keep their places
+    // until the lost one is answered: new ones sent in their stead would push its saved
+    // result out of the responder's memory, its resend would get no answer, and the QP
+    // would end in RETRY_EXC_ERR (seen in the VMs, and here in 18 of 200 seeds before).
+    for scheme in [Scheme::Gbn, Scheme::Fasr, Scheme::Srnic, Scheme::Irn, Scheme::Melo] {
+        for seed in 0..200u64 {
+            let link = Link { loss_ppm: 50_000, dup_ppm: 0, reorder_ppm: 0, seed: seed * 7919 + 1 };
+            let mut n = Net::with_schemes(Service::Rc, 1024, link, scheme, scheme);
+            n.a.cfg.max_dest_rd_atomic = 4;
+            n.b.cfg.max_dest_rd_atomic = 4;
+            for k in 0..20u64 {
+                for a_side in [true, false] {
+                    let remote = Remote { addr: 0x20_0000 + 0xe_0100, rkey: 0x200 };
+                    let op = SendOp::AtomicFetchAndAdd { remote, add: 1 };
+                    n.post(a_side, wqe(op, SendOpcode::AtomicFetchAndAdd, 0x200, 0x20_0000 + 0xe_0200 + 8 * k, 8)).unwrap();
+                }
+            }
+            assert!(n.run(2_000_000), "{scheme:?} seed {seed} stalled");
+            for s in [&mut n.a, &mut n.b] {
+                assert!(!s.error, "{scheme:?} seed {seed}: {:?}", s.req.retry_note);
+                assert_eq!(s.send_cqes.len(), 20);
+                assert!(s.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{scheme:?} seed {seed}");
+                // The peer's counter ran to 20, and the 20 fetch-adds returned 0..20 once each.
+                assert_eq!(&s.mem.region(0x200)[0xe_0100..0xe_0108], &20u64.to_le_bytes(), "{scheme:?} seed {seed}");
+                let mut olds: Vec<u64> = (0..20)
+                    .map(|k| u64::from_le_bytes(s.mem.region(0x200)[0xe_0200 + 8 * k..][..8].try_into().unwrap()))
+                    .collect();
+                olds.sort_unstable();
+                assert_eq!(olds, (0..20).collect::<Vec<u64>>(), "{scheme:?} seed {seed}");
+            }
         }
     }
 }

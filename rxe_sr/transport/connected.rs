@@ -181,6 +181,19 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
                 f.status,
             );
         }
+        if let Some(n) = req.as_mut().and_then(|r| r.retry_note.take()) {
+            pr_warn!(
+                "qp {:#x}: retry exceeded at psn {:#x} ({:?}), last resend by {:?}; {} timeouts, {} sequence NAKs, {} packets resent; {}; qp to error\n",
+                ctx.qpn,
+                n.psn.get(),
+                n.opcode,
+                n.cause,
+                n.timeouts,
+                n.seq_naks,
+                n.resent_pkts,
+                n.engine,
+            );
+        }
         enter_error(g, ctx.qp);
     }
 }

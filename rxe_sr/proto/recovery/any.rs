@@ -111,6 +111,17 @@ impl AnyEngine {
         }
     }
 
+    /// For the kernel log: the requester side's recovery state.
+    pub const fn describe_requester(&self) -> &'static str {
+        match self {
+            AnyEngine::Gbn(_) => "go-back-N",
+            AnyEngine::Irn(_) => "IRN",
+            AnyEngine::Fasr(e) => e.describe_requester(),
+            AnyEngine::Srnic(_) => "SRNIC",
+            AnyEngine::Melo(_) => "MELO",
+        }
+    }
+
     /// Requester UNACK.
     pub const fn una(&self) -> Psn {
         match self {

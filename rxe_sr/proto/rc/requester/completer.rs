@@ -8,6 +8,7 @@ use core::ops::DerefMut;
 
 use super::ReqSr;
 use super::Requester;
+use super::RetryCause;
 use super::SqEntry;
 use crate::proto::psn::Psn;
 use crate::proto::rc::sr::{decode_feedback, SrAckMeaning};
@@ -127,7 +128,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                     },
                 );
                 let cursor = (self.next, self.next_pkt);
-                let o = self.apply(env, cfg, acts, true);
+                let o = self.apply(env, cfg, acts, Some(RetryCause::SeqNak));
                 if o == Outcome::Ok && self.sr_active() && (self.next, self.next_pkt) == cursor {
                     // The engine did not go back (only FaSR's does, for its fallback): in
                     // the SR format this NAK means READs or atomics arrived before RCV-NXT
@@ -181,7 +182,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 now,
             },
         );
-        (self.apply(env, cfg, acts, false), lost)
+        (self.apply(env, cfg, acts, None), lost)
     }
 
     /// SR feedback (SACK, FNACK, a hole): for the engine, unless its cumulative part passes
@@ -216,7 +217,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
         let now = env.now_us();
         let acts = self.feed(env, ReqEvent::Feedback { fb, now });
-        let o = self.apply(env, cfg, acts, false);
+        let o = self.apply(env, cfg, acts, None);
         if let Feedback::Sack {
             rcv_nxt, sack_psn, ..
         } = fb
@@ -280,8 +281,29 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.len -= 1;
         self.next = self.next.saturating_sub(1);
         if held_rd_atomic && was_sent {
-            self.rd_atomic_out = self.rd_atomic_out.saturating_sub(1);
+            self.recount_rd_atomic();
         }
+    }
+
+    /// Counts the READs and atomics that hold one of the responder's resources: every
+    /// one sent from the oldest unanswered on. The responder keeps the results of its
+    /// last `max_dest_rd_atomic` READs and atomics only, so one answered ahead of an older
+    /// unanswered one (its response came, the older one's was lost) keeps its place until
+    /// the older one is answered: new ones sent in its stead would push the older one's
+    /// result out of the responder's memory before it is asked for again (IBTA's in-order
+    /// responses give the same count).
+    pub(super) fn recount_rd_atomic(&mut self) {
+        let (mut n, mut held) = (0, false);
+        for i in 0..self.next {
+            let Some(e) = self.entry(i) else {
+                break;
+            };
+            if e.is_rd_atomic() {
+                held = held || !e.complete;
+                n += u32::from(held);
+            }
+        }
+        self.rd_atomic_out = n;
     }
 
     /// Completes entry `i` with `status`, the unconfirmed entries before and after it as

@@ -48,6 +48,7 @@ use crate::proto::psn::Psn;
 use crate::proto::rc::RcConfig;
 use crate::proto::recovery::gbn::Gbn;
 use crate::proto::recovery::RtoConfig;
+use crate::uabi::send_wqe::SendOpcode;
 
 pub use self::selective::{ReqSr, ReqSrCounters};
 pub use self::send_queue::PostError;
@@ -126,6 +127,40 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     pmtu: NonZeroU32,
     /// Statistics.
     pub counters: ReqCounters,
+    /// Set when the requester gave up on the peer (RETRY_EXC_ERR), for the kernel log.
+    pub retry_note: Option<RetryNote>,
+}
+
+/// What drew the resend that found no retry left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryCause {
+    /// The retransmission timeout.
+    Timeout,
+    /// A sequence-error NAK.
+    SeqNak,
+    /// A lost READ response or atomic ACK (standard RoCEv2: a go-back).
+    LostResponse,
+}
+
+/// Why a requester moved its QP to the Error state with RETRY_EXC_ERR: `retry_cnt` resends
+/// in a row without progress. For the kernel log (rdma_rxe's completer says as much with
+/// rxe_dbg_qp).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryNote {
+    /// The first PSN of the request that failed, and its opcode.
+    pub psn: Psn,
+    /// Its opcode.
+    pub opcode: SendOpcode,
+    /// What drew the last resend.
+    pub cause: RetryCause,
+    /// Over the QP's life: timeouts, sequence-error NAKs, packets resent.
+    pub timeouts: u64,
+    /// See `timeouts`.
+    pub seq_naks: u64,
+    /// See `timeouts`.
+    pub resent_pkts: u64,
+    /// The SR engine's state for the log ("standard" before the peer agreed to SR).
+    pub engine: &'static str,
 }
 
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
@@ -163,6 +198,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             rttvar_us: 0,
             pmtu: NonZeroU32::new(cfg.pmtu).unwrap_or(NonZeroU32::MIN),
             counters: ReqCounters::default(),
+            retry_note: None,
         }
     }
 }

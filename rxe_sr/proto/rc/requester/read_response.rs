@@ -73,7 +73,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             }
         }
         if last {
-            self.rd_atomic_out = self.rd_atomic_out.saturating_sub(1);
+            self.recount_rd_atomic();
         }
         let (o, _) = self.ack_to(env, cfg, psn.next());
         o
@@ -152,7 +152,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             m.complete = complete;
         }
         if complete {
-            self.rd_atomic_out = self.rd_atomic_out.saturating_sub(1);
+            self.recount_rd_atomic();
         }
         // The pipe (FaSR) is measured from the highest PSN known through, as for a SACK.
         self.note_sacked(psn);
@@ -323,7 +323,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if let Some(m) = self.entry_mut(i) {
             m.complete = true;
         }
-        self.rd_atomic_out = self.rd_atomic_out.saturating_sub(1);
+        self.recount_rd_atomic();
         if sr {
             return self.after_rd_response(env, cfg, psn, psn.next());
         }

@@ -8,6 +8,7 @@ use core::ops::DerefMut;
 use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
+use super::{RetryCause, RetryNote};
 use crate::proto::psn::Psn;
 use crate::proto::rc::{Outcome, RcConfig, RcEnv};
 use crate::proto::recovery::{ReqEvent, Timer};
@@ -54,7 +55,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                         now,
                     },
                 );
-                if self.apply(env, cfg, acts, true) == Outcome::Error {
+                if self.apply(env, cfg, acts, Some(RetryCause::Timeout)) == Outcome::Error {
                     return Outcome::Error;
                 }
             }
@@ -99,11 +100,33 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
     }
 
+    /// No retry left for a resend `cause` drew: the head request fails with RETRY_EXC_ERR
+    /// (the QP goes to Error), noted in [`Requester::retry_note`].
+    pub(super) fn retry_exceeded(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        cause: RetryCause,
+    ) -> Outcome {
+        self.counters.retry_exceeded += 1;
+        if let Some(e) = self.entry(0) {
+            self.retry_note = Some(RetryNote {
+                psn: e.first_psn,
+                opcode: e.wqe.opcode,
+                cause,
+                timeouts: self.counters.timeouts,
+                seq_naks: self.counters.seq_naks,
+                resent_pkts: self.counters.resent_pkts,
+                engine: self.sr.as_deref().map_or("standard", ReqSr::describe),
+            });
+        }
+        self.fail_entry(env, cfg, 0, WcStatus::RetryExcErr)
+    }
+
     /// Resends from `from`, as a retry: counted against `retry_cnt`.
     fn go_back(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, from: Psn) -> Outcome {
         if self.retries_left == 0 {
-            self.counters.retry_exceeded += 1;
-            return self.fail_entry(env, cfg, 0, WcStatus::RetryExcErr);
+            return self.retry_exceeded(env, cfg, RetryCause::LostResponse);
         }
         self.retries_left -= 1;
         self.counters.retries += 1;
@@ -143,10 +166,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             self.next = i;
             self.next_pkt = k;
             self.noack_pkts = 0;
-            self.rd_atomic_out = (0..i)
-                .filter_map(|j| self.entry(j))
-                .filter(|e| e.is_rd_atomic() && !e.complete)
-                .count() as u32;
+            self.recount_rd_atomic();
         }
     }
 

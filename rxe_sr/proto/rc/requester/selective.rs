@@ -18,6 +18,7 @@ use core::ops::DerefMut;
 use super::psn_set::PsnSet;
 use super::request_packet::PacketError;
 use super::Requester;
+use super::RetryCause;
 use super::SqEntry;
 use crate::proto::psn::Psn;
 use crate::proto::rc::sr::SrSetup;
@@ -95,6 +96,15 @@ struct UnaResend {
 }
 
 impl ReqSr {
+    /// For the kernel log: the SR format's state and the engine's.
+    pub fn describe(&self) -> &'static str {
+        if self.active {
+            self.engine.describe_requester()
+        } else {
+            "standard (no SR answer yet)"
+        }
+    }
+
     /// The SR state of a requester whose first packet carries `sq_psn`: probing.
     pub fn new(setup: SrSetup, sq_psn: Psn) -> Self {
         ReqSr {
@@ -315,7 +325,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         env: &mut dyn RcEnv,
         cfg: &RcConfig,
         acts: Acts,
-        counted: bool,
+        counted: Option<RetryCause>,
     ) -> Outcome {
         if let Some(una) = acts.acked {
             self.sample_rtt(env, una);
@@ -332,10 +342,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             }
             self.retire(env, cfg);
         }
-        if counted && (acts.go_back.is_some() || acts.resend) {
+        if let Some(cause) = counted.filter(|_| acts.go_back.is_some() || acts.resend) {
             if self.retries_left == 0 {
-                self.counters.retry_exceeded += 1;
-                return self.fail_entry(env, cfg, 0, crate::uabi::cqe::WcStatus::RetryExcErr);
+                return self.retry_exceeded(env, cfg, cause);
             }
             self.retries_left -= 1;
             self.counters.retries += 1;
@@ -477,7 +486,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                     now,
                 },
             );
-            if self.apply(env, cfg, acts, false) == Outcome::Error {
+            if self.apply(env, cfg, acts, None) == Outcome::Error {
                 return Outcome::Error;
             }
         }

@@ -34,6 +34,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         } else {
             MAX_UNACKED_PSNS
         } as i32;
+        let mut resend = false;
         while self.next < self.len {
             let una = self.una();
             // The entry is read in place (no per-packet copy of the WQE).
@@ -65,7 +66,11 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             }
             if e.is_rd_atomic() && e.complete {
                 // Answered already (in the SR format, ahead of an older READ's missing
-                // response): a go-back passes over it.
+                // response): a go-back passes over it; behind an unanswered one it still
+                // holds a responder resource (`recount_rd_atomic`).
+                if self.rd_atomic_out > 0 {
+                    self.rd_atomic_out += 1;
+                }
                 self.next += 1;
                 self.next_pkt = 0;
                 continue;
@@ -100,6 +105,18 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             }
             if self.next_pkt == 0 && !self.recv_window_open(e) {
                 break;
+            }
+            if is_read && self.sr_active() && self.read_run(e, self.next_pkt).1 < e.npsn {
+                // Gone back to a READ some of whose later responses are placed already (SR
+                // format): only its missing runs are asked for again, each by its own
+                // request (resend_marked), not the whole rest of the READ.
+                let (from, end) = (psn, e.end_psn());
+                self.rd_atomic_out += 1;
+                self.next += 1;
+                self.next_pkt = 0;
+                self.mark_rd_holes(from, end);
+                resend = true;
+                continue;
             }
             let sent = Self::send_packet(
                 env,
@@ -137,7 +154,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                         now,
                     },
                 );
-                if self.apply(env, cfg, acts, false) == Outcome::Error {
+                if self.apply(env, cfg, acts, None) == Outcome::Error {
                     return Outcome::Error;
                 }
             }
@@ -154,6 +171,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             } else {
                 self.next_pkt += used;
             }
+        }
+        if resend {
+            return self.resend_marked(env, cfg);
         }
         Outcome::Ok
     }

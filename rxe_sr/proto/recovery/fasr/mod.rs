@@ -268,6 +268,15 @@ impl Fasr {
         }
     }
 
+    /// For the kernel log: the requester side's path.
+    pub const fn describe_requester(&self) -> &'static str {
+        match (self.tx_gbn, self.tx_unit) {
+            (true, _) => "FaSR, fallen back to go-back-N (no SR unit)",
+            (false, Some(_)) => "FaSR, in recovery (SR unit held)",
+            (false, None) => "FaSR, fast path (no SR unit)",
+        }
+    }
+
     fn fallback(&mut self, out: &mut dyn ActionSink) {
         self.counters.gbn_fallbacks = self.counters.gbn_fallbacks.saturating_add(1);
         out.push(Action::Fallback);
