@@ -81,11 +81,24 @@ dmesg_clean() {
 # anything else is passed to netem as is (e.g. "delay 2ms reorder 10% 50%", "duplicate 2%").
 netem_set() {
   tc qdisc del dev eth0 root 2>/dev/null || true
+  [ "$1" = 0 ] || pin_peer_neigh
   case "$1" in
     0) ;;
     *[!0-9.]*) tc qdisc add dev eth0 root netem $1 ;;
     *) tc qdisc add dev eth0 root netem loss "$1%" ;;
   esac
+}
+
+# pin_peer_neigh: the other guest's ARP entry, resolved now and made permanent. Under netem
+# an ARP exchange can be lost, and the verbs core's resolution of a QP's path (modify to
+# RTR) then fails with ETIMEDOUT: seen with 8 rc_verify pairs set up at once under 5% loss.
+pin_peer_neigh() {
+  local peer=10.77.0.$((3 - GUEST)) mac
+  [ "$GUESTS" = 2 ] || return 0
+  ping -c 1 -W 2 "$peer" > /dev/null 2>&1
+  mac=$(ip neigh show "$peer" dev eth0 | awk '/lladdr/ { print $3; exit }')
+  [ -n "$mac" ] && ip neigh replace "$peer" lladdr "$mac" dev eth0 nud permanent
+  return 0
 }
 
 # guest_reset: what a failed or timed-out test may have left behind goes, so that the next

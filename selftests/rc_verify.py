@@ -87,6 +87,13 @@ def barrier(name):
     put(name + "-" + role, [1])
     get(name + "-" + other)
 
+def on_exception(kind, value, tb):
+    """An exception (a verb that failed) ends this side: the peer is told, not left waiting."""
+    sys.__excepthook__(kind, value, tb)
+    put("abort-" + role, [1])
+
+sys.excepthook = on_exception
+
 put("qp-" + role, [qp.qp_num, psn, mr.rkey, mr.buf])
 rqpn, rpsn, rkey, raddr = get("qp-" + other)
 
