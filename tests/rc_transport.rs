@@ -2063,3 +2063,66 @@ fn atomics_answered_ahead_of_a_lost_response_keep_their_responder_resources() {
         }
     }
 }
+
+#[test]
+fn a_repair_read_is_served_ahead_of_a_new_reads_responses() {
+    // SR format: READ R0 (8 responses) and READ R1 (256) go out; R0's 4th response is
+    // lost, and the requester asks for it again while R1's responses are still going out
+    // (one batch sent). The responder serves the repair at once, R1's stream set aside,
+    // and then the rest of R1: the repair waits for no new READ's responses, none is sent
+    // twice or dropped, and both READs complete with their data.
+    let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, Scheme::Fasr, Scheme::Fasr);
+    let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
+    n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 64)).unwrap();
+    assert!(n.run(100_000));
+    n.b.mem.region(0x100)[..0x4_2000].copy_from_slice(&pattern(41, 0x4_2000));
+    let (r0_len, r1_len) = (0x2000u32, 0x4_0000u32);
+    let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000, rkey: 0x100 } };
+    n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000, r0_len)).unwrap();
+    let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_2000, rkey: 0x100 } };
+    n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_2000, r1_len)).unwrap();
+    let reqs = n.send(true);
+    assert_eq!(reqs.len(), 2, "two READ requests");
+    // B takes R0 (all 8 responses) and R1 (one batch: READ_BUDGET responses).
+    let mut from_b = vec![];
+    for r in &reqs {
+        let p = PacketRepr::parse(r).unwrap();
+        let o = n.b.with_env(n.now, &mut from_b, |_, resp, cfg, env| resp.on_request(env, cfg, &p));
+        assert_eq!(o, Outcome::Ok);
+    }
+    assert!(n.b.resp.read_pending(), "R1's responses are still going out");
+    assert_eq!(from_b.len() as u32, 8 + READ_BUDGET);
+    let r0 = psn_of(&reqs[0]);
+    let r1 = psn_of(&reqs[1]);
+    // The 4th of R0 is lost; the rest reaches A, which asks for it again.
+    let mut repairs = vec![];
+    for b in from_b.iter().filter(|b| psn_of(b) != r0 + 3) {
+        repairs.extend(n.deliver(false, b));
+    }
+    let repair: Vec<_> = repairs.iter().filter(|r| psn_of(r) == r0 + 3).collect();
+    assert_eq!(repair.len(), 1, "one request for the missing response");
+    // B serves it before anything more of R1.
+    let p = PacketRepr::parse(repair[0]).unwrap();
+    assert!(n.b.resp.repair_goes_ahead(&p));
+    let mut now_out = vec![];
+    let o = n.b.with_env(n.now, &mut now_out, |_, resp, cfg, env| resp.on_request(env, cfg, &p));
+    assert_eq!(o, Outcome::Ok);
+    let psns: Vec<u32> = now_out.iter().map(|b| psn_of(b)).collect();
+    assert_eq!(psns.first(), Some(&(r0 + 3)), "the repair first: {psns:?}");
+    assert!(psns.iter().all(|&q| q == r0 + 3 || q >= r1 + READ_BUDGET), "no R1 response sent twice: {psns:?}");
+    // Then the rest of R1, once each.
+    let mut rest = now_out;
+    while n.b.resp.read_pending() {
+        let o = n.b.with_env(n.now, &mut rest, |_, resp, cfg, env| resp.pump(env, cfg, READ_BUDGET));
+        assert_eq!(o, Outcome::Ok);
+    }
+    let r1_sent = from_b.iter().chain(rest.iter()).filter(|b| psn_of(b) >= r1).count() as u32;
+    assert_eq!(r1_sent, r1_len / 1024, "each of R1's responses once");
+    for b in &rest {
+        n.deliver(false, b);
+    }
+    assert!(n.run(100_000));
+    assert_eq!(n.a.send_cqes.len(), 3);
+    assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{:?}", n.a.send_cqes);
+    assert!(n.a.mem.region(0x200)[..0x4_2000] == pattern(41, 0x4_2000)[..], "READ data");
+}

@@ -481,7 +481,8 @@ pub(crate) fn connected_deliver(
 }
 
 /// [`connected_deliver`] on QP `qp`: `Some(true)` taken, `Some(false)` a request to hold
-/// back (the QP is still sending READ responses), `None` dropped.
+/// back (the QP is still sending READ responses, or requests held before it wait), `None`
+/// dropped.
 fn deliver_to(
     dev: &RoceDevice,
     qp: &RoceQp,
@@ -506,7 +507,8 @@ fn deliver_to(
         return None;
     }
     let busy = conn.resp.read_pending() || st.held.as_ref().is_some_and(|h| h.len() > 0);
-    if busy && is_request(p) {
+    // A repair of lost READ responses (SR format) is not held behind the new READs.
+    if busy && is_request(p) && !conn.resp.repair_goes_ahead(p) {
         return Some(false);
     }
     ctx.with_netdev(|nd| drive(&ctx, &mut g, nd, Step::Packet(p)))

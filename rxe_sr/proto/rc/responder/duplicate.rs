@@ -37,6 +37,10 @@ impl<
             OpKind::RdmaReadRequest => {
                 if !self.replay_read(env, cfg, p, psn) {
                     self.counters.dup_unmatched += 1;
+                    // Nothing to serve: a READ set aside for it goes on.
+                    if self.stream.is_none() {
+                        self.stream = self.paused.take();
+                    }
                 }
             }
             OpKind::CompareSwap | OpKind::FetchAdd => {

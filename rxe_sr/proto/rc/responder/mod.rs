@@ -59,6 +59,7 @@ use self::read::ReadStream;
 use crate::proto::psn::Psn;
 use crate::proto::rc::RcEnv;
 use crate::proto::wire::caps::CapAnswer;
+use crate::proto::wire::{Opcode, PacketRepr};
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::recv_wqe::RecvWqe;
 
@@ -181,6 +182,10 @@ pub struct Responder<
     res_next: usize,
     /// READ responses still to send.
     stream: Option<ReadStream>,
+    /// SR format: a new READ's responses set aside while `stream` (then a replay) serves
+    /// a repair first ([`Responder::repair_goes_ahead`]); `Some` only while `stream` is a
+    /// replay.
+    paused: Option<ReadStream>,
     /// Statistics.
     pub counters: RespCounters,
     /// Set when a request moved the QP to Error; the driver logs and clears it.
@@ -235,6 +240,7 @@ impl<
             res,
             res_next: 0,
             stream: None,
+            paused: None,
             counters: RespCounters {
                 seq_err: 0,
                 duplicates: 0,
@@ -260,7 +266,19 @@ impl<
     /// True while READ responses remain to be sent: the caller runs [`Responder::pump`]
     /// and holds back the QP's further requests until it is false.
     pub const fn read_pending(&self) -> bool {
-        self.stream.is_some()
+        self.stream.is_some() || self.paused.is_some()
+    }
+
+    /// True for a request that is taken at once although READ responses are still going
+    /// out: an SR-format READ request before ePSN, asking again for responses the requester
+    /// found missing. The requester places READ responses by PSN, so the repair is served
+    /// ahead of the new READs' responses still to send (they wait, set aside) instead of
+    /// behind every one of them; in the standard format responses keep PSN order.
+    pub fn repair_goes_ahead(&self, p: &PacketRepr<'_>) -> bool {
+        p.is_sr()
+            && p.bth.opcode == Opcode::RC_RDMA_READ_REQUEST
+            && p.bth.psn.before(self.epsn)
+            && self.sr_active()
     }
 
     /// Gives up the receive WQEs this responder holds (a message in progress, a spare) for
@@ -268,6 +286,7 @@ impl<
     /// `wr_id`. READ responses not yet sent are forgotten too.
     pub fn drop_held(&mut self, mut flushed: impl FnMut(u64)) {
         self.stream = None;
+        self.paused = None;
         if let Some(Cur::Send { wqe, .. }) = self.cur.take() {
             flushed(wqe.wr_id);
         }

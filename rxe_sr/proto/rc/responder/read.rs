@@ -159,6 +159,7 @@ impl<
                 Err(TxError::Local(_)) => {
                     self.stream = None;
                     if s.replay {
+                        self.stream = self.paused.take();
                         return Outcome::Ok;
                     }
                     return self.refuse(
@@ -174,7 +175,12 @@ impl<
             s.sent += 1;
             left -= 1;
         }
-        self.stream = (s.sent < s.n).then_some(s);
+        // A replay's end takes up the new READ set aside for it, if any.
+        self.stream = if s.sent < s.n {
+            Some(s)
+        } else {
+            self.paused.take()
+        };
         Outcome::Ok
     }
 

@@ -36,7 +36,21 @@ impl<
         let Some(info) = p.bth.opcode.info() else {
             return Outcome::Ok;
         };
-        // Responses keep PSN order: a stream in progress goes out before anything else.
+        if self.repair_goes_ahead(p) {
+            // A replay in progress (one missing run) ends first; a new READ's responses
+            // wait for this one's (its stream is set aside, and taken up again when the
+            // replay is out).
+            while self.stream.is_some_and(|s| s.replay) {
+                if self.pump(env, cfg, u32::MAX) == Outcome::Error {
+                    return Outcome::Error;
+                }
+            }
+            if self.paused.is_none() {
+                self.paused = self.stream.take();
+            }
+        }
+        // Otherwise responses keep PSN order: a stream in progress goes out before anything
+        // else.
         while self.stream.is_some() {
             if self.pump(env, cfg, u32::MAX) == Outcome::Error {
                 return Outcome::Error;
