@@ -223,7 +223,8 @@ perf_clock_retry() {
   for attempt in 1 2 3; do
     "$once" "$@"; rc=$?
     [ "$rc" = 3 ] || return "$rc"
-    log "perftest $2: no clock measurement in attempt $attempt (perftest's r^2 < 0.9), again"
+    # To stderr: the callers read the figure from stdout.
+    log "perftest $2: no clock measurement in attempt $attempt (perftest's r^2 < 0.9), again" >&2
   done
   return 1
 }
