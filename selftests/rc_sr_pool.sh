@@ -7,8 +7,8 @@
 #    ib_write_bw over 100 QPs: QPs that find the pool exhausted fall back to go-back-N
 #    (sr_gbn_fallbacks and sr_pool_exhaustions count it), every check still passes, and once
 #    the QPs are gone the pool is empty again.
-# 2. The default pool under burst loss (netem's Gilbert-Elliott model: long runs of lost
-#    packets): lost-cnt overflows (sr_lost_cnt_overflows), and rc_verify passes.
+# 2. The default pool under 10% loss: lost-cnt overflows (sr_lost_cnt_overflows), and
+#    rc_verify passes.
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 stat_of() { rdma statistic show link sr0/1 | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
@@ -58,15 +58,23 @@ log "ok: the exhausted pool fell back to go-back-N ($(stat_of sr_gbn_fallbacks) 
 sync_point down-1
 sr_down_clean
 
-# 2. Burst loss.
+# 2. Heavy loss (10% on both guests' egress): more than 7 PSNs missing behind RCV-NXT
+# overflow lost-cnt. Not netem's Gilbert-Elliott bursts (this test used them): that chain
+# moves one state per packet, so a QP with one request left (the last atomic of a round,
+# resent once per timeout) stays in the bad state for most of its retries, and 7 retries
+# lost in a row end it in RETRY_EXC_ERR whatever the recovery scheme (seen twice in about
+# ten runs); blackouts in time (tc toggling loss 100%) mostly missed rc_verify's short
+# bursts of traffic and overflowed nothing.
 sr_up fasr
-netem_set "loss gemodel 2% 10% 80% 0.1%"
+netem_set 10
 sync_point burst-start
-rc_verify_pair sr0 burst 2 > /tmp/verify.out || fail "rc_verify under burst loss: $(tail -3 /tmp/verify.out)"
+burst_bad=0
+rc_verify_pair sr0 burst 2 > /tmp/verify.out || burst_bad=1
 netem_set 0
+[ "$burst_bad" = 0 ] || fail "rc_verify under 10% loss: $(tail -3 /tmp/verify.out)"
 sync_point burst-done
 log "counters: $(rdma statistic show link sr0/1)"
 at_least sr_lost_cnt_overflows 1
-log "ok: lost-cnt overflowed $(stat_of sr_lost_cnt_overflows) times under burst loss; every byte checked"
+log "ok: lost-cnt overflowed $(stat_of sr_lost_cnt_overflows) times under 10% loss; every byte checked"
 sync_point down-2
 sr_down_clean

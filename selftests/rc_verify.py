@@ -88,9 +88,12 @@ def barrier(name):
     get(name + "-" + other)
 
 def on_exception(kind, value, tb):
-    """An exception (a verb that failed) ends this side: the peer is told, not left waiting."""
-    sys.__excepthook__(kind, value, tb)
-    put("abort-" + role, [1])
+    """A verb that failed while the QPs are set up ends this side: the peer is told, not
+    left waiting for it."""
+    try:
+        put("abort-" + role, [1])
+    finally:
+        sys.__excepthook__(kind, value, tb)
 
 sys.excepthook = on_exception
 
@@ -110,6 +113,7 @@ a = QPAttr(); a.qp_state = e.IBV_QPS_RTS; a.timeout = TIMEOUT; a.retry_cnt = 7; 
 a.sq_psn = psn; a.max_rd_atomic = 4
 qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
           | e.IBV_QP_SQ_PSN | e.IBV_QP_MAX_QP_RD_ATOMIC)
+sys.excepthook = sys.__excepthook__
 
 pending = {}   # wr_id -> completion, filled by poll
 posted = set()  # wr_ids posted and not yet completed
