@@ -147,7 +147,7 @@ pub enum RetryCause {
 /// rxe_dbg_qp).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetryNote {
-    /// The first PSN of the request that failed, and its opcode.
+    /// The first PSN of the request that failed.
     pub psn: Psn,
     /// Its opcode.
     pub opcode: SendOpcode,

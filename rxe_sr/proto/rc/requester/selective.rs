@@ -506,11 +506,11 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
 
     /// A SACK, or a READ response, arrived for `sack_psn`: if that is a packet first sent
     /// after the last resend of RCV-NXT, and RCV-NXT is still missing, that resend was lost
-    /// (the path delivered what followed it): RCV-NXT is marked to go again now. Without this a lost resend of the hole at
-    /// UNACK waits for the retransmission timeout (the QP's local ACK timeout: tens of
-    /// milliseconds), unless the scheme sends an FNACK, which FaSR does only on its slow path.
-    /// A resend reordered behind later packets is sent once more for nothing (the responder
-    /// drops the duplicate).
+    /// (the path delivered what followed it): RCV-NXT is marked to go again now. Without
+    /// this a lost resend of the hole at UNACK waits for the retransmission timeout (the
+    /// QP's local ACK timeout: tens of milliseconds), unless the scheme sends an FNACK,
+    /// which FaSR does only on its slow path. A resend reordered behind later packets is
+    /// sent once more for nothing (the responder drops the duplicate).
     pub(super) fn check_lost_resend(&mut self, rcv_nxt: Psn, sack_psn: Psn) {
         if let Some(sr) = self.sr.as_deref_mut() {
             if sr
