@@ -1430,6 +1430,33 @@ fn a_lost_resend_with_nothing_after_it_goes_again_at_the_probe_deadline() {
 }
 
 #[test]
+fn a_lost_last_packet_goes_again_at_the_stall_probe_not_the_timeout() {
+    // Tail loss: the last WRITE of a burst is lost and nothing follows it, so no SACK
+    // shows the hole. UNACK stays unanswered for the probe bound after it last moved: it
+    // is sent again then, spending no retry, long before the (1 s) timeout.
+    for scheme in SR_SCHEMES {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        n.a.cfg.timeout_us = 1_000_000;
+        let mut posted = 0;
+        post_small_writes(&mut n, &mut posted, 4);
+        assert!(n.run(100_000));
+        post_small_writes(&mut n, &mut posted, 4);
+        let sent = n.send(true);
+        assert_eq!(sent.len(), 4);
+        let acks: Vec<_> = sent[..3].iter().flat_map(|p| n.deliver(true, p)).collect();
+        for f in &acks {
+            n.deliver(false, f);
+        }
+        let (retries, start) = (n.a.req.counters.retries, n.now);
+        assert!(n.run(100_000), "{scheme:?} stalled");
+        assert!(n.now - start < 100_000, "{scheme:?} waited {} us", n.now - start);
+        assert_eq!(n.a.req.sr().expect("SR state").counters.stall_probes, 1, "{scheme:?}");
+        assert_eq!(n.a.req.counters.retries, retries, "{scheme:?}");
+        finish_small_writes(n, posted, 0);
+    }
+}
+
+#[test]
 fn a_standard_or_different_peer_keeps_the_qp_on_standard_roce() {
     for (sa, sb) in [
         (Scheme::Fasr, Scheme::Gbn),
@@ -2125,4 +2152,53 @@ fn a_repair_read_is_served_ahead_of_a_new_reads_responses() {
     assert_eq!(n.a.send_cqes.len(), 3);
     assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{:?}", n.a.send_cqes);
     assert!(n.a.mem.region(0x200)[..0x4_2000] == pattern(41, 0x4_2000)[..], "READ data");
+}
+
+/// READs of 64 KiB from B into A at `loss_ppm` on a QP settled on its format, with the
+/// guests' timeouts (perftest's timeout 14: 67 ms) and 16 READs in flight, as ib_read_bw
+/// runs them: every byte checked. Returns the QP (its counters) and the time the READs took.
+fn read_stream_like_perftest(scheme: Scheme, loss_ppm: u32, seed: u64) -> (Net, u64) {
+    let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+    n.a.cfg.max_rd_atomic = 16;
+    n.a.cfg.timeout_us = 67_000;
+    let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
+    n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 64)).unwrap();
+    assert!(n.run(100_000));
+    n.link = Link { loss_ppm, dup_ppm: 0, reorder_ppm: 0, seed };
+    let len = 65536usize;
+    n.b.mem.region(0x100)[..len * 4].copy_from_slice(&pattern(34, len * 4));
+    let t0 = n.now;
+    for i in 0..24u64 {
+        let off = (i % 4) * 0x1_0000;
+        let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000 + off, rkey: 0x100 } };
+        n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000 + off, len as u32)).unwrap();
+    }
+    assert!(n.run(4_000_000), "{scheme:?} seed {seed} stalled");
+    assert_eq!(n.a.send_cqes.len(), 25, "{scheme:?} seed {seed}");
+    assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{scheme:?} seed {seed}");
+    assert!(n.a.mem.region(0x200)[..len * 4] == pattern(34, len * 4)[..], "{scheme:?} seed {seed}: READ data");
+    let took = n.now - t0;
+    (n, took)
+}
+
+#[test]
+fn sr_reads_under_loss_recover_without_the_retransmission_timeout() {
+    // A lost READ request (with the sequence-error NAK its successors drew), a lost repair
+    // of a run past UNACK, a lost last response: nothing after them shows the loss, and
+    // each waited for the 67 ms timeout (14 timeouts over these seeds at 5%, 3 at 2%).
+    // UNACK unanswered for the probe bound, and each repair watched for it, are asked for
+    // again at once: no timeout, and the READs take less than one.
+    for scheme in SR_SCHEMES {
+        let mut probes = 0;
+        for loss_ppm in [20_000, 50_000] {
+            for seed in [3u64, 5, 8, 13, 21] {
+                let (n, took) = read_stream_like_perftest(scheme, loss_ppm, seed);
+                let sr = n.a.req.sr().expect("SR state").counters;
+                assert_eq!(n.a.req.counters.timeouts, 0, "{scheme:?} {loss_ppm} ppm seed {seed}: timeouts");
+                assert!(took < 67_000, "{scheme:?} {loss_ppm} ppm seed {seed}: {took} us");
+                probes += sr.stall_probes + sr.lost_resends;
+            }
+        }
+        assert!(probes > 0, "{scheme:?}: no loss was found by a probe");
+    }
 }

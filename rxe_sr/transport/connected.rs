@@ -256,6 +256,7 @@ fn count_sr(dev: &RoceDevice, a: &SrStats, b: &SrStats) {
         (Counter::SrHolesRcvd, a.holes_rcvd, b.holes_rcvd),
         (Counter::SrResentPkts, a.resent_pkts, b.resent_pkts),
         (Counter::SrLostResends, a.lost_resends, b.lost_resends),
+        (Counter::SrStallProbes, a.stall_probes, b.stall_probes),
         (
             Counter::SrSacksCoalesced,
             a.sacks_coalesced,

@@ -230,6 +230,8 @@ pub struct SrStats {
     pub resent_pkts: u64,
     /// Resends of RCV-NXT found lost by a later packet's SACK, and sent again.
     pub lost_resends: u64,
+    /// UNACK sent again after the probe bound passed with no answer (a tail loss).
+    pub stall_probes: u64,
     /// Times a QP side fell back to go-back-N (pool exhausted).
     pub gbn_fallbacks: u64,
     /// FaSR lost-cnt overflows.
@@ -271,6 +273,7 @@ impl SrStats {
             s.holes_rcvd = r.counters.holes_rcvd;
             s.resent_pkts = r.counters.selective_resent;
             s.lost_resends = r.counters.lost_resends;
+            s.stall_probes = r.counters.stall_probes;
         }
         if let Some(r) = resp {
             let e = r.engine_counters();

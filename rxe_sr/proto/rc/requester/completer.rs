@@ -39,6 +39,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             self.counters.dup_responses += 1;
             return Outcome::Ok;
         }
+        self.note_heard(env.now_us());
         let Some(info) = p.bth.opcode.info() else {
             return Outcome::Ok;
         };
@@ -117,7 +118,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                     return o;
                 }
                 if let Some(from) = lost {
-                    return self.retry_from(env, cfg, from, psn);
+                    // A READ or atomic before RCV-NXT still waits for a response: asked
+                    // for again; and in the SR format the ones from RCV-NXT on that the
+                    // responder dropped go again too (what the NAK says).
+                    let o = self.retry_from(env, cfg, from, psn);
+                    if o == Outcome::Ok && self.sr_active() {
+                        self.resend_ordered_from(psn);
+                    }
+                    return o;
                 }
                 let now = env.now_us();
                 let acts = self.feed(

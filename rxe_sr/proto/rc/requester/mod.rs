@@ -29,10 +29,13 @@
 //! - `retry`: the retransmission and RNR timers, going back, and the RTT estimate.
 //! - `selective`: the capability exchange, the engine's actions, per-PSN resends, retry
 //!   counting.
+//! - `loss_probe`: finding a lost resend, a lost last packet or a lost READ repair before
+//!   the retransmission timeout (a bound on the measured round trip), spending no retry.
 //! - `psn_set`: a bitmap of PSNs over the SR window: those marked for resending, and the
 //!   READ response PSNs placed out of order.
 
 mod completer;
+mod loss_probe;
 mod psn_set;
 mod read_response;
 mod request_packet;
@@ -119,6 +122,8 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     /// RTT measurement in progress (Karn's rule: a packet sent once, cancelled by any
     /// resend): its PSN and send time.
     rtt_probe: Option<(Psn, u64)>,
+    /// SR format: the watch for losses nothing after them shows (`loss_probe`).
+    probe: loss_probe::LossProbe,
     /// Smoothed RTT and its mean deviation (RFC 6298), microseconds; 0 before a sample.
     srtt_us: u64,
     rttvar_us: u64,
@@ -194,6 +199,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             noack_pkts: 0,
             backoff: 0,
             rtt_probe: None,
+            probe: loss_probe::LossProbe::new(sq_psn),
             srtt_us: 0,
             rttvar_us: 0,
             pmtu: NonZeroU32::new(cfg.pmtu).unwrap_or(NonZeroU32::MIN),

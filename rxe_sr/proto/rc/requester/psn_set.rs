@@ -164,6 +164,11 @@ impl PsnSet {
                 .is_some_and(|w| w & (1u64 << (off % 64)) != 0)
     }
 
+    /// The first PSN the bitmap spans.
+    pub(super) const fn base(&self) -> Psn {
+        self.base
+    }
+
     /// True if `psn` falls inside the bitmap's span.
     pub(super) fn spans(&self, psn: Psn) -> bool {
         !psn.before(self.base) && psn.distance_from(self.base) < SPAN

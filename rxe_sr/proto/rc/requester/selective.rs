@@ -15,6 +15,7 @@
 
 use core::ops::DerefMut;
 
+use super::loss_probe::{LossProbe, UnaResend};
 use super::psn_set::PsnSet;
 use super::request_packet::PacketError;
 use super::Requester;
@@ -27,10 +28,6 @@ use crate::proto::recovery::any::{AnyEngine, SharedPools};
 use crate::proto::recovery::{Action, ActionSink, Counters, Recovery, ReqEvent, Timer};
 use crate::proto::wire::caps::{CapAnswer, RequesterCaps, RequesterState};
 use crate::uabi::send_wqe::SendOp;
-
-/// The least time a resend of UNACK is given before it counts as lost, microseconds (the
-/// kernel's timers fire on jiffies: 4 ms at HZ=250).
-const PROBE_MIN_US: u64 = 4000;
 
 /// Selective-retransmission counters of a requester.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -48,15 +45,20 @@ pub struct ReqSrCounters {
     /// measured round trip's bound; it was resent again without waiting for the
     /// retransmission timeout.
     pub lost_resends: u64,
+    /// Times UNACK stayed unanswered for the probe bound after it last moved (or was
+    /// sent), so it was sent again without waiting for the retransmission timeout: the
+    /// packet or every acknowledgment of it was lost, with nothing after it to show that
+    /// (a tail loss; a READ request lost with the NAK its successors drew).
+    pub stall_probes: u64,
 }
 
 /// A requester's selective-retransmission state (kept apart from the requester so the
 /// kernel can hold it on the heap).
 pub struct ReqSr {
-    caps: RequesterCaps,
-    engine: AnyEngine,
+    pub(super) caps: RequesterCaps,
+    pub(super) engine: AnyEngine,
     /// The engine runs: the peer echoed the capability.
-    active: bool,
+    pub(super) active: bool,
     pub(super) resend: PsnSet,
     /// READ response PSNs placed ahead of their READ's first missing response.
     pub(super) read_placed: PsnSet,
@@ -72,27 +74,13 @@ pub struct ReqSr {
     /// its first missing one. Kept while an earlier READ waits for a response (the
     /// acknowledgment cannot pass it), and given to the engine once it has it.
     pub(super) read_acked: Option<Psn>,
-    /// The last resend of UNACK, watched for its loss until UNACK moves past it.
-    una_resend: Option<UnaResend>,
     /// FaSR: the highest PSN a SACK reported received, or a READ response showed (the pipe
     /// is measured from it).
-    sacked_high: Option<Psn>,
+    pub(super) sacked_high: Option<Psn>,
     /// FaSR: the pipe's length (0: none).
-    pipe_psns: u32,
+    pub(super) pipe_psns: u32,
     /// Statistics.
     pub counters: ReqSrCounters,
-}
-
-/// A resend of UNACK, watched for its loss.
-#[derive(Clone, Copy, Debug)]
-struct UnaResend {
-    /// The PSN resent (UNACK when it went out, and while this is kept).
-    psn: Psn,
-    /// Where new packets stood when it went out: every PSN from here on was first sent
-    /// after it.
-    sent_high: Psn,
-    /// When it counts as lost if still unanswered (none before a round trip was measured).
-    probe_at: Option<u64>,
 }
 
 impl ReqSr {
@@ -122,7 +110,6 @@ impl ReqSr {
             read_high: None,
             read_last: None,
             read_acked: None,
-            una_resend: None,
             sacked_high: None,
             pipe_psns: setup.pipe_psns,
             counters: ReqSrCounters::default(),
@@ -142,15 +129,6 @@ impl ReqSr {
     /// Gives the engine's shared resources back to the device (QP reset, error, destroy).
     pub fn release(&mut self, shared: &mut (dyn SharedPools + 'static)) {
         self.engine.release(shared);
-    }
-
-    /// The watched resend of UNACK was lost: UNACK is marked to go again, spending no
-    /// retry.
-    fn resend_una_again(&mut self) {
-        if let Some(r) = self.una_resend.take() {
-            self.counters.lost_resends += 1;
-            self.resend.mark(r.psn, 1);
-        }
     }
 }
 
@@ -336,10 +314,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             if let Some(sr) = self.sr.as_deref_mut() {
                 sr.resend.advance(una);
                 sr.read_placed.advance(una);
-                if sr.una_resend.is_some_and(|r| r.psn.before(una)) {
-                    sr.una_resend = None;
-                }
             }
+            self.probe.advance(una, env.now_us());
             self.retire(env, cfg);
         }
         if let Some(cause) = counted.filter(|_| acts.go_back.is_some() || acts.resend) {
@@ -391,6 +367,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             sr.resend = PsnSet::new(una);
             sr.read_placed = PsnSet::new(una);
             sr.active = true;
+            self.probe = LossProbe::new(una);
         }
     }
 
@@ -475,9 +452,12 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 });
             if let Some(sr) = self.sr.as_deref_mut() {
                 sr.counters.selective_resent += 1;
-                if watch.is_some() {
-                    sr.una_resend = watch;
-                }
+            }
+            if watch.is_some() {
+                self.probe.una_resend = watch;
+            }
+            if read_len.is_some() {
+                self.probe.repairs.sent(at, now);
             }
             let acts = self.feed(
                 env,
@@ -501,57 +481,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 true
             }
             _ => false,
-        }
-    }
-
-    /// A SACK, or a READ response, arrived for `sack_psn`: if that is a packet first sent
-    /// after the last resend of RCV-NXT, and RCV-NXT is still missing, that resend was lost
-    /// (the path delivered what followed it): RCV-NXT is marked to go again now. Without
-    /// this a lost resend of the hole at UNACK waits for the retransmission timeout (the
-    /// QP's local ACK timeout: tens of milliseconds), unless the scheme sends an FNACK,
-    /// which FaSR does only on its slow path. A resend reordered behind later packets is
-    /// sent once more for nothing (the responder drops the duplicate).
-    pub(super) fn check_lost_resend(&mut self, rcv_nxt: Psn, sack_psn: Psn) {
-        if let Some(sr) = self.sr.as_deref_mut() {
-            if sr
-                .una_resend
-                .is_some_and(|r| r.psn == rcv_nxt && !sack_psn.before(r.sent_high))
-            {
-                sr.resend_una_again();
-            }
-        }
-    }
-
-    /// How long a resend of UNACK may go unanswered before it counts as lost: the measured
-    /// round trip and four deviations, at least twice the round trip and
-    /// [`PROBE_MIN_US`]; none before a round trip was measured.
-    fn probe_us(&self) -> Option<u64> {
-        let (srtt, rttvar) = self.rtt_us();
-        (srtt != 0).then(|| {
-            srtt.saturating_add(4 * rttvar)
-                .max(2 * srtt)
-                .max(PROBE_MIN_US)
-        })
-    }
-
-    /// When the resend of UNACK counts as lost, if it is still unanswered.
-    pub(super) fn probe_deadline(&self) -> Option<u64> {
-        self.sr.as_deref()?.una_resend?.probe_at
-    }
-
-    /// The probe deadline passed: if UNACK is still the PSN resent, that resend was lost
-    /// (or its acknowledgment was): UNACK is marked to go again, without spending a retry
-    /// (the retransmission timeout, which does, runs on as before). A window so full that
-    /// no new packet follows the resend leaves no SACK to show its loss; this does.
-    pub(super) fn on_probe_deadline(&mut self, now: u64) {
-        let Some(sr) = self.sr.as_deref_mut() else {
-            return;
-        };
-        if sr
-            .una_resend
-            .is_some_and(|r| r.probe_at.is_some_and(|d| d <= now))
-        {
-            sr.resend_una_again();
         }
     }
 

@@ -139,6 +139,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             };
             if rc {
                 let now = env.now_us();
+                self.note_una_sent(psn, now);
                 if !psn.before(self.sent_high) {
                     self.sent_high = psn.add(used);
                     if self.rtt_probe.is_none() {

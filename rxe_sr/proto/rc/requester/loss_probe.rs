@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+//! How the requester finds a lost resend, or a lost packet nothing after it shows lost,
+//! before the retransmission timeout: the resend of UNACK watched against later SACKs and
+//! READ responses and against a bound on the measured round trip; UNACK itself probed once
+//! when it stayed unanswered for that bound (a tail loss); each READ repair watched until
+//! its run's first response is placed. None of them spends a retry: only the
+//! retransmission timeout and a sequence-error NAK do (selective.rs).
+
+use core::ops::DerefMut;
+
+use super::psn_set::PsnSet;
+use super::ReqSr;
+use super::Requester;
+use super::SqEntry;
+use crate::proto::psn::Psn;
+use crate::uabi::send_wqe::SendOp;
+
+/// The least time a resend of UNACK is given before it counts as lost, microseconds (the
+/// kernel's timers fire on jiffies: 4 ms at HZ=250).
+const PROBE_MIN_US: u64 = 4000;
+
+/// UNACK and the start of the silence about it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct UnaSince {
+    pub(super) psn: Psn,
+    pub(super) at: u64,
+    /// UNACK was probed already: its resend is watched (`una_resend`) from then on.
+    pub(super) probed: bool,
+}
+
+/// READ repairs sent (requests asking again for a missing run of responses), each
+/// watched until the probe bound after it went out: a run whose first response is still
+/// missing then was lost, or its repair was. Two generations of PSN sets, not a time per
+/// repair (the state stays small): `young` gathers the repairs sent since `young_since`;
+/// a probe bound later it becomes `old`, due a probe bound after its last repair, and a
+/// new `young` starts. A lost repair is found between one and two bounds after it went.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RepairWatch {
+    young: PsnSet,
+    young_since: u64,
+    young_last: u64,
+    old: PsnSet,
+    old_due: u64,
+}
+
+impl RepairWatch {
+    pub(super) const fn new(base: Psn) -> Self {
+        RepairWatch {
+            young: PsnSet::new(base),
+            young_since: 0,
+            young_last: 0,
+            old: PsnSet::new(base),
+            old_due: 0,
+        }
+    }
+
+    /// The repair of the run from `psn` went out at `now`.
+    pub(super) fn sent(&mut self, psn: Psn, now: u64) {
+        if self.young.is_empty() {
+            self.young_since = now;
+        }
+        self.young.mark(psn, 1);
+        self.young_last = now;
+    }
+
+    /// UNACK moved to `una`: what is before it was answered.
+    pub(super) fn advance(&mut self, una: Psn) {
+        self.young.advance(una);
+        self.old.advance(una);
+    }
+
+    /// When the watch next has something to do, for probe bound `probe`.
+    fn deadline(&self, probe: u64) -> Option<u64> {
+        if !self.old.is_empty() {
+            Some(self.old_due)
+        } else if !self.young.is_empty() {
+            Some(self.young_since.saturating_add(probe))
+        } else {
+            None
+        }
+    }
+
+    /// The repairs due at `now` (sent at least `probe` before it), taken from the watch.
+    fn take_due(&mut self, now: u64, probe: u64) -> Option<PsnSet> {
+        if self.old.is_empty()
+            && !self.young.is_empty()
+            && self.young_since.saturating_add(probe) <= now
+        {
+            self.old = self.young;
+            self.old_due = self.young_last.saturating_add(probe);
+            self.young = PsnSet::new(self.old.base());
+        }
+        if self.old.is_empty() || self.old_due > now {
+            return None;
+        }
+        let due = self.old;
+        self.old = PsnSet::new(due.base());
+        Some(due)
+    }
+}
+
+/// A resend of UNACK, watched for its loss.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct UnaResend {
+    /// The PSN resent (UNACK when it went out, and while this is kept).
+    pub(super) psn: Psn,
+    /// Where new packets stood when it went out: every PSN from here on was first sent
+    /// after it.
+    pub(super) sent_high: Psn,
+    /// When it counts as lost if still unanswered (none before a round trip was measured).
+    pub(super) probe_at: Option<u64>,
+}
+
+/// The requester's watch for losses nothing after them shows (kept in the requester, not
+/// in [`ReqSr`]: the kernel builds that on the stack before boxing it). Meaningful in the
+/// SR format only.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LossProbe {
+    /// The last resend of UNACK, watched for its loss until UNACK moves past it.
+    pub(super) una_resend: Option<UnaResend>,
+    /// UNACK, and when the silence about it began: when UNACK last moved, or when its
+    /// packet was sent by the send cursor if later. Probed once per UNACK.
+    pub(super) una_since: Option<UnaSince>,
+    /// When the last response or acknowledgment of an outstanding PSN arrived.
+    pub(super) heard_at: u64,
+    /// READ repairs sent, watched for their loss. Without this a lost repair of a run past
+    /// UNACK waits until UNACK reaches it, and then a stall probe of its own.
+    pub(super) repairs: RepairWatch,
+}
+
+impl LossProbe {
+    /// Nothing watched, PSNs from `una` on.
+    pub(super) const fn new(una: Psn) -> Self {
+        LossProbe {
+            una_resend: None,
+            una_since: None,
+            heard_at: 0,
+            repairs: RepairWatch::new(una),
+        }
+    }
+
+    /// UNACK moved to `una` at `now`.
+    pub(super) fn advance(&mut self, una: Psn, now: u64) {
+        if self.una_resend.is_some_and(|r| r.psn.before(una)) {
+            self.una_resend = None;
+        }
+        self.repairs.advance(una);
+        if !self.una_since.is_some_and(|u| u.psn == una) {
+            self.una_since = Some(UnaSince {
+                psn: una,
+                at: now,
+                probed: false,
+            });
+        }
+    }
+}
+
+impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
+    /// A SACK, or a READ response, arrived for `sack_psn`: if that is a packet first sent
+    /// after the last resend of RCV-NXT, and RCV-NXT is still missing, that resend was lost
+    /// (the path delivered what followed it): RCV-NXT is marked to go again now. Without
+    /// this a lost resend of the hole at UNACK waits for the retransmission timeout (the
+    /// QP's local ACK timeout: tens of milliseconds), unless the scheme sends an FNACK,
+    /// which FaSR does only on its slow path. A resend reordered behind later packets is
+    /// sent once more for nothing (the responder drops the duplicate).
+    pub(super) fn check_lost_resend(&mut self, rcv_nxt: Psn, sack_psn: Psn) {
+        let lost = self
+            .probe
+            .una_resend
+            .filter(|r| r.psn == rcv_nxt && !sack_psn.before(r.sent_high));
+        if let (Some(r), Some(sr)) = (lost, self.sr.as_deref_mut()) {
+            self.probe.una_resend = None;
+            sr.counters.lost_resends += 1;
+            sr.resend.mark(r.psn, 1);
+        }
+    }
+
+    /// How long a resend of UNACK may go unanswered before it counts as lost: the measured
+    /// round trip and four deviations, at least twice the round trip and
+    /// [`PROBE_MIN_US`]; none before a round trip was measured.
+    pub(super) fn probe_us(&self) -> Option<u64> {
+        let (srtt, rttvar) = self.rtt_us();
+        (srtt != 0).then(|| {
+            srtt.saturating_add(4 * rttvar)
+                .max(2 * srtt)
+                .max(PROBE_MIN_US)
+        })
+    }
+
+    /// When the resend of UNACK counts as lost, if it is still unanswered; or, with no
+    /// resend of UNACK watched, when UNACK itself does ([`Self::stall_probe_deadline`]).
+    pub(super) fn probe_deadline(&self) -> Option<u64> {
+        self.sr.as_deref().filter(|s| s.active)?;
+        let una = match self.probe.una_resend {
+            Some(r) => r.probe_at,
+            None => self.stall_probe_deadline(),
+        };
+        let repairs = self.probe_us().and_then(|t| self.probe.repairs.deadline(t));
+        [una, repairs].into_iter().flatten().min()
+    }
+
+    /// Whether READ response `psn` is still missing: its READ sent and unanswered, and
+    /// `psn` neither placed nor before the READ's first missing response.
+    fn read_response_missing(&self, psn: Psn) -> bool {
+        let Some(e) = self.find(psn).and_then(|i| self.entry(i)) else {
+            return false;
+        };
+        let frontier = e.first_psn.add(e.done_bytes / self.pmtu.get());
+        matches!(e.wqe.op, SendOp::RdmaRead { .. })
+            && !e.complete
+            && !psn.before(frontier)
+            && !psn.before(self.una())
+            && self
+                .sr
+                .as_deref()
+                .is_some_and(|sr| !sr.read_placed.contains(psn))
+    }
+
+    /// READ repairs whose probe bound passed: the ones still missing are asked for again
+    /// (spending no retry; the resend is watched anew).
+    fn on_repair_deadline(&mut self, now: u64) {
+        let Some(probe) = self.probe_us() else {
+            return;
+        };
+        let Some(mut due) = self.probe.repairs.take_due(now, probe) else {
+            return;
+        };
+        while let Some(psn) = due.take_first() {
+            if !self.read_response_missing(psn) {
+                continue;
+            }
+            if let Some(sr) = self.sr.as_deref_mut() {
+                sr.counters.lost_resends += 1;
+                sr.resend.mark(psn, 1);
+            }
+        }
+    }
+
+    /// A response or acknowledgment of an outstanding PSN arrived at `now`.
+    pub(super) fn note_heard(&mut self, now: u64) {
+        self.probe.heard_at = now;
+    }
+
+    /// A packet is sent at UNACK by the send cursor (first sent, or gone back to after a
+    /// timeout or an RNR NAK): the silence about it starts now.
+    pub(super) fn note_una_sent(&mut self, psn: Psn, now: u64) {
+        if psn != self.una() {
+            return;
+        }
+        self.probe.una_since = Some(UnaSince {
+            psn,
+            at: now,
+            probed: false,
+        });
+    }
+
+    /// SR format: when UNACK, sent and not resent, counts as lost if nothing has answered
+    /// it: the probe bound after UNACK last moved (or was first sent, if later). Once per
+    /// UNACK; not while an RNR NAK or a full egress queue holds sending back.
+    ///
+    /// Choice (a tail-loss probe; the papers leave timeouts to the transport): the SR
+    /// engines see a loss by what arrives after it. A loss with nothing after it, or with
+    /// what showed it lost too, is left to the retransmission timeout, which in the guests
+    /// is >= 67 ms (perftest's timeout 14) against a round trip of a few milliseconds:
+    /// at 5% loss, ib_read_bw lost a READ request and the sequence-error NAK its
+    /// successors drew about once per 24 READs, and each cost a timeout. A responder that
+    /// only paused is sent one duplicate, which it drops or answers again.
+    fn stall_probe_deadline(&self) -> Option<u64> {
+        self.sr.as_deref().filter(|s| s.active)?;
+        let u = self
+            .probe
+            .una_since
+            .filter(|u| !u.probed && u.psn == self.una())?;
+        if !u.psn.before(self.sent_high)
+            || self.rnr_deadline.is_some()
+            || self.busy_deadline.is_some()
+        {
+            return None;
+        }
+        Some(u.at.saturating_add(self.probe_us()?))
+    }
+
+    /// The probe deadline passed. If UNACK is still the PSN resent, that resend was lost
+    /// (or its acknowledgment was): UNACK is marked to go again, without spending a retry
+    /// (the retransmission timeout, which does, runs on as before). A window so full that
+    /// no new packet follows the resend leaves no SACK to show its loss; this does.
+    /// If UNACK went unanswered since it last moved ([`Self::stall_probe_deadline`]), it is
+    /// marked the same way, without spending a retry. Either way, a READ or atomic at UNACK
+    /// with no response at all may have been lost itself, and the responder then dropped
+    /// every later one (they run only at RCV-NXT): those unanswered are marked with it, as
+    /// a sequence-error NAK would have them. And if nothing at all came back for the probe
+    /// bound, every READ response still missing is asked for again.
+    pub(super) fn on_probe_deadline(&mut self, now: u64) {
+        if !self.sr_active() {
+            return;
+        }
+        self.on_repair_deadline(now);
+        if let Some(r) = self.probe.una_resend {
+            let due = r.probe_at.is_some_and(|d| d <= now);
+            if !due {
+                return;
+            }
+            self.probe.una_resend = None;
+            if let Some(sr) = self.sr.as_deref_mut() {
+                sr.counters.lost_resends += 1;
+            }
+        } else if self.stall_probe_deadline().is_some_and(|d| d <= now) {
+            if let Some(u) = self.probe.una_since.as_mut() {
+                u.probed = true;
+            }
+            if let Some(sr) = self.sr.as_deref_mut() {
+                sr.counters.stall_probes += 1;
+            }
+        } else {
+            return;
+        }
+        self.rtt_probe = None;
+        let una = self.una();
+        let unanswered = self
+            .find(una)
+            .and_then(|i| self.entry(i))
+            .is_some_and(|e| e.is_rd_atomic() && !e.complete && e.done_bytes == 0);
+        let silent = self
+            .probe_us()
+            .is_some_and(|t| now.saturating_sub(self.probe.heard_at) >= t);
+        if unanswered || silent {
+            self.resend_ordered_from(una);
+        } else {
+            self.mark_resend(una);
+        }
+        if silent {
+            // Nothing at all came back for the probe bound: what is still missing of the
+            // READs sent was lost, or its repair was (each repair of a later run would
+            // otherwise wait its own bound once UNACK reaches it).
+            self.mark_rd_holes(una, self.sent_high);
+        }
+    }
+}
