@@ -226,6 +226,7 @@ pub(crate) fn count(
         delta(Counter::RcvdRnrErr, a.rnr_naks, b.rnr_naks);
         delta(Counter::RcvdSeqErr, a.seq_naks, b.seq_naks);
         delta(Counter::CompleterRetryErr, a.retries, b.retries);
+        delta(Counter::LocalAckTimeoutErr, a.timeouts, b.timeouts);
         delta(
             Counter::RetryExceededErr,
             a.retry_exceeded,

@@ -107,6 +107,8 @@ pub(super) struct UnaResend {
     /// Where new packets stood when it went out: every PSN from here on was first sent
     /// after it.
     pub(super) sent_high: Psn,
+    /// When it went out.
+    pub(super) sent_at: u64,
     /// When it counts as lost if still unanswered (none before a round trip was measured).
     pub(super) probe_at: Option<u64>,
 }
@@ -126,6 +128,15 @@ pub(super) struct LossProbe {
     /// READ repairs sent, watched for their loss. Without this a lost repair of a run past
     /// UNACK waits until UNACK reaches it, and then a stall probe of its own.
     pub(super) repairs: RepairWatch,
+    /// The round trip of a resend of UNACK, smoothed, and its mean deviation (RFC 6298),
+    /// microseconds; 0 before a sample. A resend (a READ repair is served ahead of the
+    /// responses queued at the responder) and UNACK itself (everything older answered)
+    /// wait behind no queue of requests; the requester's RTT estimate measures a new
+    /// READ's first response, behind up to max_rd_atomic READs' responses (~26 ms at
+    /// ib_read_bw's 16 x 64 KiB in the guests), and would make each probe nearly as late
+    /// as the timeout.
+    resend_srtt: u64,
+    resend_rttvar: u64,
 }
 
 impl LossProbe {
@@ -136,13 +147,16 @@ impl LossProbe {
             una_since: None,
             heard_at: 0,
             repairs: RepairWatch::new(una),
+            resend_srtt: 0,
+            resend_rttvar: 0,
         }
     }
 
     /// UNACK moved to `una` at `now`.
     pub(super) fn advance(&mut self, una: Psn, now: u64) {
-        if self.una_resend.is_some_and(|r| r.psn.before(una)) {
+        if let Some(r) = self.una_resend.filter(|r| r.psn.before(una)) {
             self.una_resend = None;
+            self.sample_resend_rtt(now.saturating_sub(r.sent_at).max(1));
         }
         self.repairs.advance(una);
         if !self.una_since.is_some_and(|u| u.psn == una) {
@@ -151,6 +165,21 @@ impl LossProbe {
                 at: now,
                 probed: false,
             });
+        }
+    }
+}
+
+impl LossProbe {
+    /// A resend of UNACK was answered `r` microseconds after it went out (the last resend:
+    /// an answer to an earlier one reads short, and makes the next probe earlier only).
+    fn sample_resend_rtt(&mut self, r: u64) {
+        if self.resend_srtt == 0 {
+            self.resend_srtt = r;
+            self.resend_rttvar = r / 2;
+        } else {
+            let dev = self.resend_srtt.abs_diff(r);
+            self.resend_rttvar = (3 * self.resend_rttvar + dev) / 4;
+            self.resend_srtt = (7 * self.resend_srtt + r) / 8;
         }
     }
 }
@@ -175,11 +204,15 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
     }
 
-    /// How long a resend of UNACK may go unanswered before it counts as lost: the measured
-    /// round trip and four deviations, at least twice the round trip and
-    /// [`PROBE_MIN_US`]; none before a round trip was measured.
+    /// How long a resend (or UNACK) may go unanswered before it counts as lost: the round
+    /// trip of resends of UNACK (the requester's round trip until one was answered) and
+    /// four deviations, at least twice the round trip and [`PROBE_MIN_US`]; none before a
+    /// round trip was measured.
     pub(super) fn probe_us(&self) -> Option<u64> {
-        let (srtt, rttvar) = self.rtt_us();
+        let (srtt, rttvar) = match self.probe.resend_srtt {
+            0 => self.rtt_us(),
+            s => (s, self.probe.resend_rttvar),
+        };
         (srtt != 0).then(|| {
             srtt.saturating_add(4 * rttvar)
                 .max(2 * srtt)

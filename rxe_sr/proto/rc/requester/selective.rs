@@ -448,6 +448,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 (at == self.una() && (used == 1 || read_len.is_some())).then(|| UnaResend {
                     psn: at,
                     sent_high: self.sent_high,
+                    sent_at: now,
                     probe_at: self.probe_us().map(|t| now.saturating_add(t)),
                 });
             if let Some(sr) = self.sr.as_deref_mut() {
