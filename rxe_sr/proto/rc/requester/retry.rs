@@ -180,6 +180,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
         self.rtt_probe = None;
         let r = env.now_us().saturating_sub(sent).max(1);
+        self.probe.note_rtt(r);
         if self.srtt_us == 0 {
             self.srtt_us = r;
             self.rttvar_us = r / 2;
