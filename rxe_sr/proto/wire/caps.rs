@@ -41,8 +41,11 @@
 //! has just shown it parses it. An IBTA peer therefore never receives a TVer = 1 packet and
 //! only ever sees a nonzero reserved field in the few requests sent while probing.
 
-/// Version of rxe_sr's SR wire format (the layouts of [`sr_ext`](super::sr_ext)).
-pub const SR_WIRE_VERSION: u8 = 1;
+/// Version of rxe_sr's SR wire format (the layouts of [`sr_ext`](super::sr_ext) and what
+/// their fields mean). 2: a SACK's TriggerPSN is the first PSN of the run of out-of-order
+/// PSNs it reports (SACKs held back are reported by the next one); in version 1 it was
+/// the one packet that drew the SACK.
+pub const SR_WIRE_VERSION: u8 = 2;
 
 const CAP_BIT: u8 = 0x40;
 
@@ -280,8 +283,10 @@ mod tests {
 
     #[test]
     fn resv7_encoding() {
-        assert_eq!(FASR.to_resv7(), 0x49);
-        assert_eq!(SrCap::from_resv7(0x49), Some(FASR));
+        assert_eq!(FASR.to_resv7(), 0x4a);
+        assert_eq!(SrCap::from_resv7(0x4a), Some(FASR));
+        // Version 1 (another TriggerPSN meaning) is not ours: no echo, standard RoCEv2.
+        assert_ne!(SrCap::from_resv7(0x49), Some(FASR));
         assert_eq!(SrCap::from_resv7(0), None);
         assert_eq!(SrCap::from_resv7(0x40), None); // no scheme, no version
         assert_eq!(SrCap::from_resv7(0x48), None); // version 0
@@ -309,7 +314,7 @@ mod tests {
             m,
             CapAnswer {
                 tver: 0,
-                resv7: 0x49
+                resv7: 0x4a
             }
         );
         let a = resp.answer(m.tver, m.resv7);
@@ -317,7 +322,7 @@ mod tests {
             a,
             CapAnswer {
                 tver: 0,
-                resv7: 0x49
+                resv7: 0x4a
             }
         );
         assert_eq!(req.on_response(a.tver, a.resv7), RequesterState::Sr(FASR));
@@ -341,7 +346,10 @@ mod tests {
         assert_eq!(req.on_response(a.tver, a.resv7), RequesterState::Standard);
         assert_eq!(req.request_marks(), CapAnswer { tver: 0, resv7: 0 });
         // Final: a late echo does not revive SR.
-        assert_eq!(req.on_response(0, 0x49), RequesterState::Standard);
+        assert_eq!(
+            req.on_response(0, FASR.to_resv7()),
+            RequesterState::Standard
+        );
         assert!(!gbn.accepts(1));
     }
 
@@ -353,6 +361,23 @@ mod tests {
         let a = resp.answer(m.tver, m.resv7);
         assert_eq!(a.resv7, 0);
         assert_eq!(req.on_response(a.tver, a.resv7), RequesterState::Standard);
+    }
+
+    /// A peer of SR wire version 1 (the same scheme): neither end takes the other's
+    /// capability, so the QP stays standard RoCEv2 both ways.
+    #[test]
+    fn an_older_wire_version_falls_back() {
+        let v1 = SrCap {
+            scheme: SrScheme::Fasr,
+            version: 1,
+        };
+        let resp = ResponderCaps::new(Some(FASR));
+        assert_eq!(
+            resp.answer(0, v1.to_resv7()),
+            CapAnswer { tver: 0, resv7: 0 }
+        );
+        let mut req = RequesterCaps::new(Some(FASR));
+        assert_eq!(req.on_response(0, v1.to_resv7()), RequesterState::Standard);
     }
 
     #[test]
@@ -376,9 +401,15 @@ mod tests {
         let mut req = RequesterCaps::new(None);
         assert_eq!(req.state(), RequesterState::Standard);
         assert_eq!(req.request_marks(), CapAnswer { tver: 0, resv7: 0 });
-        assert_eq!(req.on_response(0, 0x49), RequesterState::Standard);
+        assert_eq!(
+            req.on_response(0, FASR.to_resv7()),
+            RequesterState::Standard
+        );
         let resp = ResponderCaps::new(None);
-        assert_eq!(resp.answer(0, 0x49), CapAnswer { tver: 0, resv7: 0 });
+        assert_eq!(
+            resp.answer(0, FASR.to_resv7()),
+            CapAnswer { tver: 0, resv7: 0 }
+        );
         // An SR responder facing a plain requester stays plain.
         let sr = ResponderCaps::new(Some(FASR));
         assert_eq!(sr.answer(0, 0), CapAnswer { tver: 0, resv7: 0 });
