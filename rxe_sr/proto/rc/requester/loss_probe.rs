@@ -196,14 +196,20 @@ impl LossProbe {
     /// an answer to an earlier one reads short, and makes the next probe earlier only).
     fn sample_resend_rtt(&mut self, r: u64) {
         self.note_rtt(r);
-        if self.resend_srtt == 0 {
-            self.resend_srtt = r;
-            self.resend_rttvar = r / 2;
-        } else {
-            let dev = self.resend_srtt.abs_diff(r);
-            self.resend_rttvar = (3 * self.resend_rttvar + dev) / 4;
-            self.resend_srtt = (7 * self.resend_srtt + r) / 8;
-        }
+        smooth_rtt(&mut self.resend_srtt, &mut self.resend_rttvar, r);
+    }
+}
+
+/// RFC 6298: a round-trip sample `r` into the smoothed RTT `srtt` (0: none yet) and its
+/// mean deviation `rttvar`, microseconds.
+pub(super) fn smooth_rtt(srtt: &mut u64, rttvar: &mut u64, r: u64) {
+    if *srtt == 0 {
+        *srtt = r;
+        *rttvar = r / 2;
+    } else {
+        let dev = srtt.abs_diff(r);
+        *rttvar = (3 * *rttvar + dev) / 4;
+        *srtt = (7 * *srtt + r) / 8;
     }
 }
 
@@ -279,10 +285,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         {
             return None;
         }
-        let start = match self.probe.una_since {
-            Some(u) if u.psn == self.una() => u.at.max(self.probe.heard_at),
-            _ => self.probe.heard_at,
-        };
+        let start = self.silence_start();
         if self.probe.silence_probed == Some(start) {
             return None;
         }
@@ -290,16 +293,21 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         Some(start.saturating_add(bound))
     }
 
+    /// When the silence began: the last response, or UNACK's last move or send by the
+    /// cursor, whichever is later.
+    fn silence_start(&self) -> u64 {
+        match self.probe.una_since {
+            Some(u) if u.psn == self.una() => u.at.max(self.probe.heard_at),
+            _ => self.probe.heard_at,
+        }
+    }
+
     /// The silence deadline passed: UNACK goes again (with the READs and atomics the
     /// responder dropped behind it, if it has no response), and every READ repair watched
     /// whose run is still missing. No retry is spent.
     fn on_silence(&mut self) {
         let una = self.una();
-        let start = match self.probe.una_since {
-            Some(u) if u.psn == self.una() => u.at.max(self.probe.heard_at),
-            _ => self.probe.heard_at,
-        };
-        self.probe.silence_probed = Some(start);
+        self.probe.silence_probed = Some(self.silence_start());
         // UNACK is probed here: not again by the stall probe.
         if let Some(u) = self.probe.una_since.as_mut().filter(|u| u.psn == una) {
             u.probed = true;
@@ -313,16 +321,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         } else {
             self.mark_resend(una);
         }
-        for mut set in self.probe.repairs.take_all() {
-            while let Some(psn) = set.take_first() {
-                if !self.read_response_missing(psn) {
-                    continue;
-                }
-                if let Some(sr) = self.sr.as_deref_mut() {
-                    sr.counters.lost_resends += 1;
-                    sr.resend.mark(psn, 1);
-                }
-            }
+        for set in self.probe.repairs.take_all() {
+            self.ask_again_if_missing(set);
         }
     }
 
@@ -356,10 +356,15 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         let Some(probe) = self.probe_us() else {
             return;
         };
-        let Some(mut due) = self.probe.repairs.take_due(now, probe) else {
-            return;
-        };
-        while let Some(psn) = due.take_first() {
+        if let Some(due) = self.probe.repairs.take_due(now, probe) {
+            self.ask_again_if_missing(due);
+        }
+    }
+
+    /// Marks for resending each repair of `repairs` whose run is still missing (a lost
+    /// resend each).
+    fn ask_again_if_missing(&mut self, mut repairs: PsnSet) {
+        while let Some(psn) = repairs.take_first() {
             if !self.read_response_missing(psn) {
                 continue;
             }

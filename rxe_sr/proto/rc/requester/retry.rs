@@ -5,6 +5,7 @@
 
 use core::ops::DerefMut;
 
+use super::loss_probe::smooth_rtt;
 use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
@@ -181,14 +182,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.rtt_probe = None;
         let r = env.now_us().saturating_sub(sent).max(1);
         self.probe.note_rtt(r);
-        if self.srtt_us == 0 {
-            self.srtt_us = r;
-            self.rttvar_us = r / 2;
-        } else {
-            let dev = self.srtt_us.abs_diff(r);
-            self.rttvar_us = (3 * self.rttvar_us + dev) / 4;
-            self.srtt_us = (7 * self.srtt_us + r) / 8;
-        }
+        smooth_rtt(&mut self.srtt_us, &mut self.rttvar_us, r);
     }
 
     /// The retransmission timeout: the QP's local ACK timeout, or longer when the measured
