@@ -104,9 +104,10 @@ pub(crate) enum Counter {
     /// request packet is offered again later, a response is left to the requester's
     /// recovery (rxe_sr's).
     SendBusy = 40,
-    /// UNACK sent again when nothing answered it within the probe bound (a lost packet,
-    /// or its acknowledgments, with nothing after it to show the loss), without waiting
-    /// for the retransmission timeout (rxe_sr's).
+    /// Probes that sent UNACK again without waiting for the retransmission timeout: UNACK
+    /// unanswered within the probe bound (a lost packet, or its acknowledgments, with
+    /// nothing after it to show the loss), or nothing back at all for twice the least
+    /// round trip (with the READ repairs still missing) (rxe_sr's).
     SrStallProbes = 41,
     /// Retransmission timeouts of the requester (the local ACK timeout expired with PSNs
     /// unacknowledged; mlx5's name).

@@ -230,7 +230,7 @@ pub struct SrStats {
     pub resent_pkts: u64,
     /// Resends of RCV-NXT found lost by a later packet's SACK, and sent again.
     pub lost_resends: u64,
-    /// UNACK sent again after the probe bound passed with no answer (a tail loss).
+    /// Probes that sent UNACK again (a tail loss, or a silence), not at the timeout.
     pub stall_probes: u64,
     /// Times a QP side fell back to go-back-N (pool exhausted).
     pub gbn_fallbacks: u64,

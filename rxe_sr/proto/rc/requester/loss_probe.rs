@@ -21,11 +21,11 @@ const PROBE_MIN_US: u64 = 4000;
 
 /// UNACK and the start of the silence about it.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct UnaSince {
-    pub(super) psn: Psn,
-    pub(super) at: u64,
+struct UnaSince {
+    psn: Psn,
+    at: u64,
     /// UNACK was probed already: its resend is watched (`una_resend`) from then on.
-    pub(super) probed: bool,
+    probed: bool,
 }
 
 /// READ repairs sent (requests asking again for a missing run of responses), each
@@ -130,9 +130,9 @@ pub(super) struct LossProbe {
     pub(super) una_resend: Option<UnaResend>,
     /// UNACK, and when the silence about it began: when UNACK last moved, or when its
     /// packet was sent by the send cursor if later. Probed once per UNACK.
-    pub(super) una_since: Option<UnaSince>,
+    una_since: Option<UnaSince>,
     /// When the last response or acknowledgment of an outstanding PSN arrived.
-    pub(super) heard_at: u64,
+    heard_at: u64,
     /// READ repairs sent, watched for their loss. Without this a lost repair of a run past
     /// UNACK waits until UNACK reaches it, and then a stall probe of its own.
     pub(super) repairs: RepairWatch,
@@ -249,10 +249,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         })
     }
 
-    /// When the resend of UNACK counts as lost, if it is still unanswered; or, with no
-    /// resend of UNACK watched, when UNACK itself does ([`Self::stall_probe_deadline`]).
+    /// The earliest probe due: the resend of UNACK counting as lost if still unanswered
+    /// (with none watched, UNACK itself: [`Self::stall_probe_deadline`]), a READ repair
+    /// watched, or a silence ([`Self::silence_deadline`]).
     pub(super) fn probe_deadline(&self) -> Option<u64> {
-        self.sr.as_deref().filter(|s| s.active)?;
+        if !self.sr_active() {
+            return None;
+        }
         let una = match self.probe.una_resend {
             Some(r) => r.probe_at,
             None => self.stall_probe_deadline(),
@@ -277,8 +280,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// queues behind up to 16 READs' responses, was ~25 ms then; an empty pipe answers in
     /// about the least round trip.
     fn silence_deadline(&self) -> Option<u64> {
-        self.sr.as_deref().filter(|s| s.active)?;
-        if self.probe.min_rtt == 0
+        if !self.sr_active()
+            || self.probe.min_rtt == 0
             || !self.una().before(self.sent_high)
             || self.rnr_deadline.is_some()
             || self.busy_deadline.is_some()
@@ -315,14 +318,23 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if let Some(sr) = self.sr.as_deref_mut() {
             sr.counters.stall_probes += 1;
         }
+        self.resend_una(false);
+        for set in self.probe.repairs.take_all() {
+            self.ask_again_if_missing(set);
+        }
+    }
+
+    /// Marks UNACK for resending (no RTT sample across it). With it, every sent READ and
+    /// atomic still unanswered from UNACK on when `ordered`, or when UNACK is itself a READ
+    /// or atomic with no response at all: it may have been lost, and the responder then
+    /// dropped every later one (they run only at RCV-NXT), as a sequence-error NAK says.
+    fn resend_una(&mut self, ordered: bool) {
         self.rtt_probe = None;
-        if self.una_unanswered() {
+        let una = self.una();
+        if ordered || self.una_unanswered() {
             self.resend_ordered_from(una);
         } else {
             self.mark_resend(una);
-        }
-        for set in self.probe.repairs.take_all() {
-            self.ask_again_if_missing(set);
         }
     }
 
@@ -405,7 +417,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// successors drew about once per 24 READs, and each cost a timeout. A responder that
     /// only paused is sent one duplicate, which it drops or answers again.
     fn stall_probe_deadline(&self) -> Option<u64> {
-        self.sr.as_deref().filter(|s| s.active)?;
+        if !self.sr_active() {
+            return None;
+        }
         let u = self
             .probe
             .una_since
@@ -456,18 +470,12 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         } else {
             return;
         }
-        self.rtt_probe = None;
-        let una = self.una();
-        let unanswered = self.una_unanswered();
         let silent = self
             .probe_us()
             .is_some_and(|t| now.saturating_sub(self.probe.heard_at) >= t);
-        if unanswered || silent {
-            self.resend_ordered_from(una);
-        } else {
-            self.mark_resend(una);
-        }
+        self.resend_una(silent);
         if silent {
+            let una = self.una();
             // Nothing at all came back for the probe bound: what is still missing of the
             // READs sent was lost, or its repair was (each repair of a later run would
             // otherwise wait its own bound once UNACK reaches it).

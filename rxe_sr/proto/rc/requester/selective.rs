@@ -45,18 +45,19 @@ pub struct ReqSrCounters {
     /// measured round trip's bound; it was resent again without waiting for the
     /// retransmission timeout.
     pub lost_resends: u64,
-    /// Times UNACK stayed unanswered for the probe bound after it last moved (or was
-    /// sent), so it was sent again without waiting for the retransmission timeout: the
-    /// packet or every acknowledgment of it was lost, with nothing after it to show that
-    /// (a tail loss; a READ request lost with the NAK its successors drew).
+    /// Probes that sent UNACK again without waiting for the retransmission timeout: UNACK
+    /// unanswered for the probe bound after it last moved or was sent (a tail loss; a
+    /// READ request lost with the NAK its successors drew), or nothing at all back for
+    /// twice the least round trip (the pipe drained; the READ repairs still missing went
+    /// too).
     pub stall_probes: u64,
 }
 
 /// A requester's selective-retransmission state (kept apart from the requester so the
 /// kernel can hold it on the heap).
 pub struct ReqSr {
-    pub(super) caps: RequesterCaps,
-    pub(super) engine: AnyEngine,
+    caps: RequesterCaps,
+    engine: AnyEngine,
     /// The engine runs: the peer echoed the capability.
     pub(super) active: bool,
     pub(super) resend: PsnSet,
@@ -76,9 +77,9 @@ pub struct ReqSr {
     pub(super) read_acked: Option<Psn>,
     /// FaSR: the highest PSN a SACK reported received, or a READ response showed (the pipe
     /// is measured from it).
-    pub(super) sacked_high: Option<Psn>,
+    sacked_high: Option<Psn>,
     /// FaSR: the pipe's length (0: none).
-    pub(super) pipe_psns: u32,
+    pipe_psns: u32,
     /// Statistics.
     pub counters: ReqSrCounters,
 }
@@ -456,8 +457,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             }
             if watch.is_some() {
                 self.probe.una_resend = watch;
-            }
-            if read_len.is_some() {
+            } else if read_len.is_some() {
+                // A repair past UNACK (one at UNACK is watched as its resend).
                 self.probe.repairs.sent(at, now);
             }
             let acts = self.feed(
