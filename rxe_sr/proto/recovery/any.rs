@@ -135,6 +135,19 @@ impl AnyEngine {
 }
 
 impl AnyEngine {
+    /// Where a resend of UNACK that was lost leaves later resends useless: MELO's
+    /// responder drops a resend for the middle of its bitmap (a hole other than RCV.NXT,
+    /// §3.2.3), so once the resend at RCV.NXT was lost, each later hole resent up to the
+    /// engine's "retransmitted up to" PSN went for nothing, and the requester must go back
+    /// over [UNACK, this) for them, as the paper's timeout does from the front. None for
+    /// the other schemes, whose responders keep a resend wherever it falls.
+    pub fn lost_resend_end(&self) -> Option<Psn> {
+        match self {
+            AnyEngine::Melo(e) if e.retx_high().after(e.una()) => Some(e.retx_high()),
+            _ => None,
+        }
+    }
+
     /// A requester event that needs no device-wide state: every event of a scheme without
     /// any, and FaSR's fast-path events ([`Fasr::on_requester_unpooled`]); returns false,
     /// having done nothing, for the others (the caller hands them over with the pools).

@@ -14,7 +14,10 @@
 //! cannot give bits the packet is dropped, i.e. go-back-N for those packets (§3.2.5).
 //!
 //! Requester: retransmits the holes a NACK names, each once per round (a NACK repeats
-//! older holes for redundancy; they are skipped), and on timeout goes back to UNACK.
+//! older holes for redundancy; they are skipped), and on timeout goes back to UNACK. The
+//! transport's loss probes (rc/requester/loss_probe.rs), which find a lost resend before
+//! the timeout, go back over [UNACK, "retransmitted up to") the same way
+//! ([`super::any::AnyEngine::lost_resend_end`]).
 //! MELO's sender also rebuilds the receiver's bitmap in its own bits pool; since every
 //! retransmission decision here comes straight from the NACK's hole list, this engine
 //! keeps only the "retransmitted up to" PSN instead (a choice: same decisions, less
@@ -58,6 +61,13 @@ impl Melo {
     /// Requester UNACK (first unacknowledged PSN).
     pub const fn una(&self) -> Psn {
         self.req.una
+    }
+
+    /// Holes before this PSN were retransmitted already. Past a lost resend at RCV.NXT the
+    /// responder dropped every later resend up to here (each filled the middle of its
+    /// bitmap, §3.2.3): the paper's timeout then resends everything from the front.
+    pub const fn retx_high(&self) -> Psn {
+        self.retx_high
     }
 
     /// Starts the requester side at UNACK `una` with `snd_nxt` already sent (the QP

@@ -229,7 +229,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if let (Some(r), Some(sr)) = (lost, self.sr.as_deref_mut()) {
             self.probe.una_resend = None;
             sr.counters.lost_resends += 1;
-            sr.resend.mark(r.psn, 1);
+            sr.mark_una_again(r.psn);
         }
     }
 
@@ -324,17 +324,20 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
     }
 
-    /// Marks UNACK for resending (no RTT sample across it). With it, every sent READ and
-    /// atomic still unanswered from UNACK on when `ordered`, or when UNACK is itself a READ
-    /// or atomic with no response at all: it may have been lost, and the responder then
-    /// dropped every later one (they run only at RCV-NXT), as a sequence-error NAK says.
+    /// Marks UNACK for resending (no RTT sample across it), with what the scheme's
+    /// responder dropped behind a lost resend of it ([`ReqSr::mark_una_again`]). With it,
+    /// every sent READ and atomic still unanswered from UNACK on when `ordered`, or when
+    /// UNACK is itself a READ or atomic with no response at all: it may have been lost, and
+    /// the responder then dropped every later one (they run only at RCV-NXT), as a
+    /// sequence-error NAK says.
     fn resend_una(&mut self, ordered: bool) {
         self.rtt_probe = None;
         let una = self.una();
         if ordered || self.una_unanswered() {
             self.resend_ordered_from(una);
-        } else {
-            self.mark_resend(una);
+        }
+        if let Some(sr) = self.sr.as_deref_mut().filter(|s| s.active) {
+            sr.mark_una_again(una);
         }
     }
 

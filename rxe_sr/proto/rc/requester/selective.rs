@@ -117,6 +117,17 @@ impl ReqSr {
         }
     }
 
+    /// Marks UNACK `una` to go again after its resend was lost, or it went unanswered,
+    /// with every later PSN the scheme's responder dropped behind that loss
+    /// ([`AnyEngine::lost_resend_end`]: MELO's resends of later holes).
+    pub(super) fn mark_una_again(&mut self, una: Psn) {
+        let count = self
+            .engine
+            .lost_resend_end()
+            .map_or(1, |end| end.distance_from(una).max(1));
+        self.resend.mark(una, count);
+    }
+
     /// Where the capability exchange stands.
     pub const fn state(&self) -> RequesterState {
         self.caps.state()
