@@ -2251,3 +2251,54 @@ fn melo_goes_back_over_the_resends_its_responder_dropped_behind_a_lost_one() {
     assert!(probes < 50, "MELO: {probes} probes");
     assert!(melo_us * 10 < gbn_us, "MELO {melo_us} us vs go-back-N {gbn_us} us");
 }
+
+#[test]
+fn unsignaled_small_writes_complete_under_loss_without_a_timeout_in_sr_schemes() {
+    // The QP sweep's workload (make bench): 4 KiB WRITEs, one in a hundred signalled (perftest's
+    // completion moderation) and the last, in batches of 32, at 1% and 5% loss both ways
+    // with the guests' 67 ms timeout. Every byte arrives, the signalled ones complete, and
+    // no SR scheme waits for the retransmission timeout (go-back-N does: printed beside).
+    for scheme in [Scheme::Gbn, Scheme::Fasr, Scheme::Srnic, Scheme::Irn, Scheme::Melo] {
+        for loss_ppm in [10_000, 50_000] {
+            let (mut worst, mut probes, mut timeouts) = (0, 0, 0);
+            for seed in 0..300u64 {
+                let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+                n.a.cfg.sig_all = false;
+                n.a.cfg.timeout_us = 67_000;
+                let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
+                n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 64)).unwrap();
+                assert!(n.run(100_000));
+                n.link = Link { loss_ppm, dup_ppm: 0, reorder_ppm: 0, seed: seed * 7919 + 3 };
+                let len = 4096usize;
+                n.a.mem.region(0x100)[..len * 32].copy_from_slice(&pattern(36, len * 32));
+                let t0 = n.now;
+                let mut k = 0u64;
+                for _batch in 0..10 {
+                    for j in 0..32u64 {
+                        let off = j * 4096;
+                        let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000 + off, rkey: 0x200 } };
+                        let mut w = wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000 + off, len as u32);
+                        if !(k % 100 == 99 || k == 319) {
+                            w.flags = SendFlags::from_bits_truncate(0);
+                        }
+                        k += 1;
+                        n.post(true, w).unwrap();
+                    }
+                    assert!(n.run(4_000_000), "{scheme:?} {loss_ppm} ppm seed {seed} stalled at {k}: {:?}", n.a.req.retry_note);
+                }
+                assert!(!n.a.error, "{scheme:?} {loss_ppm} ppm seed {seed}: {:?}", n.a.req.retry_note);
+                // The first WRITE and the four signalled ones.
+                assert_eq!(n.a.send_cqes.len(), 5, "{scheme:?} {loss_ppm} ppm seed {seed}");
+                assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success));
+                assert!(n.b.mem.region(0x200)[..len * 32] == pattern(36, len * 32)[..], "{scheme:?} seed {seed}: data");
+                worst = worst.max(n.now - t0);
+                timeouts += n.a.req.counters.timeouts;
+                probes += n.a.req.sr().map_or(0, |s| s.counters.stall_probes);
+            }
+            eprintln!("{scheme:?} at {loss_ppm} ppm: longest {worst} us, {timeouts} timeouts, {probes} stall probes");
+            if scheme != Scheme::Gbn {
+                assert_eq!(timeouts, 0, "{scheme:?} at {loss_ppm} ppm");
+            }
+        }
+    }
+}
