@@ -2155,10 +2155,11 @@ fn a_repair_read_is_served_ahead_of_a_new_reads_responses() {
     assert!(n.a.mem.region(0x200)[..0x4_2000] == pattern(41, 0x4_2000)[..], "READ data");
 }
 
-/// READs of 64 KiB from B into A at `loss_ppm` on a QP settled on its format, with the
-/// guests' timeouts (perftest's timeout 14: 67 ms) and 16 READs in flight, as ib_read_bw
-/// runs them: every byte checked. Returns the QP (its counters) and the time the READs took.
-fn read_stream_like_perftest(scheme: Scheme, loss_ppm: u32, seed: u64) -> (Net, u64) {
+/// 24 READs of 64 KiB from B into A (`read`; up to 16 in flight, as ib_read_bw keeps them)
+/// or WRITEs from A to B at `loss_ppm` on a QP settled on its format, with the guests'
+/// timeout (perftest's timeout 14: 67 ms): every byte checked. Returns the QP (its
+/// counters) and the time the transfers took.
+fn stream_like_perftest(scheme: Scheme, read: bool, loss_ppm: u32, seed: u64) -> (Net, u64) {
     let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
     n.a.cfg.max_rd_atomic = 16;
     n.a.cfg.timeout_us = 67_000;
@@ -2167,17 +2168,26 @@ fn read_stream_like_perftest(scheme: Scheme, loss_ppm: u32, seed: u64) -> (Net, 
     assert!(n.run(100_000));
     n.link = Link { loss_ppm, dup_ppm: 0, reorder_ppm: 0, seed };
     let len = 65536usize;
-    n.b.mem.region(0x100)[..len * 4].copy_from_slice(&pattern(34, len * 4));
+    let data = pattern(34, len * 4);
+    let source = if read { &mut n.b } else { &mut n.a };
+    source.mem.region(0x100)[..len * 4].copy_from_slice(&data);
     let t0 = n.now;
     for i in 0..24u64 {
         let off = (i % 4) * 0x1_0000;
-        let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000 + off, rkey: 0x100 } };
-        n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000 + off, len as u32)).unwrap();
+        let w = if read {
+            let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000 + off, rkey: 0x100 } };
+            wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000 + off, len as u32)
+        } else {
+            let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000 + off, rkey: 0x200 } };
+            wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000 + off, len as u32)
+        };
+        n.post(true, w).unwrap();
     }
     assert!(n.run(4_000_000), "{scheme:?} seed {seed} stalled");
     assert_eq!(n.a.send_cqes.len(), 25, "{scheme:?} seed {seed}");
     assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{scheme:?} seed {seed}");
-    assert!(n.a.mem.region(0x200)[..len * 4] == pattern(34, len * 4)[..], "{scheme:?} seed {seed}: READ data");
+    let sink = if read { &mut n.a } else { &mut n.b };
+    assert!(sink.mem.region(0x200)[..len * 4] == data[..], "{scheme:?} seed {seed}: data");
     let took = n.now - t0;
     (n, took)
 }
@@ -2193,7 +2203,7 @@ fn sr_reads_under_loss_recover_without_the_retransmission_timeout() {
         let mut probes = 0;
         for loss_ppm in [20_000, 50_000] {
             for seed in [3u64, 5, 8, 13, 21] {
-                let (n, took) = read_stream_like_perftest(scheme, loss_ppm, seed);
+                let (n, took) = stream_like_perftest(scheme, true, loss_ppm, seed);
                 let sr = n.a.req.sr().expect("SR state").counters;
                 assert_eq!(n.a.req.counters.timeouts, 0, "{scheme:?} {loss_ppm} ppm seed {seed}: timeouts");
                 assert!(took < 67_000, "{scheme:?} {loss_ppm} ppm seed {seed}: {took} us");
@@ -2202,32 +2212,6 @@ fn sr_reads_under_loss_recover_without_the_retransmission_timeout() {
         }
         assert!(probes > 0, "{scheme:?}: no loss was found by a probe");
     }
-}
-
-/// WRITEs of 64 KiB from A to B at `loss_ppm` on a QP settled on its format, with the
-/// guests' timeout (67 ms) and up to 16 WRITEs posted at a time, as ib_write_bw keeps
-/// them: every byte checked. Returns the QP (its counters) and the time the WRITEs took.
-fn write_stream_like_perftest(scheme: Scheme, loss_ppm: u32, seed: u64) -> (Net, u64) {
-    let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
-    n.a.cfg.timeout_us = 67_000;
-    let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
-    n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 64)).unwrap();
-    assert!(n.run(100_000));
-    n.link = Link { loss_ppm, dup_ppm: 0, reorder_ppm: 0, seed };
-    let len = 65536usize;
-    n.a.mem.region(0x100)[..len * 4].copy_from_slice(&pattern(35, len * 4));
-    let t0 = n.now;
-    for i in 0..24u64 {
-        let off = (i % 4) * 0x1_0000;
-        let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000 + off, rkey: 0x200 } };
-        n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000 + off, len as u32)).unwrap();
-    }
-    assert!(n.run(4_000_000), "{scheme:?} seed {seed} stalled");
-    assert_eq!(n.a.send_cqes.len(), 25, "{scheme:?} seed {seed}");
-    assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{scheme:?} seed {seed}");
-    assert!(n.b.mem.region(0x200)[..len * 4] == pattern(35, len * 4)[..], "{scheme:?} seed {seed}: WRITE data");
-    let took = n.now - t0;
-    (n, took)
 }
 
 #[test]
@@ -2240,12 +2224,12 @@ fn melo_goes_back_over_the_resends_its_responder_dropped_behind_a_lost_one() {
     // goes back over every PSN resent so far. Same links, side by side with go-back-N.
     let (mut melo_us, mut gbn_us, mut probes) = (0, 0, 0);
     for seed in [3u64, 5, 8, 13, 21] {
-        let (n, took) = write_stream_like_perftest(Scheme::Melo, 50_000, seed);
+        let (n, took) = stream_like_perftest(Scheme::Melo, false, 50_000, seed);
         let sr = n.a.req.sr().expect("SR state").counters;
         assert_eq!(n.a.req.counters.timeouts, 0, "seed {seed}: timeouts");
         probes += sr.stall_probes + sr.lost_resends;
         melo_us += took;
-        gbn_us += write_stream_like_perftest(Scheme::Gbn, 50_000, seed).1;
+        gbn_us += stream_like_perftest(Scheme::Gbn, false, 50_000, seed).1;
     }
     eprintln!("WRITEs at 5% loss: MELO {melo_us} us ({probes} probes), go-back-N {gbn_us} us");
     assert!(probes < 50, "MELO: {probes} probes");
