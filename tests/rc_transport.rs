@@ -2286,3 +2286,21 @@ fn unsignaled_small_writes_complete_under_loss_without_a_timeout_in_sr_schemes()
         }
     }
 }
+
+
+#[test]
+fn fasr_does_not_resend_a_held_run_whose_sack_was_lost() {
+    // 64 KiB WRITEs (64 packets a message, so the responder holds up to 63 SACKs into one):
+    // when the SACK of a held run, sent just before a new gap's SACK, was lost, the
+    // requester took the run for part of the gap and resent it, received (1387 resends for
+    // 998 packets lost over these seeds at 5%, with one copy of that SACK; 921 for 993 with
+    // two).
+    let (mut resent, mut lost) = (0, 0);
+    for seed in [3u64, 5, 8, 13, 21, 34, 55, 89, 144, 233] {
+        let (n, _) = stream_like_perftest(Scheme::Fasr, false, 50_000, seed);
+        resent += n.a.req.counters.resent_pkts;
+        lost += n.lost;
+    }
+    eprintln!("FaSR, 64 KiB WRITEs at 5% loss: {resent} resent for {lost} lost");
+    assert!(resent * 10 <= lost * 11, "{resent} resent for {lost} lost");
+}

@@ -29,7 +29,7 @@
 use core::ops::DerefMut;
 
 use super::recv_window::{LastPacket, RecvSlot};
-use super::sack_coalesce::SackCoalescer;
+use super::sack_coalesce::{SackCoalescer, FLUSH_COPIES};
 use super::Exec;
 use super::RdRes;
 use super::Responder;
@@ -185,8 +185,10 @@ impl Sink<'_> {
             }
             Feedback::Sack { .. } => {
                 if let Some(f) = self.sacks.flush(fb) {
-                    c.sacks_sent += 1;
-                    self.emit(&f);
+                    c.sacks_sent += u64::from(FLUSH_COPIES);
+                    for _ in 0..FLUSH_COPIES {
+                        self.emit(&f);
+                    }
                 }
                 let c = &mut *self.counters;
                 let Some(f) = self.sacks.coalesce(fb, self.ack_req) else {
