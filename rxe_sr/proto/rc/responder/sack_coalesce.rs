@@ -19,8 +19,9 @@
 //! A SACK reporting a new gap after some were held goes out behind a SACK of the held run
 //! ([`SackCoalescer::flush`], sent [`FLUSH_COPIES`] times): the requester retransmits
 //! every PSN between its sack-high and a SACK whose lost-cnt grew (or overflowed), so it
-//! must know the sack-high the gap starts from, or it resends the held run with the gap. A SACK of a packet received
-//! before (a duplicate resend) is never held and leaves the run as it was.
+//! must know the sack-high the gap starts from, or it resends the held run with the gap.
+//! A SACK of a packet received before (a duplicate resend) is never held and leaves the
+//! run as it was.
 //!
 //! Only FaSR's requester reads SACKs this way; IRN's marks exactly the SACKed PSNs, so its
 //! SACKs are never held.
