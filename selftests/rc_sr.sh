@@ -79,7 +79,7 @@ for scheme in fasr srnic irn melo; do
   at_least sr_ooo_placed 1
   at_least sr_resent_pkts 1
   case $scheme in
-    fasr) at_least sr_sacks_sent 1; at_least sr_sacks_rcvd 1; at_least sr_aacks_sent 1
+    fasr) at_least sr_sacks_sent 1; at_least sr_sacks_rcvd 1; at_least sr_aacks_sent 1; at_least sr_aacks_rcvd 1
       # The responder holds back SACKs that only move sack-high (64 KiB messages: most).
       at_least sr_sacks_coalesced 1
       log "fasr: SACKs sent $(stat_of sr_sacks_sent), held back $(stat_of sr_sacks_coalesced), lost resends sent again $(stat_of sr_lost_resends)"
@@ -91,6 +91,7 @@ for scheme in fasr srnic irn melo; do
     irn) at_least sr_sacks_sent 1; at_least sr_sacks_rcvd 1
       [ "$(stat_of sr_sacks_coalesced)" = 0 ] || fail "irn: SACKs held back (IRN's requester needs each)" ;;
     srnic) at_least sr_holes_sent 1; at_least sr_holes_rcvd 1; at_least sr_onload_served 1; at_least sr_onload_queue_peak 1
+      at_least sr_aacks_sent 1; at_least sr_aacks_rcvd 1
       log "srnic: slow path served $(stat_of sr_onload_served) entries, $(stat_of sr_onload_delay_us) us of queueing in all, queue peak $(stat_of sr_onload_queue_peak)" ;;
     melo) at_least sr_holes_sent 1; at_least sr_holes_rcvd 1 ;;
   esac

@@ -1267,6 +1267,31 @@ fn selective_schemes_resend_far_fewer_packets_than_go_back_n() {
     }
 }
 
+#[test]
+fn aacks_are_counted_received_when_an_ack_passes_a_reported_hole() {
+    // An ACK passing the hole at RCV-NXT that a SACK or hole list reported is an AACK
+    // received (the hole was filled): none without loss, and about as many as the
+    // responder sent with it (each is counted once, against the report that named it).
+    for s in SR_SCHEMES {
+        let (_, n) = write_stream(Link::CLEAN, s);
+        let got = n.a.req.sr().expect("SR state").counters.aacks_rcvd;
+        assert_eq!(got, 0, "{s:?}: AACKs received on a clean link");
+        let (mut sent, mut rcvd, mut reports, mut lost) = (0, 0, 0, 0);
+        for seed in [3u64, 5, 7] {
+            let link = Link { loss_ppm: 20_000, dup_ppm: 0, reorder_ppm: 0, seed };
+            let (_, n) = write_stream(link, s);
+            let c = n.a.req.sr().expect("SR state").counters;
+            rcvd += c.aacks_rcvd;
+            reports += c.sacks_rcvd + c.holes_rcvd;
+            sent += n.b.resp.sr().expect("SR state").counters.aacks_sent;
+            lost += n.lost;
+        }
+        eprintln!("{s:?} at 2% loss: AACKs sent {sent}, received {rcvd}; {reports} reports; {lost} lost");
+        assert!(rcvd > 0 && reports > 0, "{s:?}: {rcvd} AACKs received for {reports} reports");
+        assert!(rcvd <= sent + lost && 2 * rcvd >= sent, "{s:?}: {rcvd} AACKs received, {sent} sent, {lost} lost");
+    }
+}
+
 /// What FaSR's WRITE streams over a FIFO link cost, summed over seeds.
 #[derive(Default)]
 struct StreamCost {

@@ -112,10 +112,13 @@ pub(crate) enum Counter {
     /// Retransmission timeouts of the requester (the local ACK timeout expired with PSNs
     /// unacknowledged; mlx5's name).
     LocalAckTimeoutErr = 42,
+    /// ACKs received that moved UNACK past the hole a SACK or hole list had reported: the
+    /// hole was filled (FaSR's AACK; rxe_sr's).
+    SrAacksRcvd = 43,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 43;
+pub(crate) const COUNT: usize = 44;
 
 /// Statistics read from the device's SR pools when asked (not counters), after the
 /// counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use now), `sr_pool_units_peak` (most FaSR SR-pool units in use at once), `sr_pool_blocks` (FaSR bitmap blocks in use now), `sr_pool_blocks_peak` (most FaSR bitmap blocks in use at once), `sr_pool_exhaustions` (FaSR pool allocations that failed), `melo_pool_blocks` (MELO bits blocks in use now), `melo_pool_blocks_peak` (most MELO bits blocks in use at once), `melo_pool_exhaustions` (MELO pool allocations that failed).
@@ -166,6 +169,7 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"send_busy",
     c"sr_stall_probes",
     c"local_ack_timeout_err",
+    c"sr_aacks_rcvd",
     c"sr_pool_units",
     c"sr_pool_units_peak",
     c"sr_pool_blocks",

@@ -251,6 +251,7 @@ fn count_sr(dev: &RoceDevice, a: &SrStats, b: &SrStats) {
         (Counter::SrSacksSent, a.sacks_sent, b.sacks_sent),
         (Counter::SrSacksRcvd, a.sacks_rcvd, b.sacks_rcvd),
         (Counter::SrAacksSent, a.aacks_sent, b.aacks_sent),
+        (Counter::SrAacksRcvd, a.aacks_rcvd, b.aacks_rcvd),
         (Counter::SrFnacksSent, a.fnacks_sent, b.fnacks_sent),
         (Counter::SrFnacksRcvd, a.fnacks_rcvd, b.fnacks_rcvd),
         (Counter::SrHolesSent, a.holes_sent, b.holes_sent),

@@ -218,6 +218,8 @@ pub struct SrStats {
     pub sacks_coalesced: u64,
     /// ACKs sent that moved RCV-NXT past a filled hole (FaSR's AACK).
     pub aacks_sent: u64,
+    /// ACKs received that moved UNACK past a hole a SACK or hole list had reported.
+    pub aacks_rcvd: u64,
     /// FNACKs sent.
     pub fnacks_sent: u64,
     /// FNACKs received.
@@ -271,6 +273,7 @@ impl SrStats {
             s.sacks_rcvd = r.counters.sacks_rcvd;
             s.fnacks_rcvd = r.counters.fnacks_rcvd;
             s.holes_rcvd = r.counters.holes_rcvd;
+            s.aacks_rcvd = r.counters.aacks_rcvd;
             s.resent_pkts = r.counters.selective_resent;
             s.lost_resends = r.counters.lost_resends;
             s.stall_probes = r.counters.stall_probes;

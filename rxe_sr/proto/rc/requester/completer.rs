@@ -77,6 +77,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
         match aeth.kind() {
             AethKind::Ack { .. } => {
+                self.count_aack(psn.next());
                 let (o, lost) = self.ack_to(env, cfg, psn.next());
                 if o == Outcome::Error {
                     return o;
@@ -193,6 +194,25 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         (self.apply(env, cfg, acts, None), lost)
     }
 
+    /// Counts an ACK up to (not including) `cum` as an AACK when it moves UNACK while a
+    /// SACK or hole list had shown a later PSN received (UNACK was a hole).
+    fn count_aack(&mut self, cum: Psn) {
+        let una = self.una();
+        let Some(sr) = self.sr.as_deref_mut() else {
+            return;
+        };
+        let Some(h) = sr.reported_high else {
+            return;
+        };
+        if h.after(una) && cum.after(una) {
+            sr.counters.aacks_rcvd += 1;
+        }
+        if !h.after(cum) {
+            // Acknowledged: nothing reported is left past UNACK.
+            sr.reported_high = None;
+        }
+    }
+
     /// SR feedback (SACK, FNACK, a hole): for the engine, unless its cumulative part passes
     /// an RDMA READ or atomic still waiting for its response; then, as for a plain ACK,
     /// acknowledged up to it and that response asked for again.
@@ -204,6 +224,20 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 Feedback::Fnack { .. } => c.fnacks_rcvd += 1,
                 Feedback::Holes { .. } => c.holes_rcvd += 1,
                 Feedback::Ack { .. } | Feedback::Nak { .. } => {}
+            }
+            let shown = match fb {
+                Feedback::Sack { sack_psn, .. } => Some(sack_psn),
+                Feedback::Holes { holes, .. } => holes
+                    .iter()
+                    .filter(|h| h.count > 0)
+                    .map(|h| h.first.add(h.count))
+                    .reduce(|a, b| if b.after(a) { b } else { a }),
+                _ => None,
+            };
+            if let Some(p) = shown {
+                if !sr.reported_high.is_some_and(|h| h.after(p)) {
+                    sr.reported_high = Some(p);
+                }
             }
         }
         if !self.sr_active() {

@@ -38,6 +38,9 @@ pub struct ReqSrCounters {
     pub fnacks_rcvd: u64,
     /// HOLE acknowledgments (MELO / SRNIC hole lists) received.
     pub holes_rcvd: u64,
+    /// ACKs received that moved UNACK while a SACK or hole list had shown a later PSN
+    /// received: UNACK was a hole, now filled (FaSR's AACK).
+    pub aacks_rcvd: u64,
     /// Packets resent one by one (the engine's ranges, not a go-back).
     pub selective_resent: u64,
     /// Resends of RCV-NXT found lost: a SACK named a packet first sent after the resend
@@ -80,6 +83,10 @@ pub struct ReqSr {
     sacked_high: Option<Psn>,
     /// FaSR: the pipe's length (0: none).
     pipe_psns: u32,
+    /// The highest PSN a SACK (its sack-high) or a hole list (the PSN after its last
+    /// hole) showed received: while it is past UNACK, UNACK is a hole, and an ACK that
+    /// moves UNACK is counted as an AACK received.
+    pub(super) reported_high: Option<Psn>,
     /// Statistics.
     pub counters: ReqSrCounters,
 }
@@ -113,6 +120,7 @@ impl ReqSr {
             read_acked: None,
             sacked_high: None,
             pipe_psns: setup.pipe_psns,
+            reported_high: None,
             counters: ReqSrCounters::default(),
         }
     }

@@ -146,7 +146,7 @@ struct Sink<'a> {
     /// no ACK, or a READ / atomic, whose responses answer it).
     quiet: Option<Psn>,
     /// The RCV-NXT an in-order arrival of the event's packet gives: an ACK past it is an
-    /// AACK.
+    /// AACK; none for a timer event (the slow path), whose every ACK is one.
     in_order: Option<Psn>,
     /// The event's packet asked for an acknowledgment (AckReq).
     ack_req: bool,
@@ -179,7 +179,13 @@ impl Sink<'_> {
             Feedback::Ack { rcv_nxt } if Some(rcv_nxt) == self.quiet => return,
             Feedback::Ack { rcv_nxt } => {
                 c.acks_sent += 1;
-                if self.in_order.is_some_and(|p| rcv_nxt.after(p)) {
+                // This event moved RCV-NXT (not a duplicate's ACK): its packet past those
+                // held after it (it filled a hole), or the slow path after a repair.
+                let past = match self.in_order {
+                    Some(p) => rcv_nxt.after(p),
+                    None => true,
+                };
+                if self.fate.advance.is_some() && past {
                     c.aacks_sent += 1;
                 }
             }
