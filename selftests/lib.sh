@@ -20,6 +20,10 @@ fail() {
   local k
   k=$(dmesg 2>/dev/null | tail -n +"$(( ${DMESG_MARK:-0} + 1 ))" | grep -E 'rxe_sr|rxe[0-9]|sr[0-9]:' | tail -n 20) || true
   if [ -n "$k" ]; then printf 'kernel log since the test began:\n%s\n' "$k"; fi
+  # Every RDMA link's counters that are not zero (timeouts, probes, resends, drops).
+  k=$(timeout 5 rdma statistic show link 2>/dev/null | awk '{ printf "%s %s", $1, $2
+    for (i = 3; i < NF; i += 2) if ($(i + 1) != 0) printf " %s %s", $i, $(i + 1); print "" }') || true
+  if [ -n "$k" ]; then printf 'counters that are not zero:\n%s\n' "$k"; fi
   # Tell the other guests, so their barriers in this test give up at once.
   mkdir -p "$HOST_SHARE/sync" && : > "$HOST_SHARE/sync/abort-t${TEST_INDEX:-0}.g$GUEST"
   exit 1
