@@ -112,8 +112,9 @@ pub(crate) enum Counter {
     /// Retransmission timeouts of the requester (the local ACK timeout expired with PSNs
     /// unacknowledged; mlx5's name).
     LocalAckTimeoutErr = 42,
-    /// ACKs received that moved UNACK past the hole a SACK or hole list had reported: the
-    /// hole was filled (FaSR's AACK; rxe_sr's).
+    /// ACKs received that moved UNACK while a later PSN was known received (a SACK or a
+    /// hole list reported it, or its READ response arrived): the hole at UNACK was filled
+    /// (FaSR's AACK; rxe_sr's).
     SrAacksRcvd = 43,
 }
 

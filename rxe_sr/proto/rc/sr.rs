@@ -218,7 +218,7 @@ pub struct SrStats {
     pub sacks_coalesced: u64,
     /// ACKs sent that moved RCV-NXT past a filled hole (FaSR's AACK).
     pub aacks_sent: u64,
-    /// ACKs received that moved UNACK past a hole a SACK or hole list had reported.
+    /// ACKs received that moved UNACK while a later PSN was known received.
     pub aacks_rcvd: u64,
     /// FNACKs sent.
     pub fnacks_sent: u64,

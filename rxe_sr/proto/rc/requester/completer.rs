@@ -195,21 +195,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     }
 
     /// Counts an ACK up to (not including) `cum` as an AACK when it moves UNACK while a
-    /// SACK or hole list had shown a later PSN received (UNACK was a hole).
+    /// later PSN was known received (UNACK was a hole).
     fn count_aack(&mut self, cum: Psn) {
         let una = self.una();
-        let Some(sr) = self.sr.as_deref_mut() else {
-            return;
-        };
-        let Some(h) = sr.reported_high else {
-            return;
-        };
-        if h.after(una) && cum.after(una) {
-            sr.counters.aacks_rcvd += 1;
-        }
-        if !h.after(cum) {
-            // Acknowledged: nothing reported is left past UNACK.
-            sr.reported_high = None;
+        if let Some(sr) = self.sr.as_deref_mut() {
+            if cum.after(una) && sr.received_past(una).is_some() {
+                sr.counters.aacks_rcvd += 1;
+            }
         }
     }
 
@@ -224,20 +216,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 Feedback::Fnack { .. } => c.fnacks_rcvd += 1,
                 Feedback::Holes { .. } => c.holes_rcvd += 1,
                 Feedback::Ack { .. } | Feedback::Nak { .. } => {}
-            }
-            let shown = match fb {
-                Feedback::Sack { sack_psn, .. } => Some(sack_psn),
-                Feedback::Holes { holes, .. } => holes
-                    .iter()
-                    .filter(|h| h.count > 0)
-                    .map(|h| h.first.add(h.count))
-                    .reduce(|a, b| if b.after(a) { b } else { a }),
-                _ => None,
-            };
-            if let Some(p) = shown {
-                if !sr.reported_high.is_some_and(|h| h.after(p)) {
-                    sr.reported_high = Some(p);
-                }
             }
         }
         if !self.sr_active() {
@@ -254,8 +232,15 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 };
             }
         }
-        if let Feedback::Sack { sack_psn, .. } = fb {
-            self.note_sacked(sack_psn);
+        match fb {
+            Feedback::Sack { sack_psn, .. } => self.note_sacked(sack_psn),
+            // A hole exists only before a PSN received: the one after it.
+            Feedback::Holes { holes, .. } => {
+                for h in holes.iter().filter(|h| h.count > 0) {
+                    self.note_sacked(h.first.add(h.count));
+                }
+            }
+            _ => {}
         }
         let now = env.now_us();
         let acts = self.feed(env, ReqEvent::Feedback { fb, now });

@@ -38,8 +38,9 @@ pub struct ReqSrCounters {
     pub fnacks_rcvd: u64,
     /// HOLE acknowledgments (MELO / SRNIC hole lists) received.
     pub holes_rcvd: u64,
-    /// ACKs received that moved UNACK while a SACK or hole list had shown a later PSN
-    /// received: UNACK was a hole, now filled (FaSR's AACK).
+    /// ACKs received that moved UNACK while a later PSN was known received (a SACK or a
+    /// hole list reported it, or its READ response arrived): UNACK was a hole, now filled
+    /// (FaSR's AACK).
     pub aacks_rcvd: u64,
     /// Packets resent one by one (the engine's ranges, not a go-back).
     pub selective_resent: u64,
@@ -78,15 +79,11 @@ pub struct ReqSr {
     /// its first missing one. Kept while an earlier READ waits for a response (the
     /// acknowledgment cannot pass it), and given to the engine once it has it.
     pub(super) read_acked: Option<Psn>,
-    /// FaSR: the highest PSN a SACK reported received, or a READ response showed (the pipe
-    /// is measured from it).
+    /// The highest PSN a SACK or a hole list reported received, or a READ response showed
+    /// ([`ReqSr::received_past`]).
     sacked_high: Option<Psn>,
     /// FaSR: the pipe's length (0: none).
     pipe_psns: u32,
-    /// The highest PSN a SACK (its sack-high) or a hole list (the PSN after its last
-    /// hole) showed received: while it is past UNACK, UNACK is a hole, and an ACK that
-    /// moves UNACK is counted as an AACK received.
-    pub(super) reported_high: Option<Psn>,
     /// Statistics.
     pub counters: ReqSrCounters,
 }
@@ -120,9 +117,16 @@ impl ReqSr {
             read_acked: None,
             sacked_high: None,
             pipe_psns: setup.pipe_psns,
-            reported_high: None,
             counters: ReqSrCounters::default(),
         }
+    }
+
+    /// The highest PSN known received past UNACK `una` (within the window): a SACK or a
+    /// hole list reported it, or its READ response arrived. While there is one, UNACK is a
+    /// hole (an ACK that moves it is an AACK), and FaSR's pipe is measured from it.
+    pub(super) fn received_past(&self, una: Psn) -> Option<Psn> {
+        self.sacked_high
+            .filter(|h| h.after(una) && h.diff(una) < SR_MAX_UNACKED_PSNS as i32)
     }
 
     /// Marks UNACK `una` to go again after its resend was lost, or it went unanswered,
@@ -230,14 +234,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.sr.as_deref().is_some_and(|s| s.active)
     }
 
-    /// A SACK reported `psn` received, or its READ response arrived (FaSR: the pipe is
-    /// measured from the highest).
+    /// A SACK or a hole list reported `psn` received, or its READ response arrived
+    /// ([`ReqSr::received_past`] keeps the highest).
     pub(super) fn note_sacked(&mut self, psn: Psn) {
         let una = self.una();
         let Some(sr) = self.sr.as_deref_mut() else {
             return;
         };
-        if !matches!(sr.engine, AnyEngine::Fasr(_)) || !psn.after(una) {
+        if !psn.after(una) {
             return;
         }
         // A value UNACK has passed is stale, whatever it is.
@@ -271,10 +275,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             return false;
         }
         let una = self.una();
-        let base = match sr.sacked_high {
-            Some(h) if h.after(una) && h.diff(una) < SR_MAX_UNACKED_PSNS as i32 => h,
-            _ => una.sub(1),
-        };
+        let base = sr.received_past(una).unwrap_or(una.sub(1));
         psn.diff(base) > sr.pipe_psns as i32
     }
 
