@@ -353,6 +353,10 @@ struct Net {
     /// READ response packets that reached the link, and those of them it lost.
     read_responses: u64,
     read_responses_lost: u64,
+    /// A slow host: after every `.0` packets delivered the wire stands still for `.1`
+    /// microseconds, and timers also fire while packets are in flight (as in the guests,
+    /// whose timers do not wait for an idle link).
+    pauses: Option<(u64, u64)>,
 }
 
 impl Net {
@@ -379,6 +383,7 @@ impl Net {
             on_wire: Default::default(),
             read_responses: 0,
             read_responses_lost: 0,
+            pauses: None,
         }
     }
 
@@ -439,7 +444,21 @@ impl Net {
             s.note(o);
             wire.extend(out.into_iter().map(|p| (a_side, p)));
         }
+        let mut paused_at = 0;
         for _ in 0..max_steps {
+            if let Some((every, pause_us)) = self.pauses {
+                if self.delivered.is_multiple_of(every) && self.delivered != paused_at {
+                    paused_at = self.delivered;
+                    // The timers due within the pause fire at their time.
+                    let end = self.now + pause_us;
+                    while let Some(t) = self.next_deadline().filter(|&t| t <= end) {
+                        self.now = self.now.max(t);
+                        self.fire_timers(&mut wire);
+                    }
+                    self.now = end;
+                }
+                self.fire_timers(&mut wire);
+            }
             if let Some((from_a, bytes)) = wire.pop_front() {
                 self.now += 1;
                 let p = PacketRepr::parse(&bytes).expect("valid packet on the wire");
@@ -473,35 +492,44 @@ impl Net {
                 continue;
             }
             // Nothing in flight: jump to the next timer.
-            let next = [self.a.req.deadline(), self.b.req.deadline(), self.a.resp.deadline(), self.b.resp.deadline()]
-                .into_iter()
-                .flatten()
-                .min();
-            let Some(t) = next else {
+            let Some(t) = self.next_deadline() else {
                 return self.a.req.is_empty() && self.b.req.is_empty();
             };
             self.now = self.now.max(t);
-            for a_side in [true, false] {
-                let now = self.now;
-                let mut out = vec![];
-                let s = if a_side { &mut self.a } else { &mut self.b };
-                if s.error {
-                    continue;
-                }
-                if s.resp.deadline().is_some_and(|d| d <= now) {
-                    let o = s.with_env(now, &mut out, |_, resp, cfg, env| resp.on_timer(env, cfg));
-                    s.note(o);
-                }
-                if s.req.deadline().is_none_or(|d| d > now) {
-                    wire.extend(out.into_iter().map(|p| (a_side, p)));
-                    continue;
-                }
-                let o = s.with_env(now, &mut out, |req, _, cfg, env| req.on_timer(env, cfg));
-                s.note(o);
-                wire.extend(out.into_iter().map(|p| (a_side, p)));
-            }
+            self.fire_timers(&mut wire);
         }
         false
+    }
+
+    /// The earliest timer deadline of either side.
+    fn next_deadline(&self) -> Option<u64> {
+        [self.a.req.deadline(), self.b.req.deadline(), self.a.resp.deadline(), self.b.resp.deadline()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Runs each side's timers that are due, onto `wire`.
+    fn fire_timers(&mut self, wire: &mut VecDeque<(bool, Vec<u8>)>) {
+        for a_side in [true, false] {
+            let now = self.now;
+            let mut out = vec![];
+            let s = if a_side { &mut self.a } else { &mut self.b };
+            if s.error {
+                continue;
+            }
+            if s.resp.deadline().is_some_and(|d| d <= now) {
+                let o = s.with_env(now, &mut out, |_, resp, cfg, env| resp.on_timer(env, cfg));
+                s.note(o);
+            }
+            if s.req.deadline().is_none_or(|d| d > now) {
+                wire.extend(out.into_iter().map(|p| (a_side, p)));
+                continue;
+            }
+            let o = s.with_env(now, &mut out, |req, _, cfg, env| req.on_timer(env, cfg));
+            s.note(o);
+            wire.extend(out.into_iter().map(|p| (a_side, p)));
+        }
     }
 }
 
@@ -2328,4 +2356,49 @@ fn fasr_does_not_resend_a_held_run_whose_sack_was_lost() {
     }
     eprintln!("FaSR, 64 KiB WRITEs at 5% loss: {resent} resent for {lost} lost");
     assert!(resent * 10 <= lost * 11, "{resent} resent for {lost} lost");
+}
+
+#[test]
+fn sr_reads_on_a_slow_lossless_host_are_not_asked_for_again_wholesale() {
+    // CI (lossless ib_read_bw, 100 READs of 64 KiB in flight, the guests): a pause of the
+    // responder's guest longer than the probe bound made the requester ask again for every
+    // READ without a response yet (queued at the responder, not lost); the responder served
+    // them all twice, the queue grew, the next probes fired sooner than it drained, and the
+    // QP died of retransmission timeouts. A probe on a lossless link may cost a duplicate
+    // run, never the whole window.
+    for scheme in SR_SCHEMES {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        n.a.cfg.max_rd_atomic = 64;
+        n.b.cfg.max_dest_rd_atomic = 64;
+        n.a.cfg.timeout_us = 67_000;
+        let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
+        n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 64)).unwrap();
+        assert!(n.run(100_000));
+        let len = 65536usize;
+        let data = pattern(35, len * 8);
+        n.b.mem.region(0x100)[..len * 8].copy_from_slice(&data);
+        n.pauses = Some((700, 12_000));
+        let reads = 56u64;
+        for i in 0..reads {
+            let off = (i % 8) * 0x1_0000;
+            let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000 + off, rkey: 0x100 } };
+            n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000 + off, len as u32)).unwrap();
+        }
+        let before = n.read_responses;
+        assert!(n.run(4_000_000), "{scheme:?} stalled");
+        assert_eq!(n.a.send_cqes.len() as u64, reads + 1, "{scheme:?}");
+        assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{scheme:?}");
+        assert!(n.a.mem.region(0x200)[..len * 8] == data[..], "{scheme:?}: data");
+        let sr = n.a.req.sr().expect("SR state").counters;
+        let responses = n.read_responses - before;
+        let probes = sr.stall_probes + sr.lost_resends;
+        eprintln!(
+            "{scheme:?}: {responses} responses for {} needed, {probes} probes, {} resent, {} timeouts",
+            reads * 64,
+            n.a.req.counters.resent_pkts,
+            n.a.req.counters.timeouts
+        );
+        assert_eq!(n.a.req.counters.timeouts, 0, "{scheme:?}: timeouts");
+        assert!(responses <= reads * 64 + 64 * probes.max(1), "{scheme:?}: {responses} responses, {probes} probes");
+    }
 }

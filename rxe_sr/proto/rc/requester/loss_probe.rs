@@ -305,9 +305,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
     }
 
-    /// The silence deadline passed: UNACK goes again (with the READs and atomics the
-    /// responder dropped behind it, if it has no response), and every READ repair watched
-    /// whose run is still missing. No retry is spent.
+    /// The silence deadline passed: UNACK goes again, and every READ repair watched whose
+    /// run is still missing. No retry is spent.
     fn on_silence(&mut self) {
         let una = self.una();
         self.probe.silence_probed = Some(self.silence_start());
@@ -318,34 +317,31 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if let Some(sr) = self.sr.as_deref_mut() {
             sr.counters.stall_probes += 1;
         }
-        self.resend_una(false);
+        self.resend_una();
         for set in self.probe.repairs.take_all() {
             self.ask_again_if_missing(set);
         }
     }
 
     /// Marks UNACK for resending (no RTT sample across it), with what the scheme's
-    /// responder dropped behind a lost resend of it ([`ReqSr::mark_una_again`]). With it,
-    /// every sent READ and atomic still unanswered from UNACK on when `ordered`, or when
-    /// UNACK is itself a READ or atomic with no response at all: it may have been lost, and
-    /// the responder then dropped every later one (they run only at RCV-NXT), as a
-    /// sequence-error NAK says.
-    fn resend_una(&mut self, ordered: bool) {
+    /// responder dropped behind a lost resend of it ([`ReqSr::mark_una_again`]).
+    ///
+    /// Choice: a probe asks for UNACK's run only, never for the READs and atomics after it
+    /// that have no response yet. Those may be queued at the responder rather than lost:
+    /// in the guests a lossless ib_read_bw (100 READs of 64 KiB in flight) paused longer
+    /// than the probe bound, and asking again for every unanswered READ had the responder
+    /// serve the whole window twice, then again at the next probe, until the QP died of
+    /// retransmission timeouts. Were they dropped behind a lost request at UNACK (the
+    /// responder runs them only at RCV-NXT), its sequence-error NAK has them all sent
+    /// again at once; were that NAK lost too, each goes again at a stall probe of its own
+    /// once UNACK reaches it (READ requests lost with the NAK they drew: at 5% loss on the
+    /// host, the longest of 236 runs of 24 READs took 30 ms instead of 21, no timeout).
+    fn resend_una(&mut self) {
         self.rtt_probe = None;
         let una = self.una();
-        if ordered || self.una_unanswered() {
-            self.resend_ordered_from(una);
-        }
         if let Some(sr) = self.sr.as_deref_mut().filter(|s| s.active) {
             sr.mark_una_again(una);
         }
-    }
-
-    /// UNACK is a READ or atomic with no response at all.
-    fn una_unanswered(&self) -> bool {
-        self.find(self.una())
-            .and_then(|i| self.entry(i))
-            .is_some_and(|e| e.is_rd_atomic() && !e.complete && e.done_bytes == 0)
     }
 
     /// Whether READ response `psn` is still missing: its READ sent and unanswered, and
@@ -441,11 +437,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// (the retransmission timeout, which does, runs on as before). A window so full that
     /// no new packet follows the resend leaves no SACK to show its loss; this does.
     /// If UNACK went unanswered since it last moved ([`Self::stall_probe_deadline`]), it is
-    /// marked the same way, without spending a retry. Either way, a READ or atomic at UNACK
-    /// with no response at all may have been lost itself, and the responder then dropped
-    /// every later one (they run only at RCV-NXT): those unanswered are marked with it, as
-    /// a sequence-error NAK would have them. And if nothing at all came back for the probe
-    /// bound, every READ response still missing is asked for again.
+    /// marked the same way, without spending a retry. Either way UNACK's run alone goes
+    /// ([`Self::resend_una`]).
     pub(super) fn on_probe_deadline(&mut self, now: u64) {
         if !self.sr_active() {
             return;
@@ -473,16 +466,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         } else {
             return;
         }
-        let silent = self
-            .probe_us()
-            .is_some_and(|t| now.saturating_sub(self.probe.heard_at) >= t);
-        self.resend_una(silent);
-        if silent {
-            let una = self.una();
-            // Nothing at all came back for the probe bound: what is still missing of the
-            // READs sent was lost, or its repair was (each repair of a later run would
-            // otherwise wait its own bound once UNACK reaches it).
-            self.mark_rd_holes(una, self.sent_high);
-        }
+        self.resend_una();
     }
 }
