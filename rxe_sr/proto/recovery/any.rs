@@ -138,8 +138,8 @@ impl AnyEngine {
     /// Where a resend of UNACK that was lost leaves later resends useless: MELO's
     /// responder drops a resend for the middle of its bitmap (a hole other than RCV.NXT,
     /// §3.2.3), so once the resend at RCV.NXT was lost, each later hole resent up to the
-    /// engine's "retransmitted up to" PSN went for nothing, and the requester must go back
-    /// over [UNACK, this) for them, as the paper's timeout does from the front. None for
+    /// engine's "retransmitted up to" PSN went for nothing, and the requester must resend
+    /// those in [UNACK, this) again (the paper's timeout goes back from the front). None for
     /// the other schemes, whose responders keep a resend wherever it falls.
     pub fn lost_resend_end(&self) -> Option<Psn> {
         match self {

@@ -16,7 +16,8 @@
 //! Requester: retransmits the holes a NACK names, each once per round (a NACK repeats
 //! older holes for redundancy; they are skipped), and on timeout goes back to UNACK. The
 //! transport's loss probes (rc/requester/loss_probe.rs), which find a lost resend before
-//! the timeout, go back over [UNACK, "retransmitted up to") the same way
+//! the timeout, resend with it the earlier resends in [UNACK, "retransmitted up to")
+//! not yet acknowledged, which the responder dropped behind it
 //! ([`super::any::AnyEngine::lost_resend_end`]).
 //! MELO's sender also rebuilds the receiver's bitmap in its own bits pool; since every
 //! retransmission decision here comes straight from the NACK's hole list, this engine

@@ -139,6 +139,17 @@ impl PsnSet {
         }
     }
 
+    /// Marks each PSN of `[first, end)` that `other` holds.
+    pub(super) fn mark_held(&mut self, other: &PsnSet, first: Psn, end: Psn) {
+        let mut p = first;
+        while p.before(end) && other.spans(p) {
+            if other.contains(p) {
+                self.mark(p, 1);
+            }
+            p = p.next();
+        }
+    }
+
     /// Takes the oldest marked PSN.
     pub(super) fn take_first(&mut self) -> Option<Psn> {
         for (i, w) in self.bits.iter_mut().enumerate() {

@@ -129,15 +129,18 @@ impl ReqSr {
             .filter(|h| h.after(una) && h.diff(una) < SR_MAX_UNACKED_PSNS as i32)
     }
 
-    /// Marks UNACK `una` to go again after its resend was lost, or it went unanswered,
-    /// with every later PSN the scheme's responder dropped behind that loss
-    /// ([`AnyEngine::lost_resend_end`]: MELO's resends of later holes).
-    pub(super) fn mark_una_again(&mut self, una: Psn) {
-        let count = self
-            .engine
-            .lost_resend_end()
-            .map_or(1, |end| end.distance_from(una).max(1));
-        self.resend.mark(una, count);
+    /// Marks UNACK `una` to go again after its resend was lost, with every later resend
+    /// the scheme's responder dropped behind that loss: the PSNs of `resent` (those resent
+    /// and not yet acknowledged) up to [`AnyEngine::lost_resend_end`] (MELO's resends of
+    /// later holes, each dropped for filling the middle of its bitmap). Only the resends:
+    /// the packets between them were received (going back over the whole range, MELO's
+    /// probes resent ~20 times the holes at 5% loss, and on the slow KASAN kernel faster
+    /// than the responder could drop them).
+    pub(super) fn mark_una_again(&mut self, una: Psn, resent: &PsnSet) {
+        self.resend.mark(una, 1);
+        if let Some(end) = self.engine.lost_resend_end() {
+            self.resend.mark_held(resent, una.next(), end);
+        }
     }
 
     /// Where the capability exchange stands.
@@ -462,6 +465,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 Err(PacketError::Failed(status)) => return self.fail_entry(env, cfg, i, status),
             };
             let at = e.first_psn.add(k);
+            self.probe.resent.mark(at, used);
             self.counters.resent_pkts += 1;
             let now = env.now_us();
             // A READ's run is watched as one: its first response moves UNACK.
@@ -470,7 +474,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                     psn: at,
                     sent_high: self.sent_high,
                     sent_at: now,
-                    probe_at: self.probe_us().map(|t| now.saturating_add(t)),
+                    probe_at: self.una_probe_us().map(|t| now.saturating_add(t)),
                 });
             if let Some(sr) = self.sr.as_deref_mut() {
                 sr.counters.selective_resent += 1;

@@ -37,6 +37,13 @@ impl<
             return Outcome::Ok;
         };
         if self.repair_goes_ahead(p) {
+            if self.repair_redundant(p, cfg.pmtu) {
+                // Every response it asks for is still to go out of a READ in progress:
+                // serving it too would send them twice.
+                self.counters.duplicates += 1;
+                self.counters.repairs_redundant += 1;
+                return Outcome::Ok;
+            }
             // A replay in progress (one missing run) ends first; a new READ's responses
             // wait for this one's (its stream is set aside, and taken up again when the
             // replay is out).
