@@ -1237,7 +1237,12 @@ fn write_stream(link: Link, scheme: Scheme) -> (u64, Net) {
 /// first WRITE crosses a clean link, the rest `link` (standard-format packets lost before
 /// the switch cost a go-back of the standard window, whatever the scheme).
 fn stream_of_writes(link: Link, scheme: Scheme, settle: bool) -> (u64, Net) {
-    let mut n = Net::with_schemes(Service::Rc, 1024, if settle { Link::CLEAN } else { link }, scheme, scheme);
+    let n = Net::with_schemes(Service::Rc, 1024, if settle { Link::CLEAN } else { link }, scheme, scheme);
+    writes_on(n, link, scheme, settle)
+}
+
+/// [`stream_of_writes`] on `n` as it is set up.
+fn writes_on(mut n: Net, link: Link, scheme: Scheme, settle: bool) -> (u64, Net) {
     let len = 8192usize;
     for i in 0..200u64 {
         let off = (i as usize % 100) * len;
@@ -2145,6 +2150,23 @@ fn atomics_answered_ahead_of_a_lost_response_keep_their_responder_resources() {
     }
 }
 
+/// A QP pair of `scheme` settled on its format (one WRITE across a clean link).
+fn settled(scheme: Scheme) -> Net {
+    let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+    let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
+    n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 64)).unwrap();
+    assert!(n.run(100_000));
+    n
+}
+
+/// B's READ responses still to go out, batch by batch, onto `out`.
+fn pump_b(n: &mut Net, out: &mut Vec<Vec<u8>>) {
+    while n.b.resp.read_pending() {
+        let o = n.b.with_env(n.now, out, |_, resp, cfg, env| resp.pump(env, cfg, READ_BUDGET));
+        assert_eq!(o, Outcome::Ok);
+    }
+}
+
 #[test]
 fn a_repair_read_is_served_ahead_of_a_new_reads_responses() {
     // SR format: READ R0 (8 responses) and READ R1 (256) go out; R0's 4th response is
@@ -2152,10 +2174,7 @@ fn a_repair_read_is_served_ahead_of_a_new_reads_responses() {
     // (one batch sent). The responder serves the repair at once, R1's stream set aside,
     // and then the rest of R1: the repair waits for no new READ's responses, none is sent
     // twice or dropped, and both READs complete with their data.
-    let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, Scheme::Fasr, Scheme::Fasr);
-    let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
-    n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 64)).unwrap();
-    assert!(n.run(100_000));
+    let mut n = settled(Scheme::Fasr);
     n.b.mem.region(0x100)[..0x4_2000].copy_from_slice(&pattern(41, 0x4_2000));
     let (r0_len, r1_len) = (0x2000u32, 0x4_0000u32);
     let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000, rkey: 0x100 } };
@@ -2193,10 +2212,7 @@ fn a_repair_read_is_served_ahead_of_a_new_reads_responses() {
     assert!(psns.iter().all(|&q| q == r0 + 3 || q >= r1 + READ_BUDGET), "no R1 response sent twice: {psns:?}");
     // Then the rest of R1, once each.
     let mut rest = now_out;
-    while n.b.resp.read_pending() {
-        let o = n.b.with_env(n.now, &mut rest, |_, resp, cfg, env| resp.pump(env, cfg, READ_BUDGET));
-        assert_eq!(o, Outcome::Ok);
-    }
+    pump_b(&mut n, &mut rest);
     let r1_sent = from_b.iter().chain(rest.iter()).filter(|b| psn_of(b) >= r1).count() as u32;
     assert_eq!(r1_sent, r1_len / 1024, "each of R1's responses once");
     for b in &rest {
@@ -2216,10 +2232,7 @@ fn a_repair_of_responses_still_to_go_out_is_not_served_twice() {
     // so it is dropped (counted), and each response goes out once. (Served, it preempted
     // the stream and the stream then sent the same responses again: on the KASAN kernel
     // the next probe came before they were out, and so on.)
-    let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, Scheme::Fasr, Scheme::Fasr);
-    let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
-    n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 64)).unwrap();
-    assert!(n.run(100_000));
+    let mut n = settled(Scheme::Fasr);
     let r1_len = 0x4_0000u32;
     n.b.mem.region(0x100)[..r1_len as usize].copy_from_slice(&pattern(43, r1_len as usize));
     let op = SendOp::RdmaRead { remote: Remote { addr: 0x10_0000, rkey: 0x100 } };
@@ -2250,10 +2263,7 @@ fn a_repair_of_responses_still_to_go_out_is_not_served_twice() {
     assert_eq!(o, Outcome::Ok);
     assert!(out.is_empty(), "nothing served for it: {} responses", out.len());
     assert_eq!(n.b.resp.counters.repairs_redundant, 1);
-    while n.b.resp.read_pending() {
-        let o = n.b.with_env(n.now, &mut out, |_, resp, cfg, env| resp.pump(env, cfg, READ_BUDGET));
-        assert_eq!(o, Outcome::Ok);
-    }
+    pump_b(&mut n, &mut out);
     assert_eq!(first_batch.len() + out.len(), (r1_len / 1024) as usize, "each response once");
     for b in &out {
         n.deliver(false, b);
@@ -2476,20 +2486,8 @@ fn sr_writes_on_a_slow_host_under_loss_do_not_resend_what_arrived() {
             let mut n = Net::with_schemes(Service::Rc, 1024, link, scheme, scheme);
             n.a.cfg.timeout_us = 67_000;
             n.pauses = Some((200, 15_000));
-            let len = 8192usize;
-            for i in 0..200u64 {
-                let off = (i as usize % 100) * len;
-                n.a.mem.region(0x100)[off..off + len].copy_from_slice(&pattern(i as u8, len));
-                let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000 + off as u64, rkey: 0x200 } };
-                n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000 + off as u64, len as u32)).unwrap();
-                if i % 50 == 49 || i == 199 {
-                    assert!(n.run(4_000_000), "{scheme:?} seed {seed} stalled");
-                }
-            }
-            assert_eq!(n.a.send_cqes.len(), 200, "{scheme:?} seed {seed}");
-            assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{scheme:?} seed {seed}");
-            assert!(n.b.mem.region(0x200)[..100 * len] == n.a.mem.region(0x100)[..100 * len], "{scheme:?} seed {seed}");
-            resent[k] += n.a.req.counters.resent_pkts;
+            let (r, n) = writes_on(n, link, scheme, false);
+            resent[k] += r;
             timeouts[k] += n.a.req.counters.timeouts;
         }
     }
