@@ -277,7 +277,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// QP died of retransmission timeouts (a slow host on the host harness: 380607 resends
     /// and 85 timeouts in 11 runs of 200 WRITEs before, see that test for after).
     pub(super) fn una_probe_us(&self) -> Option<u64> {
-        let shift = self.probe.silent_probes.min(MAX_PROBE_BACKOFF);
+        let shift = self.probe.silent_probes;
         self.probe_us().map(|t| t.saturating_mul(1u64 << shift))
     }
 
@@ -384,14 +384,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     fn resend_una(&mut self) {
         self.rtt_probe = None;
         let una = self.una();
-        let resent = &self.probe.resent;
         if let Some(sr) = self.sr.as_deref_mut().filter(|s| s.active) {
-            if resent.contains(una) {
-                sr.mark_una_again(una, resent);
-            } else {
-                // Never resent: no later resend was dropped behind a lost one of it.
-                sr.resend.mark(una, 1);
-            }
+            sr.mark_una_again(una, &self.probe.resent);
         }
     }
 

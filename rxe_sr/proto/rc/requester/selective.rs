@@ -129,17 +129,18 @@ impl ReqSr {
             .filter(|h| h.after(una) && h.diff(una) < SR_MAX_UNACKED_PSNS as i32)
     }
 
-    /// Marks UNACK `una` to go again after its resend was lost, with every later resend
-    /// the scheme's responder dropped behind that loss: the PSNs of `resent` (those resent
-    /// and not yet acknowledged) up to [`AnyEngine::lost_resend_end`] (MELO's resends of
-    /// later holes, each dropped for filling the middle of its bitmap). Only the resends:
-    /// the packets between them were received (going back over the whole range, MELO's
-    /// probes resent ~20 times the holes at 5% loss, and on the slow KASAN kernel faster
-    /// than the responder could drop them).
+    /// Marks UNACK `una` to go again, and, if it was resent before (that resend may be
+    /// lost), every later resend the scheme's responder dropped behind such a loss: the
+    /// PSNs of `resent` (those resent and not yet acknowledged) up to
+    /// [`AnyEngine::lost_resend_end`] (MELO's resends of later holes, each dropped for
+    /// filling the middle of its bitmap). Only the resends: the packets between them were
+    /// received (going back over the whole range, MELO's probes resent ~20 times the holes
+    /// at 5% loss, and on the slow KASAN kernel faster than the responder could drop them).
     pub(super) fn mark_una_again(&mut self, una: Psn, resent: &PsnSet) {
         self.resend.mark(una, 1);
-        if let Some(end) = self.engine.lost_resend_end() {
-            self.resend.mark_held(resent, una.next(), end);
+        match self.engine.lost_resend_end() {
+            Some(end) if resent.contains(una) => self.resend.mark_held(resent, una.next(), end),
+            _ => {}
         }
     }
 
