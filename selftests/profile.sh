@@ -1,31 +1,81 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Guest side of scripts/profile (not a test): one perftest cell between the guests under
-# PROF_SCHEME at PROF_LOSS% loss on both egresses, with perf sampling every CPU of each
-# guest for the middle of the run; each guest prints its time by command and DSO, its
-# hottest symbols, and the callers of the hottest few.
+# each scheme of PROF_SCHEME (one or more, switched through the device's recovery
+# attribute, so several are profiled side by side in one boot) at PROF_LOSS% loss on both
+# egresses, with perf sampling every CPU of each guest for the middle of each run. Each
+# guest prints, per scheme, its time by command and DSO, its hottest symbols and the
+# callers of the hottest few, and the packets it sent and received while sampling; with
+# two or more schemes, a table of the symbols' samples per 1000 packets sent (a profile
+# per packet, comparable between schemes that moved different amounts).
 . "$HOST_SHARE/selftests/lib.sh"
 TEST_INDEX=profile
-scheme=${PROF_SCHEME:-fasr} loss=${PROF_LOSS:-5} tool=${PROF_TOOL:-ib_write_bw} secs=${PROF_SECS:-6}
+read -ra schemes <<< "${PROF_SCHEME:-fasr}"
+loss=${PROF_LOSS:-5} tool=${PROF_TOOL:-ib_write_bw} secs=${PROF_SECS:-6}
 echo 0 > /proc/sys/kernel/kptr_restrict
 echo -1 > /proc/sys/kernel/perf_event_paranoid
 load_rdma_core || exit 1
-modprobe rxe_sr recovery="$scheme" && rdma link add sr0 type rxe_sr netdev eth0 && wait_port_active sr0 || exit 1
+modprobe rxe_sr recovery="${schemes[0]}" && rdma link add sr0 type rxe_sr netdev eth0 && wait_port_active sr0 || exit 1
 sync_point "profile-up"
-data=/tmp/profile.data
-# TCG guests have no PMU: the cpu-clock software event, with kernel stacks.
-( sleep 2; perf record -q -a -g -e cpu-clock -F 499 -o "$data" -- sleep $((secs - 3)) >/dev/null 2>&1 ) &
-bw=$(perftest_pair sr0 "$tool" "$loss" "$secs" 2>/dev/null) || bw=fail
-wait
-is_client && log "profile: $tool recovery=$scheme loss=$loss% goodput $bw Gb/s"
+# ctr NAME: one counter of sr0's port.
+ctr() { rdma statistic show link sr0/1 | tr ' ' '\n' | awk -v k="$1" '$0 == k { getline; print }'; }
 report() { perf report -i "$data" --stdio --no-children "$@" 2>/dev/null | grep -v '^#' | grep .; }
-log "profile: time by command and DSO"
-report --sort comm,dso -g none | head -12
-log "profile: hottest symbols"
-report --sort sym -g none | head -40
-for s in $(report --sort sym -g none | awk '$2 == "[k]" { print $3 }' | head -4); do
-  log "profile: callers of $s"
-  report --symbols="$s" -g caller,0.5,callee,function,percent --percent-limit 0.5 | head -30
+for scheme in "${schemes[@]}"; do
+  echo "$scheme" > /sys/class/infiniband/sr0/recovery || exit 1
+  sync_point "profile-$scheme"
+  data=/tmp/profile-$scheme.data
+  # TCG guests have no PMU: the cpu-clock software event, with kernel stacks. The packets
+  # sent and received while it samples are kept beside it.
+  (
+    sleep 2
+    s0=$(ctr sent_pkts) r0=$(ctr rcvd_pkts)
+    perf record -q -a -g -e cpu-clock -F 499 -o "$data" -- sleep $((secs - 3)) >/dev/null 2>&1
+    echo "$(( $(ctr sent_pkts) - s0 )) $(( $(ctr rcvd_pkts) - r0 ))" > "/tmp/profile-$scheme.pkts"
+  ) &
+  bw=$(perftest_pair sr0 "$tool" "$loss" "$secs" 2>/dev/null) || bw=fail
+  wait
+  is_client && log "profile: $tool recovery=$scheme loss=$loss% goodput $bw Gb/s"
+  read -r sent rcvd < "/tmp/profile-$scheme.pkts"
+  samples=$(report -n --sort comm -g none | awk '{ n += $2 } END { print n }')
+  log "profile: $scheme: while sampling $sent packets sent, $rcvd received, $samples samples (499 Hz)"
+  # Every symbol with its sample count (kept in OUT for a later look).
+  report -n --sort sym -g none > "$OUT/profile-$scheme-symbols.txt"
+  echo "$sent" > "$OUT/profile-$scheme-sent"
+  log "profile: $scheme: time by command and DSO"
+  report --sort comm,dso -g none | head -12
+  log "profile: $scheme: hottest symbols"
+  report --sort sym -g none | head -40
+  for s in $(report --sort sym -g none | awk '$2 == "[k]" { print $3 }' | head -4); do
+    log "profile: $scheme: callers of $s"
+    report --symbols="$s" -g caller,0.5,callee,function,percent --percent-limit 0.5 | head -30
+  done
 done
+if [ "${#schemes[@]}" -gt 1 ]; then
+  log "profile: samples per 1000 packets sent: spread, then ${schemes[*]}; the 30 symbols that differ most"
+  for scheme in "${schemes[@]}"; do
+    awk -v s="$scheme" -v sent="$(cat "$OUT/profile-$scheme-sent")" \
+      '$1 ~ /%$/ { sym = $4; for (i = 5; i <= NF; i++) sym = sym " " $i; print s, sent, $2, sym }' \
+      "$OUT/profile-$scheme-symbols.txt"
+  done | awk -v order="${schemes[*]}" '
+    BEGIN { n = split(order, sc, " ") }
+    {
+      sym = $4; for (i = 5; i <= NF; i++) sym = sym " " $i
+      x = 1000 * $3 / ($2 > 0 ? $2 : 1); v[sym, $1] += x; tot[$1] += x; seen[sym] = 1
+    }
+    END {
+      printf "%9s", "spread"; for (i = 1; i <= n; i++) printf " %9s", sc[i]; printf "\n"
+      printf "%9s", ""; for (i = 1; i <= n; i++) printf " %9.2f", tot[sc[i]]; printf "  (all symbols)\n"
+      fflush()
+      cmd = "sort -k1,1 -rn | head -30"
+      for (k in seen) {
+        lo = hi = v[k, sc[1]] + 0
+        for (i = 2; i <= n; i++) { x = v[k, sc[i]] + 0; if (x < lo) lo = x; if (x > hi) hi = x }
+        line = sprintf("%9.2f", hi - lo)
+        for (i = 1; i <= n; i++) line = line sprintf(" %9.2f", v[k, sc[i]] + 0)
+        print line "  " substr(k, 1, 100) | cmd
+      }
+      close(cmd)
+    }'
+fi
 rdma link del sr0
 modprobe -r rxe_sr
