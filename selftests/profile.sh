@@ -32,9 +32,10 @@ for scheme in "${schemes[@]}"; do
     perf record -q -a -g -e cpu-clock -F 499 -o "$data" -- sleep $((secs - 3)) >/dev/null 2>&1
     echo "$(( $(ctr sent_pkts) - s0 )) $(( $(ctr rcvd_pkts) - r0 ))" > "/tmp/profile-$scheme.pkts"
   ) &
-  bw=$(perftest_pair sr0 "$tool" "$loss" "$secs" 2>/dev/null) || bw=fail
+  # shellcheck disable=SC2086 # PROF_ARGS: perftest options, split on spaces.
+  bw=$(perftest_pair sr0 "$tool" "$loss" "$secs" ${PROF_ARGS:-} 2>/dev/null) || bw=fail
   wait
-  is_client && log "profile: $tool recovery=$scheme loss=$loss% goodput $bw Gb/s"
+  is_client && log "profile: $tool ${PROF_ARGS:-} (${PERF_SIZE:-65536} B) recovery=$scheme loss=$loss% goodput $bw Gb/s"
   read -r sent rcvd < "/tmp/profile-$scheme.pkts"
   samples=$(report -n --sort comm -g none | awk '{ n += $2 } END { print n }')
   log "profile: $scheme: while sampling $sent packets sent, $rcvd received, $samples samples (499 Hz)"

@@ -1,11 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 300
+# timeout: 420
 # rxe_sr <-> rxe_sr: perftest, unmodified, over RC: ib_{send,write,read}_bw at 64 KiB,
-# ib_atomic_bw, ib_write_bw over 100 QPs (-q 100), ib_{send,write,read,atomic}_lat.
+# ib_atomic_bw, ib_write_bw over 100 QPs (-q 100), ib_{send,write,read,atomic}_lat; then
+# ib_write_bw over 1000 QPs (300 in quick mode) with perftest's default TX depth of 128,
+# whose one send CQ of 128 entries per QP is past rdma_rxe's max_cqe (32767).
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 rc_perf_suite sr0
+# Counted iterations (130 a QP, above the TX depth, which perftest would otherwise lower
+# to the count): with -D over 1000 QPs, perftest printed 0 iterations here while the
+# traffic flowed.
+qps=1000
+quick && qps=300
+v=$(PERF_ITERS=130 PERF_SIZE=64 perftest_pair sr0 ib_write_bw 0 60 -q "$qps") ||
+  fail "ib_write_bw -q $qps (CQ of $((128 * qps))) failed"
+if is_client; then
+  positive "$v" || fail "ib_write_bw -q $qps: no bandwidth"
+  log "ok: ib_write_bw -q $qps, TX depth 128 (a CQ of $((128 * qps)) entries): $v Gb/s"
+fi
 sync_point done
 sr_down_clean

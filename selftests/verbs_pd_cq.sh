@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
 # Through the stock rdma-core rxe provider (pyverbs): open sr0, allocate PDs, create CQs
-# (the provider mmaps each CQ ring and reads its header), arm completion events; bad depths
-# are refused with an error; a process that exits with objects open leaves nothing behind
-# (the module's live-object counters, reported at unload, are all zero).
+# (the provider mmaps each CQ ring and reads its header; one of 131071 entries, past
+# rdma_rxe's max_cqe), arm completion events; depths of 0, below 0 and past the reported
+# max_cqe are refused with an error; a process that exits with objects open leaves nothing
+# behind (the module's live-object counters, reported at unload, are all zero).
 . "$HOST_SHARE/selftests/lib.sh"
 sr_up
 
@@ -16,12 +17,16 @@ from pyverbs.pyverbs_error import PyverbsRDMAError
 
 ctx = d.Context(name='sr0')
 pds = [PD(ctx) for _ in range(4)]
-cqs = [CQ(ctx, n) for n in (1, 100, 4096, 32767)]
+max_cqe = ctx.query_device().max_cqe
+print("max_cqe %d" % max_cqe)
+# 131071: perftest's default TX depth (128) over 1000 QPs in one CQ (more than rdma_rxe's
+# 32767).
+cqs = [CQ(ctx, n) for n in (1, 100, 4096, 32767, 131071)]
 cc = CompChannel(ctx)
 ev_cq = CQ(ctx, 16, None, cc, 0)
 ev_cq.req_notify()
-print("created: 4 PDs, 5 CQs, armed one")
-for bad in (0, -5, 32768, 1 << 20):
+print("created: 4 PDs, 6 CQs, armed one")
+for bad in (0, -5, max_cqe + 1, 1 << 30):
     try:
         CQ(ctx, bad)
         print("BAD: depth %d accepted" % bad)
@@ -39,7 +44,8 @@ PY
 rc=$?
 printf '%s\n' "$out"
 [ $rc = 0 ] || fail "pyverbs script failed"
-expect_grep "objects created through the stock provider" '^created: 4 PDs, 5 CQs, armed one$' "$out"
+expect_grep "objects created through the stock provider" '^created: 4 PDs, 6 CQs, armed one$' "$out"
+expect_grep "max_cqe reported" '^max_cqe 1048575$' "$out"
 [ "$(printf '%s\n' "$out" | grep -c '^refused depth')" = 4 ] || fail "not every bad depth was refused"
 printf '%s\n' "$out" | grep -q '^BAD' && fail "a bad depth was accepted"
 expect_grep "closed cleanly" '^closed$' "$out"

@@ -17,8 +17,11 @@ use crate::uabi::queue::{self, QueueGeometry, Ring, ToClientQueue};
 use crate::uabi::{layout, limits, resp};
 use crate::verbs::device::MAX_CQ;
 
-/// Largest CQ depth (as rdma_rxe: 2^15 - 1).
-pub(crate) const MAX_CQE: i32 = (1 << 15) - 1;
+/// Largest CQ depth: 2^20 - 1. rdma_rxe's 2^15 - 1 is too few for one CQ shared by many
+/// QPs: perftest's `-q 1000` asks for 128 x 1000 entries with its default TX depth. A user
+/// ring that deep takes 128 MiB (128-byte slots, the depth rounded up to a power of two),
+/// charged to the creator's memory cgroup like every ring.
+pub(crate) const MAX_CQE: i32 = (1 << 20) - 1;
 
 /// Completions copied per IRQ-off stretch when a user CQ is resized (16 KiB of entries).
 const RESIZE_CHUNK: u32 = 256;

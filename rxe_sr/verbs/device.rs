@@ -157,7 +157,7 @@ pub(crate) fn device_attr(sys_image_guid: u64) -> DeviceAttr {
         max_recv_sge: MAX_SGE,
         max_sge_rd: MAX_SGE,
         max_cq: MAX_CQ as i32,
-        max_cqe: (1 << 15) - 1,
+        max_cqe: super::cq::MAX_CQE,
         max_mr: (crate::objects::mr::MAX_MR_INDEX - crate::objects::mr::MIN_MR_INDEX + 1) as i32,
         max_pd: MAX_PD as i32,
         max_qp_rd_atom: 128,
