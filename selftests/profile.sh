@@ -20,44 +20,49 @@ sync_point "profile-up"
 # ctr NAME: one counter of sr0's port.
 ctr() { rdma statistic show link sr0/1 | tr ' ' '\n' | awk -v k="$1" '$0 == k { getline; print }'; }
 report() { perf report -i "$data" --stdio --no-children "$@" 2>/dev/null | grep -v '^#' | grep .; }
-for scheme in "${schemes[@]}"; do
+# A scheme may be named more than once (to see a boot's drift): each cell is tagged
+# INDEX:SCHEME.
+tags=()
+for i in "${!schemes[@]}"; do tags+=("$((i + 1)):${schemes[$i]}"); done
+for tag in "${tags[@]}"; do
+  scheme=${tag#*:}
   echo "$scheme" > /sys/class/infiniband/sr0/recovery || exit 1
-  sync_point "profile-$scheme"
-  data=/tmp/profile-$scheme.data
+  sync_point "profile-${tag%%:*}"
+  data=/tmp/profile-${tag%%:*}.data
   # TCG guests have no PMU: the cpu-clock software event, with kernel stacks. The packets
   # sent and received while it samples are kept beside it.
   (
     sleep 2
     s0=$(ctr sent_pkts) r0=$(ctr rcvd_pkts)
     perf record -q -a -g -e cpu-clock -F 499 -o "$data" -- sleep $((secs - 3)) >/dev/null 2>&1
-    echo "$(( $(ctr sent_pkts) - s0 )) $(( $(ctr rcvd_pkts) - r0 ))" > "/tmp/profile-$scheme.pkts"
+    echo "$(( $(ctr sent_pkts) - s0 )) $(( $(ctr rcvd_pkts) - r0 ))" > "/tmp/profile-${tag%%:*}.pkts"
   ) &
   # shellcheck disable=SC2086 # PROF_ARGS: perftest options, split on spaces.
   bw=$(perftest_pair sr0 "$tool" "$loss" "$secs" ${PROF_ARGS:-} 2>/dev/null) || bw=fail
   wait
   is_client && log "profile: $tool ${PROF_ARGS:-} (${PERF_SIZE:-65536} B) recovery=$scheme loss=$loss% goodput $bw Gb/s"
-  read -r sent rcvd < "/tmp/profile-$scheme.pkts"
+  read -r sent rcvd < "/tmp/profile-${tag%%:*}.pkts"
   samples=$(report -n --sort comm -g none | awk '{ n += $2 } END { print n }')
-  log "profile: $scheme: while sampling $sent packets sent, $rcvd received, $samples samples (499 Hz)"
+  log "profile: $tag: while sampling $sent packets sent, $rcvd received, $samples samples (499 Hz)"
   # Every symbol with its sample count (kept in OUT for a later look).
-  report -n --sort sym -g none > "$OUT/profile-$scheme-symbols.txt"
-  echo "$sent" > "$OUT/profile-$scheme-sent"
-  log "profile: $scheme: time by command and DSO"
+  report -n --sort sym -g none > "$OUT/profile-${tag/:/-}-symbols.txt"
+  echo "$sent" > "$OUT/profile-${tag/:/-}-sent"
+  log "profile: $tag: time by command and DSO"
   report --sort comm,dso -g none | head -12
-  log "profile: $scheme: hottest symbols"
+  log "profile: $tag: hottest symbols"
   report --sort sym -g none | head -40
   for s in $(report --sort sym -g none | awk '$2 == "[k]" { print $3 }' | head -4); do
-    log "profile: $scheme: callers of $s"
+    log "profile: $tag: callers of $s"
     report --symbols="$s" -g caller,0.5,callee,function,percent --percent-limit 0.5 | head -30
   done
 done
 if [ "${#schemes[@]}" -gt 1 ]; then
-  log "profile: samples per 1000 packets sent: spread, then ${schemes[*]}; the 30 symbols that differ most"
-  for scheme in "${schemes[@]}"; do
-    awk -v s="$scheme" -v sent="$(cat "$OUT/profile-$scheme-sent")" \
+  log "profile: samples per 1000 packets sent: spread, then ${tags[*]}; the 30 symbols that differ most"
+  for tag in "${tags[@]}"; do
+    awk -v s="$tag" -v sent="$(cat "$OUT/profile-${tag/:/-}-sent")" \
       '$1 ~ /%$/ { sym = $4; for (i = 5; i <= NF; i++) sym = sym " " $i; print s, sent, $2, sym }' \
-      "$OUT/profile-$scheme-symbols.txt"
-  done | awk -v order="${schemes[*]}" '
+      "$OUT/profile-${tag/:/-}-symbols.txt"
+  done | awk -v order="${tags[*]}" '
     BEGIN { n = split(order, sc, " ") }
     {
       sym = $4; for (i = 5; i <= NF; i++) sym = sym " " $i
