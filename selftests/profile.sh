@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Guest side of scripts/profile (not a test): one perftest cell between the guests under
-# each scheme of PROF_SCHEME (one or more, switched through the device's recovery
-# attribute, so several are profiled side by side in one boot) at PROF_LOSS% loss on both
-# egresses, with perf sampling every CPU of each guest for the middle of each run. Each
+# each scheme of PROF_SCHEME (rxe_sr's schemes, or rdma_rxe for the upstream driver; one
+# or more, rxe_sr's switched through the device's recovery attribute, so several are
+# profiled side by side in one boot) at PROF_LOSS% loss on both egresses, with perf sampling every CPU of each guest for the middle of each run. Each
 # guest prints, per scheme, its time by command and DSO, its hottest symbols and the
 # callers of the hottest few, and the packets it sent and received while sampling; with
 # two or more schemes, a table of the symbols' samples per 1000 packets sent (a profile
@@ -15,10 +15,25 @@ loss=${PROF_LOSS:-5} tool=${PROF_TOOL:-ib_write_bw} secs=${PROF_SECS:-6}
 echo 0 > /proc/sys/kernel/kptr_restrict
 echo -1 > /proc/sys/kernel/perf_event_paranoid
 load_rdma_core || exit 1
-modprobe rxe_sr recovery="${schemes[0]}" && rdma link add sr0 type rxe_sr netdev eth0 && wait_port_active sr0 || exit 1
-sync_point "profile-up"
-# ctr NAME: one counter of sr0's port.
-ctr() { rdma statistic show link sr0/1 | tr ' ' '\n' | awk -v k="$1" '$0 == k { getline; print }'; }
+# The device under test: rdma_rxe's rxe0 for the scheme name "rdma_rxe" (the reference,
+# profiled the same way), rxe_sr's sr0 for the others.
+dev=
+use() {
+  case $1 in
+    rdma_rxe)
+      [ "$dev" = rxe0 ] && return 0
+      [ "$dev" = sr0 ] && { rdma link del sr0; modprobe -r rxe_sr; }
+      rxe_ref_up && dev=rxe0 ;;
+    *)
+      if [ "$dev" != sr0 ]; then
+        [ "$dev" = rxe0 ] && rxe_ref_down
+        modprobe rxe_sr recovery="$1" && rdma link add sr0 type rxe_sr netdev eth0 && wait_port_active sr0 && dev=sr0
+      fi
+      echo "$1" > /sys/class/infiniband/sr0/recovery ;;
+  esac
+}
+# ctr NAME: one counter of the device's port (both drivers count sent_pkts and rcvd_pkts).
+ctr() { rdma statistic show link "$dev/1" | tr ' ' '\n' | awk -v k="$1" '$0 == k { getline; print }'; }
 report() { perf report -i "$data" --stdio --no-children "$@" 2>/dev/null | grep -v '^#' | grep .; }
 # A scheme may be named more than once (to see a boot's drift): each cell is tagged
 # INDEX:SCHEME.
@@ -26,7 +41,7 @@ tags=()
 for i in "${!schemes[@]}"; do tags+=("$((i + 1)):${schemes[$i]}"); done
 for tag in "${tags[@]}"; do
   scheme=${tag#*:}
-  echo "$scheme" > /sys/class/infiniband/sr0/recovery || exit 1
+  use "$scheme" || { log "profile: $scheme did not come up"; exit 1; }
   sync_point "profile-${tag%%:*}"
   data=/tmp/profile-${tag%%:*}.data
   # TCG guests have no PMU: the cpu-clock software event, with kernel stacks. The packets
@@ -38,7 +53,7 @@ for tag in "${tags[@]}"; do
     echo "$(( $(ctr sent_pkts) - s0 )) $(( $(ctr rcvd_pkts) - r0 ))" > "/tmp/profile-${tag%%:*}.pkts"
   ) &
   # shellcheck disable=SC2086 # PROF_ARGS: perftest options, split on spaces.
-  bw=$(perftest_pair sr0 "$tool" "$loss" "$secs" ${PROF_ARGS:-} 2>/dev/null) || bw=fail
+  bw=$(perftest_pair "$dev" "$tool" "$loss" "$secs" ${PROF_ARGS:-} 2>/dev/null) || bw=fail
   wait
   is_client && log "profile: $tool ${PROF_ARGS:-} (${PERF_SIZE:-65536} B) recovery=$scheme loss=$loss% goodput $bw Gb/s"
   read -r sent rcvd < "/tmp/profile-${tag%%:*}.pkts"
@@ -83,5 +98,9 @@ if [ "${#schemes[@]}" -gt 1 ]; then
       close(cmd)
     }'
 fi
-rdma link del sr0
-modprobe -r rxe_sr
+if [ "$dev" = rxe0 ]; then
+  rxe_ref_down
+else
+  rdma link del sr0
+  modprobe -r rxe_sr
+fi
