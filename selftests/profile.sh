@@ -45,9 +45,16 @@ for tag in "${tags[@]}"; do
   sync_point "profile-${tag%%:*}"
   data=/tmp/profile-${tag%%:*}.data
   # TCG guests have no PMU: the cpu-clock software event, with kernel stacks. The packets
-  # sent and received while it samples are kept beside it.
+  # sent and received while it samples are kept beside it. Sampling starts a second after
+  # the traffic does (the port's packet counters move), so that the two guests sample the
+  # same stretch: the server's perftest starts seconds before the client's connects.
   (
-    sleep 2
+    p0=$(( $(ctr sent_pkts) + $(ctr rcvd_pkts) ))
+    for _ in $(seq 300); do
+      [ $(( $(ctr sent_pkts) + $(ctr rcvd_pkts) )) -gt $((p0 + 100)) ] && break
+      sleep 0.2
+    done
+    sleep 1
     s0=$(ctr sent_pkts) r0=$(ctr rcvd_pkts)
     perf record -q -a -g -e cpu-clock -F 499 -o "$data" -- sleep $((secs - 3)) >/dev/null 2>&1
     echo "$(( $(ctr sent_pkts) - s0 )) $(( $(ctr rcvd_pkts) - r0 ))" > "/tmp/profile-${tag%%:*}.pkts"
