@@ -21,7 +21,6 @@ reps=${BENCH_REPS:-3}
 read -r -a qps_list <<< "${BENCH_QPS:-1 10 100 1000}"
 read -r -a schemes <<< "${BENCH_SCHEMES:-gbn fasr srnic irn melo}"
 ref=${BENCH_REF:-1}
-stat_of() { rdma statistic show link sr0/1 | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
 total=$(( (ref + ${#schemes[@]}) * ${#qps_list[@]} * reps ))
 n=0
 is_client && echo "driver,op,qps,gbps" > "$OUT/bench.csv"

@@ -437,13 +437,16 @@ sr_up() {
   check "port ACTIVE" wait_port_active sr0
 }
 
+# stat_of NAME [DEV]: one counter of DEV's port 1 (default sr0), as `rdma statistic` shows it.
+stat_of() { rdma statistic show link "${2:-sr0}/1" | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
+
 # sr_down_clean: removes sr0 and the module; its unload report must count no live object
 # and the kernel log no oops or warning. Run under RXE_SR_RECOVERY (sr_apps.sh), the QPs
 # must also have agreed on that scheme with their peers (sr_qps_negotiated).
 sr_down_clean() {
   if [ -n "${RXE_SR_RECOVERY:-}" ] && [ "$RXE_SR_RECOVERY" != gbn ]; then
     local n
-    n=$(rdma statistic show link sr0/1 | tr ' ' '\n' | awk 'p { print; exit } $0 == "sr_qps_negotiated" { p = 1 }')
+    n=$(stat_of sr_qps_negotiated)
     [ "${n:-0}" -ge 1 ] || fail "no QP negotiated recovery=$RXE_SR_RECOVERY"
     log "ok: $n QPs negotiated recovery=$RXE_SR_RECOVERY"
   fi

@@ -32,59 +32,59 @@ use() {
       echo "$1" > /sys/class/infiniband/sr0/recovery ;;
   esac
 }
-# ctr NAME: one counter of the device's port (both drivers count sent_pkts and rcvd_pkts).
-ctr() { rdma statistic show link "$dev/1" | tr ' ' '\n' | awk -v k="$1" '$0 == k { getline; print }'; }
+# moved: the packets the device's port sent and received (both drivers count them).
+moved() { echo $(( $(stat_of sent_pkts "$dev") + $(stat_of rcvd_pkts "$dev") )); }
 report() { perf report -i "$data" --stdio --no-children "$@" 2>/dev/null | grep -v '^#' | grep .; }
-# A scheme may be named more than once (to see a boot's drift): each cell is tagged
-# INDEX:SCHEME.
-tags=()
-for i in "${!schemes[@]}"; do tags+=("$((i + 1)):${schemes[$i]}"); done
-for tag in "${tags[@]}"; do
-  scheme=${tag#*:}
+# A scheme may be named more than once (to see a boot's drift): each cell is named
+# N-SCHEME, N its place in PROF_SCHEME.
+cells=()
+for i in "${!schemes[@]}"; do
+  scheme=${schemes[$i]} cell=$((i + 1))-${schemes[$i]}
+  cells+=("$cell")
   use "$scheme" || { log "profile: $scheme did not come up"; exit 1; }
-  sync_point "profile-${tag%%:*}"
-  data=/tmp/profile-${tag%%:*}.data
+  sync_point "profile-$cell"
+  data=/tmp/profile-$cell.data
   # TCG guests have no PMU: the cpu-clock software event, with kernel stacks. The packets
   # sent and received while it samples are kept beside it. Sampling starts a second after
   # the traffic does (the port's packet counters move), so that the two guests sample the
   # same stretch: the server's perftest starts seconds before the client's connects.
   (
-    p0=$(( $(ctr sent_pkts) + $(ctr rcvd_pkts) ))
+    p0=$(moved)
     for _ in $(seq 300); do
-      [ $(( $(ctr sent_pkts) + $(ctr rcvd_pkts) )) -gt $((p0 + 100)) ] && break
+      [ "$(moved)" -gt $((p0 + 100)) ] && break
       sleep 0.2
     done
     sleep 1
-    s0=$(ctr sent_pkts) r0=$(ctr rcvd_pkts)
+    s0=$(stat_of sent_pkts "$dev") r0=$(stat_of rcvd_pkts "$dev")
     perf record -q -a -g -e cpu-clock -F 499 -o "$data" -- sleep $((secs - 3)) >/dev/null 2>&1
-    echo "$(( $(ctr sent_pkts) - s0 )) $(( $(ctr rcvd_pkts) - r0 ))" > "/tmp/profile-${tag%%:*}.pkts"
+    echo "$(( $(stat_of sent_pkts "$dev") - s0 )) $(( $(stat_of rcvd_pkts "$dev") - r0 ))" > "/tmp/profile-$cell.pkts"
   ) &
   # shellcheck disable=SC2086 # PROF_ARGS: perftest options, split on spaces.
   bw=$(perftest_pair "$dev" "$tool" "$loss" "$secs" ${PROF_ARGS:-} 2>/dev/null) || bw=fail
   wait
   is_client && log "profile: $tool ${PROF_ARGS:-} (${PERF_SIZE:-65536} B) recovery=$scheme loss=$loss% goodput $bw Gb/s"
-  read -r sent rcvd < "/tmp/profile-${tag%%:*}.pkts"
+  read -r sent rcvd < "/tmp/profile-$cell.pkts"
   samples=$(report -n --sort comm -g none | awk '{ n += $2 } END { print n }')
-  log "profile: $tag: while sampling $sent packets sent, $rcvd received, $samples samples (499 Hz)"
+  log "profile: $cell: while sampling $sent packets sent, $rcvd received, $samples samples (499 Hz)"
   # Every symbol with its sample count (kept in OUT for a later look).
-  report -n --sort sym -g none > "$OUT/profile-${tag/:/-}-symbols.txt"
-  echo "$sent" > "$OUT/profile-${tag/:/-}-sent"
-  log "profile: $tag: time by command and DSO"
+  report -n --sort sym -g none > "$OUT/profile-$cell-symbols.txt"
+  echo "$sent" > "$OUT/profile-$cell-sent"
+  log "profile: $cell: time by command and DSO"
   report --sort comm,dso -g none | head -12
-  log "profile: $tag: hottest symbols"
+  log "profile: $cell: hottest symbols"
   report --sort sym -g none | head -40
   for s in $(report --sort sym -g none | awk '$2 == "[k]" { print $3 }' | head -4); do
-    log "profile: $tag: callers of $s"
+    log "profile: $cell: callers of $s"
     report --symbols="$s" -g caller,0.5,callee,function,percent --percent-limit 0.5 | head -30
   done
 done
 if [ "${#schemes[@]}" -gt 1 ]; then
-  log "profile: samples per 1000 packets sent: spread, then ${tags[*]}; the 30 symbols that differ most"
-  for tag in "${tags[@]}"; do
-    awk -v s="$tag" -v sent="$(cat "$OUT/profile-${tag/:/-}-sent")" \
+  log "profile: samples per 1000 packets sent: spread, then ${cells[*]}; the 30 symbols that differ most"
+  for cell in "${cells[@]}"; do
+    awk -v s="$cell" -v sent="$(cat "$OUT/profile-$cell-sent")" \
       '$1 ~ /%$/ { sym = $4; for (i = 5; i <= NF; i++) sym = sym " " $i; print s, sent, $2, sym }' \
-      "$OUT/profile-${tag/:/-}-symbols.txt"
-  done | awk -v order="${tags[*]}" '
+      "$OUT/profile-$cell-symbols.txt"
+  done | awk -v order="${cells[*]}" '
     BEGIN { n = split(order, sc, " ") }
     {
       sym = $4; for (i = 5; i <= NF; i++) sym = sym " " $i

@@ -11,7 +11,6 @@
 # then a READ and a WRITE over the same QPs still succeed.
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
-stat_of() { rdma statistic show link sr0/1 | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
 tag="t${TEST_INDEX:-0}-forge"

@@ -10,7 +10,6 @@
 # standard (sr_qps_standard > 0, sr_qps_negotiated 0).
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
-stat_of() { rdma statistic show link sr0/1 | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
 schemes=(fasr srnic irn melo)
 quick && schemes=(fasr srnic)
 for scheme in "${schemes[@]}"; do

@@ -15,7 +15,6 @@
 # gone, that the device's pools are empty again.
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
-stat_of() { rdma statistic show link sr0/1 | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
 at_least() { # NAME MIN: the counter NAME is at least MIN
   local v; v=$(stat_of "$1")
   [ -n "$v" ] && [ "$v" -ge "$2" ] || fail "$scheme: counter $1 is '${v}', expected >= $2"

@@ -11,7 +11,6 @@
 #    rc_verify passes.
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
-stat_of() { rdma statistic show link sr0/1 | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
 at_least() { # NAME MIN
   local v; v=$(stat_of "$1")
   [ -n "$v" ] && [ "$v" -ge "$2" ] || fail "counter $1 is '${v}', expected >= $2"

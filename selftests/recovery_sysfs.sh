@@ -8,7 +8,6 @@
 # rc_verify's QPs negotiate SR (sr_qps_negotiated grows), every byte checked.
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
-stat_of() { rdma statistic show link sr0/1 | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
 attr=/sys/class/infiniband/sr0/recovery
 sr_up gbn
 [ "$(cat $attr)" = gbn ] || fail "$attr reads '$(cat $attr)', not gbn"
