@@ -95,8 +95,9 @@ pub(crate) enum Counter {
     /// SRNIC: most entries one QP's onload queue held at once (a maximum, not a sum;
     /// rxe_sr's).
     SrOnloadQueuePeak = 37,
-    /// Resends of RCV-NXT found lost by a later packet's SACK and sent again without
-    /// waiting for the retransmission timeout (rxe_sr's).
+    /// Resends found lost and sent again without waiting for the retransmission timeout:
+    /// a resend of RCV-NXT that a later packet's SACK or READ response, or its probe bound,
+    /// showed lost, and READ repairs asked for again (rxe_sr's).
     SrLostResends = 38,
     /// FaSR SACKs held back: they only moved sack-high by one (rxe_sr's).
     SrSacksCoalesced = 39,
