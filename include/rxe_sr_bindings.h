@@ -3,6 +3,7 @@
  * Input of the module's own bindgen run (see Kbuild): the kernel headers rxe_sr uses and
  * its C glue. The kernel's `bindings` crate carries no RDMA headers, hence this file.
  */
+#include <linux/crc32.h>
 #include <linux/netdevice.h>
 #include <linux/vmalloc.h>
 #include <net/udp_tunnel.h>

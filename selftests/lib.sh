@@ -440,6 +440,24 @@ sr_up() {
 # stat_of NAME [DEV]: one counter of DEV's port 1 (default sr0), as `rdma statistic` shows it.
 stat_of() { rdma statistic show link "${2:-sr0}/1" | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
 
+# cpu_ticks: this guest's CPU time so far, from /proc/stat's cpu line, in USER_HZ ticks:
+# "user system softirq+irq idle+iowait" (nice counts as user, steal and guest are left out).
+cpu_ticks() {
+  local _cpu user nice system idle iowait irq softirq
+  read -r _cpu user nice system idle iowait irq softirq _ < /proc/stat
+  echo "$((user + nice)) $system $((irq + softirq)) $((idle + iowait))"
+}
+
+# cpu_share BEFORE AFTER: the shares of CPU time between two cpu_ticks readings, e.g.
+# "user 12% system 40% irq 8% idle 40% (of 900 ticks)".
+cpu_share() {
+  local -a a=($1) b=($2)
+  local u=$((b[0] - a[0])) s=$((b[1] - a[1])) q=$((b[2] - a[2])) i=$((b[3] - a[3]))
+  local t=$((u + s + q + i))
+  [ "$t" -gt 0 ] || { echo "no ticks"; return; }
+  echo "user $((100 * u / t))% system $((100 * s / t))% irq $((100 * q / t))% idle $((100 * i / t))% (of $t ticks)"
+}
+
 # sr_down_clean: removes sr0 and the module; its unload report must count no live object
 # and the kernel log no oops or warning. Run under RXE_SR_RECOVERY (sr_apps.sh), the QPs
 # must also have agreed on that scheme with their peers (sr_qps_negotiated).

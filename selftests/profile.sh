@@ -56,8 +56,10 @@ for i in "${!schemes[@]}"; do
     done
     sleep 1
     s0=$(stat_of sent_pkts "$dev") r0=$(stat_of rcvd_pkts "$dev")
+    c0=$(cpu_ticks)
     perf record -q -a -g -e cpu-clock -F 499 -o "$data" -- sleep $((secs - 3)) >/dev/null 2>&1
     echo "$(( $(stat_of sent_pkts "$dev") - s0 )) $(( $(stat_of rcvd_pkts "$dev") - r0 ))" > "/tmp/profile-$cell.pkts"
+    cpu_share "$c0" "$(cpu_ticks)" > "/tmp/profile-$cell.cpu"
   ) &
   # shellcheck disable=SC2086 # PROF_ARGS: perftest options, split on spaces.
   bw=$(perftest_pair "$dev" "$tool" "$loss" "$secs" ${PROF_ARGS:-} 2>/dev/null) || bw=fail
@@ -66,6 +68,7 @@ for i in "${!schemes[@]}"; do
   read -r sent rcvd < "/tmp/profile-$cell.pkts"
   samples=$(report -n --sort comm -g none | awk '{ n += $2 } END { print n }')
   log "profile: $cell: while sampling $sent packets sent, $rcvd received, $samples samples (499 Hz)"
+  log "profile: $cell: CPU by the kernel's accounting (/proc/stat) while sampling: $(cat "/tmp/profile-$cell.cpu")"
   # Every symbol with its sample count (kept in OUT for a later look).
   report -n --sort sym -g none > "$OUT/profile-$cell-symbols.txt"
   echo "$sent" > "$OUT/profile-$cell-sent"

@@ -11,6 +11,7 @@
 //! `unsafe`: the verbs objects' entry points are adapters here (`ib_device.rs` and one file
 //! per object family) that hand the driver typed values through the `Driver` trait.
 
+pub(crate) mod crc32;
 pub(crate) mod error;
 pub(crate) mod ib_ah;
 pub(crate) mod ib_cq;

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Sending RoCEv2 datagrams: `kx::skbuff` routes and builds the IP/UDP headers, the caller
 //! writes the IB bytes straight into the skb, rxe_sr fills the ICRC over the finished
-//! datagram with `proto::wire::icrc`, and the IP layer sends it. A packet to our own address
-//! goes to the device's receive work instead (loopback, as rdma_rxe's).
+//! datagram with `proto::wire::icrc` (over the kernel's `crc32_le`), and the IP layer sends
+//! it. A packet to our own address goes to the device's receive work instead (loopback, as
+//! rdma_rxe's).
 
 use kernel::prelude::*;
 
+use crate::kx::crc32::KernelCrc32;
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::{IpAddrs, RoceRoute, TxSkb};
 use crate::objects::ah::{Av, Network};
@@ -68,7 +70,7 @@ pub(crate) fn send_with<E>(
     filled.and_then(|()| {
         let (head, ib_bytes) = data.split_at_mut(hdrs);
         let (ip, udp) = head.split_at(hdrs - 8);
-        icrc::fill(ip, udp, ib_bytes)
+        icrc::fill_with::<KernelCrc32>(ip, udp, ib_bytes)
             .map(|_| ())
             .map_err(|_| SendError::Net(EINVAL))
     })?;

@@ -4,6 +4,7 @@
 //! delivered at once, an RC/UC packet runs its QP's responder or completer, or waits while
 //! that QP's READ responses are still going out.
 
+use crate::kx::crc32::KernelCrc32;
 use crate::kx::skbuff::SkBuff;
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
@@ -20,7 +21,7 @@ use crate::transport::datagram;
 /// dropped and counted there.
 pub(crate) fn parse(bytes: &[u8]) -> Option<(RoceDatagram<'_>, PacketRepr<'_>)> {
     let d = RoceDatagram::parse(bytes).ok()?;
-    let p = PacketRepr::parse_checked(d.ip_header, d.udp_header, d.ib).ok()?;
+    let p = PacketRepr::parse_checked_with::<KernelCrc32>(d.ip_header, d.udp_header, d.ib).ok()?;
     Some((d, p))
 }
 

@@ -16,6 +16,9 @@
 //! stores `~crc32_le(...)` as a little-endian word. Step 1 is folded into the seed
 //! [`ICRC_SEED`] as rdma_rxe does. Unlike rdma_rxe (which always takes 20 bytes), IPv4
 //! options, if any, are covered like the rest of the IPv4 header.
+//!
+//! The CRC-32 itself is a parameter ([`Crc32`]): the module computes it with the kernel's
+//! `crc32_le()` (what rdma_rxe uses), the host with [`SoftCrc32`], this file's slice-by-8.
 
 use super::bth::BTH_LEN;
 use super::{Error, Result};
@@ -30,6 +33,7 @@ pub const ICRC_SEED: u32 = 0xdebb_20e3;
 
 /// The slice-by-8 tables: `T[0]` is the byte-wise CRC-32 table, `T[k][i]` the CRC of byte
 /// `i` followed by `k` zero bytes. Built at compile time.
+#[cfg(not(MODULE))]
 const fn make_tables() -> [[u32; 256]; 8] {
     let mut t = [[0u32; 256]; 8];
     let mut i = 0;
@@ -60,8 +64,10 @@ const fn make_tables() -> [[u32; 256]; 8] {
     t
 }
 
+#[cfg(not(MODULE))]
 static CRC32_TABLES: [[u32; 256]; 8] = make_tables();
 
+#[cfg(not(MODULE))]
 #[inline(always)]
 fn tab(n: usize, i: u32) -> u32 {
     // `i` is masked to 0..=255 by every caller and `n < 8`: the lookup cannot miss.
@@ -72,9 +78,28 @@ fn tab(n: usize, i: u32) -> u32 {
         .unwrap_or(0)
 }
 
+/// A CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320) with the Linux `crc32_le()`
+/// contract: feeds `data` into a running state, no initial or final inversion.
+pub trait Crc32 {
+    /// The state after `data`, from state `crc`.
+    fn crc32_le(crc: u32, data: &[u8]) -> u32;
+}
+
+/// This file's CRC-32: slice-by-8 over tables built at compile time.
+#[cfg(not(MODULE))]
+pub struct SoftCrc32;
+
+#[cfg(not(MODULE))]
+impl Crc32 for SoftCrc32 {
+    fn crc32_le(crc: u32, data: &[u8]) -> u32 {
+        crc32_le(crc, data)
+    }
+}
+
 /// Feeds `data` into a running reflected CRC-32 state (no initial or final inversion;
 /// the Linux `crc32_le()` contract). Eight bytes per step (slice-by-8), then byte-wise.
-pub fn crc32_le(mut crc: u32, data: &[u8]) -> u32 {
+#[cfg(not(MODULE))]
+fn crc32_le(mut crc: u32, data: &[u8]) -> u32 {
     let mut chunks = data.chunks_exact(8);
     for c in &mut chunks {
         let w = u64::from_le_bytes(<[u8; 8]>::try_from(c).unwrap_or_default()) ^ u64::from(crc);
@@ -95,7 +120,7 @@ pub fn crc32_le(mut crc: u32, data: &[u8]) -> u32 {
 }
 
 /// The masked IP header: feeds `ip` into `crc` with the variant fields set to ones.
-fn crc_ip(crc: u32, ip: &[u8]) -> Result<u32> {
+fn crc_ip<C: Crc32>(crc: u32, ip: &[u8]) -> Result<u32> {
     let first = *ip.first().ok_or(Error::Truncated)?;
     match first >> 4 {
         4 => {
@@ -108,8 +133,8 @@ fn crc_ip(crc: u32, ip: &[u8]) -> Result<u32> {
             m[8] = 0xff; // TTL
             m[10] = 0xff; // header checksum
             m[11] = 0xff;
-            let crc = crc32_le(crc, &m);
-            Ok(crc32_le(crc, ip.get(20..).unwrap_or(&[])))
+            let crc = C::crc32_le(crc, &m);
+            Ok(C::crc32_le(crc, ip.get(20..).unwrap_or(&[])))
         }
         6 => {
             if ip.len() != 40 {
@@ -121,8 +146,8 @@ fn crc_ip(crc: u32, ip: &[u8]) -> Result<u32> {
             m[2] = 0xff;
             m[3] = 0xff;
             m[7] = 0xff; // hop limit
-            let crc = crc32_le(crc, &m);
-            Ok(crc32_le(crc, ip.get(8..).unwrap_or(&[])))
+            let crc = C::crc32_le(crc, &m);
+            Ok(C::crc32_le(crc, ip.get(8..).unwrap_or(&[])))
         }
         _ => Err(Error::BadIpHeader),
     }
@@ -135,20 +160,20 @@ fn crc_ip(crc: u32, ip: &[u8]) -> Result<u32> {
 /// - `ib`: BTH, extension headers, payload and pad, **without** the ICRC trailer.
 ///
 /// The result goes on the wire as `value.to_le_bytes()`.
-pub fn compute(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<u32> {
+pub fn compute_with<C: Crc32>(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<u32> {
     if udp.len() != 8 {
         return Err(Error::BadIpHeader);
     }
     let bth = ib.get(..BTH_LEN).ok_or(Error::Truncated)?;
-    let crc = crc_ip(ICRC_SEED, ip)?;
+    let crc = crc_ip::<C>(ICRC_SEED, ip)?;
     let mut u: [u8; 8] = bytes::array(udp).ok_or(Error::BadIpHeader)?;
     u[6] = 0xff;
     u[7] = 0xff;
-    let crc = crc32_le(crc, &u);
+    let crc = C::crc32_le(crc, &u);
     let mut b: [u8; BTH_LEN] = bytes::array(bth).ok_or(Error::Truncated)?;
     b[4] = 0xff;
-    let crc = crc32_le(crc, &b);
-    let crc = crc32_le(crc, ib.get(BTH_LEN..).unwrap_or(&[]));
+    let crc = C::crc32_le(crc, &b);
+    let crc = C::crc32_le(crc, ib.get(BTH_LEN..).unwrap_or(&[]));
     Ok(!crc)
 }
 
@@ -165,10 +190,28 @@ pub fn carried(ib: &[u8]) -> Result<u32> {
     split(ib).map(|(_, t)| u32::from_le_bytes(t))
 }
 
-/// Checks the ICRC of `ib` (BTH .. ICRC, ICRC included); [`Error::BadIcrc`] on mismatch.
+/// [`compute_with`] with [`SoftCrc32`].
+#[cfg(not(MODULE))]
+pub fn compute(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<u32> {
+    compute_with::<SoftCrc32>(ip, udp, ib)
+}
+
+/// [`verify_with`] with [`SoftCrc32`].
+#[cfg(not(MODULE))]
 pub fn verify(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<()> {
+    verify_with::<SoftCrc32>(ip, udp, ib)
+}
+
+/// [`fill_with`] with [`SoftCrc32`].
+#[cfg(not(MODULE))]
+pub fn fill(ip: &[u8], udp: &[u8], ib: &mut [u8]) -> Result<u32> {
+    fill_with::<SoftCrc32>(ip, udp, ib)
+}
+
+/// Checks the ICRC of `ib` (BTH .. ICRC, ICRC included); [`Error::BadIcrc`] on mismatch.
+pub fn verify_with<C: Crc32>(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<()> {
     let (body, t) = split(ib)?;
-    if compute(ip, udp, body)? == u32::from_le_bytes(t) {
+    if compute_with::<C>(ip, udp, body)? == u32::from_le_bytes(t) {
         Ok(())
     } else {
         Err(Error::BadIcrc)
@@ -176,10 +219,10 @@ pub fn verify(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<()> {
 }
 
 /// Computes the ICRC of `ib` (BTH .. ICRC) and writes it into its last 4 bytes.
-pub fn fill(ip: &[u8], udp: &[u8], ib: &mut [u8]) -> Result<u32> {
+pub fn fill_with<C: Crc32>(ip: &[u8], udp: &[u8], ib: &mut [u8]) -> Result<u32> {
     let n = ib.len().checked_sub(ICRC_LEN).ok_or(Error::Truncated)?;
     let (body, tail) = ib.split_at_mut(n);
-    let v = compute(ip, udp, body)?;
+    let v = compute_with::<C>(ip, udp, body)?;
     if !bytes::copy(tail, &v.to_le_bytes()) {
         return Err(Error::Truncated);
     }

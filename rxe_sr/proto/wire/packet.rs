@@ -14,13 +14,13 @@
 //!   exactly 16 reserved bytes and ATOMIC_WRITE exactly 8 ([`Error::BadLength`]);
 //! - SR headers well formed and consistent with the AETH ([`Error::BadSrHeader`]).
 //!
-//! The ICRC needs the IP and UDP headers: [`PacketRepr::parse_checked`] verifies it,
-//! [`icrc::fill`] writes it after [`PacketRepr::emit`]. Pad bytes are ignored on parse and
+//! The ICRC needs the IP and UDP headers: [`PacketRepr::parse_checked_with`] verifies it,
+//! [`icrc::fill_with`] writes it after [`PacketRepr::emit`]. Pad bytes are ignored on parse and
 //! emitted as zeros (as rdma_rxe does); everything else round-trips bit for bit.
 
 use super::bth::{Bth, BthRepr, BTH_LEN};
 use super::ext_headers::{Aeth, AtomicAckEth, AtomicEth, Deth, Feth, Ieth, ImmDt, Reth};
-use super::icrc::{self, ICRC_LEN};
+use super::icrc::{self, Crc32, ICRC_LEN};
 use super::opcode::{Headers, Opcode};
 use super::sr_ext::{MsnEth, SrAckEth, BTH_TVER_SR, BTH_TVER_STD};
 use super::{Error, Result};
@@ -151,10 +151,6 @@ pub struct PacketRepr<'a> {
     pub payload: &'a [u8],
 }
 
-#[cfg_attr(
-    MODULE,
-    expect(dead_code, reason = "host-side API; the module does not use it yet")
-)]
 impl<'a> PacketRepr<'a> {
     /// Parses and validates an IB packet (BTH .. ICRC). The ICRC is not checked; see
     /// [`Self::parse_checked`].
@@ -194,11 +190,18 @@ impl<'a> PacketRepr<'a> {
         Ok(PacketRepr { bth, ext, payload })
     }
 
-    /// Parses an IB packet and verifies its ICRC against the IP and UDP headers it came in.
-    pub fn parse_checked(ip: &[u8], udp: &[u8], ib: &'a [u8]) -> Result<Self> {
+    /// Parses an IB packet and verifies its ICRC (computed with `C`) against the IP and UDP
+    /// headers it came in.
+    pub fn parse_checked_with<C: Crc32>(ip: &[u8], udp: &[u8], ib: &'a [u8]) -> Result<Self> {
         let r = Self::parse(ib)?;
-        icrc::verify(ip, udp, ib)?;
+        icrc::verify_with::<C>(ip, udp, ib)?;
         Ok(r)
+    }
+
+    /// [`Self::parse_checked_with`] with the host's CRC-32.
+    #[cfg(not(MODULE))]
+    pub fn parse_checked(ip: &[u8], udp: &[u8], ib: &'a [u8]) -> Result<Self> {
+        Self::parse_checked_with::<icrc::SoftCrc32>(ip, udp, ib)
     }
 
     /// True for a packet in rxe_sr's SR format (BTH TVer = 1).
@@ -303,6 +306,7 @@ impl<'a> PacketRepr<'a> {
     }
 
     /// Emits the packet and fills in its ICRC for the given IP and UDP headers.
+    #[cfg(not(MODULE))]
     pub fn emit_with_icrc(&self, ip: &[u8], udp: &[u8], buf: &mut [u8]) -> Result<usize> {
         let len = self.emit(buf)?;
         icrc::fill(ip, udp, buf.get_mut(..len).ok_or(Error::BufferTooSmall)?)?;
@@ -378,6 +382,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
 
     /// Verifies the ICRC against the IP and UDP headers.
+    #[cfg(not(MODULE))]
     pub fn verify_icrc(&self, ip: &[u8], udp: &[u8]) -> Result<()> {
         icrc::verify(ip, udp, self.buffer.as_ref())
     }
@@ -395,6 +400,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     }
 
     /// Recomputes and stores the ICRC.
+    #[cfg(not(MODULE))]
     pub fn fill_icrc(&mut self, ip: &[u8], udp: &[u8]) -> Result<u32> {
         icrc::fill(ip, udp, self.buffer.as_mut())
     }
