@@ -65,8 +65,6 @@ impl<'a> QpCtx<'a> {
 
 /// What to run on a connected QP once its environment is built.
 pub(crate) enum Step<'p> {
-    /// The doorbell: fetch new send WQEs and send.
-    Doorbell,
     /// A packet from the peer.
     Packet(&'p PacketRepr<'p>),
     /// The timer fired: the requester's timers.
@@ -136,7 +134,6 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
         },
         Step::SlowPath => resp.on_timer(&mut env, cfg),
         Step::Pump => resp.pump(&mut env, cfg, READ_BUDGET),
-        Step::Doorbell => Outcome::Ok,
     };
     if let (Outcome::Ok, Some(r), true) = (outcome, req.as_mut(), rts) {
         let limits = SendLimits {
@@ -428,8 +425,11 @@ pub(crate) fn doorbell(qp: &RoceQp) -> Result {
         }
         _ => return Err(EINVAL),
     }
-    ctx.with_netdev(|nd| drive(&ctx, &mut g, nd, Step::Doorbell))
-        .ok_or(EINVAL)
+    drop(g);
+    // The QP's work fetches and sends (as rdma_rxe's send task for user QPs): the caller
+    // goes back to posting, and one run of the work takes every WQE posted meanwhile.
+    qp.timer().kick();
+    Ok(())
 }
 
 /// What became of an RC or UC packet.
