@@ -9,7 +9,12 @@
 #  - handler: a completion handler that moves its own QP to Error neither deadlocks nor is
 #    refused (rxe_sr runs consumer callbacks without holding the QP's lock);
 #  - query: ib_query_qp returns the QP's address vector with grh.sgid_attr NULL (item 8:
-#    the core only lends that pointer during modify_qp).
+#    the core only lends that pointer during modify_qp);
+#  - fastreg: an MR of max_fast_reg_page_list_len pages is allocated, one of a page more
+#    refused; ib_map_mr_sg refuses a page size page_size_cap does not offer;
+#  - ah: kernel AHs count against max_ah (the next one is refused);
+#  - mcast: max_mcast_qp_attach UD QPs attach to one multicast group, the next is refused.
+# The limits are read from the device's attributes.
 . "$HOST_SHARE/selftests/lib.sh"
 ko=$HOST_SHARE/selftests/kmod/rxe_sr_ulp_test.ko
 [ -f "$ko" ] || fail "the test module was not built ($ko)"
@@ -23,4 +28,7 @@ rmmod rxe_sr_ulp_test 2>/dev/null || true
 expect_grep "flush: every work request completed" '^.*rxe_sr_ulp_test: flush: PASS' "$out"
 expect_grep "handler: moved its QP to Error" '^.*rxe_sr_ulp_test: handler: PASS' "$out"
 expect_grep "query: address vector without the borrowed sgid_attr" '^.*rxe_sr_ulp_test: query: PASS' "$out"
+expect_grep "fastreg: max_fast_reg_page_list_len and page_size_cap enforced" '^.*rxe_sr_ulp_test: fastreg: PASS' "$out"
+expect_grep "ah: kernel AHs bounded by max_ah" '^.*rxe_sr_ulp_test: ah: PASS' "$out"
+expect_grep "mcast: max_mcast_qp_attach QPs per group" '^.*rxe_sr_ulp_test: mcast: PASS' "$out"
 sr_down_clean

@@ -5,7 +5,9 @@
 # on sr0): 10 receives posted at depth 16, the SRQ grown to 64 (the posted WQEs move to the
 # new ring, which the provider maps in place of the old one), 40 more posted, then 50 SENDs
 # arrive: every one lands in the right buffer, in posting order. Shrinking below the number
-# posted is refused with EINVAL; the limit event is armed against the new depth.
+# posted is refused with EINVAL; the limit event is armed against the new depth. The device's
+# SRQ limits: an SRQ of max_srq_sge SGEs is created, one of max_srq_sge + 1 refused; a depth
+# of max_srq_wr + 1 is refused at create and at resize (the SRQ keeps its depth).
 . "$HOST_SHARE/selftests/lib.sh"
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
@@ -95,6 +97,30 @@ except PyverbsRDMAError as ex:
 srq.modify(SrqAttr(max_wr=32, srq_limit=8), e.IBV_SRQ_MAX_WR | e.IBV_SRQ_LIMIT)
 q = srq.query()
 print("shrunk: max_wr %d limit %d" % (q.max_wr, q.srq_limit))
+
+dev = ctx.query_device()
+print("device: max_srq_wr %d max_srq_sge %d" % (dev.max_srq_wr, dev.max_srq_sge))
+def refused(desc, fn):
+    try:
+        fn()
+    except PyverbsRDMAError as ex:
+        print("refused %s: errno %d" % (desc, ex.error_code))
+        return
+    print("BAD: %s accepted" % desc)
+big = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=4, max_sge=dev.max_srq_sge)))
+got = big.query().max_sge
+big.close()
+assert got >= dev.max_srq_sge, got
+print("created an SRQ of %d SGEs (max_srq_sge)" % got)
+refused("%d SGEs (max_srq_sge + 1)" % (dev.max_srq_sge + 1),
+        lambda: SRQ(pd, SrqInitAttr(SrqAttr(max_wr=4, max_sge=dev.max_srq_sge + 1))))
+refused("depth %d at create (max_srq_wr + 1)" % (dev.max_srq_wr + 1),
+        lambda: SRQ(pd, SrqInitAttr(SrqAttr(max_wr=dev.max_srq_wr + 1, max_sge=1))))
+refused("depth %d at resize (max_srq_wr + 1)" % (dev.max_srq_wr + 1),
+        lambda: srq.modify(SrqAttr(max_wr=dev.max_srq_wr + 1), e.IBV_SRQ_MAX_WR))
+kept = srq.query().max_wr
+assert kept == q.max_wr, (kept, q.max_wr)
+print("the refused resize kept depth %d" % kept)
 for o in (a_qp, b_qp, srq, mr, cq, pd, ctx):
     o.close()
 print("closed")
@@ -103,10 +129,15 @@ PY
 rc=$?
 printf '%s\n' "$out"
 [ $rc = 0 ] || fail "pyverbs script failed"
-printf '%s\n' "$out" | grep -q '^BAD' && fail "a bad resize was accepted"
+printf '%s\n' "$out" | grep -q '^BAD' && fail "a bad resize or SRQ was accepted"
 expect_grep "shrinking below the posted WQEs refused" '^refused shrinking below the posted count: errno 22$' "$out"
 expect_grep "grown to 64" '^resized: max_wr (6[4-9]|[7-9][0-9]|[0-9]{3,})$' "$out"
 expect_grep "posted WQEs survived the resize" '^50 messages landed in order in the right buffers$' "$out"
 expect_grep "limit checked against the new depth" '^refused a limit above the new depth: errno 22$' "$out"
 expect_grep "shrunk with a limit" '^shrunk: max_wr (3[2-9]|[4-9][0-9]) limit 8$' "$out"
+expect_grep "an SRQ of max_srq_sge SGEs is accepted" '^created an SRQ of [0-9]+ SGEs \(max_srq_sge\)$' "$out"
+expect_grep "max_srq_sge + 1 SGEs refused" '^refused [0-9]+ SGEs \(max_srq_sge \+ 1\): errno 22$' "$out"
+expect_grep "max_srq_wr + 1 refused at create" '^refused depth [0-9]+ at create \(max_srq_wr \+ 1\): errno 22$' "$out"
+expect_grep "max_srq_wr + 1 refused at resize" '^refused depth [0-9]+ at resize \(max_srq_wr \+ 1\): errno 22$' "$out"
+expect_grep "the SRQ kept its depth" '^the refused resize kept depth [0-9]+$' "$out"
 sr_down_clean

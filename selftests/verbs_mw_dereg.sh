@@ -5,7 +5,8 @@
 # deregistered (EBUSY; rdma_rxe refuses too), for a type 1 window bound with ibv_bind_mw
 # and a type 2 window bound by a BIND_MW work request; once the window is unbound (type 1:
 # a bind of length 0) or invalidated (type 2: LOCAL_INV), deregistration succeeds. Two RC
-# QPs on sr0 (loopback) carry the binds.
+# QPs on sr0 (loopback) carry the binds. The device reports a max_mw above 0 (rxe_sr offers
+# windows of both types, allocated here).
 . "$HOST_SHARE/selftests/lib.sh"
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
@@ -25,6 +26,7 @@ from pyverbs.pyverbs_error import PyverbsRDMAError
 gidx = int(os.environ["GIDX"])
 ip = os.environ["MYIP"]
 ctx = d.Context(name="sr0")
+print("max_mw %d" % ctx.query_device().max_mw)
 pd = PD(ctx)
 cq = CQ(ctx, 32)
 cap = QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)
@@ -87,6 +89,7 @@ PY
 rc=$?
 printf '%s\n' "$out"
 [ $rc = 0 ] || fail "pyverbs script failed (exit $rc)"
+expect_grep "the device reports memory windows (max_mw above 0)" '^max_mw [1-9][0-9]*$' "$out"
 for t in 1 2; do
   expect_grep "type $t: refused while bound" "^type $t window bound: deregistration refused \(EBUSY\)$" "$out"
   expect_grep "type $t: deregistered once unbound" "^type $t window unbound: region deregistered$" "$out"

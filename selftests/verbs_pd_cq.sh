@@ -5,7 +5,9 @@
 # (the provider mmaps each CQ ring and reads its header; one of 131071 entries, past
 # rdma_rxe's max_cqe), arm completion events; depths of 0, below 0 and past the reported
 # max_cqe are refused with an error; a process that exits with objects open leaves nothing
-# behind (the module's live-object counters, reported at unload, are all zero).
+# behind (the module's live-object counters, reported at unload, are all zero). The
+# max_pkeys ibv_devinfo reports is the size of the port's P_Key table (its pkey_tbl_len and
+# the entries in sysfs), whose last entry reads back and whose next does not exist.
 . "$HOST_SHARE/selftests/lib.sh"
 sr_up
 
@@ -49,6 +51,22 @@ expect_grep "max_cqe reported" '^max_cqe 1048575$' "$out"
 [ "$(printf '%s\n' "$out" | grep -c '^refused depth')" = 4 ] || fail "not every bad depth was refused"
 printf '%s\n' "$out" | grep -q '^BAD' && fail "a bad depth was accepted"
 expect_grep "closed cleanly" '^closed$' "$out"
+
+info=$(ibv_devinfo -v -d sr0) || fail "ibv_devinfo -v -d sr0 failed"
+max_pkeys=$(printf '%s\n' "$info" | awk '$1 == "max_pkeys:" { print $2; exit }')
+tbl_len=$(printf '%s\n' "$info" | awk '$1 == "pkey_tbl_len:" { print $2; exit }')
+pkeys=/sys/class/infiniband/sr0/ports/1/pkeys
+entries=$(find "$pkeys" -mindepth 1 -maxdepth 1 | wc -l)
+log "max_pkeys $max_pkeys, pkey_tbl_len $tbl_len, $entries P_Key entries in sysfs"
+[ -n "$max_pkeys" ] && [ "$max_pkeys" -ge 1 ] || fail "no max_pkeys in ibv_devinfo -v"
+[ "$max_pkeys" = "$tbl_len" ] && [ "$max_pkeys" = "$entries" ] \
+  || fail "max_pkeys $max_pkeys is not the P_Key table's size (pkey_tbl_len $tbl_len, $entries entries)"
+log "ok: max_pkeys is the P_Key table's size"
+last=$(cat "$pkeys/$((max_pkeys - 1))") || fail "P_Key entry $((max_pkeys - 1)) (max_pkeys - 1) unreadable"
+[ "$max_pkeys" != 1 ] || [ "$last" = 0xffff ] || fail "P_Key 0 reads $last, not the default 0xffff"
+log "ok: P_Key entry $((max_pkeys - 1)) reads $last"
+[ ! -e "$pkeys/$max_pkeys" ] || fail "a P_Key entry $max_pkeys (max_pkeys) exists"
+log "ok: no P_Key entry $max_pkeys"
 
 # A process that dies with objects open: uverbs tears them down.
 python3 -c '

@@ -281,6 +281,11 @@ unsafe extern "C" fn set_page(ibmr: *mut bindings::ib_mr, addr: u64) -> c_int {
 }
 
 impl SgMapping<'_> {
+    /// The block size the ULP asked for (`ib_map_mr_sg`'s `page_size`).
+    pub(crate) fn page_size(&self) -> u32 {
+        self.page_size
+    }
+
     /// Splits the scatterlist into blocks of the page size the ULP chose, replacing what
     /// `pages` held; returns how many entries were mapped and the iova and length the core
     /// reports for them (`ib_sg_to_pages`' result; it does not sleep).

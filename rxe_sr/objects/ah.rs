@@ -30,7 +30,8 @@ pub(crate) struct Av {
     pub(crate) traffic_class: u8,
 }
 
-/// Largest AH number (as rdma_rxe: 2^15 - 1); the device reports `max_ah` from it.
+/// Largest AH number (as rdma_rxe: 2^15 - 1), and the most AHs, user and kernel, a device
+/// lets exist at once: the `max_ah` it reports.
 pub(crate) const MAX_AH_NUM: u32 = (1 << 15) - 1;
 
 use kernel::alloc::KBox;

@@ -56,14 +56,32 @@ pub(crate) struct DeviceState {
     /// Multicast groups.
     #[pin]
     mcast: Mutex<McastGroups>,
-    /// PDs, CQs and SRQs in use, against the `max_pd`, `max_cq` and `max_srq` the device
-    /// reports (QPs, MRs, MWs and AHs are bounded by their index tables).
-    pub(crate) pds_used: AtomicU32,
-    pub(crate) cqs_used: AtomicU32,
-    pub(crate) srqs_used: AtomicU32,
+    /// Objects in use that count against a limit the device reports.
+    pub(crate) used: ObjectCounts,
     /// The loss-recovery scheme and the SR pools.
     #[pin]
     sr: DeviceSr,
+}
+
+/// PDs, CQs, SRQs and AHs (user and kernel) in use, against the `max_pd`, `max_cq`,
+/// `max_srq` and `max_ah` the device reports (QPs, MRs and MWs are bounded by their index
+/// tables).
+pub(crate) struct ObjectCounts {
+    pub(crate) pds: AtomicU32,
+    pub(crate) cqs: AtomicU32,
+    pub(crate) srqs: AtomicU32,
+    pub(crate) ahs: AtomicU32,
+}
+
+impl ObjectCounts {
+    const fn new() -> Self {
+        ObjectCounts {
+            pds: AtomicU32::new(0),
+            cqs: AtomicU32::new(0),
+            srqs: AtomicU32::new(0),
+            ahs: AtomicU32::new(0),
+        }
+    }
 }
 
 impl DeviceState {
@@ -86,9 +104,7 @@ impl DeviceState {
             key_variant: AtomicU32::new(0),
             counters: Counters::new(),
             mcast <- new_mutex!(McastGroups::default(), "rxe_sr_mcast"),
-            pds_used: AtomicU32::new(0),
-            cqs_used: AtomicU32::new(0),
-            srqs_used: AtomicU32::new(0),
+            used: ObjectCounts::new(),
             sr <- DeviceSr::new(scheme, pools),
         }? Error)
     }

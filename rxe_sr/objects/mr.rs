@@ -28,6 +28,7 @@ use crate::objects::device::{DeviceState, RoceDevice};
 use crate::objects::mw;
 use crate::proto::rc::mw::MrView;
 use crate::uabi::cqe::WcStatus;
+use crate::uabi::limits;
 
 // Keys. A key is `index << 8 | variant`: the index names the MR in the device's table (what
 // the responder looks up for an incoming R_Key, the requester for an L_Key), the low byte
@@ -405,7 +406,9 @@ pub(crate) fn view(dev: &RoceDevice, pd: PdId, lkey: u32) -> Option<MrView> {
 
 /// A REG_MR work request through a QP of `pd`: the fast-registration MR named by `key`'s
 /// index takes `key`, `access` and the range the ULP's last `ib_map_mr_sg` left in its
-/// `ib_mr`, and becomes valid. (`access` was checked by the caller.)
+/// `ib_mr`, and becomes valid. (`access` was checked by the caller.) A page size outside
+/// the device's `page_size_cap` is refused: the core stores it in the `ib_mr` before
+/// `map_mr_sg` refuses it.
 pub(crate) fn fast_reg(dev: &RoceDevice, pd: PdId, key: u32, access: u32) -> Result<(), WcStatus> {
     if is_mw_key(key) {
         return Err(WcStatus::LocQpOpErr);
@@ -417,7 +420,7 @@ pub(crate) fn fast_reg(dev: &RoceDevice, pd: PdId, key: u32, access: u32) -> Res
     let MrMemory::Fast(pages) = &g.memory else {
         return Err(WcStatus::LocQpOpErr);
     };
-    if mr.pd != pd || g.valid || ps == 0 {
+    if mr.pd != pd || g.valid || !limits::page_size_supported(ps) {
         return Err(WcStatus::LocQpOpErr);
     }
     let room = (pages.len() as u64)

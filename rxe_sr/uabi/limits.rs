@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The rdma_rxe device limits (`drivers/infiniband/sw/rxe/rxe_param.h`) that bound what a user
-//! WQE may contain. rxe_sr reports the same values in `ib_device_attr`, so the stock provider
-//! sizes its requests within them; the parsers rely on them to keep every value fixed-size.
+//! WQE may contain, the page sizes a fast-registration MR may use, and the device-wide object
+//! counts. rxe_sr reports the same values in `ib_device_attr`, so the stock provider sizes its
+//! requests within them; the parsers rely on them to keep every value fixed-size.
 
 /// `RXE_MAX_SGE`: most SGEs in a send or receive WQE (`max_send_sge`, `max_recv_sge`).
 pub const RXE_MAX_SGE: u32 = 32;
@@ -14,6 +15,9 @@ pub const RXE_MIN_SRQ_WR: u32 = 1;
 /// `RXE_MAX_INLINE_DATA`: most inline bytes in a send WQE
 /// (`RXE_MAX_WQE_SIZE - sizeof(struct rxe_send_wqe)` = `RXE_MAX_SGE * sizeof(struct ib_sge)`).
 pub const RXE_MAX_INLINE_DATA: u32 = 512;
+/// `RXE_PAGE_SIZE_CAP`: the page sizes a fast-registration MR may be mapped with, one bit
+/// per size (bit n: 2^n bytes), 4 KiB to 2 GiB; the device's `page_size_cap`.
+pub const RXE_PAGE_SIZE_CAP: u64 = 0xffff_f000;
 /// `RXE_PORT_MAX_MSG_SZ`: the largest message (sum of SGE lengths) a WQE may describe.
 pub const RXE_MAX_MSG_SIZE: u64 = 1 << 31;
 /// `RXE_NUM_PORT`: the only valid port number is 1.
@@ -44,4 +48,10 @@ pub fn take(used: &core::sync::atomic::AtomicU32, max: u32) -> bool {
 pub fn give_back(used: &core::sync::atomic::AtomicU32) {
     use core::sync::atomic::Ordering;
     let _ = used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+}
+
+/// True when `page_size` is one of the sizes `RXE_PAGE_SIZE_CAP` offers: a power of two
+/// whose bit is set in the cap (4 KiB ..= 2 GiB).
+pub fn page_size_supported(page_size: u64) -> bool {
+    page_size.is_power_of_two() && page_size & RXE_PAGE_SIZE_CAP != 0
 }

@@ -13,6 +13,7 @@ use crate::kx::ib_verbs::AhAttr;
 use crate::objects::ah::{AhEntry, AhState, Av, MAX_AH_NUM};
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
+use crate::uabi::limits;
 use crate::uabi::{layout, resp};
 use crate::verbs::device::PORT_NUM;
 
@@ -33,8 +34,10 @@ pub(crate) fn av_of(attr: &AhAttr) -> Result<Av> {
     .ok_or(EINVAL)
 }
 
-/// `create_ah` / `create_user_ah`. A kernel consumer's AH may be created in atomic context
-/// (ib_cm creates response AHs under a lock), so that path neither sleeps nor allocates.
+/// `create_ah` / `create_user_ah`: every AH, user or kernel, counts against `max_ah` (ENOMEM
+/// past it, as the device reports it). A kernel consumer's AH may be created in atomic
+/// context (ib_cm creates response AHs under a lock), so that path neither sleeps nor
+/// allocates (the count is an atomic).
 pub(crate) fn create(
     dev: &RoceDevice,
     pd: PdId,
@@ -42,8 +45,13 @@ pub(crate) fn create(
     udata: Option<UData<'_>>,
 ) -> Result<AhState> {
     let av = av_of(attr)?;
+    if !limits::take(&dev.used.ahs, MAX_AH_NUM) {
+        return Err(ENOMEM);
+    }
     let ah_num = match udata {
-        Some(u) => number(dev, AhEntry { pd, av }, u)?,
+        Some(u) => number(dev, AhEntry { pd, av }, u).inspect_err(|_| {
+            limits::give_back(&dev.used.ahs);
+        })?,
         None => 0,
     };
     live::LIVE.ahs.inc();
@@ -70,10 +78,12 @@ fn number(dev: &RoceDevice, entry: AhEntry, mut udata: UData<'_>) -> Result<u32>
     }
 }
 
-/// `destroy_ah` (possibly in atomic context): its number is free again.
+/// `destroy_ah` (possibly in atomic context): its number and its place under `max_ah` are
+/// free again.
 pub(crate) fn destroy(dev: &RoceDevice, ah: &AhState) {
     if ah.ah_num != 0 {
         drop(dev.ahs().erase(ah.ah_num));
     }
+    limits::give_back(&dev.used.ahs);
     live::LIVE.ahs.dec();
 }

@@ -44,7 +44,7 @@ pub(crate) fn create(
     attr: &CqInitAttr,
     udata: Option<UData<'_>>,
 ) -> Result<(impl PinInit<CqState>, u32)> {
-    if !limits::take(&dev.cqs_used, MAX_CQ) {
+    if !limits::take(&dev.used.cqs, MAX_CQ) {
         return Err(ENOMEM);
     }
     let ring = (|| {
@@ -68,7 +68,7 @@ pub(crate) fn create(
             Ok((CqState::new(ring), depth))
         }
         Err(e) => {
-            limits::give_back(&dev.cqs_used);
+            limits::give_back(&dev.used.cqs);
             Err(e)
         }
     }
@@ -94,7 +94,7 @@ pub(crate) fn destroy(dev: &RoceDevice, cq: &CqState) {
         CqRing::Kernel(_) => None,
     };
     drop(queue);
-    limits::give_back(&dev.cqs_used);
+    limits::give_back(&dev.used.cqs);
     live::LIVE.cqs.dec();
 }
 

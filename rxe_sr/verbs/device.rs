@@ -3,8 +3,8 @@
 //! and the device and port attributes it reports (the `kx::ib_device::Driver` impl).
 //!
 //! The limits follow rdma_rxe's (rxe_param.h) so that the stock rdma-core rxe provider and
-//! applications written against rdma_rxe see the same device; rxe_sr's own data path honours
-//! them as it lands.
+//! applications written against rdma_rxe see the same device; each limit reported is the
+//! constant the verbs enforce it with.
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::prelude::*;
@@ -34,12 +34,15 @@ use crate::objects::ah::AhState;
 use crate::objects::counters;
 use crate::objects::cq::{CqState, RoceCq};
 use crate::objects::mr::{MrState, RoceMr};
+use crate::objects::mr::{MAX_MR_INDEX, MAX_MW_INDEX, MIN_MR_INDEX, MIN_MW_INDEX};
 use crate::objects::mw::MwSlot;
 use crate::objects::sr_pools;
 use crate::objects::srq::{RoceSrq, SrqState};
 use crate::proto::rc::mw::MwType;
 use crate::proto::recovery::scheme::Scheme;
 use crate::transport::qp::{QpObject, RoceQp};
+use crate::uabi::limits;
+use crate::verbs::{qp, srq};
 use kernel::ffi::c_int;
 use kernel::sync::Arc;
 
@@ -56,8 +59,8 @@ const VENDOR_ID: u32 = 0xFF_FFFF;
 pub(crate) const MAX_HDR_LEN: u32 = 80;
 /// Entries in the GID table (RoCE GIDs from the netdev's addresses).
 const GID_TBL_LEN: u32 = 1024;
-/// Largest message, as rdma_rxe: 2 GiB.
-const MAX_MSG_SZ: u32 = 1 << 31;
+/// Largest message, as rdma_rxe: 2 GiB, the bound the WQE parsers check.
+const MAX_MSG_SZ: u32 = limits::RXE_MAX_MSG_SIZE as u32;
 const DEFAULT_MAX: u32 = 1 << 20;
 /// Protection domains a device lets exist at once (`max_pd`, as rdma_rxe).
 pub(crate) const MAX_PD: u32 = DEFAULT_MAX;
@@ -65,7 +68,8 @@ pub(crate) const MAX_PD: u32 = DEFAULT_MAX;
 pub(crate) const MAX_CQ: u32 = DEFAULT_MAX;
 /// Shared receive queues (`max_srq`, as rdma_rxe: its index range).
 pub(crate) const MAX_SRQ: u32 = DEFAULT_MAX - 0x2_0001;
-const MAX_SGE: i32 = 32;
+/// Entries in the P_Key table (`max_pkeys`, `pkey_tbl_len`): the default P_Key only.
+const PKEY_TBL_LEN: u16 = 1;
 
 static CREATED: AtomicUsize = AtomicUsize::new(0);
 static LIVE: AtomicUsize = AtomicUsize::new(0);
@@ -134,15 +138,17 @@ pub(crate) fn port_state(running: bool, carrier: bool) -> PortState {
     }
 }
 
-/// Device attributes, as `ibv_query_device` reports them.
+/// Device attributes, as `ibv_query_device` reports them. Each limit is the constant the
+/// verbs check (or the size of the index range they allocate from), so what is reported is
+/// what is enforced.
 pub(crate) fn device_attr(sys_image_guid: u64) -> DeviceAttr {
     DeviceAttr {
         sys_image_guid,
         max_mr_size: u64::MAX,
-        page_size_cap: 0xffff_f000,
+        page_size_cap: limits::RXE_PAGE_SIZE_CAP,
         vendor_id: VENDOR_ID,
-        max_qp: (DEFAULT_MAX - 16) as i32,
-        max_qp_wr: DEFAULT_MAX as i32,
+        max_qp: (qp::MAX_QPN - qp::MIN_QPN + 1) as i32,
+        max_qp_wr: qp::MAX_WR as i32,
         device_cap_flags: DeviceCaps::BAD_PKEY_CNTR
             .union(DeviceCaps::BAD_QKEY_CNTR)
             .union(DeviceCaps::SYS_IMAGE_GUID)
@@ -153,23 +159,24 @@ pub(crate) fn device_attr(sys_image_guid: u64) -> DeviceAttr {
             .union(DeviceCaps::MEM_WINDOW)
             .union(DeviceCaps::MEM_WINDOW_TYPE_2B),
         allow_user_unreg: true,
-        max_send_sge: MAX_SGE,
-        max_recv_sge: MAX_SGE,
-        max_sge_rd: MAX_SGE,
+        max_send_sge: limits::RXE_MAX_SGE as i32,
+        max_recv_sge: limits::RXE_MAX_SGE as i32,
+        max_sge_rd: limits::RXE_MAX_SGE as i32,
         max_cq: MAX_CQ as i32,
         max_cqe: super::cq::MAX_CQE,
-        max_mr: (crate::objects::mr::MAX_MR_INDEX - crate::objects::mr::MIN_MR_INDEX + 1) as i32,
+        max_mr: (MAX_MR_INDEX - MIN_MR_INDEX + 1) as i32,
         max_pd: MAX_PD as i32,
-        max_qp_rd_atom: 128,
+        max_mw: (MAX_MW_INDEX - MIN_MW_INDEX + 1) as i32,
+        max_qp_rd_atom: qp::MAX_RD_ATOMIC as i32,
         max_res_rd_atom: 0x3f000,
-        max_qp_init_rd_atom: 128,
+        max_qp_init_rd_atom: qp::MAX_RD_ATOMIC as i32,
         atomic_cap: AtomicCap::Hca,
         max_ah: crate::objects::ah::MAX_AH_NUM as i32,
         max_srq: MAX_SRQ as i32,
-        max_srq_wr: DEFAULT_MAX as i32,
-        max_srq_sge: 27,
+        max_srq_wr: srq::MAX_SRQ_WR as i32,
+        max_srq_sge: limits::RXE_MAX_SRQ_SGE as i32,
         max_fast_reg_page_list_len: super::mr::MAX_FAST_REG_PAGES,
-        max_pkeys: 64,
+        max_pkeys: PKEY_TBL_LEN,
         max_mcast_grp: crate::objects::mcast::MAX_MCAST_GRP as i32,
         max_mcast_qp_attach: crate::objects::mcast::MAX_MCAST_QP_ATTACH as i32,
         max_total_mcast_qp_attach: crate::objects::mcast::MAX_TOTAL_MCAST_QP_ATTACH as i32,
@@ -195,7 +202,7 @@ pub(crate) fn port_attr(state: PortState, active_mtu: PathMtu, netdev_up: bool) 
         gid_tbl_len: GID_TBL_LEN as i32,
         cm_supported: true,
         max_msg_sz: MAX_MSG_SZ,
-        pkey_tbl_len: 1,
+        pkey_tbl_len: PKEY_TBL_LEN,
         max_vl_num: 1,
         phys_state,
     }
@@ -204,7 +211,7 @@ pub(crate) fn port_attr(state: PortState, active_mtu: PathMtu, netdev_up: bool) 
 /// Immutable port properties: RoCEv2 (UDP-encapsulated RoCE), one P_Key, the GID table size.
 pub(crate) fn port_immutable() -> RoceV2PortImmutable {
     RoceV2PortImmutable {
-        pkey_tbl_len: 1,
+        pkey_tbl_len: i32::from(PKEY_TBL_LEN),
         gid_tbl_len: GID_TBL_LEN as i32,
     }
 }
@@ -275,7 +282,7 @@ impl Driver for DeviceState {
     }
 
     fn query_pkey(_dev: &Device<Self>, port: u32, index: u16) -> Result<u16> {
-        if port != PORT_NUM || index != 0 {
+        if port != PORT_NUM || index >= PKEY_TBL_LEN {
             return Err(EINVAL);
         }
         Ok(DEFAULT_PKEY_FULL)

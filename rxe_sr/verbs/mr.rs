@@ -15,6 +15,7 @@ use crate::kx::ib_verbs::AccessFlags;
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::objects::mr::{self, check_access, MrMemory, MrState, RoceMr};
+use crate::uabi::limits;
 
 /// Most pages a fast-registration MR maps (the device's `max_fast_reg_page_list_len`).
 pub(crate) const MAX_FAST_REG_PAGES: u32 = 512;
@@ -88,8 +89,12 @@ pub(crate) fn publish(dev: &RoceDevice, mr: &Arc<RoceMr>) -> Result {
 
 /// `map_mr_sg`: maps a kernel ULP's scatterlist into a fast-registration MR, under the MR's
 /// lock (as the data path reads the blocks: a ULP that maps an MR still in use gets its new
-/// blocks, never a torn list).
+/// blocks, never a torn list). EINVAL for a page size the device's `page_size_cap` does not
+/// offer (not a power of two, or below 4 KiB).
 pub(crate) fn map_sg(mr: &RoceMr, sg: SgMapping<'_>) -> Result<(c_int, u64, u64)> {
+    if !limits::page_size_supported(u64::from(sg.page_size())) {
+        return Err(EINVAL);
+    }
     let mut g = mr.inner.lock();
     let MrMemory::Fast(pages) = &mut g.memory else {
         return Err(EINVAL);

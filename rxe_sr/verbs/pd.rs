@@ -21,7 +21,7 @@ pub(crate) fn dealloc_ucontext() {
 
 /// `alloc_pd`: ENOMEM when the device has `max_pd` already.
 pub(crate) fn alloc(dev: &RoceDevice) -> Result {
-    if !limits::take(&dev.pds_used, MAX_PD) {
+    if !limits::take(&dev.used.pds, MAX_PD) {
         return Err(ENOMEM);
     }
     live::LIVE.pds.inc();
@@ -30,6 +30,6 @@ pub(crate) fn alloc(dev: &RoceDevice) -> Result {
 
 /// `dealloc_pd`.
 pub(crate) fn dealloc(dev: &RoceDevice) {
-    limits::give_back(&dev.pds_used);
+    limits::give_back(&dev.used.pds);
     live::LIVE.pds.dec();
 }

@@ -28,9 +28,10 @@ use crate::uabi::{layout, resp};
 pub(crate) const MIN_QPN: u32 = 16;
 /// Largest QPN (rdma_rxe's object space; QPNs are 24-bit on the wire).
 pub(crate) const MAX_QPN: u32 = (1 << 20) - 1;
-/// Most outstanding RDMA READ / atomic operations, each way.
+/// Most outstanding RDMA READ / atomic operations, each way (the device's `max_qp_rd_atom`
+/// and `max_qp_init_rd_atom`).
 pub(crate) const MAX_RD_ATOMIC: u32 = 128;
-/// Largest work-queue depth.
+/// Largest work-queue depth (the device's `max_qp_wr`).
 pub(crate) const MAX_WR: u32 = 1 << 20;
 
 /// Checks a create request and sizes its queues (the caps written back are these sizes).

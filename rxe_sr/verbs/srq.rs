@@ -44,7 +44,7 @@ pub(crate) fn create(
     attr: &SrqAttr,
     udata: Option<UData<'_>>,
 ) -> Result<(impl PinInit<SrqState>, SrqAttr)> {
-    if !limits::take(&dev.srqs_used, MAX_SRQ) {
+    if !limits::take(&dev.used.srqs, MAX_SRQ) {
         return Err(ENOMEM);
     }
     let made = (|| {
@@ -76,7 +76,7 @@ pub(crate) fn create(
             Ok(made)
         }
         Err(e) => {
-            limits::give_back(&dev.srqs_used);
+            limits::give_back(&dev.used.srqs);
             Err(e)
         }
     }
@@ -99,7 +99,7 @@ fn user_ring(mut udata: UData<'_>, geo: &RqGeometry) -> Result<MappedQueue> {
 pub(crate) fn destroy(dev: &RoceDevice, srq: &SrqState) {
     let ring = srq.inner.lock().ring.take();
     drop(ring);
-    limits::give_back(&dev.srqs_used);
+    limits::give_back(&dev.used.srqs);
     live::LIVE.srqs.dec();
 }
 

@@ -14,12 +14,22 @@
  *           source GID index) with grh.sgid_attr NULL: the core lends that pointer only for
  *           the modify_qp call, so a driver that hands it back gives the caller a reference
  *           it does not hold.
+ *  fastreg: ib_alloc_mr of max_fast_reg_page_list_len pages succeeds, of one page more
+ *           fails; ib_map_mr_sg maps with 4 KiB pages and is refused (-EINVAL) with a page
+ *           size page_size_cap does not offer (2 KiB, 12 KiB).
+ *  ah:      kernel AHs count against max_ah: max_ah of them are created, the next is
+ *           refused, and once one is destroyed another is created.
+ *  mcast:   max_mcast_qp_attach UD QPs attach to one multicast group, the next is refused.
+ * Each limit is read from the device's attributes (what ibv_devinfo -v reports).
  *
  * Two RC QPs on the one device talk over its loopback path (the GID of the netdev's IPv4
  * address).
  */
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/sched.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <net/ipv6.h>
@@ -321,6 +331,183 @@ out:
 	return ok;
 }
 
+static bool check_fastreg(struct ctx *c)
+{
+	static const unsigned int bad_sizes[] = { SZ_2K, 3 * SZ_4K };
+	u32 max = c->ib->attrs.max_fast_reg_page_list_len;
+	u64 cap = c->ib->attrs.page_size_cap;
+	struct scatterlist sg;
+	struct ib_mr *mr, *over;
+	bool ok = true;
+	unsigned int i;
+	int n;
+
+	if (!max || !(cap & SZ_4K) || (cap & SZ_2K)) {
+		pr_err("rxe_sr_ulp_test: fastreg: FAIL max_fast_reg_page_list_len %u, page_size_cap %#llx (want > 0, 4 KiB offered, 2 KiB not)\n",
+		       max, cap);
+		return false;
+	}
+	mr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, max);
+	if (IS_ERR(mr)) {
+		pr_err("rxe_sr_ulp_test: fastreg: FAIL ib_alloc_mr of %u pages (max_fast_reg_page_list_len): %ld\n",
+		       max, PTR_ERR(mr));
+		return false;
+	}
+	over = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, max + 1);
+	if (!IS_ERR(over)) {
+		pr_err("rxe_sr_ulp_test: fastreg: FAIL ib_alloc_mr of %u pages (max_fast_reg_page_list_len + 1) succeeded\n",
+		       max + 1);
+		ib_dereg_mr(over);
+		ok = false;
+	}
+	sg_init_one(&sg, c->buf, SZ_4K);
+	if (ib_dma_map_sg(c->ib, &sg, 1, DMA_BIDIRECTIONAL) != 1) {
+		pr_err("rxe_sr_ulp_test: fastreg: FAIL ib_dma_map_sg\n");
+		ok = false;
+		goto out;
+	}
+	n = ib_map_mr_sg(mr, &sg, 1, NULL, SZ_4K);
+	if (n != 1) {
+		pr_err("rxe_sr_ulp_test: fastreg: FAIL ib_map_mr_sg with 4 KiB pages returned %d, want 1\n", n);
+		ok = false;
+	}
+	for (i = 0; i < ARRAY_SIZE(bad_sizes); i++) {
+		n = ib_map_mr_sg(mr, &sg, 1, NULL, bad_sizes[i]);
+		if (n != -EINVAL) {
+			pr_err("rxe_sr_ulp_test: fastreg: FAIL ib_map_mr_sg with %u-byte pages returned %d, want %d\n",
+			       bad_sizes[i], n, -EINVAL);
+			ok = false;
+		}
+	}
+	ib_dma_unmap_sg(c->ib, &sg, 1, DMA_BIDIRECTIONAL);
+out:
+	ib_dereg_mr(mr);
+	if (ok)
+		pr_info("rxe_sr_ulp_test: fastreg: PASS an MR of %u pages (max_fast_reg_page_list_len), not %u; 4 KiB pages mapped, 2 and 12 KiB refused\n",
+			max, max + 1);
+	return ok;
+}
+
+static bool check_ah(struct ctx *c)
+{
+	int max = c->ib->attrs.max_ah, n = 0, ret = 0;
+	struct rdma_ah_attr attr = {};
+	struct ib_ah **ahs, *ah;
+	bool ok = false;
+
+	if (max <= 0) {
+		pr_err("rxe_sr_ulp_test: ah: FAIL max_ah %d\n", max);
+		return false;
+	}
+	ahs = kvcalloc(max + 1, sizeof(*ahs), GFP_KERNEL);
+	if (!ahs) {
+		pr_err("rxe_sr_ulp_test: ah: FAIL no memory\n");
+		return false;
+	}
+	attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&attr, 1);
+	rdma_ah_set_grh(&attr, &c->gid, 0, c->gid_index, 64, 0);
+	/* One past the limit is asked for: it must be refused. */
+	while (n <= max) {
+		ah = rdma_create_ah(c->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+		if (IS_ERR(ah)) {
+			ret = PTR_ERR(ah);
+			break;
+		}
+		ahs[n++] = ah;
+		if (n % 1024 == 0)
+			cond_resched();
+	}
+	if (n != max || !ret) {
+		pr_err("rxe_sr_ulp_test: ah: FAIL %d kernel AHs created before a refusal (%d), want max_ah %d\n",
+		       n, ret, max);
+		goto out;
+	}
+	rdma_destroy_ah(ahs[--n], RDMA_DESTROY_AH_SLEEPABLE);
+	ah = rdma_create_ah(c->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(ah)) {
+		pr_err("rxe_sr_ulp_test: ah: FAIL no AH after one of %d was destroyed (%ld)\n", max, PTR_ERR(ah));
+		goto out;
+	}
+	ahs[n++] = ah;
+	ok = true;
+	pr_info("rxe_sr_ulp_test: ah: PASS %d kernel AHs (max_ah), the next refused (%d), one more once one was destroyed\n",
+		max, ret);
+out:
+	while (n)
+		rdma_destroy_ah(ahs[--n], RDMA_DESTROY_AH_SLEEPABLE);
+	kvfree(ahs);
+	return ok;
+}
+
+static bool check_mcast(struct ctx *c)
+{
+	int max = c->ib->attrs.max_mcast_qp_attach, made = 0, attached = 0, ret;
+	struct ib_cq_init_attr ca = { .cqe = 16 };
+	struct ib_qp_init_attr qa = {};
+	/* ::ffff:239.7.7.9, a RoCEv2 IPv4 multicast GID. */
+	union ib_gid mgid = { .raw = { [10] = 0xff, [11] = 0xff, [12] = 239, [13] = 7, [14] = 7, [15] = 9 } };
+	struct ib_qp **qps;
+	struct ib_cq *cq;
+	bool ok = false;
+
+	if (max <= 0 || max > 1024) {
+		pr_err("rxe_sr_ulp_test: mcast: FAIL max_mcast_qp_attach %d\n", max);
+		return false;
+	}
+	qps = kcalloc(max + 1, sizeof(*qps), GFP_KERNEL);
+	if (!qps) {
+		pr_err("rxe_sr_ulp_test: mcast: FAIL no memory\n");
+		return false;
+	}
+	cq = ib_create_cq(c->ib, NULL, NULL, c, &ca);
+	if (IS_ERR(cq)) {
+		pr_err("rxe_sr_ulp_test: mcast: FAIL ib_create_cq (%ld)\n", PTR_ERR(cq));
+		kfree(qps);
+		return false;
+	}
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	qa.qp_type = IB_QPT_UD;
+	qa.sq_sig_type = IB_SIGNAL_ALL_WR;
+	qa.cap.max_send_wr = 1;
+	qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	for (made = 0; made <= max; made++) {
+		qps[made] = ib_create_qp(c->pd, &qa);
+		if (IS_ERR(qps[made])) {
+			pr_err("rxe_sr_ulp_test: mcast: FAIL set-up: UD QP %d (%ld)\n", made, PTR_ERR(qps[made]));
+			goto out;
+		}
+	}
+	for (attached = 0; attached < max; attached++) {
+		ret = ib_attach_mcast(qps[attached], &mgid, 0);
+		if (ret) {
+			pr_err("rxe_sr_ulp_test: mcast: FAIL QP %d of %d (max_mcast_qp_attach) refused (%d)\n",
+			       attached + 1, max, ret);
+			goto out;
+		}
+	}
+	ret = ib_attach_mcast(qps[max], &mgid, 0);
+	if (!ret) {
+		pr_err("rxe_sr_ulp_test: mcast: FAIL QP %d (max_mcast_qp_attach + 1) attached\n", max + 1);
+		ib_detach_mcast(qps[max], &mgid, 0);
+		goto out;
+	}
+	ok = true;
+	pr_info("rxe_sr_ulp_test: mcast: PASS %d UD QPs attached to one group (max_mcast_qp_attach), the next refused (%d)\n",
+		max, ret);
+out:
+	while (attached)
+		ib_detach_mcast(qps[--attached], &mgid, 0);
+	while (made)
+		ib_destroy_qp(qps[--made]);
+	ib_destroy_cq(cq);
+	kfree(qps);
+	return ok;
+}
+
 static int __init ulp_test_init(void)
 {
 	struct ctx *c;
@@ -350,6 +537,9 @@ static int __init ulp_test_init(void)
 	ok = check_flush(c);
 	ok = check_handler(c) && ok;
 	ok = check_query(c) && ok;
+	ok = check_fastreg(c) && ok;
+	ok = check_ah(c) && ok;
+	ok = check_mcast(c) && ok;
 	ret = ok ? 0 : -EIO;
 	ib_dealloc_pd(c->pd);
 out_put:
@@ -367,5 +557,5 @@ static void __exit ulp_test_exit(void)
 
 module_init(ulp_test_init);
 module_exit(ulp_test_exit);
-MODULE_DESCRIPTION("rxe_sr selftest: kernel ULP behaviour (error flush, handlers)");
+MODULE_DESCRIPTION("rxe_sr selftest: kernel ULP behaviour (error flush, handlers, device limits)");
 MODULE_LICENSE("GPL");
