@@ -1492,7 +1492,10 @@ fn a_lost_resend_with_nothing_after_it_goes_again_at_the_probe_deadline() {
 fn a_lost_last_packet_goes_again_at_the_stall_probe_not_the_timeout() {
     // Tail loss: the last WRITE of a burst is lost and nothing follows it, so no SACK
     // shows the hole. UNACK stays unanswered for the probe bound after it last moved: it
-    // is sent again then, spending no retry, long before the (1 s) timeout.
+    // is sent again then, spending no retry, long before the (1 s) timeout. The three
+    // before the lost one went without AckReq (ACK_COALESCE_PKTS), so nothing acknowledged
+    // them: the first probe resends UNACK, whose acknowledgment moves UNACK onto the lost
+    // WRITE, and the second probe resends that.
     for scheme in SR_SCHEMES {
         let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
         n.a.cfg.timeout_us = 1_000_000;
@@ -1509,7 +1512,7 @@ fn a_lost_last_packet_goes_again_at_the_stall_probe_not_the_timeout() {
         let (retries, start) = (n.a.req.counters.retries, n.now);
         assert!(n.run(100_000), "{scheme:?} stalled");
         assert!(n.now - start < 100_000, "{scheme:?} waited {} us", n.now - start);
-        assert_eq!(n.a.req.sr().expect("SR state").counters.stall_probes, 1, "{scheme:?}");
+        assert_eq!(n.a.req.sr().expect("SR state").counters.stall_probes, 2, "{scheme:?}");
         assert_eq!(n.a.req.counters.retries, retries, "{scheme:?}");
         finish_small_writes(n, posted, 0);
     }
@@ -2496,4 +2499,61 @@ fn sr_writes_on_a_slow_host_under_loss_do_not_resend_what_arrived() {
         assert!(resent[k] <= 12 * resent[0], "{:?}: {} resent vs FaSR's {}", SR_SCHEMES[k], resent[k], resent[0]);
         assert!(timeouts[k] < 11, "{:?}: {} timeouts in 11 runs", SR_SCHEMES[k], timeouts[k]);
     }
+}
+
+/// The PSNs of `sent` whose BTH asks for an acknowledgment.
+fn ack_reqs(sent: &[Vec<u8>]) -> Vec<u32> {
+    sent.iter()
+        .map(|b| PacketRepr::parse(b).expect("valid packet"))
+        .filter(|p| p.bth.ack_req)
+        .map(|p| p.bth.psn.get())
+        .collect()
+}
+
+#[test]
+fn a_stream_of_small_writes_asks_for_an_acknowledgment_every_sixteen_packets() {
+    // 64 one-packet WRITEs queued at once: the last packet of a message goes without
+    // AckReq while the next follows it, so one in ACK_COALESCE_PKTS asks, and the last of
+    // the stream always does (nothing after it would). rdma_rxe asks on every message.
+    for scheme in [Scheme::Gbn, Scheme::Fasr] {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        let mut posted = 0;
+        // On a clean link the QP settles (FaSR: on the SR format).
+        post_small_writes(&mut n, &mut posted, 4);
+        assert!(n.run(100_000));
+        post_small_writes(&mut n, &mut posted, 64);
+        let sent = n.send(true);
+        assert_eq!(sent.len(), 64, "{scheme:?}");
+        let first = psn_of(&sent[0]);
+        let asks: Vec<u32> = ack_reqs(&sent).iter().map(|p| p.wrapping_sub(first)).collect();
+        assert_eq!(asks, [15, 31, 47, 63], "{scheme:?}");
+        // The responder acknowledges only those: four acknowledgments for 64 WRITEs.
+        let acks: Vec<_> = sent.iter().flat_map(|p| n.deliver(true, p)).collect();
+        assert_eq!(acks.len(), 4, "{scheme:?}");
+        for f in &acks {
+            n.deliver(false, f);
+        }
+        finish_small_writes(n, posted, 0);
+    }
+}
+
+#[test]
+fn a_message_asks_for_its_acknowledgment_when_a_read_or_the_queue_end_follows() {
+    // A WRITE followed by a READ: the READ waits for nothing, but its request is no WRITE
+    // or SEND the coalescing counts on, so the WRITE asks itself.
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    let mut posted = 0;
+    post_small_writes(&mut n, &mut posted, 1);
+    let op = SendOp::RdmaRead { remote: Remote { addr: 0x20_0000 + 0x8_0000, rkey: 0x200 } };
+    n.post(true, wqe(op, SendOpcode::RdmaRead, 0x100, 0x10_0000 + 0x8_0000, 1024)).unwrap();
+    post_small_writes(&mut n, &mut posted, 2);
+    let sent = n.send(true);
+    assert_eq!(sent.len(), 4);
+    let first = psn_of(&sent[0]);
+    // The WRITE, the READ request and the last WRITE ask; the WRITE before it does not.
+    let asks: Vec<u32> = ack_reqs(&sent).iter().map(|p| p.wrapping_sub(first)).collect();
+    assert_eq!(asks, [0, 1, 3]);
+    assert!(n.run(100_000), "stalled");
+    assert_eq!(n.a.send_cqes.len(), 4);
+    assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success));
 }

@@ -404,7 +404,8 @@ pub(crate) fn fetch_kernel(
     Outcome::Ok
 }
 
-/// `post_send` on an RC or UC QP: the doorbell.
+/// `post_send` on an RC or UC QP: the doorbell. In RTS it kicks the QP's work; in Error
+/// it flushes the send ring at once.
 pub(crate) fn doorbell(qp: &RoceQp) -> Result {
     let ctx = QpCtx::new(qp);
     // Dropped after the lock.

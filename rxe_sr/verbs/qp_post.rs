@@ -14,9 +14,9 @@ use crate::transport::qp::{CqEvents, KernelSend, RoceQp};
 use crate::transport::rc as rc_transport;
 use crate::uabi::send_wqe::{QpType, SendLimits, SendWqe};
 
-/// `post_send` from user space: the rxe ABI's doorbell (the work is in the send ring); the
-/// requester runs in the caller's context (a UD QP sends a budget of requests, its work
-/// the rest).
+/// `post_send` from user space: the rxe ABI's doorbell (the work is in the send ring). An
+/// RC or UC QP's work fetches and sends (as rdma_rxe's send task for user QPs); a UD QP
+/// sends a budget of requests in the caller's context, its work the rest.
 pub(crate) fn doorbell(qp: &RoceQp) -> Result {
     if rc_transport::service(qp.shape.qp_type).is_some() {
         return connected::doorbell(qp);

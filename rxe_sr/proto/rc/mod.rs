@@ -278,6 +278,13 @@ pub mod nak {
 /// packets (rdma_rxe's RXE_MAX_PKT_PER_ACK).
 pub const MAX_PKT_PER_ACK: u32 = 64;
 
+/// Packets a stream of messages may send between two AckReqs: the last packet of a
+/// message goes without AckReq while the next message follows it at once and fewer than
+/// this many packets went since the last AckReq (the acknowledgment of a later packet
+/// covers it). rdma_rxe asks at the end of every message, so a stream of 4 KiB messages
+/// drew an acknowledgment for every four data packets.
+pub const ACK_COALESCE_PKTS: u32 = 16;
+
 /// PSNs the requester lets be outstanding in the standard format (rdma_rxe's
 /// RXE_MAX_UNACKED_PSNS): go-back-N resends all of them after a loss, so it stays small.
 pub const MAX_UNACKED_PSNS: u32 = 128;

@@ -2,7 +2,8 @@
 //! Building and transmitting one request packet of a send queue entry (IBTA 9.7.4.1;
 //! rdma_rxe's init_req_packet): the opcode for its place in the message, the RETH,
 //! AtomicETH, ImmDt and IETH, the payload source, and the AckReq bit (set at least every
-//! [`MAX_PKT_PER_ACK`] packets). In the SR format (BTH TVer = 1) a SEND packet also carries
+//! [`MAX_PKT_PER_ACK`] packets, and on a message's last packet unless the next message
+//! follows within [`ACK_COALESCE_PKTS`]). In the SR format (BTH TVer = 1) a SEND packet also carries
 //! its MSN-ETH (the receive WQE's number and the packet's offset), every RDMA WRITE packet
 //! the RETH of its own bytes, a WRITE's last packet with immediate its MSN-ETH, and a READ
 //! request its READ number; while probing, BTH Resv7 carries the SR capability.
@@ -12,7 +13,9 @@ use core::ops::DerefMut;
 use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
-use crate::proto::rc::{PayloadSrc, RcConfig, RcEnv, Service, TxError, MAX_PKT_PER_ACK};
+use crate::proto::rc::{
+    PayloadSrc, RcConfig, RcEnv, Service, TxError, ACK_COALESCE_PKTS, MAX_PKT_PER_ACK,
+};
 use crate::proto::wire::caps::CapAnswer;
 use crate::proto::wire::ext_headers::{AtomicEth, Ieth, ImmDt, Reth};
 use crate::proto::wire::sr_ext::{MsnEth, BTH_TVER_SR};
@@ -45,6 +48,13 @@ fn request_sent(r: Result<(), TxError>) -> Result<(), PacketError> {
     }
 }
 
+/// Which packet of a send queue entry to send: its index `k` in the message, and whether
+/// the next message follows it at once (then its last packet may go without AckReq).
+pub(super) struct PacketAt {
+    pub(super) k: u32,
+    pub(super) next_follows: bool,
+}
+
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// Builds and transmits packet `k` of entry `e` with BTH TVer and Resv7 `marks`.
     /// Returns (the entry is fully sent, PSNs this packet accounts for).
@@ -54,9 +64,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         pmtu: u32,
         noack_pkts: &mut u32,
         e: &SqEntry,
-        k: u32,
+        at: PacketAt,
         marks: CapAnswer,
     ) -> Result<(bool, u32), PacketError> {
+        let PacketAt { k, next_follows } = at;
         let uc = cfg.service == Service::Uc;
         let marks = if uc {
             CapAnswer { tver: 0, resv7: 0 }
@@ -75,7 +86,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         let off = k.saturating_mul(pmtu);
         let mut ext = ExtHeaders::default();
         let mut se = false;
-        let mut ack_req = last;
+        // The last packet asks for an acknowledgment unless the next message follows at
+        // once and its packets (or a later one) will ask within ACK_COALESCE_PKTS.
+        let mut ack_req =
+            last && !(next_follows && noack_pkts.saturating_add(1) < ACK_COALESCE_PKTS);
         let (opcode, plen, used) = match e.wqe.op {
             SendOp::RdmaRead { .. } => {
                 // A (re)sent READ asks for what has not arrived yet: `k` whole packets did.

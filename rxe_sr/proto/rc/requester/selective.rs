@@ -17,7 +17,7 @@ use core::ops::DerefMut;
 
 use super::loss_probe::{LossProbe, UnaResend};
 use super::psn_set::PsnSet;
-use super::request_packet::PacketError;
+use super::request_packet::{PacketAt, PacketError};
 use super::Requester;
 use super::RetryCause;
 use super::SqEntry;
@@ -450,9 +450,18 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             let sent = match read_len {
                 Some(len) => Self::send_read_request(env, cfg, self.pmtu.get(), e, k, len, marks)
                     .map(|()| (true, packets(len, self.pmtu.get()).max(1))),
-                None => {
-                    Self::send_packet(env, cfg, self.pmtu.get(), &mut self.noack_pkts, e, k, marks)
-                }
+                None => Self::send_packet(
+                    env,
+                    cfg,
+                    self.pmtu.get(),
+                    &mut self.noack_pkts,
+                    e,
+                    PacketAt {
+                        k,
+                        next_follows: false,
+                    },
+                    marks,
+                ),
             };
             let used = match sent {
                 Ok((_, used)) => used,

@@ -5,7 +5,7 @@
 
 use core::ops::DerefMut;
 
-use super::request_packet::PacketError;
+use super::request_packet::{PacketAt, PacketError};
 use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
@@ -118,13 +118,17 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 resend = true;
                 continue;
             }
+            let next_follows = rc && self.next_pkt + 1 >= e.npsn && self.next_follows(window);
             let sent = Self::send_packet(
                 env,
                 cfg,
                 self.pmtu.get(),
                 &mut self.noack_pkts,
                 e,
-                self.next_pkt,
+                PacketAt {
+                    k: self.next_pkt,
+                    next_follows,
+                },
                 marks,
             );
             let (last, used) = match sent {
@@ -200,6 +204,23 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             Some(o) => (e.msn.wrapping_sub(o.msn) & 0x00ff_ffff) < RECV_WINDOW as u32,
             None => true,
         }
+    }
+
+    /// Whether the message after the one at the send cursor goes right after it: it is
+    /// queued, a WRITE or SEND (not a local operation, READ or atomic), not fenced, its
+    /// first packet inside the window and the FaSR pipe, and the responder's receive window
+    /// open for it. Only then may the cursor's last packet go without AckReq: were the
+    /// stream to stop there, nothing would ask for the acknowledgment of its tail.
+    fn next_follows(&self, window: i32) -> bool {
+        let Some(n) = self.entry(self.next + 1) else {
+            return false;
+        };
+        if n.npsn == 0 || n.is_rd_atomic() || n.complete || n.wqe.flags.contains(SendFlags::FENCE) {
+            return false;
+        }
+        n.first_psn.diff(self.una()) < window
+            && !self.pipe_full(n.first_psn)
+            && self.recv_window_open(n)
     }
 
     /// The egress queue refused a packet: sending pauses for [`TX_BUSY_WAIT_US`], and the
