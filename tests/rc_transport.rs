@@ -2557,3 +2557,30 @@ fn a_message_asks_for_its_acknowledgment_when_a_read_or_the_queue_end_follows() 
     assert_eq!(n.a.send_cqes.len(), 4);
     assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success));
 }
+
+#[test]
+fn the_requester_runs_again_while_acknowledgments_are_due() {
+    // A doorbell need not wake the QP's work while packets await their acknowledgment (its
+    // arrival runs the requester) with a timer armed; once all are acknowledged it must.
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    let mut posted = 0;
+    assert!(!n.a.req.runs_again(), "nothing sent yet");
+    post_small_writes(&mut n, &mut posted, 3);
+    assert!(!n.a.req.runs_again(), "posted, not sent");
+    let sent = n.send(true);
+    assert_eq!(sent.len(), 3);
+    assert!(n.a.req.runs_again(), "three WRITEs await their acknowledgment");
+    // More posted meanwhile go out with the acknowledgment's run.
+    post_small_writes(&mut n, &mut posted, 2);
+    let acks: Vec<_> = sent.iter().flat_map(|p| n.deliver(true, p)).collect();
+    assert_eq!(acks.len(), 1);
+    let more = n.deliver(false, &acks[0]);
+    assert_eq!(more.len(), 2, "the acknowledgment's run sent what was posted meanwhile");
+    assert!(n.a.req.runs_again());
+    let acks: Vec<_> = more.iter().flat_map(|p| n.deliver(true, p)).collect();
+    for f in &acks {
+        n.deliver(false, f);
+    }
+    assert!(!n.a.req.runs_again(), "everything acknowledged: a doorbell must wake the work");
+    finish_small_writes(n, posted, 0);
+}

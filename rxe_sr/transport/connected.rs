@@ -404,8 +404,8 @@ pub(crate) fn fetch_kernel(
     Outcome::Ok
 }
 
-/// `post_send` on an RC or UC QP: the doorbell. In RTS it kicks the QP's work; in Error
-/// it flushes the send ring at once.
+/// `post_send` on an RC or UC QP: the doorbell. In RTS it kicks the QP's work unless the
+/// requester runs again anyway; in Error it flushes the send ring at once.
 pub(crate) fn doorbell(qp: &RoceQp) -> Result {
     let ctx = QpCtx::new(qp);
     // Dropped after the lock.
@@ -426,10 +426,17 @@ pub(crate) fn doorbell(qp: &RoceQp) -> Result {
         }
         _ => return Err(EINVAL),
     }
+    // While acknowledgments are due the requester runs again as each arrives (or its timer
+    // fires), and takes in every WQE posted meanwhile: the doorbell wakes nothing then.
+    // Otherwise the QP's work fetches and sends (as rdma_rxe's send task for user QPs).
+    let clocked =
+        g.rc.as_ref()
+            .and_then(|c| c.req.as_ref())
+            .is_some_and(|r| r.runs_again());
     drop(g);
-    // The QP's work fetches and sends (as rdma_rxe's send task for user QPs): the caller
-    // goes back to posting, and one run of the work takes every WQE posted meanwhile.
-    qp.timer().kick();
+    if !clocked {
+        qp.timer().kick();
+    }
     Ok(())
 }
 

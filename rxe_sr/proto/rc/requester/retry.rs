@@ -33,6 +33,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         .min()
     }
 
+    /// Whether the requester will run again without a doorbell: packets it sent await their
+    /// acknowledgment, whose arrival runs it (taking in what was posted meanwhile), and a
+    /// timer is armed, which runs it should none come.
+    pub fn runs_again(&self) -> bool {
+        self.una().before(self.sent_high) && self.deadline().is_some()
+    }
+
     /// A timer deadline passed (the caller's timer fired at or after [`Self::deadline`]).
     pub fn on_timer(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Outcome {
         let now = env.now_us();
