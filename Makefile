@@ -2,7 +2,9 @@
 # rxe_sr: top-level targets. The module itself is built by Kbuild (make module).
 #
 #   make run      set everything up, boot two guests, show rxe_sr, print the goodput table
-#   make bench    make run, then the QP sweep (1..1000 QPs at 1% loss, SR pool use)
+#                 and a short QP sweep (1 and 1000 QPs, lossless and 1%, CPU per MB)
+#   make bench    make run, then the full QP sweep (1..1000 QPs, lossless and 1%, every
+#                 scheme, CPU per MB, SR pool use)
 #   make test     host cargo tests + the VM selftests; ends with `N passed, N failed`
 #   make deps     install Debian packages and bindgen (idempotent)
 #   make kernel   the cached test kernel (VARIANT=debug for KASAN + lockdep)

@@ -448,6 +448,48 @@ cpu_ticks() {
   echo "$((user + nice)) $system $((irq + softirq)) $((idle + iowait))"
 }
 
+# cpu_watch DEV OUT STOP: measures this guest's CPU over DEV's traffic, for a benchmark
+# run that starts after it: polls every 0.1 s (shell builtins only: no process started per
+# poll) until the file STOP exists, and writes to OUT "SECONDS BUSY KERNEL PACKETS": from
+# the first poll that saw DEV's port move packets (sent + received, by its hw_counters) to
+# the last one that did, the elapsed seconds, the busy ticks (all but idle and iowait, in
+# USER_HZ) and of them the kernel's (system, irq, softirq), and the packets moved. The
+# setup before the traffic (QP creation, perftest's TCP exchange) and the teardown after
+# it are left out. "0 0 0 0" when no traffic was seen.
+cpu_watch() {
+  local hw=/sys/class/infiniband/$1/ports/1/hw_counters out=$2 stop=$3
+  local s r _c user nice system idle iowait irq softirq up _ fd
+  local -a now first last
+  # snap: now=(uptime in centiseconds, busy ticks, kernel ticks, packets).
+  snap() {
+    read -r s < "$hw/sent_pkts"; read -r r < "$hw/rcvd_pkts"
+    read -r _c user nice system idle iowait irq softirq _ < /proc/stat
+    read -r up _ < /proc/uptime
+    now=("${up/./}" $((user + nice + system + irq + softirq)) $((system + irq + softirq)) $((s + r)))
+  }
+  # A pipe nobody writes to: `read -t` on it is a sleep without a process.
+  exec {fd}<> <(:)
+  snap
+  local p0=${now[3]}
+  while [ ! -e "$stop" ]; do
+    read -rt 0.1 -u "$fd" _
+    snap
+    if [ "${now[3]}" != "$p0" ]; then
+      [ "${#first[@]}" -gt 0 ] || first=("${now[@]}")
+      last=("${now[@]}")
+      p0=${now[3]}
+    fi
+  done
+  exec {fd}<&-
+  if [ "${#first[@]}" = 0 ] || [ "${first[0]}" = "${last[0]}" ]; then
+    echo "0 0 0 0" > "$out"
+    return
+  fi
+  local cs=$((10#${last[0]} - 10#${first[0]}))
+  printf '%d.%02d %d %d %d\n' $((cs / 100)) $((cs % 100)) $((last[1] - first[1])) \
+    $((last[2] - first[2])) $((last[3] - first[3])) > "$out"
+}
+
 # cpu_share BEFORE AFTER: the shares of CPU time between two cpu_ticks readings, e.g.
 # "user 12% system 40% irq 8% idle 40% (of 900 ticks)".
 cpu_share() {

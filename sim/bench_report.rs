@@ -5,8 +5,13 @@
 //! driver against its own lossless goodput, against rdma_rxe and against rxe_sr's go-back-N
 //! at the same loss. Writes one PNG per op (goodput relative to the driver's own lossless
 //! goodput, against the loss rate, a line per driver) into OUTDIR and prints the paths.
-//! With `--qps` (`make bench`'s QP sweep) the third column is a QP count, the ratios are
-//! to the driver's own goodput at the first count, and no plot is drawn.
+//! With `--qps` (the QP sweep of `make bench` and `make run`) it reads
+//! `driver,op,qps,loss,gbps,mbytes,secs_c,busy_c,kernel_c,secs_s,busy_s,kernel_s` and
+//! prints, per loss rate, the median goodput at every QP count, its ratios to the driver's
+//! own goodput at the first count and to rdma_rxe's at the same count, and the CPU time
+//! both guests spent per delivered MB (median of the runs; all busy time and the kernel's
+//! share), with its ratio to rdma_rxe's; one PNG per loss rate (goodput against the QP
+//! count, a line per driver).
 
 #[path = "plot.rs"]
 mod plot;
@@ -34,11 +39,11 @@ fn main() {
         eprintln!("usage: bench-report [--qps] CSV OUTDIR");
         std::process::exit(2);
     }
-    let (unit, base_name) = if qps {
-        (" QPs", "its own goodput at the first QP count")
-    } else {
-        ("%", "the driver's own lossless goodput")
-    };
+    if qps {
+        qps_report(&args[1], &args[2]);
+        return;
+    }
+    let (unit, base_name) = ("%", "the driver's own lossless goodput");
     let text = std::fs::read_to_string(&args[1]).unwrap_or_else(|e| {
         eprintln!("bench-report: {}: {e}", args[1]);
         std::process::exit(1);
@@ -111,8 +116,7 @@ fn main() {
             if !drivers.iter().any(|d| d == reference) {
                 continue;
             }
-            let same = if qps { "QP count" } else { "loss" };
-            println!("--- {o}: ratio to {reference} at the same {same} ---");
+            println!("--- {o}: ratio to {reference} at the same loss ---");
             for d in drivers.iter().filter(|d| *d != reference && *d != "rdma_rxe") {
                 print!("{d:<13}");
                 for l in &losses {
@@ -120,9 +124,6 @@ fn main() {
                 }
                 println!();
             }
-        }
-        if qps {
-            continue;
         }
         let series: Vec<(String, Vec<(f64, f64)>)> = drivers
             .iter()
@@ -159,11 +160,180 @@ fn main() {
     if !failed.is_empty() {
         println!("\nfailed runs:");
         for ((o, d, l), n) in &failed {
-            if qps {
-                println!("  {d} {o} {l} QPs: {n}");
-            } else {
-                println!("  {d} {o} {l}%: {n}");
+            println!("  {d} {o} {l}%: {n}");
+        }
+    }
+}
+
+/// One run of the QP sweep.
+struct SweepRun {
+    gbps: Option<f64>,
+    /// CPU milliseconds of both guests per delivered MB: all busy time, the kernel's.
+    cpu_ms_per_mb: Option<(f64, f64)>,
+}
+
+/// Parses a sweep row's CPU columns: `mbytes,secs_c,busy_c,kernel_c,secs_s,busy_s,kernel_s`
+/// (ticks of USER_HZ = 100). `None` when a guest saw no traffic.
+fn cpu_of(f: &[&str]) -> Option<(f64, f64)> {
+    let v: Vec<f64> = f.iter().map(|x| x.trim().parse::<f64>().ok()).collect::<Option<_>>()?;
+    let [mb, secs_c, busy_c, kern_c, secs_s, busy_s, kern_s] = v[..] else {
+        return None;
+    };
+    if mb <= 0.0 || secs_c <= 0.0 || secs_s <= 0.0 {
+        return None;
+    }
+    Some(((busy_c + busy_s) * 10.0 / mb, (kern_c + kern_s) * 10.0 / mb))
+}
+
+/// `--qps`: the QP sweep's tables and plots.
+fn qps_report(csv: &str, outdir: &str) {
+    let text = std::fs::read_to_string(csv).unwrap_or_else(|e| {
+        eprintln!("bench-report: {csv}: {e}");
+        std::process::exit(1);
+    });
+    let mut drivers: Vec<String> = Vec::new();
+    let mut qps: Vec<String> = Vec::new();
+    let mut losses: Vec<String> = Vec::new();
+    // (loss, driver, qps) -> runs
+    let mut cells: BTreeMap<(String, String, String), Vec<SweepRun>> = BTreeMap::new();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        if f.len() < 12 {
+            continue;
+        }
+        let (d, q, l) = (f[0].to_string(), f[2].to_string(), f[3].to_string());
+        for (list, x) in [(&mut drivers, &d), (&mut qps, &q), (&mut losses, &l)] {
+            if !list.contains(x) {
+                list.push(x.clone());
             }
         }
+        cells.entry((l, d, q)).or_default().push(SweepRun {
+            gbps: f[4].trim().parse::<f64>().ok(),
+            cpu_ms_per_mb: cpu_of(&f[5..12]),
+        });
+    }
+    let runs = |l: &str, d: &str, q: &str| cells.get(&(l.to_string(), d.to_string(), q.to_string()));
+    let gbps = |l: &str, d: &str, q: &str| {
+        runs(l, d, q).and_then(|r| median(&r.iter().filter_map(|x| x.gbps).collect::<Vec<_>>()))
+    };
+    let cpu = |l: &str, d: &str, q: &str, kernel: bool| {
+        runs(l, d, q).and_then(|r| {
+            let v: Vec<f64> = r
+                .iter()
+                .filter(|x| x.gbps.is_some())
+                .filter_map(|x| x.cpu_ms_per_mb.map(|c| if kernel { c.1 } else { c.0 }))
+                .collect();
+            median(&v)
+        })
+    };
+    // A cell with runs but no figure failed; one without runs was not measured.
+    let fmt = |v: Option<f64>, prec: usize, ran: bool| match v {
+        Some(x) => format!("{x:9.prec$}"),
+        None => format!("{:>9}", if ran { "fail" } else { "-" }),
+    };
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:9.2}", a / b),
+        _ => format!("{:>9}", "-"),
+    };
+    let header = |what: &str| {
+        println!("--- {what} ---");
+        print!("{:<13}", "driver");
+        for q in &qps {
+            print!(" {:>9}", format!("{q} QPs"));
+        }
+        println!();
+    };
+    let has_ref = drivers.iter().any(|d| d == "rdma_rxe");
+    for l in &losses {
+        println!("\n=== ib_write_bw, 4 KiB, {l}% loss ===");
+        header("goodput, Gb/s (median of the runs)");
+        for d in &drivers {
+            print!("{d:<13}");
+            for q in &qps {
+                print!(" {}", fmt(gbps(l, d, q), 4, runs(l, d, q).is_some()));
+            }
+            println!();
+        }
+        header("goodput: ratio to the driver's own at the first QP count");
+        for d in &drivers {
+            print!("{d:<13}");
+            for q in &qps {
+                print!(" {}", ratio(gbps(l, d, q), gbps(l, d, &qps[0])));
+            }
+            println!();
+        }
+        if has_ref {
+            header("goodput: ratio to rdma_rxe at the same QP count");
+            for d in drivers.iter().filter(|d| *d != "rdma_rxe") {
+                print!("{d:<13}");
+                for q in &qps {
+                    print!(" {}", ratio(gbps(l, d, q), gbps(l, "rdma_rxe", q)));
+                }
+                println!();
+            }
+        }
+        for (kernel, what) in [(false, "busy"), (true, "kernel")] {
+            header(&format!(
+                "CPU ms per delivered MB, both guests, {what} time (median of the runs)"
+            ));
+            for d in &drivers {
+                print!("{d:<13}");
+                for q in &qps {
+                    print!(" {}", fmt(cpu(l, d, q, kernel), 2, runs(l, d, q).is_some()));
+                }
+                println!();
+            }
+            if has_ref {
+                header(&format!("CPU per delivered MB ({what}): ratio to rdma_rxe's"));
+                for d in drivers.iter().filter(|d| *d != "rdma_rxe") {
+                    print!("{d:<13}");
+                    for q in &qps {
+                        print!(
+                            " {}",
+                            ratio(cpu(l, d, q, kernel), cpu(l, "rdma_rxe", q, kernel))
+                        );
+                    }
+                    println!();
+                }
+            }
+        }
+        // The plot: goodput over the QP count, scaled to the plot's highest median.
+        let top = drivers
+            .iter()
+            .flat_map(|d| qps.iter().filter_map(|q| gbps(l, d, q)))
+            .fold(0.0, f64::max);
+        if top <= 0.0 {
+            continue;
+        }
+        let series: Vec<(String, Vec<(f64, f64)>)> = drivers
+            .iter()
+            .map(|d| {
+                let pts = qps
+                    .iter()
+                    .filter_map(|q| Some((q.parse::<f64>().ok()?, gbps(l, d, q)? / top)))
+                    .collect();
+                (d.clone(), pts)
+            })
+            .collect();
+        let path = format!("{outdir}/qp_sweep_loss{l}.png");
+        let title = format!("ib_write_bw 4 KiB at {l}% loss - goodput, 1.0 is {top:.3} Gb per s");
+        let axis = plot::XAxis {
+            label: "RC QPs",
+            percent: false,
+        };
+        match plot::write_png_axis(&path, &title, &axis, &series) {
+            Ok(()) => println!("plot: {path}"),
+            Err(e) => eprintln!("bench-report: {path}: {e}"),
+        }
+    }
+    let failed: Vec<String> = cells
+        .iter()
+        .filter_map(|((l, d, q), r)| {
+            let n = r.iter().filter(|x| x.gbps.is_none()).count();
+            (n > 0).then(|| format!("  {d} {q} QPs {l}%: {n}"))
+        })
+        .collect();
+    if !failed.is_empty() {
+        println!("\nfailed runs:\n{}", failed.join("\n"));
     }
 }
