@@ -29,6 +29,21 @@ fn median(v: &[f64]) -> Option<f64> {
     Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
 }
 
+/// The guests' CSV, or the exit with a message.
+fn read_csv(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| {
+        eprintln!("bench-report: {path}: {e}");
+        std::process::exit(1);
+    })
+}
+
+/// Adds `x` to `list` unless it is there (the rows' order of appearance).
+fn note(list: &mut Vec<String>, x: &str) {
+    if !list.iter().any(|y| y == x) {
+        list.push(x.to_string());
+    }
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().collect();
     let qps = args.get(1).is_some_and(|a| a == "--qps");
@@ -44,10 +59,7 @@ fn main() {
         return;
     }
     let (unit, base_name) = ("%", "the driver's own lossless goodput");
-    let text = std::fs::read_to_string(&args[1]).unwrap_or_else(|e| {
-        eprintln!("bench-report: {}: {e}", args[1]);
-        std::process::exit(1);
-    });
+    let text = read_csv(&args[1]);
     // op -> driver (in order of appearance) -> loss -> runs
     let mut drivers: Vec<String> = Vec::new();
     let mut ops: Vec<String> = Vec::new();
@@ -61,9 +73,7 @@ fn main() {
         }
         let (d, o, l) = (f[0].to_string(), f[1].to_string(), f[2].to_string());
         for (list, x) in [(&mut drivers, &d), (&mut ops, &o), (&mut losses, &l)] {
-            if !list.contains(x) {
-                list.push(x.clone());
-            }
+            note(list, x);
         }
         let key = (o, d, l);
         match f[3].trim().parse::<f64>() {
@@ -187,10 +197,7 @@ fn cpu_of(f: &[&str]) -> Option<(f64, f64)> {
 
 /// `--qps`: the QP sweep's tables and plots.
 fn qps_report(csv: &str, outdir: &str) {
-    let text = std::fs::read_to_string(csv).unwrap_or_else(|e| {
-        eprintln!("bench-report: {csv}: {e}");
-        std::process::exit(1);
-    });
+    let text = read_csv(csv);
     let mut drivers: Vec<String> = Vec::new();
     let mut qps: Vec<String> = Vec::new();
     let mut losses: Vec<String> = Vec::new();
@@ -203,9 +210,7 @@ fn qps_report(csv: &str, outdir: &str) {
         }
         let (d, q, l) = (f[0].to_string(), f[2].to_string(), f[3].to_string());
         for (list, x) in [(&mut drivers, &d), (&mut qps, &q), (&mut losses, &l)] {
-            if !list.contains(x) {
-                list.push(x.clone());
-            }
+            note(list, x);
         }
         cells.entry((l, d, q)).or_default().push(SweepRun {
             gbps: f[4].trim().parse::<f64>().ok(),
