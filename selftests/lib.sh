@@ -440,13 +440,17 @@ sr_up() {
 # stat_of NAME [DEV]: one counter of DEV's port 1 (default sr0), as `rdma statistic` shows it.
 stat_of() { rdma statistic show link "${2:-sr0}/1" | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
 
-# cpu_ticks: this guest's CPU time so far, from /proc/stat's cpu line, in USER_HZ ticks:
-# "user system softirq+irq idle+iowait" (nice counts as user, steal and guest are left out).
-cpu_ticks() {
-  local _cpu user nice system idle iowait irq softirq
+# cpu_read: sets CPU_TICKS to this guest's CPU time so far, from /proc/stat's cpu line, in
+# USER_HZ ticks: (user system softirq+irq idle+iowait), nice counted as user, steal and
+# guest left out. No process is started (cpu_watch calls it every 0.1 s).
+cpu_read() {
+  local _cpu user nice system idle iowait irq softirq _
   read -r _cpu user nice system idle iowait irq softirq _ < /proc/stat
-  echo "$((user + nice)) $system $((irq + softirq)) $((idle + iowait))"
+  CPU_TICKS=($((user + nice)) "$system" $((irq + softirq)) $((idle + iowait)))
 }
+
+# cpu_ticks: cpu_read's figures, space-separated.
+cpu_ticks() { cpu_read; echo "${CPU_TICKS[*]}"; }
 
 # cpu_watch DEV OUT STOP: measures this guest's CPU over DEV's traffic, for a benchmark
 # run that starts after it: polls every 0.1 s (shell builtins only: no process started per
@@ -458,14 +462,15 @@ cpu_ticks() {
 # it are left out. "0 0 0 0" when no traffic was seen.
 cpu_watch() {
   local hw=/sys/class/infiniband/$1/ports/1/hw_counters out=$2 stop=$3
-  local s r _c user nice system idle iowait irq softirq up _ fd
+  local s r up _ fd
   local -a now first last
   # snap: now=(uptime in centiseconds, busy ticks, kernel ticks, packets).
   snap() {
     read -r s < "$hw/sent_pkts"; read -r r < "$hw/rcvd_pkts"
-    read -r _c user nice system idle iowait irq softirq _ < /proc/stat
+    cpu_read
     read -r up _ < /proc/uptime
-    now=("${up/./}" $((user + nice + system + irq + softirq)) $((system + irq + softirq)) $((s + r)))
+    local k=$((CPU_TICKS[1] + CPU_TICKS[2]))
+    now=("${up/./}" $((CPU_TICKS[0] + k)) "$k" $((s + r)))
   }
   # A pipe nobody writes to: `read -t` on it is a sleep without a process.
   exec {fd}<> <(:)
