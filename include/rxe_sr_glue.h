@@ -46,6 +46,7 @@ unsigned int rxe_sr_glue_sr_pool_units(void);
 unsigned int rxe_sr_glue_sr_pool_blocks(void);
 unsigned int rxe_sr_glue_melo_pool_blocks(void);
 unsigned int rxe_sr_glue_sr_pipe_psns(void);
+unsigned int rxe_sr_glue_dev_inflight_psns(void);
 const struct attribute_group *rxe_sr_glue_device_group(int (*get)(struct ib_device *),
 							void (*set)(struct ib_device *, int));
 void rxe_sr_glue_link_register(int (*newlink)(const char *ibdev_name, struct net_device *ndev));

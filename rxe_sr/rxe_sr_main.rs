@@ -69,6 +69,14 @@ impl kernel::Module for RxeSr {
             );
             return Err(EINVAL);
         }
+        let inflight = kx::moduleparam::dev_inflight_psns();
+        if inflight > objects::inflight::MAX_BUDGET {
+            pr_err!(
+                "dev_inflight_psns: out of range: 0..={} (0: no bound)\n",
+                objects::inflight::MAX_BUDGET
+            );
+            return Err(EINVAL);
+        }
         // Taking the RoCEv2 UDP port first makes a clash with rdma_rxe (which binds it at
         // load) a clean refusal before anything else is registered.
         let udp = net::RoceSockets::open().inspect_err(|e| {
@@ -84,12 +92,13 @@ impl kernel::Module for RxeSr {
         let notifier = kx::netdevice::NotifierRegistration::register::<verbs::link::Links>()?;
         let link = kx::rdma_netlink::LinkTypeRegistration::register::<verbs::link::Links>()?;
         pr_info!(
-            "loaded (recovery={}; SR pools: {} units, {} blocks; MELO pool: {} blocks; FaSR pipe: {} PSNs)\n",
+            "loaded (recovery={}; SR pools: {} units, {} blocks; MELO pool: {} blocks; FaSR pipe: {} PSNs; in flight per device: {} PSNs)\n",
             recovery.name(),
             sizes.sr_units,
             sizes.sr_blocks,
             sizes.melo_blocks,
-            pipe
+            pipe,
+            inflight
         );
         Ok(RxeSr {
             link: Some(link),

@@ -20,7 +20,10 @@
 # device (the WRITEs' responder g1, whose receive side holds the out-of-order state, and
 # their requester g2), the GBN fallbacks of both, and the QPs that negotiated the SR format
 # (driver,qps,loss,rsp_units_peak,rsp_blocks_peak,rsp_melo_peak,req_units_peak,
-# req_blocks_peak,req_melo_peak,gbn_fallbacks,qps_negotiated).
+# req_blocks_peak,req_melo_peak,gbn_fallbacks,qps_negotiated), and the requester's waits
+# for the device's in-flight budget and its most PSNs in flight (req_inflight_waits,
+# req_inflight_peak). A scheme may carry module parameters after a "+" (e.g.
+# fasr+dev_inflight_psns=0), as in make run.
 . "$HOST_SHARE/selftests/lib.sh"
 TEST_INDEX=bench
 msgs=${BENCH_MSGS:-32000}
@@ -34,7 +37,7 @@ size=4096
 total=$(( (ref + ${#schemes[@]}) * ${#qps_list[@]} * ${#losses[@]} * reps ))
 n=0
 is_client && echo "driver,op,qps,loss,gbps,mbytes,secs_c,busy_c,kernel_c,secs_s,busy_s,kernel_s" > "$OUT/bench.csv"
-is_client && echo "driver,qps,loss,rsp_units_peak,rsp_blocks_peak,rsp_melo_peak,req_units_peak,req_blocks_peak,req_melo_peak,gbn_fallbacks,qps_negotiated" > "$OUT/pools.csv"
+is_client && echo "driver,qps,loss,rsp_units_peak,rsp_blocks_peak,rsp_melo_peak,req_units_peak,req_blocks_peak,req_melo_peak,gbn_fallbacks,qps_negotiated,req_inflight_waits,req_inflight_peak" > "$OUT/pools.csv"
 # pools_of: this guest's pool peaks and GBN fallbacks, comma-separated.
 pools_of() { echo "$(stat_of sr_pool_units_peak),$(stat_of sr_pool_blocks_peak),$(stat_of melo_pool_blocks_peak),$(stat_of sr_gbn_fallbacks)"; }
 
@@ -82,7 +85,8 @@ for scheme in "${schemes[@]}"; do
   for q in "${qps_list[@]}"; do
     for l in "${losses[@]}"; do
       modprobe -r rxe_sr 2>/dev/null
-      load_rdma_core && modprobe rxe_sr recovery="$scheme" && rdma link add sr0 type rxe_sr netdev eth0 \
+      read -ra params <<< "$(printf '%s' "$scheme" | tr '+' ' ')"
+      load_rdma_core && modprobe rxe_sr recovery="${params[0]}" "${params[@]:1}" && rdma link add sr0 type rxe_sr netdev eth0 \
         && wait_port_active sr0 || { echo "rxe_sr recovery=$scheme did not come up"; exit 1; }
       sync_point "up-$scheme-$q-$l"
       point "rxe_sr-$scheme" sr0 "$q" "$l"
@@ -91,7 +95,7 @@ for scheme in "${schemes[@]}"; do
       if is_client; then
         IFS=, read -r ru rb rm rf <<< "$(share_get 1 "pools-$scheme-$q-$l")"
         IFS=, read -r qu qb qm qf <<< "$(pools_of)"
-        echo "rxe_sr-$scheme,$q,$l,$ru,$rb,$rm,$qu,$qb,$qm,$(( ${rf:-0} + ${qf:-0} )),$(stat_of sr_qps_negotiated)" >> "$OUT/pools.csv"
+        echo "rxe_sr-$scheme,$q,$l,$ru,$rb,$rm,$qu,$qb,$qm,$(( ${rf:-0} + ${qf:-0} )),$(stat_of sr_qps_negotiated),$(stat_of inflight_waits),$(stat_of inflight_peak)" >> "$OUT/pools.csv"
       fi
       rdma link del sr0; modprobe -r rxe_sr
     done

@@ -29,28 +29,31 @@ for s in fasr srnic irn melo; do
   [ "$(cat /sys/module/rxe_sr/parameters/recovery)" = "$s" ] || fail "parameter does not read $s"
   check "unload after recovery=$s" modprobe -r rxe_sr
 done
+# refused PARAM VALUE: loading with PARAM=VALUE fails, leaves no module, and says why.
+refused() {
+  dmesg_mark
+  if modprobe rxe_sr "$1=$2" 2>/dev/null; then
+    modprobe -r rxe_sr
+    fail "$1=$2 was accepted"
+  fi
+  [ ! -e /sys/module/rxe_sr ] || fail "module present after refusing $1=$2"
+  expect_grep "$1=$2 refused with a reason" "$1: out of range" "$(dmesg_since_mark)"
+}
 for p in sr_pool_units sr_pool_blocks melo_pool_blocks; do
   expect_grep "modinfo documents $p" "^parm: +$p:.*1\.\.65534" "$info"
   for v in 0 65535; do
-    dmesg_mark
-    if modprobe rxe_sr $p=$v 2>/dev/null; then
-      modprobe -r rxe_sr
-      fail "$p=$v was accepted"
-    fi
-    [ ! -e /sys/module/rxe_sr ] || fail "module present after refusing $p=$v"
-    expect_grep "$p=$v refused with a reason" "$p: out of range" "$(dmesg_since_mark)"
+    refused "$p" "$v"
   done
 done
 expect_grep "modinfo documents sr_pipe_psns" "^parm: +sr_pipe_psns:.*0\.\.512" "$info"
-dmesg_mark
-if modprobe rxe_sr sr_pipe_psns=513 2>/dev/null; then
-  modprobe -r rxe_sr
-  fail "sr_pipe_psns=513 was accepted"
-fi
-[ ! -e /sys/module/rxe_sr ] || fail "module present after refusing sr_pipe_psns=513"
-expect_grep "sr_pipe_psns=513 refused with a reason" "sr_pipe_psns: out of range" "$(dmesg_since_mark)"
+refused sr_pipe_psns 513
 check "load with no FaSR pipe" modprobe rxe_sr recovery=fasr sr_pipe_psns=0
 expect_grep "the pipe is in effect" "FaSR pipe: 0 PSNs" "$(dmesg | tail -n 5)"
+modprobe -r rxe_sr
+expect_grep "modinfo documents dev_inflight_psns" "^parm: +dev_inflight_psns:.*0\.\.4194304" "$info"
+refused dev_inflight_psns 4194305
+check "load with no in-flight bound" modprobe rxe_sr dev_inflight_psns=0
+expect_grep "the bound is in effect" "in flight per device: 0 PSNs" "$(dmesg | tail -n 5)"
 modprobe -r rxe_sr
 check "load with small pools" modprobe rxe_sr recovery=fasr sr_pool_units=2 sr_pool_blocks=3 melo_pool_blocks=4
 expect_grep "the sizes are in effect" "SR pools: 2 units, 3 blocks; MELO pool: 4 blocks" "$(dmesg | tail -n 5)"

@@ -11,6 +11,7 @@ use rxe_sr::proto::rc::requester::{PostError, ReqSr, Requester, RetryCause, SqEn
 use rxe_sr::proto::rc::responder::{
     InProgress, RdRes, RecvSlot, RespSr, Responder, MAX_RD_RES, READ_BUDGET, RECV_WINDOW,
 };
+use rxe_sr::proto::rc::dev_inflight::Inflight;
 use rxe_sr::proto::rc::sr::SrSetup;
 use rxe_sr::proto::pool::bits_pool::{BitsBlock, BitsPool};
 use rxe_sr::proto::pool::sr_pool::{BitmapBlock, SrPool, SrUnit};
@@ -91,6 +92,10 @@ struct Side {
     recv_cqes: Vec<Completion>,
     retired: usize,
     error: bool,
+    /// The device's in-flight budget (`None`: the kernel's with no budget), and the PSNs
+    /// of it this QP held at the end of its last step.
+    inflight: Option<Inflight>,
+    held: u32,
 }
 
 struct Env<'a> {
@@ -103,6 +108,10 @@ struct Env<'a> {
     retired: &'a mut usize,
     shared: Option<&'a mut (dyn SharedPools + 'static)>,
     sr_packets: &'a mut u64,
+    /// The device's budget and the PSNs of it this QP holds as last settled.
+    inflight: Option<(&'a Inflight, &'a mut u32)>,
+    /// PSNs the budget admitted since then.
+    taken: u32,
 }
 
 thread_local! {
@@ -123,6 +132,18 @@ fn is_request(kind: OpKind) -> bool {
 impl RcEnv for Env<'_> {
     fn now_us(&self) -> u64 {
         self.now
+    }
+    fn admit(&mut self, held: u32, psns: u32) -> bool {
+        let Some((d, last)) = self.inflight.as_mut() else {
+            return true;
+        };
+        d.settle(last, self.taken, held);
+        self.taken = 0;
+        let ok = d.admit(psns);
+        if ok {
+            self.taken = psns;
+        }
+        ok
     }
     fn transmit(&mut self, hdr: &PacketRepr<'_>, payload: PayloadSrc<'_>, len: u32) -> Result<(), TxError> {
         let every = BUSY_EVERY.get();
@@ -274,6 +295,8 @@ impl Side {
             recv_cqes: vec![],
             retired: 0,
             error: false,
+            inflight: None,
+            held: 0,
         }
     }
 
@@ -288,8 +311,17 @@ impl Side {
             retired: &mut self.retired,
             shared: Some(&mut *self.shared),
             sr_packets: &mut self.sr_packets,
+            inflight: self.inflight.as_ref().map(|d| (d, &mut self.held)),
+            taken: 0,
         };
-        f(&mut self.req, &mut self.resp, &self.cfg, &mut env)
+        let r = f(&mut self.req, &mut self.resp, &self.cfg, &mut env);
+        // As the kernel's drive does after each step: what was acknowledged goes back.
+        let taken = env.taken;
+        if let Some(d) = self.inflight.as_ref() {
+            let now = if self.error { 0 } else { self.req.admitted_psns() };
+            d.settle(&mut self.held, taken, now);
+        }
+        r
     }
 
     fn note(&mut self, o: Outcome) {
@@ -1439,11 +1471,17 @@ fn hole_with_a_lost_resend(scheme: Scheme, timeout_us: u64) -> (Net, u32, u64) {
 fn finish_small_writes(mut n: Net, posted: u64, timeouts: u64) {
     assert!(n.run(100_000), "stalled");
     assert_eq!(n.a.req.counters.timeouts, timeouts);
+    finish_small_writes_checked(&mut n, posted);
+}
+
+/// Runs `n` to the end and checks the `posted` WRITEs' data, completions and the pools.
+fn finish_small_writes_checked(n: &mut Net, posted: u64) {
+    assert!(n.run(100_000), "stalled");
     let total = posted as usize * 1024;
     assert!(n.b.mem.region(0x200)[..total] == n.a.mem.region(0x100)[..total]);
     assert_eq!(n.a.send_cqes.len(), posted as usize);
     assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success));
-    release_and_check_pools(&mut n);
+    release_and_check_pools(n);
 }
 
 #[test]
@@ -2583,4 +2621,88 @@ fn the_requester_runs_again_while_acknowledgments_are_due() {
     }
     assert!(!n.a.req.runs_again(), "everything acknowledged: a doorbell must wake the work");
     finish_small_writes(n, posted, 0);
+}
+
+#[test]
+fn the_in_flight_budget_stops_a_stream_and_asks_for_the_tail_it_sent() {
+    // A's device admits messages while fewer than 10 PSNs are in flight across its QPs.
+    // Of 64 one-packet WRITEs queued at once, 10 go; the 10th asks for its acknowledgment
+    // (the 11th may not follow it), and that acknowledgment gives the room back and runs
+    // the rest. With the tail left unasked, only a probe or the timeout would recover it.
+    for scheme in [Scheme::Gbn, Scheme::Fasr] {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        n.a.inflight = Some(Inflight::new(10));
+        let mut posted = 0;
+        post_small_writes(&mut n, &mut posted, 4);
+        assert!(n.run(100_000));
+        assert_eq!(n.a.inflight.as_ref().unwrap().psns(), 0, "{scheme:?}: all acknowledged");
+        post_small_writes(&mut n, &mut posted, 64);
+        let sent = n.send(true);
+        assert_eq!(sent.len(), 10, "{scheme:?}");
+        let first = psn_of(&sent[0]);
+        let asks: Vec<u32> = ack_reqs(&sent).iter().map(|p| p.wrapping_sub(first)).collect();
+        assert_eq!(asks, [9], "{scheme:?}");
+        assert_eq!((n.a.held, n.a.inflight.as_ref().unwrap().psns()), (10, 10), "{scheme:?}");
+        assert!(n.a.req.counters.admit_waits >= 1, "{scheme:?}");
+        // The acknowledgment of the tail runs the next ten, and so on.
+        let acks: Vec<_> = sent.iter().flat_map(|p| n.deliver(true, p)).collect();
+        assert_eq!(acks.len(), 1, "{scheme:?}");
+        let next = n.deliver(false, &acks[0]);
+        assert_eq!(next.len(), 10, "{scheme:?}");
+        let first = psn_of(&next[0]);
+        let asks: Vec<u32> = ack_reqs(&next).iter().map(|p| p.wrapping_sub(first)).collect();
+        assert_eq!(asks, [9], "{scheme:?}");
+        exchange(&mut n, next);
+        finish_small_writes_checked(&mut n, posted);
+        assert_eq!((n.a.req.counters.timeouts, n.a.req.counters.retries), (0, 0), "{scheme:?}");
+        assert_eq!(n.a.req.sr().map_or(0, |s| s.counters.stall_probes), 0, "{scheme:?}");
+        assert_eq!(n.a.inflight.as_ref().unwrap().psns(), 0, "{scheme:?}: the room came back");
+        assert_eq!(n.a.held, 0, "{scheme:?}");
+    }
+}
+
+#[test]
+fn the_in_flight_budget_admits_whole_messages_and_holds_their_unsent_psns() {
+    // A 4-packet WRITE is admitted whole: it holds 4 PSNs before its first packet goes,
+    // and a budget of 2 still lets one such message start (fewer than 2 in flight).
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    n.a.inflight = Some(Inflight::new(2));
+    let len = 4096u32;
+    for k in 0..3u64 {
+        let off = k * u64::from(len);
+        n.a.mem.region(0x100)[off as usize..(off + u64::from(len)) as usize]
+            .copy_from_slice(&pattern(k as u8 + 1, len as usize));
+        let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000 + off, rkey: 0x200 } };
+        n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000 + off, len)).unwrap();
+    }
+    let sent = n.send(true);
+    assert_eq!(sent.len(), 4, "one message of four packets");
+    assert_eq!(n.a.req.admitted_psns(), 4);
+    assert_eq!(n.a.inflight.as_ref().unwrap().psns(), 4);
+    // Before its first packet is acknowledged the message holds all four.
+    let ack = n.deliver(true, &sent[0]);
+    assert!(ack.is_empty());
+    assert_eq!(n.a.inflight.as_ref().unwrap().psns(), 4);
+    let acks: Vec<_> = sent[1..].iter().flat_map(|p| n.deliver(true, p)).collect();
+    assert_eq!(acks.len(), 1);
+    // The acknowledgment gives the four back and admits the next message.
+    let more = n.deliver(false, &acks[0]);
+    assert_eq!(more.len(), 4);
+    assert_eq!(n.a.inflight.as_ref().unwrap().psns(), 4);
+    exchange(&mut n, more);
+    assert!(n.run(100_000), "stalled");
+    assert_eq!(n.a.req.counters.timeouts, 0);
+    assert_eq!(n.a.send_cqes.len(), 3);
+    let total = 3 * len as usize;
+    assert!(n.b.mem.region(0x200)[..total] == n.a.mem.region(0x100)[..total]);
+    assert_eq!(n.a.inflight.as_ref().unwrap().psns(), 0);
+}
+
+/// Carries `sent` (packets from A) and everything they draw, back and forth, over a clean
+/// link until nothing more is sent.
+fn exchange(n: &mut Net, sent: Vec<Vec<u8>>) {
+    let mut wire: VecDeque<(bool, Vec<u8>)> = sent.into_iter().map(|p| (true, p)).collect();
+    while let Some((from_a, p)) = wire.pop_front() {
+        wire.extend(n.deliver(from_a, &p).into_iter().map(|q| (!from_a, q)));
+    }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The module parameters (include/linux/moduleparam.h): `recovery`, the SR pool sizes and
-//! FaSR's pipe.
+//! The module parameters (include/linux/moduleparam.h): `recovery`, the SR pool sizes,
+//! FaSR's pipe and the device's in-flight budget.
 //!
 //! 6.12's `module!` macro declares no parameters, so glue.c declares them: `recovery` with
 //! `module_param_cb`, whose setter and getter call the two entry points here, which parse
@@ -54,6 +54,13 @@ pub(crate) fn sr_pipe_psns() -> u32 {
     // SAFETY: reads an unsigned int the parameter parser wrote before module init (the
     // parameter is read-only afterwards).
     unsafe { bindings::rxe_sr_glue_sr_pipe_psns() }
+}
+
+/// `dev_inflight_psns` as given at load (not yet checked).
+pub(crate) fn dev_inflight_psns() -> u32 {
+    // SAFETY: reads an unsigned int the parameter parser wrote before module init (the
+    // parameter is read-only afterwards).
+    unsafe { bindings::rxe_sr_glue_dev_inflight_psns() }
 }
 
 /// Parses a `recovery=` value: the scheme's index, or `-EINVAL`.

@@ -117,14 +117,20 @@ pub(crate) enum Counter {
     /// hole list reported it, or its READ response arrived): the hole at UNACK was filled
     /// (FaSR's AACK; rxe_sr's).
     SrAacksRcvd = 43,
+    /// RC messages the device's in-flight budget (`dev_inflight_psns`) did not admit at
+    /// once: their QP waited for room (rxe_sr's).
+    InflightWaits = 44,
+    /// Most PSNs in flight across the device's RC requesters at once (a maximum, not a
+    /// sum; rxe_sr's).
+    InflightPeak = 45,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 44;
+pub(crate) const COUNT: usize = 46;
 
 /// Statistics read from the device's SR pools when asked (not counters), after the
-/// counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use now), `sr_pool_units_peak` (most FaSR SR-pool units in use at once), `sr_pool_blocks` (FaSR bitmap blocks in use now), `sr_pool_blocks_peak` (most FaSR bitmap blocks in use at once), `sr_pool_exhaustions` (FaSR pool allocations that failed), `melo_pool_blocks` (MELO bits blocks in use now), `melo_pool_blocks_peak` (most MELO bits blocks in use at once), `melo_pool_exhaustions` (MELO pool allocations that failed).
-pub(crate) const GAUGES: usize = 8;
+/// counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use now), `sr_pool_units_peak` (most FaSR SR-pool units in use at once), `sr_pool_blocks` (FaSR bitmap blocks in use now), `sr_pool_blocks_peak` (most FaSR bitmap blocks in use at once), `sr_pool_exhaustions` (FaSR pool allocations that failed), `melo_pool_blocks` (MELO bits blocks in use now), `melo_pool_blocks_peak` (most MELO bits blocks in use at once), `melo_pool_exhaustions` (MELO pool allocations that failed), `inflight_psns` (PSNs in flight across the device's RC requesters now: admitted by the in-flight budget and not yet acknowledged), `inflight_waiters` (QPs waiting for room now).
+pub(crate) const GAUGES: usize = 10;
 
 /// The names of the counters, in [`Counter`] order, then of the gauges.
 pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
@@ -172,6 +178,8 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"sr_stall_probes",
     c"local_ack_timeout_err",
     c"sr_aacks_rcvd",
+    c"inflight_waits",
+    c"inflight_peak",
     c"sr_pool_units",
     c"sr_pool_units_peak",
     c"sr_pool_blocks",
@@ -180,6 +188,8 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"melo_pool_blocks",
     c"melo_pool_blocks_peak",
     c"melo_pool_exhaustions",
+    c"inflight_psns",
+    c"inflight_waiters",
 ];
 
 /// The counters of one device (all-zero is a valid initial value).

@@ -5,6 +5,7 @@
 //! the core frees it.
 
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use kernel::alloc::KVVec;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{new_mutex, new_spinlock};
@@ -16,10 +17,12 @@ use crate::kx::ib_verbs::PathMtu;
 use crate::kx::xarray::XArray;
 use crate::objects::ah::AhTableEntry;
 use crate::objects::counters::{Counter, Counters};
+use crate::objects::inflight::DeviceInflight;
 use crate::objects::mcast::McastGroups;
 use crate::objects::mr::RoceMr;
 use crate::objects::mw::MwTableEntry;
 use crate::objects::sr_pools::{DevicePools, DeviceSr};
+use crate::proto::rc::dev_inflight::Waiter;
 use crate::proto::recovery::scheme::Scheme;
 
 /// An rxe_sr device.
@@ -61,6 +64,10 @@ pub(crate) struct DeviceState {
     /// The loss-recovery scheme and the SR pools.
     #[pin]
     sr: DeviceSr,
+    /// The PSNs in flight across the RC requesters, their budget and the QPs waiting for
+    /// room.
+    #[pin]
+    inflight: DeviceInflight,
 }
 
 /// PDs, CQs, SRQs and AHs (user and kernel) in use, against the `max_pd`, `max_cq`,
@@ -86,12 +93,13 @@ impl ObjectCounts {
 
 impl DeviceState {
     /// A new device's state: port as given, empty tables, zero counters, running `scheme`
-    /// with empty `pools`.
+    /// with empty `pools`, an in-flight budget of `budget` PSNs with its waiters' queue.
     pub(crate) fn new(
         port: PortState,
         active_mtu: PathMtu,
         scheme: Scheme,
         pools: DevicePools,
+        (budget, waiters): (u32, KVVec<Waiter>),
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(DeviceState {
             port_active: AtomicBool::new(port == PortState::Active),
@@ -106,7 +114,13 @@ impl DeviceState {
             mcast <- new_mutex!(McastGroups::default(), "rxe_sr_mcast"),
             used: ObjectCounts::new(),
             sr <- DeviceSr::new(scheme, pools),
+            inflight <- DeviceInflight::new(budget, waiters),
         }? Error)
+    }
+
+    /// The in-flight budget of the device's RC requesters.
+    pub(crate) fn inflight(&self) -> &DeviceInflight {
+        &self.inflight
     }
 
     /// The loss-recovery scheme of RC QPs connected from now on.

@@ -11,6 +11,7 @@ pub(crate) mod ah;
 pub(crate) mod counters;
 pub(crate) mod cq;
 pub(crate) mod device;
+pub(crate) mod inflight;
 pub(crate) mod live;
 pub(crate) mod mcast;
 pub(crate) mod mr;

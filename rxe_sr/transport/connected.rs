@@ -97,10 +97,11 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
         sport,
         resp,
         req,
+        inflight_held,
         ..
     } = conn;
     let mut env = {
-        KEnv::new(
+        let env = KEnv::new(
             ctx.dev,
             nd,
             ctx.pd,
@@ -113,7 +114,12 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
             ctx.srq,
             ctx.cqs,
             &ctx.st.kq,
-        )
+        );
+        if cfg.service == Service::Rc {
+            env.with_inflight(&ctx.qp.inflight, inflight_held)
+        } else {
+            env
+        }
     };
     let rts = attrs.state == QpState::Rts;
     let before = (req.as_ref().map(|r| r.counters), resp.counters);
@@ -156,6 +162,15 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
     );
     if let (Some(a), Some(b)) = (sr_before, sr_stats(req, resp)) {
         count_sr(ctx.dev, &a, &b);
+    }
+    // What the step acknowledged goes back to the device's budget (out of RTS, all of it),
+    // and waiters are woken for the room.
+    if let Some((part, held, taken)) = env.take_inflight() {
+        let now = match req.as_ref() {
+            Some(r) if rts => r.admitted_psns(),
+            _ => 0,
+        };
+        ctx.dev.inflight().settle(ctx.dev, part, held, taken, now);
     }
     let now = RcEnv::now_us(&env);
     arm(ctx.qp.timer(), req.as_ref().and_then(|r| r.deadline()), now);
@@ -234,6 +249,7 @@ pub(crate) fn count(
             a.rnr_retry_exceeded,
             b.rnr_retry_exceeded,
         );
+        delta(Counter::InflightWaits, a.admit_waits, b.admit_waits);
     }
 }
 

@@ -22,6 +22,7 @@ use crate::kx::spinlock::IrqSpinLock;
 use crate::objects::ah::Av;
 use crate::objects::cq::{self, RoceCq};
 use crate::objects::device::DeviceState;
+use crate::objects::inflight::QpInflight;
 use crate::objects::live::Counted;
 use crate::objects::qp::{QpAttrs, QpShape};
 use crate::objects::recv_queue::RecvFifo;
@@ -106,6 +107,9 @@ pub(crate) struct QpObject {
     /// run in order once the responses are sent (as rdma_rxe's responder takes its packet
     /// queue one at a time).
     pub(crate) held: Option<SkbQueue>,
+    /// Its part of the device's in-flight budget that the waker reads (queued to wait for
+    /// room, room promised).
+    pub(crate) inflight: QpInflight,
     /// Counted among the live QPs while the data lives.
     pub(crate) _live: Counted,
 }

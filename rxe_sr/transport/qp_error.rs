@@ -30,8 +30,9 @@ pub(crate) fn enter_error(g: &mut QpInner, qp: &RoceQp) {
         ..
     } = g;
     if let Some(conn) = rc.as_mut() {
-        // The QP is done with loss recovery: its pool units go back to the device.
-        conn.release_sr(qp.device());
+        // The QP is done sending and with loss recovery: its part of the in-flight budget
+        // and its pool units go back to the device.
+        conn.release_shared(qp.device());
         conn.resp.drop_held(|wr_id| {
             let c = Completion::zeroed(wr_id, qpn, WcStatus::WrFlushErr);
             let _ = cqs.recv(&c, false);

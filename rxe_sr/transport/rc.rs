@@ -45,6 +45,9 @@ pub(crate) struct RcConn {
     pub(crate) req: Option<KRequester>,
     /// What the QP's SR engines are built from (`None`: go-back-N only).
     sr: Option<SrSetup>,
+    /// The PSNs of the device's in-flight budget the requester held at the end of its last
+    /// step (objects::inflight).
+    pub(crate) inflight_held: u32,
 }
 
 /// The service of a connected QP type.
@@ -112,14 +115,16 @@ impl RcConn {
                 resp: new_responder(psn, res, resp_sr, window)?,
                 req: None,
                 sr,
+                inflight_held: 0,
             },
             GFP_KERNEL,
         )?)
     }
 
-    /// Gives the SR engines' shared resources (pool units and blocks) back to the device:
-    /// the QP is reset, failed or destroyed.
-    pub(crate) fn release_sr(&mut self, dev: &RoceDevice) {
+    /// Gives what the QP holds of the device back: its part of the in-flight budget, and
+    /// the SR engines' pool units and blocks. The QP is reset, failed or destroyed.
+    pub(crate) fn release_shared(&mut self, dev: &RoceDevice) {
+        dev.inflight().give_back(dev, &mut self.inflight_held);
         if self.sr.is_none() {
             return;
         }

@@ -10,6 +10,7 @@ use crate::kx::timer;
 use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
+use crate::objects::inflight::QpInflight;
 use crate::objects::mr::{self, Access};
 use crate::objects::mw;
 use crate::objects::srq::RoceSrq;
@@ -47,6 +48,11 @@ pub(crate) struct KEnv<'a> {
     kq: &'a KernelQueueLock,
     /// Packets sent through this environment (a reschedule point every [`YIELD_EVERY`]).
     sent: u32,
+    /// An RC requester's part of the device's in-flight budget ([`Self::with_inflight`]):
+    /// the QP's shared part, and the PSNs it held as last settled.
+    inflight: Option<(&'a QpInflight, &'a mut u32)>,
+    /// PSNs the budget admitted since then.
+    taken: u32,
 }
 
 /// A step may send many packets (a whole READ response, a window of requests): every this
@@ -88,7 +94,23 @@ impl<'a> KEnv<'a> {
             cqs,
             kq,
             sent: 0,
+            inflight: None,
+            taken: 0,
         }
+    }
+
+    /// Lets an RC requester ask the device's in-flight budget for room: `qp` is its QP's
+    /// part, `held` what it held as last settled (without this, every message is admitted).
+    pub(crate) fn with_inflight(mut self, qp: &'a QpInflight, held: &'a mut u32) -> Self {
+        self.inflight = Some((qp, held));
+        self
+    }
+
+    /// The budget's part of the step, for settling it: what it held before, and what was
+    /// admitted since.
+    pub(crate) fn take_inflight(&mut self) -> Option<(&'a QpInflight, &'a mut u32, u32)> {
+        let taken = core::mem::take(&mut self.taken);
+        self.inflight.take().map(|(q, h)| (q, h, taken))
     }
 }
 
@@ -140,6 +162,21 @@ fn access_of(op: RemoteOp, qpn: u32) -> Access {
 }
 
 impl RcEnv for KEnv<'_> {
+    fn admit(&mut self, held: u32, psns: u32) -> bool {
+        let Some((qp, last)) = self.inflight.as_mut() else {
+            return true;
+        };
+        let d = self.dev.inflight();
+        // What this step acknowledged is room already.
+        d.budget.settle(last, self.taken, held);
+        self.taken = 0;
+        let ok = d.admit_or_wait(qp, self.qpn, psns);
+        if ok {
+            self.taken = psns;
+        }
+        ok
+    }
+
     fn now_us(&self) -> u64 {
         timer::now_us()
     }

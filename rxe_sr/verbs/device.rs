@@ -230,11 +230,13 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         return Err(EEXIST);
     }
     let pools = sr_pools::new_pools(crate::kx::moduleparam::pool_sizes())?;
+    let budget = crate::kx::moduleparam::dev_inflight_psns();
     let state = DeviceState::new(
         port_state(nd.is_running(), nd.carrier_ok()),
         ib_mtu_from_eth_mtu(nd.mtu()),
         crate::kx::moduleparam::recovery(),
         pools,
+        (budget, crate::objects::inflight::waiter_slots(budget)?),
     );
     RoceDevice::create(
         NewDevice {
@@ -460,6 +462,8 @@ impl Driver for DeviceState {
             u64::from(melo.blocks),
             u64::from(melo.blocks_peak),
             melo.exhaustions,
+            u64::from(dev.inflight().budget.psns()),
+            u64::from(dev.inflight().waiters()),
         ];
         for (o, v) in out.iter_mut().zip(Iterator::chain(v.iter(), gauges.iter())) {
             *o = *v;

@@ -16,6 +16,7 @@ use crate::kx::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
 use crate::kx::skbuff::SkbQueue;
 use crate::kx::spinlock::new_irq_spinlock;
 use crate::objects::device::RoceDevice;
+use crate::objects::inflight::QpInflight;
 use crate::objects::live::{self, Counted};
 use crate::objects::qp::{QpAttrs, QpShape};
 use crate::proto::rc::Service;
@@ -234,6 +235,7 @@ pub(crate) fn create(
         kq <- new_irq_spinlock!(kq, "rxe_sr_qp_kq"),
         shape,
         held,
+        inflight: QpInflight::new(),
         _live: Counted::new(&live::LIVE.qps),
     }? Error);
     Ok(NewQp {
@@ -278,10 +280,11 @@ fn user_rings(
 /// the lock).
 pub(crate) fn destroy(qp: &RoceQp) {
     crate::verbs::mcast::detach_all(qp.device(), qp.qpn());
+    qp.device().inflight().forget(qp.device(), &qp.inflight);
     let rings = {
         let mut g = qp.inner.lock();
         if let Some(rc) = g.rc.as_mut() {
-            rc.release_sr(qp.device());
+            rc.release_shared(qp.device());
         }
         (g.sq.take(), g.rq.take())
     };

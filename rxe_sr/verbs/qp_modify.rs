@@ -99,7 +99,7 @@ fn connect(
     match next {
         QpState::Reset => {
             if let Some(mut rc) = g.rc.take() {
-                rc.release_sr(dev);
+                rc.release_shared(dev);
             }
         }
         QpState::Rtr if cur != QpState::Rtr => {

@@ -14,6 +14,7 @@
 //! [`RcEnv`], which the kernel implements over MRs, the shared rings and skbs, and the host
 //! tests over plain buffers and a simulated lossy link. Time is in microseconds.
 
+pub mod dev_inflight;
 pub mod mw;
 pub mod requester;
 pub mod responder;
@@ -201,6 +202,14 @@ pub trait RcEnv {
 
     /// Posts a receive completion to the receive CQ.
     fn complete_recv(&mut self, c: &Completion, solicited: bool);
+
+    /// An RC message of `psns` PSNs asks to start (before its first packet), from a
+    /// requester that holds `held` PSNs of the device's in-flight budget ([`dev_inflight`])
+    /// now: the environment first gives back what it held and no longer does (what this
+    /// step acknowledged), then admits the message if the budget allows. False leaves it
+    /// queued: the requester stops there, and the environment runs it again once room is
+    /// given back (its own acknowledgments, or another QP's, which wake it).
+    fn admit(&mut self, held: u32, psns: u32) -> bool;
 
     /// Runs `f` with the device's state shared by the QPs of an SR scheme (FaSR's SR pool,
     /// MELO's bits pool), held for the call (the kernel: under the device's pool lock, taken

@@ -76,6 +76,9 @@ pub struct ReqCounters {
     pub retry_exceeded: u64,
     /// Work requests failed with RNR_RETRY_EXC_ERR.
     pub rnr_retry_exceeded: u64,
+    /// Messages the device's in-flight budget did not admit at once: the requester waited
+    /// for room (or, for the message after one ending, asked for the acknowledgment).
+    pub admit_waits: u64,
 }
 
 /// How long the requester waits after the egress queue refused a packet before it offers
@@ -97,6 +100,9 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     psn_tail: Psn,
     /// The highest PSN range ever sent ends here (new packets vs resent).
     sent_high: Psn,
+    /// The messages the device's in-flight budget admitted end here (RC): what the
+    /// requester holds of it is `[UNACK, admitted_end)` ([`Self::admitted_psns`]).
+    admitted_end: Psn,
     /// Go-back-N: the engine while the format is standard RoCEv2.
     engine: Gbn,
     /// Selective retransmission (`None`: standard RoCEv2 only).
@@ -185,6 +191,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             next_pkt: 0,
             psn_tail: sq_psn,
             sent_high: sq_psn,
+            admitted_end: sq_psn,
             engine: Gbn::new(sq_psn, sq_psn, rto),
             sr,
             recv_msn: 0,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The requester's send cursor (rdma_rxe's rxe_requester): walks the send queue and sends
-//! what the unacknowledged-PSN window, the RDMA READ/atomic limit and fences allow, running
-//! local operations (BIND_MW, LOCAL_INV, REG_MR) in order as it reaches them.
+//! what the unacknowledged-PSN window, the device's in-flight budget, the RDMA READ/atomic
+//! limit and fences allow, running local operations (BIND_MW, LOCAL_INV, REG_MR) in order
+//! as it reaches them.
 
 use core::ops::DerefMut;
 
@@ -10,6 +11,7 @@ use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
 use super::TX_BUSY_WAIT_US;
+use crate::proto::psn::Psn;
 use crate::proto::rc::responder::RECV_WINDOW;
 use crate::proto::rc::{Outcome, RcConfig, RcEnv, Service, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::ReqEvent;
@@ -118,7 +120,25 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 resend = true;
                 continue;
             }
-            let next_follows = rc && self.next_pkt + 1 >= e.npsn && self.next_follows(window);
+            if rc && self.next_pkt == 0 && !e.first_psn.before(self.admitted_end) {
+                // A new message: the device's in-flight budget admits it whole, or it waits.
+                if !env.admit(self.admitted_psns(), e.npsn) {
+                    self.counters.admit_waits += 1;
+                    break;
+                }
+                self.admitted_end = e.end_psn();
+            }
+            let mut next_follows = rc && self.next_pkt + 1 >= e.npsn && self.next_follows(window);
+            if let Some((npsn, end)) = self.next_to_admit().filter(|_| next_follows) {
+                // Its last packet goes without AckReq only if the next message may follow:
+                // were the budget to stop the stream here, nothing would ask for its tail.
+                if env.admit(self.admitted_psns(), npsn) {
+                    self.admitted_end = end;
+                } else {
+                    self.counters.admit_waits += 1;
+                    next_follows = false;
+                }
+            }
             let sent = Self::send_packet(
                 env,
                 cfg,
@@ -221,6 +241,20 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         n.first_psn.diff(self.una()) < window
             && !self.pipe_full(n.first_psn)
             && self.recv_window_open(n)
+    }
+
+    /// The message after the send cursor's, when the device's in-flight budget has not
+    /// admitted it yet: its PSNs and where it ends.
+    fn next_to_admit(&self) -> Option<(u32, Psn)> {
+        let n = self.entry(self.next + 1)?;
+        (!n.first_psn.before(self.admitted_end)).then(|| (n.npsn, n.end_psn()))
+    }
+
+    /// The PSNs this requester holds of the device's in-flight budget: from UNACK to the
+    /// end of the last message admitted (0 once UNACK passed it, as on a UC QP, which
+    /// asks for none).
+    pub fn admitted_psns(&self) -> u32 {
+        u32::try_from(self.admitted_end.diff(self.una())).unwrap_or(0)
     }
 
     /// The egress queue refused a packet: sending pauses for [`TX_BUSY_WAIT_US`], and the

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The device's in-flight budget: a bound on the PSNs in flight across all of a device's RC
+//! requesters (messages admitted to be sent, sent and not yet acknowledged).
+//!
+//! Each QP's own window bounds what one QP has out, but nothing bounded their sum: a
+//! thousand QPs each with a window's worth out queue that many packets in front of the
+//! peer. On the test bed that overran the host's queue toward the receiving guest (about 9%
+//! of a 1000-QP ib_write_bw lost, with no loss set), and with a queue long enough it stretched
+//! every round trip instead, so that each loss stayed in recovery longer and more recoveries
+//! overlapped: FaSR's shared pool, which the paper sizes for the losses in one network BDP
+//! of traffic (the NIC's congestion control keeps what is in flight near that), ran out.
+//! The budget keeps the device's in-flight PSNs near a BDP, as congestion control would in
+//! front of a real NIC; it does not react to loss (random loss is not congestion).
+//!
+//! A requester asks for a message's PSNs as the message starts, before its first packet
+//! (and before the last packet of the message ahead of it, which goes without AckReq only
+//! if the next follows: [`crate::proto::rc::RcEnv::admit`]); resends take nothing. What it
+//! holds is its PSNs from UNACK to the end of the last message admitted
+//! ([`crate::proto::rc::requester::Requester::admitted_psns`]): the caller settles that
+//! after each step ([`Inflight::settle`]), which gives back what was acknowledged.
+//! Admission is whole messages, while fewer than the budget are in flight, so the sum passes
+//! the budget by less than one message per QP admitted at the same instant.
+
+use core::ops::DerefMut;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use crate::uabi::queue::Fifo;
+
+/// The in-flight PSNs of one device and its budget.
+#[derive(Debug)]
+pub struct Inflight {
+    /// Most PSNs in flight before admission stops (0: no bound; the sum is still kept).
+    budget: u32,
+    /// PSNs admitted and not yet given back, across the device's requesters.
+    psns: AtomicU32,
+    /// PSNs the requesters woken for room are expected to ask for, until they run
+    /// ([`Self::woken`], [`Self::woken_ran`]): room promised, not yet taken.
+    promised: AtomicU32,
+}
+
+impl Inflight {
+    /// An empty device with a budget of `budget` PSNs (0: unbounded).
+    pub const fn new(budget: u32) -> Self {
+        Inflight {
+            budget,
+            psns: AtomicU32::new(0),
+            promised: AtomicU32::new(0),
+        }
+    }
+
+    /// The budget (0: unbounded).
+    pub fn budget(&self) -> u32 {
+        self.budget
+    }
+
+    /// PSNs in flight now.
+    pub fn psns(&self) -> u32 {
+        self.psns.load(Ordering::Relaxed)
+    }
+
+    /// Admits a message of `psns` PSNs if fewer than the budget are in flight (it is taken
+    /// whole); false leaves nothing changed.
+    pub fn admit(&self, psns: u32) -> bool {
+        let budget = self.budget;
+        self.psns
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                (budget == 0 || v < budget).then(|| v.saturating_add(psns))
+            })
+            .is_ok()
+    }
+
+    /// Admits `psns` whatever the budget (a requester that could not be queued to wait).
+    pub fn add(&self, psns: u32) {
+        self.psns.fetch_add(psns, Ordering::Relaxed);
+    }
+
+    /// A requester's step ended: it held `held` PSNs before the step (as last settled),
+    /// was admitted `taken` during it, and holds `now` after it. The difference goes back
+    /// to the device (or, were `now` larger, is added: it cannot be, as the requester only
+    /// grows what it holds through [`Self::admit`]); `held` becomes `now`. Returns the
+    /// PSNs given back.
+    pub fn settle(&self, held: &mut u32, taken: u32, now: u32) -> u32 {
+        let before = held.saturating_add(taken);
+        *held = now;
+        if now > before {
+            self.psns.fetch_add(now - before, Ordering::Relaxed);
+            return 0;
+        }
+        let back = before - now;
+        if back != 0 {
+            // Never below zero (a bookkeeping error would otherwise wrap into "full").
+            let _ = self
+                .psns
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                    Some(v.saturating_sub(back))
+                });
+        }
+        back
+    }
+
+    /// Room for requesters waiting to be woken: the budget less what is in flight and what
+    /// woken requesters were promised (0 without a budget: nobody waits then).
+    pub fn room(&self) -> u32 {
+        if self.budget == 0 {
+            return 0;
+        }
+        self.budget
+            .saturating_sub(self.psns())
+            .saturating_sub(self.promised.load(Ordering::Relaxed))
+    }
+
+    /// A requester waiting for `psns` was woken: that much room is promised to it.
+    pub fn woken(&self, psns: u32) {
+        self.promised.fetch_add(psns, Ordering::Relaxed);
+    }
+
+    /// A requester woken with `psns` promised ran (or is gone): the promise ends.
+    pub fn woken_ran(&self, psns: u32) {
+        if psns != 0 {
+            let _ = self
+                .promised
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                    Some(v.saturating_sub(psns))
+                });
+        }
+    }
+}
+
+/// A requester waiting for room: its QP and the PSNs of the message it waits to start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Waiter {
+    /// The QP number.
+    pub qpn: u32,
+    /// The PSNs it asked for.
+    pub psns: u32,
+}
+
+/// Takes from `waiters`, oldest first, at most `max` that the budget's room lets start
+/// ([`Inflight::room`]; with nothing in flight, the whole budget: no acknowledgment is
+/// coming then to wake the rest), promises each the PSNs it asked for ([`Inflight::woken`])
+/// and hands it to `wake`, which runs its QP (or, were the QP gone, ends the promise with
+/// [`Inflight::woken_ran`]). One acknowledgment's room so wakes about as many as can start,
+/// not every waiter. Returns how many were taken.
+pub fn wake_for_room<S: DerefMut<Target = [Waiter]>>(
+    d: &Inflight,
+    waiters: &mut Fifo<Waiter, S>,
+    max: usize,
+    mut wake: impl FnMut(Waiter),
+) -> usize {
+    let mut room = if d.psns() == 0 {
+        d.budget().max(1)
+    } else {
+        d.room()
+    };
+    let mut woken = 0;
+    while room > 0 && woken < max {
+        let Some(w) = waiters.pop() else {
+            break;
+        };
+        d.woken(w.psns);
+        room = room.saturating_sub(w.psns.max(1));
+        wake(w);
+        woken += 1;
+    }
+    woken
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admits_whole_messages_while_below_the_budget() {
+        let d = Inflight::new(10);
+        assert!(d.admit(4));
+        assert!(d.admit(4));
+        // 8 < 10: the third message goes whole, past the budget.
+        assert!(d.admit(4));
+        assert_eq!(d.psns(), 12);
+        assert!(!d.admit(1));
+        assert_eq!(d.psns(), 12);
+    }
+
+    #[test]
+    fn settling_gives_back_what_was_acknowledged() {
+        let d = Inflight::new(8);
+        let mut held = 0;
+        assert!(d.admit(4) && d.admit(4));
+        // The step took 8; its requester holds 8 after it (nothing acknowledged yet).
+        assert_eq!(d.settle(&mut held, 8, 8), 0);
+        assert_eq!((held, d.psns()), (8, 8));
+        assert!(!d.admit(4));
+        // Half acknowledged.
+        assert_eq!(d.settle(&mut held, 0, 4), 4);
+        assert_eq!((held, d.psns()), (4, 4));
+        assert!(d.admit(4));
+        // The QP leaves RTS: all of it goes back.
+        assert_eq!(d.settle(&mut held, 4, 0), 8);
+        assert_eq!((held, d.psns()), (0, 0));
+    }
+
+    #[test]
+    fn room_counts_promises_to_woken_requesters() {
+        let d = Inflight::new(8);
+        assert!(d.admit(6));
+        assert_eq!(d.room(), 2);
+        d.woken(2);
+        assert_eq!(d.room(), 0);
+        d.woken_ran(2);
+        assert_eq!(d.room(), 2);
+        // A promise larger than the room leaves none, not a wrapped count.
+        d.woken(5);
+        assert_eq!(d.room(), 0);
+        d.woken_ran(9);
+        assert_eq!(d.room(), 2);
+    }
+
+    #[test]
+    fn an_acknowledgment_wakes_as_many_waiters_as_its_room_lets_start() {
+        let d = Inflight::new(8);
+        let mut held = 0;
+        assert!(d.admit(8));
+        d.settle(&mut held, 8, 8);
+        let mut slots = [Waiter::default(); 8];
+        let mut q = Fifo::new(&mut slots[..]);
+        for qpn in 1..=8 {
+            q.push(Waiter { qpn, psns: 2 }).unwrap();
+        }
+        let mut woken = [0u32; 8];
+        let mut n = 0;
+        let mut note = |w: Waiter| {
+            woken[n] = w.qpn;
+            n += 1;
+        };
+        // Full: nobody wakes.
+        assert_eq!(wake_for_room(&d, &mut q, 8, &mut note), 0);
+        // Four PSNs acknowledged: room for two messages of two.
+        d.settle(&mut held, 0, 4);
+        assert_eq!(wake_for_room(&d, &mut q, 8, &mut note), 2);
+        // Until those two run, their room stays promised.
+        assert_eq!(wake_for_room(&d, &mut q, 8, &mut note), 0);
+        d.woken_ran(2);
+        d.woken_ran(2);
+        // At most `max` at a time.
+        assert_eq!(wake_for_room(&d, &mut q, 1, &mut note), 1);
+        d.woken_ran(2);
+        // Nothing in flight: the whole budget's worth wakes, whatever was promised.
+        d.woken(6);
+        d.settle(&mut held, 0, 0);
+        assert_eq!(wake_for_room(&d, &mut q, 8, &mut note), 4);
+        assert_eq!(woken, [1, 2, 3, 4, 5, 6, 7, 0]);
+        assert_eq!(q.len(), 1);
+    }
+
+    #[test]
+    fn no_budget_admits_everything_and_still_counts() {
+        let d = Inflight::new(0);
+        assert!(d.admit(1000) && d.admit(1000));
+        assert_eq!(d.psns(), 2000);
+        assert_eq!(d.room(), 0);
+        let mut held = 2000;
+        assert_eq!(d.settle(&mut held, 0, 0), 2000);
+        assert_eq!(d.psns(), 0);
+    }
+}

@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 600
+# The device's in-flight budget (dev_inflight_psns), in gbn and in fasr, both guests
+# loaded with a budget of 64 PSNs:
+# 1. ib_write_bw over 50 QPs (4 KiB, 16 deep: 3200 PSNs posted at once; 48 WRITEs each, a
+#    multiple of perftest's completion moderation of 16: with 40, perftest at 1% loss
+#    waited for ever with every WRITE sent and acknowledged, with and without a budget) at
+#    1% loss on both egresses completes; the WRITEs' requester (g2) waited for room (inflight_waits)
+#    and never had more in flight than the budget and one message (63 + 4: a message is
+#    admitted whole while fewer than 64 are out); with the QPs gone nothing is held
+#    (inflight_psns 0 on both guests).
+# 2. rc_verify (SENDs up to 200 KiB, WRITEs, READs, atomics; every byte checked) under
+#    the same budget.
+# 3. The same ib_write_bw with no budget (dev_inflight_psns=0): nobody waits, and the
+#    peak passes the bound of 1, which is what held it there.
+. "$HOST_SHARE/selftests/lib.sh"
+[ "$GUESTS" -ge 2 ] || skip "needs two guests"
+budget=64
+bound=$((budget - 1 + 4))
+
+# run_point SCHEME BUDGET: loads rxe_sr with SCHEME and BUDGET, runs ib_write_bw over 50
+# QPs at 1% loss; the client's inflight_waits and inflight_peak go to /tmp/inflight.
+run_point() {
+  modprobe -r rxe_sr rdma_rxe 2>/dev/null
+  dmesg_mark
+  check "load the verbs core" load_rdma_core
+  check "load rxe_sr recovery=$1 dev_inflight_psns=$2" modprobe rxe_sr recovery="$1" dev_inflight_psns="$2"
+  check "rdma link add sr0" rdma link add sr0 type rxe_sr netdev eth0
+  check "port ACTIVE" wait_port_active sr0
+  local v
+  v=$(PERF_ITERS=48 PERF_SIZE=4096 perftest_pair sr0 ib_write_bw 1 30 -q 50 -t 16) \
+    || fail "$1, budget $2: ib_write_bw -q 50 failed"
+  if is_client; then
+    positive "$v" || fail "$1, budget $2: ib_write_bw -q 50: no goodput"
+    log "ok: $1, budget $2: ib_write_bw -q 50 -t 16 at 1% loss: $v Gb/s"
+  fi
+  sync_point "bw-$1-$2"
+  log "counters: $(rdma statistic show link sr0/1)"
+  [ "$(stat_of inflight_psns)" = 0 ] || fail "$1, budget $2: inflight_psns is $(stat_of inflight_psns) with no QP left"
+  echo "$(stat_of inflight_waits) $(stat_of inflight_peak)" > /tmp/inflight
+}
+
+for scheme in gbn fasr; do
+  run_point "$scheme" "$budget"
+  read -r waits peak < /tmp/inflight
+  if is_client; then
+    [ "$waits" -ge 1 ] || fail "$scheme: no message waited for room under a budget of $budget"
+    [ "$peak" -le "$bound" ] || fail "$scheme: $peak PSNs in flight at once under a budget of $budget (bound $bound)"
+    log "ok: $scheme: $waits waits for room; at most $peak PSNs in flight (budget $budget)"
+  fi
+  sync_point "verify-$scheme"
+  rc_verify_pair sr0 "inflight-$scheme" 1 > /tmp/verify.out 2>&1 \
+    || fail "$scheme: rc_verify under a budget of $budget: $(grep FAIL /tmp/verify.out | head -3)"
+  cp /tmp/verify.out "$OUT/rc_inflight.verify-$scheme.out"
+  log "ok: $scheme: rc_verify under a budget of $budget, every byte checked"
+  [ "$(stat_of inflight_psns)" = 0 ] || fail "$scheme: inflight_psns is $(stat_of inflight_psns) after rc_verify"
+  sync_point "down-$scheme"
+  sr_down_clean
+done
+
+run_point fasr 0
+read -r waits peak < /tmp/inflight
+if is_client; then
+  [ "$waits" = 0 ] || fail "no budget, yet $waits messages waited"
+  [ "$peak" -gt "$bound" ] || fail "no budget, and still at most $peak PSNs in flight: the bound above proves nothing"
+  log "ok: no budget: nobody waited; $peak PSNs in flight at once"
+fi
+sync_point down-unbounded
+sr_down_clean
