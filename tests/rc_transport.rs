@@ -2706,3 +2706,41 @@ fn exchange(n: &mut Net, sent: Vec<Vec<u8>>) {
         wire.extend(n.deliver(from_a, &p).into_iter().map(|q| (!from_a, q)));
     }
 }
+
+#[test]
+fn moderated_completions_all_arrive_under_loss() {
+    // perftest's ib_write_bw -n 40 -t 16 with its completion moderation of 16: WRs 15, 31
+    // and 39 signaled, the rest not, posted 16 at a time as completions come back, over a
+    // link losing 1%: each signaled WR completes once, whatever was resent. (In the guests
+    // that perftest run at 1% loss waited for ever with every WRITE acknowledged; this
+    // transport-level check passes, so the cause lies elsewhere: not found yet.)
+    for seed in 1..200u64 {
+        for scheme in [Scheme::Gbn, Scheme::Fasr] {
+            let link = Link { loss_ppm: 10_000, dup_ppm: 0, reorder_ppm: 0, seed };
+            let mut n = Net::with_schemes(Service::Rc, 1024, link, scheme, scheme);
+            n.a.cfg.sig_all = false;
+            let len = 4096u32;
+            let mut posted = 0u64;
+            let mut cqes = 0usize;
+            let mut rounds = 0;
+            while posted < 40 {
+                rounds += 1;
+                assert!(rounds < 100, "{scheme:?} seed {seed}: no progress at {posted}, cqes {cqes}");
+                let ccnt = cqes as u64 * 16;
+                while posted < 40 && posted - ccnt.min(posted) < 16 {
+                    let off = (posted % 16) * u64::from(len);
+                    let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000 + off, rkey: 0x200 } };
+                    let mut w = wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000 + off, len);
+                    let signaled = posted % 16 == 15 || posted == 39;
+                    w.flags = if signaled { SendFlags::from_bits_truncate(SendFlags::SIGNALED) } else { SendFlags::from_bits_truncate(0) };
+                    n.post(true, w).unwrap();
+                    posted += 1;
+                }
+                assert!(n.run(1_000_000), "{scheme:?} seed {seed}: stalled");
+                cqes = n.a.send_cqes.len();
+            }
+            assert!(n.run(1_000_000), "{scheme:?} seed {seed}: stalled");
+            assert_eq!(n.a.send_cqes.len(), 3, "{scheme:?} seed {seed}");
+        }
+    }
+}
