@@ -57,8 +57,11 @@ for i in "${!schemes[@]}"; do
     sleep 1
     s0=$(stat_of sent_pkts "$dev") r0=$(stat_of rcvd_pkts "$dev")
     c0=$(cpu_ticks)
+    # The host adds up its QEMU threads' time while this file names the cell.
+    [ "$GUEST" = 1 ] && echo "$cell" > "$OUT/sampling"
     perf record -q -a -g -e cpu-clock -F 499 -o "$data" -- sleep $((secs - 3)) >/dev/null 2>&1
     echo "$(( $(stat_of sent_pkts "$dev") - s0 )) $(( $(stat_of rcvd_pkts "$dev") - r0 ))" > "/tmp/profile-$cell.pkts"
+    [ "$GUEST" = 1 ] && rm -f "$OUT/sampling"
     cpu_share "$c0" "$(cpu_ticks)" > "/tmp/profile-$cell.cpu"
   ) &
   # shellcheck disable=SC2086 # PROF_ARGS: perftest options, split on spaces.

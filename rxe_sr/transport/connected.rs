@@ -443,14 +443,22 @@ pub(crate) fn doorbell(qp: &RoceQp) -> Result {
         _ => return Err(EINVAL),
     }
     // While acknowledgments are due the requester runs again as each arrives (or its timer
-    // fires), and takes in every WQE posted meanwhile: the doorbell wakes nothing then.
-    // Otherwise the QP's work fetches and sends (as rdma_rxe's send task for user QPs).
+    // fires), and takes in every WQE posted meanwhile: the doorbell does nothing then.
+    // Otherwise the requester is idle, and the doorbell fetches and sends here, in the
+    // caller's system call: the first request after a quiet spell leaves without waiting
+    // for a work item to be scheduled (ib_write_lat's path). What it sends makes the
+    // requester clocked, so the posts behind it are taken in as acknowledgments arrive.
     let clocked =
         g.rc.as_ref()
             .and_then(|c| c.req.as_ref())
             .is_some_and(|r| r.runs_again());
-    drop(g);
-    if !clocked {
+    if !clocked
+        && ctx
+            .with_netdev(|nd| drive(&ctx, &mut g, nd, Step::Timer))
+            .is_none()
+    {
+        // No netdev: the QP's work tries again.
+        drop(g);
         qp.timer().kick();
     }
     Ok(())

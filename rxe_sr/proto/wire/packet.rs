@@ -193,9 +193,9 @@ impl<'a> PacketRepr<'a> {
     /// Parses an IB packet and verifies its ICRC (computed with `C`) against the IP and UDP
     /// headers it came in.
     pub fn parse_checked_with<C: Crc32>(ip: &[u8], udp: &[u8], ib: &'a [u8]) -> Result<Self> {
-        let r = Self::parse(ib)?;
+        // The ICRC first, so that the parsed packet is built where the caller keeps it.
         icrc::verify_with::<C>(ip, udp, ib)?;
-        Ok(r)
+        Self::parse(ib)
     }
 
     /// [`Self::parse_checked_with`] with the host's CRC-32.
