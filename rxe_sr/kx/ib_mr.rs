@@ -22,6 +22,7 @@ use kernel::types::Opaque;
 use crate::kx::bindings;
 use crate::kx::ib_device::{Device, Driver};
 use crate::kx::ib_pd::PdId;
+use crate::kx::skbuff::PayloadSink;
 
 /// A memory region of a `T` device: the core's `struct ib_mr` and the driver's data.
 ///
@@ -138,6 +139,17 @@ impl KernelVa {
         }
     }
 
+    /// As [`Self::read`], `n` bytes appended to a datagram's payload.
+    pub(crate) fn read_into(&self, addr: u64, n: usize, dst: &mut PayloadSink<'_>) -> bool {
+        // SAFETY: the helper writes the `n` bytes at the pointer or fails (nonzero); it
+        // refuses addresses outside the direct map.
+        unsafe {
+            dst.put_with(n, |p| {
+                bindings::rxe_sr_glue_kva_copy(addr, p.cast(), n, false) == 0
+            })
+        }
+    }
+
     /// Copies `src` to kernel address `addr`; false outside the kernel's direct map.
     pub(crate) fn write(&self, addr: u64, src: &[u8]) -> bool {
         // SAFETY: the helper only reads `src`; otherwise as in `read`.
@@ -226,6 +238,20 @@ impl KernelPages {
     /// [`KernelPages::write`] for `page_size` and `iova`).
     pub(crate) fn read(&self, page_size: u64, iova: u64, off: usize, dst: &mut [u8]) -> bool {
         self.copy(page_size, iova, off, dst.as_mut_ptr(), dst.len(), false)
+    }
+
+    /// As [`Self::read`], `n` bytes appended to a datagram's payload.
+    pub(crate) fn read_into(
+        &self,
+        page_size: u64,
+        iova: u64,
+        off: usize,
+        n: usize,
+        dst: &mut PayloadSink<'_>,
+    ) -> bool {
+        // SAFETY: `copy` writes only the `n` bytes at the pointer, and returns true once it
+        // wrote them all.
+        unsafe { dst.put_with(n, |p| self.copy(page_size, iova, off, p, n, false)) }
     }
 
     /// Copies `src` to byte `off` of the registration whose blocks are `page_size` bytes,

@@ -11,6 +11,7 @@ use kernel::prelude::*;
 
 use crate::kx::bindings;
 use crate::kx::ib_device::{Device, Driver};
+use crate::kx::skbuff::PayloadSink;
 
 /// A process's memory pinned for an MR: byte `i` of the registration is byte
 /// `first_off + i` of the pages in `pages`, reached without walking the scatterlist.
@@ -84,6 +85,13 @@ impl UserPages {
     /// the range runs past the pages.
     pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> bool {
         self.copy(off, dst.as_mut_ptr().cast(), dst.len(), false)
+    }
+
+    /// As [`Self::read`], `n` bytes appended to a datagram's payload.
+    pub(crate) fn read_into(&self, off: usize, n: usize, dst: &mut PayloadSink<'_>) -> bool {
+        // SAFETY: `copy` writes the `n` bytes at the pointer or fails; it writes nothing
+        // else.
+        unsafe { dst.put_with(n, |p| self.copy(off, p.cast(), n, false)) }
     }
 
     /// Copies `src` to byte `off` of the registration; false when the range runs past the

@@ -107,14 +107,36 @@ impl Drop for SkBuff {
 
 /// A RoCEv2 datagram being built for sending.
 ///
+/// Its payload is left unwritten when it is allocated (zeroing it first would cost as much
+/// as the copy that fills it): [`TxSkb::fill_payload`] writes it through a
+/// [`PayloadSink`], and whatever the sink did not write is zeroed before any byte of the
+/// datagram is read or leaves.
+///
 /// # Invariants
-/// The skb is linear, its data (from the IP header) all initialised.
-pub(crate) struct TxSkb(SkBuff);
+/// The skb is linear, `total` data bytes from its IP header, all initialised except
+/// `[hole + written, hole + hole_len)`; `written <= hole_len` and
+/// `hole + hole_len <= total`.
+pub(crate) struct TxSkb {
+    skb: SkBuff,
+    total: usize,
+    hole: usize,
+    hole_len: usize,
+    written: usize,
+}
 
 impl TxSkb {
-    /// A RoCEv2 datagram out of `nd` along `route`, with `len` IB bytes (zeroed) after its
-    /// finished IP and UDP headers: routed now (unless local), sent by [`TxSkb::xmit`].
-    pub(crate) fn new(nd: &NetDev<'_>, route: &RoceRoute, len: usize) -> Result<TxSkb> {
+    /// A RoCEv2 datagram out of `nd` along `route`, with `len` IB bytes after its IP and UDP
+    /// headers. `payload` (a range of the IB bytes) is left for [`Self::fill_payload`]; the
+    /// other IB bytes are zeroed. (Routing and the IP/UDP headers are glue.c's.)
+    pub(crate) fn new(
+        nd: &NetDev<'_>,
+        route: &RoceRoute,
+        len: usize,
+        payload: core::ops::Range<usize>,
+    ) -> Result<TxSkb> {
+        if payload.start > payload.end || payload.end > len {
+            return Err(EINVAL);
+        }
         let raw = match &route.addrs {
             IpAddrs::V4 { saddr, daddr } => {
                 // SAFETY: `nd` is live; with a null source the helper allocates `len` IB bytes
@@ -159,45 +181,143 @@ impl TxSkb {
         };
         let hdrs = route.header_len();
         let mut total = 0usize;
-        // SAFETY: the skb is ours and linear, `total` bytes from its IP header; its IB bytes, not
-        // initialised yet, are zeroed here before any slice covers them.
-        unsafe {
-            let p = bindings::rxe_sr_glue_skb_data(raw, &mut total).cast::<u8>();
-            if total >= hdrs {
-                core::ptr::write_bytes(p.add(hdrs), 0, total - hdrs);
-            }
-        }
+        // SAFETY: the helper returns the data of the skb it built (ours, linear).
+        let p = unsafe { bindings::rxe_sr_glue_skb_data(raw, &mut total) }.cast::<u8>();
         // SAFETY: a new skb, handed to us.
         let skb = unsafe { SkBuff::from_raw(raw) }.ok_or(ENOMEM)?;
         if total != hdrs + len {
             return Err(EINVAL);
         }
-        // INVARIANT: the helper built it linear; headers written, the rest zeroed above.
-        Ok(TxSkb(skb))
+        let (hole, hole_len) = (hdrs + payload.start, payload.end - payload.start);
+        // SAFETY: `total` bytes at `p` are the skb's data, ours; both ranges lie inside them
+        // (`payload.end <= len` above), and nothing reads them before they are zeroed here.
+        unsafe {
+            core::ptr::write_bytes(p.add(hdrs), 0, payload.start);
+            core::ptr::write_bytes(p.add(hole + hole_len), 0, total - hole - hole_len);
+        }
+        // INVARIANT: the helper built it linear with its headers written; every IB byte but
+        // the payload's was zeroed above, and nothing of the payload is written yet.
+        Ok(TxSkb {
+            skb,
+            total,
+            hole,
+            hole_len,
+            written: 0,
+        })
     }
 
-    /// The whole datagram, from its IP header.
-    pub(crate) fn data_mut(&mut self) -> &mut [u8] {
+    /// The skb's data pointer.
+    fn data_ptr(&self) -> *mut u8 {
         let mut len = 0usize;
-        // SAFETY: the skb is ours and linear, its `len` data bytes initialised (type
-        // invariant), and not aliased while `self` is borrowed mutably.
-        unsafe {
-            let p = bindings::rxe_sr_glue_skb_data(self.0 .0.as_ptr(), &mut len).cast::<u8>();
-            core::slice::from_raw_parts_mut(p, len)
+        // SAFETY: the skb is ours (type invariant); the helper only reads its fields.
+        unsafe { bindings::rxe_sr_glue_skb_data(self.skb.0.as_ptr(), &mut len) }.cast::<u8>()
+    }
+
+    /// Writes the payload with `f`, front to back through a [`PayloadSink`] (what `f` does not
+    /// write stays unwritten until [`Self::data_mut`] zeroes it).
+    pub(crate) fn fill_payload<R>(&mut self, f: impl FnOnce(&mut PayloadSink<'_>) -> R) -> R {
+        // SAFETY: `hole < total` bytes into the skb's data (type invariant).
+        let at = unsafe { self.data_ptr().add(self.hole) };
+        let mut sink = PayloadSink {
+            // The data pointer of a built skb is never null.
+            at: NonNull::new(at).unwrap_or(NonNull::dangling()),
+            len: self.hole_len,
+            written: &mut self.written,
+        };
+        f(&mut sink)
+    }
+
+    /// Zeroes what the payload's writer left unwritten: afterwards every byte is initialised.
+    fn seal(&mut self) {
+        if self.written < self.hole_len {
+            // SAFETY: the unwritten rest of the hole lies in the skb's data (type invariant)
+            // and nothing references it.
+            unsafe {
+                core::ptr::write_bytes(
+                    self.data_ptr().add(self.hole + self.written),
+                    0,
+                    self.hole_len - self.written,
+                )
+            };
+            // INVARIANT: the whole hole is initialised now.
+            self.written = self.hole_len;
         }
+    }
+
+    /// The whole datagram, from its IP header (the payload's unwritten rest zeroed first).
+    pub(crate) fn data_mut(&mut self) -> &mut [u8] {
+        self.seal();
+        // SAFETY: the skb is ours and linear, its `total` data bytes initialised (sealed just
+        // above), and not aliased while `self` is borrowed mutably.
+        unsafe { core::slice::from_raw_parts_mut(self.data_ptr(), self.total) }
     }
 
     /// Hands the datagram to the IP layer, which consumes it. [`crate::kx::error::enobufs`]:
     /// the egress queue was full and dropped it (it never left).
-    pub(crate) fn xmit(self) -> Result {
-        let p = self.0.into_raw();
+    pub(crate) fn xmit(mut self) -> Result {
+        // Nothing unwritten leaves the host.
+        self.seal();
+        let p = self.skb.into_raw();
         // SAFETY: a finished skb of ours, whose ownership passes to the IP layer.
         to_result(unsafe { bindings::rxe_sr_glue_xmit(p.as_ptr()) })
     }
 
     /// The datagram as a received one (loopback: to our own address).
-    pub(crate) fn into_received(self) -> SkBuff {
-        self.0
+    pub(crate) fn into_received(mut self) -> SkBuff {
+        self.seal();
+        self.skb
+    }
+}
+
+/// The payload of a [`TxSkb`] being built: written front to back, each write appending to
+/// what the ones before wrote.
+///
+/// # Invariants
+/// `at` points to `len` bytes of a `TxSkb`'s data, exclusively borrowed for `'a`, of which
+/// the first `*written` are initialised; `*written <= len`.
+pub(crate) struct PayloadSink<'a> {
+    at: NonNull<u8>,
+    len: usize,
+    written: &'a mut usize,
+}
+
+impl PayloadSink<'_> {
+    /// The bytes still to write.
+    pub(crate) fn remaining(&self) -> usize {
+        self.len - *self.written
+    }
+
+    /// Appends `src`; false (nothing written) when it does not fit.
+    pub(crate) fn put(&mut self, src: &[u8]) -> bool {
+        // SAFETY: copies exactly `src.len()` bytes to the pointer it is given, from a slice
+        // that cannot overlap the skb's exclusively borrowed data.
+        unsafe {
+            self.put_with(src.len(), |dst| {
+                core::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len());
+                true
+            })
+        }
+    }
+
+    /// Appends `n` bytes that `copy` writes at the pointer it is given, and returns true
+    /// once they are all written (then they count as written). False when `n` bytes do
+    /// not fit (`copy` is not called) or `copy` failed.
+    ///
+    /// # Safety
+    /// `copy` writes to no byte outside the `n` at the pointer, and returns true only when
+    /// it wrote every one of them.
+    pub(crate) unsafe fn put_with(&mut self, n: usize, copy: impl FnOnce(*mut u8) -> bool) -> bool {
+        if n > self.remaining() {
+            return false;
+        }
+        // SAFETY: `*written + n <= len`: in the sink's bytes (type invariant).
+        let dst = unsafe { self.at.as_ptr().add(*self.written) };
+        if !copy(dst) {
+            return false;
+        }
+        // INVARIANT: `copy` wrote all `n` bytes after the ones written before (its contract).
+        *self.written += n;
+        true
     }
 }
 

@@ -9,7 +9,7 @@ use kernel::prelude::*;
 
 use crate::kx::crc32::KernelCrc32;
 use crate::kx::netdevice::NetDev;
-use crate::kx::skbuff::{IpAddrs, RoceRoute, TxSkb};
+use crate::kx::skbuff::{IpAddrs, PayloadSink, RoceRoute, TxSkb};
 use crate::objects::ah::{Av, Network};
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
@@ -18,14 +18,14 @@ use crate::proto::wire::icrc;
 /// Sends `ib` (BTH .. ICRC, the ICRC's four bytes to be filled) to `av` from `dev`'s
 /// netdev `nd`, over IPv4 or IPv6 as the AV's GIDs say.
 pub(crate) fn send(dev: &RoceDevice, nd: &NetDev<'_>, av: &Av, sport: u16, ib: &[u8]) -> Result {
-    send_with(dev, nd, av, sport, ib.len(), |out| {
+    let copy = |out: &mut [u8]| {
         if crate::bytes::copy(out, ib) {
             Ok(())
         } else {
             Err(EINVAL)
         }
-    })
-    .map_err(Error::from)
+    };
+    send_with(dev, nd, av, sport, ib.len(), 0..0, |_| Ok(()), copy).map_err(Error::from)
 }
 
 /// The IP and UDP fields of a datagram to `av`.
@@ -47,19 +47,32 @@ fn route(av: &Av, sport: u16) -> RoceRoute {
     }
 }
 
-/// As [`send`], for a packet of `len` IB bytes that `fill` writes straight into the skb
-/// (every byte; the ICRC is filled afterwards): no intermediate copy.
+/// As [`send`], for a packet of `len` IB bytes written straight into the skb, with no
+/// intermediate copy: first `fill_payload` appends the payload (the IB bytes in `payload`)
+/// through a [`PayloadSink`], then `fill` writes the other IB bytes (the ICRC is filled
+/// afterwards). The payload is not zeroed before it is written: a copy of the payload is
+/// the only pass over its bytes before the ICRC's.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn send_with<E>(
     dev: &RoceDevice,
     nd: &NetDev<'_>,
     av: &Av,
     sport: u16,
     len: usize,
+    payload: core::ops::Range<usize>,
+    fill_payload: impl FnOnce(&mut PayloadSink<'_>) -> core::result::Result<(), E>,
     fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
 ) -> core::result::Result<(), SendError<E>> {
     let route = route(av, sport);
     let hdrs = route.header_len();
-    let mut skb = TxSkb::new(nd, &route, len).map_err(SendError::Net)?;
+    let mut skb = TxSkb::new(nd, &route, len, payload).map_err(SendError::Net)?;
+    let left = skb
+        .fill_payload(|sink| fill_payload(sink).map(|()| sink.remaining()))
+        .map_err(SendError::Fill)?;
+    if left != 0 {
+        // A writer that stopped short (never sent: its rest would go as zeros).
+        return Err(SendError::Net(EINVAL));
+    }
     // The datagram: the IP and UDP headers the builder wrote, then the IB bytes.
     let data = skb.data_mut();
     let filled = match data.get_mut(hdrs..) {

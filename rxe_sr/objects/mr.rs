@@ -24,6 +24,7 @@ use crate::kx::ib_mr::{KernelPages, KernelVa, Mr};
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_umem::UserPages;
 use crate::kx::ib_verbs::AccessFlags;
+use crate::kx::skbuff::PayloadSink;
 use crate::objects::device::{DeviceState, RoceDevice};
 use crate::objects::mw;
 use crate::proto::rc::mw::MrView;
@@ -166,6 +167,16 @@ impl MrInner {
         }
     }
 
+    /// As [`Self::read`], `n` bytes appended to a datagram's payload.
+    fn read_into(&self, off: usize, n: usize, dst: &mut PayloadSink<'_>) -> bool {
+        match &self.memory {
+            MrMemory::User(p) => p.read_into(off, n, dst),
+            MrMemory::Dma(k) => k.read_into(off as u64, n, dst),
+            MrMemory::Fast(p) => p.read_into(self.page_size, self.iova, off, n, dst),
+            MrMemory::Gone => false,
+        }
+    }
+
     fn write(&self, off: usize, src: &[u8]) -> bool {
         match &self.memory {
             MrMemory::User(p) => p.write(off, src),
@@ -282,6 +293,23 @@ pub(crate) fn read(
     .is_some()
 }
 
+/// As [`read`], the `n` bytes appended to a datagram's payload (written straight into the
+/// skb being built).
+pub(crate) fn read_into(
+    dev: &RoceDevice,
+    pd: PdId,
+    key: u32,
+    va: u64,
+    n: usize,
+    dst: &mut PayloadSink<'_>,
+    access: Access,
+) -> bool {
+    with_mr(dev, pd, key, va, n as u64, access, |m, off| {
+        m.read_into(off, n, dst).then_some(())
+    })
+    .is_some()
+}
+
 /// Copies `src` to `va` of the MR named by `key`. False when the checks of [`with_mr`] fail.
 pub(crate) fn write(
     dev: &RoceDevice,
@@ -306,6 +334,22 @@ pub(crate) fn gather(
     dst: &mut [u8],
 ) -> Result<(), WcStatus> {
     if read(dev, pd, lkey, addr, dst, Access::LocalRead) {
+        Ok(())
+    } else {
+        Err(WcStatus::LocProtErr)
+    }
+}
+
+/// As [`gather`], the `n` bytes appended to a datagram's payload.
+pub(crate) fn gather_into(
+    dev: &RoceDevice,
+    pd: PdId,
+    lkey: u32,
+    addr: u64,
+    n: usize,
+    dst: &mut PayloadSink<'_>,
+) -> Result<(), WcStatus> {
+    if read_into(dev, pd, lkey, addr, n, dst, Access::LocalRead) {
         Ok(())
     } else {
         Err(WcStatus::LocProtErr)

@@ -6,6 +6,7 @@ use crate::kx::ib_pd::PdId;
 use crate::kx::ib_verbs::AccessFlags;
 use crate::kx::mmap_queue::MappedQueue;
 use crate::kx::netdevice::NetDev;
+use crate::kx::skbuff::PayloadSink;
 use crate::kx::timer;
 use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
@@ -120,16 +121,11 @@ fn gather(
     pd: PdId,
     sges: &SgeList,
     offset: u32,
-    dst: &mut [u8],
+    dst: &mut PayloadSink<'_>,
 ) -> Result<(), WcStatus> {
-    sges.pieces(u64::from(offset), dst.len(), |s, addr, r| {
-        mr::gather(
-            dev,
-            pd,
-            s.lkey,
-            addr,
-            dst.get_mut(r).ok_or(WcStatus::LocLenErr)?,
-        )
+    // The pieces come in order, each right after the one before: each appends.
+    sges.pieces(u64::from(offset), dst.remaining(), |s, addr, r| {
+        mr::gather_into(dev, pd, s.lkey, addr, r.len(), dst)
     })
 }
 
@@ -198,31 +194,42 @@ impl RcEnv for KEnv<'_> {
             .buffer_len()
             .checked_add(plen + usize::from(hdr.bth.pad_cnt))
             .ok_or(TxError::Dropped)?;
-        // Headers and payload are written straight into the skb.
-        let sent = crate::net::tx::send_with(dev, self.nd, self.av, self.sport, total, |ib| {
-            let (off, _) = hdr.emit_headers(plen, ib).map_err(|_| TxError::Dropped)?;
-            let dst = ib.get_mut(off..off + plen).ok_or(TxError::Dropped)?;
-            match payload {
-                PayloadSrc::None => Ok(()),
-                PayloadSrc::Bytes(src) => {
-                    if crate::bytes::copy(dst, src) {
-                        Ok(())
-                    } else {
-                        Err(TxError::Local(WcStatus::LocLenErr))
-                    }
-                }
-                PayloadSrc::Local { sges, offset } => {
-                    gather(dev, pd, sges, offset, dst).map_err(TxError::Local)
-                }
-                PayloadSrc::Remote { rkey, va } => {
-                    if mr::read(dev, pd, rkey, va, dst, Access::RemoteRead(qpn)) {
-                        Ok(())
-                    } else {
-                        Err(TxError::Local(WcStatus::RemAccessErr))
-                    }
+        // The payload, then the headers, are written straight into the skb.
+        let off = hdr.header_len();
+        let fill_payload = |dst: &mut PayloadSink<'_>| match payload {
+            PayloadSrc::None => Ok(()),
+            PayloadSrc::Bytes(src) => {
+                if src.len() == plen && dst.put(src) {
+                    Ok(())
+                } else {
+                    Err(TxError::Local(WcStatus::LocLenErr))
                 }
             }
-        });
+            PayloadSrc::Local { sges, offset } => {
+                gather(dev, pd, sges, offset, dst).map_err(TxError::Local)
+            }
+            PayloadSrc::Remote { rkey, va } => {
+                if mr::read_into(dev, pd, rkey, va, plen, dst, Access::RemoteRead(qpn)) {
+                    Ok(())
+                } else {
+                    Err(TxError::Local(WcStatus::RemAccessErr))
+                }
+            }
+        };
+        let emit = |ib: &mut [u8]| match hdr.emit_headers(plen, ib) {
+            Ok((at, _)) if at == off => Ok(()),
+            _ => Err(TxError::Dropped),
+        };
+        let sent = crate::net::tx::send_with(
+            dev,
+            self.nd,
+            self.av,
+            self.sport,
+            total,
+            off..off + plen,
+            fill_payload,
+            emit,
+        );
         match sent {
             Ok(()) => {
                 dev.counters().inc(Counter::SentPkts);
