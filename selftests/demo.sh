@@ -59,6 +59,18 @@ lat() {
 
 is_client && echo "driver,op,loss,gbps" > "$OUT/bench.csv"
 log "benchmark: $total goodput runs of ${secs}s"
+
+# The link's own round trip, lossless: ICMP echoes, answered by the server's kernel. Half
+# of it is the floor under any one-way latency between the guests (QEMU's packet path and
+# both kernels' network stacks), shown beside ib_write_lat.
+netem_set 0
+sync_point "ping-floor"
+if is_client; then
+  rtt=$(ping -q -c 300 -i 0.01 "$SERVER_IP" | awk -F/ '/^rtt/ { print $5 }') || rtt=
+  log "ping over the guests' link: RTT avg ${rtt:-failed} ms"
+  [ -n "$rtt" ] && echo "ping (RTT/2),ib_write_lat(us),0,$(awk -v r="$rtt" 'BEGIN { printf "%.2f", r * 500 }')" >> "$OUT/bench.csv"
+fi
+sync_point "ping-floor-done" 120
 if [ "$ref" = 1 ]; then
   rxe_ref_up || { echo "rdma_rxe did not come up"; exit 1; }
   bench rdma_rxe rxe0

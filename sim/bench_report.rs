@@ -95,10 +95,17 @@ fn main() {
         _ => format!("{:>9}", "-"),
     };
     let lossless = losses.first().cloned().unwrap_or_default();
+    // The rows an op has runs for (the latency rows hold a reference that no goodput
+    // table has, e.g. the link's ping).
+    let has = |o: &str, d: &str| {
+        let (o, d) = (o.to_string(), d.to_string());
+        cells.keys().chain(failed.keys()).any(|k| k.0 == o && k.1 == d)
+    };
     for o in &ops {
         if o.contains("lat") {
             continue;
         }
+        let drivers: Vec<String> = drivers.iter().filter(|d| has(o, d)).cloned().collect();
         println!("\n--- {o}: goodput, Gb/s (median of the runs) ---");
         print!("{:<13}", "driver");
         for l in &losses {
@@ -160,10 +167,16 @@ fn main() {
     for o in lat {
         println!("\n--- {o} (lossless, median) ---");
         let g = med(o, "rxe_sr-gbn", &lossless);
+        let r = med(o, "rdma_rxe", &lossless);
         for d in &drivers {
             let v = med(o, d, &lossless);
             if v.is_some() {
-                println!("{d:<13} {}  ratio to rxe_sr-gbn {}", cell(v), ratio(v, g));
+                println!(
+                    "{d:<13} {}  ratio to rxe_sr-gbn {}  to rdma_rxe {}",
+                    cell(v),
+                    ratio(v, g),
+                    ratio(v, r)
+                );
             }
         }
     }
