@@ -134,6 +134,12 @@ void rxe_sr_glue_qp_timer_free(struct rxe_sr_qp_timer *t);
  * kicking it afterwards does nothing. The object stays allocated until ..._free. */
 void rxe_sr_glue_qp_timer_shutdown(struct rxe_sr_qp_timer *t);
 u64 rxe_sr_glue_now_us(void);
+
+/* The ICRC's CRC-32 through the crypto API (glue.c) */
+void rxe_sr_glue_crc32_init(void);
+void rxe_sr_glue_crc32_exit(void);
+u32 rxe_sr_glue_crc32(u32 crc, const void *data, size_t len);
+const char *rxe_sr_glue_crc32_driver(void);
 /* Queues the timer's work now (a kernel consumer posted work requests). */
 void rxe_sr_glue_qp_timer_kick(struct rxe_sr_qp_timer *t);
 

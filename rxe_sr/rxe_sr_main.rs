@@ -47,6 +47,8 @@ struct RxeSr {
     link: Option<kx::rdma_netlink::LinkTypeRegistration>,
     notifier: Option<kx::netdevice::NotifierRegistration>,
     udp: Option<net::RoceSockets>,
+    /// Dropped last: the devices compute their ICRCs with it.
+    icrc: Option<kx::crc32::IcrcTransform>,
 }
 
 impl kernel::Module for RxeSr {
@@ -77,6 +79,7 @@ impl kernel::Module for RxeSr {
             );
             return Err(EINVAL);
         }
+        let icrc = kx::crc32::IcrcTransform::new().ok_or(EBUSY)?;
         // Taking the RoCEv2 UDP port first makes a clash with rdma_rxe (which binds it at
         // load) a clean refusal before anything else is registered.
         let udp = net::RoceSockets::open().inspect_err(|e| {
@@ -92,18 +95,20 @@ impl kernel::Module for RxeSr {
         let notifier = kx::netdevice::NotifierRegistration::register::<verbs::link::Links>()?;
         let link = kx::rdma_netlink::LinkTypeRegistration::register::<verbs::link::Links>()?;
         pr_info!(
-            "loaded (recovery={}; SR pools: {} units, {} blocks; MELO pool: {} blocks; FaSR pipe: {} PSNs; in flight per device: {} PSNs)\n",
+            "loaded (recovery={}; SR pools: {} units, {} blocks; MELO pool: {} blocks; FaSR pipe: {} PSNs; in flight per device: {} PSNs; ICRC: {})\n",
             recovery.name(),
             sizes.sr_units,
             sizes.sr_blocks,
             sizes.melo_blocks,
             pipe,
-            inflight
+            inflight,
+            icrc.driver().to_str().unwrap_or("?")
         );
         Ok(RxeSr {
             link: Some(link),
             notifier: Some(notifier),
             udp: Some(udp),
+            icrc: Some(icrc),
         })
     }
 }
@@ -116,6 +121,7 @@ impl Drop for RxeSr {
         kx::ib_device::unregister_all();
         drop(self.notifier.take());
         drop(self.udp.take());
+        drop(self.icrc.take());
         let o = &objects::live::LIVE;
         let stray = net::RCVD_NO_DEVICE.load(core::sync::atomic::Ordering::Relaxed);
         if stray > 0 {

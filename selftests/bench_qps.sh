@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The guest side of `make bench`'s QP sweep (and of make run's short version of it):
-# ib_write_bw over 1, 10, 100 and 1000 RC QPs (BENCH_QPS), 4 KiB messages, lossless and at
+# ib_write_bw over 1, 10, 100, 1000 and 5000 RC QPs (BENCH_QPS), 4 KiB messages, lossless and at
 # 1% loss on both guests' egress (BENCH_LOSSES), for rdma_rxe and for rxe_sr under each
 # recovery= scheme (the module reloaded for every QP count, so its counters are that
 # point's), BENCH_REPS runs each. A run moves a fixed amount of data, BENCH_MSGS messages
@@ -10,7 +10,7 @@
 # QPs each 128 deep, perftest's completion moderation (one signalled completion per 100
 # messages a QP) leaves that window empty for every driver that serves its QPs fairly.
 # Every driver gets the same TX depth at a QP count: perftest's 128, or less where one CQ
-# of depth x QPs would pass rdma_rxe's max_cqe (32767): 32 at 1000 QPs.
+# of depth x QPs would pass rdma_rxe's max_cqe (32767): 32 at 1000 QPs, 6 at 5000.
 # Each guest measures its CPU while the run's packets move (cpu_watch in lib.sh: the busy
 # and kernel ticks of /proc/stat, setup and teardown left out).
 # The client (g2) writes OUT/bench.csv, one row per run:
@@ -29,7 +29,7 @@ TEST_INDEX=bench
 msgs=${BENCH_MSGS:-32000}
 reps=${BENCH_REPS:-3}
 # BENCH_QPS / BENCH_LOSSES / BENCH_SCHEMES / BENCH_REF=0 narrow the sweep for a quick look.
-read -r -a qps_list <<< "${BENCH_QPS:-1 10 100 1000}"
+read -r -a qps_list <<< "${BENCH_QPS:-1 10 100 1000 5000}"
 read -r -a losses <<< "${BENCH_LOSSES:-0 1}"
 read -r -a schemes <<< "${BENCH_SCHEMES:-gbn fasr srnic irn melo}"
 ref=${BENCH_REF:-1}

@@ -34,6 +34,8 @@
 #include <linux/slab.h>
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>
+#include <linux/crc32.h>
+#include <crypto/hash.h>
 
 #include "rxe_sr_glue.h"
 
@@ -994,4 +996,52 @@ int rxe_sr_glue_mcast_mac(struct net_device *ndev, const u8 *mgid, bool add)
 	else
 		ipv6_eth_mc_map(a6, ll_addr);
 	return add ? dev_mc_add(ndev, ll_addr) : dev_mc_del(ndev, ll_addr);
+}
+
+/* ---- the ICRC's CRC-32 ----
+ *
+ * As rdma_rxe: the crypto API's "crc32" (the CRC-32 of crc32_le, state not inverted between
+ * updates), so that an architecture's implementation (crc32-pclmul on x86) is used where the
+ * kernel has one; 6.12's crc32_le is lib/crc32.c's generic one. Allocated at load before any
+ * device exists, freed at unload after the last is gone; without it, crc32_le.
+ */
+static struct crypto_shash *rxe_sr_crc32_tfm;
+
+void rxe_sr_glue_crc32_init(void)
+{
+	struct crypto_shash *tfm = crypto_alloc_shash("crc32", 0, 0);
+
+	rxe_sr_crc32_tfm = IS_ERR(tfm) ? NULL : tfm;
+}
+
+void rxe_sr_glue_crc32_exit(void)
+{
+	if (rxe_sr_crc32_tfm)
+		crypto_free_shash(rxe_sr_crc32_tfm);
+	rxe_sr_crc32_tfm = NULL;
+}
+
+u32 rxe_sr_glue_crc32(u32 crc, const void *data, size_t len)
+{
+	struct crypto_shash *tfm = rxe_sr_crc32_tfm;
+	u32 *state;
+
+	if (!tfm)
+		return crc32_le(crc, data, len);
+	{
+		SHASH_DESC_ON_STACK(desc, tfm);
+
+		desc->tfm = tfm;
+		state = shash_desc_ctx(desc);
+		*state = crc;
+		if (crypto_shash_update(desc, data, len))
+			return crc32_le(crc, data, len);
+		crc = *state;
+	}
+	return crc;
+}
+
+const char *rxe_sr_glue_crc32_driver(void)
+{
+	return rxe_sr_crc32_tfm ? crypto_shash_driver_name(rxe_sr_crc32_tfm) : "crc32_le";
 }
