@@ -60,9 +60,9 @@ lat() {
 is_client && echo "driver,op,loss,gbps" > "$OUT/bench.csv"
 log "benchmark: $total goodput runs of ${secs}s"
 
-# The link's own round trip, lossless: ICMP echoes, answered by the server's kernel. Half
-# of it is the floor under any one-way latency between the guests (QEMU's packet path and
-# both kernels' network stacks), shown beside ib_write_lat.
+# The testbed's own latency, lossless, beside ib_write_lat: ICMP echoes, answered by the
+# server's kernel, half their round trip (QEMU's packet path and both kernels' network
+# stacks). No floor: the ping process sleeps between replies where perftest polls.
 netem_set 0
 sync_point "ping-floor"
 if is_client; then
