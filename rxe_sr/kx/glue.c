@@ -1007,10 +1007,27 @@ int rxe_sr_glue_mcast_mac(struct net_device *ndev, const u8 *mgid, bool add)
  */
 static struct crypto_shash *rxe_sr_crc32_tfm;
 
+/*
+ * A "crc32" descriptor's state is one u32. The descriptor lives on the stack of every call
+ * (several per packet), sized for that state: SHASH_DESC_ON_STACK's HASH_MAX_DESCSIZE bytes
+ * would be zeroed at each call by the kernel's automatic stack initialisation, which cost
+ * more than the CRC itself. A transform wanting more is not used.
+ */
+#define RXE_SR_CRC32_DESC_MAX 16
+
+union rxe_sr_crc32_desc {
+	struct shash_desc desc;
+	char bytes[sizeof(struct shash_desc) + RXE_SR_CRC32_DESC_MAX];
+};
+
 void rxe_sr_glue_crc32_init(void)
 {
 	struct crypto_shash *tfm = crypto_alloc_shash("crc32", 0, 0);
 
+	if (!IS_ERR(tfm) && crypto_shash_descsize(tfm) > RXE_SR_CRC32_DESC_MAX) {
+		crypto_free_shash(tfm);
+		tfm = ERR_PTR(-EINVAL);
+	}
 	rxe_sr_crc32_tfm = IS_ERR(tfm) ? NULL : tfm;
 }
 
@@ -1024,21 +1041,17 @@ void rxe_sr_glue_crc32_exit(void)
 u32 rxe_sr_glue_crc32(u32 crc, const void *data, size_t len)
 {
 	struct crypto_shash *tfm = rxe_sr_crc32_tfm;
+	union rxe_sr_crc32_desc d;
 	u32 *state;
 
 	if (!tfm)
 		return crc32_le(crc, data, len);
-	{
-		SHASH_DESC_ON_STACK(desc, tfm);
-
-		desc->tfm = tfm;
-		state = shash_desc_ctx(desc);
-		*state = crc;
-		if (crypto_shash_update(desc, data, len))
-			return crc32_le(crc, data, len);
-		crc = *state;
-	}
-	return crc;
+	d.desc.tfm = tfm;
+	state = shash_desc_ctx(&d.desc);
+	*state = crc;
+	if (crypto_shash_update(&d.desc, data, len))
+		return crc32_le(crc, data, len);
+	return *state;
 }
 
 const char *rxe_sr_glue_crc32_driver(void)
