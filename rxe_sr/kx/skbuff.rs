@@ -113,11 +113,12 @@ impl Drop for SkBuff {
 /// datagram is read or leaves.
 ///
 /// # Invariants
-/// The skb is linear, `total` data bytes from its IP header, all initialised except
-/// `[hole + written, hole + hole_len)`; `written <= hole_len` and
+/// The skb is linear, `total` data bytes at `data` (from its IP header), all initialised
+/// except `[hole + written, hole + hole_len)`; `written <= hole_len` and
 /// `hole + hole_len <= total`.
 pub(crate) struct TxSkb {
     skb: SkBuff,
+    data: NonNull<u8>,
     total: usize,
     hole: usize,
     hole_len: usize,
@@ -185,6 +186,7 @@ impl TxSkb {
         let p = unsafe { bindings::rxe_sr_glue_skb_data(raw, &mut total) }.cast::<u8>();
         // SAFETY: a new skb, handed to us.
         let skb = unsafe { SkBuff::from_raw(raw) }.ok_or(ENOMEM)?;
+        let data = NonNull::new(p).ok_or(EINVAL)?;
         if total != hdrs + len {
             return Err(EINVAL);
         }
@@ -199,6 +201,7 @@ impl TxSkb {
         // the payload's was zeroed above, and nothing of the payload is written yet.
         Ok(TxSkb {
             skb,
+            data,
             total,
             hole,
             hole_len,
@@ -206,21 +209,14 @@ impl TxSkb {
         })
     }
 
-    /// The skb's data pointer.
-    fn data_ptr(&self) -> *mut u8 {
-        let mut len = 0usize;
-        // SAFETY: the skb is ours (type invariant); the helper only reads its fields.
-        unsafe { bindings::rxe_sr_glue_skb_data(self.skb.0.as_ptr(), &mut len) }.cast::<u8>()
-    }
-
     /// Writes the payload with `f`, front to back through a [`PayloadSink`] (what `f` does not
     /// write stays unwritten until [`Self::data_mut`] zeroes it).
     pub(crate) fn fill_payload<R>(&mut self, f: impl FnOnce(&mut PayloadSink<'_>) -> R) -> R {
-        // SAFETY: `hole < total` bytes into the skb's data (type invariant).
-        let at = unsafe { self.data_ptr().add(self.hole) };
+        // SAFETY: `hole <= total` bytes into the skb's data (type invariant): in bounds of a
+        // non-null pointer, so not null.
+        let at = unsafe { NonNull::new_unchecked(self.data.as_ptr().add(self.hole)) };
         let mut sink = PayloadSink {
-            // The data pointer of a built skb is never null.
-            at: NonNull::new(at).unwrap_or(NonNull::dangling()),
+            at,
             len: self.hole_len,
             written: &mut self.written,
         };
@@ -234,7 +230,7 @@ impl TxSkb {
             // and nothing references it.
             unsafe {
                 core::ptr::write_bytes(
-                    self.data_ptr().add(self.hole + self.written),
+                    self.data.as_ptr().add(self.hole + self.written),
                     0,
                     self.hole_len - self.written,
                 )
@@ -249,7 +245,7 @@ impl TxSkb {
         self.seal();
         // SAFETY: the skb is ours and linear, its `total` data bytes initialised (sealed just
         // above), and not aliased while `self` is borrowed mutably.
-        unsafe { core::slice::from_raw_parts_mut(self.data_ptr(), self.total) }
+        unsafe { core::slice::from_raw_parts_mut(self.data.as_ptr(), self.total) }
     }
 
     /// Hands the datagram to the IP layer, which consumes it. [`crate::kx::error::enobufs`]:
