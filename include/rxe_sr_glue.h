@@ -77,6 +77,14 @@ void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx, void (*fn)(void *owner), void *ow
 int rxe_sr_glue_rx_queue(struct rxe_sr_rx *rx, struct sk_buff *skb);
 /* Lets the scheduler run others; process context only (long loops: receive, transmit). */
 void rxe_sr_glue_cond_resched(void);
+/* The `max_objects` module parameter (0: rdma_rxe's limits). */
+unsigned int rxe_sr_glue_max_objects(void);
+/*
+ * Whether a warning a remote peer can cause (a refused request, retries exhausted) may be
+ * printed now: the kernel's default limit (DEFAULT_RATELIMIT_BURST per
+ * DEFAULT_RATELIMIT_INTERVAL) over all of them; the kernel logs how many it held back.
+ */
+bool rxe_sr_glue_remote_warning_ratelimit(void);
 struct sk_buff *rxe_sr_glue_rx_dequeue(struct rxe_sr_rx *rx);
 void rxe_sr_glue_rx_stop(struct rxe_sr_rx *rx);
 int rxe_sr_glue_skb_ip_bytes(struct sk_buff *skb, void **data, size_t *len);

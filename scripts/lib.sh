@@ -77,6 +77,14 @@ prepare_share() {
   printf '#!/bin/bash\nexec bash "$HOST_SHARE/selftests/runner.sh"\n' > "$share/run.sh"
   # Settings the tests read (selftests/lib.sh): RXE_SR_QUICK=1 shortens the long ones.
   printf 'RXE_SR_QUICK=%s\n' "${RXE_SR_QUICK:-0}" > "$share/settings"
+  # The long modes (roce_fuzz.sh's packets a scheme and seed, soak.sh's seconds,
+  # qp_churn.sh's rounds, rdma_cm_churn.sh's connections a round), and RXE_SR_LEAKS=1: the
+  # tests that check for leaks fail if the kernel has no kmemleak running.
+  local v
+  for v in RXE_SR_FUZZ_PACKETS RXE_SR_FUZZ_SEED RXE_SR_SOAK_SECS RXE_SR_CHURN_ROUNDS RXE_SR_CM_CONNS \
+    RXE_SR_LEAKS; do
+    if [ -n "${!v:-}" ]; then printf '%s=%q\n' "$v" "${!v}" >> "$share/settings"; fi
+  done
   chmod +x "$share/run.sh"
   # Keep the last few runs only.
   ls -1dt "$CACHE"/runs/*/ 2>/dev/null | tail -n +6 | xargs -r rm -rf

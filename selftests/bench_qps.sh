@@ -22,7 +22,8 @@
 # (driver,qps,loss,rsp_units_peak,rsp_blocks_peak,rsp_melo_peak,req_units_peak,
 # req_blocks_peak,req_melo_peak,gbn_fallbacks,qps_negotiated), and the requester's waits
 # for the device's in-flight budget and its most PSNs in flight (req_inflight_waits,
-# req_inflight_peak). A scheme may carry module parameters after a "+" (e.g.
+# req_inflight_peak), and each guest's OUT/counters-SCHEME-QPS-LOSS.txt: every counter of its
+# device at the end of the point. A scheme may carry module parameters after a "+" (e.g.
 # fasr+dev_inflight_psns=0), as in make run.
 . "$HOST_SHARE/selftests/lib.sh"
 TEST_INDEX=bench
@@ -91,6 +92,8 @@ for scheme in "${schemes[@]}"; do
       sync_point "up-$scheme-$q-$l"
       point "rxe_sr-$scheme" sr0 "$q" "$l"
       share_put "pools-$scheme-$q-$l" "$(pools_of)"
+      # Every counter of this guest's device at the end of the point, for a closer look.
+      rdma statistic show link sr0/1 > "$OUT/counters-$scheme-$q-$l.txt" 2>&1 || true
       sync_point "down-$scheme-$q-$l"
       if is_client; then
         IFS=, read -r ru rb rm rf <<< "$(share_get 1 "pools-$scheme-$q-$l")"

@@ -13,7 +13,9 @@
 #  - fastreg: an MR of max_fast_reg_page_list_len pages is allocated, one of a page more
 #    refused; ib_map_mr_sg refuses a page size page_size_cap does not offer;
 #  - ah: kernel AHs count against max_ah (the next one is refused);
-#  - mcast: max_mcast_qp_attach UD QPs attach to one multicast group, the next is refused.
+#  - mcast: max_mcast_qp_attach UD QPs attach to one multicast group, the next is refused;
+#  - cq_busy: destroying a CQ that a QP still uses is refused (-EBUSY, by the verbs core, as
+#    for any driver: issue 13, item 3), and the CQ keeps working (a SEND completes on it).
 # The limits are read from the device's attributes.
 . "$HOST_SHARE/selftests/lib.sh"
 ko=$HOST_SHARE/selftests/kmod/rxe_sr_ulp_test.ko
@@ -31,4 +33,5 @@ expect_grep "query: address vector without the borrowed sgid_attr" '^.*rxe_sr_ul
 expect_grep "fastreg: max_fast_reg_page_list_len and page_size_cap enforced" '^.*rxe_sr_ulp_test: fastreg: PASS' "$out"
 expect_grep "ah: kernel AHs bounded by max_ah" '^.*rxe_sr_ulp_test: ah: PASS' "$out"
 expect_grep "mcast: max_mcast_qp_attach QPs per group" '^.*rxe_sr_ulp_test: mcast: PASS' "$out"
+expect_grep "cq_busy: a CQ in use is not destroyed, and keeps working" '^.*rxe_sr_ulp_test: cq_busy: PASS' "$out"
 sr_down_clean

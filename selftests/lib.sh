@@ -18,7 +18,7 @@ fail() {
   # What the kernel said meanwhile (below the console's log level, e.g. a QP's refused
   # request), for the diagnosis.
   local k
-  k=$(dmesg 2>/dev/null | tail -n +"$(( ${DMESG_MARK:-0} + 1 ))" | grep -E 'rxe_sr|rxe[0-9]|sr[0-9]:' | tail -n 20) || true
+  k=$(dmesg_since_mark 2>/dev/null | grep -E 'rxe_sr|rxe[0-9]|sr[0-9]:' | tail -n 20) || true
   if [ -n "$k" ]; then printf 'kernel log since the test began:\n%s\n' "$k"; fi
   # Every RDMA link's counters that are not zero (timeouts, probes, resends, drops).
   k=$(timeout 5 rdma statistic show link 2>/dev/null | awk '{ printf "%s %s", $1, $2
@@ -66,17 +66,35 @@ barrier() {
 # sync_point NAME: a barrier private to the running test.
 sync_point() { barrier "t${TEST_INDEX:-0}-$1" "${2:-300}"; }
 
-# share_put NAME VALUE / share_get GUEST NAME: small values passed between guests.
-share_put() { mkdir -p "$HOST_SHARE/vals"; printf '%s\n' "$2" > "$HOST_SHARE/vals/t${TEST_INDEX:-0}-$1.g$GUEST"; }
+# share_put NAME VALUE / share_get GUEST NAME: small values passed between guests. Each
+# name is written once and whole (renamed into place): a 9p file rewritten while the other
+# guest reads it can panic that guest (verbs_util.Share.put says how).
+share_put() {
+  local f=$HOST_SHARE/vals/t${TEST_INDEX:-0}-$1.g$GUEST
+  mkdir -p "$HOST_SHARE/vals"
+  [ -e "$f" ] && { log "share_put: $1 is written twice"; return 1; }
+  printf '%s\n' "$2" > "$f.tmp" && mv "$f.tmp" "$f"
+}
 share_get() { cat "$HOST_SHARE/vals/t${TEST_INDEX:-0}-$2.g$1"; }
 
 # dmesg_mark / dmesg_since_mark: the kernel log written since the mark.
-dmesg_mark() { DMESG_MARK=$(dmesg | wc -l); }
-dmesg_since_mark() { dmesg | tail -n +"$(( ${DMESG_MARK:-0} + 1 ))"; }
-# dmesg_clean: no oops, BUG, WARNING, or refcount/leak report since the mark.
+# The mark is a line of its own in the kernel log (a count of lines stops moving once the
+# ring buffer wraps, and the log since it then read as empty: a test that floods the log
+# with refused requests hid its own unload message so). Were the mark itself overwritten,
+# the whole buffer counts as since the mark.
+dmesg_mark() {
+  DMESG_MARK="rxe_sr selftest mark $$.$RANDOM.$(date +%s%N)"
+  echo "<6>$DMESG_MARK" > /dev/kmsg
+}
+dmesg_since_mark() {
+  dmesg | awk -v m="${DMESG_MARK:-}" 'm != "" && index($0, m) { n = 0; next } { line[++n] = $0 }
+    END { for (i = 1; i <= n; i++) print line[i] }'
+}
+# dmesg_clean: no oops, BUG (soft lockups too), WARNING, RCU stall, hung task, or
+# refcount/leak report since the mark.
 dmesg_clean() {
   local bad
-  bad=$(dmesg_since_mark | grep -E 'BUG:|WARNING:|Oops|general protection|refcount_t|leak|Call Trace' || true)
+  bad=$(dmesg_since_mark | grep -E 'BUG:|WARNING:|Oops|general protection|refcount_t|leak|Call Trace|detected stalls|blocked for more than' || true)
   [ -z "$bad" ] || { printf '%s\n' "$bad" | sed 's/^/    | /'; return 1; }
 }
 
@@ -505,6 +523,51 @@ cpu_share() {
   echo "user $((100 * u / t))% system $((100 * s / t))% irq $((100 * q / t))% idle $((100 * i / t))% (of $t ticks)"
 }
 
+# bond_eth0: an active-backup bond0 enslaving eth0, with eth0's address ($MY_IP) moved to
+# it (the caller puts eth0 back: delete bond0, eth0 up, the address back on eth0).
+bond_eth0() {
+  modprobe bonding max_bonds=0 2> /dev/null || return 1
+  check "bond0" ip link add bond0 type bond mode active-backup miimon 100
+  ip link set eth0 down
+  ip addr flush dev eth0
+  check "eth0 enslaved to bond0" ip link set eth0 master bond0
+  check "bond0 up" ip link set bond0 up
+  check "bond0 address" ip addr add "$MY_IP/24" dev bond0
+}
+
+# leak_begin / leak_check: on a kernel with kmemleak (the debug kernel), what the test
+# leaked. leak_begin scans and forgets what is unreferenced so far (kmemleak's `clear`
+# only greys what a scan reported); leak_check, which sr_down_clean calls after `rdma link
+# del` and before rmmod (so that rxe_sr's frames still have names), scans again after
+# kmemleak's minimum age of 5 s and fails on an unreferenced object whose allocation
+# backtrace passes through rxe_sr or the RDMA core. Elsewhere both do nothing.
+kmemleak_ready() {
+  [ -e /sys/kernel/debug/kmemleak ] || mount -t debugfs none /sys/kernel/debug 2> /dev/null
+  [ -w /sys/kernel/debug/kmemleak ]
+}
+leak_begin() {
+  LEAK_CHECK=
+  if ! kmemleak_ready || ! echo scan 2> /dev/null > /sys/kernel/debug/kmemleak; then
+    [ "${RXE_SR_LEAKS:-0}" = 1 ] && fail "RXE_SR_LEAKS=1 but kmemleak is not running in this kernel"
+    return 0
+  fi
+  echo clear > /sys/kernel/debug/kmemleak
+  LEAK_CHECK=1
+  log "kmemleak: scanned and cleared"
+}
+leak_check() {
+  [ "${LEAK_CHECK:-}" = 1 ] || return 0
+  local rep n ours
+  sleep 6
+  echo scan > /sys/kernel/debug/kmemleak
+  rep=$(cat /sys/kernel/debug/kmemleak)
+  n=$(grep -c '^unreferenced object' <<< "$rep")
+  ours=$(awk -v re='rxe_sr|uverbs|[] ](ib|rdma)_' '/^unreferenced object/ { if (b ~ re) k++; b = "" }
+              { b = b $0 "\n" } END { if (b ~ re) k++; print k + 0 }' <<< "$rep")
+  log "kmemleak: $n unreferenced objects since leak_begin, $ours allocated through rxe_sr or the RDMA core"
+  [ "$ours" = 0 ] || { printf '%s\n' "$rep" | head -80; fail "kmemleak: $ours objects leaked"; }
+}
+
 # sr_down_clean: removes sr0 and the module; its unload report must count no live object
 # and the kernel log no oops or warning. Run under RXE_SR_RECOVERY (sr_apps.sh), the QPs
 # must also have agreed on that scheme with their peers (sr_qps_negotiated).
@@ -516,6 +579,7 @@ sr_down_clean() {
     log "ok: $n QPs negotiated recovery=$RXE_SR_RECOVERY"
   fi
   check "rdma link del" rdma link del sr0
+  leak_check
   check "rmmod" rmmod rxe_sr
   expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs, 0 MWs' "$(dmesg_since_mark)"
   check "no oops or warning in the kernel log" dmesg_clean

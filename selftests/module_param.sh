@@ -59,7 +59,9 @@ check "load with small pools" modprobe rxe_sr recovery=fasr sr_pool_units=2 sr_p
 expect_grep "the sizes are in effect" "SR pools: 2 units, 3 blocks; MELO pool: 4 blocks" "$(dmesg | tail -n 5)"
 [ "$(cat /sys/module/rxe_sr/parameters/sr_pool_units)" = 2 ] || fail "sr_pool_units does not read 2"
 modprobe -r rxe_sr
+expect_grep "modinfo documents max_objects" "^parm: +max_objects:.*max_qp" "$info"
 check "default is gbn" modprobe rxe_sr
+[ "$(cat /sys/module/rxe_sr/parameters/max_objects)" = 0 ] || fail "max_objects does not default to 0 (verbs_limits.sh checks its effect)"
 [ "$(cat /sys/module/rxe_sr/parameters/recovery)" = gbn ] || fail "default is not gbn"
 modprobe -r rxe_sr
 check "no oops or warning in the kernel log" dmesg_clean

@@ -6,8 +6,9 @@
 # profiled side by side in one boot) at PROF_LOSS% loss on both egresses, with perf sampling every CPU of each guest for the middle of each run. Each
 # guest prints, per scheme, its time by command and DSO, its hottest symbols and the
 # callers of the hottest few, and the packets it sent and received while sampling; with
-# two or more schemes, a table of the symbols' samples per 1000 packets sent (a profile
-# per packet, comparable between schemes that moved different amounts).
+# two or more schemes, a table of the symbols' samples per 1000 packets the guest handled,
+# sent and received (a profile per packet, comparable between schemes that moved different
+# amounts, and on the responder, which sends few, as on the requester).
 . "$HOST_SHARE/selftests/lib.sh"
 TEST_INDEX=profile
 read -ra schemes <<< "${PROF_SCHEME:-fasr}"
@@ -74,7 +75,7 @@ for i in "${!schemes[@]}"; do
   log "profile: $cell: CPU by the kernel's accounting (/proc/stat) while sampling: $(cat "/tmp/profile-$cell.cpu")"
   # Every symbol with its sample count (kept in OUT for a later look).
   report -n --sort sym -g none > "$OUT/profile-$cell-symbols.txt"
-  echo "$sent" > "$OUT/profile-$cell-sent"
+  echo "$((sent + rcvd))" > "$OUT/profile-$cell-pkts"
   log "profile: $cell: time by command and DSO"
   report --sort comm,dso -g none | head -12
   log "profile: $cell: hottest symbols"
@@ -85,10 +86,10 @@ for i in "${!schemes[@]}"; do
   done
 done
 if [ "${#schemes[@]}" -gt 1 ]; then
-  log "profile: samples per 1000 packets sent: spread, then ${cells[*]}; the 30 symbols that differ most"
+  log "profile: samples per 1000 packets sent and received: spread, then ${cells[*]}; the 30 symbols that differ most"
   for cell in "${cells[@]}"; do
-    awk -v s="$cell" -v sent="$(cat "$OUT/profile-$cell-sent")" \
-      '$1 ~ /%$/ { sym = $4; for (i = 5; i <= NF; i++) sym = sym " " $i; print s, sent, $2, sym }' \
+    awk -v s="$cell" -v pkts="$(cat "$OUT/profile-$cell-pkts")" \
+      '$1 ~ /%$/ { sym = $4; for (i = 5; i <= NF; i++) sym = sym " " $i; print s, pkts, $2, sym }' \
       "$OUT/profile-$cell-symbols.txt"
   done | awk -v order="${cells[*]}" '
     BEGIN { n = split(order, sc, " ") }

@@ -18,6 +18,8 @@
 # traffic on eth0 (whatever the two drivers are still saying to each other), then gives
 # up; the peer sees its abort file and gives up too.
 import os, subprocess, sys, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from verbs_util import Share
 import pyverbs.device as d
 import pyverbs.enums as e
 from pyverbs.pd import PD
@@ -30,8 +32,6 @@ from pyverbs.wr import SendWR, RecvWR, SGE
 role, dev, gidx, peer, tag = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 rounds = int(sys.argv[6]) if len(sys.argv) > 6 else 1
 other = "b" if role == "a" else "a"
-share = os.environ["HOST_SHARE"] + "/vals/"
-os.makedirs(share, exist_ok=True)
 seed = 1 if role == "a" else 2
 
 SIZES = [1, 7, 100, 1023, 1024, 1025, 4096, 5000, 65536, 204800, 0, 333]
@@ -66,32 +66,15 @@ psn = (0x12345 * seed) & 0xffffff
 # use; rc_verify_pair raises it on the KASAN kernel (see there).
 TIMEOUT = int(os.environ.get("RC_VERIFY_TIMEOUT", "14"))
 
-def put(name, vals):
-    tmp = share + tag + "-" + name + ".tmp"
-    open(tmp, "w").write(" ".join(str(v) for v in vals) + "\n")
-    os.rename(tmp, share + tag + "-" + name)
-
-def get(name, secs=600):
-    end = time.time() + secs
-    while time.time() < end:
-        try:
-            return [int(v) for v in open(share + tag + "-" + name).read().split()]
-        except (FileNotFoundError, ValueError):
-            if os.path.exists(share + tag + "-abort-" + other):
-                print(run(["rdma", "statistic", "show", "link", dev + "/1"]), end="")
-                sys.exit("side %s gave up (see its output); side %s stops too" % (other, role))
-            time.sleep(0.05)
-    sys.exit("timed out waiting for %s" % name)
-
-def barrier(name):
-    put(name + "-" + role, [1])
-    get(name + "-" + other)
+# The peer gave up: this side's counters, for the diagnosis (`run` is defined below).
+sh = Share(tag, role, on_abort=lambda: print(run(["rdma", "statistic", "show", "link", dev + "/1"]), end=""))
+put, get, barrier = sh.put, sh.get, sh.barrier
 
 def on_exception(kind, value, tb):
     """A verb that failed while the QPs are set up ends this side: the peer is told, not
     left waiting for it."""
     try:
-        put("abort-" + role, [1])
+        sh.give_up()
     finally:
         sys.__excepthook__(kind, value, tb)
 
@@ -143,7 +126,7 @@ def stalled(what):
                "-e", "frame.time_relative", "-e", "ip.src", "-e", "infiniband.bth.opcode",
                "-e", "infiniband.bth.psn", "-e", "infiniband.aeth.syndrome", "-e", "infiniband.aeth.msn"],
               60), end="", flush=True)
-    put("abort-" + role, [1])
+    sh.give_up()
     sys.exit(1)
 
 def poll_until(want, what, secs=300):

@@ -13,7 +13,9 @@ sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
 
 out=$(GIDX=$gidx python3 - <<'PY' 2>&1
-import errno, os, time
+import errno, os, sys, time
+sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests")
+from verbs_util import sends_checked
 import pyverbs.device as d
 import pyverbs.enums as e
 from pyverbs.pd import PD
@@ -68,26 +70,8 @@ print("resized: max_wr %d" % q.max_wr)
 assert q.max_wr >= 64, q.max_wr
 for i in range(10, N):
     post(i)
-src = N * SLOT
-for i in range(N):
-    payload = bytes(((i * 7 + k) & 0xff) for k in range(100 + i))
-    mr.write(payload, len(payload), src + i * SLOT)
-    a_qp.post_send(SendWR(wr_id=1000 + i, opcode=e.IBV_WR_SEND, num_sge=1,
-                          sg=[SGE(mr.buf + src + i * SLOT, len(payload), mr.lkey)], send_flags=e.IBV_SEND_SIGNALED))
-recvs, sends, end = [], 0, time.time() + 60
-while (len(recvs) < N or sends < N) and time.time() < end:
-    k, wcs = cq.poll(64)
-    for wc in wcs[:k]:
-        assert wc.status == e.IBV_WC_SUCCESS, "wr_id %d status %d" % (wc.wr_id, wc.status)
-        if wc.wr_id >= 1000:
-            sends += 1
-        else:
-            recvs.append((wc.wr_id, wc.byte_len))
-assert len(recvs) == N and sends == N, "got %d receives, %d sends" % (len(recvs), sends)
+recvs = sends_checked(a_qp, cq, mr, N, SLOT, 7, 100)
 assert [r[0] for r in recvs] == list(range(N)), "receives out of order: %r" % recvs
-for i in range(N):
-    want = bytes(((i * 7 + k) & 0xff) for k in range(100 + i))
-    assert recvs[i][1] == len(want) and mr.read(len(want), i * SLOT) == want, "message %d differs" % i
 print("50 messages landed in order in the right buffers")
 try:
     srq.modify(SrqAttr(max_wr=32, srq_limit=40), e.IBV_SRQ_MAX_WR | e.IBV_SRQ_LIMIT)

@@ -11,6 +11,7 @@
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
+leak_begin
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
 # --run_infinitely: the application runs until it is killed, so it still holds the device
 # however slowly the guests reach the teardown (a fixed -D once ran out first on the
@@ -54,6 +55,7 @@ wait $del || fail "rdma link del sr0 failed or hung"
 log "ok: rdma link del returned after $(( $(date +%s) - start )) s"
 ibv_devices | grep -qw sr0 && fail "sr0 is still listed"
 sync_point deleted
+leak_check
 check "rmmod" rmmod rxe_sr
 expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs, 0 MWs' "$(dmesg_since_mark)"
 check "no oops or warning in the kernel log" dmesg_clean

@@ -50,12 +50,7 @@ sync_point vlan-gone
 
 # --- an active-backup bond with eth0 as its slave ----------------------------------------
 bip=10.101.0.$GUEST
-check "bond0" ip link add bond0 type bond mode active-backup miimon 100
-ip link set eth0 down
-ip addr flush dev eth0
-check "eth0 enslaved to bond0" ip link set eth0 master bond0
-check "bond0 up" ip link set bond0 up
-check "bond0 addresses" ip addr add "$MY_IP/24" dev bond0
+bond_eth0 || fail "bonding"
 check "bond0 RoCE address" ip addr add "$bip/24" dev bond0
 check "port ACTIVE again" wait_port_active sr0
 gidx=$(roce_gid_index sr0 "$bip") || fail "no RoCEv2 GID for the bond's $bip on sr0"

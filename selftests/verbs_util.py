@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-# Helpers the pyverbs selftests share: RoCEv2 GIDs of IPv4 addresses and bringing an RC QP
-# from RESET to RTS towards a peer QP.
+# Helpers the pyverbs selftests share: RoCEv2 GIDs of IPv4 addresses, bringing an RC QP
+# from RESET to RTS towards a peer QP, and the files two sides exchange values through.
+import os, sys, time
 import pyverbs.enums as e
 from pyverbs.qp import QPAttr
+from pyverbs.wr import SendWR, SGE
 from pyverbs.addr import AHAttr, GlobalRoute, GID
 
 
@@ -35,3 +37,97 @@ def ud_up(qp, qkey, rts=True):
     if rts:
         a = QPAttr(); a.qp_state = e.IBV_QPS_RTS; a.sq_psn = 0
         qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
+
+
+class Share:
+    """Values two sides (roles "a" and "b") exchange through files in the 9p share
+    ($HOST_SHARE/vals), each named TAG-NAME; a side that gives up writes TAG-abort-ROLE, and
+    the other's get() then stops too (after `on_abort`, for a diagnosis)."""
+
+    def __init__(self, tag, role, on_abort=None):
+        self.dir = os.environ["HOST_SHARE"] + "/vals/"
+        os.makedirs(self.dir, exist_ok=True)
+        self.tag, self.role, self.other = tag, role, "b" if role == "a" else "a"
+        self.on_abort = on_abort
+
+    def path(self, name):
+        return self.dir + self.tag + "-" + name
+
+    def put(self, name, vals):
+        """Writes `name` once, whole (a temporary file renamed into place). A name is never
+        written twice: a 9p read of a file replaced between the guest's open and read is
+        short of the size the guest was told, and the 6.12 guest kernel's netfs retries
+        such a read by recursing until its stack overflows (a panic in roce_fuzz's peer,
+        which re-read a value rewritten hundreds of times). A value that changes takes a
+        new name per version instead."""
+        final = self.path(name)
+        if os.path.exists(final):
+            raise ValueError("share value %s is written twice" % name)
+        tmp = final + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(" ".join(str(v) for v in vals) + "\n")
+        os.rename(tmp, final)
+
+    def give_up(self):
+        """Tells the other side that this one stopped (once; a second call does nothing)."""
+        if not os.path.exists(self.path("abort-" + self.role)):
+            self.put("abort-" + self.role, [1])
+
+    def peek(self, name):
+        """The values under `name`, or None while there are none."""
+        try:
+            with open(self.path(name)) as f:
+                return [int(v) for v in f.read().split()]
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def aborted(self):
+        return os.path.exists(self.path("abort-" + self.other))
+
+    def get(self, name, secs=600):
+        end = time.time() + secs
+        while time.time() < end:
+            v = self.peek(name)
+            if v is not None:
+                return v
+            if self.aborted():
+                if self.on_abort:
+                    self.on_abort()
+                sys.exit("side %s gave up (see its output); side %s stops too" % (self.other, self.role))
+            time.sleep(0.05)
+        sys.exit("timed out waiting for %s" % name)
+
+    def barrier(self, name):
+        self.put(name + "-" + self.role, [1])
+        self.get(name + "-" + self.other)
+
+
+def sends_checked(qp, cq, mr, n, slot, mul, base, secs=60):
+    """Posts `n` SENDs on `qp`, message i of base + i bytes whose byte k is (i * mul + k)
+    mod 256, taken from `mr` at (n + i) * slot; the receives are posted already, receive i
+    (wr_id i) at `mr` + i * slot, completing on `cq` as the SENDs do. Checks every status,
+    that all n of each completed within `secs`, and every byte; returns the receives
+    (wr_id, byte_len) in completion order."""
+    def payload(i):
+        return bytes(((i * mul + k) & 0xff) for k in range(base + i))
+
+    for i in range(n):
+        data = payload(i)
+        mr.write(data, len(data), (n + i) * slot)
+        qp.post_send(SendWR(wr_id=1000 + i, opcode=e.IBV_WR_SEND, num_sge=1,
+                            sg=[SGE(mr.buf + (n + i) * slot, len(data), mr.lkey)],
+                            send_flags=e.IBV_SEND_SIGNALED))
+    recvs, sends, end = [], 0, time.time() + secs
+    while (len(recvs) < n or sends < n) and time.time() < end:
+        k, wcs = cq.poll(32)
+        for wc in wcs[:k]:
+            assert wc.status == e.IBV_WC_SUCCESS, "wr_id %d status %d" % (wc.wr_id, wc.status)
+            if wc.wr_id >= 1000:
+                sends += 1
+            else:
+                recvs.append((wc.wr_id, wc.byte_len))
+    assert len(recvs) == n and sends == n, "got %d receives, %d sends" % (len(recvs), sends)
+    for i, got in recvs:
+        want = payload(i)
+        assert got == len(want) and mr.read(len(want), i * slot) == want, "message %d differs" % i
+    return recvs

@@ -35,6 +35,7 @@
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>
 #include <linux/crc32.h>
+#include <linux/ratelimit.h>
 #include <crypto/hash.h>
 
 #include "rxe_sr_glue.h"
@@ -165,6 +166,18 @@ MODULE_PARM_DESC(dev_inflight_psns,
 unsigned int rxe_sr_glue_dev_inflight_psns(void)
 {
 	return rxe_sr_dev_inflight_psns;
+}
+
+static unsigned int rxe_sr_max_objects;
+module_param_named(max_objects, rxe_sr_max_objects, uint, 0444);
+MODULE_PARM_DESC(max_objects,
+	"Every device created from now on: at most this many QPs, CQs, SRQs, PDs, MRs, MWs "
+	"and AHs each, reported as max_qp, max_cq and so on (to reach every limit on purpose); "
+	"0 (default): rdma_rxe's limits, which a larger value does not raise");
+
+unsigned int rxe_sr_glue_max_objects(void)
+{
+	return rxe_sr_max_objects;
 }
 
 unsigned int rxe_sr_glue_sr_pool_units(void)
@@ -712,6 +725,14 @@ int rxe_sr_glue_rx_queue(struct rxe_sr_rx *rx, struct sk_buff *skb)
 void rxe_sr_glue_cond_resched(void)
 {
 	cond_resched();
+}
+
+static DEFINE_RATELIMIT_STATE(rxe_sr_remote_warnings, DEFAULT_RATELIMIT_INTERVAL,
+			      DEFAULT_RATELIMIT_BURST);
+
+bool rxe_sr_glue_remote_warning_ratelimit(void)
+{
+	return __ratelimit(&rxe_sr_remote_warnings);
 }
 
 struct sk_buff *rxe_sr_glue_rx_dequeue(struct rxe_sr_rx *rx)

@@ -31,6 +31,7 @@ pub(crate) mod ib_wr;
 pub(crate) mod mmap_queue;
 pub(crate) mod moduleparam;
 pub(crate) mod netdevice;
+pub(crate) mod ratelimit;
 pub(crate) mod rdma_netlink;
 mod rdma_user_rxe;
 pub(crate) mod sched;

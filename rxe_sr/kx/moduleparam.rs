@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The module parameters (include/linux/moduleparam.h): `recovery`, the SR pool sizes,
-//! FaSR's pipe and the device's in-flight budget.
+//! FaSR's pipe, the device's in-flight budget and `max_objects`.
 //!
 //! 6.12's `module!` macro declares no parameters, so glue.c declares them: `recovery` with
 //! `module_param_cb`, whose setter and getter call the two entry points here, which parse
@@ -61,6 +61,13 @@ pub(crate) fn dev_inflight_psns() -> u32 {
     // SAFETY: reads an unsigned int the parameter parser wrote before module init (the
     // parameter is read-only afterwards).
     unsafe { bindings::rxe_sr_glue_dev_inflight_psns() }
+}
+
+/// `max_objects`: the cap on each kind of verbs object of a device (0: none).
+pub(crate) fn max_objects() -> u32 {
+    // SAFETY: reads an unsigned int the parameter parser wrote before module init (the
+    // parameter is read-only afterwards).
+    unsafe { bindings::rxe_sr_glue_max_objects() }
 }
 
 /// Parses a `recovery=` value: the scheme's index, or `-EINVAL`.

@@ -12,7 +12,7 @@ use kernel::prelude::*;
 use crate::kx::skbuff::SkBuff;
 use crate::kx::udp_tunnel::{UdpTunnel, UdpTunnelHandler};
 use crate::objects::counters::{Counter, Counters};
-use crate::objects::device::RoceDeviceRef;
+use crate::objects::device::{RoceDevice, RoceDeviceRef};
 
 pub(crate) mod tx;
 
@@ -47,14 +47,18 @@ impl UdpTunnelHandler for RoceSockets {
             on_datagram(dev.as_ref().map(|d| d.counters())),
             dev.as_ref(),
         ) {
-            (Verdict::Queue, Some(d)) => {
-                if !d.queue_rx(skb) {
-                    // The queue was full: the datagram is freed and counted.
-                    d.counters().inc(Counter::RcvdDropped);
-                }
-            }
+            (Verdict::Queue, Some(d)) => queue_rx(d, skb),
             _ => drop(skb),
         }
+    }
+}
+
+/// Queues a datagram for `dev`'s receive work; a full queue frees it, counted in
+/// `rcvd_dropped` and `rcvd_queue_full`.
+pub(crate) fn queue_rx(dev: &RoceDevice, skb: SkBuff) {
+    if !dev.queue_rx(skb) {
+        dev.counters().inc(Counter::RcvdDropped);
+        dev.counters().inc(Counter::RcvdQueueFull);
     }
 }
 

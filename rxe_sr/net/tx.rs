@@ -89,9 +89,7 @@ pub(crate) fn send_with<E>(
     })?;
     if route.local {
         dev.counters().inc(Counter::RcvdPkts);
-        if !dev.queue_rx(skb.into_received()) {
-            dev.counters().inc(Counter::RcvdDropped);
-        }
+        super::queue_rx(dev, skb.into_received());
         return Ok(());
     }
     skb.xmit().map_err(SendError::Net)

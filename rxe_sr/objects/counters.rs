@@ -117,16 +117,21 @@ pub(crate) enum Counter {
     /// hole list reported it, or its READ response arrived): the hole at UNACK was filled
     /// (FaSR's AACK; rxe_sr's).
     SrAacksRcvd = 43,
-    /// RC messages the device's in-flight budget (`dev_inflight_psns`) did not admit at
-    /// once: their QP waited for room (rxe_sr's).
+    /// Times the device's in-flight budget (`dev_inflight_psns`) did not admit an RC
+    /// QP's next PSNs (a message's, or its next chunk's) at once: the QP waited for room
+    /// (rxe_sr's).
     InflightWaits = 44,
     /// Most PSNs in flight across the device's RC requesters at once (a maximum, not a
     /// sum; rxe_sr's).
     InflightPeak = 45,
+    /// Datagrams dropped because the device's receive queue (RXE_SR_RX_QUEUE_MAX, 4096)
+    /// was full: a flood faster than the receive work (of those counted in
+    /// `rcvd_dropped`; rxe_sr's).
+    RcvdQueueFull = 46,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 46;
+pub(crate) const COUNT: usize = 47;
 
 /// Statistics read from the device's SR pools when asked (not counters), after the
 /// counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use now), `sr_pool_units_peak` (most FaSR SR-pool units in use at once), `sr_pool_blocks` (FaSR bitmap blocks in use now), `sr_pool_blocks_peak` (most FaSR bitmap blocks in use at once), `sr_pool_exhaustions` (FaSR pool allocations that failed), `melo_pool_blocks` (MELO bits blocks in use now), `melo_pool_blocks_peak` (most MELO bits blocks in use at once), `melo_pool_exhaustions` (MELO pool allocations that failed), `inflight_psns` (PSNs in flight across the device's RC requesters now: admitted by the in-flight budget and not yet acknowledged), `inflight_waiters` (QPs waiting for room now).
@@ -180,6 +185,7 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"sr_aacks_rcvd",
     c"inflight_waits",
     c"inflight_peak",
+    c"rcvd_queue_full",
     c"sr_pool_units",
     c"sr_pool_units_peak",
     c"sr_pool_blocks",

@@ -70,10 +70,24 @@ pub(crate) struct DeviceState {
     inflight: DeviceInflight,
 }
 
-/// PDs, CQs, SRQs and AHs (user and kernel) in use, against the `max_pd`, `max_cq`,
-/// `max_srq` and `max_ah` the device reports (QPs, MRs and MWs are bounded by their index
-/// tables).
+/// How many objects of each kind a device lets exist at once, as it reports them
+/// (`max_qp`, `max_cq`, ...): fixed when the device is created.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ObjectLimits {
+    pub(crate) qp: u32,
+    pub(crate) cq: u32,
+    pub(crate) srq: u32,
+    pub(crate) pd: u32,
+    pub(crate) mr: u32,
+    pub(crate) mw: u32,
+    pub(crate) ah: u32,
+}
+
+/// The device's object limits, and its PDs, CQs, SRQs and AHs (user and kernel) in use
+/// against them (QPs, MRs and MWs are bounded by their index tables, whose ranges hold
+/// `max.qp`, `max.mr` and `max.mw` indices).
 pub(crate) struct ObjectCounts {
+    pub(crate) max: ObjectLimits,
     pub(crate) pds: AtomicU32,
     pub(crate) cqs: AtomicU32,
     pub(crate) srqs: AtomicU32,
@@ -81,8 +95,9 @@ pub(crate) struct ObjectCounts {
 }
 
 impl ObjectCounts {
-    const fn new() -> Self {
+    const fn new(max: ObjectLimits) -> Self {
         ObjectCounts {
+            max,
             pds: AtomicU32::new(0),
             cqs: AtomicU32::new(0),
             srqs: AtomicU32::new(0),
@@ -92,11 +107,13 @@ impl ObjectCounts {
 }
 
 impl DeviceState {
-    /// A new device's state: port as given, empty tables, zero counters, running `scheme`
-    /// with empty `pools`, an in-flight budget of `budget` PSNs with its waiters' queue.
+    /// A new device's state: port as given, empty tables, zero counters, the object
+    /// limits `max`, running `scheme` with empty `pools`, an in-flight budget of `budget`
+    /// PSNs with its waiters' queue.
     pub(crate) fn new(
         port: PortState,
         active_mtu: PathMtu,
+        max: ObjectLimits,
         scheme: Scheme,
         pools: DevicePools,
         (budget, waiters): (u32, KVVec<Waiter>),
@@ -112,7 +129,7 @@ impl DeviceState {
             key_variant: AtomicU32::new(0),
             counters: Counters::new(),
             mcast <- new_mutex!(McastGroups::default(), "rxe_sr_mcast"),
-            used: ObjectCounts::new(),
+            used: ObjectCounts::new(max),
             sr <- DeviceSr::new(scheme, pools),
             inflight <- DeviceInflight::new(budget, waiters),
         }? Error)

@@ -173,14 +173,23 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
         ctx.dev.inflight().settle(ctx.dev, part, held, taken, now);
     }
     let now = RcEnv::now_us(&env);
-    arm(ctx.qp.timer(), req.as_ref().and_then(|r| r.deadline()), now);
+    // Out of RTS the requester's timers do nothing (see the match above): armed, a past
+    // deadline would queue the QP's work again and again.
+    arm(
+        ctx.qp.timer(),
+        req.as_ref().filter(|_| rts).and_then(|r| r.deadline()),
+        now,
+    );
     arm(ctx.qp.slow_path(), resp.deadline(), now);
     if resp.read_pending() && outcome == Outcome::Ok {
         // The QP's work sends the rest.
         ctx.qp.timer().kick();
     }
     if outcome == Outcome::Error {
-        if let Some(f) = resp.fatal.take() {
+        // A peer can cause both warnings at will: they are rate-limited (the counters
+        // still count each).
+        let warn = crate::kx::ratelimit::remote_warning_allowed;
+        if let Some(f) = resp.fatal.take().filter(|_| warn()) {
             pr_warn!(
                 "qp {:#x}: refused request psn {:#x} opcode {:#x} ({} B, {} in progress{}): nak {}, status {:?}; qp to error\n",
                 ctx.qpn,
@@ -193,7 +202,11 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
                 f.status,
             );
         }
-        if let Some(n) = req.as_mut().and_then(|r| r.retry_note.take()) {
+        if let Some(n) = req
+            .as_mut()
+            .and_then(|r| r.retry_note.take())
+            .filter(|_| warn())
+        {
             pr_warn!(
                 "qp {:#x}: retry exceeded at psn {:#x} ({:?}), last resend by {:?}; {} timeouts, {} sequence NAKs, {} packets resent; {}; qp to error\n",
                 ctx.qpn,

@@ -45,7 +45,7 @@ pub(crate) fn create(
     udata: Option<UData<'_>>,
 ) -> Result<AhState> {
     let av = av_of(attr)?;
-    if !limits::take(&dev.used.ahs, MAX_AH_NUM) {
+    if !limits::take(&dev.used.ahs, dev.used.max.ah) {
         return Err(ENOMEM);
     }
     let ah_num = match udata {

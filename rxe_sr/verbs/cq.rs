@@ -15,7 +15,6 @@ use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::uabi::queue::{self, QueueGeometry, Ring, ToClientQueue};
 use crate::uabi::{layout, limits, resp};
-use crate::verbs::device::MAX_CQ;
 
 /// Largest CQ depth: 2^20 - 1. rdma_rxe's 2^15 - 1 is too few for one CQ shared by many
 /// QPs: perftest's `-q 1000` asks for 128 x 1000 entries with its default TX depth. A user
@@ -44,7 +43,7 @@ pub(crate) fn create(
     attr: &CqInitAttr,
     udata: Option<UData<'_>>,
 ) -> Result<(impl PinInit<CqState>, u32)> {
-    if !limits::take(&dev.used.cqs, MAX_CQ) {
+    if !limits::take(&dev.used.cqs, dev.used.max.cq) {
         return Err(ENOMEM);
     }
     let ring = (|| {

@@ -13,7 +13,7 @@ use kernel::str::CStr;
 use crate::kx::ib_device::{Device, Driver, NewDevice};
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkBuff;
-use crate::objects::device::{DeviceState, RoceDevice, RoceDeviceRef};
+use crate::objects::device::{DeviceState, ObjectLimits, RoceDevice, RoceDeviceRef};
 
 use crate::kx::ib_cq::{CqInitAttr, CqNotify, WcArray};
 use crate::kx::ib_device_attr::RoceV2PortImmutable;
@@ -141,13 +141,38 @@ pub(crate) fn port_state(running: bool, carrier: bool) -> PortState {
 /// Device attributes, as `ibv_query_device` reports them. Each limit is the constant the
 /// verbs check (or the size of the index range they allocate from), so what is reported is
 /// what is enforced.
-pub(crate) fn device_attr(sys_image_guid: u64) -> DeviceAttr {
+/// The object limits of a device: rdma_rxe's, each lowered to `cap` when it is not 0 (the
+/// `max_objects` module parameter).
+pub(crate) fn object_limits(cap: u32) -> ObjectLimits {
+    let lim = |d: u32| if cap == 0 { d } else { d.min(cap) };
+    ObjectLimits {
+        qp: lim(qp::MAX_QPN - qp::MIN_QPN + 1),
+        cq: lim(MAX_CQ),
+        srq: lim(MAX_SRQ),
+        pd: lim(MAX_PD),
+        mr: lim(MAX_MR_INDEX - MIN_MR_INDEX + 1),
+        mw: lim(MAX_MW_INDEX - MIN_MW_INDEX + 1),
+        ah: lim(crate::objects::ah::MAX_AH_NUM),
+    }
+}
+
+/// A full index table (QPs, MRs, MWs: no free index in the device's range) is reported as
+/// ENOMEM, as a full count of PDs, CQs, SRQs or AHs is; the table says EBUSY.
+pub(crate) fn full_is_enomem(e: Error) -> Error {
+    if e == EBUSY {
+        ENOMEM
+    } else {
+        e
+    }
+}
+
+pub(crate) fn device_attr(sys_image_guid: u64, max: &ObjectLimits) -> DeviceAttr {
     DeviceAttr {
         sys_image_guid,
         max_mr_size: u64::MAX,
         page_size_cap: limits::RXE_PAGE_SIZE_CAP,
         vendor_id: VENDOR_ID,
-        max_qp: (qp::MAX_QPN - qp::MIN_QPN + 1) as i32,
+        max_qp: max.qp as i32,
         max_qp_wr: qp::MAX_WR as i32,
         device_cap_flags: DeviceCaps::BAD_PKEY_CNTR
             .union(DeviceCaps::BAD_QKEY_CNTR)
@@ -162,17 +187,17 @@ pub(crate) fn device_attr(sys_image_guid: u64) -> DeviceAttr {
         max_send_sge: limits::RXE_MAX_SGE as i32,
         max_recv_sge: limits::RXE_MAX_SGE as i32,
         max_sge_rd: limits::RXE_MAX_SGE as i32,
-        max_cq: MAX_CQ as i32,
+        max_cq: max.cq as i32,
         max_cqe: super::cq::MAX_CQE,
-        max_mr: (MAX_MR_INDEX - MIN_MR_INDEX + 1) as i32,
-        max_pd: MAX_PD as i32,
-        max_mw: (MAX_MW_INDEX - MIN_MW_INDEX + 1) as i32,
+        max_mr: max.mr as i32,
+        max_pd: max.pd as i32,
+        max_mw: max.mw as i32,
         max_qp_rd_atom: qp::MAX_RD_ATOMIC as i32,
         max_res_rd_atom: 0x3f000,
         max_qp_init_rd_atom: qp::MAX_RD_ATOMIC as i32,
         atomic_cap: AtomicCap::Hca,
-        max_ah: crate::objects::ah::MAX_AH_NUM as i32,
-        max_srq: MAX_SRQ as i32,
+        max_ah: max.ah as i32,
+        max_srq: max.srq as i32,
         max_srq_wr: srq::MAX_SRQ_WR as i32,
         max_srq_sge: limits::RXE_MAX_SRQ_SGE as i32,
         max_fast_reg_page_list_len: super::mr::MAX_FAST_REG_PAGES,
@@ -234,6 +259,7 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
     let state = DeviceState::new(
         port_state(nd.is_running(), nd.carrier_ok()),
         ib_mtu_from_eth_mtu(nd.mtu()),
+        object_limits(crate::kx::moduleparam::max_objects()),
         crate::kx::moduleparam::recovery(),
         pools,
         (budget, crate::objects::inflight::waiter_slots(budget)?),
@@ -266,7 +292,7 @@ impl Driver for DeviceState {
     const UVERBS_ABI_VER: u32 = RXE_UVERBS_ABI_VERSION;
 
     fn query_device(dev: &Device<Self>) -> DeviceAttr {
-        device_attr(dev.node_guid())
+        device_attr(dev.node_guid(), &dev.used.max)
     }
 
     fn query_port(dev: &Device<Self>, port: u32, netdev_up: bool) -> Result<PortAttr> {

@@ -71,7 +71,10 @@ pub(crate) fn alloc_fast(pd: PdId, max_num_sg: u32) -> Result<impl PinInit<MrSta
 /// Gives a new MR its key (a free index in the MR table, a fresh variant) and publishes it
 /// in the device's table.
 pub(crate) fn publish(dev: &RoceDevice, mr: &Arc<RoceMr>) -> Result {
-    let index = dev.mrs().reserve(mr::MIN_MR_INDEX, mr::MAX_MR_INDEX)?;
+    let index = dev
+        .mrs()
+        .reserve(mr::MIN_MR_INDEX, mr::MIN_MR_INDEX + (dev.used.max.mr - 1))
+        .map_err(crate::verbs::device::full_is_enomem)?;
     let key = mr::key(index, dev.next_key_variant());
     let (iova, length) = {
         let mut g = mr.inner.lock();

@@ -15,7 +15,10 @@ use crate::proto::rc::mw::{MwType, Window};
 
 /// `alloc_mw`: type 1 or type 2 (2B) windows.
 pub(crate) fn alloc(dev: &RoceDevice, pd: PdId, mw_type: MwType) -> Result<(MwSlot, u32)> {
-    let index = dev.mws().reserve(mr::MIN_MW_INDEX, mr::MAX_MW_INDEX)?;
+    let index = dev
+        .mws()
+        .reserve(mr::MIN_MW_INDEX, mr::MIN_MW_INDEX + (dev.used.max.mw - 1))
+        .map_err(crate::verbs::device::full_is_enomem)?;
     let rkey = mr::key(index, dev.next_key_variant());
     let published = KBox::pin_init(
         new_spinlock!(Window::new(mw_type, rkey, pd.get()), "rxe_sr_mw"),

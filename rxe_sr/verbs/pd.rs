@@ -7,7 +7,6 @@ use kernel::prelude::*;
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::uabi::limits;
-use crate::verbs::device::MAX_PD;
 
 /// `alloc_ucontext`: the rxe provider's GET_CONTEXT carries no driver data.
 pub(crate) fn alloc_ucontext() {
@@ -21,7 +20,7 @@ pub(crate) fn dealloc_ucontext() {
 
 /// `alloc_pd`: ENOMEM when the device has `max_pd` already.
 pub(crate) fn alloc(dev: &RoceDevice) -> Result {
-    if !limits::take(&dev.used.pds, MAX_PD) {
+    if !limits::take(&dev.used.pds, dev.used.max.pd) {
         return Err(ENOMEM);
     }
     live::LIVE.pds.inc();

@@ -212,7 +212,9 @@ pub(crate) fn create(
     let qpn = if gsi {
         dev.qps().reserve(1, 1)?
     } else {
-        dev.qps().reserve(MIN_QPN, MAX_QPN)?
+        dev.qps()
+            .reserve(MIN_QPN, MIN_QPN + (dev.used.max.qp - 1))
+            .map_err(crate::verbs::device::full_is_enomem)?
     };
     let attrs = QpAttrs {
         state: QpState::Reset,

@@ -18,7 +18,6 @@ use crate::objects::srq::{RoceSrq, SrqInner, SrqState};
 use crate::uabi::limits::{self, MAX_RECV_WQE_BYTES, RXE_MAX_SRQ_SGE};
 use crate::uabi::queue::{self, FromClientQueue, RqGeometry};
 use crate::uabi::{layout, resp};
-use crate::verbs::device::MAX_SRQ;
 
 /// Largest SRQ depth (the device's `max_srq_wr`).
 pub(crate) const MAX_SRQ_WR: u32 = 1 << 20;
@@ -44,7 +43,7 @@ pub(crate) fn create(
     attr: &SrqAttr,
     udata: Option<UData<'_>>,
 ) -> Result<(impl PinInit<SrqState>, SrqAttr)> {
-    if !limits::take(&dev.used.srqs, MAX_SRQ) {
+    if !limits::take(&dev.used.srqs, dev.used.max.srq) {
         return Err(ENOMEM);
     }
     let made = (|| {

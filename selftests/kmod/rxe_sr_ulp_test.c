@@ -508,6 +508,58 @@ out:
 	return ok;
 }
 
+/*
+ * A CQ that QPs still use cannot be destroyed: the verbs core refuses (-EBUSY) before the
+ * driver hears of it, and the CQ keeps working: a SEND between two QPs on it, posted after
+ * the refusal, completes on it. Then the QPs go and the CQ with them.
+ */
+static bool check_cq_busy(struct ctx *c)
+{
+	struct side a = {}, b = {};
+	struct ib_wc wc;
+	bool ok = false;
+	int ret, got = 0, tries;
+
+	if (make_side(c, &a, NULL) || make_side(c, &b, NULL)) {
+		pr_err("rxe_sr_ulp_test: cq_busy: FAIL set-up\n");
+		goto out;
+	}
+	ret = ib_destroy_cq_user(a.cq, NULL);
+	if (ret != -EBUSY) {
+		pr_err("rxe_sr_ulp_test: cq_busy: FAIL destroying a CQ its QP uses returned %d\n", ret);
+		if (!ret)
+			a.cq = NULL;
+		goto out;
+	}
+	if (connect_qp(c, a.qp, b.qp->qp_num, 0, 0, 7) || connect_qp(c, b.qp, a.qp->qp_num, 0, 0, 7) ||
+	    post_recv(c, b.qp, 2) || post_send(c, a.qp, 1)) {
+		pr_err("rxe_sr_ulp_test: cq_busy: FAIL connecting or posting after the refusal\n");
+		goto out;
+	}
+	for (tries = 0; tries < 2000 && got < 2; tries++) {
+		got += ib_poll_cq(a.cq, 1, &wc) == 1 && wc.status == IB_WC_SUCCESS;
+		got += ib_poll_cq(b.cq, 1, &wc) == 1 && wc.status == IB_WC_SUCCESS;
+		if (got < 2)
+			msleep(1);
+	}
+	if (got < 2) {
+		pr_err("rxe_sr_ulp_test: cq_busy: FAIL the SEND after the refusal did not complete (%d of 2)\n", got);
+		goto out;
+	}
+	ok = true;
+	pr_info("rxe_sr_ulp_test: cq_busy: PASS a CQ in use refused (-EBUSY), then a SEND completed on it\n");
+out:
+	if (!IS_ERR_OR_NULL(a.qp))
+		ib_destroy_qp(a.qp);
+	if (!IS_ERR_OR_NULL(b.qp))
+		ib_destroy_qp(b.qp);
+	if (!IS_ERR_OR_NULL(a.cq))
+		ib_destroy_cq(a.cq);
+	if (!IS_ERR_OR_NULL(b.cq))
+		ib_destroy_cq(b.cq);
+	return ok;
+}
+
 static int __init ulp_test_init(void)
 {
 	struct ctx *c;
@@ -540,6 +592,7 @@ static int __init ulp_test_init(void)
 	ok = check_fastreg(c) && ok;
 	ok = check_ah(c) && ok;
 	ok = check_mcast(c) && ok;
+	ok = check_cq_busy(c) && ok;
 	ret = ok ? 0 : -EIO;
 	ib_dealloc_pd(c->pd);
 out_put:

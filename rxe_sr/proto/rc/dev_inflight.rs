@@ -12,19 +12,26 @@
 //! The budget keeps the device's in-flight PSNs near a BDP, as congestion control would in
 //! front of a real NIC; it does not react to loss (random loss is not congestion).
 //!
-//! A requester asks for a message's PSNs as the message starts, before its first packet
-//! (and before the last packet of the message ahead of it, which goes without AckReq only
-//! if the next follows: [`crate::proto::rc::RcEnv::admit`]); resends take nothing. What it
-//! holds is its PSNs from UNACK to the end of the last message admitted
+//! A requester asks for a message's PSNs a chunk at a time ([`ADMIT_CHUNK_PSNS`]; a READ or
+//! atomic whole, as one request asks for all its responses), before the chunk's first
+//! packet (and before the packet ahead of it, which goes without AckReq only if more
+//! follows: [`crate::proto::rc::RcEnv::admit`]); resends take nothing. What it holds is its
+//! PSNs from UNACK to the end of the last chunk admitted
 //! ([`crate::proto::rc::requester::Requester::admitted_psns`]): the caller settles that
 //! after each step ([`Inflight::settle`]), which gives back what was acknowledged.
-//! Admission is whole messages, while fewer than the budget are in flight, so the sum passes
-//! the budget by less than one message per QP admitted at the same instant.
+//! A chunk is admitted while fewer than the budget are in flight, so the sum passes the
+//! budget by less than a chunk per QP admitted at the same instant, and one long message
+//! (a 2 GiB WRITE is 2M PSNs at a 1 KiB MTU) shares the budget with the device's other QPs
+//! instead of holding it all until it is acknowledged.
 
 use core::ops::DerefMut;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::uabi::queue::Fifo;
+
+/// The most PSNs of a SEND or WRITE the budget admits at once: a message longer than this
+/// asks again as it goes on.
+pub const ADMIT_CHUNK_PSNS: u32 = 64;
 
 /// The in-flight PSNs of one device and its budget.
 #[derive(Debug)]

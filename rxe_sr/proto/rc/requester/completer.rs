@@ -258,14 +258,30 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
 
     /// Index of the entry holding `psn` among the sent ones.
     pub(super) fn find(&self, psn: Psn) -> Option<usize> {
-        (0..self.next.saturating_add(1).min(self.len))
+        (0..self.sent_once().saturating_add(1).min(self.len))
             .find(|&i| self.entry(i).is_some_and(|e| e.covers(psn)))
+    }
+
+    /// How many entries from the head were sent at least once: those before the send
+    /// cursor and, after a go-back, those the cursor passed before it went back (their PSNs
+    /// are below the highest sent). Their responses and acknowledgments still count: a
+    /// READ's responses may arrive while the cursor is behind it, and an ACK past a READ
+    /// the cursor is behind still says its responses were lost.
+    fn sent_once(&self) -> usize {
+        let mut n = self.next.min(self.len);
+        while let Some(e) = self.entry(n) {
+            if e.npsn == 0 || !e.first_psn.before(self.sent_high) {
+                break;
+            }
+            n += 1;
+        }
+        n
     }
 
     /// The first entry that is a READ or atomic still waiting for its response, with its
     /// resume PSN.
     pub(super) fn first_pending_rd_atomic(&self) -> Option<(usize, Psn)> {
-        (0..self.next.min(self.len)).find_map(|i| {
+        (0..self.sent_once()).find_map(|i| {
             let e = self.entry(i)?;
             if !e.is_rd_atomic() || e.complete {
                 return None;
@@ -276,14 +292,24 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     }
 
     /// Retires the finished entries at the head.
+    ///
+    /// RC: a request is finished once UNACK passed its last PSN (and a READ's or atomic's
+    /// response arrived), whether or not the send cursor is past it: after a go-back (an
+    /// RNR or sequence-error NAK, a timeout) an acknowledgment may cover what the cursor
+    /// has yet to send again. Waiting for the cursor then left the entry unretired for
+    /// good, as UNACK moved no further (found by the forged-packet test: an RNR NAK, then
+    /// the ACK of everything). A local operation is finished once it ran.
     pub(super) fn retire(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) {
         let una = self.una();
         while let Some(e) = self.entry(0) {
             let done = match cfg.service {
                 Service::Uc => self.next > 0,
+                Service::Rc if e.npsn == 0 => {
+                    e.complete && !e.end_psn().after(una) && self.next > 0
+                }
                 Service::Rc => {
                     let acked = !e.end_psn().after(una);
-                    acked && (!e.is_rd_atomic() || e.complete) && self.next > 0
+                    acked && (!e.is_rd_atomic() || e.complete)
                 }
             };
             if !done {
@@ -307,6 +333,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.head = (self.head + 1) % cap;
         self.len -= 1;
         self.next = self.next.saturating_sub(1);
+        if !was_sent {
+            // The cursor was inside the entry (gone back into it): it starts the next one.
+            self.next_pkt = 0;
+        }
         if held_rd_atomic && was_sent {
             self.recount_rd_atomic();
         }

@@ -121,13 +121,20 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     retry_psn: Option<Psn>,
     rd_atomic_out: u32,
     noack_pkts: u32,
-    /// Consecutive timeouts without progress: each doubles the next timeout (at most
+    /// Timeouts since the last round trip measured: each doubles the next timeout (at most
     /// 2^MAX_BACKOFF times), so a responder that is only slow (a long receive backlog) is
-    /// not buried under go-back-N resends. Progress resets it.
+    /// not buried under go-back-N resends. An RTT sample resets it (Karn, RFC 6298 5.7):
+    /// progress made by resent packets does not, unless a sequence-error NAK asked for them
+    /// (`nak_sample`).
     backoff: u32,
     /// RTT measurement in progress (Karn's rule: a packet sent once, cancelled by any
     /// resend): its PSN and send time.
     rtt_probe: Option<(Psn, u64)>,
+    /// The PSN a sequence-error NAK sent the requester back to, until its resend goes: that
+    /// resend is then the RTT probe. The responder dropped every copy from there on, so
+    /// only the resend can be answered (Karn's ambiguity is a timeout's, where the first
+    /// copy may yet be).
+    nak_sample: Option<Psn>,
     /// SR format: the watch for losses nothing after them shows (`loss_probe`).
     probe: loss_probe::LossProbe,
     /// Smoothed RTT and its mean deviation (RFC 6298), microseconds; 0 before a sample.
@@ -206,6 +213,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             noack_pkts: 0,
             backoff: 0,
             rtt_probe: None,
+            nak_sample: None,
             probe: loss_probe::LossProbe::new(sq_psn),
             srtt_us: 0,
             rttvar_us: 0,

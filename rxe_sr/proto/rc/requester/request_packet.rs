@@ -48,11 +48,14 @@ fn request_sent(r: Result<(), TxError>) -> Result<(), PacketError> {
     }
 }
 
-/// Which packet of a send queue entry to send: its index `k` in the message, and whether
-/// the next message follows it at once (then its last packet may go without AckReq).
+/// Which packet of a send queue entry to send: its index `k` in the message, whether the
+/// next message follows it at once (then its last packet may go without AckReq), and
+/// whether the stream stops after it inside its message (the device's in-flight budget
+/// refused the next PSNs: it asks for an acknowledgment).
 pub(super) struct PacketAt {
     pub(super) k: u32,
     pub(super) next_follows: bool,
+    pub(super) stops_after: bool,
 }
 
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
@@ -67,7 +70,11 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         at: PacketAt,
         marks: CapAnswer,
     ) -> Result<(bool, u32), PacketError> {
-        let PacketAt { k, next_follows } = at;
+        let PacketAt {
+            k,
+            next_follows,
+            stops_after,
+        } = at;
         let uc = cfg.service == Service::Uc;
         let marks = if uc {
             CapAnswer { tver: 0, resv7: 0 }
@@ -88,8 +95,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         let mut se = false;
         // The last packet asks for an acknowledgment unless the next message follows at
         // once and its packets (or a later one) will ask within ACK_COALESCE_PKTS.
-        let mut ack_req =
-            last && !(next_follows && noack_pkts.saturating_add(1) < ACK_COALESCE_PKTS);
+        let mut ack_req = stops_after
+            || last && !(next_follows && noack_pkts.saturating_add(1) < ACK_COALESCE_PKTS);
         let (opcode, plen, used) = match e.wqe.op {
             SendOp::RdmaRead { .. } => {
                 // A (re)sent READ asks for what has not arrived yet: `k` whole packets did.

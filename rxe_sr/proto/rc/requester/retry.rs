@@ -20,8 +20,12 @@ use crate::uabi::send_wqe::SendOp;
 const MAX_BACKOFF: u32 = 6;
 
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
-    /// The earliest pending timer deadline, in microseconds.
+    /// The earliest pending timer deadline, in microseconds; none with no request held (a
+    /// failed requester has flushed them all: a probe left armed would fire for ever).
     pub fn deadline(&self) -> Option<u64> {
+        if self.is_empty() {
+            return None;
+        }
         [
             self.rto_deadline,
             self.rnr_deadline,
@@ -140,6 +144,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.counters.retries += 1;
         self.retry_psn = Some(from);
         self.rtt_probe = None;
+        self.nak_sample = None;
         self.rewind(from);
         Outcome::Ok
     }
@@ -178,18 +183,20 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
     }
 
-    /// Folds an RTT sample into the estimate when `una` passes the probe.
-    pub(super) fn sample_rtt(&mut self, env: &mut dyn RcEnv, una: Psn) {
+    /// Folds an RTT sample into the estimate when `una` passes the probe; true when it took
+    /// one.
+    pub(super) fn sample_rtt(&mut self, env: &mut dyn RcEnv, una: Psn) -> bool {
         let Some((psn, sent)) = self.rtt_probe else {
-            return;
+            return false;
         };
         if !una.after(psn) {
-            return;
+            return false;
         }
         self.rtt_probe = None;
         let r = env.now_us().saturating_sub(sent).max(1);
         self.probe.note_rtt(r);
         smooth_rtt(&mut self.srtt_us, &mut self.rttvar_us, r);
+        true
     }
 
     /// The retransmission timeout: the QP's local ACK timeout, or longer when the measured

@@ -331,8 +331,15 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         counted: Option<RetryCause>,
     ) -> Outcome {
         if let Some(una) = acts.acked {
-            self.sample_rtt(env, una);
-            self.backoff = 0;
+            // Karn: the doubled timeout stands until a round trip is measured on a packet
+            // sent once (or on the resend a sequence-error NAK asked for, `nak_sample`). An
+            // acknowledgment of other resent packets says nothing of the round trip;
+            // dropping the backoff on it sent every QP of a backlogged device back to the
+            // base timeout, each resending its window again into the backlog (300 QPs on
+            // the KASAN guest: 95000 duplicates at the responder, QPs out of retries).
+            if self.sample_rtt(env, una) {
+                self.backoff = 0;
+            }
             self.retries_left = cfg.retry_cnt;
             self.rnr_left = cfg.rnr_retry;
             self.retry_psn = None;
@@ -353,6 +360,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if let Some(from) = acts.go_back {
             self.retry_psn = Some(from);
             self.rtt_probe = None;
+            self.nak_sample = (counted == Some(RetryCause::SeqNak)).then_some(from);
             self.rewind(from);
             if let Some(sr) = self.sr.as_deref_mut() {
                 sr.resend.clear_from(from);
@@ -459,6 +467,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                     PacketAt {
                         k,
                         next_follows: false,
+                        stops_after: false,
                     },
                     marks,
                 ),

@@ -12,10 +12,24 @@ use super::Requester;
 use super::SqEntry;
 use super::TX_BUSY_WAIT_US;
 use crate::proto::psn::Psn;
+use crate::proto::rc::dev_inflight::ADMIT_CHUNK_PSNS;
 use crate::proto::rc::responder::RECV_WINDOW;
 use crate::proto::rc::{Outcome, RcConfig, RcEnv, Service, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::ReqEvent;
 use crate::uabi::send_wqe::{SendFlags, SendOp};
+
+/// The PSNs of entry `e` from `psn` on that the device's in-flight budget admits at once:
+/// a chunk of at most [`ADMIT_CHUNK_PSNS`] of a SEND or WRITE, so that one long message
+/// shares the budget with the device's other QPs; the rest of a READ or atomic whole (one
+/// request asks for all its responses).
+fn admit_chunk(e: &SqEntry, psn: Psn) -> u32 {
+    let rest = u32::try_from(e.end_psn().diff(psn)).unwrap_or(0);
+    if e.is_rd_atomic() {
+        rest
+    } else {
+        rest.min(ADMIT_CHUNK_PSNS)
+    }
+}
 
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// Sends what the window, the READ/atomic limit and fences allow.
@@ -120,23 +134,39 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 resend = true;
                 continue;
             }
-            if rc && self.next_pkt == 0 && !e.first_psn.before(self.admitted_end) {
-                // A new message: the device's in-flight budget admits it whole, or it waits.
-                if !env.admit(self.admitted_psns(), e.npsn) {
+            if rc && !psn.before(self.admitted_end) {
+                // PSNs not admitted yet: the device's in-flight budget admits the next
+                // chunk of this message, or the QP waits.
+                let n = admit_chunk(e, psn);
+                if !env.admit(self.admitted_psns(), n) {
                     self.counters.admit_waits += 1;
                     break;
                 }
-                self.admitted_end = e.end_psn();
+                self.admitted_end = psn.add(n);
             }
-            let mut next_follows = rc && self.next_pkt + 1 >= e.npsn && self.next_follows(window);
-            if let Some((npsn, end)) = self.next_to_admit().filter(|_| next_follows) {
-                // Its last packet goes without AckReq only if the next message may follow:
-                // were the budget to stop the stream here, nothing would ask for its tail.
-                if env.admit(self.admitted_psns(), npsn) {
-                    self.admitted_end = end;
+            let last_pkt = self.next_pkt + 1 >= e.npsn;
+            let mut next_follows = rc && (!last_pkt || self.next_follows(window));
+            let mut stops_after = false;
+            if rc && next_follows && !psn.next().before(self.admitted_end) {
+                // The PSN after this packet is not admitted yet: it is asked for now, as this
+                // packet goes without AckReq only if more follows (the last packet of a
+                // message if the next message may follow, any other if its message goes
+                // on). Were the budget to stop the stream here, nothing would ask for the
+                // acknowledgment of its tail.
+                let more = if last_pkt {
+                    self.entry(self.next + 1)
+                        .map(|n| (n.first_psn, admit_chunk(n, n.first_psn)))
                 } else {
-                    self.counters.admit_waits += 1;
-                    next_follows = false;
+                    Some((psn.next(), admit_chunk(e, psn.next())))
+                };
+                if let Some((from, n)) = more {
+                    if env.admit(self.admitted_psns(), n) {
+                        self.admitted_end = from.add(n);
+                    } else {
+                        self.counters.admit_waits += 1;
+                        next_follows = false;
+                        stops_after = !last_pkt;
+                    }
                 }
             }
             let sent = Self::send_packet(
@@ -148,6 +178,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 PacketAt {
                     k: self.next_pkt,
                     next_follows,
+                    stops_after,
                 },
                 marks,
             );
@@ -171,6 +202,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                     }
                 } else {
                     self.counters.resent_pkts += 1;
+                    if self.nak_sample == Some(psn) {
+                        self.nak_sample = None;
+                        self.rtt_probe = Some((psn, now));
+                    }
                 }
                 let acts = self.feed(
                     env,
@@ -241,13 +276,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         n.first_psn.diff(self.una()) < window
             && !self.pipe_full(n.first_psn)
             && self.recv_window_open(n)
-    }
-
-    /// The message after the send cursor's, when the device's in-flight budget has not
-    /// admitted it yet: its PSNs and where it ends.
-    fn next_to_admit(&self) -> Option<(u32, Psn)> {
-        let n = self.entry(self.next + 1)?;
-        (!n.first_psn.before(self.admitted_end)).then(|| (n.npsn, n.end_psn()))
     }
 
     /// The PSNs this requester holds of the device's in-flight budget: from UNACK to the

@@ -140,10 +140,7 @@ impl<
                 }
                 Some(Ok(w)) => w,
                 Some(Err((wr_id, status))) => {
-                    env.complete_recv(
-                        &Completion::recv(wr_id, cfg.qpn, status, RecvInfo::default()),
-                        false,
-                    );
+                    self.fail_recv_in_order(env, cfg, m, wr_id, status);
                     return Err(self.sr_fatal(env, cfg, p, nak::REMOTE_OP, WcStatus::RemOpErr));
                 }
             };
@@ -159,6 +156,43 @@ impl<
             }
         }
         Ok(Some(msn as usize % n))
+    }
+
+    /// Receive WQE `wr_id`, message `msn`'s, failed with `status` (the QP goes to the
+    /// Error state): receive completions keep the RQ's order, so the window's messages
+    /// before it, not complete yet, are flushed first and then it completes with `status`.
+    /// Those after it are flushed with the rest of the RQ ([`Self::drop_window`]). `msn`'s
+    /// own slot, if it has one, must be emptied by the caller.
+    pub(super) fn fail_recv_in_order(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        msn: u32,
+        wr_id: u64,
+        status: WcStatus,
+    ) {
+        let n = self.window_len().max(1);
+        let mut m = self.recv_msn;
+        while msn_diff(msn, m) > 0 {
+            if let Some(slot) = self.window.get_mut(m as usize % n) {
+                if slot.as_ref().is_some_and(|s| s.msn == m) {
+                    if let Some(s) = slot.take() {
+                        let c = Completion::recv(
+                            s.wqe.wr_id,
+                            cfg.qpn,
+                            WcStatus::WrFlushErr,
+                            RecvInfo::default(),
+                        );
+                        env.complete_recv(&c, false);
+                    }
+                }
+            }
+            m = (m + 1) & 0x00ff_ffff;
+        }
+        env.complete_recv(
+            &Completion::recv(wr_id, cfg.qpn, status, RecvInfo::default()),
+            false,
+        );
     }
 
     pub(super) fn set_last(&mut self, slot: usize, last: LastPacket) {

@@ -368,17 +368,30 @@ impl<
             return Outcome::Ok;
         };
         if off + u64::from(plen) > u64::from(wqe.length) {
-            return self.sr_fatal(env, cfg, p, nak::INVALID_REQUEST, WcStatus::LocLenErr);
+            return self.sr_fail_send(
+                env,
+                cfg,
+                p,
+                (m.msn, slot),
+                nak::INVALID_REQUEST,
+                WcStatus::LocLenErr,
+            );
+        }
+        // Placed before the engine hears of it: the engine acknowledges at once, and an
+        // acknowledged packet the scatter then failed was data lost with a success at the
+        // requester (a receive WQE whose SGE names no MR: the ACK went out, then the NAK,
+        // which the requester took for a stale one; found by verbs_hostile_rings' SRQ
+        // round). A duplicate is placed again, the same bytes at the same place of a
+        // message not yet complete.
+        if plen > 0 {
+            if let Err(s) = env.scatter(&wqe.sges, off as u32, p.payload) {
+                return self.sr_fail_send(env, cfg, p, (m.msn, slot), nak::REMOTE_OP, s);
+            }
         }
         let psn = p.bth.psn;
         let fate = self.feed_data(env, cfg, p);
         if fate.deliver {
             self.note_placed(psn);
-            if plen > 0 {
-                if let Err(s) = env.scatter(&wqe.sges, off as u32, p.payload) {
-                    return self.sr_fatal(env, cfg, p, nak::REMOTE_OP, s);
-                }
-            }
             if ends {
                 self.set_last(
                     slot,
@@ -432,19 +445,21 @@ impl<
             (Some(_), None) => return self.refuse_sr(),
             _ => None,
         };
+        // Written before the engine acknowledges it (as a SEND's scatter, above): an MR
+        // deregistered since the check must not leave an acknowledged packet unwritten.
+        if plen > 0 {
+            if let Err(e) = env.remote_write(reth.rkey, reth.va, p.payload) {
+                let (code, s) = match e {
+                    RemoteErr::Access => (nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
+                    RemoteErr::Invalid => (nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+                };
+                return self.sr_fatal(env, cfg, p, code, s);
+            }
+        }
         let psn = p.bth.psn;
         let fate = self.feed_data(env, cfg, p);
         if fate.deliver {
             self.note_placed(psn);
-            if plen > 0 {
-                if let Err(e) = env.remote_write(reth.rkey, reth.va, p.payload) {
-                    let (code, s) = match e {
-                        RemoteErr::Access => (nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
-                        RemoteErr::Invalid => (nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
-                    };
-                    return self.sr_fatal(env, cfg, p, code, s);
-                }
-            }
             if let Some(slot) = imm_slot {
                 self.set_last(
                     slot,
@@ -642,6 +657,23 @@ impl<
     }
 
     /// A fatal error on an SR request: NAK, note, the QP to Error.
+    /// A SEND packet of message `msn` (window slot `slot`) failed its receive WQE: the WQE
+    /// completes with `status`, in the RQ's order, and the request is refused with `code`.
+    fn sr_fail_send(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        (msn, slot): (u32, usize),
+        code: u8,
+        status: WcStatus,
+    ) -> Outcome {
+        if let Some(s) = self.window.get_mut(slot).and_then(Option::take) {
+            self.fail_recv_in_order(env, cfg, msn, s.wqe.wr_id, status);
+        }
+        self.sr_fatal(env, cfg, p, code, status)
+    }
+
     pub(super) fn sr_fatal(
         &mut self,
         env: &mut dyn RcEnv,
