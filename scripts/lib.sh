@@ -72,8 +72,12 @@ prepare_share() {
   [ -f "$RXE_SR_ROOT/rxe_sr.ko" ] && cp "$RXE_SR_ROOT/rxe_sr.ko" "$share/"
   cp -a "$RXE_SR_ROOT/selftests" "$share/selftests"
   cp -a "$RXE_SR_ROOT/tools" "$share/tools"
+  # Named tests, or every test of selftests/tests.list but those in RXE_SR_SKIP_TESTS.
   if [ $# -gt 0 ]; then printf '%s\n' "$@" > "$share/tests.list"
-  else grep -v '^#' "$RXE_SR_ROOT/selftests/tests.list" | grep . > "$share/tests.list"; fi
+  else
+    grep -v '^#' "$RXE_SR_ROOT/selftests/tests.list" | grep . |
+      grep -vxF -f <(printf '%s\n' ${RXE_SR_SKIP_TESTS:-} '#') > "$share/tests.list"
+  fi
   printf '#!/bin/bash\nexec bash "$HOST_SHARE/selftests/runner.sh"\n' > "$share/run.sh"
   # Settings the tests read (selftests/lib.sh): RXE_SR_QUICK=1 shortens the long ones.
   printf 'RXE_SR_QUICK=%s\n' "${RXE_SR_QUICK:-0}" > "$share/settings"

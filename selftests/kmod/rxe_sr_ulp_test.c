@@ -39,6 +39,39 @@
 static char *dev = "sr0";
 module_param(dev, charp, 0444);
 MODULE_PARM_DESC(dev, "RDMA device to test (default sr0)");
+/* Allocates an object and forgets it: kmemleak must report it as unreferenced. */
+static noinline void leak_one(unsigned int i)
+{
+	char *p = kmalloc(256, GFP_KERNEL);
+
+	if (p)
+		memset(p, i, 256);
+}
+
+/*
+ * The leaks are made by the parameter's setter, in .text: a frame in .init.text has no
+ * name once init is over, and the leak report must name this module.
+ */
+static unsigned int leak;
+static int leak_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int i;
+	int ret = param_set_uint(val, kp);
+
+	if (ret)
+		return ret;
+	for (i = 0; i < leak; i++)
+		leak_one(i);
+	return 0;
+}
+
+static const struct kernel_param_ops leak_ops = {
+	.set = leak_set,
+	.get = param_get_uint,
+};
+module_param_cb(leak, &leak_ops, &leak, 0444);
+MODULE_PARM_DESC(leak, "Instead of the checks, leak this many 256-byte objects and stay loaded "
+		 "(proves that the selftests' kmemleak check can fail)");
 
 struct side {
 	struct ib_cq *cq;
@@ -566,6 +599,11 @@ static int __init ulp_test_init(void)
 	bool ok;
 	int ret;
 
+	if (leak) {
+		/* leak_set made them. */
+		pr_info("rxe_sr_ulp_test: leaked %u objects of 256 bytes on purpose\n", leak);
+		return 0;
+	}
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
 		return -ENOMEM;
