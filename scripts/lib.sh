@@ -76,7 +76,7 @@ prepare_share() {
   if [ $# -gt 0 ]; then printf '%s\n' "$@" > "$share/tests.list"
   else
     grep -v '^#' "$RXE_SR_ROOT/selftests/tests.list" | grep . |
-      grep -vxF -f <(printf '%s\n' ${RXE_SR_SKIP_TESTS:-} '#') > "$share/tests.list"
+      grep -vxF -f <(printf '%s\n' ${RXE_SR_SKIP_TESTS:-}) > "$share/tests.list"
   fi
   printf '#!/bin/bash\nexec bash "$HOST_SHARE/selftests/runner.sh"\n' > "$share/run.sh"
   # Settings the tests read (selftests/lib.sh): RXE_SR_QUICK=1 shortens the long ones.
