@@ -86,7 +86,7 @@ prepare_share() {
   # tests that check for leaks fail if the kernel has no kmemleak running.
   local v
   for v in RXE_SR_FUZZ_PACKETS RXE_SR_FUZZ_SEED RXE_SR_SOAK_SECS RXE_SR_CHURN_ROUNDS RXE_SR_CM_CONNS \
-    RXE_SR_LEAKS RXE_SR_LOSSY_QPS; do
+    RXE_SR_LEAKS; do
     if [ -n "${!v:-}" ]; then printf '%s=%q\n' "$v" "${!v}" >> "$share/settings"; fi
   done
   chmod +x "$share/run.sh"
