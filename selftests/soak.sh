@@ -16,9 +16,8 @@ secs=${RXE_SR_SOAK_SECS:-60}
 quick && [ -z "${RXE_SR_SOAK_SECS:-}" ] && secs=30
 [ "$secs" -le 780 ] || fail "RXE_SR_SOAK_SECS=$secs: at most 780 (this test's timeout is 900 s)"
 scheme=${RXE_SR_RECOVERY:-fasr}
-sunreclaim() { awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo; }
 load_rdma_core
-s0=$(sunreclaim)
+s0=$(sunreclaim) || fail "no /sys/kernel/slab/*/shrink to read the slab with"
 sr_up "$scheme"
 leak_begin
 netem_set 5
@@ -27,7 +26,7 @@ while :; do
   i=$((i + 1))
   rc_verify_pair sr0 "soak-$i" 2 > /tmp/soak-verify.out ||
     { tail -30 /tmp/soak-verify.out; fail "exchange $i at 5% loss did not verify"; }
-  s=$(sunreclaim); [ "$s" -gt "$peak" ] && peak=$s
+  s=$(sunreclaim) || fail "the slab could not be read"; [ "$s" -gt "$peak" ] && peak=$s
   # g1 decides whether another exchange follows (the guests' clocks differ).
   if is_server; then
     go=1; [ $((SECONDS - start)) -ge "$secs" ] && go=0
@@ -42,6 +41,6 @@ log "ok: $i exchanges of 2 rounds at 5% loss under $scheme in ${took}s, every on
 log "counters: $(rdma statistic show link sr0/1 | tr -s ' ' | cut -c1-700)"
 sync_point "soak-end" 120
 sr_down_clean
-s1=$(sunreclaim)
+s1=$(sunreclaim) || fail "the slab could not be read"
 log "unreclaimable slab: ${s0} kB before, ${peak} kB at the peak, ${s1} kB after unload"
 [ $((s1 - s0)) -le 2048 ] || fail "the unreclaimable slab grew by $((s1 - s0)) kB over the soak"
