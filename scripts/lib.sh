@@ -55,21 +55,49 @@ image_path() {
   printf '%s/image/%s/rootfs.ext4\n' "$CACHE" "$key"
 }
 
-# prepare_share [TEST.sh ...]: a fresh run directory whose share/ holds what the guests need
-# (guest-init, the test kernel's modules, rxe_sr.ko, the selftests, the Wireshark
-# dissector in tools/, the test list).
-# Prints the run directory.
-prepare_share() {
-  local kdir kver run share
-  kdir=$(kernel_dir "${VARIANT:-default}")
+# share_kernel SHARE VARIANT KODIR: puts into SHARE what a guest booting VARIANT's kernel
+# loads: the kernel's modules (SHARE/modules/KVER) and, from KODIR (a directory holding
+# rxe_sr.ko and the selftests' rxe_sr_ulp_test.ko built against that kernel), the
+# out-of-tree ones (SHARE/ko/KVER/). guest-init and the tests pick them by `uname -r`.
+share_kernel() {
+  local share=$1 kdir kver
+  kdir=$(kernel_dir "$2")
   kver=$(make -s -C "$kdir" kernelrelease 2>/dev/null)
-  run="$CACHE/runs/$(date +%Y%m%d-%H%M%S)-$$"
-  share="$run/share"
-  mkdir -p "$share/out" "$share/modules"
-  install -m 0755 "$RXE_SR_ROOT/qemu/guest-init" "$share/guest-init"
+  [ -n "$kver" ] || die "no kernel release for the $2 kernel"
+  mkdir -p "$share/modules" "$share/ko/$kver"
   cp -a "$kdir/modinst/lib/modules/$kver" "$share/modules/"
   rm -f "$share/modules/$kver/build" "$share/modules/$kver/source"
-  [ -f "$RXE_SR_ROOT/rxe_sr.ko" ] && cp "$RXE_SR_ROOT/rxe_sr.ko" "$share/"
+  cp "$3"/*.ko "$share/ko/$kver/" 2>/dev/null || true
+}
+
+# stash_module DIR: copies the module and the selftests' test module, as build-module last
+# built them, to DIR.
+stash_module() {
+  local f
+  mkdir -p "$1"
+  for f in "$RXE_SR_ROOT/rxe_sr.ko" "$RXE_SR_ROOT/selftests/kmod/rxe_sr_ulp_test.ko"; do
+    if [ -f "$f" ]; then cp "$f" "$1/"; fi
+  done
+}
+
+# prepare_share [TEST.sh ...]: a fresh run directory whose share/ holds what the guests need
+# (guest-init, the test kernel's modules, rxe_sr.ko, the selftests, the Wireshark
+# dissector in tools/, the test list). The modules are those built for VARIANT's kernel
+# (the tree's); with RXE_SR_PEER_VARIANT, the peers' kernel's too, from PEER_KO (see
+# vm-test).
+# Prints the run directory.
+prepare_share() {
+  local run share
+  run="$CACHE/runs/$(date +%Y%m%d-%H%M%S)-$$"
+  share="$run/share"
+  mkdir -p "$share/out"
+  install -m 0755 "$RXE_SR_ROOT/qemu/guest-init" "$share/guest-init"
+  stash_module "$run/ko"
+  share_kernel "$share" "${VARIANT:-default}" "$run/ko"
+  if [ -n "${RXE_SR_PEER_VARIANT:-}" ] && [ "$RXE_SR_PEER_VARIANT" != "${VARIANT:-default}" ]; then
+    [ -f "${PEER_KO:-}/rxe_sr.ko" ] || die "RXE_SR_PEER_VARIANT needs the peer's rxe_sr.ko in PEER_KO (scripts/vm-test builds it)"
+    share_kernel "$share" "$RXE_SR_PEER_VARIANT" "$PEER_KO"
+  fi
   cp -a "$RXE_SR_ROOT/selftests" "$share/selftests"
   cp -a "$RXE_SR_ROOT/tools" "$share/tools"
   # Named tests, or every test of selftests/tests.list but those in RXE_SR_SKIP_TESTS.
@@ -85,7 +113,7 @@ prepare_share() {
   # qp_churn.sh's rounds, rdma_cm_churn.sh's connections a round), and RXE_SR_LEAKS=1: the
   # tests that check for leaks fail if the kernel has no kmemleak running.
   local v
-  for v in RXE_SR_FUZZ_PACKETS RXE_SR_FUZZ_SEED RXE_SR_SOAK_SECS RXE_SR_CHURN_ROUNDS RXE_SR_CM_CONNS \
+  for v in RXE_SR_FUZZ_PACKETS RXE_SR_FUZZ_SCHEMES RXE_SR_FUZZ_SEED RXE_SR_SOAK_SECS RXE_SR_CHURN_ROUNDS RXE_SR_CM_CONNS \
     RXE_SR_LEAKS; do
     if [ -n "${!v:-}" ]; then printf '%s=%q\n' "$v" "${!v}" >> "$share/settings"; fi
   done

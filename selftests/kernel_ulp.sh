@@ -18,7 +18,7 @@
 #    for any driver: issue 13, item 3), and the CQ keeps working (a SEND completes on it).
 # The limits are read from the device's attributes.
 . "$HOST_SHARE/selftests/lib.sh"
-ko=$HOST_SHARE/selftests/kmod/rxe_sr_ulp_test.ko
+ko=$HOST_SHARE/ko/$(uname -r)/rxe_sr_ulp_test.ko
 [ -f "$ko" ] || fail "the test module was not built ($ko)"
 sr_up
 rc=0

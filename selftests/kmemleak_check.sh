@@ -6,7 +6,7 @@
 # leak=3) between leak_begin and leak_check; leak_check must fail, count at least those 3
 # and name the function that made them. Without kmemleak (the other passes) it skips.
 . "$HOST_SHARE/selftests/lib.sh"
-ko=$HOST_SHARE/selftests/kmod/rxe_sr_ulp_test.ko
+ko=$HOST_SHARE/ko/$(uname -r)/rxe_sr_ulp_test.ko
 [ -f "$ko" ] || fail "the test module was not built ($ko)"
 kmemleak_ready && echo scan 2> /dev/null > /sys/kernel/debug/kmemleak ||
   skip "kmemleak is not running in this kernel"
