@@ -31,30 +31,14 @@ struct rdma_user_mmap_entry;
 struct xarray;
 struct ib_umem;
 
-/*
- * A device's receive queue: skbs from the UDP socket (softirq), processed by a work item.
- * The work runs on system_highpri_wq while the queue keeps up, and on system_wq (normal
- * priority) while a backlog persists, as the network stack's softirq hands a sustained
- * load to ksoftirqd: a flood at port 4791 then shares the CPU with user space instead of
- * starving it (a nice -20 worker leaves a nice 0 task about 1% of the CPU).
- */
+/* A device's receive queue: skbs from the UDP socket (softirq), processed by a work item. */
 struct rxe_sr_rx {
 	struct sk_buff_head q;
 	struct work_struct work;
-	/* Bit RXE_SR_RX_RUNNING: a run of the work is taking datagrams (one at a time, even
-	 * when queued on both workqueues at once). */
-	unsigned long flags;
-	/* The last run stopped at its budget with datagrams left: the next runs go to
-	 * system_wq until one empties the queue. */
-	bool backlog;
-	/* What the work calls (in process context) to take at most RXE_SR_RX_BUDGET queued
-	 * datagrams; true when it took that many (more may be left). */
-	bool (*fn)(void *owner);
+	/* What the work calls (in process context) to take the queued datagrams. */
+	void (*fn)(void *owner);
 	void *owner;
 };
-#define RXE_SR_RX_RUNNING 0
-/* Datagrams a run of the receive work takes before it queues itself again (NAPI's weight). */
-#define RXE_SR_RX_BUDGET 64
 
 /* --- implemented in C (glue.c) --- */
 int rxe_sr_glue_recovery(void);
@@ -85,7 +69,7 @@ void *rxe_sr_glue_skb_data(struct sk_buff *skb, size_t *len);
 int rxe_sr_glue_xmit(struct sk_buff *skb);
 void rxe_sr_glue_xa_lock(struct xarray *xa);
 int rxe_sr_glue_xa_store(struct xarray *xa, unsigned long index, void *entry);
-void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx, bool (*fn)(void *owner), void *owner);
+void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx, void (*fn)(void *owner), void *owner);
 /* Received datagrams waiting for the receive work, at most this many (a flood beyond it is
  * dropped and counted, as a NIC's full ring would). */
 #define RXE_SR_RX_QUEUE_MAX 4096

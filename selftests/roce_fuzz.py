@@ -319,7 +319,7 @@ if role == "a":
     cpu1 = os.times()
     cpu = cpu1.user + cpu1.system - cpu0.user - cpu0.system
     # The CPU the flood left this process while it wanted it: its CPU time over the time
-    # it was awake (all but its 1-ms sleeps). roce_fuzz.sh checks it.
+    # it was awake (all but its 1-ms sleeps).
     print("a: %d turns in %.1f s, %d target checks; CPU %.2f s of %.1f s awake: %.0f%%"
           % (n, dt, checks, cpu, dt - napped, 100 * cpu / max(dt - napped, 0.001)))
     print("targets replaced after a forged packet failed them: " + ", ".join("%s %d" % (k, remade[k]) for k in KINDS))

@@ -695,43 +695,17 @@ void rxe_sr_glue_xa_unlock(struct xarray *xa)
 
 /* ---- the receive queue ---- */
 
-static struct workqueue_struct *rxe_sr_rx_wq(struct rxe_sr_rx *rx)
-{
-	return READ_ONCE(rx->backlog) ? system_wq : system_highpri_wq;
-}
-
 static void rxe_sr_rx_work_fn(struct work_struct *work)
 {
 	struct rxe_sr_rx *rx = container_of(work, struct rxe_sr_rx, work);
-	bool full;
 
-	/*
-	 * Queued on one workqueue while it runs from the other, the work could run twice at
-	 * once: the second run leaves the datagrams to the first, which looks at the queue
-	 * again after it is done.
-	 */
-	if (test_and_set_bit(RXE_SR_RX_RUNNING, &rx->flags))
-		return;
-	full = rx->fn(rx->owner);
-	clear_bit_unlock(RXE_SR_RX_RUNNING, &rx->flags);
-	/* Pairs with the queue's lock in rxe_sr_glue_rx_queue: a datagram queued before the
-	 * bit cleared is seen here; one queued after it queues the work itself. */
-	smp_mb__after_atomic();
-	if (skb_queue_empty_lockless(&rx->q)) {
-		WRITE_ONCE(rx->backlog, false);
-		return;
-	}
-	if (full)
-		WRITE_ONCE(rx->backlog, true);
-	queue_work(rxe_sr_rx_wq(rx), &rx->work);
+	rx->fn(rx->owner);
 }
 
-void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx, bool (*fn)(void *owner), void *owner)
+void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx, void (*fn)(void *owner), void *owner)
 {
 	skb_queue_head_init(&rx->q);
 	INIT_WORK(&rx->work, rxe_sr_rx_work_fn);
-	rx->flags = 0;
-	rx->backlog = false;
 	rx->fn = fn;
 	rx->owner = owner;
 }
@@ -744,7 +718,7 @@ int rxe_sr_glue_rx_queue(struct rxe_sr_rx *rx, struct sk_buff *skb)
 		return -ENOBUFS;
 	}
 	skb_queue_tail(&rx->q, skb);
-	queue_work(rxe_sr_rx_wq(rx), &rx->work);
+	queue_work(system_highpri_wq, &rx->work);
 	return 0;
 }
 
