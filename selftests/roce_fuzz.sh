@@ -17,7 +17,7 @@
 # and g2 on the test kernel (RXE_SR_PEER_VARIANT=default; its own pass, scripts/test), each
 # at 100000 a scheme under all five. A g2 on the KASAN kernel sends no more than about 2000
 # datagrams a second (every way tried: UDP, sendmmsg, AF_PACKET), and this test under 900;
-# a KASAN g1 takes about 2900 a second. Quick mode (run as part of a whole KASAN pass)
+# a KASAN g1 takes about 3000 a second. Quick mode (run as part of a whole KASAN pass)
 # sends 10000 a scheme under gbn, fasr and srnic.
 packets=${RXE_SR_FUZZ_PACKETS:-100000}
 schemes="gbn fasr srnic irn melo"
