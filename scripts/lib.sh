@@ -67,7 +67,7 @@ share_kernel() {
   mkdir -p "$share/modules" "$share/ko/$kver"
   cp -a "$kdir/modinst/lib/modules/$kver" "$share/modules/"
   rm -f "$share/modules/$kver/build" "$share/modules/$kver/source"
-  cp "$3"/*.ko "$share/ko/$kver/" 2>/dev/null || true
+  if compgen -G "$3/*.ko" > /dev/null; then cp "$3"/*.ko "$share/ko/$kver/"; fi
 }
 
 # stash_module DIR: copies the module and the selftests' test module, as build-module last

@@ -348,14 +348,14 @@ rc_perf_suite() {
   done
 }
 
-# rc_verify_pair DEV TAG [ROUNDS]: rc_verify.py between the guests (g1 side a, g2 side b)
-# on DEV: SEND, WRITE (+imm), READ and atomics both ways at once, every byte checked.
-# Prints the script's output; fails (returns 1) unless it verified everything.
 # any_debug_kernel: true when a guest of this run boots the debug (KASAN) kernel (the share
 # holds the modules of every guest's kernel): such a peer answers slowly, whatever kernel
 # this guest runs.
 any_debug_kernel() { compgen -G "$HOST_SHARE/modules/*-debug" > /dev/null; }
 
+# rc_verify_pair DEV TAG [ROUNDS]: rc_verify.py between the guests (g1 side a, g2 side b)
+# on DEV: SEND, WRITE (+imm), READ and atomics both ways at once, every byte checked.
+# Prints the script's output; fails (returns 1) unless it verified everything.
 rc_verify_pair() {
   local dev=$1 tag=$2 rounds=${3:-1} gidx side peer out rc=0 tmo=14
   gidx=$(roce_gid_index "$dev") || { log "no RoCEv2 GID on $dev"; return 1; }
@@ -460,7 +460,6 @@ sr_up() {
   check "port ACTIVE" wait_port_active sr0
 }
 
-# stat_of NAME [DEV]: one counter of DEV's port 1 (default sr0), as `rdma statistic` shows it.
 # sunreclaim: the kernel's unreclaimable slab (SUnreclaim), in kB, read after every cache
 # is shrunk: its empty slabs go back to the page allocator and, on the KASAN kernel, the
 # freed objects its quarantine holds (still counted in their slabs: in CI rx_flood's freed
@@ -472,6 +471,8 @@ sunreclaim() {
   for f in /sys/kernel/slab/*/shrink; do echo 1 > "$f"; done 2> /dev/null
   awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo
 }
+
+# stat_of NAME [DEV]: one counter of DEV's port 1 (default sr0), as `rdma statistic` shows it.
 stat_of() { rdma statistic show link "${2:-sr0}/1" | tr ' ' '\n' | awk -v k="$1" 'p { print; exit } $0 == k { p = 1 }'; }
 
 # cpu_read: sets CPU_TICKS to this guest's CPU time so far, from /proc/stat's cpu line, in
