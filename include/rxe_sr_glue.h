@@ -31,14 +31,41 @@ struct rdma_user_mmap_entry;
 struct xarray;
 struct ib_umem;
 
-/* A device's receive queue: skbs from the UDP socket (softirq), processed by a work item. */
-struct rxe_sr_rx {
-	struct sk_buff_head q;
-	struct work_struct work;
-	/* What the work calls (in process context) to take the queued datagrams. */
-	void (*fn)(void *owner);
+/*
+ * A work item of the driver's (receive, QP timers), queued at high or at normal priority
+ * as glue.c's rxe_sr_work_queue() decides at that moment. It has a work_struct for each,
+ * so that cancelling both waits for every run; bits in @flags keep two runs from
+ * overlapping (see rxe_sr_work_run).
+ */
+struct rxe_sr_work {
+	struct work_struct hi;
+	struct work_struct lo;
+	/* Where lo goes: system_wq, or system_unbound_wq for the receive work. */
+	struct workqueue_struct *lo_wq;
+	unsigned long flags;
+	/* Runs in process context with @owner; true when it wants to run again at once (it
+	 * stopped at a budget with work left). */
+	bool (*fn)(void *owner);
 	void *owner;
 };
+
+/*
+ * A device's receive queue: skbs from the UDP socket (softirq), taken by its work at most
+ * RXE_SR_RX_BUDGET a run (NAPI's weight).
+ */
+struct rxe_sr_rx {
+	struct sk_buff_head q;
+	struct rxe_sr_work work;
+	/* The last run stopped at its budget with datagrams left, and none since has emptied
+	 * the queue: the driver's work runs at normal priority (see rxe_sr_work_queue). */
+	bool backlog;
+	/* What the work calls to take at most RXE_SR_RX_BUDGET datagrams; true when it took
+	 * that many. */
+	bool (*fn)(void *owner);
+	void *owner;
+};
+/* Datagrams a run of the receive work takes before it queues itself again. */
+#define RXE_SR_RX_BUDGET 64
 
 /* --- implemented in C (glue.c) --- */
 int rxe_sr_glue_recovery(void);
@@ -69,7 +96,7 @@ void *rxe_sr_glue_skb_data(struct sk_buff *skb, size_t *len);
 int rxe_sr_glue_xmit(struct sk_buff *skb);
 void rxe_sr_glue_xa_lock(struct xarray *xa);
 int rxe_sr_glue_xa_store(struct xarray *xa, unsigned long index, void *entry);
-void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx, void (*fn)(void *owner), void *owner);
+void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx, bool (*fn)(void *owner), void *owner);
 /* Received datagrams waiting for the receive work, at most this many (a flood beyond it is
  * dropped and counted, as a NIC's full ring would). */
 #define RXE_SR_RX_QUEUE_MAX 4096

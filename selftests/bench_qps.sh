@@ -42,11 +42,20 @@ is_client && echo "driver,qps,loss,rsp_units_peak,rsp_blocks_peak,rsp_melo_peak,
 # pools_of: this guest's pool peaks and GBN fallbacks, comma-separated.
 pools_of() { echo "$(stat_of sr_pool_units_peak),$(stat_of sr_pool_blocks_peak),$(stat_of melo_pool_blocks_peak),$(stat_of sr_gbn_fallbacks)"; }
 
-# per_qp QPS: the iterations of each QP.
-per_qp() { local k=$(( (msgs + $1 - 1) / $1 )); echo $(( k < 20 ? 20 : k )); }
 # depth QPS: the TX depth every driver can take at QPS QPs (one CQ of depth x QPS entries
 # within rdma_rxe's max_cqe of 32767).
 depth() { local d=$((32767 / $1)); echo $(( d > 128 ? 128 : d )); }
+# per_qp QPS: the iterations of each QP, a multiple of perftest's completion moderation
+# (its default of 100, or the TX depth when lower): perftest counts each completion it
+# polls as that many WRITEs and stops polling once the count reaches iterations x QPs, so
+# with a remainder the QPs whose last completion came early could make up for one still
+# waiting for an earlier completion, which perftest then never polled (rc_perftest.sh).
+per_qp() {
+  local k=$(( (msgs + $1 - 1) / $1 )) m
+  m=$(depth "$1"); m=$(( m > 100 ? 100 : m ))
+  k=$(( k < 20 ? 20 : k ))
+  echo $(( (k + m - 1) / m * m ))
+}
 
 # point DRIVER DEV QPS LOSS: the runs of one point.
 point() {

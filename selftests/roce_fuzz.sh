@@ -26,12 +26,6 @@ schemes=${RXE_SR_FUZZ_SCHEMES:-$schemes}
 seed=${RXE_SR_FUZZ_SEED:-1}
 # How often g1 looks for a target a forged packet failed, in milliseconds.
 check_ms=20
-# g1's side runs at nice -20, the priority of rxe_sr's receive work: at nice 0 a flood
-# into a KASAN g1 left it 9% of the CPU while awake (roce_fuzz.py prints the figure), and
-# it replaced 1-3 failed targets a scheme, so that nearly all of the flood went to dead
-# QPNs. That the receive work starves user space under a flood is an open bug (README).
-prio=
-is_server && prio="nice -n -20"
 vals=$HOST_SHARE/vals
 if is_server; then side=a peer=10.77.0.2; else side=b peer=10.77.0.1; fi
 # The probe pair (the flood's pacing) runs from a second address of g2's, which the forged
@@ -54,7 +48,7 @@ for scheme in $schemes; do
   before=$(rdma statistic show link sr0/1)
   rcvd0=$(stat_of rcvd_pkts)
   cpu0=$(cpu_ticks)
-  out=$(RXE_SR_ACK_TIMEOUT=$(any_debug_kernel && echo 17 || echo 14) timeout 1200 $prio python3 "$HOST_SHARE/selftests/roce_fuzz.py" "$side" sr0 "$gidx" "$peer" "$tag" \
+  out=$(RXE_SR_ACK_TIMEOUT=$(any_debug_kernel && echo 17 || echo 14) timeout 1200 python3 "$HOST_SHARE/selftests/roce_fuzz.py" "$side" sr0 "$gidx" "$peer" "$tag" \
     "$packets" $((seed + k)) "$pgidx" "$ppeer" "$check_ms" 2>&1) || { printf '%s\n' "$out"; fail "roce_fuzz.py ($side, $scheme) failed"; }
   printf '%s\n' "$out"
   log "$scheme: this guest's CPU over the fuzz: $(cpu_share "$cpu0" "$(cpu_ticks)")"
@@ -77,6 +71,13 @@ for scheme in $schemes; do
     failed=$(sed -n 's/^targets replaced.*: rc \([0-9]*\), uc \([0-9]*\), ud \([0-9]*\)$/\1 \2 \3/p' <<< "$out" |
       awk '{ print $1 + $2 + $3 }')
     log "$scheme: $warns remote-caused warnings printed in ${secs}s, $held held back; ${failed:-?} targets failed"
+    # The flood leaves user space its share of the CPU: g1's side of roce_fuzz.py, at nice
+    # 0, must have had at least 18% of it while awake (not in its sleeps). With a KASAN g1
+    # flooded from a test-kernel g2 it had 9% while rxe_sr's receive work stayed at nice
+    # -20 for as long as the backlog lasted, and replaced 1-3 failed targets a scheme.
+    share=$(sed -n 's/^a: .* awake: \([0-9]*\)%$/\1/p' <<< "$out")
+    [ -n "$share" ] || fail "$scheme: roce_fuzz.py printed no CPU share"
+    [ "$share" -ge 18 ] || fail "$scheme: g1's side had ${share}% of the CPU while awake under the flood: user space starved"
     [ "$warns" -le $((10 * (secs / 5 + 2))) ] || fail "$scheme: $warns remote-caused warnings in ${secs}s: not rate-limited"
   else
     expect_grep "$scheme: every forged packet sent" "^forged_total $packets\$" "$out"

@@ -341,26 +341,29 @@ unsafe extern "C" fn scheme_set<T: Driver>(ib: *mut bindings::ib_device, index: 
     }
 }
 
-/// The receive queue's work: hands each queued datagram to `T::receive`.
+/// The receive queue's work: hands queued datagrams to `T::receive`, at most
+/// `RXE_SR_RX_BUDGET` of them; true when it took that many (the C side then queues the work
+/// again, at the priority glue.c's `rxe_sr_work_queue` picks).
 ///
 /// # Safety
 /// `owner` is the live `Device<T>` whose queue's work this is (set by `Device::create`; the
 /// work is cancelled before the device is freed).
-unsafe extern "C" fn rx_work<T: Driver>(owner: *mut c_void) {
+unsafe extern "C" fn rx_work<T: Driver>(owner: *mut c_void) -> bool {
     // SAFETY: per this function's contract.
     let dev = unsafe { &*owner.cast::<Device<T>>() };
-    loop {
+    for _ in 0..bindings::RXE_SR_RX_BUDGET {
         // SAFETY: the queue is initialised and alive (this function's contract).
         let raw = unsafe { bindings::rxe_sr_glue_rx_dequeue(dev.rx.get()) };
         // SAFETY: a dequeued skb is ours.
         let Some(skb) = (unsafe { SkBuff::from_raw(raw) }) else {
-            break;
+            return false;
         };
         T::receive(dev, skb);
-        // A backlog can take long to drain (each datagram may answer with many packets):
-        // the rest of the system runs between datagrams.
+        // Each datagram may answer with many packets: the rest of the system runs between
+        // datagrams.
         crate::kx::sched::cond_resched();
     }
+    true
 }
 
 /// Builds the device-level `ib_device_ops` of `T` (installing only what `T` implements).
