@@ -43,8 +43,10 @@ struct rxe_sr_work {
 	/* Where lo goes: system_wq, or system_unbound_wq for the receive work. */
 	struct workqueue_struct *lo_wq;
 	unsigned long flags;
-	/* Runs in process context with @owner; true when it wants to run again at once (it
-	 * stopped at a budget with work left). */
+	/*
+	 * Runs in process context with @owner; true when it wants to run again at once (it
+	 * stopped at a budget with work left).
+	 */
 	bool (*fn)(void *owner);
 	void *owner;
 };
@@ -56,11 +58,15 @@ struct rxe_sr_work {
 struct rxe_sr_rx {
 	struct sk_buff_head q;
 	struct rxe_sr_work work;
-	/* The last run stopped at its budget with datagrams left, and none since has emptied
-	 * the queue: the driver's work runs at normal priority (see rxe_sr_work_queue). */
+	/*
+	 * The last run stopped at its budget with datagrams left, and none since has emptied
+	 * the queue: the driver's work runs at normal priority (see rxe_sr_work_queue).
+	 */
 	bool backlog;
-	/* What the work calls to take at most RXE_SR_RX_BUDGET datagrams; true when it took
-	 * that many. */
+	/*
+	 * What the work calls to take at most RXE_SR_RX_BUDGET datagrams; true when it took
+	 * that many.
+	 */
 	bool (*fn)(void *owner);
 	void *owner;
 };

@@ -734,8 +734,10 @@ static void rxe_sr_work_run(struct rxe_sr_work *w)
 
 	if (test_and_set_bit_lock(RXE_SR_WORK_RUNNING, &w->flags)) {
 		set_bit(RXE_SR_WORK_AGAIN, &w->flags);
-		/* Pairs with the barrier after the unlock below: either that run sees AGAIN,
-		 * or this one sees RUNNING clear and takes the turn itself. */
+		/*
+		 * Pairs with the barrier after the unlock below: either that run sees AGAIN,
+		 * or this one sees RUNNING clear and takes the turn itself.
+		 */
 		smp_mb__after_atomic();
 		if (test_and_set_bit_lock(RXE_SR_WORK_RUNNING, &w->flags))
 			return;
@@ -743,6 +745,7 @@ static void rxe_sr_work_run(struct rxe_sr_work *w)
 	clear_bit(RXE_SR_WORK_AGAIN, &w->flags);
 	again = w->fn(w->owner);
 	clear_bit_unlock(RXE_SR_WORK_RUNNING, &w->flags);
+	/* Orders the unlock before the look at AGAIN; pairs with the barrier above. */
 	smp_mb__after_atomic();
 	if (again || test_bit(RXE_SR_WORK_AGAIN, &w->flags))
 		rxe_sr_work_queue(w);
