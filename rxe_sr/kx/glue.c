@@ -743,6 +743,11 @@ static void rxe_sr_work_run(struct rxe_sr_work *w)
 			return;
 	}
 	clear_bit(RXE_SR_WORK_AGAIN, &w->flags);
+	/*
+	 * Orders the clear before what fn reads: a turn left after this point (AGAIN set
+	 * again) is seen below, one left before it finds its data read by this run.
+	 */
+	smp_mb__after_atomic();
 	again = w->fn(w->owner);
 	clear_bit_unlock(RXE_SR_WORK_RUNNING, &w->flags);
 	/* Orders the unlock before the look at AGAIN; pairs with the barrier above. */
@@ -761,16 +766,20 @@ static void rxe_sr_work_lo_fn(struct work_struct *work)
 	rxe_sr_work_run(container_of(work, struct rxe_sr_work, lo));
 }
 
-static void rxe_sr_work_init(struct rxe_sr_work *w, struct workqueue_struct *lo_wq,
-			     bool (*fn)(void *owner), void *owner)
-{
-	INIT_WORK(&w->hi, rxe_sr_work_hi_fn);
-	INIT_WORK(&w->lo, rxe_sr_work_lo_fn);
-	w->lo_wq = lo_wq;
-	w->flags = 0;
-	w->fn = fn;
-	w->owner = owner;
-}
+/*
+ * A macro, as INIT_WORK is: each place that initialises a kind of work (receive, QP timer)
+ * gets lockdep classes of its own, so that waiting for a QP's work never looks to lockdep
+ * like waiting for the receive work.
+ */
+#define rxe_sr_work_init(w, lo_wq_, fn_, owner_)			\
+	do {								\
+		INIT_WORK(&(w)->hi, rxe_sr_work_hi_fn);			\
+		INIT_WORK(&(w)->lo, rxe_sr_work_lo_fn);			\
+		(w)->lo_wq = (lo_wq_);					\
+		(w)->flags = 0;						\
+		(w)->fn = (fn_);					\
+		(w)->owner = (owner_);					\
+	} while (0)
 
 /* Waits for every run; the work never runs again (queueing it does nothing). */
 static void rxe_sr_work_disable(struct rxe_sr_work *w)
@@ -806,6 +815,8 @@ static bool rxe_sr_rx_run(void *owner)
 
 void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx, bool (*fn)(void *owner), void *owner)
 {
+	/* A run that took nothing would ask for another forever. */
+	BUILD_BUG_ON(RXE_SR_RX_BUDGET < 1);
 	skb_queue_head_init(&rx->q);
 	/*
 	 * At normal priority the receive work goes to an unbound worker of its own, not behind

@@ -342,8 +342,8 @@ unsafe extern "C" fn scheme_set<T: Driver>(ib: *mut bindings::ib_device, index: 
 }
 
 /// The receive queue's work: hands queued datagrams to `T::receive`, at most
-/// `RXE_SR_RX_BUDGET` of them; true when it took that many (the C side then queues the work
-/// again, at the priority glue.c's `rxe_sr_work_queue` picks).
+/// `RXE_SR_RX_BUDGET` of them; true when it took that many (the C side queues the work again
+/// while datagrams remain, at the priority glue.c's `rxe_sr_work_queue` picks).
 ///
 /// # Safety
 /// `owner` is the live `Device<T>` whose queue's work this is (set by `Device::create`; the
