@@ -39,7 +39,7 @@ use crate::proto::wire::sr_ext::{SrAckEth, SrAckKind, LOST_CNT_MAX};
 /// coalesces at most `SACK_EVERY` (64) SACKs into one.
 pub const SACK_RUN_MAX: i32 = 1023;
 
-/// What a QP's SR sides are built from: the scheme its device ran when the QP was created.
+/// What a QP's SR sides are built from: the scheme its device ran when the QP moved to RTR.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct SrSetup {
     /// The scheme and wire version advertised and required of the peer.
