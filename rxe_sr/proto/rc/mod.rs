@@ -298,16 +298,6 @@ pub const ACK_COALESCE_PKTS: u32 = 16;
 /// RXE_MAX_UNACKED_PSNS): go-back-N resends all of them after a loss, so it stays small.
 pub const MAX_UNACKED_PSNS: u32 = 128;
 
-/// PSNs the requester of a device running an SR scheme lets be outstanding while it probes
-/// its peer (the capability in BTH Resv7, not answered yet). Whatever goes before the echo
-/// goes in the standard format, where the responder drops every packet after a lost one
-/// and a second loss sends the requester back over all of them: with the standard window
-/// a 1000-QP ib_write_bw of 32 4 KiB messages a QP sent most of each QP's stream that way
-/// (at 1% loss, 11068-41419 packets a run dropped as out of sequence; 604-680 with this
-/// window). The packet at the edge asks for the acknowledgment that brings the echo (or the
-/// standard peer's plain one), so probing costs at most one round trip at the QP's start.
-pub const PROBE_WINDOW_PSNS: u32 = ACK_COALESCE_PKTS;
-
 /// PSNs the requester lets be outstanding once the peer agreed to the SR format. A hole at
 /// UNACK is repaired by resending it alone while new packets keep flowing, so the window
 /// must cover the round trip of that repair as well as the path's own: with only

@@ -7,8 +7,7 @@
 //! time: one PSN per packet of a SEND or RDMA WRITE, one per expected response packet of
 //! an RDMA READ, one for an atomic. The requester walks the ring with a send cursor
 //! (`next`, `next_pkt`), stopping at the unacknowledged-PSN window ([`MAX_UNACKED_PSNS`]
-//! in the standard format, [`PROBE_WINDOW_PSNS`] while it offers the SR format and has no
-//! answer yet, [`SR_MAX_UNACKED_PSNS`] in the SR format), at the RDMA
+//! in the standard format, [`SR_MAX_UNACKED_PSNS`] in the SR format), at the RDMA
 //! READ/atomic limit, at a fence, or while an RNR NAK's delay runs.
 //!
 //! The completer takes the responder's packets: an ACK acknowledges every PSN up to its

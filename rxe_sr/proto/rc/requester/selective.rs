@@ -238,13 +238,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.sr.as_deref().is_some_and(|s| s.active)
     }
 
-    /// Whether the requester still probes its peer for the SR format (no answer yet).
-    pub(super) fn probing(&self) -> bool {
-        self.sr
-            .as_deref()
-            .is_some_and(|s| matches!(s.caps.state(), RequesterState::Probing { .. }))
-    }
-
     /// A SACK or a hole list reported `psn` received, or its READ response arrived
     /// ([`ReqSr::received_past`] keeps the highest).
     pub(super) fn note_sacked(&mut self, psn: Psn) {

@@ -14,9 +14,7 @@ use super::TX_BUSY_WAIT_US;
 use crate::proto::psn::Psn;
 use crate::proto::rc::dev_inflight::ADMIT_CHUNK_PSNS;
 use crate::proto::rc::responder::RECV_WINDOW;
-use crate::proto::rc::{
-    Outcome, RcConfig, RcEnv, Service, MAX_UNACKED_PSNS, PROBE_WINDOW_PSNS, SR_MAX_UNACKED_PSNS,
-};
+use crate::proto::rc::{Outcome, RcConfig, RcEnv, Service, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::ReqEvent;
 use crate::uabi::send_wqe::{SendFlags, SendOp};
 
@@ -49,8 +47,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         let marks = self.marks();
         let window = if self.sr_active() {
             SR_MAX_UNACKED_PSNS
-        } else if self.probing() {
-            PROBE_WINDOW_PSNS
         } else {
             MAX_UNACKED_PSNS
         } as i32;
@@ -150,10 +146,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             }
             let last_pkt = self.next_pkt + 1 >= e.npsn;
             let mut next_follows = rc && (!last_pkt || self.next_follows(window));
-            // Inside a message, the packet before the window's edge asks for the
-            // acknowledgment that reopens it (AckReq otherwise goes only every
-            // MAX_PKT_PER_ACK packets, more than the probing window).
-            let mut stops_after = rc && !last_pkt && psn.next().diff(una) >= window;
+            let mut stops_after = false;
             if rc && next_follows && !psn.next().before(self.admitted_end) {
                 // The PSN after this packet is not admitted yet: it is asked for now, as this
                 // packet goes without AckReq only if more follows (the last packet of a
