@@ -156,12 +156,12 @@ unsigned int rxe_sr_glue_sr_pipe_psns(void)
 	return rxe_sr_sr_pipe_psns;
 }
 
-static unsigned int rxe_sr_dev_inflight_psns = 1024;
+static unsigned int rxe_sr_dev_inflight_psns = 256;
 module_param_named(dev_inflight_psns, rxe_sr_dev_inflight_psns, uint, 0444);
 MODULE_PARM_DESC(dev_inflight_psns,
 	"Every scheme: PSNs in flight across all of a device's RC requesters before a new "
 	"message waits for an acknowledgment to give room back, 0..4194304 (0: no bound; "
-	"default 1024)");
+	"default 256)");
 
 unsigned int rxe_sr_glue_dev_inflight_psns(void)
 {
