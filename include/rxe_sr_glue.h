@@ -86,8 +86,23 @@ void rxe_sr_glue_link_register(int (*newlink)(const char *ibdev_name, struct net
 void rxe_sr_glue_link_unregister(void);
 int rxe_sr_glue_netdev_notifier_register(int (*fn)(unsigned long event, struct net_device *ndev));
 void rxe_sr_glue_netdev_notifier_unregister(void);
-struct socket *rxe_sr_glue_udp_tunnel_open(bool ipv6, u16 port,
+/* process_mad's results (ib_verbs.h's are an anonymous enum, which bindgen cannot name). */
+enum rxe_sr_mad_result {
+	RXE_SR_MAD_RESULT_SUCCESS = 1 << 0,
+	RXE_SR_MAD_RESULT_REPLY = 1 << 1,
+};
+int rxe_sr_glue_pernet_register(void (*exit)(struct net *net));
+void rxe_sr_glue_pernet_unregister(void);
+struct net *rxe_sr_glue_dev_net(const struct net_device *ndev);
+u64 rxe_sr_glue_net_cookie(const struct net *net);
+unsigned int rxe_sr_glue_net_inum(const struct net *net);
+bool rxe_sr_glue_ib_device_try_get(struct ib_device *dev);
+void rxe_sr_glue_msleep(unsigned int ms);
+void rxe_sr_glue_global_lock(void);
+void rxe_sr_glue_global_unlock(void);
+struct socket *rxe_sr_glue_udp_tunnel_open(struct net *net, bool ipv6, u16 port,
 					   int (*encap_rcv)(struct sock *sk, struct sk_buff *skb));
+bool rxe_sr_glue_udp_port_owner(struct net *net, bool ipv6, u16 port, char *buf, size_t len);
 void rxe_sr_glue_udp_tunnel_close(struct socket *sock);
 void rxe_sr_glue_skb_drop(struct sk_buff *skb);
 struct net_device *rxe_sr_glue_skb_dev(struct sk_buff *skb);

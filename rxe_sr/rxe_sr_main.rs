@@ -4,7 +4,8 @@
 //! Layers (see DESIGN.md and scripts/check-layers), top to bottom:
 //! - [`verbs`]: the ib_device and its verbs, in safe Rust.
 //! - [`transport`]: UD, and RC/UC connection state around `proto::rc`.
-//! - [`net`]: the RoCEv2 UDP sockets' receive side and its counters.
+//! - [`net`]: the RoCEv2 UDP sockets (one pair per network namespace with links), their
+//!   receive side and its counters.
 //! - [`objects`]: verbs objects' state shared by the verbs and the transport.
 //! - [`kx`]: the kernel abstractions (bindings, C glue, the verbs objects' containers, the
 //!   `Driver` trait and its adapters, locks, tables, timers): the only place with `unsafe`.
@@ -46,7 +47,8 @@ module! {
 struct RxeSr {
     link: Option<kx::rdma_netlink::LinkTypeRegistration>,
     notifier: Option<kx::netdevice::NotifierRegistration>,
-    udp: Option<net::RoceSockets>,
+    /// Closes the sockets of namespaces being dismantled.
+    pernet: Option<kx::net_namespace::PernetRegistration>,
     /// Dropped last: the devices compute their ICRCs with it.
     icrc: Option<kx::crc32::IcrcTransform>,
 }
@@ -80,18 +82,10 @@ impl kernel::Module for RxeSr {
             return Err(EINVAL);
         }
         let icrc = kx::crc32::IcrcTransform::new().ok_or(EBUSY)?;
-        // Taking the RoCEv2 UDP port first makes a clash with rdma_rxe (which binds it at
-        // load) a clean refusal before anything else is registered.
-        let udp = net::RoceSockets::open().inspect_err(|e| {
-            if *e == kx::error::eaddrinuse() {
-                pr_err!(
-                    "UDP port {} is taken: is rdma_rxe loaded? rxe_sr and rdma_rxe cannot share a kernel (rmmod rdma_rxe first)\n",
-                    net::ROCE_V2_UDP_DPORT
-                );
-            } else {
-                pr_err!("cannot open the RoCEv2 UDP socket: {:?}\n", e);
-            }
-        })?;
+        // The RoCEv2 sockets are opened per namespace with its first link
+        // (net/namespaces.rs), so rdma_rxe may be loaded beside rxe_sr.
+        let pernet =
+            kx::net_namespace::PernetRegistration::register::<net::namespaces::Namespaces>()?;
         let notifier = kx::netdevice::NotifierRegistration::register::<verbs::link::Links>()?;
         let link = kx::rdma_netlink::LinkTypeRegistration::register::<verbs::link::Links>()?;
         pr_info!(
@@ -107,7 +101,7 @@ impl kernel::Module for RxeSr {
         Ok(RxeSr {
             link: Some(link),
             notifier: Some(notifier),
-            udp: Some(udp),
+            pernet: Some(pernet),
             icrc: Some(icrc),
         })
     }
@@ -115,12 +109,20 @@ impl kernel::Module for RxeSr {
 
 impl Drop for RxeSr {
     fn drop(&mut self) {
-        // No new links, then remove every device (this waits for their users), then stop
-        // watching netdevs, then close the sockets.
+        // No new links, then remove every device (this waits for their users; the last
+        // device of a namespace closes its sockets), then stop watching netdevs and
+        // namespaces.
         drop(self.link.take());
-        kx::ib_device::unregister_all();
+        kx::ib_device_list::unregister_all();
         drop(self.notifier.take());
-        drop(self.udp.take());
+        let open = net::namespaces::open_count();
+        if open > 0 {
+            pr_warn!(
+                "{} namespaces' RoCEv2 sockets open with no device left\n",
+                open
+            );
+        }
+        drop(self.pernet.take());
         drop(self.icrc.take());
         let o = &objects::live::LIVE;
         let stray = net::RCVD_NO_DEVICE.load(core::sync::atomic::Ordering::Relaxed);

@@ -144,6 +144,11 @@ guest_reset() {
     ip link del bond0 && ip link set eth0 up && echo "reset: bond0 removed, eth0 up"
     ip addr add "$MY_IP/24" dev eth0 2>/dev/null
   fi
+  # netns_veth.sh's and rdma_rxe_conflict.sh's namespaces and veth pairs.
+  if [ -n "$(ip netns list 2>/dev/null)" ]; then
+    ip -all netns delete && echo "reset: network namespaces deleted"
+  fi
+  ip link del vxi 2>/dev/null && echo "reset: vxi removed"
   for l in $(rdma link show 2>/dev/null | awk '$1 == "link" { sub("/.*", "", $2); print $2 }' | sort -u); do
     rdma link del "$l" && echo "reset: rdma link del $l"
   done

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 240
 # The netdev under a device deleted while RC traffic runs (issue 13, item 3). The test bed
-# needs eth0, so sr1 is bound to an active-backup bond enslaving it (this kernel has no
-# veth); ib_write_bw runs between the guests over sr1 and g1 deletes bond0 under it. The
+# needs eth0, so sr1 is bound to an active-backup bond enslaving it; ib_write_bw runs
+# between the guests over sr1 and g1 deletes bond0 under it. The
 # unregister notifier queues sr1's removal, which the verbs core holds until the
 # application closes the device (rxe_sr has no disassociate, as rdma_rxe), and `ip link
 # del` waits for the netdev's references until then; once the application is killed,

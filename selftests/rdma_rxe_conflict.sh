@@ -1,19 +1,87 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 60
-# rxe_sr and rdma_rxe share UDP port 4791 and the driver id: with rdma_rxe loaded, rxe_sr
-# refuses to load, with a message saying why; once rdma_rxe is gone it loads.
+# timeout: 300
+# rxe_sr and rdma_rxe in one kernel (issue 14, item 4). Both load at once. rdma_rxe (6.12)
+# binds UDP 4791 in the initial namespace when it loads, so an rxe_sr link there is refused,
+# with a message naming the port's owner (rdma_rxe's receive function and module), and
+# leaves no device behind. In a namespace of its own, on a veth pair whose other end is in
+# the initial namespace, an rxe_sr link works beside an rdma_rxe link on that other end, and
+# the two talk: ibv_rc_pingpong with every buffer checked, each driver as the server once.
+# Unloading rxe_sr leaves rdma_rxe's device registered and active (they share the driver id).
+# The other way round, an rxe_sr link in the initial namespace holds the port there:
+# rdma_rxe's load then fails, and succeeds once the link is gone.
 . "$HOST_SHARE/selftests/lib.sh"
-modprobe -r rxe_sr 2>/dev/null
+ip netns add rxe_sr_probe 2> /dev/null || skip "no network namespaces in this kernel"
+ip netns del rxe_sr_probe
+cleanup() {
+  ip netns del nsc 2> /dev/null
+  ip link del vxi 2> /dev/null
+  true
+}
+trap cleanup EXIT
+modprobe -r rxe_sr rdma_rxe 2> /dev/null
+cleanup
 dmesg_mark
+check "load the verbs core" load_rdma_core
 check "load rdma_rxe" modprobe rdma_rxe
-if modprobe rxe_sr 2>/tmp/err; then
-  modprobe -r rxe_sr rdma_rxe
-  fail "rxe_sr loaded beside rdma_rxe"
-fi
+check "load rxe_sr beside it" modprobe rxe_sr
+rdma link add sr0 type rxe_sr netdev eth0 2> /tmp/err && fail "rxe_sr took a link where rdma_rxe holds the port"
 log "ok: refused: $(cat /tmp/err)"
-expect_grep "message names rdma_rxe" 'rxe_sr: UDP port 4791 is taken: is rdma_rxe loaded' "$(dmesg_since_mark)"
+expect_grep "the message names the port's owner" \
+  'sr0: UDP port 4791 \(IPv4\) in network namespace net:\[[0-9]+\] is held by .*\[rdma_rxe\]' "$(dmesg_since_mark)"
+rdma link show | grep -qw sr0 && fail "the refused link left a device"
+
+check "namespace nsc" ip netns add nsc
+check "veth pair vxi (initial namespace) - vxc (nsc)" ip link add vxi type veth peer name vxc
+ip link set vxc netns nsc
+ip addr add 10.89.0.1/24 dev vxi
+ip link set vxi up
+ip -n nsc addr add 10.89.0.2/24 dev vxc
+ip -n nsc link set lo up
+ip -n nsc link set vxc up
+check "rdma_rxe link rxe9 on vxi" rdma link add rxe9 type rxe netdev vxi
+check "rxe_sr link src on vxc, in nsc" ip netns exec nsc rdma link add src type rxe_sr netdev vxc
+check "rxe9 ACTIVE" wait_port_active rxe9
+check "src ACTIVE" wait_port_active src
+gi=$(roce_gid_index rxe9 10.89.0.1) || fail "no RoCEv2 GID for 10.89.0.1 on rxe9"
+gc=$(roce_gid_index src 10.89.0.2) || fail "no RoCEv2 GID for 10.89.0.2 on src"
+
+# pingpong SERVER_NS SERVER_DEV SERVER_GID CLIENT_NS CLIENT_DEV CLIENT_GID ADDR
+pingpong() {
+  local rc=0 s
+  ip netns exec "$1" timeout 120 ibv_rc_pingpong -d "$2" -g "$3" -n 200 -s 4096 -c > /tmp/pp-s.out 2>&1 &
+  s=$!
+  sleep 1
+  retry 10 ip netns exec "$4" timeout 120 ibv_rc_pingpong -d "$5" -g "$6" -n 200 -s 4096 -c "$7" > /tmp/pp-c.out 2>&1 || rc=1
+  wait $s || rc=1
+  cat /tmp/pp-s.out /tmp/pp-c.out
+  [ "$(grep -c '200 iters in' /tmp/pp-s.out /tmp/pp-c.out | awk -F: '{ n += $2 } END { print n }')" = 2 ] || rc=1
+  return $rc
+}
+# `ip netns exec` needs a name: the initial namespace is named through PID 1's.
+ip netns attach init 1 2> /dev/null || fail "cannot name the initial namespace"
+out=$(pingpong init rxe9 "$gi" nsc src "$gc" 10.89.0.1) || { printf '%s\n' "$out"; fail "rdma_rxe server, rxe_sr client"; }
+printf '%s\n' "$out"
+log "ok: rdma_rxe (server, initial namespace) <-> rxe_sr (client, nsc): 200 x 4096 B checked"
+out=$(pingpong nsc src "$gc" init rxe9 "$gi" 10.89.0.2) || { printf '%s\n' "$out"; fail "rxe_sr server, rdma_rxe client"; }
+printf '%s\n' "$out"
+log "ok: rxe_sr (server, nsc) <-> rdma_rxe (client, initial namespace): 200 x 4096 B checked"
+ip netns del init
+
+check "rmmod rxe_sr with both drivers' links up" modprobe -r rxe_sr
+rdma link show | grep -qw src && fail "src outlived its module"
+rdma link show rxe9/1 2> /dev/null | grep -q 'state ACTIVE' || { rdma link show; fail "rdma_rxe's rxe9 did not survive rxe_sr's unload"; }
+log "ok: rdma_rxe's rxe9 still registered and ACTIVE after rxe_sr's unload"
+check "rdma link del rxe9" rdma link del rxe9
 check "unload rdma_rxe" modprobe -r rdma_rxe
-check "rxe_sr loads now" modprobe rxe_sr
-check "unload rxe_sr" modprobe -r rxe_sr
+
+check "load rxe_sr alone" modprobe rxe_sr
+check "rdma link add sr0 on eth0" rdma link add sr0 type rxe_sr netdev eth0
+modprobe rdma_rxe 2> /tmp/err && fail "rdma_rxe loaded while rxe_sr holds the port"
+log "ok: rdma_rxe refused while sr0 holds the port: $(cat /tmp/err)"
+check "rdma link del sr0" rdma link del sr0
+check "rdma_rxe loads once the port is free" modprobe rdma_rxe
+check "unload both" modprobe -r rxe_sr rdma_rxe
+expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs, 0 MWs' "$(dmesg_since_mark)"
+# rdma_rxe's load failure logs its own error lines; nothing else may appear.
 check "no oops or warning in the kernel log" dmesg_clean

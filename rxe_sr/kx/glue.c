@@ -10,6 +10,10 @@
 #include <linux/err.h>
 #include <linux/skbuff.h>
 #include <net/udp_tunnel.h>
+#include <net/net_namespace.h>
+#include <net/udp.h>
+#include <linux/mutex.h>
+#include <linux/user_namespace.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -246,9 +250,78 @@ void rxe_sr_glue_netdev_notifier_unregister(void)
 	unregister_netdevice_notifier(&rxe_sr_netdev_notifier);
 }
 
-/* ---- the RoCEv2 UDP socket (udp_sock_create is a static inline) ---- */
+/* ---- network namespaces: the namespace being dismantled, a netdev's namespace ---- */
 
-struct socket *rxe_sr_glue_udp_tunnel_open(bool ipv6, u16 port,
+/* The module's one pernet subsystem; its exit is the Rust handler given at registration. */
+static void (*rxe_sr_pernet_exit_fn)(struct net *net);
+
+static void __net_exit rxe_sr_pernet_exit(struct net *net)
+{
+	rxe_sr_pernet_exit_fn(net);
+}
+
+static struct pernet_operations rxe_sr_pernet_ops = {
+	.exit = rxe_sr_pernet_exit,
+};
+
+int rxe_sr_glue_pernet_register(void (*exit)(struct net *net))
+{
+	rxe_sr_pernet_exit_fn = exit;
+	return register_pernet_subsys(&rxe_sr_pernet_ops);
+}
+
+void rxe_sr_glue_pernet_unregister(void)
+{
+	unregister_pernet_subsys(&rxe_sr_pernet_ops);
+}
+
+struct net *rxe_sr_glue_dev_net(const struct net_device *ndev)
+{
+	return dev_net(ndev);
+}
+
+u64 rxe_sr_glue_net_cookie(const struct net *net)
+{
+	return net->net_cookie;
+}
+
+unsigned int rxe_sr_glue_net_inum(const struct net *net)
+{
+	return net->ns.inum;
+}
+
+static_assert((int)RXE_SR_MAD_RESULT_SUCCESS == (int)IB_MAD_RESULT_SUCCESS);
+static_assert((int)RXE_SR_MAD_RESULT_REPLY == (int)IB_MAD_RESULT_REPLY);
+
+/* ---- device references (static inlines) ---- */
+
+bool rxe_sr_glue_ib_device_try_get(struct ib_device *dev)
+{
+	return ib_device_try_get(dev);
+}
+
+void rxe_sr_glue_msleep(unsigned int ms)
+{
+	msleep(ms);
+}
+
+/* ---- the module's one global mutex (kx::global_mutex) ---- */
+
+static DEFINE_MUTEX(rxe_sr_global_mutex);
+
+void rxe_sr_glue_global_lock(void)
+{
+	mutex_lock(&rxe_sr_global_mutex);
+}
+
+void rxe_sr_glue_global_unlock(void)
+{
+	mutex_unlock(&rxe_sr_global_mutex);
+}
+
+/* ---- RoCEv2 UDP sockets, a pair per network namespace (udp_sock_create: static inline) ---- */
+
+struct socket *rxe_sr_glue_udp_tunnel_open(struct net *net, bool ipv6, u16 port,
 					   int (*encap_rcv)(struct sock *sk, struct sk_buff *skb))
 {
 	struct udp_port_cfg udp_cfg = { };
@@ -259,14 +332,50 @@ struct socket *rxe_sr_glue_udp_tunnel_open(bool ipv6, u16 port,
 	udp_cfg.family = ipv6 ? AF_INET6 : AF_INET;
 	udp_cfg.ipv6_v6only = ipv6;
 	udp_cfg.local_udp_port = htons(port);
-	err = udp_sock_create(&init_net, &udp_cfg, &sock);
+	err = udp_sock_create(net, &udp_cfg, &sock);
 	if (err < 0)
 		return ERR_PTR(err);
 
 	tnl_cfg.encap_type = 1;
 	tnl_cfg.encap_rcv = encap_rcv;
-	setup_udp_tunnel_sock(&init_net, sock, &tnl_cfg);
+	setup_udp_tunnel_sock(net, sock, &tnl_cfg);
 	return sock;
+}
+
+/*
+ * Who holds UDP @port (any address) in @net, written to @buf: the function a kernel
+ * tunnel socket hands its datagrams to, with its module ("rxe_udp_encap_recv [rdma_rxe]"),
+ * or a user socket's owner. Returns false when no socket was found (the port was freed
+ * meanwhile, or is held by a socket bound to one address only).
+ */
+bool rxe_sr_glue_udp_port_owner(struct net *net, bool ipv6, u16 port, char *buf, size_t len)
+{
+	int (*encap)(struct sock *sk, struct sk_buff *skb);
+	struct sock *sk;
+	bool found = false;
+
+	rcu_read_lock();
+#if IS_ENABLED(CONFIG_IPV6)
+	if (ipv6)
+		sk = __udp6_lib_lookup(net, &in6addr_any, 0, &in6addr_any, htons(port), 0, 0,
+				       net->ipv4.udp_table, NULL);
+	else
+#endif
+		sk = __udp4_lib_lookup(net, 0, 0, 0, htons(port), 0, 0, net->ipv4.udp_table,
+				       NULL);
+	if (sk) {
+		/* UDP sockets are freed after an RCU grace period (SOCK_RCU_FREE). */
+		encap = READ_ONCE(udp_sk(sk)->encap_rcv);
+		if (encap)
+			snprintf(buf, len, "%ps", encap);
+		else
+			snprintf(buf, len, "a %s socket of uid %u",
+				 sk->sk_kern_sock ? "kernel" : "user-space",
+				 from_kuid_munged(&init_user_ns, sk->sk_uid));
+		found = true;
+	}
+	rcu_read_unlock();
+	return found;
 }
 
 void rxe_sr_glue_udp_tunnel_close(struct socket *sock)

@@ -16,6 +16,7 @@ use kernel::types::{Opaque, ScopeGuard};
 use crate::kx::bindings;
 use crate::kx::ib_ah;
 use crate::kx::ib_cq;
+use crate::kx::ib_device_list;
 use crate::kx::ib_hw_stats;
 use crate::kx::ib_mr;
 use crate::kx::ib_mw;
@@ -218,6 +219,8 @@ impl<T: Driver> Device<T> {
             // SAFETY: not registered: ours to free (dealloc_driver drops the data).
             unsafe { bindings::ib_dealloc_device(ibp) }
         });
+        // Listed from here: dealloc_driver unlists it (`DEVICES`' invariant).
+        ib_device_list::insert(ibp)?;
         // SAFETY: both are live; the core takes its own netdev reference.
         to_result(unsafe { bindings::ib_device_set_netdev(ibp, new.netdev.as_ptr(), 1) })?;
         // SAFETY: a fully set-up device; no DMA device (software provider). No reference to
@@ -228,13 +231,6 @@ impl<T: Driver> Device<T> {
         guard.dismiss();
         Ok(())
     }
-}
-
-/// Unregisters every device of this driver id (module unload); waits for their users.
-pub(crate) fn unregister_all() {
-    // SAFETY: only this module's devices carry the driver id while it is loaded (rdma_rxe
-    // cannot be loaded beside it: it would need UDP port 4791, which this module holds).
-    unsafe { bindings::ib_unregister_driver(DRIVER_ID) };
 }
 
 fn this_module() -> *mut bindings::module {
@@ -379,6 +375,11 @@ impl<T: Driver> Adapter<T> {
             query_port: Some(Self::query_port),
             query_pkey: if T::HAS_QUERY_PKEY {
                 Some(Self::query_pkey)
+            } else {
+                None
+            },
+            process_mad: if T::HAS_LOCAL_MAD {
+                Some(crate::kx::ib_mad::process_mad::<T>)
             } else {
                 None
             },
@@ -614,6 +615,9 @@ impl<T: Driver> Adapter<T> {
             bindings::rxe_sr_glue_rx_stop((*raw).rx.get());
             ptr::drop_in_place(ptr::addr_of_mut!((*raw).data));
         }
+        // After the data (whose drop may take the global mutex itself), before the core
+        // frees the device.
+        ib_device_list::remove(ibdev);
         T::freed();
     }
 }

@@ -195,6 +195,18 @@ pub(crate) trait Driver: Send + Sync + Sized {
     /// `dealloc_mw`, before the window's data is dropped.
     fn dealloc_mw(dev: &Device<Self>, mw: &Self::Mw);
 
+    /// A MAD the core addresses to the device itself (`process_mad` with no work
+    /// completion: sysfs's port counters): true when `resp` holds the answer, false to
+    /// leave it to the MAD layer.
+    fn local_mad(
+        _dev: &Device<Self>,
+        _port: u32,
+        _req: &[u8; crate::kx::ib_mad::MAD_SIZE],
+        _resp: &mut [u8; crate::kx::ib_mad::MAD_SIZE],
+    ) -> bool {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
     /// The port counters `rdma statistic` lists (built with [`stat_descs`](crate::kx::ib_hw_stats::stat_descs)).
     const HW_STATS: &'static [StatDesc];
 

@@ -13,12 +13,15 @@
 
 pub(crate) mod crc32;
 pub(crate) mod error;
+pub(crate) mod global_mutex;
 pub(crate) mod ib_ah;
 pub(crate) mod ib_cq;
 pub(crate) mod ib_device;
 pub(crate) mod ib_device_attr;
+pub(crate) mod ib_device_list;
 pub(crate) mod ib_driver;
 pub(crate) mod ib_hw_stats;
+pub(crate) mod ib_mad;
 pub(crate) mod ib_mr;
 pub(crate) mod ib_mw;
 pub(crate) mod ib_pd;
@@ -30,6 +33,7 @@ pub(crate) mod ib_verbs;
 pub(crate) mod ib_wr;
 pub(crate) mod mmap_queue;
 pub(crate) mod moduleparam;
+pub(crate) mod net_namespace;
 pub(crate) mod netdevice;
 pub(crate) mod ratelimit;
 pub(crate) mod rdma_netlink;

@@ -9,6 +9,7 @@ use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 use crate::kx::bindings;
+use crate::kx::net_namespace::NetNs;
 use crate::kx::skbuff::SkBuff;
 
 /// Receives a tunnel socket's datagrams.
@@ -18,8 +19,9 @@ pub(crate) trait UdpTunnelHandler {
     fn encap_recv(skb: SkBuff);
 }
 
-/// A kernel UDP socket bound to a port in init_net, whose datagrams go to `T`; closed on
-/// drop.
+/// A kernel UDP socket bound to a port in a network namespace, whose datagrams go to `T`;
+/// closed on drop. It does not keep its namespace alive: its owner closes it when the
+/// namespace is dismantled at the latest ([`crate::kx::net_namespace::PernetExit`]).
 ///
 /// # Invariants
 /// `sock` is the open socket `rxe_sr_glue_udp_tunnel_open` returned, released only by drop.
@@ -34,12 +36,12 @@ unsafe impl<T: UdpTunnelHandler> Send for UdpTunnel<T> {}
 unsafe impl<T: UdpTunnelHandler> Sync for UdpTunnel<T> {}
 
 impl<T: UdpTunnelHandler> UdpTunnel<T> {
-    /// Opens and binds the socket (IPv6 sockets are v6-only).
-    pub(crate) fn open(ipv6: bool, port: u16) -> Result<Self> {
+    /// Opens and binds the socket in `net` (IPv6 sockets are v6-only).
+    pub(crate) fn open(net: &NetNs<'_>, ipv6: bool, port: u16) -> Result<Self> {
         let recv = Some(encap_recv::<T> as unsafe extern "C" fn(_, _) -> _);
-        // SAFETY: the helper takes plain values and a receive callback sound for any
-        // datagram the UDP stack passes; it returns a socket or an ERR_PTR.
-        let raw = unsafe { bindings::rxe_sr_glue_udp_tunnel_open(ipv6, port, recv) };
+        // SAFETY: `net` is live for the call; the other arguments are plain values and a
+        // receive callback sound for any datagram; the result is a socket or an ERR_PTR.
+        let raw = unsafe { bindings::rxe_sr_glue_udp_tunnel_open(net.as_ptr(), ipv6, port, recv) };
         let sock = from_err_ptr(raw)?;
         // INVARIANT: an open socket, ours.
         NonNull::new(sock)
@@ -48,6 +50,46 @@ impl<T: UdpTunnelHandler> UdpTunnel<T> {
                 _handler: PhantomData,
             })
             .ok_or(ENOMEM)
+    }
+}
+
+/// Who holds a UDP port, for an error message: a kernel tunnel socket's receive function
+/// and its module (`rxe_udp_encap_recv [rdma_rxe]`), or a user or kernel socket's uid.
+pub(crate) struct PortOwner {
+    buf: [u8; 128],
+}
+
+impl PortOwner {
+    /// Looks up the socket bound to UDP `port` (on any address, IPv6 or IPv4) in `net`;
+    /// `None` when there is none (any longer).
+    pub(crate) fn find(net: &NetNs<'_>, ipv6: bool, port: u16) -> Option<Self> {
+        let mut buf = [0u8; 128];
+        // SAFETY: `net` is live for the call; the helper writes at most `buf.len()` bytes,
+        // NUL-terminated, into `buf`.
+        let found = unsafe {
+            bindings::rxe_sr_glue_udp_port_owner(
+                net.as_ptr(),
+                ipv6,
+                port,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
+        found.then_some(PortOwner { buf })
+    }
+}
+
+impl core::fmt::Display for PortOwner {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let len = self
+            .buf
+            .iter()
+            .position(|&c| c == 0)
+            .unwrap_or(self.buf.len());
+        match core::str::from_utf8(&self.buf[..len]) {
+            Ok(s) => f.write_str(s),
+            Err(_) => f.write_str("?"),
+        }
     }
 }
 

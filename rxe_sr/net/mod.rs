@@ -2,37 +2,49 @@
 //! The RoCEv2 UDP side: the sockets on port 4791 and what arrives on them.
 //!
 //! Datagrams are counted here and processed by the device's receive work (transport/rx.rs);
-//! [`tx`] builds and sends them.
+//! [`namespaces`] keeps one pair of sockets per network namespace with rxe_sr links; [`tx`]
+//! builds and sends datagrams.
 
 #![forbid(unsafe_code)]
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 
+use crate::kx::net_namespace::NetNs;
 use crate::kx::skbuff::SkBuff;
 use crate::kx::udp_tunnel::{UdpTunnel, UdpTunnelHandler};
 use crate::objects::counters::{Counter, Counters};
 use crate::objects::device::{RoceDevice, RoceDeviceRef};
 
+pub(crate) mod namespaces;
 pub(crate) mod tx;
 
 /// The IANA port for RoCEv2 (IBTA Annex A17).
 pub(crate) const ROCE_V2_UDP_DPORT: u16 = 4791;
 
-/// The module's two receive sockets, IPv4 and IPv6 (v6only), as rdma_rxe opens them.
+/// A namespace's two receive sockets, IPv4 and IPv6 (v6only), as rdma_rxe opens them.
 pub(crate) struct RoceSockets {
     _v4: UdpTunnel<RoceSockets>,
     _v6: Option<UdpTunnel<RoceSockets>>,
 }
 
+/// Why a namespace's sockets could not be opened.
+pub(crate) struct OpenError {
+    /// The errno.
+    pub(crate) err: Error,
+    /// Which of the two failed.
+    pub(crate) ipv6: bool,
+}
+
 impl RoceSockets {
-    /// Binds UDP port 4791 on IPv4 and, where the kernel has it, IPv6.
-    pub(crate) fn open() -> Result<Self> {
-        let v4 = UdpTunnel::open(false, ROCE_V2_UDP_DPORT)?;
-        let v6 = match UdpTunnel::open(true, ROCE_V2_UDP_DPORT) {
+    /// Binds UDP port 4791 in `net` on IPv4 and, where the kernel has it, IPv6.
+    pub(crate) fn open(net: &NetNs<'_>) -> core::result::Result<Self, OpenError> {
+        let v4 = UdpTunnel::open(net, false, ROCE_V2_UDP_DPORT)
+            .map_err(|err| OpenError { err, ipv6: false })?;
+        let v6 = match UdpTunnel::open(net, true, ROCE_V2_UDP_DPORT) {
             Ok(s) => Some(s),
             Err(e) if e == crate::kx::error::eafnosupport() => None,
-            Err(e) => return Err(e),
+            Err(err) => return Err(OpenError { err, ipv6: true }),
         };
         Ok(RoceSockets { _v4: v4, _v6: v6 })
     }

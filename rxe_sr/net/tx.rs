@@ -16,7 +16,8 @@ use crate::objects::device::RoceDevice;
 use crate::proto::wire::icrc;
 
 /// Sends `ib` (BTH .. ICRC, the ICRC's four bytes to be filled) to `av` from `dev`'s
-/// netdev `nd`, over IPv4 or IPv6 as the AV's GIDs say.
+/// netdev `nd`, over IPv4 or IPv6 as the AV's GIDs say. A packet sent is counted here
+/// (`sent_pkts`, `sent_bytes`, `sent_mcast_pkts`).
 pub(crate) fn send(dev: &RoceDevice, nd: &NetDev<'_>, av: &Av, sport: u16, ib: &[u8]) -> Result {
     let copy = |out: &mut [u8]| {
         if crate::bytes::copy(out, ib) {
@@ -87,12 +88,26 @@ pub(crate) fn send_with<E>(
             .map(|_| ())
             .map_err(|_| SendError::Net(EINVAL))
     })?;
+    let mcast = av.is_multicast();
     if route.local {
+        sent(dev, len, mcast);
         dev.counters().inc(Counter::RcvdPkts);
         super::queue_rx(dev, skb.into_received());
         return Ok(());
     }
-    skb.xmit().map_err(SendError::Net)
+    skb.xmit().map_err(SendError::Net)?;
+    sent(dev, len, mcast);
+    Ok(())
+}
+
+/// Counts a packet of `len` IB bytes handed to the IP layer (or looped back).
+fn sent(dev: &RoceDevice, len: usize, mcast: bool) {
+    let c = dev.counters();
+    c.inc(Counter::SentPkts);
+    c.add(Counter::SentBytes, len as u64);
+    if mcast {
+        c.inc(Counter::SentMcastPkts);
+    }
 }
 
 /// Why [`send_with`] did not send.

@@ -74,6 +74,15 @@ impl Av {
         self.sgid == self.dgid
     }
 
+    /// True when the destination is a multicast group: an IPv4 address in 224.0.0.0/4, or
+    /// an IPv6 one in ff00::/8.
+    pub(crate) fn is_multicast(&self) -> bool {
+        match self.network {
+            Network::V4 => self.dgid[12] & 0xf0 == 0xe0,
+            Network::V6 => self.dgid[0] == 0xff,
+        }
+    }
+
     /// The IPv4 source and destination addresses, for an IPv4 AV.
     pub(crate) fn ipv4(&self) -> Option<([u8; 4], [u8; 4])> {
         let last4 = |g: &[u8; 16]| [g[12], g[13], g[14], g[15]];

@@ -128,10 +128,21 @@ pub(crate) enum Counter {
     /// was full: a flood faster than the receive work (of those counted in
     /// `rcvd_dropped`; rxe_sr's).
     RcvdQueueFull = 46,
+    /// Octets sent: each packet's BTH to ICRC (the IBTA PortXmitData's octets; rxe_sr's).
+    SentBytes = 47,
+    /// Octets received, counted as `sent_bytes` (PortRcvData's octets; rxe_sr's).
+    RcvdBytes = 48,
+    /// Of the packets sent, to a multicast group (rxe_sr's).
+    SentMcastPkts = 49,
+    /// Of the packets received, to a multicast group (rxe_sr's).
+    RcvdMcastPkts = 50,
+    /// Datagrams whose IP/UDP framing, ICRC or IBTA headers were malformed (of those
+    /// counted in `rcvd_dropped`; PortRcvErrors; rxe_sr's).
+    RcvdMalformed = 51,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 47;
+pub(crate) const COUNT: usize = 52;
 
 /// Statistics read from the device's SR pools when asked (not counters), after the
 /// counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use now), `sr_pool_units_peak` (most FaSR SR-pool units in use at once), `sr_pool_blocks` (FaSR bitmap blocks in use now), `sr_pool_blocks_peak` (most FaSR bitmap blocks in use at once), `sr_pool_exhaustions` (FaSR pool allocations that failed), `melo_pool_blocks` (MELO bits blocks in use now), `melo_pool_blocks_peak` (most MELO bits blocks in use at once), `melo_pool_exhaustions` (MELO pool allocations that failed), `inflight_psns` (PSNs in flight across the device's RC requesters now: admitted by the in-flight budget and not yet acknowledged), `inflight_waiters` (QPs waiting for room now).
@@ -186,6 +197,11 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"inflight_waits",
     c"inflight_peak",
     c"rcvd_queue_full",
+    c"sent_bytes",
+    c"rcvd_bytes",
+    c"sent_mcast_pkts",
+    c"rcvd_mcast_pkts",
+    c"rcvd_malformed",
     c"sr_pool_units",
     c"sr_pool_units_peak",
     c"sr_pool_blocks",
@@ -219,6 +235,13 @@ impl Counters {
                 x.fetch_add(n, Ordering::Relaxed);
             }
         }
+    }
+
+    /// The current value of `c`.
+    pub(crate) fn get(&self, c: Counter) -> u64 {
+        self.0
+            .get(c as usize)
+            .map_or(0, |x| x.load(Ordering::Relaxed))
     }
 
     /// Raises `c` to `v` if it is below (a maximum, not a count).

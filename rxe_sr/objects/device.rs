@@ -14,6 +14,7 @@ use crate::kx::ib_device::{Device, DeviceRef};
 use crate::kx::ib_device_attr::PortState;
 use crate::kx::ib_qp::QpTable;
 use crate::kx::ib_verbs::PathMtu;
+use crate::kx::net_namespace::NetCookie;
 use crate::kx::xarray::XArray;
 use crate::objects::ah::AhTableEntry;
 use crate::objects::counters::{Counter, Counters};
@@ -68,6 +69,29 @@ pub(crate) struct DeviceState {
     /// room.
     #[pin]
     inflight: DeviceInflight,
+    /// Its share in the RoCEv2 sockets of its netdev's namespace: dropped last, with the
+    /// device.
+    _ns: NsShare,
+}
+
+/// A device's share in the RoCEv2 sockets of its netdev's network namespace
+/// (`net::namespaces`): given back, by the function it was made with, when it drops.
+pub(crate) struct NsShare {
+    cookie: NetCookie,
+    leave: fn(NetCookie),
+}
+
+impl NsShare {
+    /// A share in the sockets of namespace `cookie`, given back by `leave`.
+    pub(crate) fn new(cookie: NetCookie, leave: fn(NetCookie)) -> Self {
+        NsShare { cookie, leave }
+    }
+}
+
+impl Drop for NsShare {
+    fn drop(&mut self) {
+        (self.leave)(self.cookie);
+    }
 }
 
 /// How many objects of each kind a device lets exist at once, as it reports them
@@ -109,7 +133,7 @@ impl ObjectCounts {
 impl DeviceState {
     /// A new device's state: port as given, empty tables, zero counters, the object
     /// limits `max`, running `scheme` with empty `pools`, an in-flight budget of `budget`
-    /// PSNs with its waiters' queue.
+    /// PSNs with its waiters' queue, and its share `ns` in its namespace's sockets.
     pub(crate) fn new(
         port: PortState,
         active_mtu: PathMtu,
@@ -117,6 +141,7 @@ impl DeviceState {
         scheme: Scheme,
         pools: DevicePools,
         (budget, waiters): (u32, KVVec<Waiter>),
+        ns: NsShare,
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(DeviceState {
             port_active: AtomicBool::new(port == PortState::Active),
@@ -132,6 +157,7 @@ impl DeviceState {
             used: ObjectCounts::new(max),
             sr <- DeviceSr::new(scheme, pools),
             inflight <- DeviceInflight::new(budget, waiters),
+            _ns: ns,
         }? Error)
     }
 

@@ -231,10 +231,7 @@ impl RcEnv for KEnv<'_> {
             emit,
         );
         match sent {
-            Ok(()) => {
-                dev.counters().inc(Counter::SentPkts);
-                Ok(())
-            }
+            Ok(()) => Ok(()),
             Err(crate::net::tx::SendError::Fill(e)) => Err(e),
             Err(crate::net::tx::SendError::Net(e)) if e == crate::kx::error::enobufs() => {
                 dev.counters().inc(Counter::SendBusy);

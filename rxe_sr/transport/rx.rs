@@ -42,12 +42,18 @@ fn deliver(dev: &RoceDevice, mut skb: SkBuff) -> bool {
         // Bound by reference where they were built: a datagram's headers are not moved
         // (a few hundred bytes per packet).
         let Ok(d) = RoceDatagram::parse(bytes) else {
+            dev.counters().inc(Counter::RcvdMalformed);
             return false;
         };
+        dev.counters().add(Counter::RcvdBytes, d.ib.len() as u64);
         let parsed = PacketRepr::parse_checked_with::<KernelCrc32>(d.ip_header, d.udp_header, d.ib);
         let Ok(p) = &parsed else {
+            dev.counters().inc(Counter::RcvdMalformed);
             return false;
         };
+        if p.bth.dest_qpn == MULTICAST_QPN {
+            dev.counters().inc(Counter::RcvdMcastPkts);
+        }
         match p.bth.opcode {
             Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE
                 if p.bth.dest_qpn == MULTICAST_QPN =>

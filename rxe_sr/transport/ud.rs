@@ -147,7 +147,6 @@ pub(crate) fn send_one(
     .map_err(|_| WcStatus::LocQpOpErr)?;
     let sport = 0xc000 | (qpn & 0x3fff) as u16;
     crate::net::tx::send(dev, nd, av, sport, &pkt).map_err(|_| WcStatus::LocQpOpErr)?;
-    dev.counters().inc(Counter::SentPkts);
     dev.counters().inc(Counter::RdmaSends);
     Ok(())
 }

@@ -21,6 +21,7 @@ use crate::kx::ib_device_attr::{
     AtomicCap, DeviceAttr, DeviceCaps, PortAttr, PortPhysState, PortState,
 };
 use crate::kx::ib_hw_stats::{stat_descs, StatDesc};
+use crate::kx::ib_mad::MAD_SIZE;
 use crate::kx::ib_mr::{KernelVa, SgMapping, UserMrReq};
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_qp::{NewQp, QpTable};
@@ -31,7 +32,7 @@ use crate::kx::ib_verbs::{QpAttr, QpAttrMask, QpInitAttr, QpInitReply, QpType};
 use crate::kx::ib_wr::RecvWrList;
 use crate::kx::ib_wr::SendWrList;
 use crate::objects::ah::AhState;
-use crate::objects::counters;
+use crate::objects::counters::{self, Counter};
 use crate::objects::cq::{CqState, RoceCq};
 use crate::objects::mr::{MrState, RoceMr};
 use crate::objects::mr::{MAX_MR_INDEX, MAX_MW_INDEX, MIN_MR_INDEX, MIN_MW_INDEX};
@@ -40,11 +41,15 @@ use crate::objects::sr_pools;
 use crate::objects::srq::{RoceSrq, SrqState};
 use crate::proto::rc::mw::MwType;
 use crate::proto::recovery::scheme::Scheme;
+use crate::proto::wire::pma;
 use crate::transport::qp::{QpObject, RoceQp};
 use crate::uabi::limits;
 use crate::verbs::{qp, srq};
 use kernel::ffi::c_int;
 use kernel::sync::Arc;
+
+// The PerfMgt codec's MADs are the core's.
+const _: () = assert!(MAD_SIZE == pma::MAD_SIZE);
 
 /// uverbs ABI version of the rxe user ABI (rdma-core's providers/rxe checks it).
 pub(crate) const RXE_UVERBS_ABI_VERSION: u32 = 2;
@@ -254,6 +259,9 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         pr_err!("{} already has an rxe_sr device\n", nd.name());
         return Err(EEXIST);
     }
+    // The namespace's sockets first: a port held by another driver refuses the link with
+    // the owner's name before anything is allocated.
+    let ns = crate::net::namespaces::join(name, nd)?;
     let pools = sr_pools::new_pools(crate::kx::moduleparam::pool_sizes())?;
     let budget = crate::kx::moduleparam::dev_inflight_psns();
     let state = DeviceState::new(
@@ -263,6 +271,7 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         crate::kx::moduleparam::recovery(),
         pools,
         (budget, crate::objects::inflight::waiter_slots(budget)?),
+        ns,
     );
     RoceDevice::create(
         NewDevice {
@@ -475,6 +484,29 @@ impl Driver for DeviceState {
     }
 
     const HW_STATS: &'static [StatDesc] = &stat_descs(&counters::NAMES);
+
+    /// The PerfMgt agent's answers (the port's `counters/` in sysfs), from the counters.
+    fn local_mad(
+        dev: &Device<Self>,
+        port: u32,
+        req: &[u8; MAD_SIZE],
+        resp: &mut [u8; MAD_SIZE],
+    ) -> bool {
+        let c = dev.counters();
+        let now = pma::PortCounters {
+            xmit_bytes: c.get(Counter::SentBytes),
+            rcv_bytes: c.get(Counter::RcvdBytes),
+            xmit_packets: c.get(Counter::SentPkts),
+            rcv_packets: c.get(Counter::RcvdPkts),
+            multicast_xmit_packets: c.get(Counter::SentMcastPkts),
+            multicast_rcv_packets: c.get(Counter::RcvdMcastPkts),
+            rcv_errors: c.get(Counter::RcvdMalformed),
+            xmit_discards: c.get(Counter::SendBusy),
+            link_downed: c.get(Counter::LinkDowned),
+        };
+        let port = u8::try_from(port).unwrap_or(0);
+        pma::answer(req, port, &now, resp) == pma::Answer::Reply
+    }
 
     fn hw_stats(dev: &Device<Self>, out: &mut [u64]) {
         let v = dev.counters().snapshot();

@@ -25,6 +25,8 @@
 //! - [`caps`]: the per-QP capability exchange that decides SR or standard GBN.
 //! - [`packet`]: whole IB packet parse/emit: BTH, headers by opcode, payload, pad, ICRC.
 //! - [`icrc`]: the invariant CRC with the RoCEv2 masked fields.
+//! - [`pma`]: the Performance Management Agent's MADs (port counters), which the RDMA
+//!   core sends the driver for the port's `counters/` in sysfs.
 
 pub mod bth;
 pub mod caps;
@@ -33,6 +35,7 @@ pub mod icrc;
 pub mod ip;
 pub mod opcode;
 pub mod packet;
+pub mod pma;
 pub mod sr_ext;
 
 pub use bth::{Bth, BthRepr, BTH_LEN};

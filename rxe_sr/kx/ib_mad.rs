@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Management datagrams handed to the driver (include/rdma/ib_verbs.h, `process_mad`):
+//! the MADs the RDMA core itself addresses to the device, such as the PerfMgt Gets behind
+//! a port's `counters/` directory in sysfs, reach [`Driver::local_mad`]; MADs that
+//! arrived from the network are left to the MAD layer.
+
+use kernel::ffi::c_int;
+
+use crate::kx::bindings;
+use crate::kx::ib_device::{Device, Driver};
+
+/// Bytes in a MAD (`struct ib_mad`).
+pub(crate) const MAD_SIZE: usize = 256;
+
+const _: () = assert!(core::mem::size_of::<bindings::ib_mad>() == MAD_SIZE);
+
+const SUCCESS: c_int = bindings::rxe_sr_mad_result_RXE_SR_MAD_RESULT_SUCCESS as c_int;
+const REPLY: c_int = bindings::rxe_sr_mad_result_RXE_SR_MAD_RESULT_REPLY as c_int;
+
+/// `process_mad`.
+///
+/// # Safety
+/// Called by the core on a device of ours; `in_mad`, and `out_mad` of `*out_mad_size`
+/// bytes, are valid MAD buffers for the call (null pointers are refused).
+pub(crate) unsafe extern "C" fn process_mad<T: Driver>(
+    ibdev: *mut bindings::ib_device,
+    _flags: c_int,
+    port: u32,
+    in_wc: *const bindings::ib_wc,
+    _in_grh: *const bindings::ib_grh,
+    in_mad: *const bindings::ib_mad,
+    out_mad: *mut bindings::ib_mad,
+    out_mad_size: *mut usize,
+    _out_mad_pkey_index: *mut u16,
+) -> c_int {
+    // A MAD from the network carries its work completion: the MAD layer's (SUCCESS without
+    // REPLY or CONSUMED is what it does with no process_mad at all).
+    if !in_wc.is_null() || in_mad.is_null() || out_mad.is_null() || out_mad_size.is_null() {
+        return SUCCESS;
+    }
+    // SAFETY: non-null, and valid for the call (contract).
+    if unsafe { *out_mad_size } < MAD_SIZE {
+        return SUCCESS;
+    }
+    // SAFETY: a `struct ib_mad` (MAD_SIZE bytes, checked above at compile time), valid for
+    // reads for the call; `u8` arrays have no alignment or validity requirement.
+    let req = unsafe { &*in_mad.cast::<[u8; MAD_SIZE]>() };
+    // SAFETY: as above, for writes; the core does not read it during the call and it is a
+    // distinct buffer from `in_mad`.
+    let resp = unsafe { &mut *out_mad.cast::<[u8; MAD_SIZE]>() };
+    // SAFETY: a device of ours, live for the call.
+    let dev = unsafe { Device::<T>::from_ib(ibdev) };
+    if T::local_mad(dev, port, req, resp) {
+        // SAFETY: non-null and writable (contract).
+        unsafe { *out_mad_size = MAD_SIZE };
+        SUCCESS | REPLY
+    } else {
+        SUCCESS
+    }
+}

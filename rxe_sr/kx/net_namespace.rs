@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Network namespaces (include/net/net_namespace.h): a borrowed `struct net` with its
+//! identity, and the module's pernet subsystem, whose exit is called for each namespace
+//! being dismantled (and for every namespace when it is unregistered).
+
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::prelude::*;
+
+use crate::kx::bindings;
+use crate::kx::netdevice::NetDev;
+
+/// A network namespace borrowed for the duration of a call.
+///
+/// # Invariants
+/// `ptr` points to a live `struct net` for `'a`.
+pub(crate) struct NetNs<'a> {
+    ptr: NonNull<bindings::net>,
+    _borrow: PhantomData<&'a bindings::net>,
+}
+
+/// A namespace's identity for the life of the system: unlike its address or its inode
+/// number, never given to another namespace (`net->net_cookie`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct NetCookie(u64);
+
+impl<'a> NetNs<'a> {
+    /// The namespace `nd` is in. A netdev leaves its namespace only by being unregistered
+    /// from it, so the namespace outlives the borrow of `nd`.
+    pub(crate) fn of_netdev<'b>(nd: &'b NetDev<'_>) -> Option<NetNs<'b>> {
+        // SAFETY: `nd` is live; `dev_net` reads its namespace pointer.
+        let ptr = unsafe { bindings::rxe_sr_glue_dev_net(nd.as_ptr()) };
+        // SAFETY: the netdev's namespace lives at least as long as the netdev is in it,
+        // which it is for the borrow.
+        unsafe { NetNs::from_raw(ptr) }
+    }
+
+    /// Wraps a pointer the caller keeps valid for `'a`.
+    ///
+    /// # Safety
+    /// `ptr` is null or points to a `struct net` live for the returned lifetime.
+    unsafe fn from_raw(ptr: *mut bindings::net) -> Option<NetNs<'a>> {
+        // INVARIANT: the caller keeps a non-null `ptr` live for `'a`.
+        NonNull::new(ptr).map(|ptr| NetNs {
+            ptr,
+            _borrow: PhantomData,
+        })
+    }
+
+    /// The raw pointer, for calls into the kernel.
+    pub(crate) fn as_ptr(&self) -> *mut bindings::net {
+        self.ptr.as_ptr()
+    }
+
+    /// Its cookie.
+    pub(crate) fn cookie(&self) -> NetCookie {
+        // SAFETY: live (invariant); the cookie is written once, before the namespace is
+        // visible.
+        NetCookie(unsafe { bindings::rxe_sr_glue_net_cookie(self.ptr.as_ptr()) })
+    }
+
+    /// The inode number of its nsfs file, as `ls -l /proc/PID/ns/net` shows it
+    /// (`net:[4026531840]` for the initial namespace).
+    pub(crate) fn inum(&self) -> u32 {
+        // SAFETY: live (invariant); set once when the namespace was made.
+        unsafe { bindings::rxe_sr_glue_net_inum(self.ptr.as_ptr()) }
+    }
+}
+
+/// Told of each network namespace being dismantled (process context, may sleep).
+pub(crate) trait PernetExit {
+    /// `net` is being dismantled: its netdevs are gone, and whatever the module keeps for
+    /// it must go now (its kernel sockets do not keep it alive).
+    fn exit(net: &NetNs<'_>);
+}
+
+/// glue.c has one pernet_operations: at most one registration at a time.
+static REGISTERED: AtomicBool = AtomicBool::new(false);
+
+/// The registered pernet subsystem; unregistered on drop, which calls
+/// [`PernetExit::exit`] for every namespace left.
+pub(crate) struct PernetRegistration(());
+
+impl PernetRegistration {
+    /// Starts calling `T` for namespaces being dismantled (`EBUSY` if a registration
+    /// exists).
+    pub(crate) fn register<T: PernetExit>() -> Result<Self> {
+        if REGISTERED.swap(true, Ordering::AcqRel) {
+            return Err(EBUSY);
+        }
+        let exit = Some(pernet_exit::<T> as unsafe extern "C" fn(_));
+        // SAFETY: glue.c's static pernet_operations, not registered yet (checked above),
+        // with an exit sound for any namespace the core passes; undone in `drop`.
+        let ret = unsafe { bindings::rxe_sr_glue_pernet_register(exit) };
+        if let Err(e) = kernel::error::to_result(ret) {
+            REGISTERED.store(false, Ordering::Release);
+            return Err(e);
+        }
+        Ok(PernetRegistration(()))
+    }
+}
+
+impl Drop for PernetRegistration {
+    fn drop(&mut self) {
+        // SAFETY: registered in `register`; unregistering calls the exit for every
+        // namespace and returns once none runs.
+        unsafe { bindings::rxe_sr_glue_pernet_unregister() };
+        REGISTERED.store(false, Ordering::Release);
+    }
+}
+
+/// The subsystem's exit (glue.c's `rxe_sr_pernet_exit`).
+///
+/// # Safety
+/// Called by the namespace core (pernet_ops_rwsem held) with a namespace live for the call.
+unsafe extern "C" fn pernet_exit<T: PernetExit>(net: *mut bindings::net) {
+    // SAFETY: per this function's contract, live for the call.
+    if let Some(net) = unsafe { NetNs::from_raw(net) } {
+        T::exit(&net);
+    }
+}
