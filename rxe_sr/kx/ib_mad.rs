@@ -8,9 +8,7 @@ use kernel::ffi::c_int;
 
 use crate::kx::bindings;
 use crate::kx::ib_device::{Device, Driver};
-
-/// Bytes in a MAD (`struct ib_mad`).
-pub(crate) const MAD_SIZE: usize = 256;
+pub(crate) use crate::proto::wire::pma::MAD_SIZE;
 
 const _: () = assert!(core::mem::size_of::<bindings::ib_mad>() == MAD_SIZE);
 

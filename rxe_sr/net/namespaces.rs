@@ -36,7 +36,7 @@ pub(crate) fn join(name: &CStr, nd: &NetDev<'_>) -> Result<NsShare> {
     let net = NetNs::of_netdev(nd).ok_or(ENODEV)?;
     let cookie = net.cookie();
     let mut table = NAMESPACES.lock();
-    if let Some(ns) = table.iter_mut().flatten().find(|ns| ns.cookie == cookie) {
+    if let Some(Some(ns)) = slot_of(&mut table, cookie) {
         ns.links += 1;
         return Ok(NsShare::new(cookie, leave));
     }
@@ -57,10 +57,7 @@ pub(crate) fn join(name: &CStr, nd: &NetDev<'_>) -> Result<NsShare> {
 /// namespace's sockets. A namespace already dismantled has no entry left: nothing to do.
 fn leave(cookie: NetCookie) {
     let mut table = NAMESPACES.lock();
-    let Some(slot) = table
-        .iter_mut()
-        .find(|slot| slot.as_ref().is_some_and(|ns| ns.cookie == cookie))
-    else {
+    let Some(slot) = slot_of(&mut table, cookie) else {
         return;
     };
     let last = slot.as_mut().is_some_and(|ns| {
@@ -74,6 +71,16 @@ fn leave(cookie: NetCookie) {
         // Released outside the lock: closing waits for receivers still in the socket.
         drop(closed);
     }
+}
+
+/// The slot of namespace `cookie`, if its sockets are open.
+fn slot_of(
+    table: &mut KVec<Option<Namespace>>,
+    cookie: NetCookie,
+) -> Option<&mut Option<Namespace>> {
+    table
+        .iter_mut()
+        .find(|slot| slot.as_ref().is_some_and(|ns| ns.cookie == cookie))
 }
 
 /// Frees the vector once no slot is used.
@@ -131,10 +138,7 @@ impl PernetExit for Namespaces {
     fn exit(net: &NetNs<'_>) {
         let cookie = net.cookie();
         let mut table = NAMESPACES.lock();
-        let closed = table
-            .iter_mut()
-            .find(|slot| slot.as_ref().is_some_and(|ns| ns.cookie == cookie))
-            .and_then(Option::take);
+        let closed = slot_of(&mut table, cookie).and_then(Option::take);
         shrink(&mut table);
         drop(table);
         drop(closed);

@@ -51,13 +51,11 @@ fn deliver(dev: &RoceDevice, mut skb: SkBuff) -> bool {
             dev.counters().inc(Counter::RcvdMalformed);
             return false;
         };
-        if p.bth.dest_qpn == MULTICAST_QPN {
-            dev.counters().inc(Counter::RcvdMcastPkts);
-        }
         match p.bth.opcode {
             Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE
                 if p.bth.dest_qpn == MULTICAST_QPN =>
             {
+                dev.counters().inc(Counter::RcvdMcastPkts);
                 return datagram::ud_deliver_mcast(dev, p, d.ip_header, &d.dest_gid());
             }
             Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE => {

@@ -48,9 +48,6 @@ use crate::verbs::{qp, srq};
 use kernel::ffi::c_int;
 use kernel::sync::Arc;
 
-// The PerfMgt codec's MADs are the core's.
-const _: () = assert!(MAD_SIZE == pma::MAD_SIZE);
-
 /// uverbs ABI version of the rxe user ABI (rdma-core's providers/rxe checks it).
 pub(crate) const RXE_UVERBS_ABI_VERSION: u32 = 2;
 /// The default P_Key, full membership (IBTA 10.9.1.1): the only entry of the P_Key table.
