@@ -5,6 +5,7 @@
  */
 #include <linux/crc32.h>
 #include <linux/netdevice.h>
+#include <linux/random.h>
 #include <linux/vmalloc.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_verbs.h>

@@ -86,6 +86,13 @@ void rxe_sr_glue_link_register(int (*newlink)(const char *ibdev_name, struct net
 void rxe_sr_glue_link_unregister(void);
 int rxe_sr_glue_netdev_notifier_register(int (*fn)(unsigned long event, struct net_device *ndev));
 void rxe_sr_glue_netdev_notifier_unregister(void);
+int rxe_sr_glue_addr_notifiers_register(void (*fn)(unsigned long event, struct net_device *ndev));
+void rxe_sr_glue_addr_notifiers_unregister(void);
+bool rxe_sr_glue_netdev_is_ether(const struct net_device *ndev);
+void rxe_sr_glue_gid_work_init(void (*fn)(void));
+void rxe_sr_glue_gid_work_schedule(void);
+void rxe_sr_glue_gid_work_cancel_sync(void);
+void rxe_sr_glue_resync_gids(struct ib_device *ib, bool del);
 /* process_mad's results (ib_verbs.h's are an anonymous enum, which bindgen cannot name). */
 enum rxe_sr_mad_result {
 	RXE_SR_MAD_RESULT_SUCCESS = 1 << 0,

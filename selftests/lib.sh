@@ -161,22 +161,33 @@ guest_reset() {
 # load_rdma_core: the verbs core and the user-space access modules (no udev here to do it).
 load_rdma_core() { modprobe ib_uverbs && modprobe rdma_ucm; }
 
-# roce_gid_index DEV [IPV4]: index of the RoCEv2 GID holding IPV4 (default: this guest's
-# eth0 address); waits up to 10 s for the core to list it.
+# roce_gid_index DEV [ADDR] [TRIES]: index of DEV's RoCEv2 GID for the IPv4 or IPv6 address
+# ADDR (default: this guest's test address), looked for TRIES times 0.1 s apart (default
+# 100: the core lists a new address soon after it is added).
 roce_gid_index() {
-  local dev=$1 ip=${2:-$MY_IP} f want i t
-  want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(echo "$ip" | tr . ' '))
-  for _ in $(seq 100); do
-    for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+  local want f i addr=${2:-$MY_IP}
+  case $addr in
+    *:*) want=$(python3 -c 'import ipaddress, sys
+print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$addr") ;;
+    # IPv4 in the shell: no interpreter to start for the common case (slow under TCG).
+    *) want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${addr//./ }) ;;
+  esac
+  for _ in $(seq "${3:-100}"); do
+    # One grep over the 1024 entries (a process per entry takes seconds under TCG).
+    for f in $(grep -lx "$want" /sys/class/infiniband/"$1"/ports/1/gids/* 2> /dev/null); do
       i=${f##*/}
-      if [ "$(cat "$f" 2>/dev/null)" = "$want" ]; then
-        t=$(cat /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/"$i" 2>/dev/null)
-        [ "$t" = "RoCE v2" ] && { echo "$i"; return 0; }
-      fi
+      [ "$(cat /sys/class/infiniband/"$1"/ports/1/gid_attrs/types/"$i" 2> /dev/null)" = "RoCE v2" ] \
+        && { echo "$i"; return 0; }
     done
     sleep 0.1
   done
   return 1
+}
+
+# nsx NS CMD...: CMD in network namespace NS ("" for the initial one).
+nsx() {
+  local ns=$1; shift
+  if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi
 }
 
 # wait_port_active DEV: the port reaches ACTIVE within 10 s.

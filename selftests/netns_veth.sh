@@ -25,11 +25,6 @@ check "load the verbs core" load_rdma_core
 check "load rxe_sr" modprobe rxe_sr
 leak_begin
 
-# nsx NS CMD...: CMD in namespace NS ("" for the initial one).
-nsx() {
-  local ns=$1; shift
-  if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi
-}
 # port_socks NS: how many sockets are bound to UDP 4791 in NS (2 with a link: IPv4, IPv6).
 port_socks() { nsx "$1" ss -Hulna | awk '$4 ~ /:4791$/' | wc -l; }
 expect_socks() {
@@ -38,26 +33,6 @@ expect_socks() {
   [ "$n" = "$2" ] || { nsx "$1" ss -ulna; fail "$3: $n sockets on UDP 4791 in ${1:-the initial namespace}, not $2"; }
   log "ok: $3 ($n sockets on UDP 4791 in ${1:-the initial namespace})"
 }
-# gid_index DEV ADDR [TRIES]: index of DEV's RoCEv2 GID for the IPv4 or IPv6 address ADDR,
-# looked for TRIES times 0.1 s apart (default 100: the core lists a new address soon after).
-gid_index() {
-  local want f i
-  want=$(python3 -c 'import ipaddress, sys
-a = ipaddress.ip_address(sys.argv[1])
-a = ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + a.packed) if a.version == 4 else a
-print(a.exploded)' "$2")
-  for _ in $(seq "${3:-100}"); do
-    # One grep over the 1024 entries (a process per entry takes seconds under TCG).
-    for f in $(grep -lx "$want" /sys/class/infiniband/"$1"/ports/1/gids/* 2> /dev/null); do
-      i=${f##*/}
-      [ "$(cat /sys/class/infiniband/"$1"/ports/1/gid_attrs/types/"$i" 2> /dev/null)" = "RoCE v2" ] \
-        && { echo "$i"; return 0; }
-    done
-    sleep 0.1
-  done
-  return 1
-}
-
 expect_socks "" 0 "no RoCEv2 socket at load"
 check "namespaces nsa and nsb" ip netns add nsa
 ip netns add nsb
@@ -81,13 +56,13 @@ expect_socks nsb 2 "nsb's first link opened its sockets"
 check "sra ACTIVE" wait_port_active sra
 check "srb ACTIVE" wait_port_active srb
 
-ga4=$(gid_index sra 10.88.0.1) || fail "no RoCEv2 GID for 10.88.0.1 on sra"
-gb4=$(gid_index srb 10.88.0.2) || fail "no RoCEv2 GID for 10.88.0.2 on srb"
-ga6=$(gid_index sra fd88::1) || fail "no RoCEv2 GID for fd88::1 on sra"
-gb6=$(gid_index srb fd88::2) || fail "no RoCEv2 GID for fd88::2 on srb"
+ga4=$(roce_gid_index sra 10.88.0.1) || fail "no RoCEv2 GID for 10.88.0.1 on sra"
+gb4=$(roce_gid_index srb 10.88.0.2) || fail "no RoCEv2 GID for 10.88.0.2 on srb"
+ga6=$(roce_gid_index sra fd88::1) || fail "no RoCEv2 GID for fd88::1 on sra"
+gb6=$(roce_gid_index srb fd88::2) || fail "no RoCEv2 GID for fd88::2 on srb"
 log "GIDs: sra $ga4 (IPv4) $ga6 (IPv6), srb $gb4 $gb6"
-gid_index sra "$MY_IP" 1 > /dev/null 2>&1 && fail "sra lists $MY_IP, an address of the initial namespace"
-gid_index srb 10.88.0.1 1 > /dev/null 2>&1 && fail "srb lists 10.88.0.1, nsa's address"
+roce_gid_index sra "$MY_IP" 1 > /dev/null 2>&1 && fail "sra lists $MY_IP, an address of the initial namespace"
+roce_gid_index srb 10.88.0.1 1 > /dev/null 2>&1 && fail "srb lists 10.88.0.1, nsa's address"
 log "ok: each link's GIDs are its namespace's addresses"
 
 # rping_ns ADDR: rping from nsb to nsa's ADDR, 50 rounds of 1000 bytes, data checked.
@@ -152,7 +127,7 @@ expect_socks nsa 2 "reopened with the new link"
 check "sra ACTIVE again" wait_port_active sra
 
 # A QP on srb held from the initial namespace while both namespaces go.
-ga4=$(gid_index sra 10.88.0.1) || fail "no RoCEv2 GID for 10.88.0.1 on sra"
+ga4=$(roce_gid_index sra 10.88.0.1) || fail "no RoCEv2 GID for 10.88.0.1 on sra"
 GIDX=$gb4 DGID=10.88.0.1 timeout 120 python3 - > /tmp/holder.out 2>&1 <<'PY' &
 import os, sys
 sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests")

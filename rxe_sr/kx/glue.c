@@ -7,6 +7,7 @@
 #include <linux/moduleparam.h>
 #include <linux/netdevice.h>
 #include <linux/if_vlan.h>
+#include <linux/if_arp.h>
 #include <linux/err.h>
 #include <linux/skbuff.h>
 #include <net/udp_tunnel.h>
@@ -248,6 +249,111 @@ int rxe_sr_glue_netdev_notifier_register(int (*fn)(unsigned long event, struct n
 void rxe_sr_glue_netdev_notifier_unregister(void)
 {
 	unregister_netdevice_notifier(&rxe_sr_netdev_notifier);
+}
+
+/*
+ * ---- address events: IPv4 and IPv6 addresses added to or removed from a netdev ----
+ *
+ * The core's roce_gid_mgmt.c follows the addresses of Ethernet netdevs only; these two
+ * notifiers let rxe_sr follow the others (tun and other layer-3 devices). The IPv6 chain
+ * is atomic: the handler must not sleep.
+ */
+static void (*rxe_sr_addr_event_fn)(unsigned long event, struct net_device *ndev);
+
+static int rxe_sr_inetaddr_notify(struct notifier_block *nb, unsigned long event, void *arg)
+{
+	struct in_ifaddr *ifa = arg;
+
+	rxe_sr_addr_event_fn(event, ifa->ifa_dev->dev);
+	return NOTIFY_DONE;
+}
+
+static int rxe_sr_inet6addr_notify(struct notifier_block *nb, unsigned long event, void *arg)
+{
+	struct inet6_ifaddr *ifa = arg;
+
+	rxe_sr_addr_event_fn(event, ifa->idev->dev);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block rxe_sr_inetaddr_notifier = {
+	.notifier_call = rxe_sr_inetaddr_notify,
+};
+
+static struct notifier_block rxe_sr_inet6addr_notifier = {
+	.notifier_call = rxe_sr_inet6addr_notify,
+};
+
+int rxe_sr_glue_addr_notifiers_register(void (*fn)(unsigned long event, struct net_device *ndev))
+{
+	int err;
+
+	rxe_sr_addr_event_fn = fn;
+	err = register_inetaddr_notifier(&rxe_sr_inetaddr_notifier);
+	if (err)
+		return err;
+	err = register_inet6addr_notifier(&rxe_sr_inet6addr_notifier);
+	if (err)
+		unregister_inetaddr_notifier(&rxe_sr_inetaddr_notifier);
+	return err;
+}
+
+void rxe_sr_glue_addr_notifiers_unregister(void)
+{
+	unregister_inet6addr_notifier(&rxe_sr_inet6addr_notifier);
+	unregister_inetaddr_notifier(&rxe_sr_inetaddr_notifier);
+}
+
+bool rxe_sr_glue_netdev_is_ether(const struct net_device *ndev)
+{
+	return ndev->type == ARPHRD_ETHER;
+}
+
+/*
+ * ---- the RoCE GID table of a device whose netdev the core does not follow ----
+ *
+ * One work item for the module: it runs the Rust handler given at init, which brings the
+ * GID tables up to date (rdma_roce_rescan_device sleeps: it takes RTNL).
+ */
+static void (*rxe_sr_gid_work_fn)(void);
+
+static void rxe_sr_gid_work_run(struct work_struct *work)
+{
+	rxe_sr_gid_work_fn();
+}
+
+static DECLARE_WORK(rxe_sr_gid_work, rxe_sr_gid_work_run);
+
+void rxe_sr_glue_gid_work_init(void (*fn)(void))
+{
+	rxe_sr_gid_work_fn = fn;
+}
+
+void rxe_sr_glue_gid_work_schedule(void)
+{
+	schedule_work(&rxe_sr_gid_work);
+}
+
+void rxe_sr_glue_gid_work_cancel_sync(void)
+{
+	cancel_work_sync(&rxe_sr_gid_work);
+}
+
+/*
+ * Lists port 1's GIDs again from its netdev's addresses: with @del, every GID of the netdev
+ * is deleted first (an address went; the core exports no way to delete one GID).
+ */
+void rxe_sr_glue_resync_gids(struct ib_device *ib, bool del)
+{
+	if (del) {
+		struct net_device *ndev = ib_device_get_netdev(ib, 1);
+
+		if (ndev) {
+			roce_del_all_netdev_gids(ib, 1, ndev);
+			dev_put(ndev);
+		}
+	}
+	rdma_roce_rescan_device(ib);
 }
 
 /* ---- network namespaces: the namespace being dismantled, a netdev's namespace ---- */

@@ -291,6 +291,30 @@ impl<T: Driver> DeviceRef<T> {
         })
     }
 
+    /// Every registered device of this driver, each referenced (process context).
+    pub(crate) fn all() -> Result<KVec<Self>> {
+        let raw = ib_device_list::referenced()?;
+        let mut all = KVec::with_capacity(raw.len(), GFP_KERNEL);
+        for &d in raw.iter() {
+            // SAFETY: `referenced` took a reference on `d` for us; `ours` keeps or drops it.
+            let dev = unsafe { Self::ours(d) };
+            if let (Some(dev), Ok(all)) = (dev, all.as_mut()) {
+                // Within the capacity taken above: cannot fail (were it to, `dev` and its
+                // reference would be dropped).
+                let _ = all.push(dev, GFP_KERNEL);
+            }
+        }
+        all.map_err(|_| ENOMEM)
+    }
+
+    /// Lists port 1's GIDs again from its netdev's addresses, deleting every GID of the
+    /// netdev first with `removed` (an address went). Process context; takes RTNL.
+    pub(crate) fn rescan_gids(&self, removed: bool) {
+        // SAFETY: a registered device on which we hold a reference; the core's GID table
+        // functions take their own locks.
+        unsafe { bindings::rxe_sr_glue_resync_gids(self.ibdev.as_ptr(), removed) };
+    }
+
     /// Unregisters the device from a context that cannot wait (the netdev is going away).
     pub(crate) fn unregister_queued(&self) {
         // SAFETY: the device is registered and we hold a reference.

@@ -35,6 +35,7 @@ pub(crate) mod mmap_queue;
 pub(crate) mod moduleparam;
 pub(crate) mod net_namespace;
 pub(crate) mod netdevice;
+pub(crate) mod random;
 pub(crate) mod ratelimit;
 pub(crate) mod rdma_netlink;
 mod rdma_user_rxe;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Net devices (include/linux/netdevice.h): a borrowed view of a `struct net_device`, and
-//! the netdev event notifier, whose events go to a [`NetdevNotifier`].
+//! the netdev and address event notifiers, whose events go to a [`NetdevNotifier`], with a
+//! work item for what an address event starts that must sleep.
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -87,18 +88,23 @@ impl NetDev<'_> {
         unsafe { bindings::rxe_sr_glue_is_vlan_dev(self.ptr.as_ptr()) }
     }
 
-    /// Its hardware address (the first six bytes; zero if shorter).
-    pub(crate) fn mac(&self) -> [u8; 6] {
+    /// Its EUI-48 (MAC) address, if it has one (not a tun or other layer-3 device).
+    pub(crate) fn eui48(&self) -> Option<[u8; 6]> {
         let d = self.raw();
         let mut mac = [0u8; 6];
-        if !d.dev_addr.is_null() && usize::from(d.addr_len) >= mac.len() {
-            // SAFETY: `dev_addr` points to at least `addr_len` bytes owned by the netdev.
-            let src = unsafe { core::slice::from_raw_parts(d.dev_addr, mac.len()) };
-            if !crate::bytes::copy(&mut mac, src) {
-                return [0; 6];
-            }
+        if d.dev_addr.is_null() || usize::from(d.addr_len) != mac.len() {
+            return None;
         }
-        mac
+        // SAFETY: `dev_addr` points to `addr_len` bytes owned by the netdev.
+        let src = unsafe { core::slice::from_raw_parts(d.dev_addr, mac.len()) };
+        crate::bytes::copy(&mut mac, src).then_some(mac)
+    }
+
+    /// An Ethernet device (`ARPHRD_ETHER`): the only kind whose addresses the core's RoCE
+    /// GID management (roce_gid_mgmt.c) follows.
+    pub(crate) fn is_ether(&self) -> bool {
+        // SAFETY: reads the device's type field.
+        unsafe { bindings::rxe_sr_glue_netdev_is_ether(self.ptr.as_ptr()) }
     }
 }
 
@@ -130,11 +136,43 @@ impl NetdevEvent {
     }
 }
 
-/// Receives netdev events (under RTNL, process context).
+/// Address events (`NETDEV_UP`/`NETDEV_DOWN` on the IPv4 and IPv6 address chains).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum AddrEvent {
+    /// An address was added.
+    Added,
+    /// An address was removed.
+    Removed,
+}
+
+/// Receives netdev events and address events.
 pub(crate) trait NetdevNotifier {
-    /// `event` happened to `nd`; true when it concerned the handler (`NOTIFY_OK`), false
-    /// otherwise (`NOTIFY_DONE`).
+    /// `event` happened to `nd` (under RTNL, process context); true when it concerned the
+    /// handler (`NOTIFY_OK`), false otherwise (`NOTIFY_DONE`).
     fn event(event: NetdevEvent, nd: &NetDev<'_>) -> bool;
+
+    /// An address of `nd` was added or removed. May be called in atomic context (the IPv6
+    /// address chain): must not sleep; work that sleeps goes to [`GidRescan::schedule`].
+    fn addr_event(event: AddrEvent, nd: &NetDev<'_>, rescan: &GidRescan);
+
+    /// The work [`GidRescan::schedule`] asked for (process context, may sleep): bring the
+    /// GID tables of the devices whose netdev the core does not follow up to date.
+    fn rescan_gids();
+}
+
+/// The module's GID rescan work item (glue.c's one `work_struct`), handed to
+/// [`NetdevNotifier::addr_event`] only: the notifiers are unregistered, and the work
+/// cancelled, before the module's code goes.
+pub(crate) struct GidRescan(());
+
+impl GidRescan {
+    /// Has [`NetdevNotifier::rescan_gids`] run soon (once, however often this is asked
+    /// before it runs); fine in atomic context.
+    pub(crate) fn schedule(&self) {
+        // SAFETY: the work's handler was set at registration, which outlives every
+        // `GidRescan` (only lent to the notifier callbacks); `Drop` cancels it.
+        unsafe { bindings::rxe_sr_glue_gid_work_schedule() };
+    }
 }
 
 /// glue.c has one notifier_block: at most one registration at a time.
@@ -157,6 +195,20 @@ impl NotifierRegistration {
             REGISTERED.store(false, Ordering::Release);
             return Err(e);
         }
+        let work = Some(gid_work::<T> as unsafe extern "C" fn());
+        // SAFETY: sets glue.c's work handler; the work is not queued (nothing can queue it
+        // before the address notifiers below are registered).
+        unsafe { bindings::rxe_sr_glue_gid_work_init(work) };
+        let addr_call = Some(addr_call::<T> as unsafe extern "C" fn(_, _));
+        // SAFETY: glue.c's two static address notifier_blocks, registered only here (under
+        // `REGISTERED`), with a handler sound for any event and netdev; undone in `drop`.
+        let ret = unsafe { bindings::rxe_sr_glue_addr_notifiers_register(addr_call) };
+        if let Err(e) = kernel::error::to_result(ret) {
+            // SAFETY: registered just above.
+            unsafe { bindings::rxe_sr_glue_netdev_notifier_unregister() };
+            REGISTERED.store(false, Ordering::Release);
+            return Err(e);
+        }
         Ok(NotifierRegistration(()))
     }
 }
@@ -164,7 +216,12 @@ impl NotifierRegistration {
 impl Drop for NotifierRegistration {
     fn drop(&mut self) {
         // SAFETY: registered in `register`; unregistering waits for running callbacks.
+        unsafe { bindings::rxe_sr_glue_addr_notifiers_unregister() };
+        // SAFETY: as above.
         unsafe { bindings::rxe_sr_glue_netdev_notifier_unregister() };
+        // SAFETY: nothing can queue the work any more (the address notifiers are gone);
+        // waits for a run in progress.
+        unsafe { bindings::rxe_sr_glue_gid_work_cancel_sync() };
         REGISTERED.store(false, Ordering::Release);
     }
 }
@@ -187,4 +244,29 @@ unsafe extern "C" fn notifier_call<T: NetdevNotifier>(
         Some(ev) if T::event(ev, &nd) => NOTIFY_OK,
         _ => NOTIFY_DONE,
     }
+}
+
+/// The address notifiers' callback (glue.c's rxe_sr_inet(6)addr_notify).
+///
+/// # Safety
+/// Called by an address notifier chain with a valid net_device, possibly in atomic context.
+unsafe extern "C" fn addr_call<T: NetdevNotifier>(event: c_ulong, ndev: *mut bindings::net_device) {
+    // SAFETY: per this function's contract, live for the call.
+    let Some(nd) = (unsafe { NetDev::from_raw(ndev) }) else {
+        return;
+    };
+    let rescan = GidRescan(());
+    match u32::try_from(event) {
+        Ok(bindings::netdev_cmd_NETDEV_UP) => T::addr_event(AddrEvent::Added, &nd, &rescan),
+        Ok(bindings::netdev_cmd_NETDEV_DOWN) => T::addr_event(AddrEvent::Removed, &nd, &rescan),
+        _ => {}
+    }
+}
+
+/// The GID rescan work's handler (glue.c's rxe_sr_gid_work_run).
+///
+/// # Safety
+/// Called by the workqueue in process context.
+unsafe extern "C" fn gid_work<T: NetdevNotifier>() {
+    T::rescan_gids();
 }

@@ -34,10 +34,8 @@ pub(crate) type RoceDeviceRef = DeviceRef<DeviceState>;
 /// The driver's data in each device.
 #[pin_data]
 pub(crate) struct DeviceState {
-    /// Port 1 is active (its netdev runs with carrier).
-    port_active: AtomicBool,
-    /// The path MTU the netdev's MTU allows (`enum ib_mtu` number).
-    active_mtu: AtomicU32,
+    /// Port 1's state, MTU and GID table.
+    port: Port,
     /// Memory regions by key index.
     #[pin]
     mr_table: XArray<Arc<RoceMr>>,
@@ -73,6 +71,23 @@ pub(crate) struct DeviceState {
     /// device.
     _ns: NsShare,
 }
+
+/// Port 1, as its netdev has it.
+struct Port {
+    /// Active: its netdev runs with carrier.
+    active: AtomicBool,
+    /// The path MTU the netdev's MTU allows (`enum ib_mtu` number).
+    active_mtu: AtomicU32,
+    /// The GID table is out of date with the netdev's addresses (a netdev whose addresses
+    /// the core does not follow): `GID_RESCAN` an address was added, `GID_RESCAN_DELETE`
+    /// one was removed.
+    gid_rescan: AtomicU32,
+}
+
+/// `gid_rescan`: list the netdev's addresses again.
+const GID_RESCAN: u32 = 1;
+/// `gid_rescan`: delete the netdev's GIDs first.
+const GID_RESCAN_DELETE: u32 = 2;
 
 /// A device's share in the RoCEv2 sockets of its netdev's network namespace
 /// (`net::namespaces`): given back, by the function it was made with, when it drops.
@@ -144,8 +159,11 @@ impl DeviceState {
         ns: NsShare,
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(DeviceState {
-            port_active: AtomicBool::new(port == PortState::Active),
-            active_mtu: AtomicU32::new(active_mtu.to_raw()),
+            port: Port {
+                active: AtomicBool::new(port == PortState::Active),
+                active_mtu: AtomicU32::new(active_mtu.to_raw()),
+                gid_rescan: AtomicU32::new(0),
+            },
             mr_table <- XArray::new(),
             qp_table <- QpTable::new(),
             ah_table <- XArray::new(),
@@ -224,24 +242,43 @@ impl DeviceState {
 
     /// The port's path MTU.
     pub(crate) fn active_mtu(&self) -> PathMtu {
-        PathMtu::from_raw(self.active_mtu.load(Ordering::Relaxed)).unwrap_or_default()
+        PathMtu::from_raw(self.port.active_mtu.load(Ordering::Relaxed)).unwrap_or_default()
     }
 
     /// Follows a netdev MTU change.
     pub(crate) fn set_active_mtu(&self, mtu: PathMtu) {
-        self.active_mtu.store(mtu.to_raw(), Ordering::Relaxed);
+        self.port.active_mtu.store(mtu.to_raw(), Ordering::Relaxed);
+    }
+
+    /// Notes that an address of the netdev was added, or `removed`, for the next
+    /// [`DeviceState::take_gid_rescan`].
+    pub(crate) fn note_addr_change(&self, removed: bool) {
+        let bits = if removed {
+            GID_RESCAN | GID_RESCAN_DELETE
+        } else {
+            GID_RESCAN
+        };
+        self.port.gid_rescan.fetch_or(bits, Ordering::AcqRel);
+    }
+
+    /// Whether the GID table needs a rescan since the last call, and if so whether the
+    /// netdev's GIDs must be deleted first (an address was removed).
+    pub(crate) fn take_gid_rescan(&self) -> Option<bool> {
+        let bits = self.port.gid_rescan.swap(0, Ordering::AcqRel);
+        (bits & GID_RESCAN != 0).then_some(bits & GID_RESCAN_DELETE != 0)
     }
 
     /// Port 1's state.
     pub(crate) fn port_state(&self) -> PortState {
-        port_state_of(self.port_active.load(Ordering::Relaxed))
+        port_state_of(self.port.active.load(Ordering::Relaxed))
     }
 
     /// Sets port 1's state; returns the previous one. A port leaving ACTIVE counts a
     /// `link_downed`.
     pub(crate) fn swap_port_state(&self, new: PortState) -> PortState {
         let was = self
-            .port_active
+            .port
+            .active
             .swap(new == PortState::Active, Ordering::Relaxed);
         if was && new != PortState::Active {
             self.counters.inc(Counter::LinkDowned);

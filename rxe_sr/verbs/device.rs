@@ -104,6 +104,22 @@ pub(crate) fn devices_live() -> usize {
     LIVE.load(Ordering::Relaxed)
 }
 
+/// The node GUID of a device on `nd`: the EUI-64 of its MAC address, or, on a netdev
+/// without one (tun and other layer-3 devices), random with the EUI-64 local bit set (a
+/// GUID the hardware did not assign), so that two such devices differ.
+fn node_guid(nd: &NetDev<'_>) -> [u8; 8] {
+    match nd.eui48() {
+        Some(mac) => guid_from_mac(mac),
+        None => {
+            let mut guid = [0u8; 8];
+            crate::kx::random::fill(&mut guid);
+            // Locally administered, unicast.
+            guid[0] = (guid[0] | 2) & !1;
+            guid
+        }
+    }
+}
+
 /// The node GUID from the netdev's MAC address: modified EUI-64 (RFC 4291 appendix A), as
 /// rdma_rxe derives it. Returned in wire (big-endian) byte order.
 pub(crate) fn guid_from_mac(mac: [u8; 6]) -> [u8; 8] {
@@ -274,7 +290,7 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         NewDevice {
             name,
             netdev: nd,
-            node_guid: guid_from_mac(nd.mac()),
+            node_guid: node_guid(nd),
             node_desc: b"rxe_sr",
         },
         state,

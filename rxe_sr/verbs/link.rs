@@ -5,7 +5,7 @@
 use kernel::prelude::*;
 use kernel::str::CStr;
 
-use crate::kx::netdevice::{NetDev, NetdevEvent, NetdevNotifier};
+use crate::kx::netdevice::{AddrEvent, GidRescan, NetDev, NetdevEvent, NetdevNotifier};
 use crate::kx::rdma_netlink::LinkOps;
 use crate::objects::device::RoceDeviceRef;
 use crate::verbs::device;
@@ -32,5 +32,30 @@ impl NetdevNotifier for Links {
             }
         }
         true
+    }
+
+    /// The core lists the addresses of Ethernet netdevs as GIDs and follows them
+    /// (roce_gid_mgmt.c); on any other netdev (tun and other layer-3 devices) it lists them
+    /// once, when the device registers. rxe_sr follows them there.
+    fn addr_event(event: AddrEvent, nd: &NetDev<'_>, rescan: &GidRescan) {
+        if nd.is_ether() {
+            return;
+        }
+        if let Some(dev) = RoceDeviceRef::get_by_netdev(nd) {
+            dev.note_addr_change(event == AddrEvent::Removed);
+            rescan.schedule();
+        }
+    }
+
+    fn rescan_gids() {
+        let Ok(devices) = RoceDeviceRef::all() else {
+            pr_warn!("out of memory: GID tables not brought up to date\n");
+            return;
+        };
+        for dev in devices.iter() {
+            if let Some(removed) = dev.take_gid_rescan() {
+                dev.rescan_gids(removed);
+            }
+        }
     }
 }
