@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 420
+# A link's netdev changing under it (issue 14, item 3), in one guest: namespaces nsa and
+# nsb joined by a veth pair (vxa, vxb), an rxe_sr link on each.
+# - While an ibv_rc_pingpong of 3000 data-checked rounds runs: both ends' MTU goes from
+#   1500 to 9000 (the port's path MTU follows: 1024 to 4096), vxa is taken down, renamed
+#   and brought up again (the port goes DOWN and back to ACTIVE, `rdma link` names the new
+#   netdev), and its MAC address changes; the run completes, every buffer checked.
+# - Afterwards: a pingpong at the 4096 path MTU with 16 KiB messages; the MTU back to 1500
+#   (path MTU 1024) and a pingpong asking for 4096 gets the port's 1024; an address
+#   replaced by another (its GID goes, the new one's comes) and a pingpong over the new
+#   one; the renamed netdev is still refused a second link.
+# - Nothing left at unload, the kernel log clean.
+. "$HOST_SHARE/selftests/lib.sh"
+ip netns add rxe_sr_probe 2> /dev/null || skip "no network namespaces in this kernel"
+ip netns del rxe_sr_probe
+modprobe -r rxe_sr rdma_rxe 2> /dev/null
+ip -all netns delete 2> /dev/null
+dmesg_mark
+check "load the verbs core" load_rdma_core
+check "load rxe_sr" modprobe rxe_sr
+leak_begin
+
+check "namespaces nsa and nsb" ip netns add nsa
+ip netns add nsb
+check "veth pair vxa (nsa) - vxb (nsb)" ip link add vxa type veth peer name vxb
+ip link set vxa netns nsa
+ip link set vxb netns nsb
+for s in a:1 b:2; do
+  ns=ns${s%:*} dev=vx${s%:*} n=${s#*:}
+  ip -n "$ns" link set lo up
+  ip -n "$ns" addr add "10.88.0.$n/24" dev "$dev"
+  ip -n "$ns" link set "$dev" up
+done
+check "rdma link add sra on vxa" nsx nsa rdma link add sra type rxe_sr netdev vxa
+check "rdma link add srb on vxb" nsx nsb rdma link add srb type rxe_sr netdev vxb
+check "sra ACTIVE" wait_port_active sra
+check "srb ACTIVE" wait_port_active srb
+ga=$(roce_gid_index sra 10.88.0.1) || fail "no RoCEv2 GID for 10.88.0.1 on sra"
+gb=$(roce_gid_index srb 10.88.0.2) || fail "no RoCEv2 GID for 10.88.0.2 on srb"
+active_mtu() { ibv_devinfo -d "$1" | awk '/active_mtu/ { print $2; exit }'; }
+[ "$(active_mtu sra)" = 1024 ] || fail "sra's path MTU is $(active_mtu sra) at the netdev MTU 1500, not 1024"
+
+# pingpong_start ARGS...: ibv_rc_pingpong, server on sra (nsa), client on srb (nsb); the
+# server's and client's output in /tmp/pp-s.out and /tmp/pp-c.out. pingpong_wait N: both
+# finish, each having done N iterations.
+pingpong_start() {
+  nsx nsa timeout 300 ibv_rc_pingpong -d sra -g "$ga" -c "$@" > /tmp/pp-s.out 2>&1 &
+  pp_s=$!
+  sleep 1
+  nsx nsb timeout 300 ibv_rc_pingpong -d srb -g "$gb" -c "$@" 10.88.0.1 > /tmp/pp-c.out 2>&1 &
+  pp_c=$!
+}
+pingpong_wait() {
+  local rc=0
+  wait $pp_c || rc=1
+  wait $pp_s || rc=1
+  cat /tmp/pp-s.out /tmp/pp-c.out
+  [ $rc = 0 ] && [ "$(cat /tmp/pp-s.out /tmp/pp-c.out | grep -c "^$1 iters in")" = 2 ]
+}
+
+pingpong_start -n 3000 -s 2048
+# The changes land while the pingpong runs: wait for its client's QP to be ready to send
+# (its output is buffered until it exits).
+for _ in $(seq 200); do nsx nsb rdma resource show qp link srb/1 | grep -q 'type RC state RTS' && break; sleep 0.1; done
+nsx nsb rdma resource show qp link srb/1 | grep -q 'type RC state RTS' || { cat /tmp/pp-s.out /tmp/pp-c.out; fail "the pingpong did not start"; }
+check "MTU 9000 on both ends (traffic running)" ip -n nsa link set vxa mtu 9000
+ip -n nsb link set vxb mtu 9000
+[ "$(active_mtu sra)" = 4096 ] || fail "sra's path MTU is $(active_mtu sra) at 9000, not 4096"
+log "ok: the path MTU followed to 4096"
+check "vxa down" ip -n nsa link set vxa down
+for _ in $(seq 50); do rdma link show sra/1 | grep -q 'state DOWN' && break; sleep 0.1; done
+expect_grep "sra's port DOWN with vxa" 'state DOWN' "$(rdma link show sra/1)"
+check "rename vxa to vxr" ip -n nsa link set vxa name vxr
+check "new MAC address on vxr" ip -n nsa link set vxr address 02:88:00:00:00:0a
+check "vxr up" ip -n nsa link set vxr up
+check "sra ACTIVE again" wait_port_active sra
+# The netdev is named to callers in its own namespace.
+expect_grep "rdma link names the renamed netdev" 'netdev vxr' "$(nsx nsa rdma link show sra/1)"
+[ -e /proc/$pp_c ] || fail "the pingpong ended before the changes were all made: nothing was tested under traffic"
+pingpong_wait 3000 || fail "the pingpong across the MTU change, rename and MAC change"
+log "ok: 3000 rounds of 2048 B checked across the MTU change, the rename and the new MAC"
+
+# The MAC change made the core list vxr's GIDs again: the address's GID may have moved
+# (the running pingpong's QP held the old entry).
+ga=$(roce_gid_index sra 10.88.0.1) || fail "no RoCEv2 GID for 10.88.0.1 on sra after the MAC change"
+pingpong_start -n 100 -s 16384 -m 4096
+pingpong_wait 100 || fail "pingpong at the 4096 path MTU"
+log "ok: 100 rounds of 16 KiB at the 4096 path MTU"
+check "MTU 1500 on both ends" ip -n nsa link set vxr mtu 1500
+ip -n nsb link set vxb mtu 1500
+[ "$(active_mtu sra)" = 1024 ] || fail "sra's path MTU is $(active_mtu sra) back at 1500, not 1024"
+pingpong_start -n 100 -s 4096 -m 4096
+pingpong_wait 100 || fail "pingpong asking for 4096 at the netdev MTU 1500"
+log "ok: a pingpong asking for a 4096 path MTU ran at 1500 (the port's 1024)"
+
+# (Deleted first: a primary address takes the secondaries of its subnet with it.)
+check "replace 10.88.0.1 with 10.88.0.11 on vxr" ip -n nsa addr del 10.88.0.1/24 dev vxr
+ip -n nsa addr add 10.88.0.11/24 dev vxr
+gone=0
+for _ in $(seq 100); do roce_gid_index sra 10.88.0.1 1 > /dev/null || { gone=1; break; }; sleep 0.1; done
+[ $gone = 1 ] || fail "10.88.0.1's GID is still listed after the address went"
+ga=$(roce_gid_index sra 10.88.0.11) || fail "no RoCEv2 GID for 10.88.0.11"
+log "ok: the GID followed the address (10.88.0.11 at index $ga)"
+nsx nsa timeout 120 ibv_rc_pingpong -d sra -g "$ga" -c -n 100 -s 4096 > /tmp/pp-s.out 2>&1 &
+pp_s=$!
+sleep 1
+nsx nsb timeout 120 ibv_rc_pingpong -d srb -g "$gb" -c -n 100 -s 4096 10.88.0.11 > /tmp/pp-c.out 2>&1 &
+pp_c=$!
+pingpong_wait 100 || fail "pingpong over the new address"
+log "ok: 100 rounds over the new address"
+nsx nsa rdma link add sra2 type rxe_sr netdev vxr 2> /dev/null && fail "a second link on the renamed vxr was accepted"
+log "ok: a second link on the renamed netdev is refused"
+
+check "rdma link del sra" nsx nsa rdma link del sra
+check "rdma link del srb" nsx nsb rdma link del srb
+ip netns del nsa
+ip netns del nsb
+leak_check
+check "rmmod" rmmod rxe_sr
+expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs, 0 MWs' "$(dmesg_since_mark)"
+check "no oops or warning in the kernel log" dmesg_clean
