@@ -11,11 +11,19 @@
 #   make image    the cached guest root file system
 #   make module   rxe_sr.ko against KDIR (default: the test kernel)
 #   make host-test  cargo test only;  make vm-test [TESTS="a.sh b.sh"]  the VM selftests only
+#   make install  rxe_sr.ko built and installed for KDIR (default: the running kernel's
+#                 /lib/modules/$(uname -r)/build), depmod; INSTALL_MOD_PATH stages it
+#   make dkms     the sources to /usr/src/rxe_sr-VERSION and DKMS add/build/install (the
+#                 running kernel, or KDIR + KRELEASE); make dkms-remove takes it out again
+#   make kernel-deb  linux-image and linux-headers .debs with CONFIG_RUST from KCONFIG
+#                 (default: the running kernel's /boot/config-$(uname -r)); the headers
+#                 build out-of-tree Rust modules (this one with KDIR=/usr/src/linux-headers-...)
 
 SHELL := /bin/bash
 export VARIANT ?= default
 
-.PHONY: all deps kernel image module test host-test vm-test run bench clean
+.PHONY: all deps kernel image module test host-test vm-test run bench clean install dkms \
+	dkms-remove kernel-deb
 
 all: module
 
@@ -45,6 +53,18 @@ run: deps
 
 bench: deps
 	@bash scripts/run-bench
+
+install:
+	@KDIR=$(KDIR) bash scripts/install-module
+
+dkms:
+	@KDIR=$(KDIR) KRELEASE=$(KRELEASE) bash scripts/dkms install
+
+dkms-remove:
+	@bash scripts/dkms remove
+
+kernel-deb: deps
+	@KCONFIG=$(KCONFIG) bash scripts/build-kernel-deb
 
 clean:
 	rm -rf target

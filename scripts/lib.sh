@@ -18,6 +18,48 @@ KMAKE_VARS=(
 )
 export LIBCLANG_PATH=/usr/lib/llvm-19/lib
 
+# kdir_make_vars KDIR: sets the array KDIR_VARS to the make variables that build an
+# out-of-tree Rust module against the kernel build (or headers) directory KDIR with the
+# toolchain that built it, read from its .config: clang (LLVM=-NN, or LLVM=1 when clang is
+# that version), the rustc of CONFIG_RUSTC_VERSION_TEXT (a Rust module's metadata must come
+# from the kernel's own compiler) with its rustdoc, a bindgen of CONFIG_BINDGEN_VERSION_TEXT
+# (or any bindgen, named in a warning), and LIBCLANG_PATH. Fails, saying why, on a kernel
+# without CONFIG_RUST or when a tool it needs is missing.
+kdir_make_vars() {
+  local kdir=$1 cfg=$1/.config want r b clangv major bg
+  # A headers package may carry only the configuration's resolved form.
+  [ -f "$cfg" ] || cfg=$kdir/include/config/auto.conf
+  [ -f "$cfg" ] || { log "error: $kdir has neither .config nor include/config/auto.conf: not a kernel build or headers directory"; return 1; }
+  grep -qx 'CONFIG_RUST=y' "$cfg" || { log "error: the kernel of $kdir has no CONFIG_RUST: it cannot load Rust modules (README: Rust-enabled kernels)"; return 1; }
+  KDIR_VARS=()
+  if grep -qx 'CONFIG_CC_IS_CLANG=y' "$cfg"; then
+    clangv=$(sed -n 's/^CONFIG_CLANG_VERSION=//p' "$cfg"); major=$((clangv / 10000))
+    if command -v "clang-$major" > /dev/null; then KDIR_VARS+=("LLVM=-$major")
+    elif clang --version 2> /dev/null | grep -q "clang version $major\."; then KDIR_VARS+=(LLVM=1)
+    else log "error: $kdir was built with clang $major: install clang-$major, lld-$major and llvm-$major"; return 1
+    fi
+    export LIBCLANG_PATH=/usr/lib/llvm-$major/lib
+  fi
+  # (Quoted in .config, bare in auto.conf.)
+  want=$(sed -n 's/^CONFIG_RUSTC_VERSION_TEXT=//p' "$cfg" | sed 's/^"//; s/"$//')
+  for r in /usr/bin/rustc "$(command -v rustc 2> /dev/null)" "$HOME"/.cargo/bin/rustc; do
+    [ -x "$r" ] && [ "$("$r" --version 2> /dev/null)" = "$want" ] && break
+    r=
+  done
+  [ -n "$r" ] || { log "error: $kdir was built with $want; no such rustc here (/usr/bin, PATH)"; return 1; }
+  KDIR_VARS+=("RUSTC=$r" "HOSTRUSTC=$r" "RUSTDOC=$(dirname "$r")/rustdoc")
+  want=$(sed -n 's/^CONFIG_BINDGEN_VERSION_TEXT=//p' "$cfg" | sed 's/^"//; s/"$//')
+  bg=
+  for b in "$(command -v bindgen 2> /dev/null)" "$CACHE/tools/bin/bindgen"; do
+    [ -x "$b" ] || continue
+    [ -z "$bg" ] && bg=$b
+    [ "$("$b" --version 2> /dev/null)" = "$want" ] && { bg=$b; break; }
+  done
+  [ -n "$bg" ] || { log "error: no bindgen (cargo install bindgen-cli; the kernel used $want)"; return 1; }
+  [ "$("$bg" --version)" = "$want" ] || log "warning: $bg is $("$bg" --version), the kernel used $want"
+  KDIR_VARS+=("BINDGEN=$bg")
+}
+
 log() { printf '%s: %s\n' "${LOG_TAG:-rxe_sr}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -36,6 +78,21 @@ ksrc_version() { dpkg-query -W -f='${Version}' "$KSRC_PKG"; }
 # Version of scripts/build-kernel's build steps: bump it when a change to them changes what
 # they produce (the cache key also covers the source, fragments and toolchain).
 KERNEL_RECIPE=1
+
+# ksrc_tree: Debian's linux-source-6.12 unpacked in the cache (once); prints its path.
+ksrc_tree() {
+  local ver src
+  [ -f "$KSRC_TARBALL" ] || die "$KSRC_TARBALL missing: run scripts/setup"
+  ver=$(ksrc_version)
+  src="$CACHE/src/$KSRC_PKG-$ver"
+  if [ ! -f "$src/.done" ]; then
+    log "unpacking $KSRC_TARBALL ($ver)"
+    rm -rf "$src" "$src.tmp"; mkdir -p "$src.tmp"
+    tar -C "$src.tmp" -xf "$KSRC_TARBALL" --strip-components=1
+    mv "$src.tmp" "$src"; touch "$src/.done"
+  fi
+  printf '%s\n' "$src"
+}
 
 # The kernel build directory for a variant (default or debug); prints the path.
 kernel_dir() {
@@ -70,6 +127,26 @@ share_kernel() {
   if compgen -G "$3/*.ko" > /dev/null; then cp "$3"/*.ko "$share/ko/$kver/"; fi
 }
 
+# deb_kernel_release: the release of the kernel unpacked in RXE_SR_KERNEL_DEB (make
+# kernel-deb's image and headers packages, extracted: boot/vmlinuz-REL, lib/modules/REL,
+# usr/src/linux-headers-REL, as scripts/test-kernel-deb leaves them).
+deb_kernel_release() {
+  local v
+  v=$(cd "$RXE_SR_KERNEL_DEB/lib/modules" 2> /dev/null && ls | head -1)
+  [ -n "$v" ] && [ -f "$RXE_SR_KERNEL_DEB/boot/vmlinuz-$v" ] || die "no kernel unpacked in RXE_SR_KERNEL_DEB=$RXE_SR_KERNEL_DEB"
+  printf '%s\n' "$v"
+}
+
+# share_deb_kernel SHARE KO_DIR: as share_kernel, for the kernel of RXE_SR_KERNEL_DEB.
+share_deb_kernel() {
+  local kver
+  kver=$(deb_kernel_release)
+  mkdir -p "$1/modules" "$1/ko/$kver"
+  cp -a "$RXE_SR_KERNEL_DEB/lib/modules/$kver" "$1/modules/"
+  rm -f "$1/modules/$kver/build" "$1/modules/$kver/source"
+  if compgen -G "$2/*.ko" > /dev/null; then cp "$2"/*.ko "$1/ko/$kver/"; fi
+}
+
 # stash_module DIR: copies the module and the selftests' test module, as build-module last
 # built them, to DIR.
 stash_module() {
@@ -93,7 +170,9 @@ prepare_share() {
   mkdir -p "$share/out"
   install -m 0755 "$RXE_SR_ROOT/qemu/guest-init" "$share/guest-init"
   stash_module "$run/ko"
-  share_kernel "$share" "${VARIANT:-default}" "$run/ko"
+  if [ -n "${RXE_SR_KERNEL_DEB:-}" ]; then share_deb_kernel "$share" "$run/ko"
+  else share_kernel "$share" "${VARIANT:-default}" "$run/ko"
+  fi
   if [ -n "${RXE_SR_PEER_VARIANT:-}" ] && [ "$RXE_SR_PEER_VARIANT" != "${VARIANT:-default}" ]; then
     [ -f "${PEER_KO:-}/rxe_sr.ko" ] || die "RXE_SR_PEER_VARIANT needs the peer's rxe_sr.ko in PEER_KO (scripts/vm-test builds it)"
     share_kernel "$share" "$RXE_SR_PEER_VARIANT" "$PEER_KO"
