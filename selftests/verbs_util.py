@@ -131,3 +131,21 @@ def sends_checked(qp, cq, mr, n, slot, mul, base, secs=60):
         want = payload(i)
         assert got == len(want) and mr.read(len(want), i * slot) == want, "message %d differs" % i
     return recvs
+
+
+# enum ib_mr_rereg_flags (uapi: IB_MR_REREG_*).
+REREG_TRANS, REREG_PD, REREG_ACCESS = 1, 2, 4
+
+
+def rereg_mr(ctx, mr, flags, pd=None, addr=0, length=0, access=0):
+    """ibv_rereg_mr as the kernel takes it: rdma-core's rxe provider has no rereg_mr (libibverbs
+    answers EOPNOTSUPP without asking the kernel), so this writes IB_USER_VERBS_CMD_REREG_MR
+    (11) to the context's command file itself. Returns the (lkey, rkey) the kernel answers;
+    raises OSError with the kernel's errno."""
+    import ctypes, struct
+    resp = ctypes.create_string_buffer(8)
+    body = struct.pack("<QIIQQQII", ctypes.addressof(resp), mr.handle, flags, addr, length, addr,
+                       pd.handle if pd is not None else 0, access)
+    hdr = struct.pack("<IHH", 11, (8 + len(body)) // 4, len(resp) // 4)
+    os.write(ctx.cmd_fd, hdr + body)
+    return struct.unpack("<II", resp.raw)

@@ -431,6 +431,7 @@ impl<T: Driver> Adapter<T> {
             get_dma_mr: Some(ib_mr::get_dma_mr::<T>),
             alloc_mr: Some(ib_mr::alloc_mr::<T>),
             map_mr_sg: Some(ib_mr::map_mr_sg::<T>),
+            rereg_user_mr: Some(ib_mr::rereg_user_mr::<T>),
             dereg_mr: Some(ib_mr::dereg_mr::<T>),
             alloc_mw: Some(ib_mw::alloc_mw::<T>),
             dealloc_mw: Some(ib_mw::dealloc_mw::<T>),

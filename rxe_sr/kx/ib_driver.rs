@@ -13,7 +13,7 @@ use crate::kx::ib_cq::{Cq, CqInitAttr, CqNotify, WcArray};
 use crate::kx::ib_device::Device;
 use crate::kx::ib_device_attr::{DeviceAttr, PortAttr, RoceV2PortImmutable};
 use crate::kx::ib_hw_stats::StatDesc;
-use crate::kx::ib_mr::{self, KernelVa, SgMapping, UserMrReq};
+use crate::kx::ib_mr::{self, KernelVa, MrRereg, SgMapping, UserMrReq};
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_qp::{NewQp, Qp, QpTable};
 use crate::kx::ib_srq::{Srq, SrqAttr, SrqAttrMask};
@@ -181,6 +181,16 @@ pub(crate) trait Driver: Send + Sync + Sized {
     /// `map_mr_sg`: maps a ULP's scatterlist into a fast-registration MR; returns the
     /// entries mapped and the iova and length the core reports.
     fn map_mr_sg(mr: &ib_mr::Mr<Self>, sg: SgMapping<'_>) -> Result<(c_int, u64, u64)>;
+
+    /// `rereg_user_mr`, in place: what `flags` names changes, the PD to `pd`, the rights to
+    /// `req.access`, the memory to `req`'s range; an error leaves the MR as it was.
+    fn rereg_user_mr(
+        dev: &Device<Self>,
+        mr: &ib_mr::Mr<Self>,
+        flags: MrRereg,
+        pd: PdId,
+        req: &UserMrReq,
+    ) -> Result;
 
     /// `dereg_mr`: an error refuses it (the MR stays registered); on success the core's
     /// reference goes.

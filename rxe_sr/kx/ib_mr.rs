@@ -123,6 +123,27 @@ pub(crate) struct UserMrReq {
     pub(crate) access: i32,
 }
 
+/// What an `ibv_rereg_mr` changes (`enum ib_mr_rereg_flags`; uverbs refused any other).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MrRereg(c_int);
+
+impl MrRereg {
+    /// IB_MR_REREG_TRANS: new memory (the request's start, length and iova).
+    pub(crate) fn translation(self) -> bool {
+        self.0 & bindings::ib_mr_rereg_flags_IB_MR_REREG_TRANS as c_int != 0
+    }
+
+    /// IB_MR_REREG_PD: a new PD.
+    pub(crate) fn pd(self) -> bool {
+        self.0 & bindings::ib_mr_rereg_flags_IB_MR_REREG_PD as c_int != 0
+    }
+
+    /// IB_MR_REREG_ACCESS: new access rights (the request's).
+    pub(crate) fn access(self) -> bool {
+        self.0 & bindings::ib_mr_rereg_flags_IB_MR_REREG_ACCESS as c_int != 0
+    }
+}
+
 /// Kernel memory as a kernel consumer's DMA MR reaches it: with virtual DMA, the addresses
 /// in its SGEs are kernel virtual addresses. Only `get_dma_mr` (which the core calls for
 /// kernel PDs, whose consumers own the memory their SGEs name) makes one.
@@ -373,6 +394,41 @@ pub(super) unsafe extern "C" fn reg_user_mr<T: Driver>(
     T::reg_user_mr(dev, PdId::of(pd), &req)
         .and_then(|init| created(dev, init))
         .unwrap_or_else(|e| e.to_ptr())
+}
+
+/// `ib_device_ops.rereg_user_mr`: changed in place (null: uverbs updates its `ib_mr`'s PD,
+/// iova and length itself), or an errno, the MR left as it was.
+///
+/// # Safety
+/// Called by uverbs with a user MR of a `T` device that `reg_user_mr` returned, no other
+/// call on it running (uverbs holds its object for writing), and a live PD of that device.
+pub(super) unsafe extern "C" fn rereg_user_mr<T: Driver>(
+    ibmr: *mut bindings::ib_mr,
+    flags: c_int,
+    start: u64,
+    length: u64,
+    iova: u64,
+    access: c_int,
+    pd: *mut bindings::ib_pd,
+    _udata: *mut bindings::ib_udata,
+) -> *mut bindings::ib_mr {
+    // SAFETY: per this function's contract; the core set the MR's device.
+    let (mr, dev) = unsafe {
+        (
+            Mr::<T>::from_raw(ibmr),
+            Device::<T>::from_ib((*ibmr).device),
+        )
+    };
+    let req = UserMrReq {
+        start,
+        length,
+        iova,
+        access,
+    };
+    match T::rereg_user_mr(dev, mr, MrRereg(flags), PdId::of(pd), &req) {
+        Ok(()) => ptr::null_mut(),
+        Err(e) => e.to_ptr(),
+    }
 }
 
 /// `ib_device_ops.get_dma_mr`: the MR behind a kernel PD's `local_dma_lkey`.

@@ -100,6 +100,20 @@ impl UserPages {
         self.copy(off, src.as_ptr().cast_mut().cast(), src.len(), true)
     }
 
+    /// The process's range these pages were pinned for (its address and length).
+    pub(crate) fn range(&self) -> (usize, usize) {
+        // SAFETY: the umem this value owns (type invariant); plain fields set at pinning.
+        let u = unsafe { self.umem.as_ref() };
+        (u.address, u.length)
+    }
+
+    /// Pinned for writing (`FOLL_WRITE`: the MR's rights let it be written): writes reach
+    /// the process's own pages, not a copy.
+    pub(crate) fn writable(&self) -> bool {
+        // SAFETY: as in `range`; the bitfield is set at pinning.
+        unsafe { self.umem.as_ref().writable() != 0 }
+    }
+
     fn copy(&self, off: usize, buf: *mut c_void, len: usize, to_pages: bool) -> bool {
         let Some(at) = self.first_off.checked_add(off) else {
             return false;

@@ -217,6 +217,8 @@ impl AccessFlags {
     pub(crate) const REMOTE_ATOMIC: Self = Self(bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC);
     /// IB_ACCESS_MW_BIND.
     pub(crate) const MW_BIND: Self = Self(bindings::ib_access_flags_IB_ACCESS_MW_BIND);
+    /// IB_ACCESS_HUGETLB: the memory is backed by huge pages (a hint).
+    pub(crate) const HUGETLB: Self = Self(bindings::ib_access_flags_IB_ACCESS_HUGETLB);
     /// IB_ACCESS_OPTIONAL: the range of hints a provider may ignore.
     pub(crate) const OPTIONAL: Self = Self(bindings::ib_access_flags_IB_ACCESS_OPTIONAL);
 

@@ -58,12 +58,14 @@ pub(crate) fn key(index: u32, variant: u8) -> u32 {
 }
 
 /// Access flags rxe_sr implements for user MRs. The optional range (relaxed ordering and
-/// other hints) is accepted and ignored, as the uverbs ABI allows.
+/// other hints) is accepted and ignored, as the uverbs ABI allows, and so is the hint that
+/// the memory is on huge pages (pinned and copied page by page like any other).
 const SUPPORTED: AccessFlags = AccessFlags::LOCAL_WRITE
     .union(AccessFlags::REMOTE_WRITE)
     .union(AccessFlags::REMOTE_READ)
     .union(AccessFlags::REMOTE_ATOMIC)
     .union(AccessFlags::MW_BIND)
+    .union(AccessFlags::HUGETLB)
     .union(AccessFlags::OPTIONAL);
 
 /// Checks the access flags of a registration; on-demand paging, zero-based and persistence
@@ -93,6 +95,9 @@ pub(crate) enum MrMemory {
 
 /// What the data path checks and uses, changed under the MR's lock.
 pub(crate) struct MrInner {
+    /// Its PD (the core sets the `ib_mr`'s only after we return; `ibv_rereg_mr` may change
+    /// it).
+    pub(crate) pd: PdId,
     /// The key in force (L_Key = R_Key); 0 until published.
     pub(crate) key: u32,
     /// First address and length of the registered range.
@@ -111,8 +116,6 @@ pub(crate) struct MrInner {
 /// The driver's data in each MR.
 #[pin_data]
 pub(crate) struct MrState {
-    /// The PD it was registered in (the core sets the `ib_mr`'s only after we return).
-    pub(crate) pd: PdId,
     #[pin]
     pub(crate) inner: SpinLock<MrInner>,
     /// Memory windows bound to it: deregistration is refused while any is (as rdma_rxe's
@@ -132,9 +135,9 @@ impl MrState {
     ) -> impl PinInit<Self, Error> {
         let valid = !matches!(memory, MrMemory::Fast(_));
         try_pin_init!(MrState {
-            pd,
             inner <- new_spinlock!(
                 MrInner {
+                    pd,
                     key: 0,
                     iova,
                     length,
@@ -263,11 +266,8 @@ fn with_mr<R>(
 ) -> Option<R> {
     let (key, access) = resolve(dev, pd, key, va, len, access)?;
     let mr = lookup(dev, key >> 8)?;
-    if mr.pd != pd {
-        return None;
-    }
     let g = mr.inner.lock();
-    if !g.valid || g.key != key || g.access & access.flag() != access.flag() {
+    if g.pd != pd || !g.valid || g.key != key || g.access & access.flag() != access.flag() {
         return None;
     }
     let end = va.checked_add(len)?;
@@ -439,7 +439,7 @@ pub(crate) fn view(dev: &RoceDevice, pd: PdId, lkey: u32) -> Option<MrView> {
     }
     let mr = lookup(dev, lkey >> 8)?;
     let g = mr.inner.lock();
-    (g.valid && g.key == lkey && mr.pd == pd).then_some(MrView {
+    (g.valid && g.key == lkey && g.pd == pd).then_some(MrView {
         lkey,
         pd: pd.get(),
         iova: g.iova,
@@ -464,7 +464,7 @@ pub(crate) fn fast_reg(dev: &RoceDevice, pd: PdId, key: u32, access: u32) -> Res
     let MrMemory::Fast(pages) = &g.memory else {
         return Err(WcStatus::LocQpOpErr);
     };
-    if mr.pd != pd || g.valid || !limits::page_size_supported(ps) {
+    if g.pd != pd || g.valid || !limits::page_size_supported(ps) {
         return Err(WcStatus::LocQpOpErr);
     }
     let room = (pages.len() as u64)
@@ -489,7 +489,7 @@ pub(crate) fn invalidate(dev: &RoceDevice, pd: PdId, key: u32) -> bool {
         return false;
     };
     let mut g = mr.inner.lock();
-    let ok = matches!(g.memory, MrMemory::Fast(_)) && g.valid && g.key == key && mr.pd == pd;
+    let ok = matches!(g.memory, MrMemory::Fast(_)) && g.valid && g.key == key && g.pd == pd;
     if ok {
         g.valid = false;
     }

@@ -22,7 +22,7 @@ use crate::kx::ib_device_attr::{
 };
 use crate::kx::ib_hw_stats::{stat_descs, StatDesc};
 use crate::kx::ib_mad::MAD_SIZE;
-use crate::kx::ib_mr::{KernelVa, SgMapping, UserMrReq};
+use crate::kx::ib_mr::{KernelVa, MrRereg, SgMapping, UserMrReq};
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_qp::{NewQp, QpTable};
 use crate::kx::ib_srq::{SrqAttr, SrqAttrMask};
@@ -480,6 +480,16 @@ impl Driver for DeviceState {
 
     fn map_mr_sg(mr: &RoceMr, sg: SgMapping<'_>) -> Result<(c_int, u64, u64)> {
         crate::verbs::mr::map_sg(mr, sg)
+    }
+
+    fn rereg_user_mr(
+        dev: &Device<Self>,
+        mr: &RoceMr,
+        flags: MrRereg,
+        pd: PdId,
+        req: &UserMrReq,
+    ) -> Result {
+        crate::verbs::mr::rereg_user(dev, mr, flags, pd, req)
     }
 
     fn dereg_mr(dev: &Device<Self>, mr: &RoceMr) -> Result {

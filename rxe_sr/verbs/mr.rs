@@ -8,7 +8,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use crate::kx::error;
-use crate::kx::ib_mr::{KernelPages, KernelVa, SgMapping, UserMrReq};
+use crate::kx::ib_mr::{KernelPages, KernelVa, MrRereg, SgMapping, UserMrReq};
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_umem::UserPages;
 use crate::kx::ib_verbs::AccessFlags;
@@ -41,6 +41,76 @@ pub(crate) fn reg_user(
         req.length,
     ))
 }
+
+/// `rereg_user_mr`, in place: the MR keeps its keys (as rdma_rxe's) and gets a new PD, new
+/// rights and/or new memory, as `flags` says. New memory is pinned before anything
+/// changes, so an error leaves the MR as it was; so are the MR's own pages again when new
+/// rights let it be written and they were pinned read-only (writes must reach the
+/// process's pages, not a copy-on-write copy). The change is made under the MR's lock: a
+/// copy in flight finishes on the old state, the next one sees the new. Refused (EBUSY)
+/// while memory windows are bound to it, as deregistration is; EINVAL for an empty range.
+pub(crate) fn rereg_user(
+    dev: &RoceDevice,
+    mr: &RoceMr,
+    flags: MrRereg,
+    pd: PdId,
+    req: &UserMrReq,
+) -> Result {
+    if mr.bound_mws.load(Ordering::Acquire) != 0 {
+        return Err(EBUSY);
+    }
+    let (cur_access, cur_range, cur_writable) = {
+        let g = mr.inner.lock();
+        let MrMemory::User(pages) = &g.memory else {
+            // uverbs reregisters user MRs only.
+            return Err(EINVAL);
+        };
+        (g.access, pages.range(), pages.writable())
+    };
+    let access = if flags.access() {
+        check_access(req.access)?
+    } else {
+        cur_access
+    };
+    let range = if flags.translation() {
+        if req.length == 0 {
+            return Err(EINVAL);
+        }
+        let start = usize::try_from(req.start).map_err(|_| EINVAL)?;
+        let len = usize::try_from(req.length).map_err(|_| EINVAL)?;
+        Some((start, len))
+    } else if access & WRITABLE != 0 && !cur_writable {
+        Some(cur_range)
+    } else {
+        None
+    };
+    let pages = match range {
+        Some((start, len)) => Some(UserPages::pin(dev, start, len, access)?),
+        None => None,
+    };
+    let old = {
+        let mut g = mr.inner.lock();
+        if flags.pd() {
+            g.pd = pd;
+        }
+        g.access = access;
+        if flags.translation() {
+            g.iova = req.iova;
+            g.length = req.length;
+        }
+        pages.map(|p| core::mem::replace(&mut g.memory, MrMemory::User(p)))
+    };
+    // The old pages are unpinned outside the lock.
+    drop(old);
+    Ok(())
+}
+
+/// Rights that need the pages pinned for writing (the core's `ib_access_writable`).
+const WRITABLE: u32 = AccessFlags::LOCAL_WRITE
+    .union(AccessFlags::REMOTE_WRITE)
+    .union(AccessFlags::REMOTE_ATOMIC)
+    .union(AccessFlags::MW_BIND)
+    .bits();
 
 /// `get_dma_mr`: the MR behind a kernel PD's `local_dma_lkey`, covering kernel memory.
 /// Local access only: remote access to all of kernel memory (`IB_PD_UNSAFE_GLOBAL_RKEY`)
