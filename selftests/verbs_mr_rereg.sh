@@ -15,6 +15,7 @@
 . "$HOST_SHARE/selftests/lib.sh"
 sr_up
 dmesg_mark
+leak_begin
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
 out=$(GIDX=$gidx timeout 120 python3 - <<'PY' 2>&1
 import errno, os, sys
@@ -125,4 +126,6 @@ PY
 ) || { printf '%s\n' "$out"; fail "MR reregistration"; }
 printf '%s\n' "$out"
 log "ok: rereg of access, PD and translation, in place, keys kept"
+# The pages each change unpinned (with kmemleak running: none left unreferenced).
+leak_check
 check "no oops or warning in the kernel log" dmesg_clean
