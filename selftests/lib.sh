@@ -184,6 +184,49 @@ print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$addr") ;;
   return 1
 }
 
+# netns_test_begin: the start of a test that builds its own namespaces: skips without
+# network namespaces; no rxe_sr, rdma_rxe or namespace left from before; the verbs core
+# and rxe_sr loaded (no link), the kernel log marked and the leak check armed.
+netns_test_begin() {
+  ip netns add rxe_sr_probe 2> /dev/null || skip "no network namespaces in this kernel"
+  ip netns del rxe_sr_probe
+  modprobe -r rxe_sr rdma_rxe 2> /dev/null
+  ip -all netns delete 2> /dev/null
+  dmesg_mark
+  check "load the verbs core" load_rdma_core
+  check "load rxe_sr" modprobe rxe_sr
+  leak_begin
+}
+
+# netns_veth_pair: namespaces nsa and nsb joined by a veth pair, vxa (nsa, 10.88.0.1/24 and
+# fd88::1/64) and vxb (nsb, 10.88.0.2/24 and fd88::2/64), all up.
+netns_veth_pair() {
+  local s ns dev n
+  check "namespaces nsa and nsb" ip netns add nsa
+  ip netns add nsb
+  check "veth pair vxa (nsa) - vxb (nsb)" ip link add vxa type veth peer name vxb
+  ip link set vxa netns nsa
+  ip link set vxb netns nsb
+  for s in a:1 b:2; do
+    ns=ns${s%:*} dev=vx${s%:*} n=${s#*:}
+    ip -n "$ns" link set lo up
+    ip -n "$ns" addr add "10.88.0.$n/24" dev "$dev"
+    ip -n "$ns" addr add "fd88::$n/64" dev "$dev" nodad
+    ip -n "$ns" link set "$dev" up
+  done
+}
+
+# netns_test_end: the end of a test netns_test_begin began: its namespaces go (nsa, nsb), no
+# leak, rxe_sr unloads with no object left, and the kernel log is clean.
+netns_test_end() {
+  ip netns del nsa 2> /dev/null
+  ip netns del nsb 2> /dev/null
+  leak_check
+  check "rmmod" rmmod rxe_sr
+  expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs, 0 MWs' "$(dmesg_since_mark)"
+  check "no oops or warning in the kernel log" dmesg_clean
+}
+
 # nsx NS CMD...: CMD in network namespace NS ("" for the initial one).
 nsx() {
   local ns=$1; shift

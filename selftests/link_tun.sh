@@ -16,14 +16,7 @@
 #   under the live links), and both links go with them; nothing is left at unload.
 . "$HOST_SHARE/selftests/lib.sh"
 [ -c /dev/net/tun ] || skip "no /dev/net/tun in this kernel"
-ip netns add rxe_sr_probe 2> /dev/null || skip "no network namespaces in this kernel"
-ip netns del rxe_sr_probe
-modprobe -r rxe_sr rdma_rxe 2> /dev/null
-ip -all netns delete 2> /dev/null
-dmesg_mark
-check "load the verbs core" load_rdma_core
-check "load rxe_sr" modprobe rxe_sr
-leak_begin
+netns_test_begin
 
 python3 "$HOST_SHARE/selftests/tun_relay.py" tna tnb > /tmp/relay.out 2> /tmp/relay.err &
 relay=$!
@@ -79,24 +72,28 @@ roce_gid_index sra fd89::1 1 > /dev/null || fail "fd89::1's GID went with anothe
 log "ok: deleted addresses lost their GIDs; the others kept theirs"
 ga4=$(roce_gid_index sra 10.89.0.1) ga6=$(roce_gid_index sra fd89::1)
 
+# pingpong_tun TOOL GIDA GIDB ARGS...: an rdma-core pingpong, server sra (nsa), client srb
+# (nsb), data checked (-c); both must report their iterations.
+pingpong_tun() {
+  local tool=$1 ga=$2 gb=$3 s n
+  shift 3
+  n=$(sed -n 's/.*-n \([0-9]*\).*/\1/p' <<< "$*")
+  nsx nsa timeout 120 "$tool" -d sra -g "$ga" -c "$@" > /tmp/pp-s.out 2>&1 &
+  s=$!
+  sleep 1
+  retry 10 nsx nsb timeout 120 "$tool" -d srb -g "$gb" -c "$@" 10.89.0.1 > /tmp/pp-c.out 2>&1 \
+    || { cat /tmp/pp-s.out /tmp/pp-c.out; return 1; }
+  wait $s || { cat /tmp/pp-s.out; return 1; }
+  [ "$(cat /tmp/pp-s.out /tmp/pp-c.out | grep -c "^$n iters in")" = 2 ] \
+    || { cat /tmp/pp-s.out /tmp/pp-c.out; return 1; }
+}
 for v in 4 6; do
   if [ $v = 4 ]; then ga=$ga4 gb=$gb4; else ga=$ga6 gb=$gb6; fi
   # ibv_rc_pingpong's own exchange goes over IPv4; the RDMA traffic takes the GIDs' version.
-  nsx nsa timeout 120 ibv_rc_pingpong -d sra -g "$ga" -n 100 -s 4096 -c > /tmp/pp-s.out 2>&1 &
-  s=$!
-  sleep 1
-  retry 10 nsx nsb timeout 120 ibv_rc_pingpong -d srb -g "$gb" -n 100 -s 4096 -c 10.89.0.1 > /tmp/pp-c.out 2>&1 \
-    || { cat /tmp/pp-s.out /tmp/pp-c.out; fail "ibv_rc_pingpong over IPv$v on tun"; }
-  wait $s || { cat /tmp/pp-s.out; fail "ibv_rc_pingpong server over IPv$v on tun"; }
-  [ "$(cat /tmp/pp-s.out /tmp/pp-c.out | grep -c '100 iters in')" = 2 ] || fail "ibv_rc_pingpong over IPv$v: not 100 iterations on both sides"
+  pingpong_tun ibv_rc_pingpong "$ga" "$gb" -n 100 -s 4096 || fail "ibv_rc_pingpong over IPv$v on tun"
   log "ok: ibv_rc_pingpong over IPv$v on tun, 100 x 4096 B checked"
 done
-nsx nsa timeout 120 ibv_ud_pingpong -d sra -g "$ga4" -n 100 -s 1024 -c > /tmp/ud-s.out 2>&1 &
-s=$!
-sleep 1
-retry 10 nsx nsb timeout 120 ibv_ud_pingpong -d srb -g "$gb4" -n 100 -s 1024 -c 10.89.0.1 > /tmp/ud-c.out 2>&1 \
-  || { cat /tmp/ud-s.out /tmp/ud-c.out; fail "ibv_ud_pingpong on tun"; }
-wait $s || { cat /tmp/ud-s.out; fail "ibv_ud_pingpong server on tun"; }
+pingpong_tun ibv_ud_pingpong "$ga4" "$gb4" -n 100 -s 1024 || fail "ibv_ud_pingpong on tun"
 log "ok: ibv_ud_pingpong on tun, 100 x 1024 B checked"
 
 sleep 1
@@ -117,9 +114,4 @@ cat /tmp/relay.err
 for _ in $(seq 60); do rdma link show | grep -qwE 'sra|srb' || break; sleep 0.5; done
 rdma link show | grep -qwE 'sra|srb' && fail "a link is still there 30 s after its tun device went"
 log "ok: both links went with their tun devices"
-ip netns del nsa
-ip netns del nsb
-leak_check
-check "rmmod" rmmod rxe_sr
-expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs, 0 MWs' "$(dmesg_since_mark)"
-check "no oops or warning in the kernel log" dmesg_clean
+netns_test_end

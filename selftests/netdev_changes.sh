@@ -14,26 +14,9 @@
 #   one; the renamed netdev is still refused a second link.
 # - Nothing left at unload, the kernel log clean.
 . "$HOST_SHARE/selftests/lib.sh"
-ip netns add rxe_sr_probe 2> /dev/null || skip "no network namespaces in this kernel"
-ip netns del rxe_sr_probe
-modprobe -r rxe_sr rdma_rxe 2> /dev/null
-ip -all netns delete 2> /dev/null
-dmesg_mark
-check "load the verbs core" load_rdma_core
-check "load rxe_sr" modprobe rxe_sr
-leak_begin
+netns_test_begin
 
-check "namespaces nsa and nsb" ip netns add nsa
-ip netns add nsb
-check "veth pair vxa (nsa) - vxb (nsb)" ip link add vxa type veth peer name vxb
-ip link set vxa netns nsa
-ip link set vxb netns nsb
-for s in a:1 b:2; do
-  ns=ns${s%:*} dev=vx${s%:*} n=${s#*:}
-  ip -n "$ns" link set lo up
-  ip -n "$ns" addr add "10.88.0.$n/24" dev "$dev"
-  ip -n "$ns" link set "$dev" up
-done
+netns_veth_pair
 check "rdma link add sra on vxa" nsx nsa rdma link add sra type rxe_sr netdev vxa
 check "rdma link add srb on vxb" nsx nsb rdma link add srb type rxe_sr netdev vxb
 check "sra ACTIVE" wait_port_active sra
@@ -119,9 +102,4 @@ log "ok: a second link on the renamed netdev is refused"
 
 check "rdma link del sra" nsx nsa rdma link del sra
 check "rdma link del srb" nsx nsb rdma link del srb
-ip netns del nsa
-ip netns del nsb
-leak_check
-check "rmmod" rmmod rxe_sr
-expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs, 0 MWs' "$(dmesg_since_mark)"
-check "no oops or warning in the kernel log" dmesg_clean
+netns_test_end

@@ -16,14 +16,7 @@
 #   removal of a device without disassociate until then, as for rdma_rxe), both devices
 #   go, nothing is left at unload and the kernel log is clean.
 . "$HOST_SHARE/selftests/lib.sh"
-ip netns add rxe_sr_probe 2> /dev/null || skip "no network namespaces in this kernel"
-ip netns del rxe_sr_probe
-modprobe -r rxe_sr rdma_rxe 2> /dev/null
-ip -all netns delete 2> /dev/null
-dmesg_mark
-check "load the verbs core" load_rdma_core
-check "load rxe_sr" modprobe rxe_sr
-leak_begin
+netns_test_begin
 
 # port_socks NS: how many sockets are bound to UDP 4791 in NS (2 with a link: IPv4, IPv6).
 port_socks() { nsx "$1" ss -Hulna | awk '$4 ~ /:4791$/' | wc -l; }
@@ -34,18 +27,7 @@ expect_socks() {
   log "ok: $3 ($n sockets on UDP 4791 in ${1:-the initial namespace})"
 }
 expect_socks "" 0 "no RoCEv2 socket at load"
-check "namespaces nsa and nsb" ip netns add nsa
-ip netns add nsb
-check "veth pair vxa (nsa) - vxb (nsb)" ip link add vxa type veth peer name vxb
-ip link set vxa netns nsa
-ip link set vxb netns nsb
-for s in a:1 b:2; do
-  ns=ns${s%:*} dev=vx${s%:*} n=${s#*:}
-  ip -n "$ns" link set lo up
-  ip -n "$ns" addr add "10.88.0.$n/24" dev "$dev"
-  ip -n "$ns" addr add "fd88::$n/64" dev "$dev" nodad
-  ip -n "$ns" link set "$dev" up
-done
+netns_veth_pair
 
 check "rdma link add sra in nsa" nsx nsa rdma link add sra type rxe_sr netdev vxa
 expect_socks nsa 2 "nsa's first link opened its sockets"
