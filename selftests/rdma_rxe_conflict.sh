@@ -6,7 +6,8 @@
 # with a message naming the port's owner (rdma_rxe's receive function and module), and
 # leaves no device behind. In a namespace of its own, on a veth pair whose other end is in
 # the initial namespace, an rxe_sr link works beside an rdma_rxe link on that other end, and
-# the two talk: ibv_rc_pingpong with every buffer checked, each driver as the server once.
+# the two talk: ibv_rc_pingpong with every buffer checked, each driver as the server once,
+# over IPv4 and over IPv6.
 # Unloading rxe_sr leaves rdma_rxe's device registered and active (they share the driver id).
 # The other way round, an rxe_sr link in the initial namespace holds the port there:
 # rdma_rxe's load then fails, and succeeds once the link is gone.
@@ -35,8 +36,10 @@ check "namespace nsc" ip netns add nsc
 check "veth pair vxi (initial namespace) - vxc (nsc)" ip link add vxi type veth peer name vxc
 ip link set vxc netns nsc
 ip addr add 10.89.0.1/24 dev vxi
+ip addr add fd89::1/64 dev vxi nodad
 ip link set vxi up
 ip -n nsc addr add 10.89.0.2/24 dev vxc
+ip -n nsc addr add fd89::2/64 dev vxc nodad
 ip -n nsc link set lo up
 ip -n nsc link set vxc up
 check "rdma_rxe link rxe9 on vxi" rdma link add rxe9 type rxe netdev vxi
@@ -45,6 +48,8 @@ check "rxe9 ACTIVE" wait_port_active rxe9
 check "src ACTIVE" wait_port_active src
 gi=$(roce_gid_index rxe9 10.89.0.1) || fail "no RoCEv2 GID for 10.89.0.1 on rxe9"
 gc=$(roce_gid_index src 10.89.0.2) || fail "no RoCEv2 GID for 10.89.0.2 on src"
+gi6=$(roce_gid_index rxe9 fd89::1) || fail "no RoCEv2 GID for fd89::1 on rxe9"
+gc6=$(roce_gid_index src fd89::2) || fail "no RoCEv2 GID for fd89::2 on src"
 
 # pingpong SERVER_NS SERVER_DEV SERVER_GID CLIENT_NS CLIENT_DEV CLIENT_GID ADDR
 pingpong() {
@@ -60,12 +65,16 @@ pingpong() {
 }
 # `ip netns exec` needs a name: the initial namespace is named through PID 1's.
 ip netns attach init 1 2> /dev/null || fail "cannot name the initial namespace"
-out=$(pingpong init rxe9 "$gi" nsc src "$gc" 10.89.0.1) || { printf '%s\n' "$out"; fail "rdma_rxe server, rxe_sr client"; }
-printf '%s\n' "$out"
-log "ok: rdma_rxe (server, initial namespace) <-> rxe_sr (client, nsc): 200 x 4096 B checked"
-out=$(pingpong nsc src "$gc" init rxe9 "$gi" 10.89.0.2) || { printf '%s\n' "$out"; fail "rxe_sr server, rdma_rxe client"; }
-printf '%s\n' "$out"
-log "ok: rxe_sr (server, nsc) <-> rdma_rxe (client, initial namespace): 200 x 4096 B checked"
+# Over IPv4, then IPv6 (the GIDs' version; pingpong's own exchange stays on IPv4).
+for v in 4 6; do
+  if [ $v = 4 ]; then a=$gi c=$gc; else a=$gi6 c=$gc6; fi
+  out=$(pingpong init rxe9 "$a" nsc src "$c" 10.89.0.1) || { printf '%s\n' "$out"; fail "rdma_rxe server, rxe_sr client, IPv$v"; }
+  printf '%s\n' "$out"
+  log "ok: rdma_rxe (server, initial namespace) <-> rxe_sr (client, nsc), IPv$v: 200 x 4096 B checked"
+  out=$(pingpong nsc src "$c" init rxe9 "$a" 10.89.0.2) || { printf '%s\n' "$out"; fail "rxe_sr server, rdma_rxe client, IPv$v"; }
+  printf '%s\n' "$out"
+  log "ok: rxe_sr (server, nsc) <-> rdma_rxe (client, initial namespace), IPv$v: 200 x 4096 B checked"
+done
 ip netns del init
 
 check "rmmod rxe_sr with both drivers' links up" modprobe -r rxe_sr
