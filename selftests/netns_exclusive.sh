@@ -15,12 +15,18 @@ netns_test_begin
 trap 'ip -all netns delete 2> /dev/null; rdma system set netns shared 2> /dev/null' EXIT
 expect_grep "shared mode at start" 'netns shared' "$(rdma system show)"
 
-check "namespace nsa with a veth end" ip netns add nsa
-ip link add vxa type veth peer name vxb
-ip link set vxa netns nsa
-ip -n nsa addr add 10.88.0.1/24 dev vxa
-ip -n nsa link set vxa up
-check "rdma link add sra from nsa (shared)" nsx nsa rdma link add sra type rxe_sr netdev vxa
+# nsa_link MODE: namespace nsa with one end of a veth pair (vxa, 10.88.0.1/24; vxb stays in
+# the initial namespace), and rxe_sr link sra made on it from nsa.
+nsa_link() {
+  check "namespace nsa with a veth end ($1 mode)" ip netns add nsa
+  ip link add vxa type veth peer name vxb
+  ip link set vxa netns nsa
+  ip -n nsa addr add 10.88.0.1/24 dev vxa
+  ip -n nsa link set vxa up
+  check "rdma link add sra from nsa ($1)" nsx nsa rdma link add sra type rxe_sr netdev vxa
+}
+
+nsa_link shared
 expect_grep "nsa lists sra" '^link sra/1' "$(nsx nsa rdma link show)"
 expect_grep "the initial namespace lists sra" '^link sra/1' "$(rdma link show)"
 out=$(rdma dev set sra netns nsa 2>&1) && fail "moving sra in shared mode was accepted"
@@ -30,12 +36,7 @@ ip netns del nsa
 ip link del vxb 2> /dev/null
 
 check "rdma system set netns exclusive" rdma system set netns exclusive
-check "namespace nsa again" ip netns add nsa
-ip link add vxa type veth peer name vxb
-ip link set vxa netns nsa
-ip -n nsa addr add 10.88.0.1/24 dev vxa
-ip -n nsa link set vxa up
-check "rdma link add sra from nsa (exclusive)" nsx nsa rdma link add sra type rxe_sr netdev vxa
+nsa_link exclusive
 expect_grep "the initial namespace lists sra" '^link sra/1' "$(rdma link show)"
 nsx nsa rdma link show | grep -q '^link sra/1' && fail "nsa lists sra in exclusive mode: the README says it does not"
 log "ok: in exclusive mode a link made from nsa is in the initial namespace only"
