@@ -45,19 +45,12 @@ pub(super) fn remove(ibdev: *mut bindings::ib_device) {
 /// device being unregistered is left out): the caller drops each with `ib_device_put`.
 pub(super) fn referenced() -> Result<KVec<*mut bindings::ib_device>> {
     let t = DEVICES.lock();
-    let mut got = KVec::new();
+    let mut got = KVec::with_capacity(t.len(), GFP_KERNEL)?;
     for &a in t.iter().filter(|a| **a != 0) {
-        if got.reserve(1, GFP_KERNEL).is_err() {
-            for &d in got.iter() {
-                // SAFETY: a reference taken below, ours to drop.
-                unsafe { bindings::ib_device_put(d) };
-            }
-            return Err(ENOMEM);
-        }
         // SAFETY: listed under the lock, so allocated (the invariant of `DEVICES`); the
         // reference taken, if any, is ours.
         if unsafe { bindings::rxe_sr_glue_ib_device_try_get(a as *mut _) } {
-            // Room was reserved above: this push does not allocate.
+            // Within the capacity taken above: this push does not allocate or fail.
             let _ = got.push(a as *mut _, GFP_KERNEL);
         }
     }
