@@ -30,6 +30,7 @@ struct uverbs_attr_bundle;
 struct rdma_user_mmap_entry;
 struct xarray;
 struct ib_umem;
+struct ib_umem_odp;
 
 /*
  * A work item of the driver's (receive, QP timers), queued at high or at normal priority
@@ -164,6 +165,17 @@ size_t rxe_sr_glue_umem_first_offset(struct ib_umem *umem);
 size_t rxe_sr_glue_umem_pages(struct ib_umem *umem, void **pages, size_t n);
 int rxe_sr_glue_pages_copy(void *const *pages, size_t npages, size_t offset, void *buf,
 			   size_t len, bool to_pages);
+bool rxe_sr_glue_odp_supported(void);
+struct ib_umem_odp *rxe_sr_glue_odp_get(struct ib_device *dev, unsigned long addr, size_t len,
+					int access);
+void rxe_sr_glue_odp_release(struct ib_umem_odp *odp);
+unsigned long rxe_sr_glue_odp_address(struct ib_umem_odp *odp);
+size_t rxe_sr_glue_odp_length(struct ib_umem_odp *odp);
+bool rxe_sr_glue_odp_writable(struct ib_umem_odp *odp);
+int rxe_sr_glue_odp_map_lock(struct ib_umem_odp *odp, u64 off, u64 len, bool write, bool fault);
+void rxe_sr_glue_odp_lock(struct ib_umem_odp *odp);
+void rxe_sr_glue_odp_unlock(struct ib_umem_odp *odp);
+int rxe_sr_glue_odp_copy(struct ib_umem_odp *odp, u64 off, void *buf, size_t len, bool to_pages);
 void rxe_sr_glue_xa_unlock(struct xarray *xa);
 bool rxe_sr_glue_netif_running(const struct net_device *ndev);
 bool rxe_sr_glue_netif_carrier_ok(const struct net_device *ndev);

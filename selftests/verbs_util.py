@@ -149,3 +149,30 @@ def rereg_mr(ctx, mr, flags, pd=None, addr=0, length=0, access=0):
     hdr = struct.pack("<IHH", 11, (8 + len(body)) // 4, len(resp) // 4)
     os.write(ctx.cmd_fd, hdr + body)
     return struct.unpack("<II", resp.raw)
+
+
+# enum ib_uverbs_advise_mr_advice and IB_UVERBS_ADVISE_MR_FLAG_FLUSH (uapi).
+ADVISE_PREFETCH, ADVISE_PREFETCH_WRITE, ADVISE_PREFETCH_NO_FAULT = 0, 1, 2
+ADVISE_FLUSH = 1
+
+
+def advise_mr(ctx, pd, advice, flags, sges):
+    """ibv_advise_mr as the kernel takes it: rdma-core's rxe provider has no advise_mr
+    (libibverbs answers EOPNOTSUPP itself), so this sends uverbs' ADVISE_MR method (object
+    MR, method 2; attributes PD handle, advice, flags, SGE list) through RDMA_VERBS_IOCTL
+    on the context's command file, with the device's driver id (RDMA_DRIVER_RXE, 14, which
+    rxe_sr reports so that the rxe provider serves it). `sges` is a list of (addr, length, lkey). Raises
+    OSError with the kernel's errno."""
+    import ctypes, fcntl, struct
+    sgl = ctypes.create_string_buffer(b"".join(struct.pack("<QII", a, n, k) for a, n, k in sges))
+    mandatory = 1                                   # UVERBS_ATTR_F_MANDATORY
+    attrs = [struct.pack("<HHHHQ", 0, 0, mandatory, 0, pd.handle),            # PD (IDR)
+             struct.pack("<HHHHQ", 1, 8, mandatory, 0, advice),               # const in
+             struct.pack("<HHHHQ", 2, 8, mandatory, 0, flags),                # flags in
+             struct.pack("<HHHHQ", 3, len(sgl.raw) - 1, mandatory, 0, ctypes.addressof(sgl))]
+    body = b"".join(attrs)
+    rdma_driver_rxe = 14
+    hdr = struct.pack("<HHHHQII", 24 + len(body), 7, 2, len(attrs), 0, rdma_driver_rxe, 0)
+    buf = bytearray(hdr + body)
+    rdma_verbs_ioctl = (3 << 30) | (24 << 16) | (0x1b << 8) | 1
+    fcntl.ioctl(ctx.cmd_fd, rdma_verbs_ioctl, buf)

@@ -433,6 +433,7 @@ impl<T: Driver> Adapter<T> {
             map_mr_sg: Some(ib_mr::map_mr_sg::<T>),
             rereg_user_mr: Some(ib_mr::rereg_user_mr::<T>),
             dereg_mr: Some(ib_mr::dereg_mr::<T>),
+            advise_mr: Some(ib_mr::advise_mr::<T>),
             alloc_mw: Some(ib_mw::alloc_mw::<T>),
             dealloc_mw: Some(ib_mw::dealloc_mw::<T>),
             alloc_hw_port_stats: Some(ib_hw_stats::alloc_hw_port_stats::<T>),

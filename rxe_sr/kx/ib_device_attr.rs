@@ -99,6 +99,47 @@ pub(crate) enum AtomicCap {
     Hca,
 }
 
+/// `enum ib_odp_transport_cap_bits`: the operations of one transport that may use
+/// on-demand paging MRs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub(crate) struct OdpOps(u32);
+
+impl OdpOps {
+    /// SENDs gather from them.
+    pub(crate) const SEND: Self = Self::of(bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SEND);
+    /// Receives scatter into them.
+    pub(crate) const RECV: Self = Self::of(bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_RECV);
+    /// RDMA WRITEs read and land in them.
+    pub(crate) const WRITE: Self =
+        Self::of(bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_WRITE);
+    /// RDMA READs read and land in them.
+    pub(crate) const READ: Self = Self::of(bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_READ);
+    /// Atomics act on them.
+    pub(crate) const ATOMIC: Self =
+        Self::of(bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_ATOMIC);
+    /// Receives from an SRQ scatter into them.
+    pub(crate) const SRQ_RECV: Self =
+        Self::of(bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SRQ_RECV);
+
+    const fn of(bit: bindings::ib_odp_transport_cap_bits) -> Self {
+        Self(bit)
+    }
+
+    /// Both sets.
+    pub(crate) const fn union(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+}
+
+/// `struct ib_odp_caps` of a device with explicit on-demand paging (`IB_ODP_SUPPORT`; not
+/// implicit, whole-address-space MRs): per transport, the operations that may use it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub(crate) struct OdpCaps {
+    pub(crate) rc: OdpOps,
+    pub(crate) uc: OdpOps,
+    pub(crate) ud: OdpOps,
+}
+
 /// `struct ib_device_attr`: what `ibv_query_device` reports (fields not listed are zero).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DeviceAttr {
@@ -133,6 +174,8 @@ pub(crate) struct DeviceAttr {
     pub(crate) max_mcast_qp_attach: i32,
     pub(crate) max_total_mcast_qp_attach: i32,
     pub(crate) local_ca_ack_delay: u8,
+    /// On-demand paging (`IBK_ON_DEMAND_PAGING` and the ODP caps), when offered.
+    pub(crate) odp: Option<OdpCaps>,
 }
 
 impl DeviceAttr {
@@ -148,6 +191,10 @@ impl DeviceAttr {
             device_cap_flags: self.device_cap_flags.0,
             kernel_cap_flags: if self.allow_user_unreg {
                 bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64
+            } else {
+                0
+            } | if self.odp.is_some() {
+                bindings::ib_kernel_cap_flags_IBK_ON_DEMAND_PAGING as u64
             } else {
                 0
             },
@@ -175,6 +222,18 @@ impl DeviceAttr {
             max_mcast_qp_attach: self.max_mcast_qp_attach,
             max_total_mcast_qp_attach: self.max_total_mcast_qp_attach,
             local_ca_ack_delay: self.local_ca_ack_delay,
+            odp_caps: match self.odp {
+                Some(c) => bindings::ib_odp_caps {
+                    general_caps: bindings::ib_odp_general_cap_bits_IB_ODP_SUPPORT as u64,
+                    per_transport_caps: bindings::ib_odp_caps__bindgen_ty_1 {
+                        rc_odp_caps: c.rc.0,
+                        uc_odp_caps: c.uc.0,
+                        ud_odp_caps: c.ud.0,
+                        xrc_odp_caps: 0,
+                    },
+                },
+                None => Default::default(),
+            },
             ..Default::default()
         }
     }

@@ -196,6 +196,16 @@ pub(crate) trait Driver: Send + Sync + Sized {
     /// reference goes.
     fn dereg_mr(dev: &Device<Self>, mr: &ib_mr::Mr<Self>) -> Result;
 
+    /// `advise_mr`: prefetch advice for ranges of on-demand paging MRs of `pd`; `flush`
+    /// asks for the work to be done before the call returns.
+    fn advise_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        advice: ib_mr::Advice,
+        flush: bool,
+        sges: impl Iterator<Item = ib_mr::AdviseSge>,
+    ) -> Result;
+
     /// The driver's data in each memory window ([`Mw`](crate::kx::ib_mw::Mw)).
     type Mw: Send + Sync;
 

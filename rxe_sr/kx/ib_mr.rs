@@ -524,3 +524,65 @@ pub(super) unsafe extern "C" fn dereg_mr<T: Driver>(
     drop(unsafe { Arc::from_raw(ibmr.cast::<Mr<T>>().cast_const()) });
     0
 }
+
+/// What `ibv_advise_mr` asks for (`enum ib_uverbs_advise_mr_advice`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Advice {
+    /// Fault the pages in for reading.
+    Prefetch,
+    /// Fault the pages in for writing.
+    PrefetchWrite,
+    /// Map the pages the process already has, faulting none.
+    PrefetchNoFault,
+}
+
+/// One entry of an `ibv_advise_mr` scatter list: `length` bytes at `addr` through `lkey`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AdviseSge {
+    pub(crate) addr: u64,
+    pub(crate) length: u32,
+    pub(crate) lkey: u32,
+}
+
+/// `ib_device_ops.advise_mr`: prefetch advice on ranges of on-demand paging MRs of `pd`.
+/// The core has checked the flags (`IB_UVERBS_ADVISE_MR_FLAG_FLUSH` at most) and copied in
+/// at least one SGE.
+///
+/// # Safety
+/// Called by uverbs with a live PD of a `T` device and `num_sge` SGEs at `sg_list`.
+pub(super) unsafe extern "C" fn advise_mr<T: Driver>(
+    pd: *mut bindings::ib_pd,
+    advice: bindings::ib_uverbs_advise_mr_advice,
+    flags: u32,
+    sg_list: *mut bindings::ib_sge,
+    num_sge: u32,
+    _attrs: *mut bindings::uverbs_attr_bundle,
+) -> c_int {
+    let advice = match advice {
+        bindings::ib_uverbs_advise_mr_advice_IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH => {
+            Advice::Prefetch
+        }
+        bindings::ib_uverbs_advise_mr_advice_IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE => {
+            Advice::PrefetchWrite
+        }
+        bindings::ib_uverbs_advise_mr_advice_IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT => {
+            Advice::PrefetchNoFault
+        }
+        _ => return crate::kx::error::eopnotsupp().to_errno(),
+    };
+    let flush = flags & bindings::ib_uverbs_advise_mr_flag_IB_UVERBS_ADVISE_MR_FLAG_FLUSH != 0;
+    // SAFETY: per this function's contract.
+    let dev = unsafe { Device::<T>::from_ib((*pd).device) };
+    let sges: &[bindings::ib_sge] = if sg_list.is_null() || num_sge == 0 {
+        &[]
+    } else {
+        // SAFETY: per this function's contract, `num_sge` SGEs the core owns for the call.
+        unsafe { core::slice::from_raw_parts(sg_list, num_sge as usize) }
+    };
+    let sges = sges.iter().map(|s| AdviseSge {
+        addr: s.addr,
+        length: s.length,
+        lkey: s.lkey,
+    });
+    from_result(|| T::advise_mr(dev, PdId::of(pd), advice, flush, sges).map(|()| 0))
+}

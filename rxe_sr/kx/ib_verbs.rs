@@ -221,6 +221,8 @@ impl AccessFlags {
     pub(crate) const HUGETLB: Self = Self(bindings::ib_access_flags_IB_ACCESS_HUGETLB);
     /// IB_ACCESS_OPTIONAL: the range of hints a provider may ignore.
     pub(crate) const OPTIONAL: Self = Self(bindings::ib_access_flags_IB_ACCESS_OPTIONAL);
+    /// IB_ACCESS_ON_DEMAND: the memory is not pinned; pages are faulted in when used.
+    pub(crate) const ON_DEMAND: Self = Self(bindings::ib_access_flags_IB_ACCESS_ON_DEMAND);
 
     /// Flags as the core passes them (`int`); `None` when negative.
     pub(crate) fn from_raw(raw: i32) -> Option<Self> {

@@ -29,6 +29,7 @@ pub(crate) mod ib_qp;
 pub(crate) mod ib_srq;
 pub(crate) mod ib_udata;
 pub(crate) mod ib_umem;
+pub(crate) mod ib_umem_odp;
 pub(crate) mod ib_verbs;
 pub(crate) mod ib_wr;
 pub(crate) mod mmap_queue;

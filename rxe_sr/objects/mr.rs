@@ -4,15 +4,18 @@
 //! and out of the MR's memory, atomics, and the REG_MR and LOCAL_INV work requests of
 //! fast-registration MRs.
 //!
-//! A user MR covers pinned user pages; a DMA MR (every kernel PD gets one, whose key is the
+//! A user MR covers pinned user pages, or, registered for on-demand paging, a range of
+//! the process whose pages are faulted in by the access that needs them; a DMA MR (every kernel PD gets one, whose key is the
 //! PD's `local_dma_lkey`) covers kernel memory by kernel virtual address; a
 //! fast-registration MR (kernel ULPs) covers the blocks `map_mr_sg` gave it, under the key
 //! a REG_MR chose, until LOCAL_INV or SEND with invalidate. A key is `index << 8 |
 //! variant`: the index names the MR in the device's table (`verbs::mr`).
 //!
 //! Locking: an MR found by key is used under its own lock (so deregistration, which takes
-//! the lock to retire the memory, waits for a copy in flight and no copy starts after it);
-//! atomics on the device are serialised by its atomic lock (taken before an MR's).
+//! the lock to retire the memory, waits for a copy in flight and no copy starts after it).
+//! An on-demand paging MR is checked under that lock but copied without it (a page fault
+//! sleeps): under its umem's mutex, which deregistration takes to retire it. Atomics on
+//! the device are serialised by its atomic lock (taken after an MR's).
 
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::new_spinlock;
@@ -23,6 +26,7 @@ use crate::kx::error;
 use crate::kx::ib_mr::{KernelPages, KernelVa, Mr};
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_umem::UserPages;
+use crate::kx::ib_umem_odp::{OdpMapped, OdpPages};
 use crate::kx::ib_verbs::AccessFlags;
 use crate::kx::skbuff::PayloadSink;
 use crate::objects::device::{DeviceState, RoceDevice};
@@ -59,8 +63,11 @@ pub(crate) fn key(index: u32, variant: u8) -> u32 {
 
 /// Access flags rxe_sr implements for user MRs. The optional range (relaxed ordering and
 /// other hints) is accepted and ignored, as the uverbs ABI allows, and so is the hint that
-/// the memory is on huge pages (pinned and copied page by page like any other).
+/// the memory is on huge pages (pinned and copied page by page like any other). On-demand
+/// paging is offered when the kernel has it (the core refuses it otherwise, from the
+/// device's capabilities).
 const SUPPORTED: AccessFlags = AccessFlags::LOCAL_WRITE
+    .union(AccessFlags::ON_DEMAND)
     .union(AccessFlags::REMOTE_WRITE)
     .union(AccessFlags::REMOTE_READ)
     .union(AccessFlags::REMOTE_ATOMIC)
@@ -68,8 +75,8 @@ const SUPPORTED: AccessFlags = AccessFlags::LOCAL_WRITE
     .union(AccessFlags::HUGETLB)
     .union(AccessFlags::OPTIONAL);
 
-/// Checks the access flags of a registration; on-demand paging, zero-based and persistence
-/// flushes are not offered (yet), and say so with EOPNOTSUPP.
+/// Checks the access flags of a registration; zero-based MRs and persistence flushes are
+/// not offered, and say so with EOPNOTSUPP.
 pub(crate) fn check_access(access: i32) -> Result<u32> {
     let access = AccessFlags::from_raw(access).ok_or(EINVAL)?;
     if !access.within(SUPPORTED) {
@@ -85,6 +92,8 @@ pub(crate) type RoceMr = Mr<DeviceState>;
 pub(crate) enum MrMemory {
     /// User memory, pinned.
     User(UserPages),
+    /// User memory registered for on-demand paging (shared with the copies in flight).
+    Odp(Arc<OdpPages>),
     /// A kernel PD's DMA MR: its addresses are kernel virtual addresses (its iova is 0).
     Dma(KernelVa),
     /// Fast registration: the blocks map_mr_sg mapped.
@@ -158,36 +167,71 @@ impl MrState {
     }
 }
 
-impl MrInner {
-    /// Copies between `buf` and byte `off` of the registered range.
+/// The memory one access reaches, for as long as it runs.
+enum Reach<'a> {
+    /// Memory that stays put (pinned, kernel): used under the MR's lock.
+    Fixed(&'a MrInner),
+    /// An on-demand paging MR's pages for this access, mapped.
+    Paged(&'a OdpMapped<'a>),
+    /// Nothing: an access of zero bytes, or a check that copies nothing, on an on-demand
+    /// paging MR (no page is faulted in for it).
+    Empty,
+}
+
+impl Reach<'_> {
+    /// Copies `dst.len()` bytes at byte `off` of the registered range into `dst`.
     fn read(&self, off: usize, dst: &mut [u8]) -> bool {
-        match &self.memory {
-            MrMemory::User(p) => p.read(off, dst),
-            // `off` is the kernel virtual address (the iova is 0).
-            MrMemory::Dma(k) => k.read(off as u64, dst),
-            MrMemory::Fast(p) => p.read(self.page_size, self.iova, off, dst),
-            MrMemory::Gone => false,
+        match self {
+            Reach::Fixed(m) => match &m.memory {
+                MrMemory::User(p) => p.read(off, dst),
+                // `off` is the kernel virtual address (the iova is 0).
+                MrMemory::Dma(k) => k.read(off as u64, dst),
+                MrMemory::Fast(p) => p.read(m.page_size, m.iova, off, dst),
+                MrMemory::Odp(_) | MrMemory::Gone => false,
+            },
+            Reach::Paged(p) => p.read(off as u64, dst),
+            Reach::Empty => dst.is_empty(),
         }
     }
 
     /// As [`Self::read`], `n` bytes appended to a datagram's payload.
     fn read_into(&self, off: usize, n: usize, dst: &mut PayloadSink<'_>) -> bool {
-        match &self.memory {
-            MrMemory::User(p) => p.read_into(off, n, dst),
-            MrMemory::Dma(k) => k.read_into(off as u64, n, dst),
-            MrMemory::Fast(p) => p.read_into(self.page_size, self.iova, off, n, dst),
-            MrMemory::Gone => false,
+        match self {
+            Reach::Fixed(m) => match &m.memory {
+                MrMemory::User(p) => p.read_into(off, n, dst),
+                MrMemory::Dma(k) => k.read_into(off as u64, n, dst),
+                MrMemory::Fast(p) => p.read_into(m.page_size, m.iova, off, n, dst),
+                MrMemory::Odp(_) | MrMemory::Gone => false,
+            },
+            Reach::Paged(p) => p.read_into(off as u64, n, dst),
+            Reach::Empty => n == 0,
         }
     }
 
+    /// Copies `src` to byte `off` of the registered range.
     fn write(&self, off: usize, src: &[u8]) -> bool {
-        match &self.memory {
-            MrMemory::User(p) => p.write(off, src),
-            MrMemory::Dma(k) => k.write(off as u64, src),
-            MrMemory::Fast(p) => p.write(self.page_size, self.iova, off, src),
-            MrMemory::Gone => false,
+        match self {
+            Reach::Fixed(m) => match &m.memory {
+                MrMemory::User(p) => p.write(off, src),
+                MrMemory::Dma(k) => k.write(off as u64, src),
+                MrMemory::Fast(p) => p.write(m.page_size, m.iova, off, src),
+                MrMemory::Odp(_) | MrMemory::Gone => false,
+            },
+            Reach::Paged(p) => p.write(off as u64, src),
+            Reach::Empty => src.is_empty(),
         }
     }
+}
+
+/// What an access does with the memory: an on-demand paging MR maps its pages for it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Touch {
+    /// Only checks the key and range.
+    Check,
+    /// Reads the bytes.
+    Read,
+    /// Writes them (an atomic reads and writes).
+    Write,
 }
 
 /// The MR at table index `index`, if any (a reference: it stays allocated while used).
@@ -251,18 +295,20 @@ fn resolve(
     Some((lkey, Access::LocalRead))
 }
 
-/// Runs `f(mr, byte offset)` on the MR named by `key` when it is valid, carries exactly
-/// this key (L_Key and R_Key are the same), belongs to `pd`, grants `access` and covers
-/// `[va, va + len)`; the MR's lock is held across `f`, so the MR cannot be deregistered
-/// meanwhile. `None` when any check fails.
+/// Runs `f(memory, byte offset)` on the MR named by `key` when it is valid, carries
+/// exactly this key (L_Key and R_Key are the same), belongs to `pd`, grants `access` and
+/// covers `[va, va + len)`. The MR cannot be deregistered while `f` runs: its lock is held
+/// across `f`, or, for an on-demand paging MR, its umem's mutex with the pages of the
+/// range mapped as `touch` needs (which may sleep: faults are taken here). `None` when any
+/// check fails or a page cannot be had.
 fn with_mr<R>(
     dev: &RoceDevice,
     pd: PdId,
     key: u32,
-    va: u64,
-    len: u64,
+    (va, len): (u64, u64),
     access: Access,
-    f: impl FnOnce(&MrInner, usize) -> Option<R>,
+    touch: Touch,
+    f: impl FnOnce(Reach<'_>, usize) -> Option<R>,
 ) -> Option<R> {
     let (key, access) = resolve(dev, pd, key, va, len, access)?;
     let mr = lookup(dev, key >> 8)?;
@@ -274,7 +320,17 @@ fn with_mr<R>(
     if va < g.iova || end > g.iova.saturating_add(g.length) {
         return None;
     }
-    f(&g, usize::try_from(va - g.iova).ok()?)
+    let off = usize::try_from(va - g.iova).ok()?;
+    let odp = match &g.memory {
+        MrMemory::Odp(p) => p.clone(),
+        _ => return f(Reach::Fixed(&g), off),
+    };
+    drop(g);
+    if len == 0 || touch == Touch::Check {
+        return f(Reach::Empty, off);
+    }
+    let mapped = odp.map(off as u64, len, touch == Touch::Write).ok()?;
+    f(Reach::Paged(&mapped), off)
 }
 
 /// Copies `dst.len()` bytes at `va` of the MR named by `key` into `dst`. False when the
@@ -287,9 +343,15 @@ pub(crate) fn read(
     dst: &mut [u8],
     access: Access,
 ) -> bool {
-    with_mr(dev, pd, key, va, dst.len() as u64, access, |m, off| {
-        m.read(off, dst).then_some(())
-    })
+    with_mr(
+        dev,
+        pd,
+        key,
+        (va, dst.len() as u64),
+        access,
+        Touch::Read,
+        |m, off| m.read(off, dst).then_some(()),
+    )
     .is_some()
 }
 
@@ -304,9 +366,15 @@ pub(crate) fn read_into(
     dst: &mut PayloadSink<'_>,
     access: Access,
 ) -> bool {
-    with_mr(dev, pd, key, va, n as u64, access, |m, off| {
-        m.read_into(off, n, dst).then_some(())
-    })
+    with_mr(
+        dev,
+        pd,
+        key,
+        (va, n as u64),
+        access,
+        Touch::Read,
+        |m, off| m.read_into(off, n, dst).then_some(()),
+    )
     .is_some()
 }
 
@@ -319,9 +387,15 @@ pub(crate) fn write(
     src: &[u8],
     access: Access,
 ) -> bool {
-    with_mr(dev, pd, key, va, src.len() as u64, access, |m, off| {
-        m.write(off, src).then_some(())
-    })
+    with_mr(
+        dev,
+        pd,
+        key,
+        (va, src.len() as u64),
+        access,
+        Touch::Write,
+        |m, off| m.write(off, src).then_some(()),
+    )
     .is_some()
 }
 
@@ -380,12 +454,22 @@ pub(crate) fn remote_check(
     len: u32,
     access: Access,
 ) -> bool {
-    with_mr(dev, pd, rkey, va, u64::from(len), access, |_, _| Some(())).is_some()
+    with_mr(
+        dev,
+        pd,
+        rkey,
+        (va, u64::from(len)),
+        access,
+        Touch::Check,
+        |_, _| Some(()),
+    )
+    .is_some()
 }
 
 /// An atomic on the 8 bytes at `va` (host byte order, as rdma_rxe): `op(original)` gives the
 /// value to store. Returns the original value. Atomics on the device are serialised by its
-/// atomic lock (two MRs may cover the same memory).
+/// atomic lock (two MRs may cover the same memory), taken once the MR's memory is reached
+/// (an on-demand paging MR's page faulted in).
 pub(crate) fn remote_atomic(
     dev: &RoceDevice,
     pd: PdId,
@@ -394,15 +478,23 @@ pub(crate) fn remote_atomic(
     va: u64,
     op: impl FnOnce(u64) -> u64,
 ) -> Option<u64> {
-    let _serial = dev.atomic_lock().lock();
-    with_mr(dev, pd, rkey, va, 8, Access::RemoteAtomic(qpn), |m, off| {
-        let mut cell = [0u8; 8];
-        if !m.read(off, &mut cell) {
-            return None;
-        }
-        let orig = u64::from_ne_bytes(cell);
-        m.write(off, &op(orig).to_ne_bytes()).then_some(orig)
-    })
+    with_mr(
+        dev,
+        pd,
+        rkey,
+        (va, 8),
+        Access::RemoteAtomic(qpn),
+        Touch::Write,
+        |m, off| {
+            let _serial = dev.atomic_lock().lock();
+            let mut cell = [0u8; 8];
+            if !m.read(off, &mut cell) {
+                return None;
+            }
+            let orig = u64::from_ne_bytes(cell);
+            m.write(off, &op(orig).to_ne_bytes()).then_some(orig)
+        },
+    )
 }
 
 /// A memory window moved from region `was` to region `now` (L_Keys; None: unbound):

@@ -20,13 +20,15 @@ use crate::kx::ib_device_attr::RoceV2PortImmutable;
 use crate::kx::ib_device_attr::{
     AtomicCap, DeviceAttr, DeviceCaps, PortAttr, PortPhysState, PortState,
 };
+use crate::kx::ib_device_attr::{OdpCaps, OdpOps};
 use crate::kx::ib_hw_stats::{stat_descs, StatDesc};
 use crate::kx::ib_mad::MAD_SIZE;
-use crate::kx::ib_mr::{KernelVa, MrRereg, SgMapping, UserMrReq};
+use crate::kx::ib_mr::{Advice, AdviseSge, KernelVa, MrRereg, SgMapping, UserMrReq};
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_qp::{NewQp, QpTable};
 use crate::kx::ib_srq::{SrqAttr, SrqAttrMask};
 use crate::kx::ib_udata::UData;
+use crate::kx::ib_umem_odp;
 use crate::kx::ib_verbs::{AhAttr, PathMtu};
 use crate::kx::ib_verbs::{QpAttr, QpAttrMask, QpInitAttr, QpInitReply, QpType};
 use crate::kx::ib_wr::RecvWrList;
@@ -184,6 +186,18 @@ pub(crate) fn full_is_enomem(e: Error) -> Error {
     }
 }
 
+/// What on-demand paging MRs serve, per transport: every data movement goes through the
+/// same MR copies (`objects::mr`), which fault pages in for ODP MRs. UD has no RDMA or
+/// atomics.
+const ODP_RC: OdpOps = OdpOps::SEND
+    .union(OdpOps::RECV)
+    .union(OdpOps::WRITE)
+    .union(OdpOps::READ)
+    .union(OdpOps::ATOMIC)
+    .union(OdpOps::SRQ_RECV);
+const ODP_UC: OdpOps = OdpOps::SEND.union(OdpOps::RECV).union(OdpOps::WRITE);
+const ODP_UD: OdpOps = OdpOps::SEND.union(OdpOps::RECV).union(OdpOps::SRQ_RECV);
+
 pub(crate) fn device_attr(sys_image_guid: u64, max: &ObjectLimits) -> DeviceAttr {
     DeviceAttr {
         sys_image_guid,
@@ -224,6 +238,11 @@ pub(crate) fn device_attr(sys_image_guid: u64, max: &ObjectLimits) -> DeviceAttr
         max_mcast_qp_attach: crate::objects::mcast::MAX_MCAST_QP_ATTACH as i32,
         max_total_mcast_qp_attach: crate::objects::mcast::MAX_TOTAL_MCAST_QP_ATTACH as i32,
         local_ca_ack_delay: 15,
+        odp: ib_umem_odp::supported().then_some(OdpCaps {
+            rc: ODP_RC,
+            uc: ODP_UC,
+            ud: ODP_UD,
+        }),
     }
 }
 
@@ -494,6 +513,18 @@ impl Driver for DeviceState {
 
     fn dereg_mr(dev: &Device<Self>, mr: &RoceMr) -> Result {
         crate::verbs::mr::dereg(dev, mr)
+    }
+
+    fn advise_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        advice: Advice,
+        _flush: bool,
+        sges: impl Iterator<Item = AdviseSge>,
+    ) -> Result {
+        // Done before returning, with or without FLUSH: the asynchronous form is best
+        // effort, and doing it at once is within what it promises.
+        crate::verbs::mr::advise(dev, pd, advice, sges)
     }
 
     type Mw = MwSlot;

@@ -3,14 +3,16 @@
 //! deregistering MRs (their keys are made in `objects::mr`).
 
 use core::sync::atomic::Ordering;
+use kernel::alloc::flags::GFP_KERNEL;
 use kernel::ffi::c_int;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use crate::kx::error;
-use crate::kx::ib_mr::{KernelPages, KernelVa, MrRereg, SgMapping, UserMrReq};
+use crate::kx::ib_mr::{Advice, AdviseSge, KernelPages, KernelVa, MrRereg, SgMapping, UserMrReq};
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_umem::UserPages;
+use crate::kx::ib_umem_odp::OdpPages;
 use crate::kx::ib_verbs::AccessFlags;
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
@@ -20,7 +22,8 @@ use crate::uabi::limits;
 /// Most pages a fast-registration MR maps (the device's `max_fast_reg_page_list_len`).
 pub(crate) const MAX_FAST_REG_PAGES: u32 = 512;
 
-/// `reg_user_mr`: pins the caller's memory; the MR gets its key when published.
+/// `reg_user_mr`: pins the caller's memory, or registers it for on-demand paging
+/// (`IB_ACCESS_ON_DEMAND`); the MR gets its key when published.
 pub(crate) fn reg_user(
     dev: &RoceDevice,
     pd: PdId,
@@ -32,14 +35,31 @@ pub(crate) fn reg_user(
     }
     let start = usize::try_from(req.start).map_err(|_| EINVAL)?;
     let len = usize::try_from(req.length).map_err(|_| EINVAL)?;
-    let pages = UserPages::pin(dev, start, len, access)?;
-    Ok(MrState::new(
-        pd,
-        MrMemory::User(pages),
-        access,
-        req.iova,
-        req.length,
-    ))
+    let memory = user_memory(dev, start, len, access)?;
+    Ok(MrState::new(pd, memory, access, req.iova, req.length))
+}
+
+/// A user MR's memory over `len` bytes at `start` with rights `access`: pinned, or for
+/// on-demand paging. Implicit on-demand paging (the whole address space: start 0, length
+/// `u64::MAX`) is not offered (the device does not report `IB_ODP_SUPPORT_IMPLICIT`).
+fn user_memory(dev: &RoceDevice, start: usize, len: usize, access: u32) -> Result<MrMemory> {
+    if access & AccessFlags::ON_DEMAND.bits() == 0 {
+        return Ok(MrMemory::User(UserPages::pin(dev, start, len, access)?));
+    }
+    if start == 0 && len == usize::MAX {
+        return Err(error::eopnotsupp());
+    }
+    let pages = OdpPages::register(dev, start, len, access)?;
+    Ok(MrMemory::Odp(Arc::new(pages, GFP_KERNEL)?))
+}
+
+/// Lets memory an MR no longer reaches go (outside the MR's lock): an on-demand paging
+/// range is retired first, which waits for a copy in flight through it.
+fn release(memory: MrMemory) {
+    if let MrMemory::Odp(p) = &memory {
+        p.retire();
+    }
+    drop(memory);
 }
 
 /// `rereg_user_mr`, in place: the MR keeps its keys (as rdma_rxe's) and gets a new PD, new
@@ -61,11 +81,12 @@ pub(crate) fn rereg_user(
     }
     let (cur_access, cur_range, cur_writable) = {
         let g = mr.inner.lock();
-        let MrMemory::User(pages) = &g.memory else {
+        match &g.memory {
+            MrMemory::User(pages) => (g.access, pages.range(), pages.writable()),
+            MrMemory::Odp(pages) => (g.access, pages.range(), pages.writable()),
             // uverbs reregisters user MRs only.
-            return Err(EINVAL);
-        };
-        (g.access, pages.range(), pages.writable())
+            _ => return Err(EINVAL),
+        }
     };
     let access = if flags.access() {
         check_access(req.access)?
@@ -79,13 +100,17 @@ pub(crate) fn rereg_user(
         let start = usize::try_from(req.start).map_err(|_| EINVAL)?;
         let len = usize::try_from(req.length).map_err(|_| EINVAL)?;
         Some((start, len))
-    } else if access & WRITABLE != 0 && !cur_writable {
+    } else if (access & WRITABLE != 0 && !cur_writable)
+        || (access ^ cur_access) & AccessFlags::ON_DEMAND.bits() != 0
+    {
+        // Write rights on memory mapped read-only, or a change to or from on-demand
+        // paging: the same range, made again.
         Some(cur_range)
     } else {
         None
     };
-    let pages = match range {
-        Some((start, len)) => Some(UserPages::pin(dev, start, len, access)?),
+    let memory = match range {
+        Some((start, len)) => Some(user_memory(dev, start, len, access)?),
         None => None,
     };
     let old = {
@@ -98,10 +123,12 @@ pub(crate) fn rereg_user(
             g.iova = req.iova;
             g.length = req.length;
         }
-        pages.map(|p| core::mem::replace(&mut g.memory, MrMemory::User(p)))
+        memory.map(|m| core::mem::replace(&mut g.memory, m))
     };
-    // The old pages are unpinned outside the lock.
-    drop(old);
+    // The old memory goes outside the lock.
+    if let Some(old) = old {
+        release(old);
+    }
     Ok(())
 }
 
@@ -176,8 +203,9 @@ pub(crate) fn map_sg(mr: &RoceMr, sg: SgMapping<'_>) -> Result<(c_int, u64, u64)
 }
 
 /// `dereg_mr`: refused (EBUSY) while memory windows are bound to the MR. Otherwise the MR
-/// leaves the table, and its memory is retired under its lock, so no copy is in flight
-/// once this returns and none starts after; pinned pages are released here.
+/// leaves the table, and its memory is retired under its lock (and an on-demand paging
+/// range under its umem's mutex), so no copy is in flight once this returns and none
+/// starts after; pinned pages are released here.
 pub(crate) fn dereg(dev: &RoceDevice, mr: &RoceMr) -> Result {
     if mr.bound_mws.load(Ordering::Acquire) != 0 {
         // Windows still bound to it: the application must invalidate or free them first.
@@ -190,7 +218,54 @@ pub(crate) fn dereg(dev: &RoceDevice, mr: &RoceMr) -> Result {
         g.valid = false;
         core::mem::replace(&mut g.memory, MrMemory::Gone)
     };
-    drop(memory);
+    release(memory);
     live::LIVE.mrs.dec();
+    Ok(())
+}
+
+/// `advise_mr`: each SGE must name, by L_Key, a range of a valid on-demand paging MR of
+/// `pd` (EINVAL otherwise); its pages are faulted in for reading (`Prefetch`), for writing
+/// (`PrefetchWrite`, EPERM when the MR's rights do not let it be written), or mapped only where the process
+/// has them (`PrefetchNoFault`). Done before returning. Zero-length SGEs are skipped.
+pub(crate) fn advise(
+    dev: &RoceDevice,
+    pd: PdId,
+    advice: Advice,
+    sges: impl Iterator<Item = AdviseSge>,
+) -> Result {
+    for sge in sges {
+        if sge.length == 0 {
+            continue;
+        }
+        if mr::is_mw_key(sge.lkey) {
+            return Err(EINVAL);
+        }
+        let found = mr::lookup(dev, sge.lkey >> 8).ok_or(EINVAL)?;
+        let (pages, off) = {
+            let g = found.inner.lock();
+            let MrMemory::Odp(pages) = &g.memory else {
+                return Err(EINVAL);
+            };
+            let end = sge.addr.checked_add(u64::from(sge.length)).ok_or(EINVAL)?;
+            if g.pd != pd
+                || !g.valid
+                || g.key != sge.lkey
+                || sge.addr < g.iova
+                || end > g.iova.saturating_add(g.length)
+            {
+                return Err(EINVAL);
+            }
+            if advice == Advice::PrefetchWrite && !pages.writable() {
+                return Err(EPERM);
+            }
+            (pages.clone(), sge.addr - g.iova)
+        };
+        pages.prefetch(
+            off,
+            u64::from(sge.length),
+            advice == Advice::PrefetchWrite,
+            advice != Advice::PrefetchNoFault,
+        )?;
+    }
     Ok(())
 }
