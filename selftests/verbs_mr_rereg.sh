@@ -11,6 +11,8 @@
 #   error on a SEND naming it); moved back, it can.
 # - Translation: moved onto another buffer, a WRITE to the new address lands there and one
 #   to the old address is refused (remote access error).
+# - On-demand paging: given IBV_ACCESS_ON_DEMAND, the MR is unpinned (VmPin) and a WRITE
+#   lands; without it again, it is pinned again.
 # - While a memory window is bound to it, reregistration is refused (EBUSY).
 . "$HOST_SHARE/selftests/lib.sh"
 sr_up
@@ -109,6 +111,21 @@ st = write(qa, src, m.rkey, old_buf)
 assert st == e.IBV_WC_REM_ACCESS_ERR, "WRITE to the old address after the move: status %d" % st
 flush()
 print("translation: a WRITE lands in the new buffer, the old address is refused")
+# On-demand paging: given IBV_ACCESS_ON_DEMAND, the MR's page is unpinned (VmPin drops by
+# 4 kB) and a WRITE still lands in the process's memory; without it again, it is pinned.
+def vm_pin():
+    return int([l for l in open("/proc/self/status") if l.startswith("VmPin:")][0].split()[1])
+
+p0 = vm_pin()
+rereg_mr(ctx, r, REREG_ACCESS, access=LW | RW | RR | e.IBV_ACCESS_ON_DEMAND)
+assert vm_pin() == p0 - N // 1024, "made ODP, VmPin went from %d to %d kB" % (p0, vm_pin())
+src.write(b"\x77" * N, N)
+qa, qb = pair(pd)
+assert write(qa, src, r.rkey, r.buf) == e.IBV_WC_SUCCESS
+assert r.read(N, 0) == b"\x77" * N, "WRITE into an MR made ODP: data differ"
+rereg_mr(ctx, r, REREG_ACCESS, access=LW | RW | RR)
+assert vm_pin() == p0, "made pinned again, VmPin %d kB, not %d" % (vm_pin(), p0)
+print("on-demand paging: given ON_DEMAND, the page is unpinned and a WRITE lands; pinned again without")
 # Bound window.
 w = MR(pd, N, LW | RW | e.IBV_ACCESS_MW_BIND)
 qa, qb = pair(pd)
