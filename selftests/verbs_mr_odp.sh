@@ -13,6 +13,7 @@
 # - uverbs' ADVISE_MR (sent by hand: the rxe provider has no advise_mr): PREFETCH_WRITE
 #   faults the range in, PREFETCH_NO_FAULT faults nothing, and bad requests get EINVAL,
 #   EPERM or EOPNOTSUPP;
+# - 400 WRITEs and READs complete while another thread drops the MRs' pages over and over;
 # - an RDMA WRITE into a part of an ODP MR the process has unmapped completes with a remote
 #   access error, with no kernel warning;
 # - ibv_rc_pingpong -o (ODP buffers) with data checks.
@@ -197,6 +198,26 @@ print("ADVISE_MR: NO_FAULT faulted nothing, PREFETCH_WRITE faulted 48 pages in; 
 put(A, pattern(5, CHUNK))
 rdma(e.IBV_WR_RDMA_WRITE, A, ma, C + CHUNK, mc)
 assert get(C + CHUNK, CHUNK) == pattern(5, CHUNK), "RDMA WRITE into prefetched ODP memory"
+
+# Invalidations racing the data path: a thread drops A and B over and over while 400 RDMA
+# WRITEs and READs of 16 KiB run between them; every one completes successfully.
+import threading
+stop = threading.Event()
+def dropper():
+    while not stop.is_set():
+        libc.madvise(A, SIZE, MADV_DONTNEED)
+        libc.madvise(B, SIZE, MADV_DONTNEED)
+t = threading.Thread(target=dropper)
+t.start()
+try:
+    for i in range(400):
+        op = e.IBV_WR_RDMA_WRITE if i % 2 == 0 else e.IBV_WR_RDMA_READ
+        at = (i * 16384) % (SIZE // 2)
+        rdma(op, A + at, ma, B + SIZE // 2 + at, mb, n=16384)
+finally:
+    stop.set()
+    t.join()
+print("400 RDMA WRITEs and READs of 16 KiB while another thread dropped both MRs' pages: all succeeded")
 
 # The process unmaps the last 256 KiB of B: a WRITE there cannot be placed.
 assert libc.munmap(B + SIZE - (256 << 10), 256 << 10) == 0
