@@ -20,6 +20,7 @@
 . "$HOST_SHARE/selftests/lib.sh"
 sr_up
 dmesg_mark
+leak_begin
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
 
 out=$(GIDX=$gidx MY_IP=$MY_IP timeout 180 python3 - <<'PY' 2>&1
@@ -239,4 +240,6 @@ ibv_rc_pingpong -d sr0 -g "$gidx" -o -c -n 200 -s 8192 "$MY_IP" > /tmp/odp_cli.l
 wait $srv || { cat /tmp/odp_srv.log; fail "ibv_rc_pingpong -o (server)"; }
 grep -q "200 iters" /tmp/odp_cli.log || { cat /tmp/odp_cli.log; fail "ibv_rc_pingpong -o did not finish 200 iterations"; }
 log "ok: ibv_rc_pingpong -o -c: 200 data-checked rounds of 8 KiB over ODP buffers"
+# The ODP umems and their page lists went with their MRs (with kmemleak running).
+leak_check
 check "no oops or warning in the kernel log" dmesg_clean

@@ -5,8 +5,9 @@
 //! fast-registration MRs.
 //!
 //! A user MR covers pinned user pages, or, registered for on-demand paging, a range of
-//! the process whose pages are faulted in by the access that needs them; a DMA MR (every kernel PD gets one, whose key is the
-//! PD's `local_dma_lkey`) covers kernel memory by kernel virtual address; a
+//! the process whose pages are faulted in by the access that needs them; a DMA MR (every
+//! kernel PD gets one, whose key is the PD's `local_dma_lkey`) covers kernel memory by
+//! kernel virtual address; a
 //! fast-registration MR (kernel ULPs) covers the blocks `map_mr_sg` gave it, under the key
 //! a REG_MR chose, until LOCAL_INV or SEND with invalidate. A key is `index << 8 |
 //! variant`: the index names the MR in the device's table (`verbs::mr`).

@@ -224,9 +224,10 @@ pub(crate) fn dereg(dev: &RoceDevice, mr: &RoceMr) -> Result {
 }
 
 /// `advise_mr`: each SGE must name, by L_Key, a range of a valid on-demand paging MR of
-/// `pd` (EINVAL otherwise); its pages are faulted in for reading (`Prefetch`), for writing
-/// (`PrefetchWrite`, EPERM when the MR's rights do not let it be written), or mapped only where the process
-/// has them (`PrefetchNoFault`). Done before returning. Zero-length SGEs are skipped.
+/// `pd` (EINVAL otherwise). Its pages are faulted in for reading (`Prefetch`) or for
+/// writing (`PrefetchWrite`: EPERM when the MR's rights do not let it be written), or
+/// mapped only where the process has them (`PrefetchNoFault`). Done before returning.
+/// Zero-length SGEs are skipped.
 pub(crate) fn advise(
     dev: &RoceDevice,
     pd: PdId,
