@@ -1168,6 +1168,18 @@ size_t rxe_sr_glue_umem_pages(struct ib_umem *umem, void **pages, size_t n)
 	return i;
 }
 
+/* Copies @n bytes between @buf and byte @in of @page (into the page when @to_page). */
+static void rxe_sr_page_copy(struct page *page, size_t in, void *buf, size_t n, bool to_page)
+{
+	void *va = kmap_local_page(page);
+
+	if (to_page)
+		memcpy(va + in, buf, n);
+	else
+		memcpy(buf, va + in, n);
+	kunmap_local(va);
+}
+
 /*
  * Copies @len bytes between @buf and byte @offset of the memory behind a page array of
  * @npages pages (into the pages when @to_pages). Direct indexing: no scatterlist walk.
@@ -1180,13 +1192,8 @@ int rxe_sr_glue_pages_copy(void *const *pages, size_t npages, size_t offset, voi
 	while (len) {
 		size_t in = offset & ~PAGE_MASK;
 		size_t n = min_t(size_t, len, PAGE_SIZE - in);
-		void *va = kmap_local_page(pages[offset >> PAGE_SHIFT]);
 
-		if (to_pages)
-			memcpy(va + in, buf, n);
-		else
-			memcpy(buf, va + in, n);
-		kunmap_local(va);
+		rxe_sr_page_copy(pages[offset >> PAGE_SHIFT], in, buf, n, to_pages);
 		buf += n;
 		offset += n;
 		len -= n;
@@ -1330,13 +1337,8 @@ int rxe_sr_glue_odp_copy(struct ib_umem_odp *odp, u64 off, void *buf, size_t len
 		return -EFAULT;
 	while (len) {
 		size_t n = min_t(size_t, len, PAGE_SIZE - in);
-		void *va = kmap_local_page(hmm_pfn_to_page(odp->pfn_list[i]));
 
-		if (to_pages)
-			memcpy(va + in, buf, n);
-		else
-			memcpy(buf, va + in, n);
-		kunmap_local(va);
+		rxe_sr_page_copy(hmm_pfn_to_page(odp->pfn_list[i]), in, buf, n, to_pages);
 		buf += n;
 		len -= n;
 		in = 0;
