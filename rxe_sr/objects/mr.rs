@@ -168,6 +168,52 @@ impl MrState {
     }
 }
 
+impl MrInner {
+    /// Copies `dst.len()` bytes at byte `off` of the registered range into `dst` (memory
+    /// that stays put: an on-demand paging MR is copied through [`OdpMapped`]).
+    fn read(&self, off: usize, dst: &mut [u8]) -> bool {
+        match &self.memory {
+            MrMemory::User(p) => p.read(off, dst),
+            // `off` is the kernel virtual address (the iova is 0).
+            MrMemory::Dma(k) => k.read(off as u64, dst),
+            MrMemory::Fast(p) => p.read(self.page_size, self.iova, off, dst),
+            MrMemory::Odp(_) | MrMemory::Gone => false,
+        }
+    }
+
+    /// As [`Self::read`], `n` bytes appended to a datagram's payload.
+    fn read_into(&self, off: usize, n: usize, dst: &mut PayloadSink<'_>) -> bool {
+        match &self.memory {
+            MrMemory::User(p) => p.read_into(off, n, dst),
+            MrMemory::Dma(k) => k.read_into(off as u64, n, dst),
+            MrMemory::Fast(p) => p.read_into(self.page_size, self.iova, off, n, dst),
+            MrMemory::Odp(_) | MrMemory::Gone => false,
+        }
+    }
+
+    fn write(&self, off: usize, src: &[u8]) -> bool {
+        match &self.memory {
+            MrMemory::User(p) => p.write(off, src),
+            MrMemory::Dma(k) => k.write(off as u64, src),
+            MrMemory::Fast(p) => p.write(self.page_size, self.iova, off, src),
+            MrMemory::Odp(_) | MrMemory::Gone => false,
+        }
+    }
+
+    /// The byte offset of `va` when the MR is valid, carries exactly `key` (L_Key and R_Key
+    /// are the same), belongs to `pd` and covers `[va, va + len)`.
+    pub(crate) fn offset_of(&self, pd: PdId, key: u32, va: u64, len: u64) -> Option<usize> {
+        let end = va.checked_add(len)?;
+        if self.pd != pd || !self.valid || self.key != key {
+            return None;
+        }
+        if va < self.iova || end > self.iova.saturating_add(self.length) {
+            return None;
+        }
+        usize::try_from(va - self.iova).ok()
+    }
+}
+
 /// The memory one access reaches, for as long as it runs.
 enum Reach<'a> {
     /// Memory that stays put (pinned, kernel): used under the MR's lock.
@@ -180,44 +226,25 @@ enum Reach<'a> {
 }
 
 impl Reach<'_> {
-    /// Copies `dst.len()` bytes at byte `off` of the registered range into `dst`.
     fn read(&self, off: usize, dst: &mut [u8]) -> bool {
         match self {
-            Reach::Fixed(m) => match &m.memory {
-                MrMemory::User(p) => p.read(off, dst),
-                // `off` is the kernel virtual address (the iova is 0).
-                MrMemory::Dma(k) => k.read(off as u64, dst),
-                MrMemory::Fast(p) => p.read(m.page_size, m.iova, off, dst),
-                MrMemory::Odp(_) | MrMemory::Gone => false,
-            },
+            Reach::Fixed(m) => m.read(off, dst),
             Reach::Paged(p) => p.read(off as u64, dst),
             Reach::Empty => dst.is_empty(),
         }
     }
 
-    /// As [`Self::read`], `n` bytes appended to a datagram's payload.
     fn read_into(&self, off: usize, n: usize, dst: &mut PayloadSink<'_>) -> bool {
         match self {
-            Reach::Fixed(m) => match &m.memory {
-                MrMemory::User(p) => p.read_into(off, n, dst),
-                MrMemory::Dma(k) => k.read_into(off as u64, n, dst),
-                MrMemory::Fast(p) => p.read_into(m.page_size, m.iova, off, n, dst),
-                MrMemory::Odp(_) | MrMemory::Gone => false,
-            },
+            Reach::Fixed(m) => m.read_into(off, n, dst),
             Reach::Paged(p) => p.read_into(off as u64, n, dst),
             Reach::Empty => n == 0,
         }
     }
 
-    /// Copies `src` to byte `off` of the registered range.
     fn write(&self, off: usize, src: &[u8]) -> bool {
         match self {
-            Reach::Fixed(m) => match &m.memory {
-                MrMemory::User(p) => p.write(off, src),
-                MrMemory::Dma(k) => k.write(off as u64, src),
-                MrMemory::Fast(p) => p.write(m.page_size, m.iova, off, src),
-                MrMemory::Odp(_) | MrMemory::Gone => false,
-            },
+            Reach::Fixed(m) => m.write(off, src),
             Reach::Paged(p) => p.write(off as u64, src),
             Reach::Empty => src.is_empty(),
         }
@@ -314,14 +341,10 @@ fn with_mr<R>(
     let (key, access) = resolve(dev, pd, key, va, len, access)?;
     let mr = lookup(dev, key >> 8)?;
     let g = mr.inner.lock();
-    if g.pd != pd || !g.valid || g.key != key || g.access & access.flag() != access.flag() {
+    if g.access & access.flag() != access.flag() {
         return None;
     }
-    let end = va.checked_add(len)?;
-    if va < g.iova || end > g.iova.saturating_add(g.length) {
-        return None;
-    }
-    let off = usize::try_from(va - g.iova).ok()?;
+    let off = g.offset_of(pd, key, va, len)?;
     let odp = match &g.memory {
         MrMemory::Odp(p) => p.clone(),
         _ => return f(Reach::Fixed(&g), off),

@@ -247,19 +247,13 @@ pub(crate) fn advise(
             let MrMemory::Odp(pages) = &g.memory else {
                 return Err(EINVAL);
             };
-            let end = sge.addr.checked_add(u64::from(sge.length)).ok_or(EINVAL)?;
-            if g.pd != pd
-                || !g.valid
-                || g.key != sge.lkey
-                || sge.addr < g.iova
-                || end > g.iova.saturating_add(g.length)
-            {
-                return Err(EINVAL);
-            }
+            let off = g
+                .offset_of(pd, sge.lkey, sge.addr, u64::from(sge.length))
+                .ok_or(EINVAL)?;
             if advice == Advice::PrefetchWrite && !pages.writable() {
                 return Err(EPERM);
             }
-            (pages.clone(), sge.addr - g.iova)
+            (pages.clone(), off as u64)
         };
         pages.prefetch(
             off,
