@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 90
+# guests: 1
 # What kernel ULPs (nvme-rdma, iser, rds, smc) rely on, through the kernel verbs: the test
 # module selftests/kmod/rxe_sr_ulp_test.ko checks, on sr0 (issue 9, items 4 and 11):
 #  - flush: an RC QP in Error completes every work request it holds, in order: with 8 SENDs

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# guests: 1
 # `rdma link add sr0 type rxe_sr netdev eth0` makes an ib_device that rdma, ibv_devices and
 # ibv_devinfo show: port ACTIVE, Ethernet link layer, RoCEv2 GIDs from eth0's addresses, the
 # path MTU from eth0's MTU (and following it), port state following eth0; a second link on

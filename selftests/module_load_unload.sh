@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 90
+# guests: 1
 # rxe_sr loads (pulling ib_core and udp_tunnel), unloads, and does so repeatedly, leaving
 # nothing behind.
 . "$HOST_SHARE/selftests/lib.sh"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 60
+# guests: 1
 # The `recovery` parameter is documented in modinfo, takes the five schemes, and an unknown
 # value is rejected at load with a message; the SR pool sizes are documented, and a size out
 # of 1..65534 is refused at load with a message naming it; so is a FaSR pipe past 512 PSNs.

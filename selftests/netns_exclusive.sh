@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 150
+# guests: 1
 # The RDMA subsystem's netns modes with rxe_sr (issue 14, item 1), in one guest, and the
 # same steps with rdma_rxe, which must behave the same; what the README says of them:
 # - shared (the default): a link made in namespace nsa is visible from nsa and from the

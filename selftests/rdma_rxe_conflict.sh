@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 300
+# guests: 1
 # rxe_sr and rdma_rxe in one kernel (issue 14, item 4). Both load at once. rdma_rxe (6.12)
 # binds UDP 4791 in the initial namespace when it loads, so an rxe_sr link there is refused,
 # with a message naming the port's owner (rdma_rxe's receive function and module), and

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# guests: 1
 # Resizing an SRQ through the stock rxe provider (pyverbs, one guest, an RC pair looped back
 # on sr0): 10 receives posted at depth 16, the SRQ grown to 64 (the posted WQEs move to the
 # new ring, which the provider maps in place of the old one), 40 more posted, then 50 SENDs

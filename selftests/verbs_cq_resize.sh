@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# guests: 1
 # ibv_resize_cq through the stock rxe provider: completions not yet polled move to the new
 # ring in order (the provider remaps it); a depth below the pending count, or above the
 # device's limit, is refused and leaves the CQ as it was; the resized CQ keeps working.

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# guests: 1
 # A QP entering the Error state flushes its work queues (IBTA 10.3.1): receive WRs that user
 # space wrote into the QP's receive ring complete on the receive CQ with WR_FLUSH_ERR, in
 # order, with their wr_ids and the QPN; the armed completion channel fires. This drives the

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# guests: 1
 # Memory registration through the stock rxe provider (pyverbs): MRs pin user memory and get
 # distinct keys (lkey == rkey, as rdma_rxe); a reused index gets a new key; unsupported or
 # inconsistent access flags and unmappable ranges are refused with an error; nothing is left

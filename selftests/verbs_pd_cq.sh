@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# guests: 1
 # Through the stock rdma-core rxe provider (pyverbs): open sr0, allocate PDs, create CQs
 # (the provider mmaps each CQ ring and reads its header; one of 131071 entries, past
 # rdma_rxe's max_cqe), arm completion events; depths of 0, below 0 and past the reported

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# guests: 1
 # Queue pairs through the stock rxe provider (pyverbs), which maps each QP's send and
 # receive rings: RC, UC and UD QPs are created with at least the capabilities asked for
 # and QPNs from 16; RC goes RESET -> INIT -> RTR -> RTS with a RoCEv2 address and query_qp
