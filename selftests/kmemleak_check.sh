@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 120
+# timeout: 300
 # guests: 1
 # The leak check can fail (issue 13, item 3): with kmemleak running (the debug kernel's
 # kmemleak pass), the test module leaks 3 objects on purpose (insmod rxe_sr_ulp_test.ko
