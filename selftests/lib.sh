@@ -63,6 +63,10 @@ barrier() {
   done
 }
 
+# test_header FILE KEY: the number on a test's `# KEY: N` header line (`# timeout: 300`,
+# `# guests: 1`), empty if it has none.
+test_header() { sed -n "s/^# $2: *\([0-9]*\).*/\1/p" "$1" | head -1; }
+
 # sync_point NAME: a barrier private to the running test.
 sync_point() { barrier "t${TEST_INDEX:-0}-$1" "${2:-300}"; }
 

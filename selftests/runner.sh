@@ -26,7 +26,7 @@ for t in "${tests[@]}"; do
   fi
   solo=0
   if [ "$GUESTS" -ge 2 ] && [ "$kernels" -le 1 ] &&
-    [ "$(sed -n 's/^# guests: *\([0-9]*\).*/\1/p' "$f" | head -1)" = 1 ]; then
+    [ "$(test_header "$f" guests)" = 1 ]; then
     solo=1
   fi
   if [ "$solo" = 1 ]; then
@@ -42,7 +42,7 @@ for t in "${tests[@]}"; do
     echo "not ok $i $t # barrier: the other guest never came" >> "$OUT/tap"
     continue
   fi
-  limit=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$f" | head -1)
+  limit=$(test_header "$f" timeout)
   start=$SECONDS
   TEST_INDEX=$i timeout -k 5 "${limit:-120}" bash "$f" > "$OUT/$t.log" 2>&1 < /dev/null
   rc=$?

@@ -18,7 +18,7 @@ for scheme in fasr srnic; do
   run=("${tests[@]}")
   for t in "${run[@]}"; do
     f=$HOST_SHARE/selftests/$t
-    limit=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$f" | head -1)
+    limit=$(test_header "$f" timeout)
     log "$t under recovery=$scheme"
     sync_point "start-$scheme-${t%.sh}" 600
     if ! RXE_SR_RECOVERY=$scheme TEST_INDEX="${TEST_INDEX:-0}-$scheme-${t%.sh}" \
