@@ -102,6 +102,7 @@ enum rxe_sr_mad_result {
 int rxe_sr_glue_pernet_register(void (*exit)(struct net *net));
 void rxe_sr_glue_pernet_unregister(void);
 struct net *rxe_sr_glue_dev_net(const struct net_device *ndev);
+void rxe_sr_glue_ib_device_home_net(struct ib_device *ibdev, struct net_device *ndev);
 u64 rxe_sr_glue_net_cookie(const struct net *net);
 unsigned int rxe_sr_glue_net_inum(const struct net *net);
 bool rxe_sr_glue_ib_device_try_get(struct ib_device *dev);
@@ -115,6 +116,10 @@ void rxe_sr_glue_udp_tunnel_close(struct socket *sock);
 void rxe_sr_glue_skb_drop(struct sk_buff *skb);
 struct net_device *rxe_sr_glue_skb_dev(struct sk_buff *skb);
 struct ib_device *rxe_sr_glue_ib_device_below(struct net_device *ndev);
+int rxe_sr_glue_ndev_bind(struct ib_device *ibdev, struct net_device *ndev);
+void rxe_sr_glue_ndev_unbind(struct ib_device *ibdev);
+struct net_device *rxe_sr_glue_get_netdev(struct ib_device *ibdev, u32 port);
+struct ib_device *rxe_sr_glue_ib_device_by_netdev(struct net_device *ndev);
 struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be32 daddr,
 				     u16 sport, u8 tos, u8 ttl, const void *ib, size_t len,
 				     bool local);

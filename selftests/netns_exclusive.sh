@@ -1,20 +1,29 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 150
+# timeout: 240
 # guests: 1
-# The RDMA subsystem's netns modes with rxe_sr (issue 14, item 1), in one guest, and the
-# same steps with rdma_rxe, which must behave the same; what the README says of them:
+# The RDMA subsystem's netns modes with rxe_sr (issue 14, item 1), in one guest, beside
+# rdma_rxe; what the README says of them:
 # - shared (the default): a link made in namespace nsa is visible from nsa and from the
 #   initial namespace; moving it (`rdma dev set DEV netns nsa`) is refused, as the core
-#   refuses every move in shared mode.
-# - exclusive: a link made from nsa registers in the initial namespace (6.12 gives a driver
-#   no way to register elsewhere, and the link command passes none): the initial namespace
-#   lists it, nsa does not; moving it to nsa is refused, EOPNOTSUPP, since neither rxe_sr
-#   nor rdma_rxe has disassociate_ucontext. The mode goes back to shared once the namespace
+#   refuses every move in shared mode. Both drivers alike.
+# - exclusive: rxe_sr registers a link's device in its netdev's namespace: a link made from
+#   nsa is listed in nsa alone (ibv_devices and sysfs too), and traffic runs there
+#   (ibv_rc_pingpong, data checked); nsa deleted while a process in it holds a QP is
+#   dismantled when the process ends, with the link live: the core moves the device back
+#   to the initial namespace and the link goes with its veth, leaving nothing. rdma_rxe on 6.12 registers it in the initial namespace, which
+#   alone lists it. Moving a device to another namespace is refused, EOPNOTSUPP, for both:
+#   neither has disassociate_ucontext. The mode goes back to shared once the namespace
 #   is gone.
 . "$HOST_SHARE/selftests/lib.sh"
 netns_test_begin
-trap 'ip -all netns delete 2> /dev/null; rdma system set netns shared 2> /dev/null' EXIT
+# On the way out, shared mode again: the core takes it once the namespaces are dismantled,
+# which happens after `ip netns del` returns.
+back_to_shared() {
+  ip -all netns delete 2> /dev/null
+  for _ in $(seq 50); do rdma system set netns shared 2> /dev/null && return; sleep 0.2; done
+}
+trap back_to_shared EXIT
 expect_grep "shared mode at start" 'netns shared' "$(rdma system show)"
 check "load rdma_rxe beside rxe_sr" modprobe rdma_rxe
 
@@ -26,12 +35,14 @@ nsa_link() {
   ip link add vxa type veth peer name vxb
   ip link set vxa netns nsa
   ip -n nsa addr add 10.88.0.1/24 dev vxa
+  ip -n nsa link set lo up
   ip -n nsa link set vxa up
+  ip link set vxb up
   check "rdma link add $3 type $2 from nsa ($1)" nsx nsa rdma link add "$3" type "$2" netdev vxa
 }
 
 nsa_gone() {
-  ip netns del nsa
+  ip netns del nsa 2> /dev/null
   ip link del vxb 2> /dev/null
   true
 }
@@ -50,20 +61,61 @@ modes() {
 
   check "rdma system set netns exclusive ($type)" rdma system set netns exclusive
   nsa_link exclusive "$type" "$dev"
-  expect_grep "the initial namespace lists $dev" "^link $dev/1" "$(rdma link show)"
-  nsx nsa rdma link show | grep -q "^link $dev/1" \
-    && fail "nsa lists $dev in exclusive mode: the README says it does not"
-  log "ok: $type: in exclusive mode a link made from nsa is in the initial namespace only"
-  out=$(rdma dev set "$dev" netns nsa 2>&1) \
-    && fail "moving $dev to nsa in exclusive mode was accepted: the README says it is not"
-  expect_grep "$type: the move is refused as not supported" 'Operation not supported' "$out"
-  check "rdma link del $dev" rdma link del "$dev"
+  ip netns add nsb
+  if [ "$type" = rxe_sr ]; then
+    expect_grep "nsa lists $dev" "^link $dev/1" "$(nsx nsa rdma link show)"
+    rdma link show | grep -q "^link $dev/1" && fail "the initial namespace lists $dev, made from nsa in exclusive mode"
+    [ -e "/sys/class/infiniband/$dev" ] && fail "the initial namespace's sysfs has $dev"
+    expect_grep "ibv_devices in nsa lists $dev" "^ +$dev " "$(nsx nsa ibv_devices)"
+    log "ok: $type: in exclusive mode a link made from nsa is in nsa only"
+    out=$(nsx nsa rdma dev set "$dev" netns nsb 2>&1) && fail "moving $dev to nsb was accepted"
+    expect_grep "$type: the move is refused as not supported" 'Operation not supported' "$out"
+    # Traffic in nsa: ibv_rc_pingpong looping back within the device, every buffer checked.
+    check "$dev ACTIVE in nsa" nsx nsa bash -c ". $HOST_SHARE/selftests/lib.sh; wait_port_active $dev"
+    gid=$(nsx nsa bash -c ". $HOST_SHARE/selftests/lib.sh; roce_gid_index $dev 10.88.0.1") \
+      || fail "no RoCEv2 GID for 10.88.0.1 on $dev in nsa"
+    nsx nsa timeout 60 ibv_rc_pingpong -d "$dev" -g "$gid" -n 100 -s 4096 -c > /tmp/pp-s.out 2>&1 &
+    srv=$!
+    retry 10 nsx nsa timeout 60 ibv_rc_pingpong -d "$dev" -g "$gid" -n 100 -s 4096 -c 10.88.0.1 \
+      > /tmp/pp-c.out 2>&1 || { cat /tmp/pp-c.out; fail "ibv_rc_pingpong in nsa"; }
+    wait $srv || { cat /tmp/pp-s.out; fail "ibv_rc_pingpong's server in nsa"; }
+    grep -q '100 iters in' /tmp/pp-c.out || fail "ibv_rc_pingpong in nsa: no 100 iterations"
+    log "ok: ibv_rc_pingpong within $dev in nsa, 100 x 4096 B checked"
+    # nsa deleted while a pingpong server in it holds a QP (made, waiting for a client):
+    # the namespace lives on until the server ends (`ip netns exec` runs it as $!), then
+    # it is dismantled with the link live. Its veth goes (vxb, the peer in the initial
+    # namespace, with it), and the link with the veth: were the device left, the core
+    # would move it back to the initial namespace, which would list it.
+    ip netns exec nsa ibv_rc_pingpong -d "$dev" -g "$gid" > /dev/null 2>&1 &
+    srv=$!
+    sleep 2
+    kill -0 $srv 2> /dev/null || fail "the pingpong server in nsa did not start"
+    ip netns del nsa
+    sleep 1
+    [ -e /sys/class/net/vxb ] || fail "nsa was dismantled while its pingpong server ran"
+    kill $srv; wait $srv 2> /dev/null
+    for _ in $(seq 150); do [ -e /sys/class/net/vxb ] || break; sleep 0.2; done
+    [ -e /sys/class/net/vxb ] && fail "nsa not dismantled 30 s after its last process ended"
+    sleep 1
+    rdma link show | grep -q "^link $dev/1" && fail "$dev is left after nsa was dismantled"
+    [ -e "/sys/class/infiniband/$dev" ] && fail "$dev is in sysfs after nsa was dismantled"
+    log "ok: $type: nsa deleted with $dev live and a QP open: the link went with its veth"
+  else
+    expect_grep "the initial namespace lists $dev" "^link $dev/1" "$(rdma link show)"
+    nsx nsa rdma link show | grep -q "^link $dev/1" \
+      && fail "nsa lists $dev in exclusive mode: the README says it does not"
+    log "ok: $type: in exclusive mode a link made from nsa is in the initial namespace only"
+    out=$(rdma dev set "$dev" netns nsb 2>&1) && fail "moving $dev to nsb was accepted"
+    expect_grep "$type: the move is refused as not supported" 'Operation not supported' "$out"
+    check "rdma link del $dev" rdma link del "$dev"
+  fi
+  ip netns del nsb
   nsa_gone
   check "rdma system set netns shared ($type)" rdma system set netns shared
 }
 
 modes rxe_sr sra
 modes rxe rxa
-log "ok: rxe_sr and rdma_rxe behave the same in both netns modes"
+log "ok: both netns modes, rxe_sr and rdma_rxe"
 check "unload rdma_rxe" modprobe -r rdma_rxe
 netns_test_end

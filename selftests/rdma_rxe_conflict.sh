@@ -10,6 +10,9 @@
 # the two talk: ibv_rc_pingpong with every buffer checked, each driver as the server once,
 # over IPv4 and over IPv6.
 # Unloading rxe_sr leaves rdma_rxe's device registered and active (they share the driver id).
+# Each driver's netdev lookup finds only its own devices (rxe_sr keeps its devices out of
+# the core's netdev index, in which rdma_rxe would take them for its own): rdma_rxe takes a
+# link on an rxe_sr link's netdev, rxe_sr refuses one on an rdma_rxe link's.
 # The other way round, an rxe_sr link in the initial namespace holds the port there:
 # rdma_rxe's load then fails, and succeeds once the link is gone.
 . "$HOST_SHARE/selftests/lib.sh"
@@ -77,6 +80,27 @@ for v in 4 6; do
   log "ok: rxe_sr (server, nsc) <-> rdma_rxe (client, initial namespace), IPv$v: 200 x 4096 B checked"
 done
 ip netns del init
+
+# Each driver's netdev lookup finds its own devices only. They share the driver id, and
+# rdma_rxe takes a device its lookup finds for one of its own (on NETDEV_UP, DOWN and
+# CHANGEMTU it writes port state into it), so rxe_sr keeps its devices out of the core's
+# netdev index. vxc's events: src follows them, and rxe9 stays ACTIVE; rdma_rxe finds no
+# device on vxc (it takes a link there, which it refuses on a netdev it has a device on);
+# rxe_sr refuses a link on vxi, rxe9's netdev, naming the reason.
+ip -n nsc link set vxc mtu 1400
+ip -n nsc link set vxc down
+for _ in $(seq 50); do nsx nsc rdma link show src/1 | grep -q 'state DOWN' && break; sleep 0.1; done
+expect_grep "src DOWN with vxc" 'state DOWN' "$(nsx nsc rdma link show src/1)"
+ip -n nsc link set vxc up
+check "src ACTIVE again with vxc up" nsx nsc bash -c ". $HOST_SHARE/selftests/lib.sh; wait_port_active src"
+ip -n nsc link set vxc mtu 1500
+expect_grep "rxe9 ACTIVE through vxc's events" 'state ACTIVE' "$(rdma link show rxe9/1)"
+check "rdma_rxe finds no device on vxc: it takes a link there" \
+  nsx nsc rdma link add rxc type rxe netdev vxc
+check "rdma link del rxc" nsx nsc rdma link del rxc
+rdma link add sr9 type rxe_sr netdev vxi 2> /tmp/err && fail "rxe_sr took a link on vxi, rxe9's netdev"
+expect_grep "rxe_sr refuses a link on rxe9's netdev, naming the reason" \
+  'vxi already has an RDMA device of another driver' "$(dmesg_since_mark)"
 
 check "rmmod rxe_sr with both drivers' links up" modprobe -r rxe_sr
 rdma link show | grep -qw src && fail "src outlived its module"

@@ -43,6 +43,7 @@
 #include <linux/scatterlist.h>
 #include <linux/crc32.h>
 #include <linux/ratelimit.h>
+#include <linux/hashtable.h>
 #include <crypto/hash.h>
 
 #include "rxe_sr_glue.h"
@@ -388,6 +389,27 @@ struct net *rxe_sr_glue_dev_net(const struct net_device *ndev)
 	return dev_net(ndev);
 }
 
+/*
+ * In the RDMA subsystem's exclusive netns mode (rdma system set netns exclusive) each
+ * device belongs to one namespace. A link's device is placed in its netdev's namespace
+ * before it is registered, so that the namespace which made the link (a container) sees
+ * it, as it would see a physical device moved there; the same as the core's later
+ * ib_alloc_device_with_net(). That namespace is the link command's own (the netdev was
+ * looked up in the requesting socket's), so it is live until the registration is done;
+ * from then on the core moves the device back to the initial namespace if that namespace
+ * is dismantled first (rdma_dev_exit_net). An unregistered device is in the initial
+ * namespace, which another namespace may access only in shared mode: then nothing is to
+ * be done. The mode cannot change meanwhile: the core refuses to change it while a
+ * namespace other than the initial one exists.
+ */
+void rxe_sr_glue_ib_device_home_net(struct ib_device *ibdev, struct net_device *ndev)
+{
+	struct net *net = dev_net(ndev);
+
+	if (!net_eq(net, &init_net) && !rdma_dev_access_netns(ibdev, net))
+		write_pnet(&ibdev->coredev.rdma_net, net);
+}
+
 u64 rxe_sr_glue_net_cookie(const struct net *net)
 {
 	return net->net_cookie;
@@ -656,16 +678,109 @@ struct net_device *rxe_sr_glue_skb_dev(struct sk_buff *skb)
 	return skb->dev;
 }
 
+/*
+ * Which netdev each rxe_sr device is bound to. The core keeps such an index too, filled by
+ * ib_device_set_netdev() and read by ib_device_get_by_netdev(ndev, driver_id); rdma_rxe
+ * reads it with its own driver id in its netdev notifier and its receive path and takes
+ * what it finds for a struct rxe_dev (writing port state into it on NETDEV_UP, DOWN and
+ * CHANGEMTU). rxe_sr's devices carry that driver id too (the stock rdma-core provider
+ * binds by it), so they stay out of the core's index: the core reads a port's netdev
+ * through the get_netdev op, and rxe_sr looks its devices up here. Each link holds a
+ * reference on its netdev from bind (before registration) to unbind (dealloc_driver);
+ * links are freed after an RCU grace period, and lookups take a device reference only
+ * while the device is registered (ib_device_try_get), as the core's do.
+ */
+struct rxe_sr_ndev_link {
+	struct hlist_node by_ndev;
+	struct hlist_node by_ibdev;
+	struct ib_device *ibdev;
+	struct net_device *ndev;
+	netdevice_tracker tracker;
+	struct rcu_head rcu;
+};
+
+static DEFINE_HASHTABLE(rxe_sr_ndev_links, 5);
+static DEFINE_HASHTABLE(rxe_sr_ibdev_links, 5);
+static DEFINE_SPINLOCK(rxe_sr_ndev_links_lock);
+
+int rxe_sr_glue_ndev_bind(struct ib_device *ibdev, struct net_device *ndev)
+{
+	struct rxe_sr_ndev_link *l = kzalloc(sizeof(*l), GFP_KERNEL);
+
+	if (!l)
+		return -ENOMEM;
+	l->ibdev = ibdev;
+	l->ndev = ndev;
+	netdev_hold(ndev, &l->tracker, GFP_KERNEL);
+	spin_lock(&rxe_sr_ndev_links_lock);
+	hash_add_rcu(rxe_sr_ndev_links, &l->by_ndev, (uintptr_t)ndev);
+	hash_add_rcu(rxe_sr_ibdev_links, &l->by_ibdev, (uintptr_t)ibdev);
+	spin_unlock(&rxe_sr_ndev_links_lock);
+	return 0;
+}
+
+/* Drops @ibdev's binding, if it has one (not on an error before bind). */
+void rxe_sr_glue_ndev_unbind(struct ib_device *ibdev)
+{
+	struct rxe_sr_ndev_link *l, *found = NULL;
+
+	spin_lock(&rxe_sr_ndev_links_lock);
+	hash_for_each_possible(rxe_sr_ibdev_links, l, by_ibdev, (uintptr_t)ibdev) {
+		if (l->ibdev == ibdev) {
+			found = l;
+			hash_del_rcu(&l->by_ndev);
+			hash_del_rcu(&l->by_ibdev);
+			break;
+		}
+	}
+	spin_unlock(&rxe_sr_ndev_links_lock);
+	if (found) {
+		netdev_put(found->ndev, &found->tracker);
+		kfree_rcu(found, rcu);
+	}
+}
+
+/* ib_device_ops.get_netdev: @ibdev's netdev, referenced; NULL once unbound. */
+struct net_device *rxe_sr_glue_get_netdev(struct ib_device *ibdev, u32 port)
+{
+	struct rxe_sr_ndev_link *l;
+	struct net_device *ndev = NULL;
+
+	rcu_read_lock();
+	hash_for_each_possible_rcu(rxe_sr_ibdev_links, l, by_ibdev, (uintptr_t)ibdev) {
+		if (l->ibdev == ibdev) {
+			ndev = l->ndev;
+			dev_hold(ndev);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return ndev;
+}
+
+/* The registered rxe_sr device bound to @ndev, referenced; NULL if none. Any context. */
+struct ib_device *rxe_sr_glue_ib_device_by_netdev(struct net_device *ndev)
+{
+	struct rxe_sr_ndev_link *l;
+	struct ib_device *res = NULL;
+
+	rcu_read_lock();
+	hash_for_each_possible_rcu(rxe_sr_ndev_links, l, by_ndev, (uintptr_t)ndev) {
+		if (l->ndev == ndev && ib_device_try_get(l->ibdev)) {
+			res = l->ibdev;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return res;
+}
+
 static int rxe_sr_lower_is_ours(struct net_device *lower, struct netdev_nested_priv *priv)
 {
-	struct ib_device *ibdev = ib_device_get_by_netdev(lower, RDMA_DRIVER_RXE);
+	struct ib_device *ibdev = rxe_sr_glue_ib_device_by_netdev(lower);
 
 	if (!ibdev)
 		return 0;
-	if (ibdev->ops.owner != THIS_MODULE) {
-		ib_device_put(ibdev);
-		return 0;
-	}
 	priv->data = ibdev;
 	return 1;
 }

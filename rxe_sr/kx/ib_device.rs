@@ -221,8 +221,12 @@ impl<T: Driver> Device<T> {
         });
         // Listed from here: dealloc_driver unlists it (`DEVICES`' invariant).
         ib_device_list::insert(ibp)?;
-        // SAFETY: both are live; the core takes its own netdev reference.
-        to_result(unsafe { bindings::ib_device_set_netdev(ibp, new.netdev.as_ptr(), 1) })?;
+        // SAFETY: both live. glue.c's netdev index (not the core's, where rdma_rxe would find
+        // it) takes a netdev reference; `dealloc_driver` (the guard's too) unbinds it.
+        to_result(unsafe { bindings::rxe_sr_glue_ndev_bind(ibp, new.netdev.as_ptr()) })?;
+        // SAFETY: not registered yet; netdev live, in the link command's namespace (glue.c).
+        // In exclusive netns mode this puts the device in that namespace.
+        unsafe { bindings::rxe_sr_glue_ib_device_home_net(ibp, new.netdev.as_ptr()) };
         // SAFETY: a fully set-up device; no DMA device (software provider). No reference to
         // the device is held across the call.
         to_result(unsafe {
@@ -249,10 +253,28 @@ pub(crate) struct DeviceRef<T: Driver> {
 impl<T: Driver> DeviceRef<T> {
     /// The device bound to `nd`, if any.
     pub(crate) fn get_by_netdev(nd: &NetDev<'_>) -> Option<Self> {
-        // SAFETY: `nd` is live; the core returns a referenced device or null.
-        let raw = unsafe { bindings::ib_device_get_by_netdev(nd.as_ptr(), DRIVER_ID) };
-        // SAFETY: null or a device reference the core took for us.
+        // SAFETY: `nd` is live; glue.c's index returns a referenced device of ours or null.
+        let raw = unsafe { bindings::rxe_sr_glue_ib_device_by_netdev(nd.as_ptr()) };
+        // SAFETY: null or a device reference the index took for us.
         unsafe { Self::ours(raw) }
+    }
+
+    /// Whether a device of another driver is bound to `nd` in the core's index (rdma_rxe
+    /// or a hardware driver's).
+    pub(crate) fn other_driver_on(nd: &NetDev<'_>) -> bool {
+        // SAFETY: `nd` is live; the core returns a referenced device or null.
+        let raw = unsafe {
+            bindings::ib_device_get_by_netdev(
+                nd.as_ptr(),
+                bindings::rdma_driver_id_RDMA_DRIVER_UNKNOWN,
+            )
+        };
+        if raw.is_null() {
+            return false;
+        }
+        // SAFETY: drops the reference the core took for us.
+        unsafe { bindings::ib_device_put(raw) };
+        true
     }
 
     /// The device a packet that arrived on `nd` is for: the one bound to `nd`, or else to
@@ -409,6 +431,7 @@ impl<T: Driver> Adapter<T> {
             },
             get_port_immutable: Some(Self::get_port_immutable),
             get_link_layer: Some(Self::get_link_layer),
+            get_netdev: Some(bindings::rxe_sr_glue_get_netdev),
             dealloc_driver: Some(Self::dealloc_driver),
             alloc_ucontext: Some(Self::alloc_ucontext),
             dealloc_ucontext: Some(Self::dealloc_ucontext),
@@ -641,6 +664,9 @@ impl<T: Driver> Adapter<T> {
             bindings::rxe_sr_glue_rx_stop((*raw).rx.get());
             ptr::drop_in_place(ptr::addr_of_mut!((*raw).data));
         }
+        // SAFETY: the device is ours and live; lookups find it no more (they took no
+        // reference: it is unregistered), the netdev reference goes.
+        unsafe { bindings::rxe_sr_glue_ndev_unbind(ibdev) };
         // After the data (whose drop may take the global mutex itself), before the core
         // frees the device.
         ib_device_list::remove(ibdev);

@@ -291,6 +291,13 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         pr_err!("{} already has an rxe_sr device\n", nd.name());
         return Err(EEXIST);
     }
+    if RoceDeviceRef::other_driver_on(nd) {
+        pr_err!(
+            "{} already has an RDMA device of another driver (rdma link show)\n",
+            nd.name()
+        );
+        return Err(EEXIST);
+    }
     // The namespace's sockets first: a port held by another driver refuses the link with
     // the owner's name before anything is allocated.
     let ns = crate::net::namespaces::join(name, nd)?;
