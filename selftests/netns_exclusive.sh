@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 240
+# timeout: 420
 # guests: 1
 # The RDMA subsystem's netns modes with rxe_sr (issue 14, item 1), in one guest, beside
 # rdma_rxe; what the README says of them:
@@ -9,12 +9,12 @@
 #   refuses every move in shared mode. Both drivers alike.
 # - exclusive: rxe_sr registers a link's device in its netdev's namespace: a link made from
 #   nsa is listed in nsa alone (ibv_devices and sysfs too), and traffic runs there
-#   (ibv_rc_pingpong, data checked); nsa deleted while a process in it holds a QP is
-#   dismantled when the process ends, with the link live: the core moves the device back
-#   to the initial namespace and the link goes with its veth, leaving nothing. rdma_rxe on 6.12 registers it in the initial namespace, which
-#   alone lists it. Moving a device to another namespace is refused, EOPNOTSUPP, for both:
-#   neither has disassociate_ucontext. The mode goes back to shared once the namespace
-#   is gone.
+#   (ibv_rc_pingpong and rping, data checked). nsa deleted while a process in it holds a
+#   QP lives on until the process ends, then is dismantled with the link live: the link
+#   goes with its veth, and no namespace lists it after. rdma_rxe on 6.12 registers such a
+#   link in the initial namespace, which alone lists it. Moving a device to another
+#   namespace is refused, EOPNOTSUPP, for both: neither has disassociate_ucontext. The mode
+#   goes back to shared once the namespaces are gone.
 . "$HOST_SHARE/selftests/lib.sh"
 netns_test_begin
 # On the way out, shared mode again: the core takes it once the namespaces are dismantled,
@@ -81,6 +81,14 @@ modes() {
     wait $srv || { cat /tmp/pp-s.out; fail "ibv_rc_pingpong's server in nsa"; }
     grep -q '100 iters in' /tmp/pp-c.out || fail "ibv_rc_pingpong in nsa: no 100 iterations"
     log "ok: ibv_rc_pingpong within $dev in nsa, 100 x 4096 B checked"
+    # rdma-cm in nsa: its address resolves to the one device nsa has.
+    nsx nsa timeout 60 rping -s -a 10.88.0.1 -C 20 -S 1000 -V > /tmp/rp-s.out 2>&1 &
+    srv=$!
+    sleep 1
+    retry 10 nsx nsa timeout 60 rping -c -a 10.88.0.1 -C 20 -S 1000 -V > /tmp/rp-c.out 2>&1 \
+      || { tail -n 3 /tmp/rp-s.out /tmp/rp-c.out; fail "rping in nsa"; }
+    wait $srv || { tail -n 3 /tmp/rp-s.out; fail "rping's server in nsa"; }
+    log "ok: rping (rdma-cm) within nsa, 20 rounds of 1000 B data-checked"
     # nsa deleted while a pingpong server in it holds a QP (made, waiting for a client):
     # the namespace lives on until the server ends (`ip netns exec` runs it as $!), then
     # it is dismantled with the link live. Its veth goes (vxb, the peer in the initial
