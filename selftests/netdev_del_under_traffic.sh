@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 240
+# timeout: 360
 # The netdev under a device deleted while RC traffic runs (issue 13, item 3). The test bed
 # needs eth0, so sr1 is bound to an active-backup bond enslaving it; ib_write_bw runs
 # between the guests over sr1 and g1 deletes bond0 under it. The
