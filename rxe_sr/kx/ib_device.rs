@@ -283,32 +283,23 @@ impl<T: Driver> DeviceRef<T> {
     pub(crate) fn get_for_rx(nd: &NetDev<'_>) -> Option<Self> {
         Self::get_by_netdev(nd).or_else(|| {
             // SAFETY: `nd` is live and the caller is in an RCU read section; the helper
-            // returns a referenced device whose ops are ours, or null.
+            // returns a referenced device of ours (glue.c's index), or null.
             let raw = unsafe { bindings::rxe_sr_glue_ib_device_below(nd.as_ptr()) };
             // SAFETY: null or a device reference the helper took for us.
             unsafe { Self::ours(raw) }
         })
     }
 
-    /// Wraps a referenced device (or null) from the core, keeping it only if its ops are
-    /// ours (the reference is dropped otherwise).
+    /// Wraps a referenced device of this module (or null).
     ///
     /// # Safety
-    /// `raw` is null or a device on which the caller holds a reference, passed to us.
+    /// `raw` is null or a device that [`Device::create`] made for `T`, on which the caller
+    /// holds a reference, passed to us. (glue.c's netdev index and `ib_device_list` hold
+    /// this module's devices only, and the module has one driver.)
     unsafe fn ours(raw: *mut bindings::ib_device) -> Option<Self> {
-        let ibdev = NonNull::new(raw)?;
-        // SAFETY: the reference keeps the device alive; `ops.owner` is a plain field.
-        let owner = unsafe { ibdev.as_ref().ops.owner };
-        if owner != this_module() {
-            // SAFETY: drops the reference we were given (the device has rdma_rxe's driver id,
-            // but only devices whose ops this module installed are ours).
-            unsafe { bindings::ib_device_put(raw) };
-            return None;
-        }
-        // INVARIANT: this module's ops: made by `Device::<T>::create` (one driver per
-        // module).
+        // INVARIANT: per this function's contract.
         Some(DeviceRef {
-            ibdev,
+            ibdev: NonNull::new(raw)?,
             _driver: PhantomData,
         })
     }
@@ -318,7 +309,7 @@ impl<T: Driver> DeviceRef<T> {
         let raw = ib_device_list::referenced()?;
         let mut all = KVec::with_capacity(raw.len(), GFP_KERNEL);
         for &d in raw.iter() {
-            // SAFETY: `referenced` took a reference on `d` for us; `ours` keeps or drops it.
+            // SAFETY: a device of this module on which `referenced` took a reference for us.
             let dev = unsafe { Self::ours(d) };
             if let (Some(dev), Ok(all)) = (dev, all.as_mut()) {
                 // Within the capacity taken above: cannot fail (were it to, `dev` and its
