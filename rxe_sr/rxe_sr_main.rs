@@ -132,6 +132,13 @@ impl Drop for RxeSr {
                 stray
             );
         }
+        let gone = verbs::pd::DISASSOCIATED.load(core::sync::atomic::Ordering::Relaxed);
+        if gone > 0 {
+            pr_info!(
+                "{} user contexts were disassociated (their device unregistered or moved while a process had it open)\n",
+                gone
+            );
+        }
         pr_info!(
             "unloaded ({} devices were created, {} are left; objects left: {} ucontexts, {} PDs, {} CQs, {} MRs, {} QPs, {} AHs, {} SRQs, {} MWs)\n",
             verbs::device::devices_created(),

@@ -12,9 +12,14 @@
 #   (ibv_rc_pingpong and rping, data checked). nsa deleted while a process in it holds a
 #   QP lives on until the process ends, then is dismantled with the link live: the link
 #   goes with its veth, and no namespace lists it after. rdma_rxe on 6.12 registers such a
-#   link in the initial namespace, which alone lists it. Moving a device to another
-#   namespace is refused, EOPNOTSUPP, for both: neither has disassociate_ucontext. The mode
-#   goes back to shared once the namespaces are gone.
+#   link in the initial namespace, which alone lists it.
+# - Moving a device to another namespace (`rdma dev set DEV netns nsb`, exclusive mode):
+#   rxe_sr's moves while a process in nsa has a QP on it. The core disassociates the
+#   process (its QP destroyed) and re-registers the device in nsb, which alone lists it;
+#   ibv_rc_pingpong runs within it from nsb (its netdev stays in nsa). nsb deleted, the
+#   core moves it to the initial namespace, and from there it moves back to nsa.
+#   rdma_rxe's move is refused, EOPNOTSUPP: it has no disassociate_ucontext. The mode goes
+#   back to shared once the namespaces are gone.
 . "$HOST_SHARE/selftests/lib.sh"
 netns_test_begin
 # On the way out, shared mode again: the core takes it once the namespaces are dismantled,
@@ -68,8 +73,6 @@ modes() {
     [ -e "/sys/class/infiniband/$dev" ] && fail "the initial namespace's sysfs has $dev"
     expect_grep "ibv_devices in nsa lists $dev" "^ +$dev " "$(nsx nsa ibv_devices)"
     log "ok: $type: in exclusive mode a link made from nsa is in nsa only"
-    out=$(nsx nsa rdma dev set "$dev" netns nsb 2>&1) && fail "moving $dev to nsb was accepted"
-    expect_grep "$type: the move is refused as not supported" 'Operation not supported' "$out"
     # Traffic in nsa: ibv_rc_pingpong looping back within the device, every buffer checked.
     check "$dev ACTIVE in nsa" nsx nsa bash -c ". $HOST_SHARE/selftests/lib.sh; wait_port_active $dev"
     gid=$(nsx nsa bash -c ". $HOST_SHARE/selftests/lib.sh; roce_gid_index $dev 10.88.0.1") \
@@ -89,6 +92,41 @@ modes() {
       || { tail -n 3 /tmp/rp-s.out /tmp/rp-c.out; fail "rping in nsa"; }
     wait $srv || { tail -n 3 /tmp/rp-s.out; fail "rping's server in nsa"; }
     log "ok: rping (rdma-cm) within nsa, 20 rounds of 1000 B data-checked"
+    # The move to nsb, while a pingpong server in nsa holds a QP (made, waiting in accept()
+    # for a client that does not come).
+    ip netns exec nsa ibv_rc_pingpong -d "$dev" -g "$gid" > /dev/null 2>&1 &
+    srv=$!
+    for _ in $(seq 50); do nsx nsa rdma resource show qp | grep -q "comm ibv_rc_pingpong" && break; sleep 0.2; done
+    expect_grep "nsa's pingpong server has a QP on $dev" "^link $dev/1 .*comm ibv_rc_pingpong" "$(nsx nsa rdma resource show qp)"
+    check "rdma dev set $dev netns nsb, a QP open in nsa" nsx nsa rdma dev set "$dev" netns nsb
+    expect_grep "nsb lists $dev" "^link $dev/1" "$(nsx nsb rdma link show)"
+    nsx nsa rdma link show | grep -q "^link $dev/1" && fail "nsa still lists $dev after the move"
+    expect_grep "ibv_devices in nsb lists $dev" "^ +$dev " "$(nsx nsb ibv_devices)"
+    nsx nsb rdma resource show qp | grep -q "comm ibv_rc_pingpong" &&
+      fail "the QP of nsa's pingpong server outlived the move: $(nsx nsb rdma resource show qp)"
+    kill -0 $srv 2> /dev/null || fail "nsa's pingpong server ended with the move"
+    log "ok: $type: moved to nsb, the QP of nsa's still running pingpong server destroyed"
+    kill $srv; wait $srv 2> /dev/null
+    # Traffic from nsb: the device's GIDs are still its netdev's (vxa, in nsa); the
+    # pingpong pair meets over nsb's loopback.
+    ip -n nsb link set lo up
+    check "$dev ACTIVE in nsb" nsx nsb bash -c ". $HOST_SHARE/selftests/lib.sh; wait_port_active $dev"
+    gid=$(nsx nsb bash -c ". $HOST_SHARE/selftests/lib.sh; roce_gid_index $dev 10.88.0.1") \
+      || fail "no RoCEv2 GID for 10.88.0.1 on $dev in nsb"
+    nsx nsb timeout 60 ibv_rc_pingpong -d "$dev" -g "$gid" -n 100 -s 4096 -c > /tmp/pp-s.out 2>&1 &
+    srv=$!
+    retry 10 nsx nsb timeout 60 ibv_rc_pingpong -d "$dev" -g "$gid" -n 100 -s 4096 -c 127.0.0.1 \
+      > /tmp/pp-c.out 2>&1 || { cat /tmp/pp-c.out; fail "ibv_rc_pingpong in nsb"; }
+    wait $srv || { cat /tmp/pp-s.out; fail "ibv_rc_pingpong's server in nsb"; }
+    grep -q '100 iters in' /tmp/pp-c.out || fail "ibv_rc_pingpong in nsb: no 100 iterations"
+    log "ok: ibv_rc_pingpong within $dev in nsb, 100 x 4096 B checked"
+    # nsb deleted with the device in it: the core moves it to the initial namespace.
+    ip netns del nsb
+    for _ in $(seq 150); do rdma link show | grep -q "^link $dev/1" && break; sleep 0.2; done
+    expect_grep "$dev back in the initial namespace once nsb is gone" "^link $dev/1" "$(rdma link show)"
+    check "rdma dev set $dev netns nsa (from the initial namespace)" rdma dev set "$dev" netns nsa
+    expect_grep "nsa lists $dev again" "^link $dev/1" "$(nsx nsa rdma link show)"
+    check "$dev ACTIVE in nsa again" nsx nsa bash -c ". $HOST_SHARE/selftests/lib.sh; wait_port_active $dev"
     # nsa deleted while a pingpong server in it holds a QP (made, waiting for a client):
     # the namespace lives on until the server ends (`ip netns exec` runs it as $!), then
     # it is dismantled with the link live. Its veth goes (vxb, the peer in the initial
@@ -117,7 +155,7 @@ modes() {
     expect_grep "$type: the move is refused as not supported" 'Operation not supported' "$out"
     check "rdma link del $dev" rdma link del "$dev"
   fi
-  ip netns del nsb
+  ip netns del nsb 2> /dev/null
   nsa_gone
   check "rdma system set netns shared ($type)" rdma system set netns shared
 }

@@ -12,9 +12,9 @@
 # - Port counters (sysfs counters/, IBTA units): what each end sent, the other received.
 # - Both namespaces are deleted with their links in them and an RC QP open on nsb's device
 #   (from the initial namespace, where the shared-mode device is visible too): the QP's
-#   process is told (IBV_EVENT_PORT_ERR) and closes the device (the verbs core holds the
-#   removal of a device without disassociate until then, as for rdma_rxe), both devices
-#   go, nothing is left at unload and the kernel log is clean.
+#   process is told (IBV_EVENT_PORT_ERR, or IBV_EVENT_DEVICE_FATAL when the core
+#   disassociates it) and closes the device, both devices go, nothing is left at unload
+#   and the kernel log is clean.
 . "$HOST_SHARE/selftests/lib.sh"
 netns_test_begin
 
@@ -132,8 +132,8 @@ connect_rc(qp, 0x12, 0, 0, v4_gid(os.environ["DGID"]), int(os.environ["GIDX"]))
 qp.post_recv(RecvWR(wr_id=1, num_sge=1, sg=[SGE(mr.buf, 4096, mr.lkey)]))
 print("holding QP", qp.qp_num, "in RTS", flush=True)
 # The namespace's addresses go first (GID changes), then the port: the application's cue
-# to close the device, whose removal the verbs core holds until it does (no disassociate,
-# as rdma_rxe).
+# to close the device (the core does not wait for it: it disassociates the process, which
+# then gets IBV_EVENT_DEVICE_FATAL).
 for _ in range(64):
     ev = ctx.get_async_event()
     gone = ev.event_type in (e.IBV_EVENT_PORT_ERR, e.IBV_EVENT_DEVICE_FATAL)

@@ -426,6 +426,10 @@ impl<T: Driver> Adapter<T> {
             dealloc_driver: Some(Self::dealloc_driver),
             alloc_ucontext: Some(Self::alloc_ucontext),
             dealloc_ucontext: Some(Self::dealloc_ucontext),
+            // With it, uverbs holds no reference on this module for an open device, the
+            // core may move a device between namespaces, and unregistering a device does
+            // not wait for the processes that have it open.
+            disassociate_ucontext: Some(Self::disassociate_ucontext),
             alloc_pd: Some(Self::alloc_pd),
             dealloc_pd: Some(Self::dealloc_pd),
             create_ah: Some(ib_ah::create_ah::<T>),
@@ -489,6 +493,16 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn dealloc_ucontext(uctx: *mut bindings::ib_ucontext) {
         // SAFETY: as in `alloc_ucontext`.
         T::dealloc_ucontext(unsafe { Device::<T>::from_ib((*uctx).device) });
+    }
+
+    /// # Safety
+    /// Called by the core with a user context of a device of ours, before it destroys the
+    /// context's objects. The queues the process mapped stay mapped (their pages hold the
+    /// references `vm_insert_page` took, see `mmap_queue`) until it unmaps them: no VMA of
+    /// ours has to be zapped.
+    unsafe extern "C" fn disassociate_ucontext(uctx: *mut bindings::ib_ucontext) {
+        // SAFETY: as in `alloc_ucontext`.
+        T::disassociate_ucontext(unsafe { Device::<T>::from_ib((*uctx).device) });
     }
 
     /// # Safety

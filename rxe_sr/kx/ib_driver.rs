@@ -74,6 +74,12 @@ pub(crate) trait Driver: Send + Sync + Sized {
     /// `dealloc_ucontext`.
     fn dealloc_ucontext(dev: &Device<Self>);
 
+    /// `disassociate_ucontext`: the device is being unregistered, or moved to another
+    /// network namespace, while a process still has it open. The core then destroys every
+    /// object of the context through the usual destroy calls, without waiting for the
+    /// process, which sees EIO from then on; `dealloc_ucontext` follows.
+    fn disassociate_ucontext(dev: &Device<Self>);
+
     /// `alloc_pd`: the core allocated a PD (it keeps the PD's state).
     fn alloc_pd(dev: &Device<Self>, pd: PdId) -> Result;
 

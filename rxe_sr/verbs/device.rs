@@ -393,6 +393,10 @@ impl Driver for DeviceState {
         crate::verbs::pd::dealloc_ucontext();
     }
 
+    fn disassociate_ucontext(_dev: &Device<Self>) {
+        crate::verbs::pd::disassociate_ucontext();
+    }
+
     fn alloc_pd(dev: &Device<Self>, _pd: PdId) -> Result {
         crate::verbs::pd::alloc(dev)
     }

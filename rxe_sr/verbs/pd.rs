@@ -2,6 +2,7 @@
 //! User contexts and protection domains: the RDMA core allocates and keeps them; rxe_sr
 //! counts them (a device refuses a PD past `max_pd`).
 
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 
 use crate::objects::device::RoceDevice;
@@ -16,6 +17,15 @@ pub(crate) fn alloc_ucontext() {
 /// `dealloc_ucontext`.
 pub(crate) fn dealloc_ucontext() {
     live::LIVE.ucontexts.dec();
+}
+
+/// User contexts disassociated since the module was loaded (reported at unload).
+pub(crate) static DISASSOCIATED: AtomicU64 = AtomicU64::new(0);
+
+/// `disassociate_ucontext`: nothing of the context lives in rxe_sr beyond its objects, which
+/// the core destroys next as if the process had destroyed them; counted.
+pub(crate) fn disassociate_ucontext() {
+    DISASSOCIATED.fetch_add(1, Ordering::Relaxed);
 }
 
 /// `alloc_pd`: ENOMEM when the device has `max_pd` already.
