@@ -5,13 +5,14 @@
 # needs eth0, so sr1 is bound to an active-backup bond enslaving it; ib_write_bw runs
 # between the guests over sr1 and g1 deletes bond0 under it. The unregister notifier
 # queues sr1's removal; rxe_sr has disassociate_ucontext, so the verbs core does not wait
-# for the application: it destroys its objects (the process sees EIO and
+# for the applications: it destroys their objects (a process sees EIO and
 # IBV_EVENT_DEVICE_FATAL), sr1 goes and drops its netdev references, and `ip link del`
-# returns within 60 s with ib_write_bw still running (with rdma_rxe it waits until the
-# application closes the device). g2's application is killed and its sr1 deleted with
-# `rdma link del`. Then eth0 is back, the module unloads with no object left and the
-# disassociated context counted, and the kernel log and kmemleak (the debug kernel) are
-# clean.
+# returns within 60 s while a process that holds a QP and ignores the device's errors (an
+# ibv_rc_pingpong server waiting for a client that does not come) still runs (with
+# rdma_rxe it waits until every application closes the device). On g2, ib_write_bw is
+# killed and sr1 deleted with `rdma link del`, its holder still running. Then eth0 is back,
+# the module unloads with no object left and the disassociated contexts counted, and the
+# kernel log and kmemleak (the debug kernel) are clean.
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 modprobe bonding max_bonds=0 2> /dev/null || skip "no bonding in this kernel"
@@ -32,6 +33,9 @@ check "rdma link add sr1 on bond0" rdma link add sr1 type rxe_sr netdev bond0
 check "port ACTIVE" wait_port_active sr1
 gidx=$(roce_gid_index sr1 "$MY_IP") || fail "no RoCEv2 GID for $MY_IP on sr1"
 args=(-d sr1 -x "$gidx" -s 65536 -q 2 -t 4 --run_infinitely -D 2 -F --report_gbits)
+# The holder: its own TCP port (ib_write_bw takes 18515).
+timeout 240 ibv_rc_pingpong -d sr1 -g "$gidx" -p 18600 > /dev/null 2>&1 &
+holder=$!
 if is_server; then
   timeout 180 ib_write_bw "${args[@]}" > /tmp/nd.out 2>&1 &
   app=$!
@@ -51,8 +55,11 @@ if is_server; then
   timeout 60 ip link del bond0 || fail "ip link del bond0 failed or did not return within 60 s with ib_write_bw running"
   log "ok: ip link del bond0 returned after $((SECONDS - start)) s, without waiting for the application"
   kill -0 $app 2> /dev/null && alive=1 || alive=0
-  kill -TERM $app 2> /dev/null
+  kill -0 $holder 2> /dev/null || fail "the QP holder ended before ip link del returned"
+  log "ok: the QP holder is still running"
+  kill -TERM $app $holder 2> /dev/null
   wait $app; log "ib_write_bw exit status $? (alive after ip link del: $alive; errors allowed: its netdev went away)"
+  wait $holder
   for _ in $(seq 60); do rdma link show | grep -qw sr1 || break; sleep 0.5; done
   rdma link show | grep -qw sr1 && fail "sr1 still registered 30 s after its netdev went"
   log "ok: sr1 removed with its netdev"
@@ -61,7 +68,10 @@ else
   sleep 6
   kill -TERM $app 2> /dev/null
   wait $app; log "ib_write_bw exit status $? (killed; errors allowed: the peer's device went away)"
-  check "rdma link del sr1" rdma link del sr1
+  check "rdma link del sr1, the QP holder still running" timeout 60 rdma link del sr1
+  kill -0 $holder 2> /dev/null || fail "the QP holder ended before rdma link del returned"
+  kill -TERM $holder 2> /dev/null
+  wait $holder
   restore
 fi
 sync_point deleted 120
@@ -70,5 +80,5 @@ leak_check
 check "rmmod" rmmod rxe_sr
 out=$(dmesg_since_mark)
 expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs, 0 MWs' "$out"
-is_server && expect_grep "the application's context was disassociated" '[1-9][0-9]* user contexts were disassociated' "$out"
+expect_grep "the QP holder's context was disassociated" '[1-9][0-9]* user contexts were disassociated' "$out"
 check "no oops or warning in the kernel log" dmesg_clean
