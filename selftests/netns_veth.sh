@@ -153,6 +153,7 @@ check "ip netns del nsa nsb (links and a QP live)" ip netns del nsa
 ip netns del nsb
 wait $holder || { cat /tmp/holder.out; fail "the QP holder failed"; }
 expect_grep "the QP's process was told its device is going" 'device going' "$(cat /tmp/holder.out)"
+log "the holder's events: $(grep 'async event' /tmp/holder.out | tr '\n' ';')"
 for _ in $(seq 60); do rdma link show | grep -qwE 'sra|srb' || break; sleep 0.5; done
 rdma link show | grep -qwE 'sra|srb' && fail "a device is still registered 30 s after its namespace went"
 log "ok: both devices went with their namespaces"
