@@ -628,6 +628,25 @@ bond_eth0() {
   check "bond0 address" ip addr add "$MY_IP/24" dev bond0
 }
 
+# qp_holder_start DEV GIDX: an ibv_rc_pingpong server on DEV that holds a QP and waits for a
+# client that does not come, ignoring the device's errors (its own TCP port: ib_write_bw
+# takes 18515); sets $holder. qp_holder_stop WHEN: fails unless it still runs, then ends it.
+qp_holder_start() {
+  timeout 240 ibv_rc_pingpong -d "$1" -g "$2" -p 18600 > /dev/null 2>&1 &
+  holder=$!
+}
+qp_holder_stop() {
+  kill -0 "$holder" 2> /dev/null || fail "the QP holder ended before $1"
+  log "ok: the QP holder still ran after $1"
+  kill -TERM "$holder" 2> /dev/null
+  wait "$holder"
+}
+
+# expect_disassociated LOG: the unload message in LOG counts disassociated user contexts.
+expect_disassociated() {
+  expect_grep "the QP holder's context was disassociated" '[1-9][0-9]* user contexts were disassociated' "$1"
+}
+
 # leak_begin / leak_check: on a kernel with kmemleak (the debug kernel), what the test
 # leaked. leak_begin scans and forgets what is unreferenced so far (kmemleak's `clear`
 # only greys what a scan reported); leak_check, which sr_down_clean calls after `rdma link

@@ -33,9 +33,7 @@ check "rdma link add sr1 on bond0" rdma link add sr1 type rxe_sr netdev bond0
 check "port ACTIVE" wait_port_active sr1
 gidx=$(roce_gid_index sr1 "$MY_IP") || fail "no RoCEv2 GID for $MY_IP on sr1"
 args=(-d sr1 -x "$gidx" -s 65536 -q 2 -t 4 --run_infinitely -D 2 -F --report_gbits)
-# The holder: its own TCP port (ib_write_bw takes 18515).
-timeout 240 ibv_rc_pingpong -d sr1 -g "$gidx" -p 18600 > /dev/null 2>&1 &
-holder=$!
+qp_holder_start sr1 "$gidx"
 if is_server; then
   timeout 180 ib_write_bw "${args[@]}" > /tmp/nd.out 2>&1 &
   app=$!
@@ -55,11 +53,9 @@ if is_server; then
   timeout 60 ip link del bond0 || fail "ip link del bond0 failed or did not return within 60 s with ib_write_bw running"
   log "ok: ip link del bond0 returned after $((SECONDS - start)) s, without waiting for the application"
   kill -0 $app 2> /dev/null && alive=1 || alive=0
-  kill -0 $holder 2> /dev/null || fail "the QP holder ended before ip link del returned"
-  log "ok: the QP holder is still running"
-  kill -TERM $app $holder 2> /dev/null
+  qp_holder_stop "ip link del returned"
+  kill -TERM $app 2> /dev/null
   wait $app; log "ib_write_bw exit status $? (alive after ip link del: $alive; errors allowed: its netdev went away)"
-  wait $holder
   for _ in $(seq 60); do rdma link show | grep -qw sr1 || break; sleep 0.5; done
   rdma link show | grep -qw sr1 && fail "sr1 still registered 30 s after its netdev went"
   log "ok: sr1 removed with its netdev"
@@ -69,9 +65,7 @@ else
   kill -TERM $app 2> /dev/null
   wait $app; log "ib_write_bw exit status $? (killed; errors allowed: the peer's device went away)"
   check "rdma link del sr1, the QP holder still running" timeout 60 rdma link del sr1
-  kill -0 $holder 2> /dev/null || fail "the QP holder ended before rdma link del returned"
-  kill -TERM $holder 2> /dev/null
-  wait $holder
+  qp_holder_stop "rdma link del returned"
   restore
 fi
 sync_point deleted 120
@@ -80,5 +74,5 @@ leak_check
 check "rmmod" rmmod rxe_sr
 out=$(dmesg_since_mark)
 expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs, 0 MWs' "$out"
-expect_grep "the QP holder's context was disassociated" '[1-9][0-9]* user contexts were disassociated' "$out"
+expect_disassociated "$out"
 check "no oops or warning in the kernel log" dmesg_clean
