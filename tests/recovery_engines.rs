@@ -222,3 +222,19 @@ fn melo_drops_what_the_pool_cannot_record() {
     assert!(a.contains(&Action::Fallback) && a.contains(&Action::Drop { psn: p(30) }), "{a:?}");
     assert_eq!(e.counters().gbn_fallbacks, 1);
 }
+
+#[test]
+fn melo_counts_each_fallback_while_in_order() {
+    // Another QP holds the pool's one block: this QP, in order, finds no bits twice, with
+    // in-order progress between the two drops; each is a fallback of its own.
+    let mut pool: BitsPool<1, 8> = BitsPool::new();
+    let mut other: Melo = Melo::new(p(0), p(0), RTO);
+    rx(&mut other, &mut pool, 2, 0);
+    let mut e: Melo = Melo::new(p(0), p(0), RTO);
+    assert!(rx(&mut e, &mut pool, 2, 0).contains(&Action::Fallback));
+    for s in 0..3 {
+        rx(&mut e, &mut pool, s, 0);
+    }
+    assert!(rx(&mut e, &mut pool, 5, 0).contains(&Action::Fallback));
+    assert_eq!(e.counters().gbn_fallbacks, 2);
+}

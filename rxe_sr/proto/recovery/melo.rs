@@ -152,7 +152,6 @@ impl Melo {
                 if next.after(self.rcv_high) {
                     pool.free(&mut self.chain);
                     self.ooo = false;
-                    self.fell_back = false;
                     self.holes = [Hole {
                         first: next,
                         count: 0,
@@ -161,6 +160,11 @@ impl Melo {
                     pool.release_before(&mut self.chain, next);
                     self.trim_holes();
                 }
+            }
+            if !self.ooo {
+                // In order again (or still, after a drop for want of bits that opened no
+                // episode): the next fallback is counted.
+                self.fell_back = false;
             }
             out.push(Action::Advance { rcv_nxt: next });
             send(out, &mut self.counters, Feedback::Ack { rcv_nxt: next });
