@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 60
+# timeout: 180
 # guests: 1
 # The `recovery` parameter is documented in modinfo, takes the five schemes, and an unknown
 # value is rejected at load with a message; the SR pool sizes are documented, and a size out
