@@ -962,6 +962,50 @@ fn retransmission_timeout_follows_a_slow_responder() {
 }
 
 #[test]
+fn a_long_measured_round_trip_is_not_doubled_past_the_ceiling() {
+    // A responder 100 ms behind, a 1 ms local ACK timeout: the measured round trip sets the
+    // timer's base (srtt + 4 rttvar, about 100 ms). A message then lost for good times out
+    // again and again. Doubling that base per timeout made the sixth wait 64 times the base
+    // (over 6 s here; seconds of round trip on a KASAN guest made it minutes, no packet
+    // sent meanwhile). The wait now stays at the larger of the base and the QP's timeout
+    // doubled six times (64 ms).
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    n.b.rq.extend((0..11).map(|i| recv_wqe(i, 0x100, 0x10_0000, 4096)));
+    let send = || wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 1000);
+    for i in 0..10u64 {
+        n.post(true, send()).unwrap();
+        let t0 = i * 200_000;
+        let mut out = vec![];
+        let _ = n.a.with_env(t0, &mut out, |r, _, c, e| r.run(e, c));
+        assert_eq!(out.len(), 1);
+        let p = PacketRepr::parse(&out[0]).unwrap();
+        let mut back = vec![];
+        let _ = n.b.with_env(t0 + 100_000, &mut back, |_, r, c, e| r.on_request(e, c, &p));
+        let ack = PacketRepr::parse(&back[0]).unwrap();
+        let _ = n.a.with_env(t0 + 100_000, &mut vec![], |r, _, c, e| r.on_response(e, c, &ack));
+    }
+    assert_eq!(n.a.send_cqes.len(), 10);
+    let (srtt, var) = n.a.req.rtt_us();
+    let base = srtt + 4 * var;
+    assert!(base >= 100_000, "base {base} us");
+    n.post(true, send()).unwrap();
+    let mut now = 2_000_000;
+    let mut lost = vec![];
+    let _ = n.a.with_env(now, &mut lost, |r, _, c, e| r.run(e, c));
+    assert_eq!(lost.len(), 1);
+    let ceiling = base.max(1000 << 6);
+    for k in 0..6 {
+        let due = n.a.req.deadline().unwrap();
+        assert!(due - now <= ceiling, "wait {k}: {} us, past {ceiling} us", due - now);
+        now = due;
+        let mut resent = vec![];
+        let _ = n.a.with_env(now, &mut resent, |r, _, c, e| r.on_timer(e, c));
+        assert_eq!(resent.len(), 1, "timeout {k} resent the message");
+    }
+    assert_eq!(n.a.req.counters.timeouts, 6);
+}
+
+#[test]
 fn a_backed_off_timeout_stands_until_a_round_trip_is_measured() {
     // Karn's rule for the backoff. A responder 50 ms behind (a receive backlog), a 1 ms local
     // ACK timeout: the first message times out again and again, each timeout doubling the

@@ -107,7 +107,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
 
     fn restart_rto(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) {
         if cfg.timeout_us != 0 && !self.is_empty() {
-            let rto = self.rto_us(cfg).saturating_mul(1u64 << self.backoff);
+            let rto = self.backed_off_rto_us(cfg);
             self.rto_deadline = Some(env.now_us().saturating_add(rto));
         }
     }
@@ -205,6 +205,17 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     pub(super) fn rto_us(&self, cfg: &RcConfig) -> u64 {
         cfg.timeout_us
             .max(self.srtt_us.saturating_add(4 * self.rttvar_us))
+    }
+
+    /// The timer's length: [`Self::rto_us`] doubled per timeout without progress (up to
+    /// [`MAX_BACKOFF`] times), but never past the larger of that base and the QP's timeout
+    /// doubled [`MAX_BACKOFF`] times. A base that a long measured round trip set (a
+    /// backlogged or KASAN-slow responder: seconds) is not doubled on top: doubled six
+    /// times it would keep a lost packet, or a dead peer, waiting for minutes per retry.
+    pub(super) fn backed_off_rto_us(&self, cfg: &RcConfig) -> u64 {
+        let base = self.rto_us(cfg);
+        let ceiling = base.max(cfg.timeout_us.saturating_mul(1u64 << MAX_BACKOFF));
+        base.saturating_mul(1u64 << self.backoff).min(ceiling)
     }
 
     /// The current RTT estimate (smoothed, deviation), microseconds.

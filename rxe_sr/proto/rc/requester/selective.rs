@@ -374,7 +374,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             Some(Some(_)) if cfg.timeout_us != 0 => {
                 // The engine says when the timer runs; the requester says how long: the QP's
                 // timeout stretched by the measured round trip, doubled by the backoff.
-                let rto = self.rto_us(cfg).saturating_mul(1u64 << self.backoff);
+                let rto = self.backed_off_rto_us(cfg);
                 self.rto_deadline = Some(env.now_us().saturating_add(rto));
             }
             Some(None) => self.rto_deadline = None,
