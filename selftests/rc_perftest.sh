@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 420
+# timeout: 900
 # rxe_sr <-> rxe_sr: perftest, unmodified, over RC: ib_{send,write,read}_bw at 64 KiB,
 # ib_atomic_bw, ib_write_bw over 100 QPs (-q 100), ib_{send,write,read,atomic}_lat; then
 # ib_write_bw over 1000 QPs (300 in quick mode) with perftest's default TX depth of 128,
