@@ -413,6 +413,42 @@ fn capability_probe_and_echo() {
     assert_eq!(req.on_response(std_ack.bth.tver, std_ack.bth.resv7), RequesterState::Standard);
 }
 
+/// A silent peer is given up after `MAX_UNANSWERED_PROBES` probe timeouts; a peer whose own
+/// requests carry our capability (or the SR format) is slow, not silent, and is waited for:
+/// a KASAN peer under loss once took more than three timeouts to answer, and that QP
+/// direction stayed standard for good.
+#[test]
+fn a_peer_probing_with_our_capability_is_not_given_up() {
+    let fasr = SrCap::new(SrScheme::Fasr);
+    let max = RequesterCaps::MAX_UNANSWERED_PROBES;
+    let gives_up_after = |req: &mut RequesterCaps| {
+        (1..=2 * max).find(|_| req.on_probe_timeout() == RequesterState::Standard)
+    };
+    assert_eq!(gives_up_after(&mut RequesterCaps::new(Some(fasr))), Some(max));
+    // Requests marked with another scheme, or unmarked, prove nothing.
+    let mut req = RequesterCaps::new(Some(fasr));
+    req.on_peer_request(0, SrCap::new(SrScheme::Melo).to_resv7());
+    req.on_peer_request(0, 0);
+    assert_eq!(gives_up_after(&mut req), Some(max));
+    // A peer probing with our capability: still probing after twice as many timeouts, and
+    // its echo then decides.
+    let probe = golden(&V4_CAP_PROBE_SEND_ONLY);
+    let mut req = RequesterCaps::new(Some(fasr));
+    req.on_peer_request(probe.bth.tver, probe.bth.resv7);
+    assert_eq!(gives_up_after(&mut req), None);
+    assert!(matches!(req.state(), RequesterState::Probing { .. }));
+    let echo = golden(&V4_CAP_ECHO_ACK);
+    assert_eq!(req.on_response(echo.bth.tver, echo.bth.resv7), RequesterState::Sr(fasr));
+    // A peer already sending in the SR format, likewise.
+    let mut req = RequesterCaps::new(Some(fasr));
+    req.on_peer_request(1, 0);
+    assert_eq!(gives_up_after(&mut req), None);
+    // A requester with no capability (recovery=gbn) is standard whatever the peer sends.
+    let mut req = RequesterCaps::new(None);
+    req.on_peer_request(probe.bth.tver, probe.bth.resv7);
+    assert_eq!(req.state(), RequesterState::Standard);
+}
+
 /// A standard (TVer 0) parse of an SR packet's bytes is impossible: the SR packets are
 /// only valid with TVer 1, and clearing TVer changes the header layout the opcode implies.
 #[test]

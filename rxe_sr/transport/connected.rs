@@ -129,7 +129,12 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
     };
     let sr_before = sr_stats(req, resp);
     let mut outcome = match step {
-        Step::Packet(p) if is_request(p) => resp.on_request(&mut env, cfg, p),
+        Step::Packet(p) if is_request(p) => {
+            if let Some(r) = req.as_mut() {
+                r.on_peer_request(p.bth.tver, p.bth.resv7);
+            }
+            resp.on_request(&mut env, cfg, p)
+        }
         Step::Packet(p) => match req.as_mut() {
             Some(r) if rts => r.on_response(&mut env, cfg, p),
             _ => Outcome::Ok,

@@ -27,7 +27,10 @@
 //!   use TVer = 1 and the SR headers; anything else → `Standard` (GBN, Resv7 = 0). A peer
 //!   that answers nothing at all (it may drop packets with reserved bits set) is given up
 //!   after [`RequesterCaps::MAX_UNANSWERED_PROBES`] probe timeouts: the retransmissions then
-//!   go out plain.
+//!   go out plain. A peer whose own requests carry our capability (or are already in the
+//!   SR format) is not given up: it runs our scheme and will echo, only slowly (a KASAN
+//!   peer under loss took over three timeouts to answer, and that QP direction stayed
+//!   standard for good); the retry count still bounds the wait.
 //! - Responder side ([`ResponderCaps`]), stateless: every response is sent in the format of
 //!   the request it answers. A TVer = 0 request carrying exactly our capability is answered
 //!   with our capability echoed in Resv7; a TVer = 1 request gets TVer = 1 responses; any
@@ -144,6 +147,8 @@ pub enum RequesterState {
 pub struct RequesterCaps {
     local: Option<SrCap>,
     state: RequesterState,
+    /// The peer's requests carried our capability, or the SR format: it is no silent one.
+    peer_marked: bool,
 }
 
 impl RequesterCaps {
@@ -156,7 +161,11 @@ impl RequesterCaps {
             Some(_) => RequesterState::Probing { unanswered: 0 },
             None => RequesterState::Standard,
         };
-        RequesterCaps { local, state }
+        RequesterCaps {
+            local,
+            state,
+            peer_marked: false,
+        }
     }
 
     /// The current state.
@@ -206,8 +215,24 @@ impl RequesterCaps {
         self.state
     }
 
+    /// A request from the peer arrived with BTH `tver` and `resv7` (the QP's responder
+    /// side): while probing, one that carries our capability, or is in the SR format, shows
+    /// a peer that runs our scheme, so probe timeouts no longer count toward giving up.
+    pub fn on_peer_request(&mut self, tver: u8, resv7: u8) {
+        if let (RequesterState::Probing { .. }, Some(local)) = (self.state, self.local) {
+            let marked = match tver {
+                super::sr_ext::BTH_TVER_STD => SrCap::from_resv7(resv7) == Some(local),
+                t => t == super::sr_ext::BTH_TVER_SR,
+            };
+            self.peer_marked |= marked;
+        }
+    }
+
     /// A probe-marked request timed out with no response at all.
     pub fn on_probe_timeout(&mut self) -> RequesterState {
+        if self.peer_marked {
+            return self.state;
+        }
         if let RequesterState::Probing { unanswered } = self.state {
             let n = unanswered.saturating_add(1);
             self.state = if n >= Self::MAX_UNANSWERED_PROBES {

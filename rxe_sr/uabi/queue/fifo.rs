@@ -47,7 +47,13 @@ impl<T: Copy, S: core::ops::DerefMut<Target = [T]>> Fifo<T, S> {
         if self.len == cap {
             return Err(v);
         }
-        let at = (self.head + self.len) % cap;
+        // `head` and `len` are below `cap`, so one wrap is enough. (No `%`: a remainder by
+        // a length the compiler cannot prove non-zero calls core's rem-by-zero panic, which
+        // 6.12's objtool does not know to be noreturn.)
+        let mut at = self.head + self.len;
+        if at >= cap {
+            at -= cap;
+        }
         match self.slots.get_mut(at) {
             Some(slot) => {
                 *slot = v;
@@ -72,7 +78,10 @@ impl<T: Copy, S: core::ops::DerefMut<Target = [T]>> Fifo<T, S> {
             return None;
         }
         let v = *self.slots.get(self.head)?;
-        self.head = (self.head + 1) % self.slots.len();
+        self.head += 1;
+        if self.head == self.slots.len() {
+            self.head = 0;
+        }
         self.len -= 1;
         Some(v)
     }

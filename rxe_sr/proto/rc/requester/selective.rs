@@ -404,6 +404,17 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
     }
 
+    /// A request from the peer arrived (the QP's responder side) with BTH `tver` and
+    /// `resv7`: while probing, a peer marking its requests with our capability is no silent
+    /// one (`RequesterCaps::on_peer_request`).
+    pub fn on_peer_request(&mut self, tver: u8, resv7: u8) {
+        if let Some(sr) = self.sr.as_deref_mut() {
+            if !sr.active {
+                sr.caps.on_peer_request(tver, resv7);
+            }
+        }
+    }
+
     /// A retransmission timeout while probing: one more unanswered probe.
     pub(super) fn on_probe_timeout(&mut self) {
         if let Some(sr) = self.sr.as_deref_mut() {
