@@ -225,7 +225,7 @@ impl RequesterCaps {
 
     /// A request from the peer arrived with BTH `tver` and `resv7` (the QP's responder
     /// side): while probing, one that carries our capability, or is in the SR format, shows
-    /// a peer that runs our scheme, so probe timeouts no longer count toward giving up.
+    /// a peer that runs our scheme, so the requests to it stay marked after probe timeouts.
     pub fn on_peer_request(&mut self, tver: u8, resv7: u8) {
         if let (RequesterState::Probing { .. }, Some(local)) = (self.state, self.local) {
             let marked = match tver {

@@ -409,9 +409,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// one (`RequesterCaps::on_peer_request`).
     pub fn on_peer_request(&mut self, tver: u8, resv7: u8) {
         if let Some(sr) = self.sr.as_deref_mut() {
-            if !sr.active {
-                sr.caps.on_peer_request(tver, resv7);
-            }
+            sr.caps.on_peer_request(tver, resv7);
         }
     }
 
