@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 600
+# timeout: 900
 # rxe_sr <-> rxe_sr under impairment on both guests' egress: netem loss 1% and 5%,
 # reordering, duplication. Under each: rc_verify.py (SEND, WRITE with immediate, READ and
 # atomics both ways at once, 1 B to 200 KiB, every byte checked) passes, and
