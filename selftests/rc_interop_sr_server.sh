@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 400
+# timeout: 900
 # rxe_sr (g1, the server side of every tool) <-> rdma_rxe (g2, the client side): RC and
 # UC pingpong with data checks and the RC perftest set. Interop with the upstream C driver
 # is the proof of a standard wire format.
