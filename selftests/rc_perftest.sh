@@ -23,8 +23,8 @@ rc_perf_suite sr0
 # idle and every packet either guest sent received by the other (at 1% loss 1 run in 8;
 # lossless in 4 runs of 6 once the driver's work went to normal priority under a backlog,
 # which orders the QPs' completions differently).
-qps=1000
-quick && qps=100
+qps=1000 loss_secs=40
+quick && qps=100 loss_secs=60
 v=$(PERF_ITERS=130 PERF_SIZE=64 perftest_pair sr0 ib_write_bw 0 60 -q "$qps" -Q 10) ||
   fail "ib_write_bw -q $qps (CQ of $((128 * qps))) failed"
 if is_client; then
@@ -34,7 +34,7 @@ fi
 # The same QPs at 1% loss on both guests' egress (issue 13, item 4), also -Q 10 (with
 # cq_mod 100, 1 run in 8 here waited forever: the send CQ held 1999 completions, 1312
 # polled, the waiting QP's among the rest).
-v=$(PERF_ITERS=130 PERF_SIZE=64 perftest_pair sr0 ib_write_bw 1 "$(quick && echo 60 || echo 40)" -q "$qps" -Q 10) ||
+v=$(PERF_ITERS=130 PERF_SIZE=64 perftest_pair sr0 ib_write_bw 1 "$loss_secs" -q "$qps" -Q 10) ||
   fail "ib_write_bw -q $qps at 1% loss failed"
 if is_client; then
   positive "$v" || fail "ib_write_bw -q $qps at 1% loss: no bandwidth"
