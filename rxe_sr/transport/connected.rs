@@ -438,8 +438,9 @@ pub(crate) fn fetch_kernel(
     Outcome::Ok
 }
 
-/// `post_send` on an RC or UC QP: the doorbell. In RTS it kicks the QP's work unless the
-/// requester runs again anyway; in Error it flushes the send ring at once.
+/// `post_send` on an RC or UC QP: the doorbell. In RTS, unless the requester runs again
+/// anyway, it sends in the caller's system call (the QP's work only when the netdev is
+/// gone); in Error it flushes the send ring at once.
 pub(crate) fn doorbell(qp: &RoceQp) -> Result {
     let ctx = QpCtx::new(qp);
     // Dropped after the lock.

@@ -91,8 +91,9 @@ impl RcConn {
     pub(crate) fn new(cfg: RcConfig, av: Av, rq_psn: u32, scheme: Scheme) -> Result<KBox<RcConn>> {
         let n = (cfg.max_dest_rd_atomic as usize).clamp(1, MAX_RD_RES);
         let res = KVVec::from_elem(None, n, GFP_KERNEL)?;
-        // SRNIC's slow path serves its queue on the QP's next timer run. (The responder's
-        // engine runs no retransmission timer; the requester's timeout is set at RTS.)
+        // SRNIC's slow path serves its queue in a work item of its own (`qp_slow_path`).
+        // (The responder's engine runs no retransmission timer; the requester's timeout is
+        // set at RTS.)
         let sr = SrSetup::new(scheme, rto_of(&cfg), 0)
             .filter(|_| cfg.service == Service::Rc)
             .map(|s| SrSetup {
