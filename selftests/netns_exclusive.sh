@@ -64,6 +64,19 @@ pingpong_in() {
   log "ok: ibv_rc_pingpong within $dev in $ns, $n x 4096 B checked"
 }
 
+# netns_mode MODE: `rdma system set netns MODE`. The core refuses a change of mode with
+# EBUSY while any namespace other than the initial one exists, and `ip netns del` returns
+# before the namespace is dismantled (a work item does it): so EBUSY is retried for up to
+# 30 s, and any other error, or EBUSY for longer, fails.
+netns_mode() {
+  local out
+  for _ in $(seq 150); do
+    out=$(rdma system set netns "$1" 2>&1) && { log "ok: rdma system set netns $1 ($2)"; return; }
+    case $out in *"Device or resource busy"*) sleep 0.2 ;; *) break ;; esac
+  done
+  fail "rdma system set netns $1 ($2): $out"
+}
+
 nsa_gone() {
   ip netns del nsa 2> /dev/null
   ip link del vxb 2> /dev/null
@@ -82,7 +95,7 @@ modes() {
   check "rdma link del $dev" nsx nsa rdma link del "$dev"
   nsa_gone
 
-  check "rdma system set netns exclusive ($type)" rdma system set netns exclusive
+  netns_mode exclusive "$type"
   nsa_link exclusive "$type" "$dev"
   ip netns add nsb
   if [ "$type" = rxe_sr ]; then
@@ -157,7 +170,7 @@ modes() {
   fi
   ip netns del nsb 2> /dev/null
   nsa_gone
-  check "rdma system set netns shared ($type)" rdma system set netns shared
+  netns_mode shared "$type"
 }
 
 modes rxe_sr sra
