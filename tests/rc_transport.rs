@@ -37,6 +37,8 @@ const REMOTE_WRITE: u32 = 2;
 const REMOTE_READ: u32 = 4;
 const REMOTE_ATOMIC: u32 = 8;
 const ALL: u32 = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC;
+const FLUSH_GLOBAL: u32 = 1 << 8;
+const FLUSH_PERSISTENT: u32 = 1 << 9;
 
 struct Region {
     key: u32,
@@ -50,7 +52,13 @@ struct Mem {
     regions: Vec<Region>,
     /// Local operations executed (BIND_MW, LOCAL_INV), in order.
     local_ops: Vec<SendOp>,
+    /// FLUSHes executed.
+    flushes: Vec<Flushed>,
 }
+
+/// A FLUSH the responder executed: the key, range and placement type, and the region's
+/// bytes then.
+type Flushed = (u32, Option<(u64, u32)>, u8, Vec<u8>);
 
 impl Mem {
     fn reg(&mut self, key: u32, base: u64, len: usize, access: u32) {
@@ -128,7 +136,13 @@ thread_local! {
 fn is_request(kind: OpKind) -> bool {
     matches!(
         kind,
-        OpKind::Send | OpKind::RdmaWrite | OpKind::RdmaReadRequest | OpKind::CompareSwap | OpKind::FetchAdd | OpKind::AtomicWrite
+        OpKind::Send
+            | OpKind::RdmaWrite
+            | OpKind::RdmaReadRequest
+            | OpKind::CompareSwap
+            | OpKind::FetchAdd
+            | OpKind::AtomicWrite
+            | OpKind::Flush
     )
 }
 
@@ -225,6 +239,22 @@ impl RcEnv for Env<'_> {
         let orig = u64::from_le_bytes(*cell);
         *cell = op.apply(orig).to_le_bytes();
         Ok(orig)
+    }
+    fn remote_flush(&mut self, rkey: u32, range: Option<(u64, u32)>, plt: u8) -> Result<(), RemoteErr> {
+        let need = if plt & 1 != 0 { FLUSH_GLOBAL } else { 0 } | if plt & 2 != 0 { FLUSH_PERSISTENT } else { 0 };
+        let r = self.mem.regions.iter().find(|r| r.key == rkey).ok_or(RemoteErr::Access)?;
+        let ok = match range {
+            Some((va, len)) => {
+                r.access & need == need && va >= r.base && va + u64::from(len) <= r.base + r.data.len() as u64
+            }
+            None => r.access & need == need,
+        };
+        if !ok {
+            return Err(RemoteErr::Access);
+        }
+        let seen = r.data.clone();
+        self.mem.flushes.push((rkey, range, plt, seen));
+        Ok(())
     }
     fn invalidate(&mut self, _rkey: u32) -> Result<(), RemoteErr> {
         Ok(())
@@ -414,7 +444,7 @@ impl Net {
         let mut b = Side::with_scheme(service, 18, 17, pmtu, sb);
         for s in [&mut a, &mut b] {
             s.mem.reg(0x100, 0x10_0000, 1 << 20, ALL);
-            s.mem.reg(0x200, 0x20_0000, 1 << 20, ALL);
+            s.mem.reg(0x200, 0x20_0000, 1 << 20, ALL | FLUSH_GLOBAL);
             s.mem.reg(0x300, 0x30_0000, 4096, LOCAL_WRITE); // no remote rights
         }
         Net {
@@ -1167,6 +1197,95 @@ fn atomic_write_places_eight_bytes_and_checks_alignment_and_rights() {
         n.run(10_000);
         assert_eq!(n.a.send_cqes[0].status, want);
     }
+}
+
+/// FLUSH: runs once every earlier WRITE is placed (also when losses reorder what the SR
+/// schemes place), over the range or the whole region the FETH names; needs the region's
+/// FLUSH_GLOBAL right (or FLUSH_PERSISTENT, which no region here grants); completes with
+/// its own opcode. A malformed FETH is an invalid request.
+#[test]
+fn flush_waits_for_earlier_writes_and_checks_rights_range_and_feth() {
+    let data: Vec<u8> = (0..40_000u32).map(|i| (i * 7 + 3) as u8).collect();
+    for scheme in [Scheme::Gbn, Scheme::Fasr, Scheme::Srnic, Scheme::Irn, Scheme::Melo] {
+        for (seed, loss) in [(1, 0), (3, 100_000), (4, 200_000)] {
+            let link = Link { loss_ppm: loss, dup_ppm: 0, reorder_ppm: 0, seed };
+            let mut n = Net::with_schemes(Service::Rc, 1024, link, scheme, scheme);
+            n.a.mem.region(0x100)[..data.len()].copy_from_slice(&data);
+            let write = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000 + 4096, rkey: 0x200 } };
+            n.post(true, wqe(write, SendOpcode::RdmaWrite, 0x100, 0x10_0000, data.len() as u32)).unwrap();
+            let range = SendOp::Flush { remote: Remote { addr: 0x20_0000 + 4096, rkey: 0x200 }, placement_type: 1, level: 0 };
+            n.post(true, wqe(range, SendOpcode::Flush, 0, 0, data.len() as u32)).unwrap();
+            // A whole-region FLUSH: its RETH's range (past the region here) is not looked at.
+            let whole = SendOp::Flush { remote: Remote { addr: 0x90_0000, rkey: 0x200 }, placement_type: 1, level: 1 };
+            n.post(true, wqe(whole, SendOpcode::Flush, 0, 0, 12_345_678)).unwrap();
+            assert!(n.run(2_000_000), "{scheme:?} seed {seed}: stalled");
+            let ops: Vec<_> = n.a.send_cqes.iter().map(|c| (c.status, c.opcode)).collect();
+            let ok = WcStatus::Success;
+            assert_eq!(ops, vec![(ok, WcOpcode::RdmaWrite), (ok, WcOpcode::Flush), (ok, WcOpcode::Flush)], "{scheme:?} seed {seed}");
+            let f = &n.b.mem.flushes;
+            assert_eq!(f.len(), 2, "{scheme:?} seed {seed}: a FLUSH ran twice or not at all");
+            assert_eq!((f[0].0, f[0].1, f[0].2), (0x200, Some((0x20_0000 + 4096, data.len() as u32)), 1));
+            assert_eq!((f[1].0, f[1].1, f[1].2), (0x200, None, 1));
+            assert!(f[0].3[4096..4096 + data.len()] == data[..], "{scheme:?} seed {seed}: the FLUSH ran before the WRITE was placed");
+            assert_eq!(n.lost > 0, loss > 0, "{scheme:?} seed {seed}: the link lost nothing");
+        }
+    }
+    // Refused: persistence (no region grants it), no FLUSH right, a range past the region,
+    // and, as invalid requests, a reserved SEL or a PLT of neither kind.
+    let cases = [
+        (0x200, 0x20_0000, 2, 0, WcStatus::RemAccessErr),
+        (0x100, 0x10_0000, 1, 0, WcStatus::RemAccessErr),
+        (0x200, 0x20_0000 + (1 << 20) - 8, 1, 0, WcStatus::RemAccessErr),
+        (0x200, 0x20_0000, 1, 2, WcStatus::RemInvReqErr),
+        (0x200, 0x20_0000, 0, 0, WcStatus::RemInvReqErr),
+    ];
+    for (rkey, addr, plt, sel, want) in cases {
+        let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+        let op = SendOp::Flush { remote: Remote { addr, rkey }, placement_type: plt, level: sel };
+        n.post(true, wqe(op, SendOpcode::Flush, 0, 0, 64)).unwrap();
+        n.run(10_000);
+        assert_eq!(n.a.send_cqes[0].status, want, "key {rkey:#x} addr {addr:#x} plt {plt} sel {sel}");
+        assert!(n.b.mem.flushes.is_empty());
+    }
+}
+
+/// rdma_rxe answers a FLUSH and an ATOMIC WRITE with an RDMA READ RESPONSE ONLY without
+/// payload: that acknowledges them as an ACK would. One with a payload, or one for the PSN
+/// of an RDMA WRITE, acknowledges nothing.
+#[test]
+fn an_empty_read_response_acknowledges_a_flush_or_atomic_write() {
+    use rxe_sr::proto::wire::ext_headers::Aeth;
+    use rxe_sr::proto::wire::{BthRepr, ExtHeaders, Opcode};
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    let flush = SendOp::Flush { remote: Remote { addr: 0x20_0000, rkey: 0x200 }, placement_type: 1, level: 0 };
+    n.post(true, wqe(flush, SendOpcode::Flush, 0, 0, 64)).unwrap();
+    let mut aw = wqe(SendOp::AtomicWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 }, value: [7; 8] }, SendOpcode::AtomicWrite, 0, 0, 8);
+    aw.payload = Payload::None;
+    n.post(true, aw).unwrap();
+    let write = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
+    n.post(true, wqe(write, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 100)).unwrap();
+    let mut sent = vec![];
+    let _ = n.a.with_env(10, &mut sent, |r, _, c, e| r.run(e, c));
+    assert_eq!(sent.len(), 3);
+    let psns: Vec<Psn> = sent.iter().map(|b| PacketRepr::parse(b).unwrap().bth.psn).collect();
+    let response = |psn: Psn, payload: &'static [u8]| PacketRepr {
+        bth: BthRepr { opcode: Opcode::RC_RDMA_READ_RESPONSE_ONLY, dest_qpn: 17, psn, ..Default::default() },
+        ext: ExtHeaders { aeth: Some(Aeth::ack(0)), ..Default::default() },
+        payload,
+    };
+    // With a payload: not an acknowledgment.
+    let _ = n.a.with_env(20, &mut vec![], |r, _, c, e| r.on_response(e, c, &response(psns[0], &[1, 2, 3, 4])));
+    assert!(n.a.send_cqes.is_empty(), "a READ response with payload completed the FLUSH");
+    for (k, want) in [(0, 1), (1, 2)] {
+        let _ = n.a.with_env(30, &mut vec![], |r, _, c, e| r.on_response(e, c, &response(psns[k], &[])));
+        let ops: Vec<_> = n.a.send_cqes.iter().map(|c| (c.status, c.opcode)).collect();
+        assert_eq!(ops.len(), want, "the empty response for PSN {k} acknowledged nothing");
+    }
+    assert_eq!(n.a.send_cqes[0].opcode, WcOpcode::Flush);
+    assert_eq!(n.a.send_cqes[1].opcode, WcOpcode::AtomicWrite);
+    // For the WRITE's PSN: nothing (the requester waits for an ACK).
+    let _ = n.a.with_env(40, &mut vec![], |r, _, c, e| r.on_response(e, c, &response(psns[2], &[])));
+    assert_eq!(n.a.send_cqes.len(), 2, "an empty READ response completed an RDMA WRITE");
 }
 
 /// BIND_MW and LOCAL_INV between RDMA WRITEs: each runs once, in order, even when losses

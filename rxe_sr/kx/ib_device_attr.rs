@@ -80,6 +80,10 @@ impl DeviceCaps {
     /// IB_DEVICE_MEM_WINDOW_TYPE_2B.
     pub(crate) const MEM_WINDOW_TYPE_2B: Self =
         Self::of(bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B);
+    /// IB_DEVICE_FLUSH_GLOBAL: IBTA 1.5 FLUSH to global visibility (MRs may grant
+    /// IB_ACCESS_FLUSH_GLOBAL).
+    pub(crate) const FLUSH_GLOBAL: Self =
+        Self::of(bindings::ib_device_cap_flags_IB_DEVICE_FLUSH_GLOBAL);
 
     const fn of(bit: bindings::ib_device_cap_flags) -> Self {
         Self(bit as u64)

@@ -223,6 +223,11 @@ impl AccessFlags {
     pub(crate) const OPTIONAL: Self = Self(bindings::ib_access_flags_IB_ACCESS_OPTIONAL);
     /// IB_ACCESS_ON_DEMAND: the memory is not pinned; pages are faulted in when used.
     pub(crate) const ON_DEMAND: Self = Self(bindings::ib_access_flags_IB_ACCESS_ON_DEMAND);
+    /// IB_ACCESS_FLUSH_GLOBAL: IBTA 1.5 FLUSH to global visibility may name the memory.
+    pub(crate) const FLUSH_GLOBAL: Self = Self(bindings::ib_access_flags_IB_ACCESS_FLUSH_GLOBAL);
+    /// IB_ACCESS_FLUSH_PERSISTENT: FLUSH to persistence may name the memory.
+    pub(crate) const FLUSH_PERSISTENT: Self =
+        Self(bindings::ib_access_flags_IB_ACCESS_FLUSH_PERSISTENT);
 
     /// Flags as the core passes them (`int`); `None` when negative.
     pub(crate) fn from_raw(raw: i32) -> Option<Self> {

@@ -66,8 +66,10 @@ pub(crate) fn key(index: u32, variant: u8) -> u32 {
 /// other hints) is accepted and ignored, as the uverbs ABI allows, and so is the hint that
 /// the memory is on huge pages (pinned and copied page by page like any other). On-demand
 /// paging is offered when the kernel has it (the core refuses it otherwise, from the
-/// device's capabilities).
+/// device's capabilities). FLUSH to global visibility may name the memory; FLUSH to
+/// persistence may not (rxe_sr has no persistent memory to offer).
 const SUPPORTED: AccessFlags = AccessFlags::LOCAL_WRITE
+    .union(AccessFlags::FLUSH_GLOBAL)
     .union(AccessFlags::ON_DEMAND)
     .union(AccessFlags::REMOTE_WRITE)
     .union(AccessFlags::REMOTE_READ)
@@ -283,6 +285,14 @@ pub(crate) enum Access {
     RemoteWrite(u32),
     /// An incoming atomic (R_Key) on QP `.0`.
     RemoteAtomic(u32),
+    /// An incoming FLUSH (R_Key) on QP `qpn`, needing `rights` (IB_ACCESS_FLUSH_GLOBAL,
+    /// IB_ACCESS_FLUSH_PERSISTENT or both).
+    RemoteFlush {
+        /// The QP it arrived on.
+        qpn: u32,
+        /// The rights it needs.
+        rights: u32,
+    },
 }
 
 impl Access {
@@ -294,12 +304,14 @@ impl Access {
             Access::RemoteRead(_) => AccessFlags::REMOTE_READ.bits(),
             Access::RemoteWrite(_) => AccessFlags::REMOTE_WRITE.bits(),
             Access::RemoteAtomic(_) => AccessFlags::REMOTE_ATOMIC.bits(),
+            Access::RemoteFlush { rights, .. } => rights,
         }
     }
 
     fn qpn(self) -> Option<u32> {
         match self {
             Access::RemoteRead(q) | Access::RemoteWrite(q) | Access::RemoteAtomic(q) => Some(q),
+            Access::RemoteFlush { qpn, .. } => Some(qpn),
             Access::LocalRead | Access::LocalWrite => None,
         }
     }
@@ -488,6 +500,32 @@ pub(crate) fn remote_check(
         |_, _| Some(()),
     )
     .is_some()
+}
+
+/// Checks that a FLUSH arriving on QP `qpn` may name the memory of `rkey`: the region is
+/// valid, carries this key, belongs to `pd`, grants `rights` and covers `range` when there
+/// is one (a FLUSH of the whole region names none). A memory window's R_Key cannot name a
+/// region for a FLUSH: a window grants no FLUSH right.
+pub(crate) fn remote_flush_check(
+    dev: &RoceDevice,
+    pd: PdId,
+    rkey: u32,
+    range: Option<(u64, u64)>,
+    qpn: u32,
+    rights: u32,
+) -> bool {
+    let access = Access::RemoteFlush { qpn, rights };
+    if let Some(range) = range {
+        return with_mr(dev, pd, rkey, range, access, Touch::Check, |_, _| Some(())).is_some();
+    }
+    if is_mw_key(rkey) {
+        return false;
+    }
+    let Some(mr) = lookup(dev, rkey >> 8) else {
+        return false;
+    };
+    let g = mr.inner.lock();
+    g.access & rights == rights && g.offset_of(pd, rkey, g.iova, 0).is_some()
 }
 
 /// An atomic on the 8 bytes at `va` (host byte order, as rdma_rxe): `op(original)` gives the

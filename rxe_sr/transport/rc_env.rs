@@ -2,6 +2,8 @@
 //! What the RC/UC state machines (`proto::rc`) act on, in the kernel: memory through MRs,
 //! the QP's shared rings, its CQs, and skbs to the peer.
 
+use core::sync::atomic::{fence, Ordering};
+
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_verbs::AccessFlags;
 use crate::kx::mmap_queue::MappedQueue;
@@ -18,6 +20,7 @@ use crate::objects::srq::RoceSrq;
 use crate::proto::rc::mw::BindReq;
 use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RemoteErr, RemoteOp, TxError};
 use crate::proto::recovery::any::SharedPools;
+use crate::proto::wire::ext_headers::Feth;
 use crate::proto::wire::PacketRepr;
 use crate::transport::qp::{KernelQueueLock, QpCqs};
 use crate::uabi::cqe::{Completion, WcStatus};
@@ -291,6 +294,34 @@ impl RcEnv for KEnv<'_> {
     fn remote_atomic(&mut self, rkey: u32, va: u64, op: AtomicOp) -> Result<u64, RemoteErr> {
         mr::remote_atomic(self.dev, self.pd, self.qpn, rkey, va, |orig| op.apply(orig))
             .ok_or(RemoteErr::Access)
+    }
+
+    fn remote_flush(
+        &mut self,
+        rkey: u32,
+        range: Option<(u64, u32)>,
+        plt: u8,
+    ) -> Result<(), RemoteErr> {
+        let mut rights = 0;
+        if plt & Feth::PLT_GLOBAL != 0 {
+            rights |= AccessFlags::FLUSH_GLOBAL.bits();
+        }
+        if plt & Feth::PLT_PERSISTENT != 0 {
+            rights |= AccessFlags::FLUSH_PERSISTENT.bits();
+        }
+        // The QP must grant the rights too (rdma_rxe's check_qp_attr_access).
+        if rights == 0 || self.qp_access & rights != rights {
+            return Err(RemoteErr::Invalid);
+        }
+        let range = range.map(|(va, len)| (va, u64::from(len)));
+        if !mr::remote_flush_check(self.dev, self.pd, rkey, range, self.qpn, rights) {
+            return Err(RemoteErr::Access);
+        }
+        // Every earlier request's bytes were copied into the memory before ePSN reached
+        // this FLUSH; the fence orders those stores before the acknowledgment that follows
+        // (rdma_rxe's wmb()).
+        fence(Ordering::SeqCst);
+        Ok(())
     }
 
     fn invalidate(&mut self, rkey: u32) -> Result<(), RemoteErr> {

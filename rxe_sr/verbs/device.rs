@@ -214,7 +214,8 @@ pub(crate) fn device_attr(sys_image_guid: u64, max: &ObjectLimits) -> DeviceAttr
             .union(DeviceCaps::PORT_ACTIVE_EVENT)
             .union(DeviceCaps::MEM_MGT_EXTENSIONS)
             .union(DeviceCaps::MEM_WINDOW)
-            .union(DeviceCaps::MEM_WINDOW_TYPE_2B),
+            .union(DeviceCaps::MEM_WINDOW_TYPE_2B)
+            .union(DeviceCaps::FLUSH_GLOBAL),
         allow_user_unreg: true,
         max_send_sge: limits::RXE_MAX_SGE as i32,
         max_recv_sge: limits::RXE_MAX_SGE as i32,

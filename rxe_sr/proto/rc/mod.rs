@@ -185,6 +185,21 @@ pub trait RcEnv {
     /// Executes an atomic at `va` (checked for [`RemoteOp::Atomic`]); returns the original value.
     fn remote_atomic(&mut self, rkey: u32, va: u64, op: AtomicOp) -> Result<u64, RemoteErr>;
 
+    /// IBTA 1.5 FLUSH: makes what earlier requests placed in the memory named by `rkey`
+    /// visible at placement type `plt` (the FETH's: [`Feth::PLT_GLOBAL`],
+    /// [`Feth::PLT_PERSISTENT`] or both), over `[va, va + len)` (`range`) or over the whole
+    /// memory region (`None`). Checks the key, the rights `plt` needs
+    /// (IB_ACCESS_FLUSH_GLOBAL, IB_ACCESS_FLUSH_PERSISTENT) and the range when there is one.
+    ///
+    /// [`Feth::PLT_GLOBAL`]: crate::proto::wire::ext_headers::Feth::PLT_GLOBAL
+    /// [`Feth::PLT_PERSISTENT`]: crate::proto::wire::ext_headers::Feth::PLT_PERSISTENT
+    fn remote_flush(
+        &mut self,
+        rkey: u32,
+        range: Option<(u64, u32)>,
+        plt: u8,
+    ) -> Result<(), RemoteErr>;
+
     /// SEND with invalidate: invalidates the memory key `rkey`.
     fn invalidate(&mut self, rkey: u32) -> Result<(), RemoteErr>;
 

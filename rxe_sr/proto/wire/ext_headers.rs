@@ -315,13 +315,17 @@ pub struct Feth {
     pub bits: u32,
 }
 
-#[cfg_attr(
-    MODULE,
-    expect(dead_code, reason = "host-side API; the module does not use it yet")
-)]
 impl Feth {
     /// Length in bytes.
     pub const LEN: usize = 4;
+    /// SEL 0: the RETH's range (`IB_FLUSH_RANGE`).
+    pub const SEL_RANGE: u8 = 0;
+    /// SEL 1: the whole memory region the R_Key names (`IB_FLUSH_MR`).
+    pub const SEL_MR: u8 = 1;
+    /// PLT bit 0: global visibility (`IB_FLUSH_GLOBAL`).
+    pub const PLT_GLOBAL: u8 = 1;
+    /// PLT bit 1: persistence (`IB_FLUSH_PERSISTENT`).
+    pub const PLT_PERSISTENT: u8 = 2;
 
     /// A FETH with selectivity level `sel` (0..=3) and placement type `plt` (0..=15).
     pub const fn new(sel: u8, plt: u8) -> Self {

@@ -15,10 +15,10 @@ use crate::proto::rc::sr::{decode_feedback, SrAckMeaning};
 use crate::proto::rc::{nak, rnr_delay_us, Outcome, RcConfig, RcEnv, Service};
 use crate::proto::recovery::{Feedback, ReqEvent};
 use crate::proto::wire::ext_headers::AethKind;
-use crate::proto::wire::opcode::OpKind;
+use crate::proto::wire::opcode::{OpKind, Position};
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, WcStatus};
-use crate::uabi::send_wqe::SendFlags;
+use crate::uabi::send_wqe::{SendFlags, SendOp};
 
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// A response packet (ACK, NAK, READ response, atomic ACK) from the responder.
@@ -45,6 +45,12 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         };
         let o = match info.kind {
             OpKind::Acknowledge => self.on_aeth(env, cfg, p, psn),
+            // IBTA 1.5 may answer a FLUSH or an ATOMIC WRITE with an RDMA READ RESPONSE ONLY
+            // without payload (rdma_rxe does; rxe_sr's responder ACKs them): its AETH then
+            // acknowledges as an ACK's does.
+            OpKind::RdmaReadResponse if self.acks_flush_or_atomic_write(p, psn) => {
+                self.on_aeth(env, cfg, p, psn)
+            }
             OpKind::RdmaReadResponse => self.on_read_response(env, cfg, p, psn),
             OpKind::AtomicAcknowledge => self.on_atomic_ack(env, cfg, p, psn),
             _ => {
@@ -257,6 +263,20 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     }
 
     /// Index of the entry holding `psn` among the sent ones.
+    /// True when `p` is an RDMA READ RESPONSE ONLY without payload for the PSN of a FLUSH
+    /// or an ATOMIC WRITE.
+    fn acks_flush_or_atomic_write(&self, p: &PacketRepr<'_>, psn: Psn) -> bool {
+        let only = p
+            .bth
+            .opcode
+            .info()
+            .is_some_and(|x| x.position == Position::Only);
+        only && p.payload.is_empty()
+            && self.find(psn).and_then(|i| self.entry(i)).is_some_and(|e| {
+                matches!(e.wqe.op, SendOp::Flush { .. } | SendOp::AtomicWrite { .. })
+            })
+    }
+
     pub(super) fn find(&self, psn: Psn) -> Option<usize> {
         (0..self.sent_once().saturating_add(1).min(self.len))
             .find(|&i| self.entry(i).is_some_and(|e| e.covers(psn)))

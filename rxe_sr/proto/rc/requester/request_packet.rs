@@ -17,7 +17,7 @@ use crate::proto::rc::{
     PayloadSrc, RcConfig, RcEnv, Service, TxError, ACK_COALESCE_PKTS, MAX_PKT_PER_ACK,
 };
 use crate::proto::wire::caps::CapAnswer;
-use crate::proto::wire::ext_headers::{AtomicEth, Ieth, ImmDt, Reth};
+use crate::proto::wire::ext_headers::{AtomicEth, Feth, Ieth, ImmDt, Reth};
 use crate::proto::wire::sr_ext::{MsnEth, BTH_TVER_SR};
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
 use crate::uabi::cqe::WcStatus;
@@ -142,6 +142,22 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 request_sent(env.transmit(&hdr, PayloadSrc::Bytes(&value), 8))?;
                 *noack_pkts = 0;
                 return Ok((true, 1));
+            }
+            SendOp::Flush {
+                remote,
+                placement_type,
+                level,
+            } => {
+                // IBTA 1.5 FLUSH: a FETH and a RETH (the range, unused for a whole-region
+                // FLUSH), no payload; acknowledged like a WRITE.
+                ext.feth = Some(Feth::new(level, placement_type));
+                ext.reth = Some(Reth {
+                    va: remote.addr,
+                    rkey: remote.rkey,
+                    dma_len: e.wqe.length,
+                });
+                ack_req = true;
+                (Opcode::RC_FLUSH, 0, 1)
             }
             SendOp::AtomicFetchAndAdd { remote, add } => {
                 ext.atomic_eth = Some(AtomicEth {

@@ -166,7 +166,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 }
                 1
             }
-            SendOp::AtomicWrite { .. } if rc => 1,
+            SendOp::AtomicWrite { .. } | SendOp::Flush { .. } if rc => 1,
             // Local operations: no packet; they run when the send cursor reaches them.
             SendOp::BindMw(_) => 0,
             SendOp::LocalInv { .. } | SendOp::RegMr { .. } if rc => 0,

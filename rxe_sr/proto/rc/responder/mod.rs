@@ -44,6 +44,7 @@
 mod ack;
 mod atomic;
 mod duplicate;
+mod flush;
 mod read;
 mod recv_window;
 mod request;

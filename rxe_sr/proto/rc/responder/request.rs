@@ -135,6 +135,7 @@ impl<
                     self.exec_atomic(env, cfg, p, psn, info.kind)
                 }
                 OpKind::AtomicWrite if rc => self.exec_atomic_write(env, p),
+                OpKind::Flush if rc => self.exec_flush(env, p),
                 _ => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
             }
         };

@@ -316,7 +316,11 @@ impl<
         let psn = p.bth.psn;
         let ordered = matches!(
             info.kind,
-            OpKind::RdmaReadRequest | OpKind::CompareSwap | OpKind::FetchAdd | OpKind::AtomicWrite
+            OpKind::RdmaReadRequest
+                | OpKind::CompareSwap
+                | OpKind::FetchAdd
+                | OpKind::AtomicWrite
+                | OpKind::Flush
         );
         if psn.before(self.epsn) && ordered {
             self.counters.duplicates += 1;
@@ -504,6 +508,7 @@ impl<
         let res = match info.kind {
             OpKind::RdmaReadRequest => self.exec_read(env, cfg, p, psn),
             OpKind::CompareSwap | OpKind::FetchAdd => self.exec_atomic(env, cfg, p, psn, info.kind),
+            OpKind::Flush => self.exec_flush(env, p),
             _ => self.exec_atomic_write(env, p),
         };
         let n = match res {
@@ -514,8 +519,8 @@ impl<
         };
         // Every PSN the request took is received (a READ's responses use them). The READ's
         // responses (or the atomic ACK) answer it: the plain ACK each of its PSNs would
-        // get is not sent (a 4-packet READ drew three), only an ATOMIC WRITE asking for
-        // one is acknowledged at its end.
+        // get is not sent (a 4-packet READ drew three), only an ATOMIC WRITE or a FLUSH
+        // asking for one is acknowledged at its end.
         let answered_end = match res {
             Exec::Done(_) if p.bth.ack_req => None,
             _ => Some(psn.add(n)),

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Executing IBTA 1.5's FLUSH (rdma_rxe's process_flush): one packet with a FETH and a RETH
+//! and no payload (oA19-2). The FETH's SEL says what it covers: the RETH's range, or the
+//! whole memory region the R_Key names (the RETH's address and length are then not looked
+//! at, as in rdma_rxe). Its PLT says the placement: global visibility, which needs
+//! IB_ACCESS_FLUSH_GLOBAL on the region, or persistence, which needs
+//! IB_ACCESS_FLUSH_PERSISTENT. A FLUSH runs at ePSN, once every earlier request is placed
+//! (in the SR format it is one of the ordered operations), and is acknowledged as an RDMA
+//! WRITE is.
+
+use core::ops::DerefMut;
+
+use super::Exec;
+use super::RdRes;
+use super::Responder;
+use super::{RecvSlot, RespSr};
+use crate::proto::rc::{nak, RcEnv, RemoteErr};
+use crate::proto::wire::ext_headers::Feth;
+use crate::proto::wire::PacketRepr;
+use crate::uabi::cqe::WcStatus;
+
+impl<
+        R: DerefMut<Target = [Option<RdRes>]>,
+        W: DerefMut<Target = [Option<RecvSlot>]>,
+        E: DerefMut<Target = RespSr>,
+    > Responder<R, W, E>
+{
+    /// A FLUSH at ePSN.
+    pub(super) fn exec_flush(&mut self, env: &mut dyn RcEnv, p: &PacketRepr<'_>) -> Exec {
+        let invalid = Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        let (Some(feth), Some(reth)) = (p.ext.feth, p.ext.reth) else {
+            return invalid;
+        };
+        if !p.payload.is_empty() {
+            return invalid;
+        }
+        let range = match feth.sel() {
+            Feth::SEL_RANGE => Some((reth.va, reth.dma_len)),
+            Feth::SEL_MR => None,
+            _ => return invalid,
+        };
+        // A placement type of neither kind, or with a reserved bit, asks for nothing known.
+        let plt = feth.plt();
+        let known = Feth::PLT_GLOBAL | Feth::PLT_PERSISTENT;
+        if plt == 0 || plt & !known != 0 {
+            return invalid;
+        }
+        match env.remote_flush(reth.rkey, range, plt) {
+            Ok(()) => {
+                self.bump_msn();
+                Exec::Done(1)
+            }
+            Err(RemoteErr::Access) => Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
+            Err(RemoteErr::Invalid) => invalid,
+        }
+    }
+}
