@@ -730,6 +730,23 @@ sr_down_clean() {
   check "no oops or warning in the kernel log" dmesg_clean
 }
 
+# The guest image's second root (scripts/build-image): Debian forky's rdma-core, whose stock
+# rxe provider has ibv_advise_mr, FLUSH and ATOMIC WRITE.
+FORKY=/opt/forky
+# chroot_enter ROOT / chroot_leave ROOT: /proc, /sys, /dev and the share bound into ROOT, so
+# that commands chrooted there reach the RDMA devices and the share; chroot_leave undoes it.
+chroot_enter() {
+  local d
+  [ -x "$1/usr/bin/python3" ] || { log "no root file system at $1 (scripts/build-image makes it)"; return 1; }
+  for d in /proc /sys /dev "$HOST_SHARE"; do
+    mkdir -p "$1$d" && mount --bind "$d" "$1$d" || return 1
+  done
+}
+chroot_leave() {
+  local d
+  for d in "$HOST_SHARE" /dev /sys /proc; do umount "$1$d" 2> /dev/null || true; done
+}
+
 # mixed_up sr|rxe: this guest's side of a mixed pair: rxe_sr as sr0, or rdma_rxe as rxe0
 # (taken down again at exit). Sets DEV.
 mixed_up() {

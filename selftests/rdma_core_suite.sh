@@ -19,15 +19,10 @@ root=${RDMA_CORE_ROOT:-}
 tag=${SUITE_TAG:-bookworm}
 suite_exit() {
   is_server && rxe_ref_down
-  if [ -n "$root" ]; then umount "$root/dev" "$root/sys" "$root/proc" 2> /dev/null || true; fi
+  if [ -n "$root" ]; then chroot_leave "$root"; fi
 }
 trap suite_exit EXIT
-if [ -n "$root" ]; then
-  [ -x "$root/usr/bin/python3" ] || fail "no rdma-core root at $root (scripts/build-image makes it)"
-  for d in proc sys dev; do
-    check "bind /$d into $root" mount --bind "/$d" "$root/$d"
-  done
-fi
+if [ -n "$root" ]; then check "/proc, /sys, /dev and the share bound into $root" chroot_enter "$root"; fi
 rdma_core=$(chroot "${root:-/}" dpkg-query -W -f '${Version}' ibverbs-providers)
 log "rdma-core $rdma_core's suite and stock providers ($tag)"
 rm -rf "$root/tmp/t" && cp -r "$root/usr/share/doc/rdma-core/tests" "$root/tmp/t" \

@@ -2,7 +2,19 @@
 # Helpers the pyverbs selftests share: RoCEv2 GIDs of IPv4 addresses, bringing an RC QP
 # from RESET to RTS towards a peer QP, and the files two sides exchange values through.
 import os, sys, time
-import pyverbs.enums as e
+try:
+    import pyverbs.enums as e
+except ImportError:
+    # rdma-core 65's pyverbs (the forky root's) has the enums only as classes in
+    # pyverbs.libibverbs_enums: their members, gathered into one namespace by name, serve
+    # as pyverbs.enums' did.
+    import enum, types
+    import pyverbs.libibverbs_enums as _le
+    e = types.SimpleNamespace()
+    for _cls in list(vars(_le).values()):
+        if isinstance(_cls, type) and issubclass(_cls, enum.Enum):
+            for _m in _cls:
+                setattr(e, _m.name, _m)
 from pyverbs.qp import QPAttr
 from pyverbs.wr import SendWR, SGE
 from pyverbs.addr import AHAttr, GlobalRoute, GID

@@ -161,6 +161,11 @@ fn crc_ip<C: Crc32>(crc: u32, ip: &[u8]) -> Result<u32> {
 ///
 /// The result goes on the wire as `value.to_le_bytes()`.
 pub fn compute_with<C: Crc32>(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<u32> {
+    crc_of::<C>(ip, udp, ib).map(|crc| !crc)
+}
+
+/// The CRC-32 state after steps 1-5 (before the final complement).
+fn crc_of<C: Crc32>(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<u32> {
     if udp.len() != 8 {
         return Err(Error::BadIpHeader);
     }
@@ -173,8 +178,24 @@ pub fn compute_with<C: Crc32>(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<u32> {
     let mut b: [u8; BTH_LEN] = bytes::array(bth).ok_or(Error::Truncated)?;
     b[4] = 0xff;
     let crc = C::crc32_le(crc, &b);
-    let crc = C::crc32_le(crc, ib.get(BTH_LEN..).unwrap_or(&[]));
-    Ok(!crc)
+    Ok(C::crc32_le(crc, ib.get(BTH_LEN..).unwrap_or(&[])))
+}
+
+/// The BTH opcode of RC FLUSH.
+const RC_FLUSH: u8 = 0x1c;
+/// An RC FLUSH packet without its ICRC: BTH, FETH and RETH, nothing else.
+const FLUSH_LEN: usize = BTH_LEN + 4 + 16;
+
+/// The ICRC rdma_rxe (6.12) gives an RC FLUSH: its opcode table has no payload offset for
+/// FLUSH, so what it takes for the payload is the packet from the BTH on, and its ICRC
+/// covers the headers a second time, unmasked (steps 1-5, then the 32 bytes of BTH, FETH
+/// and RETH again). `None` for any other packet.
+fn rdma_rxe_flush_icrc<C: Crc32>(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<Option<u32>> {
+    if ib.len() != FLUSH_LEN || ib.first() != Some(&RC_FLUSH) {
+        return Ok(None);
+    }
+    let crc = crc_of::<C>(ip, udp, ib)?;
+    Ok(Some(!C::crc32_le(crc, ib)))
 }
 
 /// Splits `ib` (BTH .. ICRC) into the covered part and the 4 ICRC bytes.
@@ -211,11 +232,16 @@ pub fn fill(ip: &[u8], udp: &[u8], ib: &mut [u8]) -> Result<u32> {
 /// Checks the ICRC of `ib` (BTH .. ICRC, ICRC included); [`Error::BadIcrc`] on mismatch.
 pub fn verify_with<C: Crc32>(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<()> {
     let (body, t) = split(ib)?;
-    if compute_with::<C>(ip, udp, body)? == u32::from_le_bytes(t) {
-        Ok(())
-    } else {
-        Err(Error::BadIcrc)
+    let carried = u32::from_le_bytes(t);
+    if compute_with::<C>(ip, udp, body)? == carried {
+        return Ok(());
     }
+    // An RC FLUSH from rdma_rxe carries its own ICRC: taken too, so that its FLUSHes reach
+    // rxe_sr (rxe_sr's own FLUSHes carry the IBTA ICRC).
+    if rdma_rxe_flush_icrc::<C>(ip, udp, body)? == Some(carried) {
+        return Ok(());
+    }
+    Err(Error::BadIcrc)
 }
 
 /// Computes the ICRC of `ib` (BTH .. ICRC) and writes it into its last 4 bytes.
@@ -301,6 +327,43 @@ mod tests {
         let mut v = ip4;
         v[12] = 1; // source address is covered
         assert_eq!(verify(&v, &udp, &ib), Err(Error::BadIcrc));
+    }
+
+    /// rdma_rxe's ICRC of an RC FLUSH (the headers covered twice) is taken for a FLUSH only,
+    /// beside the IBTA one.
+    #[test]
+    fn an_rdma_rxe_flush_icrc_is_taken_for_flush_only() {
+        let mut ip4 = [0u8; 20];
+        ip4[0] = 0x45;
+        ip4[9] = 17;
+        let udp = [0xc0, 0x00, 0x12, 0xb7, 0x00, 0x2c, 0x00, 0x00];
+        let mut ib = [0u8; FLUSH_LEN + ICRC_LEN];
+        ib[0] = RC_FLUSH;
+        ib[4] = 0x3f; // F/B, Resv6a: masked for the IBTA ICRC, not in the second pass
+        ib[8] = 0x80;
+        ib[15] = 0x11; // FETH: SEL 1, PLT 1
+        ib[16..24].copy_from_slice(&0x1234_5678_9abc_u64.to_be_bytes());
+        let body = ib[..FLUSH_LEN].to_vec();
+        // By hand: the IBTA CRC state, then the 32 bytes again, complemented.
+        let ibta = compute(&ip4, &udp, &body).unwrap();
+        let rxe = !crc32_le(!ibta, &body);
+        assert_ne!(rxe, ibta);
+        ib[FLUSH_LEN..].copy_from_slice(&ibta.to_le_bytes());
+        assert_eq!(verify(&ip4, &udp, &ib), Ok(()));
+        ib[FLUSH_LEN..].copy_from_slice(&rxe.to_le_bytes());
+        assert_eq!(verify(&ip4, &udp, &ib), Ok(()));
+        let mut bad = ib;
+        bad[FLUSH_LEN] ^= 1;
+        assert_eq!(verify(&ip4, &udp, &bad), Err(Error::BadIcrc));
+        // The same bytes under another opcode (RDMA WRITE ONLY) with rdma_rxe's FLUSH rule.
+        let mut write = ib;
+        write[0] = 0x0a;
+        let rxe = !crc32_le(
+            !compute(&ip4, &udp, &write[..FLUSH_LEN]).unwrap(),
+            &write[..FLUSH_LEN],
+        );
+        write[FLUSH_LEN..].copy_from_slice(&rxe.to_le_bytes());
+        assert_eq!(verify(&ip4, &udp, &write), Err(Error::BadIcrc));
     }
 
     #[test]
