@@ -19,7 +19,7 @@
 # Prints "flush: OK" and exits 0 when every check passed.
 import os, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from verbs_util import Share, connect_rc, v4_gid, e
+from verbs_util import Share, connect_rc, e, fail, failures, pattern, v4_gid
 import pyverbs.device as d
 from pyverbs.pd import PD
 from pyverbs.cq import CQ
@@ -38,18 +38,6 @@ SRC_OFF = 128 * 1024           # this side's source bytes
 MR_LEN = 256 * 1024
 ACCESS = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_FLUSH_GLOBAL
 QP_ACCESS = e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_FLUSH_GLOBAL | e.IBV_ACCESS_FLUSH_PERSISTENT
-
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg, flush=True)
-
-
-def pattern(s, n):
-    base = bytes((s * 131 + k * 7) % 251 for k in range(251))
-    return (base * (n // 251 + 1))[:n]
 
 
 def aw_value(s):

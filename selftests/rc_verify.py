@@ -19,7 +19,7 @@
 # up; the peer sees its abort file and gives up too.
 import os, subprocess, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from verbs_util import Share
+from verbs_util import Share, fail, failures, pattern
 import pyverbs.device as d
 import pyverbs.enums as e
 from pyverbs.pd import PD
@@ -43,16 +43,6 @@ ATOM_OFF = 34 * SLOT                   # counter at +0, swap word at +8
 MR_LEN = 35 * SLOT
 ACCESS = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
           | e.IBV_ACCESS_REMOTE_ATOMIC)
-
-failures = []
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg, flush=True)
-
-def pattern(s, n):
-    base = bytes((s * 131 + k * 7) % 251 for k in range(251))
-    return (base * (n // 251 + 1))[:n]
 
 ctx = d.Context(name=dev)
 pd = PD(ctx)

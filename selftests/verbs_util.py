@@ -20,6 +20,22 @@ from pyverbs.wr import SendWR, SGE
 from pyverbs.addr import AHAttr, GlobalRoute, GID
 
 
+# The checks a script made that failed; it exits 1 at its end when there is any.
+failures = []
+
+
+def fail(msg):
+    """Notes a failed check and prints it; the script goes on."""
+    failures.append(msg)
+    print("FAIL: " + msg, flush=True)
+
+
+def pattern(s, n):
+    """`n` bytes of the test pattern of seed `s` (a 251-byte cycle, distinct per seed)."""
+    base = bytes((s * 131 + k * 7) % 251 for k in range(251))
+    return (base * (n // 251 + 1))[:n]
+
+
 def v4_gid(ip):
     """The IPv4-mapped RoCEv2 GID of a dotted IPv4 address."""
     return GID("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % tuple(int(x) for x in ip.split(".")))
