@@ -262,7 +262,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         o
     }
 
-    /// Index of the entry holding `psn` among the sent ones.
     /// True when `p` is an RDMA READ RESPONSE ONLY without payload for the PSN of a FLUSH
     /// or an ATOMIC WRITE.
     fn acks_flush_or_atomic_write(&self, p: &PacketRepr<'_>, psn: Psn) -> bool {
@@ -277,6 +276,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             })
     }
 
+    /// Index of the entry holding `psn` among the sent ones.
     pub(super) fn find(&self, psn: Psn) -> Option<usize> {
         (0..self.sent_once().saturating_add(1).min(self.len))
             .find(|&i| self.entry(i).is_some_and(|e| e.covers(psn)))
