@@ -10,13 +10,14 @@
 # device has no parent and so no net interface in sysfs). Any other difference, or any
 # kernel warning, fails this test. Both drivers' counts are printed, and the tests rxe_sr
 # passes that rdma_rxe does not.
-# With RDMA_CORE_ROOT set (rdma_core_suite_forky.sh), the suite, libibverbs, the stock
-# providers and pyverbs all come from the root file system there, and the suite runs
-# chrooted into it; SUITE_TAG names that run in its files.
+# With SUITE_TAG=forky (rdma_core_suite_forky.sh), the suite, libibverbs, the stock
+# providers and pyverbs all come from the image's forky root ($FORKY), and the suite runs
+# chrooted into it; the tag names the run in its files.
 . "$HOST_SHARE/selftests/lib.sh"
 
-root=${RDMA_CORE_ROOT:-}
 tag=${SUITE_TAG:-bookworm}
+root=
+if [ "$tag" = forky ]; then root=$FORKY; fi
 suite_exit() {
   is_server && rxe_ref_down
   if [ -n "$root" ]; then chroot_leave "$root"; fi

@@ -7,8 +7,6 @@
 # That provider implements ibv_advise_mr (bookworm's does not), so the suite's ODP prefetch
 # tests run: rxe_sr must pass every one of them but the implicit-ODP ones (rxe_sr has no
 # implicit ODP MR, and the suite skips those).
-. "$HOST_SHARE/selftests/lib.sh"
-RDMA_CORE_ROOT=$FORKY
 SUITE_TAG=forky
 # rdma_resolve_addrinfo waits for an RDMA_CM_EVENT_ADDRINFO_RESOLVED that 6.12's rdma_ucm
 # cannot give (it has no RESOLVE_IB_SERVICE or WRITE_CM_EVENT command): both drivers fail it.

@@ -21,6 +21,8 @@
 //! `crc32_le()` (what rdma_rxe uses), the host with [`SoftCrc32`], this file's slice-by-8.
 
 use super::bth::BTH_LEN;
+use super::ext_headers::{Feth, Reth};
+use super::opcode::Opcode;
 use super::{Error, Result};
 use crate::bytes;
 
@@ -181,17 +183,15 @@ fn crc_of<C: Crc32>(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<u32> {
     Ok(C::crc32_le(crc, ib.get(BTH_LEN..).unwrap_or(&[])))
 }
 
-/// The BTH opcode of RC FLUSH.
-const RC_FLUSH: u8 = 0x1c;
 /// An RC FLUSH packet without its ICRC: BTH, FETH and RETH, nothing else.
-const FLUSH_LEN: usize = BTH_LEN + 4 + 16;
+const FLUSH_LEN: usize = BTH_LEN + Feth::LEN + Reth::LEN;
 
 /// The ICRC rdma_rxe (6.12) gives an RC FLUSH: its opcode table has no payload offset for
 /// FLUSH, so what it takes for the payload is the packet from the BTH on, and its ICRC
 /// covers the headers a second time, unmasked (steps 1-5, then the 32 bytes of BTH, FETH
 /// and RETH again). `None` for any other packet.
 fn rdma_rxe_flush_icrc<C: Crc32>(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<Option<u32>> {
-    if ib.len() != FLUSH_LEN || ib.first() != Some(&RC_FLUSH) {
+    if ib.len() != FLUSH_LEN || ib.first() != Some(&Opcode::RC_FLUSH.0) {
         return Ok(None);
     }
     let crc = crc_of::<C>(ip, udp, ib)?;
@@ -338,7 +338,7 @@ mod tests {
         ip4[9] = 17;
         let udp = [0xc0, 0x00, 0x12, 0xb7, 0x00, 0x2c, 0x00, 0x00];
         let mut ib = [0u8; FLUSH_LEN + ICRC_LEN];
-        ib[0] = RC_FLUSH;
+        ib[0] = Opcode::RC_FLUSH.0;
         ib[4] = 0x3f; // F/B, Resv6a: masked for the IBTA ICRC, not in the second pass
         ib[8] = 0x80;
         ib[15] = 0x11; // FETH: SEL 1, PLT 1

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Executing IBTA 1.5's FLUSH (rdma_rxe's process_flush): one packet with a FETH and a RETH
-//! and no payload (oA19-2). The FETH's SEL says what it covers: the RETH's range, or the
+//! and no payload (oA19-2; the parser refuses one with a payload). The FETH's SEL says what it covers: the RETH's range, or the
 //! whole memory region the R_Key names (the RETH's address and length are then not looked
 //! at, as in rdma_rxe). Its PLT says the placement: global visibility, which needs
 //! IB_ACCESS_FLUSH_GLOBAL on the region, or persistence, which needs
@@ -28,12 +28,10 @@ impl<
     /// A FLUSH at ePSN.
     pub(super) fn exec_flush(&mut self, env: &mut dyn RcEnv, p: &PacketRepr<'_>) -> Exec {
         let invalid = Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+        // The parser gave the FLUSH opcode its FETH and RETH, and refused any payload.
         let (Some(feth), Some(reth)) = (p.ext.feth, p.ext.reth) else {
             return invalid;
         };
-        if !p.payload.is_empty() {
-            return invalid;
-        }
         let range = match feth.sel() {
             Feth::SEL_RANGE => Some((reth.va, reth.dma_len)),
             Feth::SEL_MR => None,

@@ -481,7 +481,7 @@ impl<
         self.settle(env, cfg, fate)
     }
 
-    /// RDMA READ and atomics: only at RCV-NXT.
+    /// RDMA READ, the atomics, ATOMIC WRITE and FLUSH: only at RCV-NXT.
     fn sr_ordered(
         &mut self,
         env: &mut dyn RcEnv,
