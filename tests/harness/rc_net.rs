@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: GPL-2.0
+// The RC/UC test net, shared by the host tests that drive two QPs over a simulated link
+// (`include!`d, so its items are private to each test crate): two sides, each a requester
+// and a responder with plain memory behind keys, a link that loses, duplicates and
+// reorders, simulated time, forged packets.
+
+use std::collections::VecDeque;
+
+use rxe_sr::proto::psn::Psn;
+use rxe_sr::proto::rc::requester::{PostError, ReqSr, Requester, SqEntry};
+use rxe_sr::proto::rc::responder::{
+    RdRes, RecvSlot, RespSr, Responder, MAX_RD_RES, READ_BUDGET, RECV_WINDOW,
+};
+use rxe_sr::proto::rc::dev_inflight::Inflight;
+use rxe_sr::proto::rc::sr::SrSetup;
+use rxe_sr::proto::recovery::any::{DeviceShared, SharedPools};
+use rxe_sr::proto::recovery::scheme::Scheme;
+use rxe_sr::proto::recovery::RtoConfig;
+
+type Resp = Responder<Vec<Option<RdRes>>, Vec<Option<RecvSlot>>, Box<RespSr>>;
+type Req = Requester<Vec<SqEntry>, Box<ReqSr>>;
+use rxe_sr::proto::rc::{
+    AtomicOp, Outcome, PayloadSrc, RcConfig, RcEnv, RemoteErr, RemoteOp, Service, TxError,
+};
+use rxe_sr::proto::wire::opcode::OpKind;
+use rxe_sr::proto::wire::PacketRepr;
+use rxe_sr::uabi::cqe::{Completion, WcStatus};
+use rxe_sr::uabi::recv_wqe::RecvWqe;
+use rxe_sr::uabi::send_wqe::{Payload, Remote, SendFlags, SendOp, SendOpcode, SendWqe};
+use rxe_sr::uabi::sge::{Sge, SgeList};
+
+const LOCAL_WRITE: u32 = 1;
+const REMOTE_WRITE: u32 = 2;
+const REMOTE_READ: u32 = 4;
+const REMOTE_ATOMIC: u32 = 8;
+const ALL: u32 = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC;
+const FLUSH_GLOBAL: u32 = 1 << 8;
+const FLUSH_PERSISTENT: u32 = 1 << 9;
+
+struct Region {
+    key: u32,
+    base: u64,
+    data: Vec<u8>,
+    access: u32,
+}
+
+#[derive(Default)]
+struct Mem {
+    regions: Vec<Region>,
+    /// Local operations executed (BIND_MW, LOCAL_INV), in order.
+    local_ops: Vec<SendOp>,
+    /// FLUSHes executed.
+    flushes: Vec<Flushed>,
+}
+
+/// A FLUSH the responder executed: the key, range and placement type, and the region's
+/// bytes then.
+type Flushed = (u32, Option<(u64, u32)>, u8, Vec<u8>);
+
+impl Mem {
+    fn reg(&mut self, key: u32, base: u64, len: usize, access: u32) {
+        self.regions.push(Region { key, base, data: vec![0; len], access });
+    }
+    fn find(&mut self, key: u32, va: u64, len: u64, need: u32) -> Option<(&mut Vec<u8>, usize)> {
+        let r = self.regions.iter_mut().find(|r| r.key == key)?;
+        if r.access & need != need || va < r.base || va + len > r.base + r.data.len() as u64 {
+            return None;
+        }
+        let off = (va - r.base) as usize;
+        Some((&mut r.data, off))
+    }
+    fn region(&mut self, key: u32) -> &mut Vec<u8> {
+        &mut self.regions.iter_mut().find(|r| r.key == key).unwrap().data
+    }
+    /// Walks `sges` from byte `offset` for `len` bytes, calling `f(key, va, range in the
+    /// walk)` per piece.
+    /// Walks `len` bytes of `sges` from byte `offset` with the transport's own walker,
+    /// calling `f(key, va, range in the walk)` per piece.
+    fn walk(sges: &SgeList, offset: u32, len: usize, mut f: impl FnMut(u32, u64, std::ops::Range<usize>) -> bool) -> bool {
+        sges.pieces(u64::from(offset), len, |s, va, r| if f(s.lkey, va, r) { Ok(()) } else { Err(WcStatus::LocProtErr) })
+            .is_ok()
+    }
+}
+
+/// One end: its QP and what it saw.
+struct Side {
+    cfg: RcConfig,
+    req: Req,
+    resp: Resp,
+    /// The device's pools (FaSR, MELO).
+    shared: Box<dyn SharedPools>,
+    /// Packets this side put on the wire in the SR format (BTH TVer = 1).
+    sr_packets: u64,
+    mem: Mem,
+    rq: VecDeque<RecvWqe>,
+    send_cqes: Vec<Completion>,
+    recv_cqes: Vec<Completion>,
+    retired: usize,
+    error: bool,
+    /// The device's in-flight budget (`None`: the kernel's with no budget), and the PSNs
+    /// of it this QP held at the end of its last step.
+    inflight: Option<Inflight>,
+    held: u32,
+}
+
+struct Env<'a> {
+    now: u64,
+    mem: &'a mut Mem,
+    rq: &'a mut VecDeque<RecvWqe>,
+    out: &'a mut Vec<Vec<u8>>,
+    send_cqes: &'a mut Vec<Completion>,
+    recv_cqes: &'a mut Vec<Completion>,
+    retired: &'a mut usize,
+    shared: Option<&'a mut (dyn SharedPools + 'static)>,
+    sr_packets: &'a mut u64,
+    /// The device's budget and the PSNs of it this QP holds as last settled.
+    inflight: Option<(&'a Inflight, &'a mut u32)>,
+    /// PSNs the budget admitted since then.
+    taken: u32,
+}
+
+/// The wr_id bit that makes the test's receive queue hand a WQE over as malformed.
+const BAD_RECV: u64 = 1 << 62;
+
+thread_local! {
+    /// Every Nth request packet offered to the egress queue is refused as `TxError::Busy`
+    /// (0: never), and how many were refused: a full local queue, on this thread's nets.
+    static BUSY_EVERY: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static TX_OFFERED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static BUSY_REFUSED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn is_request(kind: OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Send
+            | OpKind::RdmaWrite
+            | OpKind::RdmaReadRequest
+            | OpKind::CompareSwap
+            | OpKind::FetchAdd
+            | OpKind::AtomicWrite
+            | OpKind::Flush
+    )
+}
+
+impl RcEnv for Env<'_> {
+    fn now_us(&self) -> u64 {
+        self.now
+    }
+    fn admit(&mut self, held: u32, psns: u32) -> bool {
+        let Some((d, last)) = self.inflight.as_mut() else {
+            return true;
+        };
+        d.settle(last, self.taken, held);
+        self.taken = 0;
+        let ok = d.admit(psns);
+        if ok {
+            self.taken = psns;
+        }
+        ok
+    }
+    fn transmit(&mut self, hdr: &PacketRepr<'_>, payload: PayloadSrc<'_>, len: u32) -> Result<(), TxError> {
+        let every = BUSY_EVERY.get();
+        if every > 0 && hdr.bth.opcode.info().is_some_and(|i| is_request(i.kind)) {
+            TX_OFFERED.set(TX_OFFERED.get() + 1);
+            if TX_OFFERED.get().is_multiple_of(every) {
+                BUSY_REFUSED.set(BUSY_REFUSED.get() + 1);
+                return Err(TxError::Busy);
+            }
+        }
+        let mut data = vec![0u8; len as usize];
+        match payload {
+            PayloadSrc::None => assert_eq!(len, 0),
+            PayloadSrc::Bytes(b) => data.copy_from_slice(b),
+            PayloadSrc::Local { sges, offset } => {
+                let mem = &mut *self.mem;
+                let ok = Mem::walk(sges, offset, len as usize, |key, va, r| match mem.find(key, va, r.len() as u64, 0) {
+                    Some((buf, off)) => {
+                        data[r.clone()].copy_from_slice(&buf[off..off + r.len()]);
+                        true
+                    }
+                    None => false,
+                });
+                if !ok {
+                    return Err(TxError::Local(WcStatus::LocProtErr));
+                }
+            }
+            PayloadSrc::Remote { rkey, va } => {
+                let (buf, off) = self.mem.find(rkey, va, len as u64, REMOTE_READ).ok_or(TxError::Dropped)?;
+                data.copy_from_slice(&buf[off..off + len as usize]);
+            }
+        }
+        let p = PacketRepr { payload: &data, ..*hdr };
+        if hdr.bth.opcode.info().is_some_and(|i| i.kind == OpKind::Acknowledge) {
+            ACK_PACKETS.set(ACK_PACKETS.get() + 1);
+        }
+        if p.is_sr() {
+            *self.sr_packets += 1;
+        }
+        let mut bytes = vec![0u8; p.buffer_len()];
+        p.emit(&mut bytes).expect("the transport builds valid packets");
+        self.out.push(bytes);
+        Ok(())
+    }
+    fn scatter(&mut self, sges: &SgeList, offset: u32, data: &[u8]) -> Result<(), WcStatus> {
+        let mem = &mut *self.mem;
+        let ok = Mem::walk(sges, offset, data.len(), |key, va, r| match mem.find(key, va, r.len() as u64, LOCAL_WRITE) {
+            Some((buf, off)) => {
+                buf[off..off + r.len()].copy_from_slice(&data[r]);
+                true
+            }
+            None => false,
+        });
+        if ok {
+            Ok(())
+        } else {
+            Err(WcStatus::LocProtErr)
+        }
+    }
+    fn remote_check(&mut self, op: RemoteOp, rkey: u32, va: u64, len: u32) -> Result<(), RemoteErr> {
+        let need = match op {
+            RemoteOp::Read => REMOTE_READ,
+            RemoteOp::Write => REMOTE_WRITE,
+            RemoteOp::Atomic => REMOTE_ATOMIC,
+        };
+        self.mem.find(rkey, va, u64::from(len), need).map(|_| ()).ok_or(RemoteErr::Access)
+    }
+    fn remote_write(&mut self, rkey: u32, va: u64, data: &[u8]) -> Result<(), RemoteErr> {
+        let (buf, off) = self.mem.find(rkey, va, data.len() as u64, REMOTE_WRITE).ok_or(RemoteErr::Access)?;
+        buf[off..off + data.len()].copy_from_slice(data);
+        Ok(())
+    }
+    fn remote_atomic(&mut self, rkey: u32, va: u64, op: AtomicOp) -> Result<u64, RemoteErr> {
+        let (buf, off) = self.mem.find(rkey, va, 8, REMOTE_ATOMIC).ok_or(RemoteErr::Access)?;
+        let cell: &mut [u8; 8] = (&mut buf[off..off + 8]).try_into().unwrap();
+        let orig = u64::from_le_bytes(*cell);
+        *cell = op.apply(orig).to_le_bytes();
+        Ok(orig)
+    }
+    fn remote_flush(&mut self, rkey: u32, range: Option<(u64, u32)>, plt: u8) -> Result<(), RemoteErr> {
+        let need = if plt & 1 != 0 { FLUSH_GLOBAL } else { 0 } | if plt & 2 != 0 { FLUSH_PERSISTENT } else { 0 };
+        let r = self.mem.regions.iter().find(|r| r.key == rkey).ok_or(RemoteErr::Access)?;
+        let ok = match range {
+            Some((va, len)) => {
+                r.access & need == need && va >= r.base && va + u64::from(len) <= r.base + r.data.len() as u64
+            }
+            None => r.access & need == need,
+        };
+        if !ok {
+            return Err(RemoteErr::Access);
+        }
+        let seen = r.data.clone();
+        self.mem.flushes.push((rkey, range, plt, seen));
+        Ok(())
+    }
+    fn invalidate(&mut self, _rkey: u32) -> Result<(), RemoteErr> {
+        Ok(())
+    }
+    fn local_op(&mut self, op: &SendOp) -> Result<(), WcStatus> {
+        self.mem.local_ops.push(*op);
+        match op {
+            SendOp::LocalInv { invalidate_rkey: 0xdead } => Err(WcStatus::LocQpOpErr),
+            _ => Ok(()),
+        }
+    }
+    fn take_recv(&mut self) -> Option<Result<RecvWqe, (u64, WcStatus)>> {
+        // A wr_id with BAD_RECV's bit set stands for a receive WQE the kernel found
+        // malformed in the ring (a hostile writer): the transport gets its error.
+        self.rq.pop_front().map(|w| if w.wr_id & BAD_RECV != 0 { Err((w.wr_id, WcStatus::LocLenErr)) } else { Ok(w) })
+    }
+    fn retire_send(&mut self, c: Option<&Completion>) {
+        *self.retired += 1;
+        if let Some(c) = c {
+            self.send_cqes.push(*c);
+        }
+    }
+    fn complete_recv(&mut self, c: &Completion, _solicited: bool) {
+        self.recv_cqes.push(*c);
+    }
+    fn with_shared(&mut self, f: &mut dyn FnMut(&mut (dyn SharedPools + 'static), &mut dyn RcEnv)) {
+        let sh = self.shared.take().expect("with_shared does not nest");
+        f(sh, self);
+        self.shared = Some(sh);
+    }
+}
+
+thread_local! {
+    /// SRNIC's slow-path delay (microseconds) in the nets this thread builds.
+    static SRNIC_DELAY_US: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The SR setup of `scheme` in the harness (timeouts as the QP's local ACK timeout).
+fn setup(scheme: Scheme) -> Option<SrSetup> {
+    let rto = RtoConfig { rto_low: 1000, rto_high: 1000, n_low: 3 };
+    SrSetup::new(scheme, rto, SRNIC_DELAY_US.get())
+}
+
+/// Something B's application does while the net runs.
+#[derive(Clone, Copy, Debug)]
+enum SideEvent {
+    /// Posts a receive WQE.
+    PostRecv(RecvWqe),
+    /// Takes `rights` away from the region with `key` (an MR invalidated or re-registered).
+    Revoke { key: u32, rights: u32 },
+}
+
+impl Side {
+    fn with_scheme(service: Service, qpn: u32, dest: u32, pmtu: u32, scheme: Scheme) -> Side {
+        let cfg = RcConfig {
+            service,
+            qpn,
+            dest_qpn: dest,
+            pmtu,
+            timeout_us: 1000,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            min_rnr_timer: 1,
+            max_rd_atomic: 4,
+            max_dest_rd_atomic: 16,
+            sig_all: true,
+            port: 1,
+        };
+        let slots = vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 64];
+        let sq_psn = Psn::new(100 + qpn);
+        let rq_psn = Psn::new(100 + dest);
+        let sr = setup(scheme).filter(|_| service == Service::Rc);
+        Side {
+            cfg,
+            req: Requester::new(slots, sq_psn, &cfg, sr.map(|s| Box::new(ReqSr::new(s, sq_psn)))),
+            resp: Responder::new(
+                rq_psn,
+                vec![None; MAX_RD_RES],
+                sr.map(|s| Box::new(RespSr::new(s, rq_psn))),
+                vec![None; if sr.is_some() { RECV_WINDOW } else { 0 }],
+            ),
+            shared: Box::new(DeviceShared::new()),
+            sr_packets: 0,
+            mem: Mem::default(),
+            rq: VecDeque::new(),
+            send_cqes: vec![],
+            recv_cqes: vec![],
+            retired: 0,
+            error: false,
+            inflight: None,
+            held: 0,
+        }
+    }
+
+    fn with_env<R>(&mut self, now: u64, out: &mut Vec<Vec<u8>>, f: impl FnOnce(&mut Req, &mut Resp, &RcConfig, &mut Env<'_>) -> R) -> R {
+        let mut env = Env {
+            now,
+            mem: &mut self.mem,
+            rq: &mut self.rq,
+            out,
+            send_cqes: &mut self.send_cqes,
+            recv_cqes: &mut self.recv_cqes,
+            retired: &mut self.retired,
+            shared: Some(&mut *self.shared),
+            sr_packets: &mut self.sr_packets,
+            inflight: self.inflight.as_ref().map(|d| (d, &mut self.held)),
+            taken: 0,
+        };
+        let r = f(&mut self.req, &mut self.resp, &self.cfg, &mut env);
+        // As the kernel's drive does after each step: what was acknowledged goes back.
+        let taken = env.taken;
+        if let Some(d) = self.inflight.as_ref() {
+            let now = if self.error { 0 } else { self.req.admitted_psns() };
+            d.settle(&mut self.held, taken, now);
+        }
+        r
+    }
+
+    fn note(&mut self, o: Outcome) {
+        if o == Outcome::Error {
+            self.error = true;
+        }
+    }
+}
+
+fn sges(list: &[(u32, u64, u32)]) -> SgeList {
+    let mut l = SgeList::EMPTY;
+    for &(lkey, addr, length) in list {
+        assert!(l.push(Sge { addr, length, lkey }));
+    }
+    l
+}
+
+fn wqe(op: SendOp, opcode: SendOpcode, lkey: u32, addr: u64, len: u32) -> SendWqe {
+    SendWqe {
+        wr_id: addr ^ u64::from(len),
+        opcode,
+        flags: SendFlags::from_bits_truncate(SendFlags::SIGNALED),
+        op,
+        ud: None,
+        payload: if len == 0 { Payload::None } else { Payload::Sges(sges(&[(lkey, addr, len)])) },
+        length: len,
+    }
+}
+
+/// Link behaviour, per packet, from a seeded xorshift.
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    loss_ppm: u32,
+    dup_ppm: u32,
+    reorder_ppm: u32,
+    seed: u64,
+}
+
+impl Link {
+    const CLEAN: Link = Link { loss_ppm: 0, dup_ppm: 0, reorder_ppm: 0, seed: 1 };
+    fn roll(&mut self, ppm: u32) -> bool {
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        (self.seed % 1_000_000) < u64::from(ppm)
+    }
+}
+
+struct Net {
+    a: Side,
+    b: Side,
+    link: Link,
+    now: u64,
+    delivered: u64,
+    lost: u64,
+    /// Of the packets lost, request packets whose PSN had reached the link before: resends
+    /// (on a link that neither duplicates nor reorders).
+    lost_resends: u64,
+    /// The request PSNs that reached the link, by side (`true`: from A).
+    on_wire: std::collections::HashSet<(bool, u32)>,
+    /// READ response packets that reached the link, and those of them it lost.
+    read_responses: u64,
+    read_responses_lost: u64,
+    /// A slow host: after every `.0` packets delivered the wire stands still for `.1`
+    /// microseconds, and timers also fire while packets are in flight (as in the guests,
+    /// whose timers do not wait for an idle link).
+    pauses: Option<(u64, u64)>,
+    /// Forged packets: before the wire's packet number `.0` (counted from 0 over the whole
+    /// net's life) is delivered, a copy of it changed by `.1` goes to the same side.
+    hostile: Vec<(u64, Mutation)>,
+    /// Packets popped off the wire so far (the index `hostile` refers to).
+    popped: u64,
+    /// Forged packets the receive path refused as malformed, and those it took in.
+    forged_refused: u64,
+    forged_taken: u64,
+    /// B's application: each event happens once this many packets were delivered, in order.
+    b_events: VecDeque<(u64, SideEvent)>,
+}
+
+impl Net {
+    fn new(service: Service, pmtu: u32, link: Link) -> Net {
+        Net::with_schemes(service, pmtu, link, Scheme::Gbn, Scheme::Gbn)
+    }
+
+    fn with_schemes(service: Service, pmtu: u32, link: Link, sa: Scheme, sb: Scheme) -> Net {
+        let mut a = Side::with_scheme(service, 17, 18, pmtu, sa);
+        let mut b = Side::with_scheme(service, 18, 17, pmtu, sb);
+        for s in [&mut a, &mut b] {
+            s.mem.reg(0x100, 0x10_0000, 1 << 20, ALL);
+            s.mem.reg(0x200, 0x20_0000, 1 << 20, ALL | FLUSH_GLOBAL);
+            s.mem.reg(0x300, 0x30_0000, 4096, LOCAL_WRITE); // no remote rights
+        }
+        Net {
+            a,
+            b,
+            link,
+            now: 0,
+            delivered: 0,
+            lost: 0,
+            lost_resends: 0,
+            on_wire: Default::default(),
+            read_responses: 0,
+            read_responses_lost: 0,
+            pauses: None,
+            hostile: vec![],
+            popped: 0,
+            b_events: VecDeque::new(),
+            forged_refused: 0,
+            forged_taken: 0,
+        }
+    }
+
+    fn post(&mut self, a_side: bool, w: SendWqe) -> Result<(), PostError> {
+        let s = if a_side { &mut self.a } else { &mut self.b };
+        s.req.post(w, &s.cfg)
+    }
+
+    /// Hands one packet from A (`from_a`) or B to the other side; returns what it sent back.
+    /// Bytes that do not parse are refused (the wire's own packets are checked in
+    /// [`Net::run`]; a forged one may be anything), as the kernel's receive path does.
+    fn deliver(&mut self, from_a: bool, bytes: &[u8]) -> Vec<Vec<u8>> {
+        let mut out = vec![];
+        let Some((p, info)) = PacketRepr::parse(bytes).ok().and_then(|p| Some((p, p.bth.opcode.info()?))) else {
+            self.forged_refused += 1;
+            return out;
+        };
+        let now = self.now;
+        let dst = if from_a { &mut self.b } else { &mut self.a };
+        if dst.error {
+            return out;
+        }
+        let request = is_request(info.kind);
+        let o = dst.with_env(now, &mut out, |req, resp, cfg, env| {
+            if !request {
+                return req.on_response(env, cfg, &p);
+            }
+            let mut o = resp.on_request(env, cfg, &p);
+            // The kernel's QP work: the rest of a READ's responses, batch by batch.
+            while o == Outcome::Ok && resp.read_pending() {
+                o = resp.pump(env, cfg, READ_BUDGET);
+            }
+            o
+        });
+        dst.note(o);
+        // As the kernel does: a responder deadline already due (SRNIC's slow path)
+        // runs right after the packet, in the QP's work.
+        if !dst.error && dst.resp.deadline().is_some_and(|d| d <= now) {
+            let o = dst.with_env(now, &mut out, |_, resp, cfg, env| resp.on_timer(env, cfg));
+            dst.note(o);
+        }
+        out
+    }
+
+    /// Runs `a_side`'s requester; returns what it sent.
+    fn send(&mut self, a_side: bool) -> Vec<Vec<u8>> {
+        let now = self.now;
+        let mut out = vec![];
+        let s = if a_side { &mut self.a } else { &mut self.b };
+        let o = s.with_env(now, &mut out, |req, _, cfg, env| req.run(env, cfg));
+        s.note(o);
+        out
+    }
+
+    /// Runs until both sides are idle (or `max_steps`); returns false on a stall.
+    fn run(&mut self, max_steps: usize) -> bool {
+        let mut wire: VecDeque<(bool, Vec<u8>)> = VecDeque::new();
+        for a_side in [true, false] {
+            let now = self.now;
+            let mut out = vec![];
+            let s = if a_side { &mut self.a } else { &mut self.b };
+            let o = s.with_env(now, &mut out, |req, _, cfg, env| req.run(env, cfg));
+            s.note(o);
+            wire.extend(out.into_iter().map(|p| (a_side, p)));
+        }
+        let mut paused_at = 0;
+        for _ in 0..max_steps {
+            if let Some((every, pause_us)) = self.pauses {
+                if self.delivered.is_multiple_of(every) && self.delivered != paused_at {
+                    paused_at = self.delivered;
+                    // The timers due within the pause fire at their time.
+                    let end = self.now + pause_us;
+                    while let Some(t) = self.next_deadline().filter(|&t| t <= end) {
+                        self.now = self.now.max(t);
+                        self.fire_timers(&mut wire);
+                    }
+                    self.now = end;
+                }
+                self.fire_timers(&mut wire);
+            }
+            if let Some((from_a, bytes)) = wire.pop_front() {
+                self.now += 1;
+                let k = self.popped;
+                self.popped += 1;
+                let dst_failed = if from_a { self.b.error } else { self.a.error };
+                let forged: Vec<Vec<u8>> = if dst_failed {
+                    vec![]
+                } else {
+                    self.hostile.iter().filter(|(at, _)| *at == k).map(|(_, m)| m.apply(&bytes)).collect()
+                };
+                for f in forged {
+                    let refused = self.forged_refused;
+                    let out = self.deliver(from_a, &f);
+                    self.forged_taken += u64::from(self.forged_refused == refused);
+                    wire.extend(out.into_iter().map(|p| (!from_a, p)));
+                }
+                let p = PacketRepr::parse(&bytes).expect("valid packet on the wire");
+                let request = p.bth.opcode.info().is_some_and(|i| is_request(i.kind));
+                let resend = request && !self.on_wire.insert((from_a, p.bth.psn.get()));
+                let read_response = p.bth.opcode.info().is_some_and(|i| i.kind == OpKind::RdmaReadResponse);
+                self.read_responses += u64::from(read_response);
+                let lost = self.link.roll(self.link.loss_ppm);
+                if trace() {
+                    let (dir, fate) = (if from_a { "A>" } else { "<B" }, if lost { "LOST" } else { "" });
+                    let acks = (p.ext.aeth, p.ext.sr_ack_eth);
+                    eprintln!("t={} {dir} {:?} psn {} {acks:?} {fate}", self.now, p.bth.opcode, p.bth.psn.get());
+                }
+                if lost {
+                    self.lost += 1;
+                    self.lost_resends += u64::from(resend);
+                    self.read_responses_lost += u64::from(read_response);
+                    continue;
+                }
+                if self.link.roll(self.link.dup_ppm) {
+                    wire.push_back((from_a, bytes.clone()));
+                }
+                if self.link.roll(self.link.reorder_ppm) && !wire.is_empty() {
+                    let at = wire.len().min(3);
+                    wire.insert(at, (from_a, bytes));
+                    continue;
+                }
+                self.delivered += 1;
+                self.run_b_events();
+                let out = self.deliver(from_a, &bytes);
+                wire.extend(out.into_iter().map(|p| (!from_a, p)));
+                continue;
+            }
+            // Nothing in flight: jump to the next timer.
+            let Some(t) = self.next_deadline() else {
+                return self.a.req.is_empty() && self.b.req.is_empty();
+            };
+            self.now = self.now.max(t);
+            self.fire_timers(&mut wire);
+        }
+        false
+    }
+
+    /// B's application events that are due by now.
+    fn run_b_events(&mut self) {
+        while self.b_events.front().is_some_and(|&(at, _)| at <= self.delivered) {
+            match self.b_events.pop_front() {
+                Some((_, SideEvent::PostRecv(w))) => self.b.rq.push_back(w),
+                Some((_, SideEvent::Revoke { key, rights })) => {
+                    if let Some(r) = self.b.mem.regions.iter_mut().find(|r| r.key == key) {
+                        r.access &= !rights;
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// The earliest timer deadline of either side.
+    fn next_deadline(&self) -> Option<u64> {
+        [self.a.req.deadline(), self.b.req.deadline(), self.a.resp.deadline(), self.b.resp.deadline()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Runs each side's timers that are due, onto `wire`.
+    fn fire_timers(&mut self, wire: &mut VecDeque<(bool, Vec<u8>)>) {
+        for a_side in [true, false] {
+            let now = self.now;
+            let mut out = vec![];
+            let s = if a_side { &mut self.a } else { &mut self.b };
+            if s.error {
+                continue;
+            }
+            if s.resp.deadline().is_some_and(|d| d <= now) {
+                let o = s.with_env(now, &mut out, |_, resp, cfg, env| resp.on_timer(env, cfg));
+                s.note(o);
+            }
+            if s.req.deadline().is_none_or(|d| d > now) {
+                wire.extend(out.into_iter().map(|p| (a_side, p)));
+                continue;
+            }
+            let o = s.with_env(now, &mut out, |req, _, cfg, env| req.on_timer(env, cfg));
+            s.note(o);
+            wire.extend(out.into_iter().map(|p| (a_side, p)));
+        }
+    }
+}
+
+/// RC_TRACE=1 (with --nocapture): every packet on the wire, and its fate, to stderr.
+fn trace() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("RC_TRACE").is_some())
+}
+
+fn pattern(seed: u8, len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+}
+
+fn recv_wqe(wr_id: u64, lkey: u32, addr: u64, len: u32) -> RecvWqe {
+    RecvWqe { wr_id, sges: sges(&[(lkey, addr, len)]), length: len }
+}
+
+
+const SR_SCHEMES: [Scheme; 4] = [Scheme::Fasr, Scheme::Srnic, Scheme::Irn, Scheme::Melo];
+
+/// Gives both sides' SR resources back and checks the device pools are empty again.
+fn release_and_check_pools(n: &mut Net) {
+    for s in [&mut n.a, &mut n.b] {
+        if let Some(sr) = s.req.sr_mut() {
+            sr.release(&mut *s.shared);
+        }
+        if let Some(sr) = s.resp.sr_mut() {
+            sr.release(&mut *s.shared);
+        }
+        let (sr, bits) = (s.shared.sr_pool().usage(), s.shared.bits_pool().usage());
+        assert_eq!((sr.units, sr.blocks, bits.blocks), (0, 0, 0));
+    }
+}
+
+thread_local! {
+    /// ACKNOWLEDGE packets (ACK, NAK, SACK, ...) put on the wire, on this thread's nets.
+    static ACK_PACKETS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+// Forged packets: the receive path, from bytes to the transport's state, under attack.
+
+/// A change to a packet's bytes (BTH first; the ICRC is not checked on this path, as if
+/// the forger had computed it).
+#[derive(Clone, Debug)]
+enum Mutation {
+    /// Byte `at` (modulo the length) XORed with `mask`.
+    Flip { at: usize, mask: u8 },
+    /// The big-endian u32 at `at` within the first 64 bytes (the headers) set to `value`.
+    Set32 { at: usize, value: u32 },
+    /// The BTH PSN moved by the delta (modulo 2^24).
+    Psn(i32),
+    /// The BTH opcode replaced.
+    Opcode(u8),
+    /// The packet cut to a length (modulo its length + 1).
+    Truncate(usize),
+    /// Bytes appended.
+    Extend(Vec<u8>),
+}
+
+impl Mutation {
+    fn apply(&self, b: &[u8]) -> Vec<u8> {
+        let mut v = b.to_vec();
+        match *self {
+            Mutation::Flip { at, mask } => {
+                let i = at % v.len();
+                v[i] ^= mask;
+            }
+            Mutation::Set32 { at, value } => {
+                let head = v.len().min(64);
+                if head >= 4 {
+                    let i = at % (head - 3);
+                    v[i..i + 4].copy_from_slice(&value.to_be_bytes());
+                }
+            }
+            Mutation::Psn(d) => {
+                let psn = u32::from_be_bytes([0, v[9], v[10], v[11]]);
+                let moved = psn.wrapping_add(d as u32) & 0xFF_FFFF;
+                v[9..12].copy_from_slice(&moved.to_be_bytes()[1..]);
+            }
+            Mutation::Opcode(o) => v[0] = o,
+            Mutation::Truncate(n) => v.truncate(n % (v.len() + 1)),
+            Mutation::Extend(ref e) => v.extend_from_slice(e),
+        }
+        v
+    }
+}
