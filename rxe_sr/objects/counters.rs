@@ -139,10 +139,16 @@ pub(crate) enum Counter {
     /// Datagrams whose IP/UDP framing, ICRC or IBTA headers were malformed (of those
     /// counted in `rcvd_dropped`; PortRcvErrors; rxe_sr's).
     RcvdMalformed = 51,
+    /// SR-format SEND packets past RCV-NXT that found no receive WQE: dropped unrecorded,
+    /// as an RNR NAK goes only at RCV-NXT (rxe_sr's).
+    SrEarlyRnr = 52,
+    /// SR-format request packets past RCV-NXT that would have been refused (a NAK and the
+    /// QP's error): dropped unrecorded, as such a NAK goes only at RCV-NXT (rxe_sr's).
+    SrEarlyRefused = 53,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 52;
+pub(crate) const COUNT: usize = 54;
 
 /// Statistics read from the device's SR pools when asked (not counters), after the
 /// counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use now), `sr_pool_units_peak` (most FaSR SR-pool units in use at once), `sr_pool_blocks` (FaSR bitmap blocks in use now), `sr_pool_blocks_peak` (most FaSR bitmap blocks in use at once), `sr_pool_exhaustions` (FaSR pool allocations that failed), `melo_pool_blocks` (MELO bits blocks in use now), `melo_pool_blocks_peak` (most MELO bits blocks in use at once), `melo_pool_exhaustions` (MELO pool allocations that failed), `inflight_psns` (PSNs in flight across the device's RC requesters now: admitted by the in-flight budget and not yet acknowledged), `inflight_waiters` (QPs waiting for room now).
@@ -202,6 +208,8 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"sent_mcast_pkts",
     c"rcvd_mcast_pkts",
     c"rcvd_malformed",
+    c"sr_early_rnr",
+    c"sr_early_refused",
     c"sr_pool_units",
     c"sr_pool_units_peak",
     c"sr_pool_blocks",

@@ -304,6 +304,8 @@ fn count_sr(dev: &RoceDevice, a: &SrStats, b: &SrStats) {
         (Counter::SrOooPlaced, a.ooo_placed, b.ooo_placed),
         (Counter::SrOrderedEarly, a.ordered_early, b.ordered_early),
         (Counter::SrWindowFull, a.window_full, b.window_full),
+        (Counter::SrEarlyRnr, a.early_rnr, b.early_rnr),
+        (Counter::SrEarlyRefused, a.early_refused, b.early_refused),
         (Counter::SrStaleStandard, a.stale_standard, b.stale_standard),
         (Counter::SrRefused, a.refused, b.refused),
         (Counter::SrOnloadServed, a.onload_served, b.onload_served),

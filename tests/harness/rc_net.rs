@@ -296,10 +296,11 @@ fn setup(scheme: Scheme) -> Option<SrSetup> {
 }
 
 /// Something B's application does while the net runs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
+#[allow(dead_code, reason = "not every test file drives B's application")]
 enum SideEvent {
     /// Posts a receive WQE.
-    PostRecv(RecvWqe),
+    PostRecv(Box<RecvWqe>),
     /// Takes `rights` away from the region with `key` (an MR invalidated or re-registered).
     Revoke { key: u32, rights: u32 },
 }
@@ -618,7 +619,7 @@ impl Net {
     fn run_b_events(&mut self) {
         while self.b_events.front().is_some_and(|&(at, _)| at <= self.delivered) {
             match self.b_events.pop_front() {
-                Some((_, SideEvent::PostRecv(w))) => self.b.rq.push_back(w),
+                Some((_, SideEvent::PostRecv(w))) => self.b.rq.push_back(*w),
                 Some((_, SideEvent::Revoke { key, rights })) => {
                     if let Some(r) = self.b.mem.regions.iter_mut().find(|r| r.key == key) {
                         r.access &= !rights;
@@ -629,10 +630,12 @@ impl Net {
         }
     }
 
-    /// The earliest timer deadline of either side.
+    /// The earliest timer deadline of either side (a side in the Error state has none).
     fn next_deadline(&self) -> Option<u64> {
-        [self.a.req.deadline(), self.b.req.deadline(), self.a.resp.deadline(), self.b.resp.deadline()]
+        [&self.a, &self.b]
             .into_iter()
+            .filter(|s| !s.error)
+            .flat_map(|s| [s.req.deadline(), s.resp.deadline()])
             .flatten()
             .min()
     }

@@ -244,6 +244,10 @@ pub struct SrStats {
     pub ordered_early: u64,
     /// SEND packets past the receive-WQE window (dropped unrecorded).
     pub window_full: u64,
+    /// SEND packets past RCV-NXT that found no receive WQE (dropped unrecorded).
+    pub early_rnr: u64,
+    /// Packets past RCV-NXT that would have been refused (dropped unrecorded).
+    pub early_refused: u64,
     /// Standard packets after the switch to the SR format (dropped).
     pub stale_standard: u64,
     /// SR packets refused (no SR on the QP, malformed).
@@ -296,6 +300,8 @@ impl SrStats {
             s.ooo_placed = c.ooo_placed;
             s.ordered_early = c.ordered_early;
             s.window_full = c.window_full;
+            s.early_rnr = c.early_rnr;
+            s.early_refused = c.early_refused;
             s.stale_standard = c.stale_standard;
             s.refused = c.refused;
         }

@@ -37,7 +37,8 @@
 //! - `resources`: the READ/atomic resources kept for duplicates ([`RdRes`]).
 //! - `duplicate`: requests before ePSN.
 //! - `ack`: header-only responses: ACK, NAK, RNR NAK, atomic ACK.
-//! - `selective`: the SR format: placement, the engine, feedback.
+//! - `selective`: the SR format: its state, the engine, feedback.
+//! - `sr_request`: one SR-format request: placement, ordered operations, refusals.
 //! - `sack_coalesce`: FaSR's SACKs that only move sack-high, held back.
 //! - `recv_window`: SR: receive WQEs taken ahead, messages completed in order.
 
@@ -52,6 +53,7 @@ mod resources;
 mod sack_coalesce;
 mod selective;
 mod send;
+mod sr_request;
 mod write;
 
 use core::ops::DerefMut;
@@ -175,6 +177,10 @@ pub struct Responder<
     /// SR format: the RCV-NXT for which a READ or atomic that arrived early drew its NAK
     /// (one per RCV-NXT; see `sr_ordered`).
     ordered_nak: Option<Psn>,
+    /// SR format: the PSNs (first, count) of the ordered operation last executed at
+    /// RCV-NXT while RCV-NXT has not passed them yet (an engine may move it later, as
+    /// SRNIC's slow path does): a copy arriving meanwhile is a duplicate, never run again.
+    ordered_run: Option<(Psn, u32)>,
     cur: Option<Cur>,
     /// A receive WQE taken but not used (a UC message that broke off): used first.
     spare: Option<RecvWqe>,
@@ -238,6 +244,7 @@ impl<
             msn: 0,
             nak_sent: false,
             ordered_nak: None,
+            ordered_run: None,
             cur: None,
             spare: None,
             uc_dropping: false,

@@ -101,7 +101,8 @@ impl<
     }
 
     /// The window slot of message `msn`, taking receive WQEs ahead up to it. `Ok(None)`:
-    /// the packet is not recorded (RNR NAK sent, or past the window); `Err`: the QP failed.
+    /// the packet is not recorded (no WQE: an RNR NAK at RCV-NXT, nothing past it; or past
+    /// the window); `Err`: the QP failed.
     pub(super) fn slot_for(
         &mut self,
         env: &mut dyn RcEnv,
@@ -131,6 +132,12 @@ impl<
                 break;
             }
             let w = match self.take_recv(env) {
+                None if p.bth.psn != self.epsn => {
+                    if let Some(sr) = self.sr.as_deref_mut() {
+                        sr.counters.early_rnr += 1;
+                    }
+                    return Ok(None);
+                }
                 None => {
                     self.counters.rnr_naks_sent += 1;
                     let aeth =
@@ -140,8 +147,17 @@ impl<
                 }
                 Some(Ok(w)) => w,
                 Some(Err((wr_id, status))) => {
+                    // The RQ's own WQE is bad: the QP fails now, its NAK at RCV-NXT.
                     self.fail_recv_in_order(env, cfg, m, wr_id, status);
-                    return Err(self.sr_fatal(env, cfg, p, nak::REMOTE_OP, WcStatus::RemOpErr));
+                    let (epsn, op) = (self.epsn, p.bth.opcode.0);
+                    return Err(self.refuse(
+                        env,
+                        cfg,
+                        epsn,
+                        op,
+                        nak::REMOTE_OP,
+                        WcStatus::RemOpErr,
+                    ));
                 }
             };
             if let Some(slot) = self.window.get_mut(m as usize % n) {

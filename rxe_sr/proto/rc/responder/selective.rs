@@ -14,9 +14,12 @@
 //!   the message among those that consume receive WQEs, and the packet's offset in it.
 //!   Receive WQEs are taken from the RQ (or SRQ) ahead, in order, into a window of
 //!   [`RECV_WINDOW`] slots: a packet of a message whose WQE cannot be taken yet gets an
-//!   RNR NAK (as in IBTA: the requester waits and resends from that PSN), one past the
-//!   window is dropped unrecorded (the requester resends it). Bounds are checked against
-//!   the WQE before the engine sees the packet.
+//!   RNR NAK at RCV-NXT (as in IBTA: the requester waits and resends from that PSN) and is
+//!   dropped unrecorded past it, as is one past the window (the requester resends it).
+//!   Bounds are checked against the WQE before the engine sees the packet.
+//! - Every NAK (RNR, or fatal) carries RCV-NXT: a requester takes a NAK as the
+//!   acknowledgment of every PSN before it, so a packet past RCV-NXT that would be refused
+//!   is dropped and counted instead, and refused when it arrives again at RCV-NXT.
 //! - Messages complete (receive completion, immediate data, invalidation, MSN) only when
 //!   RCV-NXT passes their last packet, in order.
 //! - RDMA READ and atomics execute only at RCV-NXT, in order and once: one arriving early
@@ -28,22 +31,19 @@
 
 use core::ops::DerefMut;
 
-use super::recv_window::{LastPacket, RecvSlot};
+use super::recv_window::RecvSlot;
 use super::sack_coalesce::{SackCoalescer, FLUSH_COPIES};
-use super::Exec;
 use super::RdRes;
 use super::Responder;
 use crate::proto::psn::Psn;
 use crate::proto::rc::sr::{encode_feedback, SrSetup};
-use crate::proto::rc::{nak, Outcome, RcConfig, RcEnv, RemoteErr, RemoteOp};
+use crate::proto::rc::{Outcome, RcConfig, RcEnv};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::{Action, ActionSink, Counters, Feedback, Recovery, RespEvent, Timer};
 use crate::proto::wire::caps::ResponderCaps;
-use crate::proto::wire::opcode::{OpInfo, OpKind};
 use crate::proto::wire::sr_ext::BTH_TVER_SR;
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
-use crate::uabi::cqe::WcStatus;
 
 /// Selective-retransmission counters of a responder.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -68,6 +68,12 @@ pub struct RespSrCounters {
     pub ordered_early: u64,
     /// SEND packets past the receive-WQE window: dropped unrecorded.
     pub window_full: u64,
+    /// SEND packets past RCV-NXT that found no receive WQE: dropped unrecorded (an RNR
+    /// NAK goes only at RCV-NXT).
+    pub early_rnr: u64,
+    /// Packets past RCV-NXT that would have been refused (NAK, the QP to Error): dropped
+    /// unrecorded (a NAK goes only at RCV-NXT).
+    pub early_refused: u64,
     /// Standard-format requests at or after RCV-NXT once the SR format is in use: dropped.
     pub stale_standard: u64,
     /// SR-format requests to a responder without SR, or malformed: dropped.
@@ -130,10 +136,10 @@ impl RespSr {
 
 /// What the engine decided about one event.
 #[derive(Clone, Copy, Debug, Default)]
-struct Fate {
-    deliver: bool,
-    advance: Option<Psn>,
-    timer: Option<Option<u64>>,
+pub(super) struct Fate {
+    pub(super) deliver: bool,
+    pub(super) advance: Option<Psn>,
+    pub(super) timer: Option<Option<u64>>,
 }
 
 /// Collects the engine's decisions and sends its feedback at once.
@@ -292,276 +298,13 @@ impl<
         self.settle(env, cfg, fate)
     }
 
-    /// An SR-format request (BTH TVer = 1).
-    pub(super) fn on_sr_request(
-        &mut self,
-        env: &mut dyn RcEnv,
-        cfg: &RcConfig,
-        p: &PacketRepr<'_>,
-        info: OpInfo,
-    ) -> Outcome {
-        let epsn = self.epsn;
-        let recv_msn = self.recv_msn;
-        let Some(sr) = self.sr.as_deref_mut() else {
-            // No SR scheme here: the peer cannot have been told otherwise.
-            self.counters.sr_refused += 1;
-            return Outcome::Ok;
-        };
-        if !sr.active {
-            sr.engine.start_responder(epsn);
-            sr.fetched = recv_msn;
-            sr.active = true;
-            self.adopt_in_progress();
-        }
-        let psn = p.bth.psn;
-        let ordered = matches!(
-            info.kind,
-            OpKind::RdmaReadRequest
-                | OpKind::CompareSwap
-                | OpKind::FetchAdd
-                | OpKind::AtomicWrite
-                | OpKind::Flush
-        );
-        if psn.before(self.epsn) && ordered {
-            self.counters.duplicates += 1;
-            self.duplicate(env, cfg, p, info.kind);
-            return Outcome::Ok;
-        }
-        if psn.before(self.epsn) {
-            // Duplicates of SENDs and WRITEs: the engine acknowledges them.
-            self.counters.duplicates += 1;
-            let now = env.now_us();
-            let fate = self.feed(env, cfg, RespEvent::Data { psn, now }, None);
-            return self.settle(env, cfg, fate);
-        }
-        match info.kind {
-            OpKind::Send => self.sr_send(env, cfg, p, info),
-            OpKind::RdmaWrite => self.sr_write(env, cfg, p, info),
-            _ if ordered => self.sr_ordered(env, cfg, p, info),
-            _ => self.sr_fatal(env, cfg, p, nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
-        }
-    }
-
-    fn sr_send(
-        &mut self,
-        env: &mut dyn RcEnv,
-        cfg: &RcConfig,
-        p: &PacketRepr<'_>,
-        info: OpInfo,
-    ) -> Outcome {
-        let plen = p.payload.len() as u32;
-        let ends = info.position.ends_message();
-        let Some(m) = p.ext.msn_eth else {
-            return self.refuse_sr();
-        };
-        if plen > cfg.pmtu || (!ends && plen != cfg.pmtu) {
-            return self.sr_fatal(env, cfg, p, nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
-        }
-        let off = u64::from(m.offset) * u64::from(cfg.pmtu);
-        let slot = match self.slot_for(env, cfg, p, m.msn) {
-            Ok(Some(i)) => i,
-            Ok(None) => return Outcome::Ok,
-            Err(o) => return o,
-        };
-        let Some(wqe) = self
-            .window
-            .get(slot)
-            .and_then(|s| s.as_ref())
-            .map(|s| s.wqe)
-        else {
-            return Outcome::Ok;
-        };
-        if off + u64::from(plen) > u64::from(wqe.length) {
-            return self.sr_fail_send(
-                env,
-                cfg,
-                p,
-                (m.msn, slot),
-                nak::INVALID_REQUEST,
-                WcStatus::LocLenErr,
-            );
-        }
-        // Placed before the engine hears of it: the engine acknowledges at once, and an
-        // acknowledged packet the scatter then failed was data lost with a success at the
-        // requester (a receive WQE whose SGE names no MR: the ACK went out, then the NAK,
-        // which the requester took for a stale one; found by verbs_hostile_rings' SRQ
-        // round). A duplicate is placed again, the same bytes at the same place of a
-        // message not yet complete.
-        if plen > 0 {
-            if let Err(s) = env.scatter(&wqe.sges, off as u32, p.payload) {
-                return self.sr_fail_send(env, cfg, p, (m.msn, slot), nak::REMOTE_OP, s);
-            }
-        }
-        let psn = p.bth.psn;
-        let fate = self.feed_data(env, cfg, p);
-        if fate.deliver {
-            self.note_placed(psn);
-            if ends {
-                self.set_last(
-                    slot,
-                    LastPacket {
-                        psn,
-                        byte_len: (off + u64::from(plen)) as u32,
-                        imm: p.ext.imm_dt.map(|i| i.data),
-                        invalidate: p.ext.ieth.map(|i| i.rkey),
-                        solicited: p.bth.se,
-                        write_with_imm: false,
-                    },
-                );
-            }
-        }
-        self.settle(env, cfg, fate)
-    }
-
-    fn sr_write(
-        &mut self,
-        env: &mut dyn RcEnv,
-        cfg: &RcConfig,
-        p: &PacketRepr<'_>,
-        info: OpInfo,
-    ) -> Outcome {
-        let plen = p.payload.len() as u32;
-        let ends = info.position.ends_message();
-        let Some(reth) = p.ext.reth else {
-            return self.refuse_sr();
-        };
-        if plen > cfg.pmtu || (!ends && plen != cfg.pmtu) || plen > reth.dma_len {
-            return self.sr_fatal(env, cfg, p, nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
-        }
-        if plen > 0 {
-            match env.remote_check(RemoteOp::Write, reth.rkey, reth.va, plen) {
-                Ok(()) => {}
-                Err(RemoteErr::Access) => {
-                    return self.sr_fatal(env, cfg, p, nak::REMOTE_ACCESS, WcStatus::RemAccessErr)
-                }
-                Err(RemoteErr::Invalid) => {
-                    return self.sr_fatal(env, cfg, p, nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
-                }
-            }
-        }
-        // The last packet of a WRITE with immediate consumes a receive WQE.
-        let imm_slot = match (p.ext.imm_dt, p.ext.msn_eth) {
-            (Some(_), Some(m)) if ends => match self.slot_for(env, cfg, p, m.msn) {
-                Ok(Some(i)) => Some(i),
-                Ok(None) => return Outcome::Ok,
-                Err(o) => return o,
-            },
-            (Some(_), None) => return self.refuse_sr(),
-            _ => None,
-        };
-        // Written before the engine acknowledges it (as a SEND's scatter, above): an MR
-        // deregistered since the check must not leave an acknowledged packet unwritten.
-        if plen > 0 {
-            if let Err(e) = env.remote_write(reth.rkey, reth.va, p.payload) {
-                let (code, s) = match e {
-                    RemoteErr::Access => (nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
-                    RemoteErr::Invalid => (nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
-                };
-                return self.sr_fatal(env, cfg, p, code, s);
-            }
-        }
-        let psn = p.bth.psn;
-        let fate = self.feed_data(env, cfg, p);
-        if fate.deliver {
-            self.note_placed(psn);
-            if let Some(slot) = imm_slot {
-                self.set_last(
-                    slot,
-                    LastPacket {
-                        psn,
-                        byte_len: reth.dma_len,
-                        imm: p.ext.imm_dt.map(|i| i.data),
-                        invalidate: None,
-                        solicited: p.bth.se,
-                        write_with_imm: true,
-                    },
-                );
-            }
-        }
-        self.settle(env, cfg, fate)
-    }
-
-    /// RDMA READ, the atomics, ATOMIC WRITE and FLUSH: only at RCV-NXT.
-    fn sr_ordered(
-        &mut self,
-        env: &mut dyn RcEnv,
-        cfg: &RcConfig,
-        p: &PacketRepr<'_>,
-        info: OpInfo,
-    ) -> Outcome {
-        let psn = p.bth.psn;
-        if psn != self.epsn {
-            if let Some(sr) = self.sr.as_deref_mut() {
-                sr.counters.ordered_early += 1;
-            }
-            // RCV-NXT is missing and this operation was not run: a NAK sequence error at
-            // RCV-NXT (once per RCV-NXT) has the requester resend RCV-NXT and its unanswered
-            // READs and atomics at once, instead of at its retransmission timeout (no
-            // engine sees an operation dropped early, so nothing else would answer it).
-            if self.ordered_nak != Some(self.epsn) {
-                self.ordered_nak = Some(self.epsn);
-                let aeth = crate::proto::wire::ext_headers::Aeth::nak(nak::PSN_SEQ_ERR, self.msn);
-                self.send_ack(env, cfg, self.epsn, aeth);
-            }
-            return Outcome::Ok;
-        }
-        let res = match info.kind {
-            OpKind::RdmaReadRequest => self.exec_read(env, cfg, p, psn),
-            OpKind::CompareSwap | OpKind::FetchAdd => self.exec_atomic(env, cfg, p, psn, info.kind),
-            OpKind::Flush => self.exec_flush(env, p),
-            _ => self.exec_atomic_write(env, p),
-        };
-        let n = match res {
-            Exec::Done(n) | Exec::Answered(n) => n,
-            Exec::Failed => return Outcome::Error,
-            Exec::Fatal(code, status) => return self.sr_fatal(env, cfg, p, code, status),
-            Exec::Rnr => return Outcome::Ok,
-        };
-        // Every PSN the request took is received (a READ's responses use them). The READ's
-        // responses (or the atomic ACK) answer it: the plain ACK each of its PSNs would
-        // get is not sent (a 4-packet READ drew three), only an ATOMIC WRITE or a FLUSH
-        // asking for one is acknowledged at its end.
-        let answered_end = match res {
-            Exec::Done(_) if p.bth.ack_req => None,
-            _ => Some(psn.add(n)),
-        };
-        let mut fate = Fate::default();
-        let now = env.now_us();
-        for k in 0..n {
-            let at = psn.add(k + 1);
-            let quiet = if k + 1 < n { Some(at) } else { answered_end };
-            let f = self.feed(
-                env,
-                cfg,
-                RespEvent::Data {
-                    psn: psn.add(k),
-                    now,
-                },
-                quiet,
-            );
-            fate.advance = f.advance.or(fate.advance);
-            fate.timer = f.timer.or(fate.timer);
-        }
-        self.settle(env, cfg, fate)
-    }
-
-    fn note_placed(&mut self, psn: Psn) {
-        if psn != self.epsn {
-            if let Some(sr) = self.sr.as_deref_mut() {
-                sr.counters.ooo_placed += 1;
-            }
-        }
-    }
-
-    fn refuse_sr(&mut self) -> Outcome {
-        if let Some(sr) = self.sr.as_deref_mut() {
-            sr.counters.refused += 1;
-        }
-        Outcome::Ok
-    }
-
     /// Offers a SEND or WRITE packet to the engine.
-    fn feed_data(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, p: &PacketRepr<'_>) -> Fate {
+    pub(super) fn feed_data(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+    ) -> Fate {
         let psn = p.bth.psn;
         let quiet = (!p.bth.ack_req && psn == self.epsn).then_some(psn.next());
         let now = env.now_us();
@@ -569,7 +312,7 @@ impl<
     }
 
     /// Hands `ev` to the engine; its feedback goes out at once.
-    fn feed(
+    pub(super) fn feed(
         &mut self,
         env: &mut dyn RcEnv,
         cfg: &RcConfig,
@@ -642,7 +385,7 @@ impl<
 
     /// Carries out what the engine decided beyond placement: RCV-NXT moves (messages
     /// complete in order), SRNIC's slow-path timer.
-    fn settle(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, fate: Fate) -> Outcome {
+    pub(super) fn settle(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, fate: Fate) -> Outcome {
         if let Some(sr) = self.sr.as_deref_mut() {
             match fate.timer {
                 Some(Some(d)) => sr.deadline = Some(d),
@@ -658,35 +401,12 @@ impl<
         }
         self.epsn = rcv_nxt;
         self.ack_psn = rcv_nxt;
-        self.complete_ready(env, cfg)
-    }
-
-    /// A fatal error on an SR request: NAK, note, the QP to Error.
-    /// A SEND packet of message `msn` (window slot `slot`) failed its receive WQE: the WQE
-    /// completes with `status`, in the RQ's order, and the request is refused with `code`.
-    fn sr_fail_send(
-        &mut self,
-        env: &mut dyn RcEnv,
-        cfg: &RcConfig,
-        p: &PacketRepr<'_>,
-        (msn, slot): (u32, usize),
-        code: u8,
-        status: WcStatus,
-    ) -> Outcome {
-        if let Some(s) = self.window.get_mut(slot).and_then(Option::take) {
-            self.fail_recv_in_order(env, cfg, msn, s.wqe.wr_id, status);
+        if self
+            .ordered_run
+            .is_some_and(|(f, n)| rcv_nxt.distance_from(f) >= n)
+        {
+            self.ordered_run = None;
         }
-        self.sr_fatal(env, cfg, p, code, status)
-    }
-
-    pub(super) fn sr_fatal(
-        &mut self,
-        env: &mut dyn RcEnv,
-        cfg: &RcConfig,
-        p: &PacketRepr<'_>,
-        code: u8,
-        status: WcStatus,
-    ) -> Outcome {
-        self.refuse(env, cfg, p.bth.psn, p.bth.opcode.0, code, status)
+        self.complete_ready(env, cfg)
     }
 }
