@@ -2571,6 +2571,91 @@ fn moderated_completions_all_arrive_under_loss() {
     }
 }
 
+// The SR window and adoption rules against an off-path forger, who knows the peers'
+// addresses and QPNs but not the PSNs.
+
+/// `bytes` with BTH TVer set to `tver` and the PSN moved by `d`.
+fn forge(bytes: &[u8], tver: u8, d: i32) -> Vec<u8> {
+    let mut v = Mutation::Psn(d).apply(bytes);
+    v[1] = (v[1] & 0xf0) | tver;
+    v
+}
+
+/// A WRITE of `len` bytes from A's 0x100 to B's 0x200 region, posted; returns its data.
+fn post_write(n: &mut Net, len: usize, seed: u8) -> Vec<u8> {
+    let data = pattern(seed, len);
+    n.a.mem.region(0x100)[..len].copy_from_slice(&data);
+    let op = SendOp::RdmaWrite { remote: Remote { addr: 0x20_0000, rkey: 0x200 } };
+    n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, len as u32)).unwrap();
+    data
+}
+
+#[test]
+fn a_forged_sr_packet_does_not_switch_a_standard_peers_stream() {
+    for scheme in SR_SCHEMES {
+        // A runs go-back-N (a standard peer, as rdma_rxe is), B an SR scheme.
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, Scheme::Gbn, scheme);
+        let data = post_write(&mut n, 8192, 9);
+        let sent = n.send(true);
+        // One forged copy of the first packet in the SR format at a wrong PSN, before it.
+        n.deliver(true, &forge(&sent[0], 1, 5));
+        let sr = n.b.resp.sr().unwrap();
+        assert!(!sr.active(), "{scheme:?}: the SR format was never offered");
+        assert_eq!(sr.counters.refused, 1, "{scheme:?}");
+        exchange(&mut n, sent);
+        assert!(n.run(100_000), "{scheme:?}: the stream goes on");
+        assert_eq!(n.b.mem.region(0x200)[..8192], data[..], "{scheme:?}");
+        assert_eq!(n.a.send_cqes.iter().map(|c| c.status).collect::<Vec<_>>(), [WcStatus::Success]);
+        assert_eq!(n.b.resp.sr().unwrap().counters.stale_standard, 0, "{scheme:?}");
+    }
+}
+
+#[test]
+fn sr_packets_past_the_window_or_refused_past_rcv_nxt_change_nothing() {
+    for scheme in SR_SCHEMES {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        post_write(&mut n, 1024, 1);
+        assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
+        let data = post_write(&mut n, 8192, 2);
+        let sent = n.send(true);
+        assert!(PacketRepr::parse(&sent[0]).unwrap().is_sr(), "{scheme:?}");
+        let before = (n.b.shared.sr_pool().usage(), n.b.shared.bits_pool().usage());
+        // Far past RCV-NXT (FaSR's and MELO's bitmaps would reach there), and a WRITE
+        // with a bad R_Key past it.
+        n.deliver(true, &forge(&sent[0], 1, 1100));
+        n.deliver(true, &forge(&sent[3], 1, 600));
+        let mut bad = PacketRepr::parse(&sent[1]).unwrap().ext.reth.map(|_| sent[1].clone()).unwrap();
+        bad[12 + 8] ^= 0xff; // RETH R_Key (BTH is 12 bytes, the R_Key after the 8-byte VA)
+        assert_ne!(PacketRepr::parse(&bad).unwrap().ext.reth.unwrap().rkey, 0x200);
+        n.deliver(true, &forge(&bad, 1, 3));
+        let c = n.b.resp.sr().unwrap().counters;
+        assert_eq!((c.out_of_window, c.early_refused, c.ooo_placed), (2, 1, 0), "{scheme:?}");
+        assert!(!n.b.error, "{scheme:?}: a forged packet past RCV-NXT fails nothing");
+        let after = (n.b.shared.sr_pool().usage(), n.b.shared.bits_pool().usage());
+        assert_eq!(format!("{before:?}"), format!("{after:?}"), "{scheme:?}: no pool taken");
+        exchange(&mut n, sent);
+        assert!(n.run(100_000), "{scheme:?}: the stream goes on");
+        assert_eq!(n.b.mem.region(0x200)[..8192], data[..], "{scheme:?}");
+        assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{scheme:?}");
+        release_and_check_pools(&mut n);
+    }
+}
+
+#[test]
+fn only_a_response_in_flight_decides_the_capability_exchange() {
+    for scheme in SR_SCHEMES {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        post_write(&mut n, 1024, 1);
+        let sent = n.send(true);
+        // A forged plain ACK (no echo) at a PSN A never sent reaches A first.
+        let acks = n.deliver(true, &sent[0]);
+        n.deliver(false, &Mutation::Psn(1000).apply(&acks[0]));
+        assert!(matches!(n.a.req.sr().unwrap().state(), RequesterState::Probing { .. }), "{scheme:?}");
+        n.deliver(false, &acks[0]);
+        assert!(matches!(n.a.req.sr().unwrap().state(), RequesterState::Sr(_)), "{scheme:?}");
+    }
+}
+
 mod forged {
     use super::*;
     use proptest::prelude::*;

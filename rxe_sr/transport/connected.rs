@@ -306,6 +306,7 @@ fn count_sr(dev: &RoceDevice, a: &SrStats, b: &SrStats) {
         (Counter::SrWindowFull, a.window_full, b.window_full),
         (Counter::SrEarlyRnr, a.early_rnr, b.early_rnr),
         (Counter::SrEarlyRefused, a.early_refused, b.early_refused),
+        (Counter::SrOutOfWindow, a.out_of_window, b.out_of_window),
         (Counter::SrStaleStandard, a.stale_standard, b.stale_standard),
         (Counter::SrRefused, a.refused, b.refused),
         (Counter::SrOnloadServed, a.onload_served, b.onload_served),

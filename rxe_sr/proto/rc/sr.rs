@@ -248,6 +248,8 @@ pub struct SrStats {
     pub early_rnr: u64,
     /// Packets past RCV-NXT that would have been refused (dropped unrecorded).
     pub early_refused: u64,
+    /// SR packets past the SR window (dropped unrecorded).
+    pub out_of_window: u64,
     /// Standard packets after the switch to the SR format (dropped).
     pub stale_standard: u64,
     /// SR packets refused (no SR on the QP, malformed).
@@ -302,6 +304,7 @@ impl SrStats {
             s.window_full = c.window_full;
             s.early_rnr = c.early_rnr;
             s.early_refused = c.early_refused;
+            s.out_of_window = c.out_of_window;
             s.stale_standard = c.stale_standard;
             s.refused = c.refused;
         }

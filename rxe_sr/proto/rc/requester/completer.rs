@@ -31,14 +31,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if cfg.service != Service::Rc {
             return Outcome::Ok;
         }
-        self.on_caps(p.bth.tver, p.bth.resv7);
         let psn = p.bth.psn;
-        let una = self.una();
-        // Only a PSN that was sent and not yet acknowledged means anything.
-        if psn.before(una) || !psn.before(self.sent_high) {
+        // Only a PSN that was sent and not yet acknowledged means anything; the capability
+        // exchange too is decided only by such a response.
+        if !self.in_flight(psn) {
             self.counters.dup_responses += 1;
             return Outcome::Ok;
         }
+        self.on_caps(p.bth.tver, p.bth.resv7);
         self.note_heard(env.now_us());
         let Some(info) = p.bth.opcode.info() else {
             return Outcome::Ok;
@@ -224,8 +224,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 Feedback::Ack { .. } | Feedback::Nak { .. } => {}
             }
         }
-        if !self.sr_active() {
-            // SR feedback to a requester that never sent SR requests: not ours.
+        if !self.sr_active() || !self.names_in_flight(&fb) {
+            // SR feedback to a requester that never sent SR requests, or naming a PSN it
+            // has not sent or has had acknowledged: not ours.
             self.counters.dup_responses += 1;
             return Outcome::Ok;
         }
@@ -260,6 +261,25 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             }
         }
         o
+    }
+
+    /// True when `psn` was sent and is not acknowledged yet: `[UNACK, the highest sent]`.
+    fn in_flight(&self, psn: Psn) -> bool {
+        !psn.before(self.una()) && psn.before(self.sent_high)
+    }
+
+    /// True when the PSNs that SR feedback `fb` names as received or missing are in flight.
+    fn names_in_flight(&self, fb: &Feedback) -> bool {
+        match *fb {
+            // (Its run may begin before UNACK: a run held back while a fill moved it.)
+            Feedback::Sack { sack_psn, .. } => self.in_flight(sack_psn),
+            Feedback::Fnack { psn, .. } => self.in_flight(psn),
+            Feedback::Holes { holes, .. } => holes
+                .iter()
+                .filter(|h| h.count > 0)
+                .all(|h| self.in_flight(h.first) && self.in_flight(h.first.add(h.count - 1))),
+            Feedback::Ack { .. } | Feedback::Nak { .. } => true,
+        }
     }
 
     /// True when `p` is an RDMA READ RESPONSE ONLY without payload for the PSN of a FLUSH

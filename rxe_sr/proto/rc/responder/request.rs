@@ -65,7 +65,7 @@ impl<
         }
         let psn = p.bth.psn;
         let rc = cfg.service == Service::Rc;
-        self.set_answer(p.bth.tver, p.bth.resv7);
+        self.set_answer(p);
         if p.is_sr() {
             if !rc {
                 self.counters.sr_refused += 1;

@@ -37,7 +37,7 @@ use super::RdRes;
 use super::Responder;
 use crate::proto::psn::Psn;
 use crate::proto::rc::sr::{encode_feedback, SrSetup};
-use crate::proto::rc::{Outcome, RcConfig, RcEnv};
+use crate::proto::rc::{Outcome, RcConfig, RcEnv, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::{Action, ActionSink, Counters, Feedback, Recovery, RespEvent, Timer};
@@ -76,8 +76,11 @@ pub struct RespSrCounters {
     pub early_refused: u64,
     /// Standard-format requests at or after RCV-NXT once the SR format is in use: dropped.
     pub stale_standard: u64,
-    /// SR-format requests to a responder without SR, or malformed: dropped.
+    /// SR-format requests to a responder without SR, or malformed, or before the SR
+    /// format was offered: dropped.
     pub refused: u64,
+    /// SR-format requests at or past RCV-NXT + the SR window: dropped unrecorded.
+    pub out_of_window: u64,
 }
 
 /// A responder's selective-retransmission state (kept apart so the kernel can hold it on
@@ -85,8 +88,10 @@ pub struct RespSrCounters {
 pub struct RespSr {
     pub(super) caps: ResponderCaps,
     pub(super) engine: AnyEngine,
-    /// The SR format is in use (a TVer = 1 request arrived).
+    /// The SR format is in use (a TVer = 1 request arrived after the offer was noted).
     pub(super) active: bool,
+    /// The peer offered our scheme in a standard request inside the SR window.
+    pub(super) offered: bool,
     /// The next receive WQE to take ahead: slots hold `[recv_msn, fetched)`.
     pub(super) fetched: u32,
     /// SRNIC's slow-path timer.
@@ -95,6 +100,13 @@ pub struct RespSr {
     sacks: SackCoalescer,
     /// Statistics.
     pub counters: RespSrCounters,
+}
+
+/// True when `psn` lies in the SR window `[rcv_nxt, rcv_nxt + SR_MAX_UNACKED_PSNS)`: the
+/// PSNs a requester in the SR format may have outstanding, as its UNACK is never past
+/// RCV-NXT. Nothing outside it changes any state.
+pub(super) fn in_sr_window(psn: Psn, rcv_nxt: Psn) -> bool {
+    psn.distance_from(rcv_nxt) < SR_MAX_UNACKED_PSNS
 }
 
 impl RespSr {
@@ -110,6 +122,7 @@ impl RespSr {
                 setup.srnic_delay_us,
             ),
             active: false,
+            offered: false,
             fetched: 0,
             deadline: None,
             sacks: SackCoalescer::new(matches!(setup.scheme(), Scheme::Fasr)),
@@ -251,10 +264,24 @@ impl<
         E: DerefMut<Target = RespSr>,
     > Responder<R, W, E>
 {
-    /// Sets the format of the responses to a request with BTH `tver` and `resv7`.
-    pub(super) fn set_answer(&mut self, tver: u8, resv7: u8) {
-        self.answer = match self.sr.as_deref() {
-            Some(sr) => sr.caps.answer(tver, resv7),
+    /// Sets the format of the responses to request `p`. A standard request offering our
+    /// scheme notes the offer when its PSN lies in the SR window from ePSN (a forger must
+    /// guess it), and the offer is echoed only once noted: so the SR format, which needs
+    /// the offer noted, is adopted only after a peer that saw the echo switches.
+    pub(super) fn set_answer(&mut self, p: &PacketRepr<'_>) {
+        let (tver, resv7) = (p.bth.tver, p.bth.resv7);
+        let in_window = in_sr_window(p.bth.psn, self.epsn);
+        self.answer = match self.sr.as_deref_mut() {
+            Some(sr) => {
+                let mut a = sr.caps.answer(tver, resv7);
+                if a.resv7 != 0 {
+                    sr.offered |= in_window;
+                    if !sr.offered {
+                        a.resv7 = 0;
+                    }
+                }
+                a
+            }
             None => crate::proto::wire::caps::CapAnswer { tver: 0, resv7: 0 },
         };
     }

@@ -7,7 +7,7 @@
 use core::ops::DerefMut;
 
 use super::recv_window::{LastPacket, RecvSlot};
-use super::selective::Fate;
+use super::selective::{in_sr_window, Fate};
 use super::Exec;
 use super::RdRes;
 use super::RespSr;
@@ -40,13 +40,25 @@ impl<
             self.counters.sr_refused += 1;
             return Outcome::Ok;
         };
+        let psn = p.bth.psn;
+        let in_window = in_sr_window(psn, epsn);
+        if !in_window && !psn.before(epsn) {
+            // Past the SR window: no requester has it outstanding.
+            sr.counters.out_of_window += 1;
+            return Outcome::Ok;
+        }
         if !sr.active {
+            // (Its first SR packet may be a duplicate: a resend from UNACK whose ACK was lost.)
+            if !sr.offered {
+                // The SR format is adopted only from the peer that was echoed our offer.
+                sr.counters.refused += 1;
+                return Outcome::Ok;
+            }
             sr.engine.start_responder(epsn);
             sr.fetched = recv_msn;
             sr.active = true;
             self.adopt_in_progress();
         }
-        let psn = p.bth.psn;
         let ordered = matches!(
             info.kind,
             OpKind::RdmaReadRequest
