@@ -27,6 +27,10 @@
 //!
 //! Only RC uses the SR format (UC/UD/CNP with TVer = 1 are [`Error::BadVersion`]).
 //!
+//! What each end may do with these headers (the SR format is adopted only after the
+//! offer's echo, nothing outside `[RCV-NXT, RCV-NXT + 512)` changes any state, every NAK
+//! carries RCV-NXT) is stated in Documentation/sr-format.md.
+//!
 //! # Layouts
 //!
 //! The SR headers come right after the BTH (fixed offset 12), before the IBTA headers,
