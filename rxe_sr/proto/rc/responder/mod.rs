@@ -116,6 +116,9 @@ pub struct RespCounters {
     /// Of the duplicates, READ repairs dropped because the READ in progress was still to
     /// send every response they asked for ([`Responder::repair_redundant`]).
     pub repairs_redundant: u64,
+    /// Requests that arrived while READ responses were still to go out and were not held
+    /// back for them (see [`Responder::read_pending`]): dropped, as the requester resends.
+    pub busy_dropped: u64,
 }
 
 /// What made the responder move its QP to the Error state: the request it refused, for
@@ -261,6 +264,7 @@ impl<
                 dup_unmatched: 0,
                 sr_refused: 0,
                 repairs_redundant: 0,
+                busy_dropped: 0,
             },
             fatal: None,
             recv_msn: 0,
@@ -286,11 +290,15 @@ impl<
     /// found missing. The requester places READ responses by PSN, so the repair is served
     /// ahead of the new READs' responses still to send (they wait, set aside) instead of
     /// behind every one of them; in the standard format responses keep PSN order.
+    ///
+    /// A repair waits behind a repair still being sent (a replay is never cut short, and
+    /// never finished in one go: it may be millions of responses, sent in budgets).
     pub fn repair_goes_ahead(&self, p: &PacketRepr<'_>) -> bool {
         p.is_sr()
             && p.bth.opcode == Opcode::RC_RDMA_READ_REQUEST
             && p.bth.psn.before(self.epsn)
             && self.sr_active()
+            && !self.stream.is_some_and(|s| s.replay)
     }
 
     /// True for a repair (see [`Self::repair_goes_ahead`]) whose every response is still to

@@ -44,24 +44,18 @@ impl<
                 self.counters.repairs_redundant += 1;
                 return Outcome::Ok;
             }
-            // A replay in progress (one missing run) ends first; a new READ's responses
-            // wait for this one's (its stream is set aside, and taken up again when the
-            // replay is out).
-            while self.stream.is_some_and(|s| s.replay) {
-                if self.pump(env, cfg, u32::MAX) == Outcome::Error {
-                    return Outcome::Error;
-                }
-            }
+            // A new READ's responses wait for this one's (its stream is set aside, and taken
+            // up again when the replay is out).
             if self.paused.is_none() {
                 self.paused = self.stream.take();
             }
         }
-        // Otherwise responses keep PSN order: a stream in progress goes out before anything
-        // else.
-        while self.stream.is_some() {
-            if self.pump(env, cfg, u32::MAX) == Outcome::Error {
-                return Outcome::Error;
-            }
+        // Otherwise responses keep PSN order: the caller holds requests back while READ
+        // responses are still to go out; one it did not hold is dropped (the requester
+        // resends it), as sending the rest of a READ here could take millions of packets.
+        if self.stream.is_some() {
+            self.counters.busy_dropped += 1;
+            return Outcome::Ok;
         }
         let psn = p.bth.psn;
         let rc = cfg.service == Service::Rc;
