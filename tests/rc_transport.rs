@@ -2578,6 +2578,37 @@ fn moderated_completions_all_arrive_under_loss() {
     }
 }
 
+#[test]
+fn a_receiver_that_posts_slowly_under_loss_does_not_exhaust_the_retries() {
+    // ib_send_bw -r 2 at 1% loss: a stream of SENDs whose receiver has few receives posted
+    // and posts the next one only now and then, so the requester meets RNR NAKs again and
+    // again while packets are lost. RNR waits are IBTA's rnr_retry (7: for ever), not
+    // retries: the QP must keep going.
+    for scheme in [Scheme::Gbn, Scheme::Fasr, Scheme::Srnic, Scheme::Irn, Scheme::Melo] {
+        for seed in 1..=4u64 {
+            let link = Link { loss_ppm: 10_000, dup_ppm: 0, reorder_ppm: 0, seed };
+            let mut n = Net::with_schemes(Service::Rc, 1024, link, scheme, scheme);
+            // perftest's RNR timer (12: 0.64 ms), past the harness's 1 ms ACK timeout.
+            n.b.cfg.min_rnr_timer = 12;
+            let count = 16u64;
+            for i in 0..count {
+                n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 4096)).unwrap();
+                let w = Box::new(recv_wqe(i, 0x100, 0x10_0000 + i * 8192, 4096));
+                if i < 2 {
+                    n.b.rq.push_back(*w);
+                } else {
+                    // Several RNR NAKs for each receive posted.
+                    n.b_events.push_back((1500 * i, SideEvent::PostRecv(w)));
+                }
+            }
+            assert!(n.run(2_000_000), "{scheme:?} seed {seed}: stalled");
+            let bad: Vec<_> = n.a.send_cqes.iter().filter(|c| c.status != WcStatus::Success).collect();
+            assert!(bad.is_empty(), "{scheme:?} seed {seed}: {:?}; {:?}", bad.first(), n.a.req.counters);
+            assert_eq!(n.b.recv_cqes.len() as u64, count, "{scheme:?} seed {seed}");
+        }
+    }
+}
+
 // The SR window and adoption rules against an off-path forger, who knows the peers'
 // addresses and QPNs but not the PSNs.
 

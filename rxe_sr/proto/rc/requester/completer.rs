@@ -111,6 +111,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 let now = env.now_us();
                 let wake = now.saturating_add(rnr_delay_us(timer));
                 self.rnr_deadline = Some(wake);
+                // The peer is alive and the path works (the packet at its ePSN arrived):
+                // the retries for timeouts and sequence errors start again; RNR waits are
+                // bounded by rnr_retry alone.
+                self.retries_left = cfg.retry_cnt;
                 // The retransmission timer waits for the RNR delay.
                 if self.rto_deadline.is_some() {
                     self.rto_deadline = Some(wake.saturating_add(cfg.timeout_us));
@@ -123,6 +127,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 let (o, lost) = self.ack_to(env, cfg, psn);
                 if o == Outcome::Error {
                     return o;
+                }
+                if self.rnr_deadline.is_some() {
+                    // Gone back to an RNR NAK's PSN, waiting to resend from it: the NAK
+                    // reports the packets sent after it, which go again anyway. Going back
+                    // for it too spent a retry per RNR wait, so a receiver slow to post its
+                    // receives made the QP die of retries.
+                    return Outcome::Ok;
                 }
                 if let Some(from) = lost {
                     // A READ or atomic before RCV-NXT still waits for a response: asked
