@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 //! RC's promise checked against a model of what the application asked for, over random
-//! schedules: every scheme (and UC, over loss alone), loss, duplication and reordering in
-//! both directions,
-//! a receiver that posts its receives late (RNR), an MR whose rights go mid-stream,
-//! receive buffers too short for their SEND, SRNIC's slow path at random delays, with
-//! SENDs, WRITEs, WRITEs with immediate, READs and FETCH_ADDs from A to B.
+//! schedules: every scheme (and UC, over loss alone); loss, duplication and reordering in
+//! both directions; a receiver that posts its receives late (RNR), on its own receive
+//! queue or on a shared one (the SR responder's window of one); an MR whose rights go
+//! mid-stream; receive buffers too short for their SEND; SRNIC's slow path at random
+//! delays; with SENDs, WRITEs, WRITEs with immediate, READs and FETCH_ADDs from A to B.
 //!
 //! What must hold, whatever the schedule:
-//! - A's send completions come in posting order: successes, then at most one error, then
-//!   flushes; every one of them completes.
+//! - A's send completions come in posting order, every one of them: successes, then
+//!   flushes and the one error the QP failed with, if it failed; no success after them.
 //! - RC: a successful SEND or WRITE with immediate has its receive completion at B, with
 //!   its bytes and length (and immediate); a successful WRITE has its bytes in B's memory;
 //!   a successful READ has B's bytes in A's memory; the k-th successful FETCH_ADD returned
@@ -25,6 +25,7 @@
 
 include!("harness/rc_net.rs");
 
+use rxe_sr::proto::rc::responder::SRQ_RECV_WINDOW;
 use rxe_sr::uabi::cqe::WcEx;
 
 /// One operation of the schedule, A to B.
@@ -84,6 +85,9 @@ struct Schedule {
     short_recv: Option<usize>,
     /// B's region 0x200 loses its remote-write right at this delivery count.
     revoke_at: Option<u64>,
+    /// B's QP takes its receives from a shared receive queue (the SR responder's window of
+    /// receive WQEs taken ahead is one).
+    srq: bool,
 }
 
 impl Schedule {
@@ -124,6 +128,7 @@ impl Schedule {
         let link = if rc { link } else { Link { dup_ppm: 0, reorder_ppm: 0, ..link } };
         let short_recv = (recvs > 0 && r.below(8) == 0).then(|| r.below(recvs as u64) as usize);
         let revoke_at = (r.below(8) == 0).then(|| r.below(200));
+        let srq = r.below(4) == 0;
         Schedule {
             service,
             scheme,
@@ -134,6 +139,7 @@ impl Schedule {
             late_posts,
             short_recv,
             revoke_at,
+            srq,
         }
     }
 }
@@ -150,6 +156,12 @@ fn recv_wqe_at(k: usize, short: bool) -> RecvWqe {
 fn run(s: &Schedule) -> (Net, bool) {
     SRNIC_DELAY_US.set(s.srnic_delay_us);
     let mut n = Net::with_schemes(s.service, 1024, s.link, s.scheme, s.scheme);
+    if s.srq && s.service == Service::Rc {
+        let epsn = n.b.resp.epsn();
+        let sr = setup(s.scheme).map(|x| Box::new(RespSr::new(x, epsn)));
+        let window = if sr.is_some() { SRQ_RECV_WINDOW } else { 0 };
+        n.b.resp = Responder::new(epsn, vec![None; MAX_RD_RES], sr, vec![None; window]);
+    }
     SRNIC_DELAY_US.set(0);
     n.b.mem.region(0x100)[READ_SRC_OFF..READ_SRC_OFF + MAX_LEN as usize].copy_from_slice(&data_of(999, MAX_LEN));
     let mut recv_k = 0;

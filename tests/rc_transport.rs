@@ -10,7 +10,7 @@ use rxe_sr::proto::pool::bits_pool::{BitsBlock, BitsPool};
 use rxe_sr::proto::pool::sr_pool::{BitmapBlock, SrPool, SrUnit};
 use rxe_sr::proto::rc::dev_inflight::ADMIT_CHUNK_PSNS;
 use rxe_sr::proto::rc::requester::RetryCause;
-use rxe_sr::proto::rc::responder::InProgress;
+use rxe_sr::proto::rc::responder::{InProgress, SRQ_RECV_WINDOW};
 use rxe_sr::proto::rc::{SR_MAX_UNACKED_PSNS, SR_PIPE_PSNS};
 use rxe_sr::proto::recovery::any::SharedIn;
 use rxe_sr::proto::wire::caps::RequesterState;
@@ -2605,6 +2605,41 @@ fn a_receiver_that_posts_slowly_under_loss_does_not_exhaust_the_retries() {
             let bad: Vec<_> = n.a.send_cqes.iter().filter(|c| c.status != WcStatus::Success).collect();
             assert!(bad.is_empty(), "{scheme:?} seed {seed}: {:?}; {:?}", bad.first(), n.a.req.counters);
             assert_eq!(n.b.recv_cqes.len() as u64, count, "{scheme:?} seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn on_a_shared_receive_queue_the_sr_responder_holds_one_receive_wqe() {
+    for scheme in SR_SCHEMES {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        // B's QP takes its receives from an SRQ: a window of one.
+        let epsn = n.b.resp.epsn();
+        let sr = RespSr::new(setup(scheme).unwrap(), epsn);
+        n.b.resp = Responder::new(epsn, vec![None; MAX_RD_RES], Some(Box::new(sr)), vec![None; SRQ_RECV_WINDOW]);
+        n.b.rq.push_back(recv_wqe(0, 0x100, 0x10_0000, 4096));
+        n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 100)).unwrap();
+        assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
+        for i in 1..=3u64 {
+            let src = 0x10_0000 + i * 0x1_0000;
+            n.a.mem.region(0x100)[(src - 0x10_0000) as usize..][..2000].copy_from_slice(&pattern(i as u8, 2000));
+            n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, src, 2000)).unwrap();
+            n.b.rq.push_back(recv_wqe(i, 0x100, 0x10_0000 + i * 0x1_0000, 4096));
+        }
+        let sent = n.send(true);
+        assert_eq!(sent.len(), 6, "{scheme:?}");
+        // The later messages arrive first: no receive WQE is taken for them.
+        for p in &sent[2..] {
+            n.deliver(true, p);
+        }
+        assert_eq!(n.b.rq.len(), 3, "{scheme:?}: nothing taken ahead of the message due");
+        assert_eq!(n.b.resp.sr().unwrap().counters.window_full, 4, "{scheme:?}");
+        exchange(&mut n, sent);
+        assert!(n.run(100_000), "{scheme:?}");
+        let ids: Vec<_> = n.b.recv_cqes.iter().map(|c| (c.wr_id, c.status, c.byte_len)).collect();
+        assert_eq!(ids[1..], [(1, WcStatus::Success, 2000), (2, WcStatus::Success, 2000), (3, WcStatus::Success, 2000)], "{scheme:?}");
+        for i in 1..=3usize {
+            assert_eq!(n.b.mem.region(0x100)[i * 0x1_0000..][..2000], pattern(i as u8, 2000)[..], "{scheme:?}");
         }
     }
 }

@@ -12,8 +12,8 @@ use crate::objects::device::RoceDevice;
 use crate::objects::qp::{QpAttrs, QpShape};
 use crate::proto::psn::Psn;
 use crate::proto::rc::requester::{ReqSr, Requester, SqEntry};
-use crate::proto::rc::responder::RECV_WINDOW;
 use crate::proto::rc::responder::{RdRes, RecvSlot, RespSr, Responder, MAX_RD_RES};
+use crate::proto::rc::responder::{RECV_WINDOW, SRQ_RECV_WINDOW};
 use crate::proto::rc::sr::SrSetup;
 use crate::proto::rc::{timeout_us, RcConfig, Service};
 use crate::proto::recovery::scheme::Scheme;
@@ -85,10 +85,17 @@ pub(crate) fn config(
 
 impl RcConn {
     /// The transport of a QP entering RTR (its READ/atomic resources on the heap, sized for
-    /// `max_dest_rd_atomic`), with the SR state of `scheme` for an RC QP.
+    /// `max_dest_rd_atomic`), with the SR state of `scheme` for an RC QP (its window of
+    /// receive WQEs taken ahead smaller on a shared receive queue, `srq`).
     // On the heap, built out of line (as is `start_requester`): it is large.
     #[inline(never)]
-    pub(crate) fn new(cfg: RcConfig, av: Av, rq_psn: u32, scheme: Scheme) -> Result<KBox<RcConn>> {
+    pub(crate) fn new(
+        cfg: RcConfig,
+        av: Av,
+        rq_psn: u32,
+        scheme: Scheme,
+        srq: bool,
+    ) -> Result<KBox<RcConn>> {
         let n = (cfg.max_dest_rd_atomic as usize).clamp(1, MAX_RD_RES);
         let res = KVVec::from_elem(None, n, GFP_KERNEL)?;
         // SRNIC's slow path serves its queue in a work item of its own (`qp_slow_path`).
@@ -104,7 +111,11 @@ impl RcConn {
         let (resp_sr, window) = match sr {
             Some(s) => (
                 Some(new_resp_sr(s, psn)?),
-                KVVec::from_elem(None, RECV_WINDOW, GFP_KERNEL)?,
+                KVVec::from_elem(
+                    None,
+                    if srq { SRQ_RECV_WINDOW } else { RECV_WINDOW },
+                    GFP_KERNEL,
+                )?,
             ),
             None => (None, KVVec::new()),
         };

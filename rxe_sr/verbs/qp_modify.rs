@@ -104,7 +104,8 @@ fn connect(
         }
         QpState::Rtr if cur != QpState::Rtr => {
             let av = av.ok_or(EINVAL)?;
-            g.rc = Some(RcConn::new(cfg, av, g.attrs.rq_psn, dev.scheme())?);
+            let srq = shape.srq;
+            g.rc = Some(RcConn::new(cfg, av, g.attrs.rq_psn, dev.scheme(), srq)?);
         }
         QpState::Rts => {
             let conn = g.rc.as_mut().ok_or(EINVAL)?;

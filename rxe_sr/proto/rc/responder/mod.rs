@@ -66,7 +66,7 @@ use crate::proto::wire::{Opcode, PacketRepr};
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::recv_wqe::RecvWqe;
 
-pub use self::recv_window::{RecvSlot, RECV_WINDOW};
+pub use self::recv_window::{RecvSlot, RECV_WINDOW, SRQ_RECV_WINDOW};
 pub use self::resources::RdRes;
 pub use self::selective::{RespSr, RespSrCounters};
 

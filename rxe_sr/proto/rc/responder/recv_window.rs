@@ -25,6 +25,13 @@ use crate::uabi::recv_wqe::RecvWqe;
 /// each slot holds a copy of a WQE (568 bytes), so an SR QP's window takes about 36 KiB.
 pub const RECV_WINDOW: usize = 64;
 
+/// Receive WQEs the SR responder of a QP on a shared receive queue holds at most: the one
+/// of the message it completes next, as rdma_rxe holds the one of the message in
+/// progress. Taking more ahead would keep them from the SRQ's other QPs (and flush them to
+/// this QP's CQ should it fail, where a kernel ULP does not post them again); a SEND of a
+/// later message that arrives before its turn is dropped and sent again.
+pub const SRQ_RECV_WINDOW: usize = 1;
+
 /// A receive WQE taken ahead for an SR message, and what completing it needs.
 #[derive(Clone, Copy, Debug)]
 pub struct RecvSlot {
