@@ -14,9 +14,9 @@
 #   4. RDMA READs again and WRITEs once (both must succeed: a's QP is still up).
 # The shell side checks a's counters between the phases. ICRC is computed as RoCEv2 defines
 # it (checked against real rdma_rxe captures), so the forged packets reach the transport.
-import os, socket, struct, sys, time, zlib
+import os, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from verbs_util import connect_rc, v4_gid
+from verbs_util import connect_rc, v4_gid, forge, bth, reth
 import pyverbs.device as d
 import pyverbs.enums as e
 from pyverbs.pd import PD
@@ -45,36 +45,6 @@ def get(name, secs=120):
         except (FileNotFoundError, ValueError):
             time.sleep(0.05)
     sys.exit("timed out waiting for %s" % name)
-
-def icrc(ip, udp, ib):
-    """RoCEv2 ICRC: CRC-32 over 8 bytes of 0xff (the masked LRH), the IP header with TOS,
-    TTL and checksum masked, the UDP header with its checksum masked, the IB bytes with
-    the BTH's reserved byte masked; stored little-endian."""
-    ip, udp, ib = bytearray(ip), bytearray(udp), bytearray(ib)
-    ip[1] = 0xff; ip[8] = 0xff; ip[10:12] = b"\xff\xff"
-    udp[6:8] = b"\xff\xff"
-    ib[4] = 0xff
-    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(ip) + bytes(udp) + bytes(ib)))
-
-def forge(src, sport, dst, ib):
-    """Sends IB bytes (BTH ..) with their ICRC from src:sport to dst:4791. The socket is
-    unconnected with DF set, so the kernel sends IP ID 0 (which the ICRC covers)."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.IPPROTO_IP, 10, 2)  # IP_MTU_DISCOVER = IP_PMTUDISC_DO: DF, ID 0
-    s.bind((src, sport))
-    total = 20 + 8 + len(ib) + 4
-    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, total, 0, 0x4000, 64, 17, 0,
-                     socket.inet_aton(src), socket.inet_aton(dst))
-    udp = struct.pack(">HHHH", sport, 4791, 8 + len(ib) + 4, 0)
-    s.sendto(ib + icrc(ip, udp, ib), (dst, 4791))
-    s.close()
-
-def bth(opcode, qpn, psn, ackreq=True):
-    return struct.pack(">BBHII", opcode, 0, 0xffff, qpn & 0xffffff,
-                       ((0x80000000 if ackreq else 0) | (psn & 0xffffff)))
-
-def reth(va, rkey, length):
-    return struct.pack(">QII", va, rkey, length)
 
 ctx = d.Context(name=dev)
 pd = PD(ctx)

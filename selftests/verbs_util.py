@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers the pyverbs selftests share: RoCEv2 GIDs of IPv4 addresses, bringing an RC QP
 # from RESET to RTS towards a peer QP, and the files two sides exchange values through.
-import os, sys, time
+import os, socket, struct, sys, time, zlib
 try:
     import pyverbs.enums as e
 except ImportError:
@@ -204,3 +204,37 @@ def advise_mr(ctx, pd, advice, flags, sges):
     buf = bytearray(hdr + body)
     rdma_verbs_ioctl = (3 << 30) | (24 << 16) | (0x1b << 8) | 1
     fcntl.ioctl(ctx.cmd_fd, rdma_verbs_ioctl, buf)
+
+
+# Forged RoCEv2 packets, sent from a plain UDP socket (what any host on the path can do).
+
+def icrc(ip, udp, ib):
+    """RoCEv2 ICRC: CRC-32 over 8 bytes of 0xff (the masked LRH), the IP header with TOS,
+    TTL and checksum masked, the UDP header with its checksum masked, the IB bytes with
+    the BTH's reserved byte masked; stored little-endian."""
+    ip, udp, ib = bytearray(ip), bytearray(udp), bytearray(ib)
+    ip[1] = 0xff; ip[8] = 0xff; ip[10:12] = b"\xff\xff"
+    udp[6:8] = b"\xff\xff"
+    ib[4] = 0xff
+    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(ip) + bytes(udp) + bytes(ib)))
+
+def forge(src, sport, dst, ib):
+    """Sends IB bytes (BTH ..) with their ICRC from src:sport to dst:4791. The socket is
+    unconnected with DF set, so the kernel sends IP ID 0 (which the ICRC covers)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, 10, 2)  # IP_MTU_DISCOVER = IP_PMTUDISC_DO: DF, ID 0
+    s.bind((src, sport))
+    total = 20 + 8 + len(ib) + 4
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, total, 0, 0x4000, 64, 17, 0,
+                     socket.inet_aton(src), socket.inet_aton(dst))
+    udp = struct.pack(">HHHH", sport, 4791, 8 + len(ib) + 4, 0)
+    s.sendto(ib + icrc(ip, udp, ib), (dst, 4791))
+    s.close()
+
+def bth(opcode, qpn, psn, ackreq=True, tver=0):
+    """A BTH (P_Key 0xffff); TVer 1 marks rxe_sr's SR format."""
+    return struct.pack(">BBHII", opcode, tver & 0xf, 0xffff, qpn & 0xffffff,
+                       ((0x80000000 if ackreq else 0) | (psn & 0xffffff)))
+
+def reth(va, rkey, length):
+    return struct.pack(">QII", va, rkey, length)
