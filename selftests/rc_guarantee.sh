@@ -19,13 +19,16 @@ for scheme in "${schemes[@]}"; do
   if is_server; then role=recv peer=10.77.0.2; else role=send peer=10.77.0.1; fi
   netem_set "$spec"
   sync_point "start-$scheme"
+  t0=$(date +%s.%N)
   out=$(timeout 500 python3 "$HOST_SHARE/selftests/rc_guarantee.py" "$role" sr0 "$gidx" "$peer" \
     "t${TEST_INDEX:-0}-guarantee-$scheme" "$n" 2>&1) || { printf '%s\n' "$out"; fail "rc_guarantee.py ($role) under recovery=$scheme"; }
   printf '%s\n' "$out"
+  log "recovery=$scheme: the exchange took $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
   expect_grep "$scheme: every SEND, receive and FETCH_ADD checked" '^guarantee: OK$' "$out"
   netem_set 0
   dead=$(stat_of retry_exceeded_err)
   log "recovery=$scheme: rnr NAKs sent $(stat_of send_rnr_err), received $(stat_of rcvd_rnr_err), retry_exceeded_err ${dead:-?}"
+  log "counters: $(rdma statistic show link sr0/1)"
   [ "${dead:-1}" = 0 ] || fail "recovery=$scheme: a QP died of retries"
   log "ok: recovery=$scheme: $n SENDs to a slow receiver and $n FETCH_ADDs under '$spec'"
   sync_point "done-$scheme"

@@ -14,6 +14,7 @@ use rxe_sr::proto::rc::responder::{InProgress, SRQ_RECV_WINDOW};
 use rxe_sr::proto::rc::{SR_MAX_UNACKED_PSNS, SR_PIPE_PSNS};
 use rxe_sr::proto::recovery::any::SharedIn;
 use rxe_sr::proto::wire::caps::RequesterState;
+use rxe_sr::proto::wire::ext_headers::AethKind;
 use rxe_sr::uabi::cqe::WcOpcode;
 
 
@@ -2641,6 +2642,34 @@ fn on_a_shared_receive_queue_the_sr_responder_holds_one_receive_wqe() {
         for i in 1..=3usize {
             assert_eq!(n.b.mem.region(0x100)[i * 0x1_0000..][..2000], pattern(i as u8, 2000)[..], "{scheme:?}");
         }
+    }
+}
+
+#[test]
+fn a_send_dropped_past_rcv_nxt_for_want_of_a_receive_draws_its_rnr_nak_at_rcv_nxt() {
+    for scheme in SR_SCHEMES {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        n.b.rq.push_back(recv_wqe(0, 0x100, 0x10_0000, 4096));
+        n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 100)).unwrap();
+        assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
+        // A WRITE, then a SEND that finds no receive WQE; the SEND arrives first.
+        post_write(&mut n, 1024, 3);
+        n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 100)).unwrap();
+        let sent = n.send(true);
+        assert_eq!(sent.len(), 2, "{scheme:?}");
+        let send_psn = PacketRepr::parse(&sent[1]).unwrap().bth.psn;
+        assert!(n.deliver(true, &sent[1]).is_empty(), "{scheme:?}: no NAK past RCV-NXT");
+        // The WRITE fills the gap: RCV-NXT reaches the SEND, whose RNR NAK goes now.
+        let back = n.deliver(true, &sent[0]);
+        let rnr = back.iter().map(|b| PacketRepr::parse(b).unwrap()).find(|p| {
+            p.ext.aeth.is_some_and(|a| matches!(a.kind(), AethKind::RnrNak { .. }))
+        });
+        assert_eq!(rnr.map(|p| p.bth.psn), Some(send_psn), "{scheme:?}: the RNR NAK at RCV-NXT");
+        n.b.rq.push_back(recv_wqe(1, 0x100, 0x10_0000, 4096));
+        exchange(&mut n, back);
+        assert!(n.run(100_000), "{scheme:?}");
+        assert_eq!(n.b.recv_cqes.len(), 2, "{scheme:?}");
+        assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{scheme:?}");
     }
 }
 

@@ -140,8 +140,16 @@ impl<
             }
             let w = match self.take_recv(env) {
                 None if p.bth.psn != self.epsn => {
+                    let psn = p.bth.psn;
                     if let Some(sr) = self.sr.as_deref_mut() {
                         sr.counters.early_rnr += 1;
+                        let first = match sr.rnr_at {
+                            Some(at) => psn.before(at),
+                            None => true,
+                        };
+                        if first {
+                            sr.rnr_at = Some(psn);
+                        }
                     }
                     return Ok(None);
                 }

@@ -96,6 +96,10 @@ pub struct RespSr {
     pub(super) fetched: u32,
     /// SRNIC's slow-path timer.
     pub(super) deadline: Option<u64>,
+    /// The first PSN past RCV-NXT dropped for want of a receive WQE: when RCV-NXT reaches
+    /// it, an RNR NAK goes at once (the requester would otherwise learn of the drop only
+    /// by a probe, as nothing reports a packet dropped unrecorded).
+    pub(super) rnr_at: Option<Psn>,
     /// FaSR's SACKs that only move sack-high, held back.
     sacks: SackCoalescer,
     /// Statistics.
@@ -125,6 +129,7 @@ impl RespSr {
             offered: false,
             fetched: 0,
             deadline: None,
+            rnr_at: None,
             sacks: SackCoalescer::new(matches!(setup.scheme(), Scheme::Fasr)),
             counters: RespSrCounters::default(),
         }
@@ -434,6 +439,30 @@ impl<
         {
             self.ordered_run = None;
         }
-        self.complete_ready(env, cfg)
+        let o = self.complete_ready(env, cfg);
+        if o == Outcome::Ok {
+            self.send_deferred_rnr(env, cfg);
+        }
+        o
+    }
+
+    /// RCV-NXT moved: the RNR NAK of a SEND dropped past it for want of a receive WQE goes
+    /// now if RCV-NXT reached that SEND's PSN (it was not received, so RCV-NXT stops there).
+    fn send_deferred_rnr(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) {
+        let epsn = self.epsn;
+        let Some(sr) = self.sr.as_deref_mut() else {
+            return;
+        };
+        match sr.rnr_at {
+            Some(at) if at == epsn => sr.rnr_at = None,
+            Some(at) if at.before(epsn) => {
+                sr.rnr_at = None;
+                return;
+            }
+            _ => return,
+        }
+        self.counters.rnr_naks_sent += 1;
+        let aeth = crate::proto::wire::ext_headers::Aeth::rnr_nak(cfg.min_rnr_timer, self.msn);
+        self.send_ack(env, cfg, epsn, aeth);
     }
 }
