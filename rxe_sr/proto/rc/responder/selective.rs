@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The responder in the SR format: out-of-order placement, in-order completion.
 //!
-//! From the first TVer = 1 request on, the scheme's engine ([`RespSr`]) runs the QP's
-//! receive side: it starts at the current ePSN (its RCV-NXT), and every request packet at
-//! or after it is offered to the engine, which answers `Deliver` (place it now, wherever
-//! it falls) or `Drop`, moves RCV-NXT with `Advance`, and asks for feedback (ACK, SACK,
-//! FNACK, hole lists), sent as SR-format ACKNOWLEDGEs at once.
+//! From the first TVer = 1 request after the peer's offer was echoed on, the scheme's
+//! engine ([`RespSr`]) runs the QP's receive side: it starts at the current ePSN (its
+//! RCV-NXT), and every request packet in the SR window from it is offered to the engine,
+//! which answers `Deliver` (place it now, wherever it falls) or `Drop`, moves RCV-NXT with
+//! `Advance`, and asks for feedback (ACK, SACK, FNACK, hole lists), sent as SR-format
+//! ACKNOWLEDGEs at once. (Documentation/sr-format.md states the rules.)
 //!
 //! - RDMA WRITE: each packet carries the RETH of its own bytes; the R_Key, rights and
 //!   bounds are checked for every packet before the engine sees it, so a refused packet is
-//!   a NAK and the QP's error, never a hole the engine waits for.
+//!   never a hole the engine waits for: at RCV-NXT it is a NAK and the QP's error, past it
+//!   a counted drop until its resend arrives at RCV-NXT.
 //! - SEND (and RDMA WRITE with immediate, which consumes a receive WQE): the MSN-ETH names
 //!   the message among those that consume receive WQEs, and the packet's offset in it.
 //!   Receive WQEs are taken from the RQ (or SRQ) ahead, in order, into a window of
