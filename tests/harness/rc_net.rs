@@ -128,6 +128,8 @@ thread_local! {
     static BUSY_EVERY: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     static TX_OFFERED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     static BUSY_REFUSED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Calls of `with_shared` (the device's pool lock in the kernel) on this thread.
+    static SHARED_CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 fn is_request(kind: OpKind) -> bool {
@@ -279,6 +281,7 @@ impl RcEnv for Env<'_> {
     }
     fn with_shared(&mut self, f: &mut dyn FnMut(&mut (dyn SharedPools + 'static), &mut dyn RcEnv)) {
         let sh = self.shared.take().expect("with_shared does not nest");
+        SHARED_CALLS.set(SHARED_CALLS.get() + 1);
         f(sh, self);
         self.shared = Some(sh);
     }

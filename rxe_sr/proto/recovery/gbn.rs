@@ -68,10 +68,12 @@ impl Gbn {
         self.req.start(una, snd_nxt);
     }
 
-    /// Starts the responder side expecting `rcv_nxt` (the QP direction switches to this
-    /// engine mid-stream). Only before the side saw any event.
+    /// Starts the responder side expecting `rcv_nxt`, forgetting what it recorded: when the
+    /// QP direction switches to this engine mid-stream, or after [`Recovery::release`] when
+    /// one request took more PSNs than the side tracks.
     pub fn start_responder(&mut self, rcv_nxt: Psn) {
         self.rcv_nxt = rcv_nxt;
+        self.nak_sent = false;
     }
 
     /// Responder ePSN.

@@ -79,11 +79,14 @@ impl Melo {
         self.retx_high = una;
     }
 
-    /// Starts the responder side expecting `rcv_nxt` (the QP direction switches to this
-    /// engine mid-stream). Only before the side saw any event.
+    /// Starts the responder side expecting `rcv_nxt`, forgetting what it recorded: when the
+    /// QP direction switches to this engine mid-stream, or after [`Recovery::release`] when
+    /// one request took more PSNs than the side tracks.
     pub fn start_responder(&mut self, rcv_nxt: Psn) {
         self.rcv_nxt = rcv_nxt;
         self.rcv_high = rcv_nxt;
+        self.ooo = false;
+        self.fell_back = false;
         self.chain = BitsChain::new(rcv_nxt);
         self.holes = [Hole {
             first: rcv_nxt,

@@ -100,10 +100,14 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
         self.tx_recovery_psn = una;
     }
 
-    /// Starts the responder side expecting `rcv_nxt` (the QP direction switches to this
-    /// engine mid-stream). Only before the side saw any event.
+    /// Starts the responder side expecting `rcv_nxt`, forgetting what it recorded: when the
+    /// QP direction switches to this engine mid-stream, or after [`Recovery::release`] when
+    /// one request took more PSNs than the side tracks.
     pub fn start_responder(&mut self, rcv_nxt: Psn) {
         self.e_psn = rcv_nxt;
+        self.in_recovery = false;
+        self.q_len = 0;
+        self.renamed_at = None;
         self.psn_left = rcv_nxt;
         self.psn_right = rcv_nxt;
         self.sw_bits.clear(rcv_nxt);

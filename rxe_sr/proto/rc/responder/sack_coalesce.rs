@@ -76,6 +76,12 @@ impl SackCoalescer {
         }
     }
 
+    /// Forgets the last SACK and the run held (the engine started again).
+    pub(super) fn reset(&mut self) {
+        self.last = None;
+        self.held = 0;
+    }
+
     /// The first PSN a SACK of the run ending at `high` reports: where the run started,
     /// at most [`SACK_RUN_MAX`] + 1 PSNs back.
     fn run_from(&self, high: Psn) -> Psn {

@@ -152,6 +152,16 @@ impl RespSr {
     pub fn release(&mut self, shared: &mut (dyn SharedPools + 'static)) {
         self.engine.release(shared);
     }
+
+    /// Starts the engine again at `rcv_nxt`, its shared resources given back: one request
+    /// at RCV-NXT took every PSN of the SR window and more, so nothing the engine recorded
+    /// past RCV-NXT is a packet a requester sent.
+    fn restart_engine(&mut self, shared: &mut (dyn SharedPools + 'static), rcv_nxt: Psn) {
+        self.engine.release(shared);
+        self.engine.start_responder(rcv_nxt);
+        self.sacks.reset();
+        self.deadline = None;
+    }
 }
 
 /// What the engine decided about one event.
@@ -413,6 +423,45 @@ impl<
                     },
                 )
             });
+        }
+        fate
+    }
+
+    /// An ordered request at RCV-NXT `psn` took the `n` PSNs from it: the engine hears of
+    /// each, but of a run longer than the SR window only of the last, after it starts again
+    /// there ([`RespSr::restart_engine`]), so a READ of millions of PSNs is a few steps.
+    /// The plain ACK of each is held back, but for one of `answered_end` if that is `None`.
+    pub(super) fn feed_run(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        psn: Psn,
+        n: u32,
+        answered_end: Option<Psn>,
+    ) -> Fate {
+        let mut fate = Fate::default();
+        let mut first = 0;
+        if n > SR_MAX_UNACKED_PSNS {
+            first = n - 1;
+            if let Some(sr) = self.sr.as_deref_mut() {
+                env.with_shared(&mut |sh, _| sr.restart_engine(sh, psn.add(first)));
+            }
+        }
+        let now = env.now_us();
+        for k in first..n {
+            let at = psn.add(k + 1);
+            let quiet = if k + 1 < n { Some(at) } else { answered_end };
+            let f = self.feed(
+                env,
+                cfg,
+                RespEvent::Data {
+                    psn: psn.add(k),
+                    now,
+                },
+                quiet,
+            );
+            fate.advance = f.advance.or(fate.advance);
+            fate.timer = f.timer.or(fate.timer);
         }
         fate
     }

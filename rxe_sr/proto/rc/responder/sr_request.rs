@@ -7,7 +7,7 @@
 use core::ops::DerefMut;
 
 use super::recv_window::{LastPacket, RecvSlot};
-use super::selective::{in_sr_window, Fate};
+use super::selective::in_sr_window;
 use super::Exec;
 use super::RdRes;
 use super::RespSr;
@@ -281,8 +281,8 @@ impl<
         self.feed_ordered(env, cfg, psn, n, answered_end)
     }
 
-    /// Offers the `n` PSNs from `psn` of an ordered operation run at RCV-NXT to the engine;
-    /// the plain ACK of each is held back, but for one of `answered_end` if that is `None`.
+    /// Offers the `n` PSNs from `psn` of an ordered operation run at RCV-NXT to the engine
+    /// ([`Self::feed_run`]) and carries out its decision.
     fn feed_ordered(
         &mut self,
         env: &mut dyn RcEnv,
@@ -291,23 +291,7 @@ impl<
         n: u32,
         answered_end: Option<Psn>,
     ) -> Outcome {
-        let mut fate = Fate::default();
-        let now = env.now_us();
-        for k in 0..n {
-            let at = psn.add(k + 1);
-            let quiet = if k + 1 < n { Some(at) } else { answered_end };
-            let f = self.feed(
-                env,
-                cfg,
-                RespEvent::Data {
-                    psn: psn.add(k),
-                    now,
-                },
-                quiet,
-            );
-            fate.advance = f.advance.or(fate.advance);
-            fate.timer = f.timer.or(fate.timer);
-        }
+        let fate = self.feed_run(env, cfg, psn, n, answered_end);
         self.settle(env, cfg, fate)
     }
 

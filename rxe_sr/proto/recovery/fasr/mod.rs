@@ -187,10 +187,14 @@ impl Fasr {
         self.tx_std_open = una.before(snd_nxt);
     }
 
-    /// Starts the responder side expecting `rcv_nxt` (the QP direction switches to this
-    /// engine mid-stream). Only before the side saw any event.
+    /// Starts the responder side expecting `rcv_nxt`, forgetting what it recorded: when the
+    /// QP direction switches to this engine mid-stream, or after [`Recovery::release`] when
+    /// one request took more PSNs than the side tracks.
     pub fn start_responder(&mut self, rcv_nxt: Psn) {
         self.rcv_nxt = rcv_nxt;
+        self.rx_gbn = false;
+        self.nak_sent = false;
+        self.behind = 0;
     }
 
     #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
