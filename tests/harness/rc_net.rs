@@ -449,6 +449,19 @@ struct Net {
     forged_taken: u64,
     /// B's application: each event happens once this many packets were delivered, in order.
     b_events: VecDeque<(u64, SideEvent)>,
+    /// B's application as perftest's receiver: each receive completion's WQE is posted
+    /// again this long after it.
+    b_reposts: Option<Reposts>,
+}
+
+/// Receive WQEs B's application posts again, each at its time.
+struct Reposts {
+    delay_us: u64,
+    /// Receive completions seen so far.
+    seen: usize,
+    due: VecDeque<(u64, RecvWqe)>,
+    /// The WQEs by wr_id.
+    wqes: Vec<RecvWqe>,
 }
 
 impl Net {
@@ -479,6 +492,7 @@ impl Net {
             hostile: vec![],
             popped: 0,
             b_events: VecDeque::new(),
+            b_reposts: None,
             forged_refused: 0,
             forged_taken: 0,
         }
@@ -606,16 +620,38 @@ impl Net {
                 self.run_b_events();
                 let out = self.deliver(from_a, &bytes);
                 wire.extend(out.into_iter().map(|p| (!from_a, p)));
+                self.run_reposts();
                 continue;
             }
-            // Nothing in flight: jump to the next timer.
-            let Some(t) = self.next_deadline() else {
+            // Nothing in flight: jump to the next timer or repost.
+            let repost = self.b_reposts.as_ref().and_then(|r| r.due.front().map(|d| d.0));
+            let Some(t) = self.next_deadline().into_iter().chain(repost).min() else {
                 return self.a.req.is_empty() && self.b.req.is_empty();
             };
             self.now = self.now.max(t);
+            self.run_reposts();
             self.fire_timers(&mut wire);
         }
         false
+    }
+
+    /// B's receiver application: notes the new receive completions and posts again the
+    /// WQEs due by now.
+    fn run_reposts(&mut self) {
+        let Some(r) = self.b_reposts.as_mut() else {
+            return;
+        };
+        for c in &self.b.recv_cqes[r.seen..] {
+            if let Some(w) = r.wqes.get(c.wr_id as usize) {
+                r.due.push_back((self.now + r.delay_us, *w));
+            }
+        }
+        r.seen = self.b.recv_cqes.len();
+        while r.due.front().is_some_and(|d| d.0 <= self.now) {
+            if let Some((_, w)) = r.due.pop_front() {
+                self.b.rq.push_back(w);
+            }
+        }
     }
 
     /// B's application events that are due by now.

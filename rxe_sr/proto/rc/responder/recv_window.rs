@@ -140,24 +140,29 @@ impl<
             }
             let w = match self.take_recv(env) {
                 None if p.bth.psn != self.epsn => {
-                    let psn = p.bth.psn;
+                    let (psn, epsn) = (p.bth.psn, self.epsn);
                     if let Some(sr) = self.sr.as_deref_mut() {
                         sr.counters.early_rnr += 1;
+                        match sr.rnr_last {
+                            Some(l) if !psn.after(l) => {}
+                            _ => sr.rnr_last = Some(psn),
+                        }
                         let first = match sr.rnr_at {
                             Some(at) => psn.before(at),
                             None => true,
                         };
                         if first {
                             sr.rnr_at = Some(psn);
+                            // Behind an RNR NAK at RCV-NXT the requester goes back to
+                            // RCV-NXT and sends this packet again unasked.
+                            sr.rnr_quiet = sr.rnr_nak_at == Some(epsn);
                         }
                     }
+                    self.note_past_rcv_nxt(env, cfg, psn);
                     return Ok(None);
                 }
                 None => {
-                    self.counters.rnr_naks_sent += 1;
-                    let aeth =
-                        crate::proto::wire::ext_headers::Aeth::rnr_nak(cfg.min_rnr_timer, self.msn);
-                    self.send_ack(env, cfg, p.bth.psn, aeth);
+                    self.send_rnr_nak(env, cfg);
                     return Ok(None);
                 }
                 Some(Ok(w)) => w,

@@ -102,6 +102,14 @@ pub struct RespSr {
     /// it, an RNR NAK goes at once (the requester would otherwise learn of the drop only
     /// by a probe, as nothing reports a packet dropped unrecorded).
     pub(super) rnr_at: Option<Psn>,
+    /// `rnr_at` may have been sent again unasked (it was dropped behind an RNR NAK at
+    /// RCV-NXT, which has the requester go back): its RNR NAK waits until a SEND past it is
+    /// dropped for want of a receive WQE too, which shows the requester did not go back.
+    pub(super) rnr_quiet: bool,
+    /// The last PSN dropped for want of a receive WQE.
+    pub(super) rnr_last: Option<Psn>,
+    /// The RCV-NXT of the last RNR NAK sent.
+    pub(super) rnr_nak_at: Option<Psn>,
     /// FaSR's SACKs that only move sack-high, held back.
     sacks: SackCoalescer,
     /// Statistics.
@@ -132,6 +140,9 @@ impl RespSr {
             fetched: 0,
             deadline: None,
             rnr_at: None,
+            rnr_quiet: false,
+            rnr_last: None,
+            rnr_nak_at: None,
             sacks: SackCoalescer::new(matches!(setup.scheme(), Scheme::Fasr)),
             counters: RespSrCounters::default(),
         }
@@ -498,19 +509,57 @@ impl<
     }
 
     /// RCV-NXT moved: the RNR NAK of a SEND dropped past it for want of a receive WQE goes
-    /// now if RCV-NXT reached that SEND's PSN (it was not received, so RCV-NXT stops there).
+    /// now if RCV-NXT reached that SEND's PSN (it was not received, so RCV-NXT stops there),
+    /// unless the requester is expected to send it again unasked (`rnr_quiet`).
     fn send_deferred_rnr(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) {
         let epsn = self.epsn;
         let Some(sr) = self.sr.as_deref_mut() else {
             return;
         };
+        if sr.rnr_last.is_some_and(|l| l.before(epsn)) {
+            sr.rnr_last = None;
+        }
         match sr.rnr_at {
-            Some(at) if at == epsn => sr.rnr_at = None,
+            Some(at) if at == epsn && !sr.rnr_quiet => sr.rnr_at = None,
             Some(at) if at.before(epsn) => {
+                // Packets dropped past it may be at or after RCV-NXT still: a packet past
+                // RCV-NXT that comes before RCV-NXT does shows it dropped.
                 sr.rnr_at = None;
+                if sr.rnr_last.is_some_and(|l| !l.before(epsn)) {
+                    sr.rnr_at = Some(epsn);
+                    sr.rnr_quiet = true;
+                }
                 return;
             }
             _ => return,
+        }
+        self.send_rnr_nak(env, cfg);
+    }
+
+    /// A SEND past RCV-NXT was dropped for want of a receive WQE: if RCV-NXT waits at a
+    /// SEND that may have been dropped so too, the requester sends on without having gone
+    /// back to it (an RNR NAK was lost, or none went), and an RNR NAK goes now.
+    pub(super) fn note_past_rcv_nxt(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) {
+        let epsn = self.epsn;
+        let Some(sr) = self.sr.as_deref_mut() else {
+            return;
+        };
+        if psn.after(epsn) && sr.rnr_quiet && sr.rnr_at == Some(epsn) {
+            sr.rnr_at = None;
+            sr.rnr_quiet = false;
+            self.send_rnr_nak(env, cfg);
+        }
+    }
+
+    /// An RNR NAK at RCV-NXT. The requester goes back to RCV-NXT and sends what follows
+    /// again unasked: should a packet past the next PSN come while RCV-NXT waits there,
+    /// the NAK was lost ([`Self::note_past_rcv_nxt`]).
+    pub(super) fn send_rnr_nak(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) {
+        let epsn = self.epsn;
+        if let Some(sr) = self.sr.as_deref_mut() {
+            sr.rnr_nak_at = Some(epsn);
+            sr.rnr_at = Some(epsn.next());
+            sr.rnr_quiet = true;
         }
         self.counters.rnr_naks_sent += 1;
         let aeth = crate::proto::wire::ext_headers::Aeth::rnr_nak(cfg.min_rnr_timer, self.msn);
