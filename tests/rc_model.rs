@@ -341,8 +341,20 @@ fn check(s: &Schedule, n: &mut Net, done: bool) -> Result<(), String> {
             return Err(format!("request {i} ({:?}) succeeded, B completed no receive {k}", s.ops[i]));
         }
     }
+    // B fails or goes: a WQE taken ahead and unused goes back to the SRQ (its "rq"), the
+    // rest is flushed.
     let mut given_back = vec![];
-    n.b.resp.drop_held(|id| given_back.push(id));
+    let mut returned = vec![];
+    n.b.resp.drop_held(
+        |id| given_back.push(id),
+        |w| {
+            returned.push(*w);
+            s.srq
+        },
+    );
+    if s.srq {
+        n.b.rq.extend(returned);
+    }
     given_back.extend(n.b.rq.iter().map(|w| w.wr_id));
     given_back.extend(n.b_events.iter().filter_map(|(_, e)| match e {
         SideEvent::PostRecv(w) => Some(w.wr_id),

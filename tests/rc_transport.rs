@@ -1016,7 +1016,7 @@ fn a_failed_receive_behind_a_hole_completes_in_rq_order() {
             }
             assert!(n.b.error, "{scheme:?}: the failed receive fails the QP");
             let mut got: Vec<_> = n.b.recv_cqes[1..].iter().map(|c| (c.wr_id & !BAD_RECV, c.status)).collect();
-            n.b.resp.drop_held(|id| got.push((id & !BAD_RECV, WcStatus::WrFlushErr)));
+            n.b.resp.drop_held(|id| got.push((id & !BAD_RECV, WcStatus::WrFlushErr)), |_| false);
             got.extend(n.b.rq.iter().map(|w| (w.wr_id, WcStatus::WrFlushErr)));
             // The first message completes when its hole is filled before the failure.
             let first = if status == WcStatus::LocProtErr { WcStatus::Success } else { WcStatus::WrFlushErr };
@@ -3004,5 +3004,53 @@ fn a_receiver_short_of_receives_under_loss_leaves_little_to_the_stall_probe() {
             assert!(probes <= 32, "{scheme:?} seed {seed}: {probes} stall probes");
             assert_eq!(n.b.recv_cqes.len(), 100, "{scheme:?} seed {seed}");
         }
+    }
+}
+
+#[test]
+fn a_receive_taken_from_an_srq_and_unused_goes_back_to_it() {
+    for scheme in SR_SCHEMES {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        let epsn = n.b.resp.epsn();
+        let sr = RespSr::new(setup(scheme).unwrap(), epsn);
+        n.b.resp = Responder::new(epsn, vec![None; MAX_RD_RES], Some(Box::new(sr)), vec![None; SRQ_RECV_WINDOW]);
+        n.b.rq.push_back(recv_wqe(0, 0x100, 0x10_0000, 4096));
+        n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 100)).unwrap();
+        assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
+        // A 4 KiB SEND to a 1 KiB receive: its last packet comes first, takes the WQE
+        // and is refused past RCV-NXT, placing nothing.
+        n.b.rq.push_back(recv_wqe(1, 0x100, 0x10_0000, 1024));
+        n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 4096)).unwrap();
+        let sent = n.send(true);
+        assert_eq!(sent.len(), 4, "{scheme:?}");
+        n.deliver(true, &sent[3]);
+        assert!(n.b.rq.is_empty() && !n.b.error, "{scheme:?}: taken, nothing failed yet");
+        // The QP fails (or goes): the WQE goes back, with nothing flushed.
+        let (mut flushed, mut back) = (vec![], vec![]);
+        n.b.resp.drop_held(|id| flushed.push(id), |w| {
+            back.push(w.wr_id);
+            true
+        });
+        assert_eq!((flushed, back), (vec![], vec![1]), "{scheme:?}");
+    }
+}
+
+#[test]
+fn a_receive_in_use_is_flushed_not_given_back() {
+    for scheme in SR_SCHEMES {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        n.b.rq.push_back(recv_wqe(0, 0x100, 0x10_0000, 4096));
+        n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 100)).unwrap();
+        assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
+        n.b.rq.push_back(recv_wqe(1, 0x100, 0x10_0000, 4096));
+        n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 4096)).unwrap();
+        let sent = n.send(true);
+        n.deliver(true, &sent[2]);
+        let (mut flushed, mut back) = (vec![], vec![]);
+        n.b.resp.drop_held(|id| flushed.push(id), |w| {
+            back.push(w.wr_id);
+            true
+        });
+        assert_eq!((flushed, back), (vec![1], vec![]), "{scheme:?}: bytes of it were placed");
     }
 }

@@ -38,7 +38,14 @@ pub(crate) struct SrqInner {
     pub(crate) limit: u32,
     /// Depth (changes with a resize).
     pub(crate) max_wr: u32,
+    /// Receive WQEs a QP took ahead and gave back unused (it failed or went): taken again
+    /// before the ring's or the FIFO's, oldest first; at most [`RETURNED_MAX`].
+    pub(crate) returned: RecvFifo,
 }
+
+/// Receive WQEs given back that an SRQ keeps at once; a QP that finds no room flushes the
+/// WQE to its CQ instead (as for a QP on its own receive queue).
+pub(crate) const RETURNED_MAX: u32 = 64;
 
 /// The driver's data in each SRQ.
 #[pin_data]
@@ -73,13 +80,20 @@ impl SrqState {
                 q,
                 limit,
                 kernel,
+                returned,
                 ..
             } = &mut *g;
-            let (taken, left) = match kernel {
-                // At most the depth, a u32.
-                Some(k) => (k.pop().flatten().map(Ok)?, k.len() as u32),
-                None => (take_from_ring(ring.as_ref(), q, self.max_sge)?, q.count()),
+            let (taken, left) = if let Some(w) = returned.pop().flatten() {
+                (Ok(w), 0)
+            } else {
+                match kernel {
+                    // At most the depth, a u32.
+                    Some(k) => (k.pop().flatten().map(Ok)?, k.len() as u32),
+                    None => (take_from_ring(ring.as_ref(), q, self.max_sge)?, q.count()),
+                }
             };
+            // At most RETURNED_MAX.
+            let left = left.saturating_add(returned.len() as u32);
             let fire = *limit != 0 && left < *limit;
             if fire {
                 *limit = 0;
@@ -92,6 +106,14 @@ impl SrqState {
             self.limit_due.store(true, Ordering::Release);
         }
         Some(taken)
+    }
+}
+
+impl SrqState {
+    /// Takes back receive WQE `wqe`, which a QP took ahead and holds no data of yet (the
+    /// QP failed or goes); false when there is no room for it (it is then flushed).
+    pub(crate) fn give_back(&self, wqe: &RecvWqe) -> bool {
+        self.inner.lock().returned.push(Some(*wqe)).is_ok()
     }
 }
 

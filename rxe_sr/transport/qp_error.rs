@@ -33,10 +33,16 @@ pub(crate) fn enter_error(g: &mut QpInner, qp: &RoceQp) {
         // The QP is done sending and with loss recovery: its part of the in-flight budget
         // and its pool units go back to the device.
         conn.release_shared(qp.device());
-        conn.resp.drop_held(|wr_id| {
-            let c = Completion::zeroed(wr_id, qpn, WcStatus::WrFlushErr);
-            let _ = cqs.recv(&c, false);
-        });
+        // What the responder took ahead from an SRQ and holds no data of goes back to the
+        // SRQ for its other QPs; the rest is flushed.
+        let srq = qp.srq();
+        conn.resp.drop_held(
+            |wr_id| {
+                let c = Completion::zeroed(wr_id, qpn, WcStatus::WrFlushErr);
+                let _ = cqs.recv(&c, false);
+            },
+            |w| srq.is_some_and(|s| s.give_back(w)),
+        );
         // The requests the requester took complete first, in order (a kernel QP's are no
         // longer in any queue; a user QP's leave its ring as they complete).
         let RcConn { cfg, req, .. } = &mut **conn;

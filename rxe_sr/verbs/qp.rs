@@ -287,6 +287,11 @@ pub(crate) fn destroy(qp: &RoceQp) {
         let mut g = qp.inner.lock();
         if let Some(rc) = g.rc.as_mut() {
             rc.release_shared(qp.device());
+            // Receive WQEs taken ahead from an SRQ and unused go back to it; a message in
+            // progress goes with the QP, as in rdma_rxe.
+            let srq = qp.srq();
+            rc.resp
+                .drop_held(|_| {}, |w| srq.is_some_and(|s| s.give_back(w)));
         }
         (g.sq.take(), g.rq.take())
     };

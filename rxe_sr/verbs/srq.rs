@@ -14,7 +14,7 @@ use crate::kx::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::objects::recv_queue::recv_fifo;
-use crate::objects::srq::{RoceSrq, SrqInner, SrqState};
+use crate::objects::srq::{RoceSrq, SrqInner, SrqState, RETURNED_MAX};
 use crate::uabi::limits::{self, MAX_RECV_WQE_BYTES, RXE_MAX_SRQ_SGE};
 use crate::uabi::queue::{self, FromClientQueue, RqGeometry};
 use crate::uabi::{layout, resp};
@@ -61,6 +61,7 @@ pub(crate) fn create(
             kernel,
             limit: attr.srq_limit,
             max_wr: geo.max_wr,
+            returned: recv_fifo(RETURNED_MAX)?,
         };
         let got = SrqAttr {
             max_wr: geo.max_wr,

@@ -323,19 +323,27 @@ impl<
         })
     }
 
-    /// Gives up the receive WQEs this responder holds (a message in progress, a spare) for
-    /// the flush when the QP enters the Error state, oldest first: `flushed` gets each one's
-    /// `wr_id`. READ responses not yet sent are forgotten too.
-    pub fn drop_held(&mut self, mut flushed: impl FnMut(u64)) {
+    /// Gives up the receive WQEs this responder holds, oldest first, when the QP enters the
+    /// Error state or goes: one that holds none of its message yet (a spare, one taken
+    /// ahead) goes to `give_back` (a QP on a shared receive queue returns it there), and
+    /// to `flushed` if that refuses it; `flushed` gets the `wr_id` of the rest (a message
+    /// in progress). READ responses not yet sent are forgotten too.
+    pub fn drop_held(
+        &mut self,
+        mut flushed: impl FnMut(u64),
+        mut give_back: impl FnMut(&RecvWqe) -> bool,
+    ) {
         self.stream = None;
         self.paused = None;
         if let Some(Cur::Send { wqe, .. }) = self.cur.take() {
             flushed(wqe.wr_id);
         }
         if let Some(w) = self.spare.take() {
-            flushed(w.wr_id);
+            if !give_back(&w) {
+                flushed(w.wr_id);
+            }
         }
-        self.drop_window(&mut flushed);
+        self.drop_window(&mut flushed, &mut give_back);
     }
 
     fn take_recv(&mut self, env: &mut dyn RcEnv) -> Option<Result<RecvWqe, (u64, WcStatus)>> {

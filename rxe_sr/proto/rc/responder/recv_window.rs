@@ -4,7 +4,8 @@
 //! from the RQ or SRQ ahead, in order, into slot `msn % RECV_WINDOW`; the messages complete
 //! in MSN order as RCV-NXT passes their last packet (receive completion, immediate data,
 //! invalidation). A standard SEND in progress at the switch to the SR format moves into
-//! the window; the Error state flushes it.
+//! the window. When the QP fails or goes, a WQE holding part of its message is flushed;
+//! one holding none goes back to a shared receive queue.
 
 use core::ops::DerefMut;
 
@@ -40,6 +41,9 @@ pub struct RecvSlot {
     pub(super) msn: u32,
     /// The message's last packet was placed.
     pub(super) last: Option<LastPacket>,
+    /// A byte of the message was placed in the WQE's buffers, or its last packet came:
+    /// the WQE is in use (flushed on Error, not given back to a shared receive queue).
+    pub(super) used: bool,
 }
 
 /// The last packet of an SR message: where the message ends and how it completes.
@@ -69,8 +73,14 @@ impl<
         self.window.len().min(RECV_WINDOW)
     }
 
-    /// Gives up the receive WQEs taken ahead (the QP enters the Error state).
-    pub(super) fn drop_window(&mut self, flushed: &mut dyn FnMut(u64)) {
+    /// Gives up the receive WQEs taken ahead (the QP enters the Error state, or goes):
+    /// one holding none of its message goes to `give_back`, and to `flushed` if that
+    /// refuses it; one in use goes to `flushed`.
+    pub(super) fn drop_window(
+        &mut self,
+        flushed: &mut dyn FnMut(u64),
+        give_back: &mut dyn FnMut(&RecvWqe) -> bool,
+    ) {
         let n = self.window_len();
         let Some(sr) = self.sr.as_deref_mut() else {
             return;
@@ -79,7 +89,9 @@ impl<
         while msn_diff(sr.fetched, m) > 0 {
             if let Some(slot) = self.window.get_mut(m as usize % n.max(1)) {
                 if let Some(s) = slot.take() {
-                    flushed(s.wqe.wr_id);
+                    if s.used || !give_back(&s.wqe) {
+                        flushed(s.wqe.wr_id);
+                    }
                 }
             }
             m = (m + 1) & 0x00ff_ffff;
@@ -100,6 +112,7 @@ impl<
                     wqe,
                     msn: m,
                     last: None,
+                    used: true,
                 });
                 sr.fetched = (m + 1) & 0x00ff_ffff;
             }
@@ -185,6 +198,7 @@ impl<
                     wqe: w,
                     msn: m,
                     last: None,
+                    used: false,
                 });
             }
             if let Some(sr) = self.sr.as_deref_mut() {
@@ -234,6 +248,14 @@ impl<
     pub(super) fn set_last(&mut self, slot: usize, last: LastPacket) {
         if let Some(Some(s)) = self.window.get_mut(slot) {
             s.last = Some(last);
+            s.used = true;
+        }
+    }
+
+    /// Bytes of the message in window slot `slot` were placed in its WQE's buffers.
+    pub(super) fn mark_used(&mut self, slot: usize) {
+        if let Some(Some(s)) = self.window.get_mut(slot) {
+            s.used = true;
         }
     }
 

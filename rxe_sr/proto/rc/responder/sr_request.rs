@@ -133,6 +133,7 @@ impl<
         // round). A duplicate is placed again, the same bytes at the same place of a
         // message not yet complete.
         if plen > 0 {
+            self.mark_used(slot);
             if let Err(s) = env.scatter(&wqe.sges, off as u32, p.payload) {
                 return self.sr_fail_send(env, cfg, p, (m.msn, slot), nak::REMOTE_OP, s);
             }
