@@ -2610,17 +2610,23 @@ fn a_receiver_that_posts_slowly_under_loss_does_not_exhaust_the_retries() {
     }
 }
 
+/// An SR pair whose B takes its receives from an SRQ (a window of one), switched to the SR
+/// format by one SEND.
+fn srq_net(scheme: Scheme) -> Net {
+    let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+    let epsn = n.b.resp.epsn();
+    let sr = RespSr::new(setup(scheme).unwrap(), epsn);
+    n.b.resp = Responder::new(epsn, vec![None; MAX_RD_RES], Some(Box::new(sr)), vec![None; SRQ_RECV_WINDOW]);
+    n.b.rq.push_back(recv_wqe(0, 0x100, 0x10_0000, 4096));
+    n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 100)).unwrap();
+    assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
+    n
+}
+
 #[test]
 fn on_a_shared_receive_queue_the_sr_responder_holds_one_receive_wqe() {
     for scheme in SR_SCHEMES {
-        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
-        // B's QP takes its receives from an SRQ: a window of one.
-        let epsn = n.b.resp.epsn();
-        let sr = RespSr::new(setup(scheme).unwrap(), epsn);
-        n.b.resp = Responder::new(epsn, vec![None; MAX_RD_RES], Some(Box::new(sr)), vec![None; SRQ_RECV_WINDOW]);
-        n.b.rq.push_back(recv_wqe(0, 0x100, 0x10_0000, 4096));
-        n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 100)).unwrap();
-        assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
+        let mut n = srq_net(scheme);
         for i in 1..=3u64 {
             let src = 0x10_0000 + i * 0x1_0000;
             n.a.mem.region(0x100)[(src - 0x10_0000) as usize..][..2000].copy_from_slice(&pattern(i as u8, 2000));
@@ -3010,13 +3016,7 @@ fn a_receiver_short_of_receives_under_loss_leaves_little_to_the_stall_probe() {
 #[test]
 fn a_receive_taken_from_an_srq_and_unused_goes_back_to_it() {
     for scheme in SR_SCHEMES {
-        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
-        let epsn = n.b.resp.epsn();
-        let sr = RespSr::new(setup(scheme).unwrap(), epsn);
-        n.b.resp = Responder::new(epsn, vec![None; MAX_RD_RES], Some(Box::new(sr)), vec![None; SRQ_RECV_WINDOW]);
-        n.b.rq.push_back(recv_wqe(0, 0x100, 0x10_0000, 4096));
-        n.post(true, wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 100)).unwrap();
-        assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
+        let mut n = srq_net(scheme);
         // A 4 KiB SEND to a 1 KiB receive: its last packet comes first, takes the WQE
         // and is refused past RCV-NXT, placing nothing.
         n.b.rq.push_back(recv_wqe(1, 0x100, 0x10_0000, 1024));

@@ -442,14 +442,15 @@ impl<
     /// each, but of a run longer than the SR window only of the last, after it starts again
     /// there ([`RespSr::restart_engine`]), so a READ of millions of PSNs is a few steps.
     /// The plain ACK of each is held back, but for one of `answered_end` if that is `None`.
-    pub(super) fn feed_run(
+    /// The engine's decision is carried out.
+    pub(super) fn feed_ordered(
         &mut self,
         env: &mut dyn RcEnv,
         cfg: &RcConfig,
         psn: Psn,
         n: u32,
         answered_end: Option<Psn>,
-    ) -> Fate {
+    ) -> Outcome {
         let mut fate = Fate::default();
         let mut first = 0;
         if n > SR_MAX_UNACKED_PSNS {
@@ -474,7 +475,7 @@ impl<
             fate.advance = f.advance.or(fate.advance);
             fate.timer = f.timer.or(fate.timer);
         }
-        fate
+        self.settle(env, cfg, fate)
     }
 
     /// Carries out what the engine decided beyond placement: RCV-NXT moves (messages

@@ -282,20 +282,6 @@ impl<
         self.feed_ordered(env, cfg, psn, n, answered_end)
     }
 
-    /// Offers the `n` PSNs from `psn` of an ordered operation run at RCV-NXT to the engine
-    /// ([`Self::feed_run`]) and carries out its decision.
-    fn feed_ordered(
-        &mut self,
-        env: &mut dyn RcEnv,
-        cfg: &RcConfig,
-        psn: Psn,
-        n: u32,
-        answered_end: Option<Psn>,
-    ) -> Outcome {
-        let fate = self.feed_run(env, cfg, psn, n, answered_end);
-        self.settle(env, cfg, fate)
-    }
-
     fn note_placed(&mut self, psn: Psn) {
         if psn != self.epsn {
             if let Some(sr) = self.sr.as_deref_mut() {
