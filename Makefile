@@ -6,7 +6,7 @@
 #   make bench    make run, then the full QP sweep (1..5000 QPs, lossless and 1%, every
 #                 scheme, CPU per MB, SR pool use) and the RNR point (scripts/bench-rnr:
 #                 SENDs to a receiver short of receives at 1% loss, every scheme)
-#   make test     host cargo tests + the VM selftests; ends with `N passed, N failed`
+#   make test     host cargo tests + the VM selftests; ends with `N passed, N failed, N skipped`
 #   make deps     install Debian packages and bindgen (idempotent)
 #   make kernel   the cached test kernel (VARIANT=debug for KASAN + lockdep)
 #   make image    the cached guest root file system
