@@ -207,6 +207,13 @@ for rnd in range(rounds):
         m = pending[marker]
         fail("round %d: RDMA WRITE data differ (the marker's completion: byte_len %d, flags %#x, imm %#x)"
              % (rnd, m.byte_len, m.wc_flags, m.imm_data))
+    else:
+        # The marker: the peer's WRITE with immediate, its immediate and length.
+        m = pending[marker]
+        got = (m.opcode, bool(m.wc_flags & e.IBV_WC_WITH_IMM), m.imm_data, m.byte_len)
+        if got != (e.IBV_WC_RECV_RDMA_WITH_IMM, True, 0x7700 + rnd, 4096):
+            fail("round %d: the WRITE with immediate completed as (opcode, imm flag, imm, byte_len) %s"
+                 % (rnd, got))
     # 3. READ the peer's pattern into the send area.
     wr = SendWR(wr_id=base + 0x200, opcode=e.IBV_WR_RDMA_READ, num_sge=2,
                 sg=[SGE(mr.buf + SEND_OFF, 1000, mr.lkey), SGE(mr.buf + SEND_OFF + 1000, SLOT - 1000, mr.lkey)],
