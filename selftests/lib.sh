@@ -542,8 +542,11 @@ rping_pair() {
 # sr_up [SCHEME]: a fresh rxe_sr device sr0 on eth0 (module reloaded with recovery=SCHEME,
 # else RXE_SR_RECOVERY's, else the default go-back-N; kernel log marked).
 sr_up() {
-  local scheme=${1:-${RXE_SR_RECOVERY:-}}
-  modprobe -r rxe_sr rdma_rxe 2>/dev/null
+  local scheme=${1:-${RXE_SR_RECOVERY:-}} m
+  # A driver an earlier step left loaded goes first, and its unload is checked.
+  for m in rxe_sr rdma_rxe; do
+    if [ -d "/sys/module/$m" ]; then check "unload $m, loaded before" modprobe -r "$m"; fi
+  done
   dmesg_mark
   check "load the verbs core" load_rdma_core
   check "load rxe_sr${scheme:+ recovery=$scheme}" modprobe rxe_sr ${scheme:+recovery=$scheme}

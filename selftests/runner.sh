@@ -53,9 +53,16 @@ for t in "${tests[@]}"; do
     124) line="not ok $i $t # timeout after ${limit:-120}s" ;;
     *) line="not ok $i $t # exit $rc after ${took}s" ;;
   esac
+  # A test that passed ends with its driver's checked unload: one still loaded after it
+  # fails it (the next test's set-up would have unloaded it unseen).
+  left=$(lsmod | awk '$1 == "rxe_sr" || $1 == "rdma_rxe" { printf "%s ", $1 }')
+  if [ "$rc" = 0 ] && [ -n "$left" ]; then
+    line="not ok $i $t # left ${left% } loaded: no checked unload"
+    rc=5
+  fi
   echo "$line" >> "$OUT/tap"
   echo "g$GUEST: $line" > /dev/console
-  case $rc in 0|4) ;; *) guest_reset >> "$OUT/$t.log" 2>&1 ;; esac
+  case $rc in 0) ;; *) guest_reset >> "$OUT/$t.log" 2>&1 ;; esac
   [ "$solo" = 1 ] || barrier "end-$i" 600 || true
 done
 # Both guests end together (the host gives the second one two minutes once the first has
