@@ -107,9 +107,7 @@ impl SrqState {
         }
         Some(taken)
     }
-}
 
-impl SrqState {
     /// Takes back receive WQE `wqe`, which a QP took ahead and holds no data of yet (the
     /// QP failed or goes); false when there is no room for it (it is then flushed).
     pub(crate) fn give_back(&self, wqe: &RecvWqe) -> bool {

@@ -153,7 +153,7 @@ impl<
             }
             let w = match self.take_recv(env) {
                 None if p.bth.psn != self.epsn => {
-                    let (psn, epsn) = (p.bth.psn, self.epsn);
+                    let psn = p.bth.psn;
                     if let Some(sr) = self.sr.as_deref_mut() {
                         sr.counters.early_rnr += 1;
                         match sr.rnr_last {
@@ -166,9 +166,7 @@ impl<
                         };
                         if first {
                             sr.rnr_at = Some(psn);
-                            // Behind an RNR NAK at RCV-NXT the requester goes back to
-                            // RCV-NXT and sends this packet again unasked.
-                            sr.rnr_quiet = sr.rnr_nak_at == Some(epsn);
+                            sr.rnr_quiet = false;
                         }
                     }
                     self.note_past_rcv_nxt(env, cfg, psn);

@@ -108,8 +108,6 @@ pub struct RespSr {
     pub(super) rnr_quiet: bool,
     /// The last PSN dropped for want of a receive WQE.
     pub(super) rnr_last: Option<Psn>,
-    /// The RCV-NXT of the last RNR NAK sent.
-    pub(super) rnr_nak_at: Option<Psn>,
     /// FaSR's SACKs that only move sack-high, held back.
     sacks: SackCoalescer,
     /// Statistics.
@@ -142,7 +140,6 @@ impl RespSr {
             rnr_at: None,
             rnr_quiet: false,
             rnr_last: None,
-            rnr_nak_at: None,
             sacks: SackCoalescer::new(matches!(setup.scheme(), Scheme::Fasr)),
             counters: RespSrCounters::default(),
         }
@@ -558,7 +555,6 @@ impl<
     pub(super) fn send_rnr_nak(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) {
         let epsn = self.epsn;
         if let Some(sr) = self.sr.as_deref_mut() {
-            sr.rnr_nak_at = Some(epsn);
             sr.rnr_at = Some(epsn.next());
             sr.rnr_quiet = true;
         }
