@@ -2535,7 +2535,12 @@ fn the_in_flight_budget_admits_a_long_message_a_chunk_at_a_time() {
 /// Carries `sent` (packets from A) and everything they draw, back and forth, over a clean
 /// link until nothing more is sent.
 fn exchange(n: &mut Net, sent: Vec<Vec<u8>>) {
-    let mut wire: VecDeque<(bool, Vec<u8>)> = sent.into_iter().map(|p| (true, p)).collect();
+    exchange_from(n, true, sent);
+}
+
+/// As [`exchange`], for packets `sent` by A (`from_a`) or by B.
+fn exchange_from(n: &mut Net, from_a: bool, sent: Vec<Vec<u8>>) {
+    let mut wire: VecDeque<(bool, Vec<u8>)> = sent.into_iter().map(|p| (from_a, p)).collect();
     while let Some((from_a, p)) = wire.pop_front() {
         wire.extend(n.deliver(from_a, &p).into_iter().map(|q| (!from_a, q)));
     }
@@ -2967,19 +2972,11 @@ fn the_packets_resent_after_an_rnr_nak_draw_no_second_one() {
     for scheme in SR_SCHEMES {
         let (mut n, back) = second_send_without_a_receive(scheme);
         n.b.rq.push_back(recv_wqe(1, 0x100, 0x10_0000 + 8192, 4096));
-        exchange_from_b(&mut n, back);
+        exchange_from(&mut n, false, back);
         assert!(n.run(100_000), "{scheme:?}");
         assert_eq!(n.b.recv_cqes.len(), 2, "{scheme:?}");
         assert_eq!(n.b.resp.counters.rnr_naks_sent, 1, "{scheme:?}: a second RNR NAK");
         assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{scheme:?}");
-    }
-}
-
-/// Delivers B's packets `sent` to A, and what each draws, until the wire is empty.
-fn exchange_from_b(n: &mut Net, sent: Vec<Vec<u8>>) {
-    let mut wire: VecDeque<(bool, Vec<u8>)> = sent.into_iter().map(|p| (false, p)).collect();
-    while let Some((from_a, p)) = wire.pop_front() {
-        wire.extend(n.deliver(from_a, &p).into_iter().map(|q| (!from_a, q)));
     }
 }
 
