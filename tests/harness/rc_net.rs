@@ -432,6 +432,10 @@ struct Net {
     lost_resends: u64,
     /// The request PSNs that reached the link, by side (`true`: from A).
     on_wire: std::collections::HashSet<(bool, u32)>,
+    /// The request PSNs delivered to the other side, and the resends put on the link of a
+    /// PSN delivered before (a resend of what arrived).
+    arrived: std::collections::HashSet<(bool, u32)>,
+    resent_arrived: u64,
     /// READ response packets that reached the link, and those of them it lost.
     read_responses: u64,
     read_responses_lost: u64,
@@ -486,6 +490,8 @@ impl Net {
             lost: 0,
             lost_resends: 0,
             on_wire: Default::default(),
+            arrived: Default::default(),
+            resent_arrived: 0,
             read_responses: 0,
             read_responses_lost: 0,
             pauses: None,
@@ -594,6 +600,7 @@ impl Net {
                 let p = PacketRepr::parse(&bytes).expect("valid packet on the wire");
                 let request = p.bth.opcode.info().is_some_and(|i| is_request(i.kind));
                 let resend = request && !self.on_wire.insert((from_a, p.bth.psn.get()));
+                self.resent_arrived += u64::from(resend && self.arrived.contains(&(from_a, p.bth.psn.get())));
                 let read_response = p.bth.opcode.info().is_some_and(|i| i.kind == OpKind::RdmaReadResponse);
                 self.read_responses += u64::from(read_response);
                 let lost = self.link.roll(self.link.loss_ppm);
@@ -617,6 +624,9 @@ impl Net {
                     continue;
                 }
                 self.delivered += 1;
+                if request {
+                    self.arrived.insert((from_a, p.bth.psn.get()));
+                }
                 self.run_b_events();
                 let out = self.deliver(from_a, &bytes);
                 wire.extend(out.into_iter().map(|p| (!from_a, p)));
