@@ -138,7 +138,7 @@ pin_peer_neigh() {
 # the test programs, netem, every RDMA link, both drivers. Prints what it removed.
 guest_reset() {
   local l
-  pkill -KILL -f 'rc_verify.py|ud_msgs.py|ib_(send|write|read|atomic)_(bw|lat)|ibv_(rc|uc|ud|srq)_pingpong|rping|tcpdump' \
+  pkill -KILL -f 'rc_verify.py|msg_check.py|ud_msgs.py|ib_(send|write|read|atomic)_(bw|lat)|ibv_(rc|uc|ud|srq)_pingpong|rping|tcpdump' \
     && echo "reset: killed leftover test programs"
   sleep 0.5
   tc qdisc del dev eth0 root 2>/dev/null && echo "reset: netem removed"
@@ -460,9 +460,37 @@ rc_verify_pair() {
   return $rc
 }
 
+# msg_check_pair DEV GIDX TAG ARGS...: msg_check.py between the guests on DEV, from its
+# GID index GIDX (g1 side a, g2 side b; ARGS are its options): messages both ways, every
+# byte checked. Prints its output; returns 1 unless it checked everything.
+msg_check_pair() {
+  local dev=$1 gidx=$2 tag=$3 side out rc=0; shift 3
+  if is_server; then side=a; else side=b; fi
+  out=$(timeout 300 python3 "$HOST_SHARE/selftests/msg_check.py" "$side" "$dev" "$gidx" "t${TEST_INDEX:-0}-$tag" "$@" 2>&1) || rc=1
+  printf '%s\n' "$out"
+  printf '%s\n' "$out" | grep -q '^checked: OK' || rc=1
+  return $rc
+}
+
+# msg_check_ns NS_A DEV_A GID_A NS_B DEV_B GID_B TAG ARGS...: msg_check.py within this
+# guest, side a on DEV_A in namespace NS_A, side b on DEV_B in NS_B ("" for the initial
+# namespace), every byte checked both ways. Prints both sides' output; returns 1 unless
+# both checked everything.
+msg_check_ns() {
+  local na=$1 da=$2 ga=$3 nb=$4 db=$5 gb=$6 tag=t${TEST_INDEX:-0}-g$GUEST-$7 rc=0 pa; shift 7
+  nsx "$na" timeout 300 python3 "$HOST_SHARE/selftests/msg_check.py" a "$da" "$ga" "$tag" "$@" > /tmp/mc-a.out 2>&1 &
+  pa=$!
+  nsx "$nb" timeout 300 python3 "$HOST_SHARE/selftests/msg_check.py" b "$db" "$gb" "$tag" "$@" > /tmp/mc-b.out 2>&1 || rc=1
+  wait $pa || rc=1
+  cat /tmp/mc-a.out /tmp/mc-b.out
+  [ "$(grep -c '^checked: OK' /tmp/mc-a.out /tmp/mc-b.out | awk -F: '{ n += $2 } END { print n }')" = 2 ] || rc=1
+  return $rc
+}
+
 # rc_interop SR_ROLE: rxe_sr in the guest playing SR_ROLE (server: g1, client: g2) and
-# rdma_rxe in the other, then RC and UC between them: ibv_rc_pingpong and
-# ibv_uc_pingpong with their data checks, and the RC perftest set (rc_perf_suite).
+# rdma_rxe in the other, then RC and UC between them: ibv_rc_pingpong (a smoke test),
+# rc_verify (RC data checked), rping -V, ibv_uc_pingpong and msg_check.py over UC (data
+# checked), and the RC perftest set (rc_perf_suite).
 rc_interop() {
   local sr_role=$1 dev gidx out rc=0 size tmo=
   if { [ "$sr_role" = server ] && is_server; } || { [ "$sr_role" = client ] && is_client; }; then
@@ -473,11 +501,11 @@ rc_interop() {
   dev=$DEV
   gidx=$(roce_gid_index "$dev") || fail "no RoCEv2 GID"
   for size in 4096 65536; do
-    out=$(pingpong_pair ibv_rc_pingpong -d "$dev" -g "$gidx" -n 200 -s "$size" --chk) || rc=1
+    out=$(pingpong_pair ibv_rc_pingpong -d "$dev" -g "$gidx" -n 200 -s "$size") || rc=1
     printf '%s\n' "$out"
     sync_point "rc-$size"
     [ $rc = 0 ] || fail "ibv_rc_pingpong $size B failed"
-    expect_grep "ibv_rc_pingpong $size B with the data check" '200 iters in' "$out"
+    expect_grep "ibv_rc_pingpong $size B" '200 iters in' "$out"
   done
   sync_point verify-start
   # Lossless, with rdma_rxe as one requester: on the KASAN kernel 0.5 s still let some
@@ -491,11 +519,14 @@ rc_interop() {
   sync_point rping
   [ $rc = 0 ] || fail "rping -V (rdma-cm) failed"
   log "ok: rping -V, 100 rounds of 1000 B through rdma-cm"
-  out=$(pingpong_pair ibv_uc_pingpong -d "$dev" -g "$gidx" -n 200 -s 4096 --chk) || rc=1
+  out=$(pingpong_pair ibv_uc_pingpong -d "$dev" -g "$gidx" -n 200 -s 4096) || rc=1
   printf '%s\n' "$out"
   sync_point uc
   [ $rc = 0 ] || fail "ibv_uc_pingpong failed"
-  expect_grep "ibv_uc_pingpong 4096 B with the data check" '200 iters in' "$out"
+  expect_grep "ibv_uc_pingpong 4096 B" '200 iters in' "$out"
+  msg_check_pair "$dev" "$gidx" interop-uc --type uc --iters 200 --size 4096 || fail "msg_check over UC"
+  log "ok: UC, 200 messages of 4 KiB each way, every byte checked"
+  sync_point uc-checked
   rc_perf_suite "$dev"
   sync_point done
   if [ "$dev" = sr0 ]; then sr_down_clean; fi

@@ -9,8 +9,9 @@
 # - The GIDs are the tun devices' addresses, IPv4 and IPv6; an address added after the
 #   link gets its GID, a deleted one loses it (the verbs core follows addresses on
 #   Ethernet devices only: rxe_sr does it for the others).
-# - ibv_rc_pingpong (-c) from nsb to nsa over IPv4 and IPv6, and ibv_ud_pingpong, with
-#   their data checked; port counters agree end to end. (Not rdma-cm: 6.12's
+# - ibv_rc_pingpong from nsb to nsa over IPv4 and IPv6, and ibv_ud_pingpong (smoke tests of
+#   the stock tools), then msg_check.py over RC on both and over UD, every byte checked both
+#   ways; port counters agree end to end. (Not rdma-cm: 6.12's
 #   cma_validate_port looks for an InfiniBand/RoCE v1 GID on any netdev but Ethernet; the
 #   core learned RoCE v2 on tun for rdma_rxe's driver id in 6.15.)
 # - The relay exits: its tun devices go with their file descriptors (NETDEV_UNREGISTER
@@ -74,15 +75,15 @@ log "ok: deleted addresses lost their GIDs; the others kept theirs"
 ga4=$(roce_gid_index sra 10.89.0.1) ga6=$(roce_gid_index sra fd89::1)
 
 # pingpong_tun TOOL GIDA GIDB ARGS...: an rdma-core pingpong, server sra (nsa), client srb
-# (nsb), data checked (-c); both must report their iterations.
+# (nsb); both must report their iterations.
 pingpong_tun() {
   local tool=$1 ga=$2 gb=$3 s n
   shift 3
   n=$(sed -n 's/.*-n \([0-9]*\).*/\1/p' <<< "$*")
-  nsx nsa timeout 120 "$tool" -d sra -g "$ga" -c "$@" > /tmp/pp-s.out 2>&1 &
+  nsx nsa timeout 120 "$tool" -d sra -g "$ga" "$@" > /tmp/pp-s.out 2>&1 &
   s=$!
   sleep 1
-  retry 10 nsx nsb timeout 120 "$tool" -d srb -g "$gb" -c "$@" 10.89.0.1 > /tmp/pp-c.out 2>&1 \
+  retry 10 nsx nsb timeout 120 "$tool" -d srb -g "$gb" "$@" 10.89.0.1 > /tmp/pp-c.out 2>&1 \
     || { cat /tmp/pp-s.out /tmp/pp-c.out; return 1; }
   wait $s || { cat /tmp/pp-s.out; return 1; }
   [ "$(cat /tmp/pp-s.out /tmp/pp-c.out | grep -c "^$n iters in")" = 2 ] \
@@ -92,10 +93,12 @@ for v in 4 6; do
   if [ $v = 4 ]; then ga=$ga4 gb=$gb4; else ga=$ga6 gb=$gb6; fi
   # ibv_rc_pingpong's own exchange goes over IPv4; the RDMA traffic takes the GIDs' version.
   pingpong_tun ibv_rc_pingpong "$ga" "$gb" -n 100 -s 4096 || fail "ibv_rc_pingpong over IPv$v on tun"
-  log "ok: ibv_rc_pingpong over IPv$v on tun, 100 x 4096 B checked"
+  msg_check_ns nsa sra "$ga" nsb srb "$gb" rc$v --iters 100 --size 4096 || fail "msg_check over RC, IPv$v on tun"
+  log "ok: ibv_rc_pingpong over IPv$v on tun; 100 x 4096 B each way checked"
 done
 pingpong_tun ibv_ud_pingpong "$ga4" "$gb4" -n 100 -s 1024 || fail "ibv_ud_pingpong on tun"
-log "ok: ibv_ud_pingpong on tun, 100 x 1024 B checked"
+msg_check_ns nsa sra "$ga4" nsb srb "$gb4" ud --type ud --iters 100 --size 1024 || fail "msg_check over UD on tun"
+log "ok: ibv_ud_pingpong on tun; 100 x 1024 B each way over UD checked"
 
 sleep 1
 cnt() { cat /sys/class/infiniband/"$1"/ports/1/counters/"$2"; }

@@ -3,15 +3,18 @@
 # timeout: 420
 # A link's netdev changing under it (issue 14, item 3), in one guest: namespaces nsa and
 # nsb joined by a veth pair (vxa, vxb), an rxe_sr link on each.
-# - While an ibv_rc_pingpong of 3000 data-checked rounds (2000 in quick mode) runs: both
+# - While msg_check.py exchanges 3000 messages of 2 KiB each way (2000 in quick mode), every
+#   byte checked, over an RC QP with ibv_rc_pingpong's settings (ACK timeout 67 ms, 7
+#   retries): both
 #   ends' MTU goes from 1500 to 9000 (the port's path MTU follows: 1024 to 4096), vxa is
 #   taken down, renamed, given a new MAC address and brought up again in one go (the port
 #   went DOWN, its link_downed counter says, and is ACTIVE again; `rdma link` names the new
-#   netdev); the run completes, every buffer checked.
-# - Afterwards: a pingpong at the 4096 path MTU with 16 KiB messages; the MTU back to 1500
-#   (path MTU 1024) and a pingpong asking for 4096 gets the port's 1024; an address
-#   replaced by another (its GID goes, the new one's comes) and a pingpong over the new
-#   one; the renamed netdev is still refused a second link.
+#   netdev); the run completes, every byte checked.
+# - Afterwards: 16 KiB messages at the 4096 path MTU (msg_check.py, checked); the MTU back to
+#   1500 (path MTU 1024) and ibv_rc_pingpong asking for 4096 gets the port's 1024 (a smoke
+#   test of the stock tool); an address replaced by another (its GID goes, the new one's
+#   comes) and messages over the new one (checked); the renamed netdev is still refused a
+#   second link.
 # - Nothing left at unload, the kernel log clean.
 . "$HOST_SHARE/selftests/lib.sh"
 netns_test_begin
@@ -26,14 +29,30 @@ gb=$(roce_gid_index srb 10.88.0.2) || fail "no RoCEv2 GID for 10.88.0.2 on srb"
 active_mtu() { ibv_devinfo -d "$1" | awk '/active_mtu/ { print $2; exit }'; }
 [ "$(active_mtu sra)" = 1024 ] || fail "sra's path MTU is $(active_mtu sra) at the netdev MTU 1500, not 1024"
 
+# check_start TAG ARGS...: msg_check.py in the background, side a on sra (nsa), side b on srb
+# (nsb). check_wait: both finish and each checked every message.
+check_start() {
+  local tag=t${TEST_INDEX:-0}-g$GUEST-$1; shift
+  nsx nsa timeout 400 python3 "$HOST_SHARE/selftests/msg_check.py" a sra "$ga" "$tag" "$@" > /tmp/mc-a.out 2>&1 &
+  mc_a=$!
+  nsx nsb timeout 400 python3 "$HOST_SHARE/selftests/msg_check.py" b srb "$gb" "$tag" "$@" > /tmp/mc-b.out 2>&1 &
+  mc_b=$!
+}
+check_wait() {
+  local rc=0
+  wait $mc_a || rc=1
+  wait $mc_b || rc=1
+  cat /tmp/mc-a.out /tmp/mc-b.out
+  [ $rc = 0 ] && [ "$(cat /tmp/mc-a.out /tmp/mc-b.out | grep -c '^checked: OK')" = 2 ]
+}
 # pingpong_start ARGS...: ibv_rc_pingpong, server on sra (nsa), client on srb (nsb); the
 # server's and client's output in /tmp/pp-s.out and /tmp/pp-c.out. pingpong_wait N: both
 # finish, each having done N iterations.
 pingpong_start() {
-  nsx nsa timeout 300 ibv_rc_pingpong -d sra -g "$ga" -c "$@" > /tmp/pp-s.out 2>&1 &
+  nsx nsa timeout 300 ibv_rc_pingpong -d sra -g "$ga" "$@" > /tmp/pp-s.out 2>&1 &
   pp_s=$!
   sleep 1
-  nsx nsb timeout 300 ibv_rc_pingpong -d srb -g "$gb" -c "$@" 10.88.0.1 > /tmp/pp-c.out 2>&1 &
+  nsx nsb timeout 300 ibv_rc_pingpong -d srb -g "$gb" "$@" 10.88.0.1 > /tmp/pp-c.out 2>&1 &
   pp_c=$!
 }
 pingpong_wait() {
@@ -47,17 +66,17 @@ pingpong_wait() {
 # (Quick mode, for the debug kernel: 2000 rounds, which outlast the changes there.)
 rounds=3000
 quick && rounds=2000
-pingpong_start -n $rounds -s 2048
-# The changes land while the pingpong runs: wait for its client's QP to be ready to send
-# (its output is buffered until it exits).
-for _ in $(seq 200); do nsx nsb rdma resource show qp link srb/1 | grep -q 'type RC state RTS' && break; sleep 0.1; done
-nsx nsb rdma resource show qp link srb/1 | grep -q 'type RC state RTS' || { cat /tmp/pp-s.out /tmp/pp-c.out; fail "the pingpong did not start"; }
+check_start changes --iters $rounds --size 2048
+# The changes land while the messages flow: wait for both sides' QPs to be ready to send.
+connected() { grep -q '^connected' /tmp/mc-a.out && grep -q '^connected' /tmp/mc-b.out; }
+for _ in $(seq 200); do connected && break; sleep 0.1; done
+connected || { cat /tmp/mc-a.out /tmp/mc-b.out; fail "msg_check did not start"; }
 check "MTU 9000 on both ends (traffic running)" ip -n nsa link set vxa mtu 9000
 ip -n nsb link set vxb mtu 9000
 [ "$(active_mtu sra)" = 4096 ] || fail "sra's path MTU is $(active_mtu sra) at 9000, not 4096"
 log "ok: the path MTU followed to 4096"
-# vxa down, renamed, a new MAC and up again in one `ip -batch`: the running pingpong's QP
-# gives up after 7 retries of a 67 ms ACK timeout (the stock tool's settings), and a check
+# vxa down, renamed, a new MAC and up again in one `ip -batch`: the running exchange's QP
+# gives up after 7 retries of a 67 ms ACK timeout (the stock tools' settings), and a check
 # between the steps kept the link down about 12 s on the debug kernel. The port went DOWN
 # in between if its link_downed counter (IBTA PortCounters) went up.
 link_downed() { cat /sys/class/infiniband/sra/ports/1/counters/link_downed; }
@@ -74,16 +93,16 @@ log "ok: sra's port went DOWN with vxa (link_downed $downed0 -> $(link_downed))"
 ip -n nsa link show vxr | grep -q 'link/ether 02:88:00:00:00:0a' || fail "vxr has not the new MAC address"
 # The netdev is named to callers in its own namespace.
 expect_grep "rdma link names the renamed netdev" 'netdev vxr' "$(nsx nsa rdma link show sra/1)"
-[ -e /proc/$pp_c ] || fail "the pingpong ended before the changes were all made: nothing was tested under traffic"
-pingpong_wait $rounds || fail "the pingpong across the MTU change, rename and MAC change"
-log "ok: $rounds rounds of 2048 B checked across the MTU change, the rename and the new MAC"
+[ -e /proc/$mc_b ] || fail "msg_check ended before the changes were all made: nothing was tested under traffic"
+check_wait || fail "the messages across the MTU change, rename and MAC change"
+log "ok: $rounds messages of 2048 B each way checked across the MTU change, the rename and the new MAC"
 
 # The MAC change made the core list vxr's GIDs again: the address's GID may have moved
-# (the running pingpong's QP held the old entry).
+# (the running exchange's QP held the old entry).
 ga=$(roce_gid_index sra 10.88.0.1) || fail "no RoCEv2 GID for 10.88.0.1 on sra after the MAC change"
-pingpong_start -n 100 -s 16384 -m 4096
-pingpong_wait 100 || fail "pingpong at the 4096 path MTU"
-log "ok: 100 rounds of 16 KiB at the 4096 path MTU"
+check_start mtu4096 --iters 100 --size 16384 --mtu 4096
+check_wait || fail "messages at the 4096 path MTU"
+log "ok: 100 messages of 16 KiB each way at the 4096 path MTU, checked"
 check "MTU 1500 on both ends" ip -n nsa link set vxr mtu 1500
 ip -n nsb link set vxb mtu 1500
 [ "$(active_mtu sra)" = 1024 ] || fail "sra's path MTU is $(active_mtu sra) back at 1500, not 1024"
@@ -99,13 +118,9 @@ for _ in $(seq 100); do roce_gid_index sra 10.88.0.1 1 > /dev/null || { gone=1; 
 [ $gone = 1 ] || fail "10.88.0.1's GID is still listed after the address went"
 ga=$(roce_gid_index sra 10.88.0.11) || fail "no RoCEv2 GID for 10.88.0.11"
 log "ok: the GID followed the address (10.88.0.11 at index $ga)"
-nsx nsa timeout 120 ibv_rc_pingpong -d sra -g "$ga" -c -n 100 -s 4096 > /tmp/pp-s.out 2>&1 &
-pp_s=$!
-sleep 1
-nsx nsb timeout 120 ibv_rc_pingpong -d srb -g "$gb" -c -n 100 -s 4096 10.88.0.11 > /tmp/pp-c.out 2>&1 &
-pp_c=$!
-pingpong_wait 100 || fail "pingpong over the new address"
-log "ok: 100 rounds over the new address"
+check_start newaddr --iters 100 --size 4096
+check_wait || fail "messages over the new address"
+log "ok: 100 messages of 4 KiB each way over the new address, checked"
 nsx nsa rdma link add sra2 type rxe_sr netdev vxr 2> /dev/null && fail "a second link on the renamed vxr was accepted"
 log "ok: a second link on the renamed netdev is refused"
 

@@ -9,15 +9,17 @@
 #   refuses every move in shared mode. Both drivers alike.
 # - exclusive: rxe_sr registers a link's device in its netdev's namespace: a link made from
 #   nsa is listed in nsa alone (ibv_devices and sysfs too), and traffic runs there
-#   (ibv_rc_pingpong and rping, data checked). nsa deleted while a process in it holds a
-#   QP lives on until the process ends, then is dismantled with the link live: the link
-#   goes with its veth, and no namespace lists it after. rdma_rxe on 6.12 registers such a
-#   link in the initial namespace, which alone lists it.
+#   (ibv_rc_pingpong as a smoke test; msg_check.py and rping -V, data checked). nsa
+#   deleted while a process in it holds a QP lives on until the process ends, then is
+#   dismantled with the link live: the link goes with its veth, and no namespace lists it
+#   after. rdma_rxe on 6.12 registers such a link in the initial namespace, which alone
+#   lists it.
 # - Moving a device to another namespace (`rdma dev set DEV netns nsb`, exclusive mode):
 #   rxe_sr's moves while a process in nsa has a QP on it. The core disassociates the
 #   process (its QP destroyed) and re-registers the device in nsb, which alone lists it;
-#   ibv_rc_pingpong runs within it from nsb (its netdev stays in nsa). nsb deleted, the
-#   core moves it to the initial namespace, and from there it moves back to nsa.
+#   ibv_rc_pingpong and msg_check.py run within it from nsb (its netdev stays in nsa).
+#   nsb deleted, the core moves it to the initial namespace, and from there it moves back
+#   to nsa.
 #   rdma_rxe's move is refused, EOPNOTSUPP: it has no disassociate_ucontext. The mode goes
 #   back to shared once the namespaces are gone.
 . "$HOST_SHARE/selftests/lib.sh"
@@ -47,21 +49,24 @@ nsa_link() {
 }
 
 # pingpong_in NS DEV SERVER: ibv_rc_pingpong in NS looping back within DEV through its
-# GID for 10.88.0.1 (sets $gid), the pair meeting at SERVER, 100 x 4096 B checked (20 in
-# quick mode: the KASAN + kmemleak pass ran out of 420 s with 100 and the move's steps).
+# GID for 10.88.0.1 (sets $gid), the pair meeting at SERVER, then msg_check.py the same
+# way, 100 x 4096 B each way checked (20 in quick mode: the KASAN + kmemleak pass ran out
+# of 420 s with 100 and the move's steps).
 pingpong_in() {
   local ns=$1 dev=$2 srv n=100
   quick && n=20
   check "$dev ACTIVE in $ns" nsx "$ns" bash -c ". $HOST_SHARE/selftests/lib.sh; wait_port_active $dev"
   gid=$(nsx "$ns" bash -c ". $HOST_SHARE/selftests/lib.sh; roce_gid_index $dev 10.88.0.1") \
     || fail "no RoCEv2 GID for 10.88.0.1 on $dev in $ns"
-  nsx "$ns" timeout 60 ibv_rc_pingpong -d "$dev" -g "$gid" -n $n -s 4096 -c > /tmp/pp-s.out 2>&1 &
+  nsx "$ns" timeout 60 ibv_rc_pingpong -d "$dev" -g "$gid" -n $n -s 4096 > /tmp/pp-s.out 2>&1 &
   srv=$!
-  retry 10 nsx "$ns" timeout 60 ibv_rc_pingpong -d "$dev" -g "$gid" -n $n -s 4096 -c "$3" \
+  retry 10 nsx "$ns" timeout 60 ibv_rc_pingpong -d "$dev" -g "$gid" -n $n -s 4096 "$3" \
     > /tmp/pp-c.out 2>&1 || { cat /tmp/pp-c.out; fail "ibv_rc_pingpong in $ns"; }
   wait $srv || { cat /tmp/pp-s.out; fail "ibv_rc_pingpong's server in $ns"; }
   grep -q "$n iters in" /tmp/pp-c.out || fail "ibv_rc_pingpong in $ns: no $n iterations"
-  log "ok: ibv_rc_pingpong within $dev in $ns, $n x 4096 B checked"
+  msg_check_ns "$ns" "$dev" "$gid" "$ns" "$dev" "$gid" "in-$ns-$dev" --iters $n --size 4096 \
+    || fail "msg_check within $dev in $ns"
+  log "ok: ibv_rc_pingpong and msg_check within $dev in $ns, $n x 4096 B each way checked"
 }
 
 # netns_mode MODE: `rdma system set netns MODE`. The core refuses a change of mode with
@@ -104,7 +109,7 @@ modes() {
     [ -e "/sys/class/infiniband/$dev" ] && fail "the initial namespace's sysfs has $dev"
     expect_grep "ibv_devices in nsa lists $dev" "^ +$dev " "$(nsx nsa ibv_devices)"
     log "ok: $type: in exclusive mode a link made from nsa is in nsa only"
-    # Traffic in nsa: ibv_rc_pingpong looping back within the device, every buffer checked.
+    # Traffic in nsa, looping back within the device.
     pingpong_in nsa "$dev" 10.88.0.1
     # rdma-cm in nsa: its address resolves to the one device nsa has.
     nsx nsa timeout 60 rping -s -a 10.88.0.1 -C 20 -S 1000 -V > /tmp/rp-s.out 2>&1 &

@@ -7,8 +7,8 @@
 #   (`ss -ulna` in it): none at load, not even in the initial namespace; opened with the
 #   first link, closed with the last, reopened with a new one.
 # - A link's GIDs are its own namespace's addresses only.
-# - rping (rdma-cm, data checked with -V) and ibv_rc_pingpong (every buffer checked, -c)
-#   from nsb to nsa, over IPv4 and over IPv6.
+# - rping (rdma-cm, data checked with -V), ibv_rc_pingpong (a smoke test) and msg_check.py
+#   (every byte checked both ways) between nsb and nsa, over IPv4 and over IPv6.
 # - Port counters (sysfs counters/, IBTA units): what each end sent, the other received.
 # - Both namespaces are deleted with their links in them and an RC QP open on nsb's device
 #   (from the initial namespace, where the shared-mode device is visible too): the QP's
@@ -61,10 +61,10 @@ rping_ns() {
 # pingpong_ns GIDA GIDB ADDR: ibv_rc_pingpong, server sra in nsa, client srb in nsb.
 pingpong_ns() {
   local rc=0 s
-  nsx nsa timeout 120 ibv_rc_pingpong -d sra -g "$1" -n 200 -s 4096 -c > /tmp/pp-s.out 2>&1 &
+  nsx nsa timeout 120 ibv_rc_pingpong -d sra -g "$1" -n 200 -s 4096 > /tmp/pp-s.out 2>&1 &
   s=$!
   sleep 1
-  retry 10 nsx nsb timeout 120 ibv_rc_pingpong -d srb -g "$2" -n 200 -s 4096 -c "$3" > /tmp/pp-c.out 2>&1 || rc=1
+  retry 10 nsx nsb timeout 120 ibv_rc_pingpong -d srb -g "$2" -n 200 -s 4096 "$3" > /tmp/pp-c.out 2>&1 || rc=1
   wait $s || rc=1
   cat /tmp/pp-s.out /tmp/pp-c.out
   return $rc
@@ -79,7 +79,8 @@ for v in 4 6; do
   out=$(pingpong_ns "$ga" "$gb" 10.88.0.1) || { printf '%s\n' "$out"; fail "ibv_rc_pingpong over IPv$v between the namespaces"; }
   printf '%s\n' "$out"
   [ "$(printf '%s\n' "$out" | grep -c '200 iters in')" = 2 ] || fail "ibv_rc_pingpong over IPv$v: both sides must report 200 iterations"
-  log "ok: ibv_rc_pingpong over IPv$v, 200 x 4096 B checked"
+  msg_check_ns nsa sra "$ga" nsb srb "$gb" v$v --iters 200 --size 4096 || fail "msg_check over IPv$v between the namespaces"
+  log "ok: ibv_rc_pingpong and msg_check over IPv$v, 200 x 4096 B each way checked"
 done
 
 # Port counters (issue 14, item 5): what one end sent the other received, in IBTA units
@@ -94,8 +95,8 @@ for pair in "sra srb" "srb sra"; do
   log "$1 -> $2: port_xmit_data $x, port_rcv_data $r; port_xmit_packets $xp, port_rcv_packets $rp"
   [ "$x" = "$r" ] || fail "$1 sent $x words, $2 received $r"
   [ "$xp" = "$rp" ] || fail "$1 sent $xp packets, $2 received $rp"
-  # At least the pingpongs' messages: 2 runs x 200 x 4096 B = 409600 words.
-  [ "$x" -ge 409600 ] || fail "$1 counted $x words sent, fewer than the pingpongs' 409600"
+  # At least the messages: 2 x (pingpong + msg_check) x 200 x 4096 B = 819200 words.
+  [ "$x" -ge 819200 ] || fail "$1 counted $x words sent, fewer than the messages' 819200"
   sb=$(stat_of sent_bytes "$1")
   [ "$sb" = $((4 * x)) ] || fail "$1: rdma statistic's sent_bytes $sb is not 4 x port_xmit_data ($x)"
 done

@@ -7,8 +7,8 @@
 # with a message naming the port's owner (rdma_rxe's receive function and module), and
 # leaves no device behind. In a namespace of its own, on a veth pair whose other end is in
 # the initial namespace, an rxe_sr link works beside an rdma_rxe link on that other end, and
-# the two talk: ibv_rc_pingpong with every buffer checked, each driver as the server once,
-# over IPv4 and over IPv6.
+# the two talk, over IPv4 and over IPv6: ibv_rc_pingpong (a smoke test) with each driver as
+# the server once, and msg_check.py, every byte checked both ways, each driver first once.
 # Unloading rxe_sr leaves rdma_rxe's device registered and active (they share the driver id).
 # Each driver's netdev lookup finds only its own devices (rxe_sr keeps its devices out of
 # the core's netdev index, in which rdma_rxe would take them for its own): rdma_rxe takes a
@@ -56,16 +56,16 @@ gi6=$(roce_gid_index rxe9 fd89::1) || fail "no RoCEv2 GID for fd89::1 on rxe9"
 gc6=$(roce_gid_index src fd89::2) || fail "no RoCEv2 GID for fd89::2 on src"
 
 # pingpong SERVER_NS SERVER_DEV SERVER_GID CLIENT_NS CLIENT_DEV CLIENT_GID ADDR: $iters
-# round trips of 4096 B, every buffer checked (200; 50 in quick mode: about 100 ms a round
-# trip on the debug kernel with kmemleak on).
+# round trips of 4096 B (200; 50 in quick mode: about 100 ms a round trip on the debug
+# kernel with kmemleak on).
 iters=200
 quick && iters=50
 pingpong() {
   local rc=0 s
-  ip netns exec "$1" timeout 120 ibv_rc_pingpong -d "$2" -g "$3" -n $iters -s 4096 -c > /tmp/pp-s.out 2>&1 &
+  ip netns exec "$1" timeout 120 ibv_rc_pingpong -d "$2" -g "$3" -n $iters -s 4096 > /tmp/pp-s.out 2>&1 &
   s=$!
   sleep 1
-  retry 10 ip netns exec "$4" timeout 120 ibv_rc_pingpong -d "$5" -g "$6" -n $iters -s 4096 -c "$7" > /tmp/pp-c.out 2>&1 || rc=1
+  retry 10 ip netns exec "$4" timeout 120 ibv_rc_pingpong -d "$5" -g "$6" -n $iters -s 4096 "$7" > /tmp/pp-c.out 2>&1 || rc=1
   wait $s || rc=1
   cat /tmp/pp-s.out /tmp/pp-c.out
   [ "$(grep -c "$iters iters in" /tmp/pp-s.out /tmp/pp-c.out | awk -F: '{ n += $2 } END { print n }')" = 2 ] || rc=1
@@ -78,10 +78,15 @@ for v in 4 6; do
   if [ $v = 4 ]; then a=$gi c=$gc; else a=$gi6 c=$gc6; fi
   out=$(pingpong init rxe9 "$a" nsc src "$c" 10.89.0.1) || { printf '%s\n' "$out"; fail "rdma_rxe server, rxe_sr client, IPv$v"; }
   printf '%s\n' "$out"
-  log "ok: rdma_rxe (server, initial namespace) <-> rxe_sr (client, nsc), IPv$v: $iters x 4096 B checked"
+  log "ok: ibv_rc_pingpong, rdma_rxe (server, initial namespace) <-> rxe_sr (client, nsc), IPv$v"
   out=$(pingpong nsc src "$c" init rxe9 "$a" 10.89.0.2) || { printf '%s\n' "$out"; fail "rxe_sr server, rdma_rxe client, IPv$v"; }
   printf '%s\n' "$out"
-  log "ok: rxe_sr (server, nsc) <-> rdma_rxe (client, initial namespace), IPv$v: $iters x 4096 B checked"
+  log "ok: ibv_rc_pingpong, rxe_sr (server, nsc) <-> rdma_rxe (client, initial namespace), IPv$v"
+  msg_check_ns init rxe9 "$a" nsc src "$c" rxe-first-$v --iters $iters --size 4096 \
+    || fail "msg_check, rdma_rxe first, IPv$v"
+  msg_check_ns nsc src "$c" init rxe9 "$a" sr-first-$v --iters $iters --size 4096 \
+    || fail "msg_check, rxe_sr first, IPv$v"
+  log "ok: msg_check rdma_rxe <-> rxe_sr, IPv$v: twice $iters x 4096 B each way checked"
 done
 ip netns del init
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 1800
 # The applications' tests again, with both guests' rxe_sr loaded with recovery=fasr and then
-# recovery=srnic (sr_up takes RXE_SR_RECOVERY): rc_pingpong.sh (ibv_rc_pingpong --chk),
+# recovery=srnic (sr_up takes RXE_SR_RECOVERY): rc_pingpong.sh (ibv_rc_pingpong, msg_check.py),
 # rping.sh (rping -V), srq_pingpong.sh, rc_perftest.sh (the perftest matrix), rdma_core_suite.sh
 # (rdma-core's suite, rxe_sr looping back within its device, against rdma_rxe's results in
 # the same run) and nvme_rdma.sh (NVMe over RDMA, host and target). Each must pass as it does

@@ -3,8 +3,8 @@
 # timeout: 240
 # RoCE over upper devices of the bound netdev. sr0 is bound to eth0; first a VLAN
 # (eth0.100), then an active-backup bond enslaving eth0, carry addresses of their own,
-# which the verbs core lists in sr0's GID table. ibv_rc_pingpong (--chk) addressed by those
-# GIDs must run both ways: the packets leave by the upper device (tagged on the VLAN, as
+# which the verbs core lists in sr0's GID table. ibv_rc_pingpong (a smoke test) and
+# msg_check.py (every byte checked both ways), addressed by those GIDs, must run: the packets leave by the upper device (tagged on the VLAN, as
 # rdma_rxe sends from the GID's netdev) and arrive with skb->dev the upper device, which
 # must lead back to sr0 (rdma_rxe follows a VLAN to its real device; rxe_sr any lower
 # device). The VLAN device's own counters must show the traffic, so untagged packets to
@@ -35,16 +35,18 @@ gidx=$(roce_gid_index sr0 "$vip") || fail "no RoCEv2 GID for the VLAN's $vip on 
 log "VLAN GID index $gidx"
 rx0=$(cat /sys/class/net/eth0.100/statistics/rx_packets)
 tx0=$(cat /sys/class/net/eth0.100/statistics/tx_packets)
-out=$(pingpong_pair ibv_rc_pingpong -d sr0 -g "$gidx" -n $n -s 4096 --chk) || rc=1
+out=$(pingpong_pair ibv_rc_pingpong -d sr0 -g "$gidx" -n $n -s 4096) || rc=1
 printf '%s\n' "$out"
-sync_point vlan-done
+sync_point vlan-pingpong
 [ "${rc:-0}" = 0 ] || fail "ibv_rc_pingpong over the VLAN failed"
 expect_grep "$n iterations over the VLAN" "$n iters in" "$out"
+msg_check_pair sr0 "$gidx" vlan --iters $n --size 4096 || fail "msg_check over the VLAN"
+sync_point vlan-done
 rx=$(( $(cat /sys/class/net/eth0.100/statistics/rx_packets) - rx0 ))
 tx=$(( $(cat /sys/class/net/eth0.100/statistics/tx_packets) - tx0 ))
-log "eth0.100 packets during the run: rx $rx tx $tx (4 KiB messages: 4 packets each way per iteration)"
-[ "$rx" -ge $((n * 4)) ] || fail "only $rx packets arrived by eth0.100 (at least $((n * 4)) expected): the traffic did not use the VLAN"
-[ "$tx" -ge $((n * 4)) ] || fail "only $tx packets left by eth0.100 (at least $((n * 4)) expected): sent untagged"
+log "eth0.100 packets during the runs: rx $rx tx $tx (4 KiB messages: 4 packets each way per iteration, two runs)"
+[ "$rx" -ge $((n * 8)) ] || fail "only $rx packets arrived by eth0.100 (at least $((n * 8)) expected): the traffic did not use the VLAN"
+[ "$tx" -ge $((n * 8)) ] || fail "only $tx packets left by eth0.100 (at least $((n * 8)) expected): sent untagged"
 ip link del eth0.100
 sync_point vlan-gone
 
@@ -56,11 +58,13 @@ check "port ACTIVE again" wait_port_active sr0
 gidx=$(roce_gid_index sr0 "$bip") || fail "no RoCEv2 GID for the bond's $bip on sr0"
 log "bond GID index $gidx"
 sync_point bond-up
-out=$(pingpong_pair ibv_rc_pingpong -d sr0 -g "$gidx" -n $n -s 4096 --chk) || rc=1
+out=$(pingpong_pair ibv_rc_pingpong -d sr0 -g "$gidx" -n $n -s 4096) || rc=1
 printf '%s\n' "$out"
-sync_point bond-done
+sync_point bond-pingpong
 [ "${rc:-0}" = 0 ] || fail "ibv_rc_pingpong over the bond failed"
 expect_grep "$n iterations over the bond" "$n iters in" "$out"
+msg_check_pair sr0 "$gidx" bond --iters $n --size 4096 || fail "msg_check over the bond"
+sync_point bond-done
 uppers_down
 check "eth0 back" wait_port_active sr0
 sync_point restored
