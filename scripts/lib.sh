@@ -63,6 +63,24 @@ kdir_make_vars() {
 log() { printf '%s: %s\n' "${LOG_TAG:-rxe_sr}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# bench_incomplete LAUNCH_RC SHARE: prints, loudly, why a benchmark run's results are
+# partial (the launcher failed: 124 a timeout, 125 a guest crashed; or a guest's benchmark
+# script exited non-zero) and returns 1; returns 0, silent, for a complete run.
+bench_incomplete() {
+  local launch_rc=$1 share=$2 why=() g rc
+  [ "$launch_rc" = 0 ] || why+=("the guests' launcher exited $launch_rc (124: timeout, 125: a guest crashed)")
+  for g in 1 2; do
+    rc=$(cat "$share/out/g$g/run.rc" 2>/dev/null || echo none)
+    [ "$rc" = 0 ] || why+=("guest $g's benchmark script exited $rc")
+  done
+  [ ${#why[@]} = 0 ] && return 0
+  printf '\n%s\n' '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!'
+  printf '!! PARTIAL RESULTS: %s\n' "${why[@]}"
+  printf '!! The figures are from the runs that finished; a missing cell was not measured.\n'
+  printf '%s\n\n' '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!'
+  return 1
+}
+
 # Short content hash of the given strings and files.
 cache_key() {
   local f

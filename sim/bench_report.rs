@@ -86,13 +86,27 @@ fn main() {
             .get(&(o.to_string(), d.to_string(), l.to_string()))
             .and_then(|v| median(v))
     };
-    let cell = |v: Option<f64>| match v {
-        Some(x) => format!("{x:9.4}"),
-        None => format!("{:>9}", "fail"),
+    // Runs of a cell that failed: a cell with any is marked `!`, its median taken over the
+    // runs that succeeded (the list at the end says how many of how many failed).
+    let fails = |o: &str, d: &str, l: &str| {
+        failed
+            .get(&(o.to_string(), d.to_string(), l.to_string()))
+            .copied()
+            .unwrap_or(0)
     };
-    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => format!("{:9.2}", a / b),
-        _ => format!("{:>9}", "-"),
+    let mark = |n: usize| if n > 0 { '!' } else { ' ' };
+    let cell = |o: &str, d: &str, l: &str| match med(o, d, l) {
+        Some(x) => format!("{x:9.4}{}", mark(fails(o, d, l))),
+        None => format!("{:>9}{}", "fail", mark(fails(o, d, l))),
+    };
+    // The ratio of cell `a` to cell `b` (operation, driver, loss), marked when either had
+    // failed runs.
+    let ratio = |a: (&str, &str, &str), b: (&str, &str, &str)| {
+        let m = mark(fails(a.0, a.1, a.2) + fails(b.0, b.1, b.2));
+        match (med(a.0, a.1, a.2), med(b.0, b.1, b.2)) {
+            (Some(x), Some(y)) if y > 0.0 => format!("{:9.2}{m}", x / y),
+            _ => format!("{:>9}{m}", "-"),
+        }
     };
     let lossless = losses.first().cloned().unwrap_or_default();
     // The rows an op has runs for (the latency rows hold a reference that no goodput
@@ -109,13 +123,13 @@ fn main() {
         println!("\n--- {o}: goodput, Gb/s (median of the runs) ---");
         print!("{:<13}", "driver");
         for l in &losses {
-            print!(" {:>9}", format!("{l}{unit}"));
+            print!(" {:>9} ", format!("{l}{unit}"));
         }
         println!();
         for d in &drivers {
             print!("{d:<13}");
             for l in &losses {
-                print!(" {}", cell(med(o, d, l)));
+                print!(" {}", cell(o, d, l));
             }
             println!();
         }
@@ -123,7 +137,7 @@ fn main() {
         for d in &drivers {
             print!("{d:<13}");
             for l in &losses {
-                print!(" {}", ratio(med(o, d, l), med(o, d, &lossless)));
+                print!(" {}", ratio((o, d, l), (o, d, &lossless)));
             }
             println!();
         }
@@ -137,7 +151,7 @@ fn main() {
             for d in drivers.iter().filter(|d| *d != reference && *d != "rdma_rxe") {
                 print!("{d:<13}");
                 for l in &losses {
-                    print!(" {}", ratio(med(o, d, l), med(o, reference, l)));
+                    print!(" {}", ratio((o, d, l), (o, reference, l)));
                 }
                 println!();
             }
@@ -166,24 +180,22 @@ fn main() {
     let lat: Vec<&String> = ops.iter().filter(|o| o.contains("lat")).collect();
     for o in lat {
         println!("\n--- {o} (lossless, median) ---");
-        let g = med(o, "rxe_sr-gbn", &lossless);
-        let r = med(o, "rdma_rxe", &lossless);
         for d in &drivers {
-            let v = med(o, d, &lossless);
-            if v.is_some() {
+            if med(o, d, &lossless).is_some() {
                 println!(
                     "{d:<13} {}  ratio to rxe_sr-gbn {}  to rdma_rxe {}",
-                    cell(v),
-                    ratio(v, g),
-                    ratio(v, r)
+                    cell(o, d, &lossless),
+                    ratio((o, d, &lossless), (o, "rxe_sr-gbn", &lossless)),
+                    ratio((o, d, &lossless), (o, "rdma_rxe", &lossless))
                 );
             }
         }
     }
     if !failed.is_empty() {
-        println!("\nfailed runs:");
+        println!("\nFAILED RUNS (cells marked ! have their median over the runs that succeeded):");
         for ((o, d, l), n) in &failed {
-            println!("  {d} {o} {l}%: {n}");
+            let ran = n + cells.get(&(o.clone(), d.clone(), l.clone())).map_or(0, Vec::len);
+            println!("  {d} {o} {l}%: {n}/{ran} failed");
         }
     }
 }
@@ -244,20 +256,25 @@ fn qps_report(csv: &str, outdir: &str) {
             median(&v)
         })
     };
-    // A cell with runs but no figure failed; one without runs was not measured.
-    let fmt = |v: Option<f64>, prec: usize, ran: bool| match v {
-        Some(x) => format!("{x:9.prec$}"),
-        None => format!("{:>9}", if ran { "fail" } else { "-" }),
+    // A cell with runs but no figure failed; one without runs was not measured. A cell some
+    // of whose runs failed is marked `!` (the list at the end says how many of how many).
+    let fails = |l: &str, d: &str, q: &str| runs(l, d, q).map_or(0, |r| r.iter().filter(|x| x.gbps.is_none()).count());
+    let fmt = |v: Option<f64>, prec: usize, (l, d, q): (&str, &str, &str)| {
+        let m = if fails(l, d, q) > 0 { '!' } else { ' ' };
+        match v {
+            Some(x) => format!("{x:9.prec$}{m}"),
+            None => format!("{:>9}{m}", if runs(l, d, q).is_some() { "fail" } else { "-" }),
+        }
     };
     let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => format!("{:9.2}", a / b),
-        _ => format!("{:>9}", "-"),
+        (Some(a), Some(b)) if b > 0.0 => format!("{:9.2} ", a / b),
+        _ => format!("{:>9} ", "-"),
     };
     let header = |what: &str| {
         println!("--- {what} ---");
         print!("{:<13}", "driver");
         for q in &qps {
-            print!(" {:>9}", format!("{q} QPs"));
+            print!(" {:>9} ", format!("{q} QPs"));
         }
         println!();
     };
@@ -268,7 +285,7 @@ fn qps_report(csv: &str, outdir: &str) {
         for d in &drivers {
             print!("{d:<13}");
             for q in &qps {
-                print!(" {}", fmt(gbps(l, d, q), 4, runs(l, d, q).is_some()));
+                print!(" {}", fmt(gbps(l, d, q), 4, (l, d, q)));
             }
             println!();
         }
@@ -297,7 +314,7 @@ fn qps_report(csv: &str, outdir: &str) {
             for d in &drivers {
                 print!("{d:<13}");
                 for q in &qps {
-                    print!(" {}", fmt(cpu(l, d, q, kernel), 2, runs(l, d, q).is_some()));
+                    print!(" {}", fmt(cpu(l, d, q, kernel), 2, (l, d, q)));
                 }
                 println!();
             }
@@ -348,10 +365,11 @@ fn qps_report(csv: &str, outdir: &str) {
         .iter()
         .filter_map(|((l, d, q), r)| {
             let n = r.iter().filter(|x| x.gbps.is_none()).count();
-            (n > 0).then(|| format!("  {d} {q} QPs {l}%: {n}"))
+            (n > 0).then(|| format!("  {d} {q} QPs {l}%: {n}/{} failed", r.len()))
         })
         .collect();
     if !failed.is_empty() {
-        println!("\nfailed runs:\n{}", failed.join("\n"));
+        println!("\nFAILED RUNS (cells marked ! have their median over the runs that succeeded):");
+        println!("{}", failed.join("\n"));
     }
 }
