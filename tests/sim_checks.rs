@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The simulator checks of issues 3 and 11 (fixed seeds): the papers' headline effects,
-//! measured by running the real engines in the packet-level simulator, each check one
-//! that tells the schemes apart. Fig. 7's checks run FaSR's testbed ([`fig7::config`]),
-//! each scheme on the NIC it ran on; their goodput is the share of the line rate.
+//! The simulator checks (fixed seeds): the papers' headline effects, measured by running
+//! the real engines in the packet-level simulator, each check one that tells the schemes
+//! apart. Fig. 7's checks run FaSR's testbed ([`fig7::config`]), each scheme on the NIC it
+//! ran on; their goodput is the share of the line rate.
+//!
+//! Tests named `model_...` check the simulator's own model instead (a calibration, a delay
+//! it injects, an accounting that holds by construction): they keep the model honest and
+//! are no evidence about the engines.
 
 #[path = "../sim/engine/mod.rs"]
 mod engine;
@@ -68,14 +72,6 @@ fn fig7c_only_fasr_keeps_92_percent_at_5000_qps_and_1_percent_loss() {
 #[test]
 fn fig7b_lossless_knees_follow_each_schemes_context_size() {
     let g = |s, q| fig7_run(s, q, 0.0);
-    // CX6-style go-back-N: flat up to 256 QPs (the calibrated cache), then a drop.
-    let (gbn256, gbn1k) = (g(Scheme::Gbn, 256), g(Scheme::Gbn, 1024));
-    assert!(
-        gbn256.goodput() >= 0.95,
-        "gbn {:.3} at 256",
-        gbn256.goodput()
-    );
-    assert!(gbn1k.goodput() <= 0.7, "gbn {:.3} at 1024", gbn1k.goodput());
     // IRN: its measured contexts still fit at 2048 QPs, not at 5000.
     let (irn2k, irn5k) = (g(Scheme::Irn, 2048), g(Scheme::Irn, 5000));
     assert_eq!(irn2k.qpc.misses, 0, "irn at 2048 QPs");
@@ -94,7 +90,24 @@ fn fig7b_lossless_knees_follow_each_schemes_context_size() {
 }
 
 #[test]
-fn srnic_trails_fasr_by_its_software_sr_pause() {
+fn model_gbn_knee_is_the_calibrated_cache() {
+    // CX6-style go-back-N: flat up to 256 QPs, then a drop. The cache holds 256 contexts by
+    // calibration, so this checks the model, not go-back-N.
+    let g = |s, q| fig7_run(s, q, 0.0);
+    let (gbn256, gbn1k) = (g(Scheme::Gbn, 256), g(Scheme::Gbn, 1024));
+    assert!(
+        gbn256.goodput() >= 0.95,
+        "gbn {:.3} at 256",
+        gbn256.goodput()
+    );
+    assert!(gbn1k.goodput() <= 0.7, "gbn {:.3} at 1024", gbn1k.goodput());
+}
+
+#[test]
+fn model_srnic_trails_fasr_by_the_pause_the_model_injects() {
+    // SRNIC's receive pipeline pauses for each software SR query because the model makes it
+    // pause: its deficit against FaSR, and how much of it goes with the pause, check that
+    // the pause is modelled as FaSR describes it, not SRNIC's engine.
     for qps in [1, 5000] {
         let fasr = fig7_run(Scheme::Fasr, qps, 0.01).goodput();
         let srnic = fig7_run(Scheme::Srnic, qps, 0.01);
@@ -132,10 +145,6 @@ fn sr_memory_is_measured_from_the_engines() {
         "{irn:?} {fasr:?}"
     );
     assert!(srnic.per_qp_bytes < irn.per_qp_bytes / 4, "{srnic:?}");
-    assert!(srnic.engine_bytes < std::mem::size_of::<engine::SrnicEngine>());
-    // FaSR's pool is counted once; the struct holds at least the paper's accounting.
-    let pool = engine::FasrPool::new().footprint_bytes() as usize;
-    assert!(fasr.shared_bytes >= pool, "{fasr:?} < {pool}");
     // The same values reach the reports.
     let (f, i) = (
         run(&cfg(Scheme::Fasr, 1000, 0.0)),
@@ -184,8 +193,11 @@ fn fasr_fast_path_share_rises_with_qp_count() {
 }
 
 #[test]
-fn fasr_pool_stays_within_its_fixed_size() {
-    // Stress the pool: heavy and bursty loss, lost retransmissions, many QPs.
+fn model_fasr_pool_peaks_stay_within_its_arrays() {
+    // Stress the pool: heavy and bursty loss, lost retransmissions, many QPs. The peaks are
+    // bounded by the pool's arrays by construction and these runs never exhaust it: this
+    // checks the simulator's pool accounting. Exhaustion and the fallback it forces are
+    // tested against the engines in rc_transport.rs and recovery_fasr.rs.
     let mut stress = Vec::new();
     for (qps, loss) in [
         (1, LossModel::Bernoulli(0.05)),
@@ -215,7 +227,8 @@ fn fasr_pool_stays_within_its_fixed_size() {
 }
 
 #[test]
-fn srnic_goodput_falls_as_its_slow_path_delay_grows() {
+fn model_srnic_goodput_falls_as_its_modelled_slow_path_delay_grows() {
+    // The slow path's software latency is a parameter of the model.
     let mut g = Vec::new();
     for delay in [0, 128, 512] {
         let mut c = cfg(Scheme::Srnic, 1, 0.01);
