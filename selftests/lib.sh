@@ -10,6 +10,8 @@ KSFT_SKIP=4
 if [ -f "$HOST_SHARE/settings" ]; then . "$HOST_SHARE/settings"; fi
 QUICK=${RXE_SR_QUICK:-0}
 quick() { [ "$QUICK" = 1 ]; }
+# The Python checks use `assert`: an optimising interpreter would drop them all.
+unset PYTHONOPTIMIZE
 SERVER_IP=10.77.0.1
 
 log() { printf '[g%s %s] %s\n' "$GUEST" "$(date +%T)" "$*"; }
@@ -43,6 +45,20 @@ expect_grep() {
   if printf '%s\n' "$3" | grep -Eq -- "$2"; then log "ok: $1"; else
     printf '%s\n' "$3" | sed 's/^/    | /'
     fail "$1: no match for /$2/"
+  fi
+}
+
+# no_match [-w] PATTERN CMD...: CMD succeeds and no line of its output matches the extended
+# regex PATTERN (-w: as a word). A negative check that cannot pass because CMD failed:
+# returns 1, saying why, when CMD fails or a line matches.
+no_match() {
+  local opt=-qE out
+  [ "$1" = -w ] && { opt=-qwE; shift; }
+  local pat=$1; shift
+  out=$("$@") || { log "no_match: '$*' failed"; return 1; }
+  if grep $opt -- "$pat" <<< "$out"; then
+    printf '%s\n' "$out" | sed 's/^/    | /'
+    return 1
   fi
 }
 
@@ -90,15 +106,19 @@ dmesg_mark() {
   DMESG_MARK="rxe_sr selftest mark $$.$RANDOM.$(date +%s%N)"
   echo "<6>$DMESG_MARK" > /dev/kmsg
 }
+# (Non-zero when dmesg cannot be read: no caller may take that for a clean log.)
 dmesg_since_mark() {
-  dmesg | awk -v m="${DMESG_MARK:-}" 'm != "" && index($0, m) { n = 0; next } { line[++n] = $0 }
+  local all
+  all=$(dmesg) || { echo "dmesg_since_mark: dmesg failed" >&2; return 1; }
+  printf '%s\n' "$all" | awk -v m="${DMESG_MARK:-}" 'm != "" && index($0, m) { n = 0; next } { line[++n] = $0 }
     END { for (i = 1; i <= n; i++) print line[i] }'
 }
 # dmesg_clean: no oops, BUG (soft lockups too), WARNING, RCU stall, hung task, or
 # refcount/leak report since the mark.
 dmesg_clean() {
-  local bad
-  bad=$(dmesg_since_mark | grep -E 'BUG:|WARNING:|Oops|general protection|refcount_t|leak|Call Trace|detected stalls|blocked for more than' || true)
+  local bad log
+  log=$(dmesg_since_mark) || return 1
+  bad=$(printf '%s\n' "$log" | grep -E 'BUG:|WARNING:|Oops|general protection|refcount_t|leak|Call Trace|detected stalls|blocked for more than' || true)
   [ -z "$bad" ] || { printf '%s\n' "$bad" | sed 's/^/    | /'; return 1; }
 }
 

@@ -105,7 +105,7 @@ modes() {
   ip netns add nsb
   if [ "$type" = rxe_sr ]; then
     expect_grep "nsa lists $dev" "^link $dev/1" "$(nsx nsa rdma link show)"
-    rdma link show | grep -q "^link $dev/1" && fail "the initial namespace lists $dev, made from nsa in exclusive mode"
+    no_match "^link $dev/1" rdma link show || fail "the initial namespace lists $dev, made from nsa in exclusive mode"
     [ -e "/sys/class/infiniband/$dev" ] && fail "the initial namespace's sysfs has $dev"
     expect_grep "ibv_devices in nsa lists $dev" "^ +$dev " "$(nsx nsa ibv_devices)"
     log "ok: $type: in exclusive mode a link made from nsa is in nsa only"
@@ -127,7 +127,7 @@ modes() {
     expect_grep "nsa's pingpong server has a QP on $dev" "^link $dev/1 .*comm ibv_rc_pingpong" "$(nsx nsa rdma resource show qp)"
     check "rdma dev set $dev netns nsb, a QP open in nsa" nsx nsa rdma dev set "$dev" netns nsb
     expect_grep "nsb lists $dev" "^link $dev/1" "$(nsx nsb rdma link show)"
-    nsx nsa rdma link show | grep -q "^link $dev/1" && fail "nsa still lists $dev after the move"
+    no_match "^link $dev/1" nsx nsa rdma link show || fail "nsa still lists $dev after the move"
     expect_grep "ibv_devices in nsb lists $dev" "^ +$dev " "$(nsx nsb ibv_devices)"
     nsx nsb rdma resource show qp | grep -q "comm ibv_rc_pingpong" &&
       fail "the QP of nsa's pingpong server outlived the move: $(nsx nsb rdma resource show qp)"
@@ -161,7 +161,7 @@ modes() {
     for _ in $(seq 150); do [ -e /sys/class/net/vxb ] || break; sleep 0.2; done
     [ -e /sys/class/net/vxb ] && fail "nsa not dismantled 30 s after its last process ended"
     sleep 1
-    rdma link show | grep -q "^link $dev/1" && fail "$dev is left after nsa was dismantled"
+    no_match "^link $dev/1" rdma link show || fail "$dev is left after nsa was dismantled"
     [ -e "/sys/class/infiniband/$dev" ] && fail "$dev is in sysfs after nsa was dismantled"
     log "ok: $type: nsa deleted with $dev live and a QP open: the link went with its veth"
   else

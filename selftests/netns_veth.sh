@@ -162,5 +162,5 @@ expect_socks "" 0 "still none in the initial namespace"
 leak_check
 check "rmmod" rmmod rxe_sr
 expect_grep "nothing left at unload" 'objects left: 0 ucontexts, 0 PDs, 0 CQs, 0 MRs, 0 QPs, 0 AHs, 0 SRQs, 0 MWs' "$(dmesg_since_mark)"
-dmesg_since_mark | grep -q "sockets open with no device left" && fail "sockets were left open at unload"
+no_match "sockets open with no device left" dmesg_since_mark || fail "sockets were left open at unload"
 check "no oops or warning in the kernel log" dmesg_clean

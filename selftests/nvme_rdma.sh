@@ -39,11 +39,12 @@ if is_server; then
   # handler_mutex, a connect took them the other way. Exactly that report is accepted;
   # anything else in the log still fails the test. (The test runs last: lockdep is off for
   # the rest of the boot after a report.)
-  if dmesg_since_mark | grep -q 'possible circular locking dependency'; then
-    report=$(dmesg_since_mark | sed -n '/possible circular locking dependency/,/<\/TASK>/p')
+  klog=$(dmesg_since_mark) || fail "the kernel log could not be read"
+  if grep -q 'possible circular locking dependency' <<< "$klog"; then
+    report=$(printf '%s\n' "$klog" | sed -n '/possible circular locking dependency/,/<\/TASK>/p')
     printf '%s\n' "$report" | grep -q 'nvmet_config_sem' && printf '%s\n' "$report" | grep -q 'id_priv->handler_mutex' ||
       fail "a lockdep report other than nvmet's known one"
-    other=$(dmesg_since_mark | sed '/possible circular locking dependency/,/<\/TASK>/d' |
+    other=$(printf '%s\n' "$klog" | sed '/possible circular locking dependency/,/<\/TASK>/d' |
       grep -E 'BUG:|WARNING:|Oops|general protection|refcount_t|leak|Call Trace' || true)
     [ -z "$other" ] || fail "kernel warnings besides nvmet's known lockdep report: $other"
     log "ok: only nvmet's known lockdep report (nvmet_config_sem vs handler_mutex at port removal)"

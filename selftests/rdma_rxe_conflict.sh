@@ -34,7 +34,7 @@ rdma link add sr0 type rxe_sr netdev eth0 2> /tmp/err && fail "rxe_sr took a lin
 log "ok: refused: $(cat /tmp/err)"
 expect_grep "the message names the port's owner" \
   'sr0: UDP port 4791 \(IPv4\) in network namespace net:\[[0-9]+\] is held by .*\[rdma_rxe\]' "$(dmesg_since_mark)"
-rdma link show | grep -qw sr0 && fail "the refused link left a device"
+no_match -w sr0 rdma link show || fail "the refused link left a device"
 
 check "namespace nsc" ip netns add nsc
 check "veth pair vxi (initial namespace) - vxc (nsc)" ip link add vxi type veth peer name vxc
@@ -112,7 +112,7 @@ expect_grep "rxe_sr refuses a link on rxe9's netdev, naming the reason" \
   'vxi already has an RDMA device of another driver' "$(dmesg_since_mark)"
 
 check "rmmod rxe_sr with both drivers' links up" modprobe -r rxe_sr
-rdma link show | grep -qw src && fail "src outlived its module"
+no_match -w src rdma link show || fail "src outlived its module"
 rdma link show rxe9/1 2> /dev/null | grep -q 'state ACTIVE' || { rdma link show; fail "rdma_rxe's rxe9 did not survive rxe_sr's unload"; }
 log "ok: rdma_rxe's rxe9 still registered and ACTIVE after rxe_sr's unload"
 check "rdma link del rxe9" rdma link del rxe9

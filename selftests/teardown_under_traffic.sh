@@ -45,7 +45,7 @@ start=$SECONDS
 timeout 60 $what || fail "$what failed or did not return within 60 s with ib_write_bw running"
 log "ok: $what returned after $((SECONDS - start)) s, without waiting for the application"
 kill -0 $app 2> /dev/null && alive=1 || alive=0
-ibv_devices | grep -qw sr0 && fail "sr0 is still listed"
+no_match -w sr0 ibv_devices || fail "sr0 is still listed"
 qp_holder_stop "$what returned"
 kill -TERM $app 2> /dev/null
 wait $app

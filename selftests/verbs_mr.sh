@@ -3,9 +3,10 @@
 # timeout: 120
 # guests: 1
 # Memory registration through the stock rxe provider (pyverbs): MRs pin user memory and get
-# distinct keys (lkey == rkey, as rdma_rxe); a reused index gets a new key; unsupported or
-# inconsistent access flags and unmappable ranges are refused with an error; nothing is left
-# at unload, also after a process dies holding MRs.
+# distinct keys (lkey == rkey, as rdma_rxe); unsupported or inconsistent access flags and
+# unmappable ranges are refused with an error; nothing is left at unload, also after a
+# process dies holding MRs. (A freed index comes back only after the 2^19 MR indices have
+# cycled, which a test cannot reach here.)
 . "$HOST_SHARE/selftests/lib.sh"
 sr_up
 
@@ -28,12 +29,8 @@ print("registered %d MRs, keys %s" % (len(mrs), ["%#x" % l for l, _ in keys]))
 many = [MR(pd, 8192, LW) for _ in range(200)]
 assert len({m.lkey for m in many} | {l for l, _ in keys}) == 204
 print("200 more MRs, all keys distinct")
-old = many[0].lkey
 for m in many:
     m.close()
-again = MR(pd, 8192, LW)
-assert again.lkey != old, "a freed key came back unchanged"
-print("keys are not reused as they were")
 
 def refused(desc, fn, want):
     try:
@@ -51,7 +48,7 @@ mwb.close()
 # Explicit ODP is offered (verbs_mr_odp.sh); implicit ODP, the whole address space, is not.
 refused("implicit on-demand paging", lambda: MR(pd, 0, LW | e.IBV_ACCESS_ON_DEMAND, implicit=True),
         (errno.EOPNOTSUPP,))
-for m in mrs + [again]:
+for m in mrs:
     m.close()
 pd.close(); ctx.close()
 print("closed")
@@ -62,7 +59,6 @@ printf '%s\n' "$out"
 [ $rc = 0 ] || fail "pyverbs script failed"
 expect_grep "MRs registered with lkey == rkey, distinct" '^registered 4 MRs' "$out"
 expect_grep "200 more, distinct" '^200 more MRs, all keys distinct$' "$out"
-expect_grep "key variants change on reuse" '^keys are not reused as they were$' "$out"
 expect_grep "MW bind access accepted (memory windows)" '^accepted memory-window bind access$' "$out"
 [ "$(printf '%s\n' "$out" | grep -c '^refused')" = 2 ] || fail "not every bad registration was refused as expected"
 printf '%s\n' "$out" | grep -q '^BAD' && fail "a bad registration was accepted or refused wrongly"

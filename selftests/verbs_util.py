@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers the pyverbs selftests share: RoCEv2 GIDs of IPv4 addresses, bringing an RC QP
 # from RESET to RTS towards a peer QP, and the files two sides exchange values through.
-import os, socket, struct, sys, time, zlib
+import glob, os, socket, struct, sys, time, zlib
 try:
     import pyverbs.enums as e
 except ImportError:
@@ -110,7 +110,12 @@ class Share:
             return None
 
     def aborted(self):
-        return os.path.exists(self.path("abort-" + self.other))
+        """The other side gave up, or a guest failed the test this runs in (the runner's
+        abort file, TEST_INDEX)."""
+        if os.path.exists(self.path("abort-" + self.other)):
+            return True
+        t = os.environ.get("TEST_INDEX")
+        return t is not None and bool(glob.glob(os.environ["HOST_SHARE"] + "/sync/abort-t%s.g*" % t))
 
     def get(self, name, secs=600):
         end = time.time() + secs
