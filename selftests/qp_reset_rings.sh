@@ -4,7 +4,8 @@
 # guests: 1
 # Reset empties a QP's rings (IBTA 10.3.1; issue 9, item 5). Two RC QPs on sr0 (loopback):
 # A posts a receive (wr_id 101) and a SEND ("old") that B cannot take (no receive: RNR
-# NAKs, retried forever). A goes to RESET, which completes nothing, and back to RTS at B's
+# NAKs, retried forever; the device's rcvd_rnr_err counts them, and A's SEND has not
+# completed after the first). A goes to RESET, which completes nothing, and back to RTS at B's
 # PSNs. Then A's new SEND ("new") must be the only message B receives, and B's SEND back
 # must land in the receive A posted after the reset (wr_id 102), not the one before it.
 # Also: a modify_qp whose IB_QP_CUR_STATE disagrees with the QP's state is refused.
@@ -47,6 +48,10 @@ def send(qp, mr, off, text, wr_id):
 def recv(qp, mr, off, wr_id):
     qp.post_recv(RecvWR(wr_id=wr_id, num_sge=1, sg=[SGE(mr.buf + off, 64, mr.lkey)]))
 
+def rnr_naks():
+    with open("/sys/class/infiniband/sr0/ports/1/hw_counters/rcvd_rnr_err") as f:
+        return int(f.read())
+
 def wait(cq, n, secs=20):
     got, end = [], time.time() + secs
     while len(got) < n and time.time() < end:
@@ -58,9 +63,14 @@ def wait(cq, n, secs=20):
 up(qa, qb.qp_num, 0x100, 0x200)
 up(qb, qa.qp_num, 0x200, 0x100)
 recv(qa, mra, 2048, 101)
+rnr0 = rnr_naks()
 send(qa, mra, 0, b"old", 1)
-time.sleep(0.5)
-assert wait(cqa, 1, 0.2) == [], "the SEND completed without a receive"
+end = time.time() + 20
+while rnr_naks() == rnr0 and time.time() < end:
+    time.sleep(0.01)
+assert rnr_naks() > rnr0, "no RNR NAK for a SEND to a QP without a receive"
+assert cqa.poll(1)[0] == 0, "the SEND completed without a receive"
+print("A's SEND drew an RNR NAK and did not complete")
 a = QPAttr(); a.qp_state = e.IBV_QPS_RESET
 qa.modify(a, e.IBV_QP_STATE)
 print("A reset with a SEND outstanding and a receive posted")

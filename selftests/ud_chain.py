@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # ud_post_list.sh's second half: one ibv_post_send of a chain of N UD SENDs (all signaled)
 # to a QP number nobody owns on the peer. The send path sends at most a budget of them in
-# the caller's context and leaves the rest to the QP's work, so the kernel CPU time the
-# call itself uses (this thread's system time) must be a small part of the time the whole
-# chain takes to complete; rxe_sr used to send all N inside the call. All N must complete.
+# the caller's context and leaves the rest to the QP's work, which the device counts
+# (ud_send_deferred must move); rxe_sr used to send all N inside the call. All N must
+# complete, successfully. The kernel CPU time the call itself used (this thread's system
+# time) against the chain's is printed, not checked: it depends on the host's speed.
 #   ud_chain.py DEV GID_INDEX PEER_IPV4 N
 import os, resource, sys, time
 import pyverbs.device as d
@@ -37,6 +38,14 @@ for i in reversed(range(n)):
     wrs.append(w)
     nxt = w
 stime = lambda: resource.getrusage(resource.RUSAGE_THREAD).ru_stime
+
+
+def deferred():
+    with open("/sys/class/infiniband/%s/ports/1/hw_counters/ud_send_deferred" % dev) as f:
+        return int(f.read())
+
+
+d0 = deferred()
 t0, s0 = time.monotonic(), stime()
 qp.post_send(nxt)
 t_post, s_post = time.monotonic() - t0, stime() - s0
@@ -52,9 +61,10 @@ ok = sum(1 for w in got if w.status == e.IBV_WC_SUCCESS)
 ids = sorted(w.wr_id for w in got)
 print("chain of %d: post_send returned after %.3f s, %.3f s of it system time in this thread; "
       "all %d completions (%d successful) after %.3f s" % (n, t_post, s_post, len(got), ok, t_all))
+handed = deferred() - d0
+print("ud_send_deferred moved by %d" % handed)
 if ok != n or ids != list(range(n)):
     sys.exit("not every request completed successfully")
-if s_post > 0.05 and s_post > t_all / 4:
-    sys.exit("post_send used %.3f s of kernel time of the chain's %.3f s: it sent the chain itself"
-             % (s_post, t_all))
+if handed < 1:
+    sys.exit("ud_send_deferred did not move: the call sent the whole chain itself")
 print("ok: post_send handed the chain to the QP's work; every request completed")

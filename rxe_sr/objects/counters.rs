@@ -148,10 +148,13 @@ pub(crate) enum Counter {
     /// SR-format request packets at or past RCV-NXT + the SR window (512 PSNs), which no
     /// requester has outstanding: dropped unrecorded (rxe_sr's).
     SrOutOfWindow = 54,
+    /// Runs of a UD QP's send path (the caller's doorbell, or the QP's work) that met
+    /// their budget of requests and left the rest of the ring to the QP's work (rxe_sr's).
+    UdSendDeferred = 55,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 55;
+pub(crate) const COUNT: usize = 56;
 
 /// Statistics read from the device's SR pools when asked (not counters), after the
 /// counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use now), `sr_pool_units_peak` (most FaSR SR-pool units in use at once), `sr_pool_blocks` (FaSR bitmap blocks in use now), `sr_pool_blocks_peak` (most FaSR bitmap blocks in use at once), `sr_pool_exhaustions` (FaSR pool allocations that failed), `melo_pool_blocks` (MELO bits blocks in use now), `melo_pool_blocks_peak` (most MELO bits blocks in use at once), `melo_pool_exhaustions` (MELO pool allocations that failed), `inflight_psns` (PSNs in flight across the device's RC requesters now: admitted by the in-flight budget and not yet acknowledged), `inflight_waiters` (QPs waiting for room now).
@@ -214,6 +217,7 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"sr_early_rnr",
     c"sr_early_refused",
     c"sr_out_of_window",
+    c"ud_send_deferred",
     c"sr_pool_units",
     c"sr_pool_units_peak",
     c"sr_pool_blocks",

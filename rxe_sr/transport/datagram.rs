@@ -70,6 +70,7 @@ pub(crate) fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>
         if budget == 0 {
             // The rest from the QP's work, after others had their turn: one doorbell on a
             // ring of up to 2^20 requests must not hold the CPU and the QP lock meanwhile.
+            dev.counters().inc(Counter::UdSendDeferred);
             ctx.qp.timer().kick();
             break;
         }
