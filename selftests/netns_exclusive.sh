@@ -3,7 +3,7 @@
 # timeout: 660
 # guests: 1
 # The RDMA subsystem's netns modes with rxe_sr (issue 14, item 1), in one guest, beside
-# rdma_rxe; what the README says of them:
+# rdma_rxe; what Documentation/features.md says of them:
 # - shared (the default): a link made in namespace nsa is visible from nsa and from the
 #   initial namespace; moving it (`rdma dev set DEV netns nsa`) is refused, as the core
 #   refuses every move in shared mode. Both drivers alike.
@@ -167,7 +167,7 @@ modes() {
   else
     expect_grep "the initial namespace lists $dev" "^link $dev/1" "$(rdma link show)"
     nsx nsa rdma link show | grep -q "^link $dev/1" \
-      && fail "nsa lists $dev in exclusive mode: the README says it does not"
+      && fail "nsa lists $dev in exclusive mode: Documentation/features.md says it does not"
     log "ok: $type: in exclusive mode a link made from nsa is in the initial namespace only"
     out=$(rdma dev set "$dev" netns nsb 2>&1) && fail "moving $dev to nsb was accepted"
     expect_grep "$type: the move is refused as not supported" 'Operation not supported' "$out"

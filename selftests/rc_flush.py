@@ -15,7 +15,7 @@
 #   3. FLUSHes to persistence, which the MR does not grant: the completion must be a
 #      remote access error.
 # With "noflush" this side sends no FLUSH (steps 1 and 3 without them): rdma_rxe (6.12)
-# drops every FLUSH that carries the IBTA ICRC, rxe_sr's among them (README, FLUSH).
+# drops every FLUSH that carries the IBTA ICRC, rxe_sr's among them (Documentation/features.md, FLUSH).
 # Prints "flush: OK" and exits 0 when every check passed.
 import os, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

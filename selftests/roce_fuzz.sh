@@ -10,7 +10,7 @@
 # (rc_verify.py) over new QPs on the same devices passes, the kernel log has no oops,
 # warning, KASAN or lockdep report, and unload finds no object left.
 # RXE_SR_FUZZ_SEED picks the mutations (default 1; scheme k uses SEED + k); the long mode is
-# RXE_SR_FUZZ_PACKETS=1000000 (see README).
+# RXE_SR_FUZZ_PACKETS=1000000 (see Documentation/testing.md, long modes).
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 # make test runs it once, with g1 on the KASAN + lockdep kernel and g2 on the test kernel

@@ -8,7 +8,7 @@
 //! switch that direction to the SR format ([`sr_ext`](crate::proto::wire::sr_ext)) and to
 //! the scheme's engine ([`recovery`](crate::proto::recovery)); a responder takes the SR
 //! format from the first TVer = 1 request after it echoed the offer, and only inside its
-//! window (Documentation/sr-format.md). Either switch happens mid-stream: the engine
+//! window (Documentation/sr-wire-format.md). Either switch happens mid-stream: the engine
 //! starts where the standard go-back-N left off (UNACK and the send frontier, or ePSN).
 //!
 //! The feedback an engine asks for travels as an SR-format ACKNOWLEDGE:

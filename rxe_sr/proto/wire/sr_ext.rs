@@ -29,7 +29,7 @@
 //!
 //! What each end may do with these headers (the SR format is adopted only after the
 //! offer's echo, nothing outside `[RCV-NXT, RCV-NXT + 512)` changes any state, every NAK
-//! carries RCV-NXT) is stated in Documentation/sr-format.md.
+//! carries RCV-NXT) is stated in Documentation/sr-wire-format.md.
 //!
 //! # Layouts
 //!

@@ -6,7 +6,7 @@
 //! RCV-NXT), and every request packet in the SR window from it is offered to the engine,
 //! which answers `Deliver` (place it now, wherever it falls) or `Drop`, moves RCV-NXT with
 //! `Advance`, and asks for feedback (ACK, SACK, FNACK, hole lists), sent as SR-format
-//! ACKNOWLEDGEs at once. (Documentation/sr-format.md states the rules.)
+//! ACKNOWLEDGEs at once. (Documentation/sr-wire-format.md states the rules.)
 //!
 //! - RDMA WRITE: each packet carries the RETH of its own bytes; the R_Key, rights and
 //!   bounds are checked for every packet before the engine sees it, so a refused packet is
