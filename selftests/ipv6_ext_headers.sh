@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 150
-# IPv6 RoCEv2 packets with extension headers (issue 9, item 11). Both guests take an IPv6
+# IPv6 RoCEv2 packets with extension headers. Both guests take an IPv6
 # address (fd00:77::N); g2 forges three UD SENDs to a UD QP on g1's sr0 from a plain UDP
 # socket (roce_v6_ext.py): one without extension headers (the control), one with a
 # destination options header, one with hop-by-hop and destination options headers. All

@@ -3,7 +3,7 @@
 # timeout: 90
 # guests: 1
 # What kernel ULPs (nvme-rdma, iser, rds, smc) rely on, through the kernel verbs: the test
-# module selftests/kmod/rxe_sr_ulp_test.ko checks, on sr0 (issue 9, items 4 and 11):
+# module selftests/kmod/rxe_sr_ulp_test.ko checks, on sr0:
 #  - flush: an RC QP in Error completes every work request it holds, in order: with 8 SENDs
 #    outstanding (the first fails with RNR_RETRY_EXC_ERR) and 4 receives posted, all 12
 #    complete (1 error, 11 WR_FLUSH_ERR), none is lost;
@@ -16,7 +16,7 @@
 #  - ah: kernel AHs count against max_ah (the next one is refused);
 #  - mcast: max_mcast_qp_attach UD QPs attach to one multicast group, the next is refused;
 #  - cq_busy: destroying a CQ that a QP still uses is refused (-EBUSY, by the verbs core, as
-#    for any driver: issue 13, item 3), and the CQ keeps working (a SEND completes on it).
+#    for any driver), and the CQ keeps working (a SEND completes on it).
 # The limits are read from the device's attributes.
 . "$HOST_SHARE/selftests/lib.sh"
 ko=$HOST_SHARE/ko/$(uname -r)/rxe_sr_ulp_test.ko

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 300
 # guests: 1
-# The leak check can fail (issue 13, item 3): with kmemleak running (the debug kernel's
+# The leak check can fail: with kmemleak running (the debug kernel's
 # kmemleak pass), the test module leaks 3 objects on purpose (insmod rxe_sr_ulp_test.ko
 # leak=3) between leak_begin and leak_check; leak_check must fail, count at least those 3
 # and name the function that made them. Without kmemleak it skips, except in a pass that

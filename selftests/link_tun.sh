@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 420
 # guests: 1
-# rxe_sr links on layer-3 netdevs (issue 14, item 2), in one guest: namespaces nsa and nsb,
+# rxe_sr links on layer-3 netdevs, in one guest: namespaces nsa and nsb,
 # each with a tun device (tna, tnb: no MAC address, no neighbour resolution) whose IP
 # packets tun_relay.py copies to the other, and an rxe_sr link on each.
 # - Both links come up ACTIVE, with node GUIDs that are nonzero and differ.

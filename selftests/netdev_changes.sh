@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 420
-# A link's netdev changing under it (issue 14, item 3), in one guest: namespaces nsa and
+# A link's netdev changing under it, in one guest: namespaces nsa and
 # nsb joined by a veth pair (vxa, vxb), an rxe_sr link on each.
 # - While msg_check.py exchanges 3000 messages of 2 KiB each way (2000 in quick mode), every
 #   byte checked, over an RC QP with ibv_rc_pingpong's settings (ACK timeout 67 ms, 7

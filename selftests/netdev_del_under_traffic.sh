@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 360
-# The netdev under a device deleted while RC traffic runs (issue 13, item 3). The test bed
+# The netdev under a device deleted while RC traffic runs. The test bed
 # needs eth0, so sr1 is bound to an active-backup bond enslaving it; ib_write_bw runs
 # between the guests over sr1 and g1 deletes bond0 under it. The unregister notifier
 # queues sr1's removal; rxe_sr has disassociate_ucontext, so the verbs core does not wait

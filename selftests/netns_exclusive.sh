@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 660
 # guests: 1
-# The RDMA subsystem's netns modes with rxe_sr (issue 14, item 1), in one guest, beside
+# The RDMA subsystem's netns modes with rxe_sr, in one guest, beside
 # rdma_rxe; what Documentation/features.md says of them:
 # - shared (the default): a link made in namespace nsa is visible from nsa and from the
 #   initial namespace; moving it (`rdma dev set DEV netns nsa`) is refused, as the core

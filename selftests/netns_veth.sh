@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 420
-# rxe_sr links in network namespaces (issue 14, item 1), in one guest: namespaces nsa and
+# rxe_sr links in network namespaces, in one guest: namespaces nsa and
 # nsb joined by a veth pair, an rxe_sr link in each.
 # - UDP 4791 (IPv4 and IPv6) is bound in a namespace exactly while it has an rxe_sr link
 #   (`ss -ulna` in it): none at load, not even in the initial namespace; opened with the
@@ -83,7 +83,7 @@ for v in 4 6; do
   log "ok: ibv_rc_pingpong and msg_check over IPv$v, 200 x 4096 B each way checked"
 done
 
-# Port counters (issue 14, item 5): what one end sent the other received, in IBTA units
+# Port counters: what one end sent the other received, in IBTA units
 # (data in 4-octet words); the veth loses nothing and the traffic is over (the last ACKs
 # given a moment to be taken in).
 sleep 1

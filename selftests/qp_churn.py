@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Object lifetimes under traffic (issue 13, item 3), one side of a pair of guests.
+"""Object lifetimes under traffic, one side of a pair of guests.
 
 usage: qp_churn.py ROLE(a|b) DEV GID_INDEX PEER_IP TAG ROUNDS QPS
 

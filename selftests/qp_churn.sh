@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 900
-# Object lifetimes under traffic and loss (issue 13, item 3), under every recovery scheme
+# Object lifetimes under traffic and loss, under every recovery scheme
 # (quick mode: fasr, 25 rounds of 20): qp_churn.py makes and tears down 1000 RC QPs on
 # each guest (25 rounds of 40) with 5% loss on the link, so that retransmission timers are armed when the QPs go: each QP has two WRITEs and
 # a READ in flight when it is destroyed (at once, after its first completion, or after

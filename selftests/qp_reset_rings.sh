@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
 # guests: 1
-# Reset empties a QP's rings (IBTA 10.3.1; issue 9, item 5). Two RC QPs on sr0 (loopback):
+# Reset empties a QP's rings (IBTA 10.3.1). Two RC QPs on sr0 (loopback):
 # A posts a receive (wr_id 101) and a SEND ("old") that B cannot take (no receive: RNR
 # NAKs, retried forever; the device's rcvd_rnr_err counts them, and A's SEND has not
 # completed after the first). A goes to RESET, which completes nothing, and back to RTS at B's

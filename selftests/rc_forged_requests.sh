@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 240
-# Forged RC requests (issue 9, items 1 and 3). g2 connects an RC QP to g1's, READs from it,
+# Forged RC requests. g2 connects an RC QP to g1's, READs from it,
 # then forges requests at g1's QP from a plain UDP socket (roce_forge.py):
 #  - 40 duplicate READ requests 1000+ PSNs back, with g1's valid R_Key and range: g1 sends
 #    no response (sent_pkts does not move) and counts each in dup_rd_atomic_dropped

@@ -31,7 +31,7 @@ if is_client; then
   positive "$v" || fail "ib_write_bw -q $qps: no bandwidth"
   log "ok: ib_write_bw -q $qps, TX depth 128 (a CQ of $((128 * qps)) entries): $v Gb/s"
 fi
-# The same QPs at 1% loss on both guests' egress (issue 13, item 4), also -Q 10 (with
+# The same QPs at 1% loss on both guests' egress, also -Q 10 (with
 # cq_mod 100, 1 run in 8 here waited forever: the send CQ held 1999 completions, 1312
 # polled, the waiting QP's among the rest).
 v=$(PERF_ITERS=130 PERF_SIZE=64 perftest_pair sr0 ib_write_bw 1 "$loss_secs" -q "$qps" -Q 10) ||

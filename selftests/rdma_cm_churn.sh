@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 420
-# rdma-cm connections opened and closed by the thousand (issue 13, item 3: rdma_rxe users
+# rdma-cm connections opened and closed by the thousand (rdma_rxe users
 # saw a device stop answering after about 1000): rdma-core's cmtime, unmodified, g2
 # connecting to g1 over sr0 (RC QPs through the CM's MADs on QP1, then disconnected and
 # destroyed), 2 rounds of 1000 connections (200 in quick mode); every round must finish,

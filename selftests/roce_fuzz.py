@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-# The remote-input fuzzer (issue 13, item 1), one side of roce_fuzz.sh:
+# The remote-input fuzzer, one side of roce_fuzz.sh:
 #   roce_fuzz.py a|b DEV GID_INDEX PEER_IPV4 TAG PACKETS SEED PROBE_GID_INDEX PROBE_PEER [CHECK_EVERY]
 # Both sides open the same QPs: a probe RC pair (the pacing barrier, never a target; on b
 # it runs from a second address, 10.77.0.4), then the targets: an RC pair, a UC pair and a

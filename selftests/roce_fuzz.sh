@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 1500
-# The remote-input fuzzer (issue 13, item 1) against a live device under every recovery=
+# The remote-input fuzzer against a live device under every recovery=
 # scheme: roce_fuzz.py captures real RC/UC/UD traffic (SR format under an SR scheme), then
 # g2 forges RXE_SR_FUZZ_PACKETS (default 100000) mutated datagrams at g1's UDP port 4791
 # with a correct ICRC, paced by probe WRITEs so that g1's receive work parses every one.

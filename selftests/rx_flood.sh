@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 180
-# A flood at the RoCEv2 port (issue 13, item 5): g2 sends 1000-byte UDP datagrams of zeros
+# A flood at the RoCEv2 port: g2 sends 1000-byte UDP datagrams of zeros
 # to g1's port 4791 as fast as it can for 10 s. Every datagram that reaches the device is
 # counted on arrival (rcvd_pkts) and dropped and counted (rcvd_dropped: none parses).
 # Meanwhile g1 runs a SCHED_FIFO busy loop for 6 s, and three at nice -20 beside it: the

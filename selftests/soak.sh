@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 900
-# Soak (issue 13, item 4): rc_verify.py (SEND, WRITE with and without immediate, READ and
+# Soak: rc_verify.py (SEND, WRITE with and without immediate, READ and
 # atomics both ways at once, every byte checked) over and over between the guests at 5%
 # loss under fasr (RXE_SR_RECOVERY picks another scheme) for RXE_SR_SOAK_SECS seconds
 # (default 60, quick mode 30; the long mode is 600: `RXE_SR_SOAK_SECS=600 bash scripts/vm-test soak.sh`).

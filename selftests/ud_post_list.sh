@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 300
-# A long chain of UD sends behind one doorbell (issue 9, item 6): perftest ib_send_bw over
+# A long chain of UD sends behind one doorbell: perftest ib_send_bw over
 # UD with --post_list 256 (each ibv_post_send call queues 256 work requests, rung once).
 # rxe_sr sends at most 64 per call and hands the rest to the QP's work, so the caller and
 # the device's receive path are not held for the whole chain. perftest must run to its end

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 180
 # guests: 1
-# A hostile user-space writer (issue 13, item 2). Two RC QPs on sr0 (loopback, recovery=fasr).
+# A hostile user-space writer. Two RC QPs on sr0 (loopback, recovery=fasr).
 # While A posts RDMA WRITEs and SENDs through the stock provider, a second thread of the same
 # process rewrites A's shared rings, found as the process's uverbs mappings: the SQ's
 # producer and consumer indices, its WQEs (opcodes, flags, lengths, SGE counts and entries,

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 180
 # guests: 1
-# Exhaustion of the device's object limits (issue 13, item 5), through the stock rxe
+# Exhaustion of the device's object limits, through the stock rxe
 # provider (pyverbs, each guest on its own): rxe_sr loaded with max_objects=N reports
 # max_qp, max_cq, max_srq, max_pd, max_mr, max_mw and max_ah of N; each kind is created until
 # the device refuses one, which must be exactly at its limit (less what already exists,

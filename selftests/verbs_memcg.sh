@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
 # guests: 1
-# Ring memory is charged to the caller's memory cgroup (issue 9, item 10): a process in
+# Ring memory is charged to the caller's memory cgroup: a process in
 # its own cgroup creates a QP whose send and receive rings hold 16384 WQEs of 32 SGEs each
 # (at least 16 MiB), then a CQ of 32767 entries; memory.current must rise by at least the
 # SGE arrays' size while they exist, and fall back once they are destroyed. (Charged

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 180
 # guests: 1
-# MRs over huge pages (issue 14, item 6), in one guest: with 2 MiB huge pages reserved
+# MRs over huge pages, in one guest: with 2 MiB huge pages reserved
 # (hugetlbfs), two 4 MiB MRs on MAP_HUGETLB memory (pyverbs' IBV_ACCESS_HUGETLB), and an RC
 # QP pair on sr0 looped back to itself. RDMA WRITEs and READs of 64 KiB that cross the 2 MiB
 # huge-page boundary in the middle of each MR, and a SEND into a receive buffer that does,

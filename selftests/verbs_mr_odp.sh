@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 420
 # guests: 1
-# On-demand paging MRs (issue 14, item 6), in one guest, on sr0 looped back to itself:
+# On-demand paging MRs, in one guest, on sr0 looped back to itself:
 # - the device reports explicit ODP (rc: send, recv, write, read, atomic, SRQ recv);
 # - registering 1 MiB ODP MRs pins nothing (VmPin unchanged, while a pinned MR of the same
 #   size adds 1024 kB) and faults nothing in (mincore: no page resident);

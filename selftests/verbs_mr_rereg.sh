@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 180
 # guests: 1
-# Reregistering an MR in place (issue 14, item 6: rereg_user_mr), over an RC QP pair on sr0
+# Reregistering an MR in place (rereg_user_mr), over an RC QP pair on sr0
 # looped back to itself. rdma-core's rxe provider has no ibv_rereg_mr, so the command goes
 # to the kernel as uverbs' REREG_MR (verbs_util.rereg_mr); the MR keeps its keys.
 # - Access: an MR without remote write refuses an RDMA WRITE (remote access error); given

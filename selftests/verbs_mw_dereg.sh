@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
 # guests: 1
-# Memory windows keep their region (issue 9, item 9): an MR with a bound window cannot be
+# Memory windows keep their region: an MR with a bound window cannot be
 # deregistered (EBUSY; rdma_rxe refuses too), for a type 1 window bound with ibv_bind_mw
 # and a type 2 window bound by a BIND_MW work request; once the window is unbound (type 1:
 # a bind of length 0) or invalidated (type 2: LOCAL_INV), deregistration succeeds. Two RC

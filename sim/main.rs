@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Packet-level simulator over rxe_sr's recovery engines (issue 3).
+//! Packet-level simulator over rxe_sr's recovery engines.
 //!
 //! `sim --csv` prints one row per (scheme, qps, loss); without `--csv` a readable table and
 //! a PNG plot of goodput vs loss per scheme (`--png PATH`, default `sim-goodput.png`).

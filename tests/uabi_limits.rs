@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Device-wide object limits (issue 9, item 10): what the device reports as max_pd, max_cq,
+//! Device-wide object limits: what the device reports as max_pd, max_cq,
 //! max_srq and max_ah is what it lets a user create; the page sizes `map_mr_sg` accepts are
 //! those page_size_cap reports.
 

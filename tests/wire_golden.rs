@@ -545,7 +545,7 @@ fn dest_gid_maps_ipv4_and_keeps_ipv6() {
     assert_eq!(d.src_gid().to_vec(), v6[8..24].to_vec());
 }
 
-/// The source GID a connected QP's packets are checked against (issue 9.3): the IPv4
+/// The source GID a connected QP's packets are checked against: the IPv4
 /// source, mapped.
 #[test]
 fn src_gid_maps_the_ipv4_source() {
