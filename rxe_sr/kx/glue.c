@@ -1031,12 +1031,11 @@ void rxe_sr_glue_xa_unlock(struct xarray *xa)
  * Receive queues whose work last stopped at its budget with datagrams left. While there is
  * none, all of the driver's work runs on system_highpri_wq, ahead of a busy-polling
  * application as the softirq that runs rdma_rxe's receive path would be (at normal
- * priority, ACKs waited behind ib_write_bw's polling: 0.083 Gb/s against 0.15). While there
- * is one, all of it runs at normal priority, as softirq hands a sustained load to
- * ksoftirqd: a flood at port 4791 then shares the CPU with user space instead of starving
- * it (a KASAN guest's fuzzer, at nice 0, had 9% of the CPU while awake), and no work of the
+ * priority, ACKs wait behind the application's polling). While there is one, all of it
+ * runs at normal priority, as softirq hands a sustained load to ksoftirqd: a flood at port
+ * 4791 then shares the CPU with user space instead of starving it, and no work of the
  * driver's starves another from a higher priority (receive at normal priority behind QP
- * work at nice -20 left 964 of 1000 QPs out of retries). Module-wide, as ksoftirqd is per
+ * work at a higher one left most QPs out of retries). Module-wide, as ksoftirqd is per
  * CPU, not per device.
  */
 static atomic_t rxe_sr_backlogs = ATOMIC_INIT(0);
@@ -1152,8 +1151,7 @@ void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx, bool (*fn)(void *owner), void *ow
 	skb_queue_head_init(&rx->q);
 	/*
 	 * At normal priority the receive work goes to an unbound worker of its own, not behind
-	 * every QP's work in system_wq's queue (one run: ib_write_bw over 1000 QPs at 1% loss
-	 * under fasr, 0.195 Gb/s against 0.17 there, medians of 4).
+	 * every QP's work in system_wq's queue (it kept more goodput with many QPs under loss).
 	 */
 	rxe_sr_work_init(&rx->work, system_unbound_wq, rxe_sr_rx_run, rx);
 	rx->backlog = false;

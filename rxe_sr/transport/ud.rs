@@ -4,7 +4,7 @@
 //! acknowledgement, no retransmission: a UD send completes once the packet is handed to the
 //! IP layer. Responder side: the GRH area and the message are scattered into the receive
 //! WQE's buffers. The QP and ring handling around both is in
-//! ffi/qp/datagram.rs.
+//! transport/datagram.rs.
 
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::prelude::*;

@@ -4,11 +4,11 @@
 //!
 //! Each QP's own window bounds what one QP has out, but nothing bounded their sum: a
 //! thousand QPs each with a window's worth out queue that many packets in front of the
-//! peer. On the test bed that overran the host's queue toward the receiving guest (about 9%
-//! of a 1000-QP ib_write_bw lost, with no loss set), and with a queue long enough it stretched
-//! every round trip instead, so that each loss stayed in recovery longer and more recoveries
-//! overlapped: FaSR's shared pool, which the paper sizes for the losses in one network BDP
-//! of traffic (the NIC's congestion control keeps what is in flight near that), ran out.
+//! peer. That overran the queue in front of the receiver (many packets lost with no loss
+//! set), and with a queue long enough it stretched every round trip instead, so that each
+//! loss stayed in recovery longer and more recoveries overlapped: FaSR's shared pool, which
+//! the paper sizes for the losses in one network BDP of traffic (the NIC's congestion
+//! control keeps what is in flight near that), ran out.
 //! The budget keeps the device's in-flight PSNs near a BDP, as congestion control would in
 //! front of a real NIC; it does not react to loss (random loss is not congestion).
 //!

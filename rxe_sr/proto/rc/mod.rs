@@ -316,15 +316,13 @@ pub const MAX_UNACKED_PSNS: u32 = 128;
 /// PSNs the requester lets be outstanding once the peer agreed to the SR format. A hole at
 /// UNACK is repaired by resending it alone while new packets keep flowing, so the window
 /// must cover the round trip of that repair as well as the path's own: with only
-/// [`MAX_UNACKED_PSNS`] (about one round trip of the emulated guests) every loss stalled
-/// the sender until its resend was acknowledged. Every engine's receiver tracks at least
-/// this many PSNs past RCV-NXT (IRN's and SRNIC's bitmaps; FaSR's and MELO's shared pools,
-/// which fall back to go-back-N when they run out).
+/// [`MAX_UNACKED_PSNS`] every loss stalled the sender until its resend was acknowledged.
+/// Every engine's receiver tracks at least this many PSNs past RCV-NXT (IRN's and SRNIC's
+/// bitmaps; FaSR's and MELO's shared pools, which fall back to go-back-N when they run out).
 pub const SR_MAX_UNACKED_PSNS: u32 = 512;
 
 /// PSNs a FaSR requester lets be in flight past the highest PSN known received (see
 /// `Requester::pipe_full`) unless the module parameter `sr_pipe_psns` says otherwise:
-/// twice the standard window. In the guests, WRITEs went as fast with 128 as with 256 or
-/// 512, but SENDs (acknowledged later than WRITEs) went markedly faster with 256 than with
-/// 128 (the commit that set it has the figures).
+/// twice the standard window. WRITEs gain nothing from more than 128, but SENDs,
+/// acknowledged later than WRITEs, go markedly faster with 256.
 pub const SR_PIPE_PSNS: u32 = 256;

@@ -28,11 +28,11 @@
 //!   that answers nothing at all (it may drop packets with reserved bits set) is sent plain
 //!   requests after [`RequesterCaps::MAX_UNANSWERED_PROBES`] probe timeouts, and the first
 //!   response still decides: the echo of a marked request from a peer that was only slow
-//!   (a KASAN guest under loss or behind the in-flight budget), or the plain answer of a
-//!   peer that dropped the marked ones. Timeouts alone never decide (when they did, on the
-//!   KASAN kernel 37 of a perftest's 50 QPs toward an rxe_sr peer running the same scheme
-//!   ended standard). A peer whose own requests carry our capability (or are already in
-//!   the SR format) runs our scheme: the requests to it stay marked.
+//!   (under loss or behind the in-flight budget), or the plain answer of a peer that
+//!   dropped the marked ones. Timeouts alone never decide (when they did, a slow peer
+//!   running the same scheme often ended standard). A peer whose own requests carry our
+//!   capability (or are already in the SR format) runs our scheme: the requests to it stay
+//!   marked.
 //! - Responder side ([`ResponderCaps`]), stateless: every response is sent in the format of
 //!   the request it answers. A TVer = 0 request carrying exactly our capability is answered
 //!   with our capability echoed in Resv7; a TVer = 1 request gets TVer = 1 responses; any

@@ -151,9 +151,8 @@ pub(super) struct LossProbe {
     /// microseconds; 0 before a sample. A resend (a READ repair is served ahead of the
     /// responses queued at the responder) and UNACK itself (everything older answered)
     /// wait behind no queue of requests; the requester's RTT estimate measures a new
-    /// READ's first response, behind up to max_rd_atomic READs' responses (~26 ms at
-    /// ib_read_bw's 16 x 64 KiB in the guests), and would make each probe nearly as late
-    /// as the timeout.
+    /// READ's first response, behind up to max_rd_atomic READs' responses, and would make
+    /// each probe nearly as late as the timeout.
     resend_srtt: u64,
     resend_rttvar: u64,
     /// The least round trip measured (of a new request or a resend), microseconds; 0
@@ -271,11 +270,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     ///
     /// Choice (Karn's backoff, for the probes): a probe met by silence says the path or the
     /// responder is slower than the bound, not that the resend was lost (evidence of that,
-    /// a later packet SACKed or answered, resends at once: `check_lost_resend`). On the
-    /// KASAN kernel, MELO probes that went on firing at the bound while the responder was
-    /// busy each went back over hundreds of resends, faster than they drained, until the
-    /// QP died of retransmission timeouts (a slow host on the host harness: 380607 resends
-    /// and 85 timeouts in 11 runs of 200 WRITEs before, see that test for after).
+    /// a later packet SACKed or answered, resends at once: `check_lost_resend`). Probes
+    /// firing on at the bound at a busy responder resent faster than it drained, until the
+    /// QP died of retransmission timeouts.
     pub(super) fn una_probe_us(&self) -> Option<u64> {
         let shift = self.probe.silent_probes;
         self.probe_us().map(|t| t.saturating_mul(1u64 << shift))
@@ -316,13 +313,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// measured (at least [`PROBE_MIN_US`]): the pipe drained, and what is outstanding was
     /// lost. Once per silence.
     ///
-    /// Choice: in ib_read_bw at 5% loss (16 READs of 64 KiB in flight, the guests) the
-    /// stream went quiet about every 50 ms: a READ answered ahead of an older one still
-    /// missing a response keeps its max_rd_atomic place (recount_rd_atomic), so once the
-    /// repair of that response was lost, every READ in flight was answered and nothing
-    /// more came. The probe bound for a resend, four deviations above a round trip that
-    /// queues behind up to 16 READs' responses, was ~25 ms then; an empty pipe answers in
-    /// about the least round trip.
+    /// Choice: once the repair of a READ response is lost, the READs after it are answered
+    /// (each keeps its max_rd_atomic place, recount_rd_atomic) and then nothing more comes.
+    /// The probe bound for a resend is set by round trips queued behind READs' responses,
+    /// while an empty pipe answers in about the least round trip.
     fn silence_deadline(&self) -> Option<u64> {
         if !self.sr_active()
             || self.probe.min_rtt == 0
@@ -372,15 +366,11 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// responder dropped behind a lost resend of it ([`ReqSr::mark_una_again`]).
     ///
     /// Choice: a probe asks for UNACK's run only, never for the READs and atomics after it
-    /// that have no response yet. Those may be queued at the responder rather than lost:
-    /// in the guests a lossless ib_read_bw (100 READs of 64 KiB in flight) paused longer
-    /// than the probe bound, and asking again for every unanswered READ had the responder
-    /// serve the whole window twice, then again at the next probe, until the QP died of
-    /// retransmission timeouts. Were they dropped behind a lost request at UNACK (the
-    /// responder runs them only at RCV-NXT), its sequence-error NAK has them all sent
-    /// again at once; were that NAK lost too, each goes again at a stall probe of its own
-    /// once UNACK reaches it (READ requests lost with the NAK they drew: at 5% loss on the
-    /// host, the longest of 236 runs of 24 READs took 30 ms instead of 21, no timeout).
+    /// that have no response yet: those may be queued at the responder rather than lost,
+    /// and asking for them all again had it serve the whole window at every probe until
+    /// the QP died of retransmission timeouts. Were they dropped behind a lost request at
+    /// UNACK, its sequence-error NAK, or failing that a stall probe of their own once UNACK
+    /// reaches them, has them sent again.
     fn resend_una(&mut self) {
         self.rtt_probe = None;
         let una = self.una();
@@ -454,12 +444,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// UNACK; not while an RNR NAK or a full egress queue holds sending back.
     ///
     /// Choice (a tail-loss probe; the papers leave timeouts to the transport): the SR
-    /// engines see a loss by what arrives after it. A loss with nothing after it, or with
-    /// what showed it lost too, is left to the retransmission timeout, which in the guests
-    /// is >= 67 ms (perftest's timeout 14) against a round trip of a few milliseconds:
-    /// at 5% loss, ib_read_bw lost a READ request and the sequence-error NAK its
-    /// successors drew about once per 24 READs, and each cost a timeout. A responder that
-    /// only paused is sent one duplicate, which it drops or answers again.
+    /// engines see a loss by what arrives after it, so a loss with nothing after it, or
+    /// with what showed it lost too, would wait for the retransmission timeout, many round
+    /// trips long. A responder that only paused is sent one duplicate, which it drops or
+    /// answers again.
     fn stall_probe_deadline(&self) -> Option<u64> {
         if !self.sr_active() {
             return None;

@@ -210,7 +210,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// The timer's length: [`Self::rto_us`] doubled per timeout without progress (up to
     /// [`MAX_BACKOFF`] times), but never past the larger of that base and the QP's timeout
     /// doubled [`MAX_BACKOFF`] times. A base that a long measured round trip set (a
-    /// backlogged or KASAN-slow responder: seconds) is not doubled on top: doubled six
+    /// backlogged or very slow responder: seconds) is not doubled on top: doubled six
     /// times it would keep a lost packet, or a dead peer, waiting for minutes per retry.
     pub(super) fn backed_off_rto_us(&self, cfg: &RcConfig) -> u64 {
         let base = self.rto_us(cfg);

@@ -134,8 +134,8 @@ impl ReqSr {
     /// PSNs of `resent` (those resent and not yet acknowledged) up to
     /// [`AnyEngine::lost_resend_end`] (MELO's resends of later holes, each dropped for
     /// filling the middle of its bitmap). Only the resends: the packets between them were
-    /// received (going back over the whole range, MELO's probes resent ~20 times the holes
-    /// at 5% loss, and on the slow KASAN kernel faster than the responder could drop them).
+    /// received (going back over the whole range, MELO's probes resent many times the
+    /// holes, and on a slow responder faster than it could drop them).
     pub(super) fn mark_una_again(&mut self, una: Psn, resent: &PsnSet) {
         self.resend.mark(una, 1);
         match self.engine.lost_resend_end() {
@@ -264,13 +264,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// showed), within the window from UNACK.
     ///
     /// Choice (the paper leaves flow control to the transport): the SR window from UNACK
-    /// ([`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)) lets new packets
-    /// flow while a hole at UNACK is repaired, but filled with new packets it is also a
-    /// queue in front of the repair: in the guests, with 512 PSNs in flight the round trip
-    /// was ~13 ms, all of it queueing (lossless WRITE goodput is the same with 128), and a
-    /// resend waited behind the whole window. A shorter pipe keeps the round trip of a
-    /// repair short; the window from UNACK keeps its room for new packets while it is
-    /// made.
+    /// ([`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)) filled with new
+    /// packets is also a queue in front of a repair, which then waits behind the whole
+    /// window; a shorter pipe keeps the repair's round trip short.
     pub(super) fn pipe_full(&self, psn: Psn) -> bool {
         let Some(sr) = self.sr.as_deref().filter(|s| s.active) else {
             return false;
@@ -335,8 +331,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             // sent once (or on the resend a sequence-error NAK asked for, `nak_sample`). An
             // acknowledgment of other resent packets says nothing of the round trip;
             // dropping the backoff on it sent every QP of a backlogged device back to the
-            // base timeout, each resending its window again into the backlog (300 QPs on
-            // the KASAN guest: 95000 duplicates at the responder, QPs out of retries).
+            // base timeout, each resending its window again into the backlog (floods of
+            // duplicates at the responder, QPs out of retries).
             if self.sample_rtt(env, una) {
                 self.backoff = 0;
             }

@@ -56,8 +56,7 @@ impl<
             // Every duplicate SEND or WRITE packet is re-acknowledged, as rdma_rxe's responder
             // does: a requester resending from the middle of a long message learns at once
             // how far the first copy got. (Answering only the packets that ask for an ACK
-            // left rdma_rxe's requester waiting for another timeout after each spurious one:
-            // 19 s instead of 12 s per rc_verify run against it on the KASAN kernel.)
+            // left rdma_rxe's requester waiting for another timeout after each spurious one.)
             _ => self.send_ack(env, cfg, self.ack_psn.sub(1), Aeth::ack(self.msn)),
         }
     }

@@ -305,12 +305,9 @@ impl<
     /// be sent by the READ stream in progress or set aside: the requester asked too early
     /// (a responder slower than its probe bound), not after a loss.
     ///
-    /// Choice: such a repair is dropped (counted) rather than served. In the guests a
-    /// lossless ib_read_bw on the KASAN kernel (about 1.6 ms per response) drew probes
-    /// for the READ at UNACK while its own responses were going out; each repair of the
-    /// rest of that READ preempted the stream, sent up to 64 responses, and then the
-    /// stream sent them again, so UNACK moved still later, and the next probe came sooner
-    /// than the responder could catch up (176 000 responses for 6400, 146 timeouts).
+    /// Choice: such a repair is dropped (counted) rather than served. Serving it would
+    /// preempt the stream, which then sends the same responses again, so a slow responder
+    /// falls ever further behind the probes and the requester times out.
     pub fn repair_redundant(&self, p: &PacketRepr<'_>, pmtu: u32) -> bool {
         let Some(reth) = p.ext.reth else {
             return false;

@@ -22,7 +22,7 @@ use crate::uabi::recv_wqe::RecvWqe;
 /// Receive WQEs the SR responder takes ahead of the message being completed, at most; the
 /// requester sends no message that consumes one further ahead (its `recv_window_open`).
 /// 64 lets 4 KiB SENDs at a 1 KiB path MTU fill 256 of the 512 unacknowledged PSNs the SR
-/// format allows (16 held ib_send_bw to 0.85x go-back-N's lossless goodput in the guests);
+/// format allows (16 held lossless SENDs well below go-back-N's goodput);
 /// each slot holds a copy of a WQE (568 bytes), so an SR QP's window takes about 36 KiB.
 pub const RECV_WINDOW: usize = 64;
 

@@ -59,12 +59,11 @@
 //! - FNACK, responder: the paper discards the packet that shows a lost retransmission,
 //!   because its hardware bitmap was slow to reach intermediate blocks. Software sets that
 //!   bit as cheaply as any, and discarding cost every resend in flight behind a lost one
-//!   (about ten in the guests at 5% loss) a second resend: the packet is kept (recorded,
-//!   placed), and lost-cnt does not fall for it (the requester sees no fill; a lost-cnt
-//!   below what it expects would hide a later gap from it). The paper lets the responder
-//!   send an FNACK per such packet ("may send multiple"); it sends one for the 1st, 4th,
-//!   16th, 64th .. at one RCV-NXT: the first says it all, the few after stand in for it
-//!   if it is lost.
+//!   a second resend: the packet is kept (recorded, placed), and lost-cnt does not fall
+//!   for it (the requester sees no fill; a lost-cnt below what it expects would hide a
+//!   later gap from it). The paper lets the responder send an FNACK per such packet ("may
+//!   send multiple"); it sends one for the 1st, 4th, 16th, 64th .. at one RCV-NXT: the
+//!   first says it all, the few after stand in for it if it is lost.
 //! - FNACK, requester: at most one answered per new ACK, as in the paper, but by resending
 //!   UNACK alone, not by the RTO action (UNACK and every bitmap zero): the resends behind
 //!   the lost one were kept, or are still in flight. The FNACK's PSN is recorded in the
@@ -485,11 +484,10 @@ impl Fasr {
                 // this packet, a resend of a later hole, is kept (recorded and placed), not
                 // discarded as in the paper, whose reason was the hardware bitmap's latency
                 // for intermediate blocks; discarding cost every resend in flight behind a
-                // lost one (about ten in the guests) a second resend. lost-cnt does not
-                // fall for it: the requester sees no fill, and a lost-cnt lower than it
-                // expects would hide a later gap from it. The FNACK goes for the 1st, 4th,
-                // 16th, 64th such packet at this RCV-NXT, not for each (the requester
-                // answers one per new ACK).
+                // lost one a second resend. lost-cnt does not fall for it: the requester
+                // sees no fill, and a lost-cnt lower than it expects would hide a later gap
+                // from it. The FNACK goes for the 1st, 4th, 16th, 64th such packet at this
+                // RCV-NXT, not for each (the requester answers one per new ACK).
                 pool.set(u, psn);
                 out.push(Action::Deliver { psn });
                 self.behind = self.behind.saturating_add(1);
