@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 420
 # guests: 1
-# rxe_sr and rdma_rxe in one kernel (issue 14, item 4). Both load at once. rdma_rxe (6.12)
+# rxe_sr and rdma_rxe in one kernel. Both load at once. rdma_rxe (6.12)
 # binds UDP 4791 in the initial namespace when it loads, so an rxe_sr link there is refused,
 # with a message naming the port's owner (rdma_rxe's receive function and module), and
 # leaves no device behind. In a namespace of its own, on a veth pair whose other end is in
@@ -30,6 +30,7 @@ dmesg_mark
 check "load the verbs core" load_rdma_core
 check "load rdma_rxe" modprobe rdma_rxe
 check "load rxe_sr beside it" modprobe rxe_sr
+leak_begin
 rdma link add sr0 type rxe_sr netdev eth0 2> /tmp/err && fail "rxe_sr took a link where rdma_rxe holds the port"
 log "ok: refused: $(cat /tmp/err)"
 expect_grep "the message names the port's owner" \
