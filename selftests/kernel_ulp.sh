@@ -9,8 +9,8 @@
 #    complete (1 error, 11 WR_FLUSH_ERR), none is lost;
 #  - handler: a completion handler that moves its own QP to Error neither deadlocks nor is
 #    refused (rxe_sr runs consumer callbacks without holding the QP's lock);
-#  - query: ib_query_qp returns the QP's address vector with grh.sgid_attr NULL (item 8:
-#    the core only lends that pointer during modify_qp);
+#  - query: ib_query_qp returns the QP's address vector with grh.sgid_attr NULL (the
+#    core only lends that pointer during modify_qp);
 #  - fastreg: an MR of max_fast_reg_page_list_len pages is allocated, one of a page more
 #    refused; ib_map_mr_sg refuses a page size page_size_cap does not offer;
 #  - ah: kernel AHs count against max_ah (the next one is refused);

@@ -77,8 +77,8 @@ ip -n nsb link set vxb mtu 9000
 log "ok: the path MTU followed to 4096"
 # vxa down, renamed, a new MAC and up again in one `ip -batch`: the running exchange's QP
 # gives up after 7 retries of a 67 ms ACK timeout (the stock tools' settings), and a check
-# between the steps kept the link down about 12 s on the debug kernel. The port went DOWN
-# in between if its link_downed counter (IBTA PortCounters) went up.
+# between the steps kept the link down past those retries on the debug kernel. The port
+# went DOWN in between if its link_downed counter (IBTA PortCounters) went up.
 link_downed() { cat /sys/class/infiniband/sra/ports/1/counters/link_downed; }
 downed0=$(link_downed)
 check "vxa down, renamed vxr, new MAC, up (one ip -batch)" ip -n nsa -batch - << 'EOF'

@@ -50,8 +50,8 @@ nsa_link() {
 
 # pingpong_in NS DEV SERVER: ibv_rc_pingpong in NS looping back within DEV through its
 # GID for 10.88.0.1 (sets $gid), the pair meeting at SERVER, then msg_check.py the same
-# way, 100 x 4096 B each way checked (20 in quick mode: the KASAN + kmemleak pass ran out
-# of 420 s with 100 and the move's steps).
+# way, 100 x 4096 B each way checked (20 in quick mode: with 100 and the move's steps, the
+# KASAN + kmemleak pass ran out of time).
 pingpong_in() {
   local ns=$1 dev=$2 srv n=100
   quick && n=20

@@ -16,7 +16,7 @@
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 rounds=${RXE_SR_CHURN_ROUNDS:-25} qps=40
 schemes="gbn fasr srnic irn melo"
-# Quick (the KASAN passes): 500 QPs under fasr; 1000 under two schemes took 6 minutes there.
+# Quick (the KASAN passes): 500 QPs under fasr; 1000 under two schemes take too long there.
 quick && schemes=fasr qps=20
 if is_server; then side=a peer=10.77.0.2; else side=b peer=10.77.0.1; fi
 for scheme in $schemes; do

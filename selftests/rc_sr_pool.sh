@@ -61,9 +61,9 @@ sr_down_clean
 # overflow lost-cnt. Not netem's Gilbert-Elliott bursts (this test used them): that chain
 # moves one state per packet, so a QP with one request left (the last atomic of a round,
 # resent once per timeout) stays in the bad state for most of its retries, and 7 retries
-# lost in a row end it in RETRY_EXC_ERR whatever the recovery scheme (seen twice in about
-# ten runs); blackouts in time (tc toggling loss 100%) mostly missed rc_verify's short
-# bursts of traffic and overflowed nothing.
+# lost in a row end it in RETRY_EXC_ERR whatever the recovery scheme; blackouts in time
+# (tc toggling loss 100%) mostly missed rc_verify's short bursts of traffic and
+# overflowed nothing.
 sr_up fasr
 netem_set 10
 sync_point burst-start

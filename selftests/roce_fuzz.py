@@ -503,8 +503,8 @@ for i in range(packets):
     kinds[kind] = kinds.get(kind, 0) + 1
     if tc >= next_peek:
         # a's new targets, aimed at soon after a replaced one (each packet sent at a QPN
-        # gone is a drop that tests nothing). At most every 50 ms: a look at the share
-        # costs about 8 ms on the KASAN kernel.
+        # gone is a drop that tests nothing). At most every 50 ms: a look at the share is
+        # slow on the KASAN kernel.
         next_peek = tc + 0.05
         t = peek("targets-a-%d" % (a_gen + 1))
         while t:

@@ -32,9 +32,9 @@ for scheme in "${schemes[@]}"; do
   if is_server; then
     sleep 1
     kill -INT $cap; wait $cap
-    # One dissection for the counts (tshark with the Lua dissector takes about 10 s a pass
-    # here): a line a datagram, with its TVer, capability flag, MSN and SR-ACK kind, each
-    # empty where the datagram has no such field.
+    # One dissection for the counts (tshark with the Lua dissector is slow): a line a
+    # datagram, with its TVer, capability flag, MSN and SR-ACK kind, each empty where the
+    # datagram has no such field.
     ts -r /tmp/sr.pcap -T fields -E separator=';' -e rxe_sr.bth.tver -e rxe_sr.cap \
       -e rxe_sr.msneth.msn -e rxe_sr.srack.kind > /tmp/fields || fail "$scheme: tshark could not read the capture"
     total=$(wc -l < /tmp/fields)
