@@ -30,7 +30,7 @@ kdir_make_vars() {
   # A headers package may carry only the configuration's resolved form.
   [ -f "$cfg" ] || cfg=$kdir/include/config/auto.conf
   [ -f "$cfg" ] || { log "error: $kdir has neither .config nor include/config/auto.conf: not a kernel build or headers directory"; return 1; }
-  grep -qx 'CONFIG_RUST=y' "$cfg" || { log "error: the kernel of $kdir has no CONFIG_RUST: it cannot load Rust modules (README: Rust-enabled kernels)"; return 1; }
+  grep -qx 'CONFIG_RUST=y' "$cfg" || { log "error: the kernel of $kdir has no CONFIG_RUST: it cannot load Rust modules (Documentation/install.md: Rust-enabled kernels)"; return 1; }
   KDIR_VARS=()
   if grep -qx 'CONFIG_CC_IS_CLANG=y' "$cfg"; then
     clangv=$(sed -n 's/^CONFIG_CLANG_VERSION=//p' "$cfg"); major=$((clangv / 10000))
@@ -62,6 +62,17 @@ kdir_make_vars() {
 
 log() { printf '%s: %s\n' "${LOG_TAG:-rxe_sr}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# wait_for PID SECS: true once process PID has ended (its status is left for `wait`), false
+# if it still runs after SECS seconds.
+wait_for() {
+  local i
+  for ((i = 0; i < $2; i++)); do
+    kill -0 "$1" 2> /dev/null || return 0
+    sleep 1
+  done
+  ! kill -0 "$1" 2> /dev/null
+}
 
 # bench_incomplete LAUNCH_RC SHARE: prints, loudly, why a benchmark run's results are
 # partial (the launcher failed: 124 a timeout, 125 a guest crashed; or a guest's benchmark
