@@ -495,15 +495,23 @@ msg_check_pair() {
 # msg_check_ns NS_A DEV_A GID_A NS_B DEV_B GID_B TAG ARGS...: msg_check.py within this
 # guest, side a on DEV_A in namespace NS_A, side b on DEV_B in NS_B ("" for the initial
 # namespace), every byte checked both ways. Prints both sides' output; returns 1 unless
-# both checked everything.
-msg_check_ns() {
-  local na=$1 da=$2 ga=$3 nb=$4 db=$5 gb=$6 tag=t${TEST_INDEX:-0}-g$GUEST-$7 rc=0 pa; shift 7
-  nsx "$na" timeout 300 python3 "$HOST_SHARE/selftests/msg_check.py" a "$da" "$ga" "$tag" "$@" > /tmp/mc-a.out 2>&1 &
-  pa=$!
-  nsx "$nb" timeout 300 python3 "$HOST_SHARE/selftests/msg_check.py" b "$db" "$gb" "$tag" "$@" > /tmp/mc-b.out 2>&1 || rc=1
-  wait $pa || rc=1
+# both checked everything. msg_check_ns_start (same arguments) starts both sides in the
+# background (their PIDs in MC_A and MC_B, their output in /tmp/mc-a.out and /tmp/mc-b.out);
+# msg_check_ns_wait then waits for them and checks as msg_check_ns does.
+msg_check_ns() { msg_check_ns_start "$@" && msg_check_ns_wait; }
+msg_check_ns_start() {
+  local na=$1 da=$2 ga=$3 nb=$4 db=$5 gb=$6 tag=t${TEST_INDEX:-0}-g$GUEST-$7; shift 7
+  nsx "$na" timeout 400 python3 "$HOST_SHARE/selftests/msg_check.py" a "$da" "$ga" "$tag" "$@" > /tmp/mc-a.out 2>&1 &
+  MC_A=$!
+  nsx "$nb" timeout 400 python3 "$HOST_SHARE/selftests/msg_check.py" b "$db" "$gb" "$tag" "$@" > /tmp/mc-b.out 2>&1 &
+  MC_B=$!
+}
+msg_check_ns_wait() {
+  local rc=0
+  wait "$MC_A" || rc=1
+  wait "$MC_B" || rc=1
   cat /tmp/mc-a.out /tmp/mc-b.out
-  [ "$(grep -c '^checked: OK' /tmp/mc-a.out /tmp/mc-b.out | awk -F: '{ n += $2 } END { print n }')" = 2 ] || rc=1
+  [ "$(cat /tmp/mc-a.out /tmp/mc-b.out | grep -c '^checked: OK')" = 2 ] || rc=1
   return $rc
 }
 

@@ -212,7 +212,8 @@ for i in range(args.iters):
         send(i)
         ok = take(i) and poll_until(lambda: i in sends, "send %d" % i)
     else:
-        ok = take(i)
+        # The one send buffer is written again only once the answer before has completed.
+        ok = take(i) and (i == 0 or poll_until(lambda: i - 1 in sends, "send %d" % (i - 1)))
         if ok:
             send(i)
     if not ok:

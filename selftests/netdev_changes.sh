@@ -29,22 +29,6 @@ gb=$(roce_gid_index srb 10.88.0.2) || fail "no RoCEv2 GID for 10.88.0.2 on srb"
 active_mtu() { ibv_devinfo -d "$1" | awk '/active_mtu/ { print $2; exit }'; }
 [ "$(active_mtu sra)" = 1024 ] || fail "sra's path MTU is $(active_mtu sra) at the netdev MTU 1500, not 1024"
 
-# check_start TAG ARGS...: msg_check.py in the background, side a on sra (nsa), side b on srb
-# (nsb). check_wait: both finish and each checked every message.
-check_start() {
-  local tag=t${TEST_INDEX:-0}-g$GUEST-$1; shift
-  nsx nsa timeout 400 python3 "$HOST_SHARE/selftests/msg_check.py" a sra "$ga" "$tag" "$@" > /tmp/mc-a.out 2>&1 &
-  mc_a=$!
-  nsx nsb timeout 400 python3 "$HOST_SHARE/selftests/msg_check.py" b srb "$gb" "$tag" "$@" > /tmp/mc-b.out 2>&1 &
-  mc_b=$!
-}
-check_wait() {
-  local rc=0
-  wait $mc_a || rc=1
-  wait $mc_b || rc=1
-  cat /tmp/mc-a.out /tmp/mc-b.out
-  [ $rc = 0 ] && [ "$(cat /tmp/mc-a.out /tmp/mc-b.out | grep -c '^checked: OK')" = 2 ]
-}
 # pingpong_start ARGS...: ibv_rc_pingpong, server on sra (nsa), client on srb (nsb); the
 # server's and client's output in /tmp/pp-s.out and /tmp/pp-c.out. pingpong_wait N: both
 # finish, each having done N iterations.
@@ -66,7 +50,7 @@ pingpong_wait() {
 # (Quick mode, for the debug kernel: 2000 rounds, which outlast the changes there.)
 rounds=3000
 quick && rounds=2000
-check_start changes --iters $rounds --size 2048
+msg_check_ns_start nsa sra "$ga" nsb srb "$gb" changes --iters $rounds --size 2048
 # The changes land while the messages flow: wait for both sides' QPs to be ready to send.
 connected() { grep -q '^connected' /tmp/mc-a.out && grep -q '^connected' /tmp/mc-b.out; }
 for _ in $(seq 200); do connected && break; sleep 0.1; done
@@ -93,15 +77,15 @@ log "ok: sra's port went DOWN with vxa (link_downed $downed0 -> $(link_downed))"
 ip -n nsa link show vxr | grep -q 'link/ether 02:88:00:00:00:0a' || fail "vxr has not the new MAC address"
 # The netdev is named to callers in its own namespace.
 expect_grep "rdma link names the renamed netdev" 'netdev vxr' "$(nsx nsa rdma link show sra/1)"
-[ -e /proc/$mc_b ] || fail "msg_check ended before the changes were all made: nothing was tested under traffic"
-check_wait || fail "the messages across the MTU change, rename and MAC change"
+[ -e /proc/$MC_B ] || fail "msg_check ended before the changes were all made: nothing was tested under traffic"
+msg_check_ns_wait || fail "the messages across the MTU change, rename and MAC change"
 log "ok: $rounds messages of 2048 B each way checked across the MTU change, the rename and the new MAC"
 
 # The MAC change made the core list vxr's GIDs again: the address's GID may have moved
 # (the running exchange's QP held the old entry).
 ga=$(roce_gid_index sra 10.88.0.1) || fail "no RoCEv2 GID for 10.88.0.1 on sra after the MAC change"
-check_start mtu4096 --iters 100 --size 16384 --mtu 4096
-check_wait || fail "messages at the 4096 path MTU"
+msg_check_ns_start nsa sra "$ga" nsb srb "$gb" mtu4096 --iters 100 --size 16384 --mtu 4096
+msg_check_ns_wait || fail "messages at the 4096 path MTU"
 log "ok: 100 messages of 16 KiB each way at the 4096 path MTU, checked"
 check "MTU 1500 on both ends" ip -n nsa link set vxr mtu 1500
 ip -n nsb link set vxb mtu 1500
@@ -118,8 +102,8 @@ for _ in $(seq 100); do roce_gid_index sra 10.88.0.1 1 > /dev/null || { gone=1; 
 [ $gone = 1 ] || fail "10.88.0.1's GID is still listed after the address went"
 ga=$(roce_gid_index sra 10.88.0.11) || fail "no RoCEv2 GID for 10.88.0.11"
 log "ok: the GID followed the address (10.88.0.11 at index $ga)"
-check_start newaddr --iters 100 --size 4096
-check_wait || fail "messages over the new address"
+msg_check_ns_start nsa sra "$ga" nsb srb "$gb" newaddr --iters 100 --size 4096
+msg_check_ns_wait || fail "messages over the new address"
 log "ok: 100 messages of 4 KiB each way over the new address, checked"
 nsx nsa rdma link add sra2 type rxe_sr netdev vxr 2> /dev/null && fail "a second link on the renamed vxr was accepted"
 log "ok: a second link on the renamed netdev is refused"
