@@ -5,8 +5,8 @@
 # address (fd00:77::N); g2 forges three UD SENDs to a UD QP on g1's sr0 from a plain UDP
 # socket (roce_v6_ext.py): one without extension headers (the control), one with a
 # destination options header, one with hop-by-hop and destination options headers. All
-# three must complete on g1 with their payload, source QPN and GRH (rxe_sr used to drop any
-# IPv6 packet whose next header was not UDP).
+# three must complete on g1 with their payload, source QPN and GRH (a receive path that
+# takes UDP only as the IPv6 next header drops the last two).
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 tag="t${TEST_INDEX:-0}-v6ext"

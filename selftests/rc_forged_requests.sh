@@ -5,7 +5,7 @@
 # then forges requests at g1's QP from a plain UDP socket (roce_forge.py):
 #  - 40 duplicate READ requests 1000+ PSNs back, with g1's valid R_Key and range: g1 sends
 #    no response (sent_pkts does not move) and counts each in dup_rd_atomic_dropped
-#    (rdma_rxe answers none either; rxe_sr used to answer each in full);
+#    (rdma_rxe answers none either: answered in full, each would be a flood of responses);
 #  - 10 in-sequence WRITEs with a bad R_Key from an address that is not the QP's peer: g1
 #    drops them (rcvd_addr_mismatch) and its QP stays in RTS;
 # then a READ and a WRITE over the same QPs still succeed.

@@ -3,7 +3,7 @@
 # ud_post_list.sh's second half: one ibv_post_send of a chain of N UD SENDs (all signaled)
 # to a QP number nobody owns on the peer. The send path sends at most a budget of them in
 # the caller's context and leaves the rest to the QP's work, which the device counts
-# (ud_send_deferred must move); rxe_sr used to send all N inside the call. All N must
+# (ud_send_deferred must move) instead of sending all N inside the call. All N must
 # complete, successfully. The kernel CPU time the call itself used (this thread's system
 # time) against the chain's is printed, not checked: it depends on the host's speed.
 #   ud_chain.py DEV GID_INDEX PEER_IPV4 N

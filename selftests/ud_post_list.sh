@@ -8,8 +8,7 @@
 # (it exits non-zero on an error completion) and its receiver must see datagrams, with a
 # clean kernel log. Then ud_chain.py on g1 posts a chain of 8192 UD sends in one call and
 # checks that every one completes, successfully, and that the device left part of the chain
-# to the QP's work (ud_send_deferred moved; rxe_sr used to send all of them inside the
-# call).
+# to the QP's work (ud_send_deferred moved) instead of sending all of them inside the call.
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up

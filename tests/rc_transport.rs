@@ -287,8 +287,7 @@ fn duplicate_atomic_is_answered_from_the_saved_result() {
 /// A WRITE, then a READ; the WRITE comes again (its ACK was late). The re-acknowledgement
 /// must name the WRITE's PSN: an ACK at the READ's last PSN would tell the requester the READ
 /// is complete (rdma_rxe's completer then completes it with no data) or, past it, that its
-/// responses were lost. Seen against rdma_rxe on the KASAN kernel: a late ACK at a READ's PSN
-/// derailed rdma_rxe's retry and it sent a SEND twice, under two PSNs.
+/// responses were lost. Either derails the requester's retry.
 #[test]
 fn duplicate_write_after_a_read_is_acknowledged_at_the_write() {
     let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
@@ -368,10 +367,9 @@ fn retransmission_timeout_follows_a_slow_responder() {
 fn a_long_measured_round_trip_is_not_doubled_past_the_ceiling() {
     // A responder 100 ms behind, a 1 ms local ACK timeout: the measured round trip sets the
     // timer's base (srtt + 4 rttvar, about 100 ms). A message then lost for good times out
-    // again and again. Doubling that base per timeout made the sixth wait 64 times the base
-    // (over 6 s here; seconds of round trip on a KASAN guest made it minutes, no packet
-    // sent meanwhile). The wait now stays at the larger of the base and the QP's timeout
-    // doubled six times (64 ms).
+    // again and again. Doubling that base per timeout would make the sixth wait 64 times
+    // the base, seconds with nothing sent. The wait stays at the larger of the base and the
+    // QP's timeout doubled six times (64 ms).
     let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
     n.b.rq.extend((0..11).map(|i| recv_wqe(i, 0x100, 0x10_0000, 4096)));
     let send = || wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 1000);
@@ -952,10 +950,9 @@ fn a_malformed_receive_wqe_fails_the_send_at_once_under_every_scheme() {
         assert!(n.now - t0 < 1000, "{scheme:?}: took {} us (resent instead of NAKed?)", n.now - t0);
         assert_eq!(n.a.req.counters.timeouts, 0, "{scheme:?}");
     }
-    // A WQE that parses but whose SGE's key is no MR's: the scatter fails. Under the SR
-    // schemes the responder used to acknowledge the packet before placing it, so the SEND
-    // completed successfully at the requester while its data was never placed (the NAK
-    // that followed was taken for a stale one).
+    // A WQE that parses but whose SGE's key is no MR's: the scatter fails. A responder that
+    // acknowledged the packet before placing it would complete the SEND successfully at the
+    // requester with its data never placed (the NAK that followed taken for a stale one).
     for scheme in [Scheme::Gbn, Scheme::Fasr, Scheme::Srnic, Scheme::Irn, Scheme::Melo] {
         let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
         for i in 0..5 {
@@ -971,8 +968,8 @@ fn a_malformed_receive_wqe_fails_the_send_at_once_under_every_scheme() {
         assert_eq!(a.len(), 6, "{scheme:?}: {a:?}");
         assert_eq!(a[5], WcStatus::RemOpErr, "{scheme:?}");
         assert!(n.now - t0 < 1000, "{scheme:?}: took {} us", n.now - t0);
-        // The receive completes with the scatter's status (it used to be left to the flush,
-        // as WR_FLUSH_ERR, under the SR schemes), after the five before it.
+        // The receive completes with the scatter's status (not left to the flush as
+        // WR_FLUSH_ERR), after the five before it.
         let b: Vec<_> = n.b.recv_cqes.iter().map(|c| (c.wr_id, c.status)).collect();
         let mut want: Vec<_> = (0..5).map(|i| (i, WcStatus::Success)).collect();
         want.push((5, WcStatus::LocProtErr));
@@ -1787,8 +1784,8 @@ fn fasr_reads_are_bound_by_the_window_and_their_responses_move_the_pipe() {
 fn fasr_keeps_its_pipe_short_and_sends_on_past_a_hole_at_unack() {
     // FaSR's requester measures what it has in flight from the highest PSN a SACK reported
     // received, not from UNACK: with no feedback it sends the standard window, not the whole
-    // SR window (in the guests, 512 PSNs in flight were ~13 ms of queue in front of every
-    // repair); SACKs past a missing UNACK let it send on, within the SR window.
+    // SR window (a full SR window in flight is a long queue in front of every repair); SACKs
+    // past a missing UNACK let it send on, within the SR window.
     let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, Scheme::Fasr, Scheme::Fasr);
     let psn = Psn::new(100 + 17);
     let sr = setup(Scheme::Fasr).map(|s| Box::new(ReqSr::new(s, psn)));
@@ -1845,7 +1842,7 @@ fn fasr_without_a_pipe_sends_the_whole_sr_window() {
 fn the_switch_to_the_sr_format_leaves_no_stale_timer() {
     // The go-back-N engine armed the retransmission timer for the probing requests; the
     // scheme's engine takes it over at the switch and disarms it once all is acknowledged
-    // (it used to fire on an idle QP, counting a timeout and doubling the next one).
+    // (a timer left armed fires on an idle QP, counting a timeout and doubling the next one).
     for scheme in SR_SCHEMES {
         let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
         // One 8-packet WRITE: the echo comes with the first packets' acknowledgment.
@@ -1974,7 +1971,7 @@ fn atomics_answered_ahead_of_a_lost_response_keep_their_responder_resources() {
     // atomic's ACK is lost and the later ones' ACKs arrive, the later ones keep their places
     // until the lost one is answered: new ones sent in their stead would push its saved
     // result out of the responder's memory, its resend would get no answer, and the QP
-    // would end in RETRY_EXC_ERR (seen in the VMs, and here in 18 of 200 seeds before).
+    // would end in RETRY_EXC_ERR.
     for scheme in [Scheme::Gbn, Scheme::Fasr, Scheme::Srnic, Scheme::Irn, Scheme::Melo] {
         for seed in 0..200u64 {
             let link = Link { loss_ppm: 50_000, dup_ppm: 0, reorder_ppm: 0, seed: seed * 7919 + 1 };
@@ -2085,8 +2082,8 @@ fn a_repair_of_responses_still_to_go_out_is_not_served_twice() {
     // than the requester's probe bound draws a probe of UNACK, a repair of the rest of R1,
     // before the next batch: every response it asks for is still to be sent by R1's stream,
     // so it is dropped (counted), and each response goes out once. (Served, it preempted
-    // the stream and the stream then sent the same responses again: on the KASAN kernel
-    // the next probe came before they were out, and so on.)
+    // the stream and the stream would send the same responses again: on a slow host the
+    // next probe comes before they are out, and so on.)
     let mut n = settled(Scheme::Fasr);
     let r1_len = 0x4_0000u32;
     n.b.mem.region(0x100)[..r1_len as usize].copy_from_slice(&pattern(43, r1_len as usize));
@@ -2267,9 +2264,7 @@ fn unsignaled_small_writes_complete_under_loss_without_a_timeout_in_sr_schemes()
 fn fasr_does_not_resend_a_held_run_whose_sack_was_lost() {
     // 64 KiB WRITEs (64 packets a message, so the responder holds up to 63 SACKs into one):
     // when the SACK of a held run, sent just before a new gap's SACK, was lost, the
-    // requester took the run for part of the gap and resent it, received (1387 resends for
-    // 998 packets lost over these seeds at 5%, with one copy of that SACK; 921 for 993 with
-    // two).
+    // requester must not take the run for part of the gap and resend it: it was received.
     let (mut resent, mut lost) = (0, 0);
     for seed in [3u64, 5, 8, 13, 21, 34, 55, 89, 144, 233] {
         let (n, _) = stream_like_perftest(Scheme::Fasr, false, 50_000, seed);
@@ -2282,12 +2277,11 @@ fn fasr_does_not_resend_a_held_run_whose_sack_was_lost() {
 
 #[test]
 fn sr_reads_on_a_slow_lossless_host_are_not_asked_for_again_wholesale() {
-    // CI (lossless ib_read_bw, 100 READs of 64 KiB in flight, the guests): a pause of the
-    // responder's guest longer than the probe bound made the requester ask again for every
-    // READ without a response yet (queued at the responder, not lost); the responder served
-    // them all twice, the queue grew, the next probes fired sooner than it drained, and the
-    // QP died of retransmission timeouts. A probe on a lossless link may cost a duplicate
-    // run, never the whole window.
+    // Lossless, 100 READs of 64 KiB in flight (ib_read_bw): a pause of the responder longer
+    // than the probe bound must not make the requester ask again for every READ without a
+    // response yet (queued at the responder, not lost). Served twice, the queue would grow,
+    // the next probes fire sooner than it drained, and the QP die of retransmission
+    // timeouts. A probe on a lossless link may cost a duplicate run, never the whole window.
     for scheme in SR_SCHEMES {
         let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
         n.a.cfg.max_rd_atomic = 64;
@@ -2348,12 +2342,11 @@ fn slow_host_writes(settle: bool) -> [[u64; 4]; 4] {
 
 #[test]
 fn sr_writes_on_a_slow_host_under_loss_do_not_resend_what_arrived() {
-    // CI (KASAN kernel, rc_verify at 5% loss): MELO's loss probes kept firing at their
-    // bound while the responder's guest was busy, each went back over every PSN from UNACK
-    // to the last hole resent (hundreds, most of them received), faster than the
-    // responder could drop them, and both QPs died of retransmission timeouts. A probe now
-    // goes back over the earlier resends only, and its bound doubles while probes meet
-    // silence. On the SR format from the first packet, the resends of PSNs that had arrived
+    // rc_verify at 5% loss with a busy responder: a loss probe firing at its bound that went
+    // back over every PSN from UNACK to the last hole resent (hundreds, most of them
+    // received) would outpace the responder's drops until both QPs died of retransmission
+    // timeouts. A probe goes back over the earlier resends only, and its bound doubles while
+    // probes meet silence. On the SR format from the first packet, the resends of PSNs that had arrived
     // (their SACK lost or late) stay a small share of the losses for FaSR and SRNIC, whose
     // SACK state names what arrived; IRN and MELO, the comparators, go back further on a
     // timeout or probe and get a looser bound.
@@ -2585,9 +2578,7 @@ fn exchange_from(n: &mut Net, from_a: bool, sent: Vec<Vec<u8>>) {
 fn moderated_completions_all_arrive_under_loss() {
     // perftest's ib_write_bw -n 40 -t 16 with its completion moderation of 16: WRs 15, 31
     // and 39 signaled, the rest not, posted 16 at a time as completions come back, over a
-    // link losing 1%: each signaled WR completes once, whatever was resent. (In the guests
-    // that perftest run at 1% loss waited for ever with every WRITE acknowledged; this
-    // transport-level check passes, so the cause lies elsewhere: not found yet.)
+    // link losing 1%: each signaled WR completes once, whatever was resent.
     for seed in 1..200u64 {
         for scheme in [Scheme::Gbn, Scheme::Fasr] {
             let link = Link { loss_ppm: 10_000, dup_ppm: 0, reorder_ppm: 0, seed };

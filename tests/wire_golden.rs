@@ -416,8 +416,7 @@ fn capability_probe_and_echo() {
 /// Probe timeouts never decide. After `MAX_UNANSWERED_PROBES` of them the requests to a
 /// silent peer go out plain (it may drop marked packets), and the first response decides:
 /// a plain answer (standard), or the late echo of a marked request (SR: the peer was only
-/// slow; on the KASAN kernel timeouts alone once made 37 of 50 perftest QPs standard toward
-/// an rxe_sr peer). Toward a peer whose own requests carry our capability (or the SR
+/// slow, and timeouts alone must not make a QP standard toward an rxe_sr peer). Toward a peer whose own requests carry our capability (or the SR
 /// format) the requests stay marked.
 #[test]
 fn probe_timeouts_never_decide_the_format() {
