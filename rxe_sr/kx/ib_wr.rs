@@ -200,11 +200,12 @@ impl<'a, T: Driver> SendWr<'a, T> {
 }
 
 impl<T: Driver> SendWr<'_, T> {
-    /// Decodes and validates the request (the `ib_send_wr` inside an `ib_ud_wr`,
-    /// `ib_rdma_wr`, `ib_atomic_wr` or `ib_reg_wr`, by opcode) into `out`, with the checks a
-    /// ring slot gets (`SendWqe::build`) for a QP of type `qp_type` and limits `limits`.
-    /// Inline data is copied now, as the caller may reuse its buffer once post_send
-    /// returns. `None` when it is invalid.
+    /// Decodes and validates a kernel consumer's send request into `out`.
+    ///
+    /// The request is the `ib_send_wr` inside an `ib_ud_wr`, `ib_rdma_wr`, `ib_atomic_wr` or
+    /// `ib_reg_wr`, by opcode; it gets the checks a ring slot gets (`SendWqe::build`) for a QP of
+    /// type `qp_type` and limits `limits`. Inline data is copied now, as the caller may reuse its
+    /// buffer once post_send returns. `None` when it is invalid.
     // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
     #[inline(never)]
     pub(crate) fn build_wqe(

@@ -122,9 +122,10 @@ pub(crate) struct ObjectLimits {
     pub(crate) ah: u32,
 }
 
-/// The device's object limits, and its PDs, CQs, SRQs and AHs (user and kernel) in use
-/// against them (QPs, MRs and MWs are bounded by their index tables, whose ranges hold
-/// `max.qp`, `max.mr` and `max.mw` indices).
+/// The device's object limits, and the objects in use against them.
+///
+/// PDs, CQs, SRQs and AHs (user and kernel) are counted here; QPs, MRs and MWs are bounded
+/// by their index tables, whose ranges hold `max.qp`, `max.mr` and `max.mw` indices.
 pub(crate) struct ObjectCounts {
     pub(crate) max: ObjectLimits,
     pub(crate) pds: AtomicU32,

@@ -335,12 +335,13 @@ fn resolve(
     Some((lkey, Access::LocalRead))
 }
 
-/// Runs `f(memory, byte offset)` on the MR named by `key` when it is valid, carries
-/// exactly this key (L_Key and R_Key are the same), belongs to `pd`, grants `access` and
-/// covers `[va, va + len)`. The MR cannot be deregistered while `f` runs: its lock is held
-/// across `f`, or, for an on-demand paging MR, its umem's mutex with the pages of the
-/// range mapped as `touch` needs (which may sleep: faults are taken here). `None` when any
-/// check fails or a page cannot be had.
+/// Runs `f(memory, byte offset)` on the MR named by `key` once the access is checked.
+///
+/// The MR must be valid, carry exactly this key (L_Key and R_Key are the same), belong to `pd`,
+/// grant `access` and cover `[va, va + len)`. The MR cannot be deregistered while `f` runs: its
+/// lock is held across `f`, or, for an on-demand paging MR, its umem's mutex with the pages of the
+/// range mapped as `touch` needs (which may sleep: faults are taken here). `None` when any check
+/// fails or a page cannot be had.
 fn with_mr<R>(
     dev: &RoceDevice,
     pd: PdId,

@@ -144,8 +144,10 @@ impl<'a> QpCqs<'a> {
     }
 }
 
-/// Runs, when dropped, the consumer callbacks (completion handler, CQ error event, SRQ
-/// limit event) that completions posted meanwhile made due on a QP's CQs and SRQ. Each path
+/// Consumer callbacks made due on a QP's CQs and SRQ, run when dropped, outside its lock.
+///
+/// The callbacks are the completion handler, the CQ error event and the SRQ limit event
+/// that completions posted meanwhile made due. Each path
 /// that posts completions while holding the QP's lock creates one before taking the lock,
 /// so it is dropped after the lock is released: a handler may then call back into the QP
 /// (a ULP that modifies the QP from its completion handler), as rdma_rxe allows.

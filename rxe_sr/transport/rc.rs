@@ -84,9 +84,11 @@ pub(crate) fn config(
 }
 
 impl RcConn {
-    /// The transport of a QP entering RTR (its READ/atomic resources on the heap, sized for
-    /// `max_dest_rd_atomic`), with the SR state of `scheme` for an RC QP (its window of
-    /// receive WQEs taken ahead smaller on a shared receive queue, `srq`).
+    /// The transport of a QP entering RTR.
+    ///
+    /// Its READ/atomic resources are on the heap, sized for `max_dest_rd_atomic`; it has the SR
+    /// state of `scheme` for an RC QP (its window of receive WQEs taken ahead smaller on a shared
+    /// receive queue, `srq`).
     // On the heap, built out of line (as is `start_requester`): it is large.
     #[inline(never)]
     pub(crate) fn new(

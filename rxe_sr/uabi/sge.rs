@@ -150,9 +150,10 @@ impl SgeList {
             .fold(0u64, |acc, s| acc.saturating_add(u64::from(s.length)))
     }
 
-    /// Parses `num_sge` SGEs starting at `off` in a copied slot `b`, checking
-    /// `num_sge <= max_sge` (itself capped at [`RXE_MAX_SGE`]), that the array lies inside the
-    /// slot, that no `addr + length` overflows, and that the total is at most
+    /// Parses and checks `num_sge` SGEs starting at `off` in a copied slot `b`.
+    ///
+    /// It checks `num_sge <= max_sge` (itself capped at [`RXE_MAX_SGE`]), that the array lies
+    /// inside the slot, that no `addr + length` overflows, and that the total is at most
     /// [`RXE_MAX_MSG_SIZE`]. Returns the list and its total length.
     pub fn parse(
         b: &[u8],

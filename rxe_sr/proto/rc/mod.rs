@@ -218,12 +218,13 @@ pub trait RcEnv {
     /// Posts a receive completion to the receive CQ.
     fn complete_recv(&mut self, c: &Completion, solicited: bool);
 
-    /// An RC message of `psns` PSNs asks to start (before its first packet), from a
-    /// requester that holds `held` PSNs of the device's in-flight budget ([`dev_inflight`])
-    /// now: the environment first gives back what it held and no longer does (what this
-    /// step acknowledged), then admits the message if the budget allows. False leaves it
-    /// queued: the requester stops there, and the environment runs it again once room is
-    /// given back (its own acknowledgments, or another QP's, which wake it).
+    /// Whether an RC message of `psns` PSNs may start under the device's in-flight budget.
+    ///
+    /// Asked before the message's first packet, by a requester that holds `held` PSNs of the budget
+    /// ([`dev_inflight`]) now: the environment first gives back what it held and no longer does
+    /// (what this step acknowledged), then admits the message if the budget allows. False leaves it
+    /// queued: the requester stops there, and the environment runs it again once room is given back
+    /// (its own acknowledgments, or another QP's, which wake it).
     fn admit(&mut self, held: u32, psns: u32) -> bool;
 
     /// Runs `f` with the device's state shared by the QPs of an SR scheme (FaSR's SR pool,

@@ -13,7 +13,8 @@ use super::payload::{InlineData, Payload};
 use super::wr::{SendOp, WrFields};
 use super::SendWqe;
 
-/// The per-QP limits a send WQE is checked against (from [`SqGeometry`](crate::uabi::queue::SqGeometry)).
+/// The per-QP limits a send WQE is checked against (from
+/// [`SqGeometry`](crate::uabi::queue::SqGeometry)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SendLimits {
     /// The QP's `max_send_sge` (capped at `RXE_MAX_SGE` by the parser).
@@ -27,10 +28,12 @@ pub struct SendLimits {
     expect(dead_code, reason = "host-side API; the module does not use it yet")
 )]
 impl SendWqe {
-    /// Validates a work request given as decoded fields (a ring slot's, or a kernel
-    /// consumer's `ib_send_wr`), with the checks listed at [`SendWqe::parse`] after the
-    /// decoding. `inline(len)` supplies `len` inline bytes, `sges()` the gather/scatter list
-    /// and its total; each is called only if the opcode and flags need it.
+    /// Validates a work request given as decoded fields.
+    ///
+    /// The fields are a ring slot's, or a kernel consumer's `ib_send_wr`; it gets the checks listed
+    /// at [`SendWqe::parse`] after the decoding. `inline(len)` supplies `len` inline bytes,
+    /// `sges()` the gather/scatter list and its total; each is called only if the opcode and flags
+    /// need it.
     pub fn build(
         f: WrFields,
         qp_type: QpType,
