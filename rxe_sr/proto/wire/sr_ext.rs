@@ -103,11 +103,11 @@
 //!
 //! Details and rationale in [`caps`](super::caps); in short: while probing, the requester
 //! sends ordinary TVer = 0 requests with BTH Resv7 = `CAP(1) | scheme(3) | version(3)`
-//! (FaSR v1 = 0x49), which every IBTA receiver ignores. An rxe_sr responder running the
-//! same scheme and version echoes that value in the Resv7 of its response; every other
+//! (FaSR, version 2: 0x4a), which every IBTA receiver ignores. An rxe_sr responder running
+//! the same scheme and version echoes that value in the Resv7 of its response; every other
 //! responder (rdma_rxe, hardware, rxe_sr `recovery=gbn`) answers with Resv7 = 0, which the
-//! requester reads as "standard peer": GBN for the life of the QP (also after 3 probe
-//! timeouts with no answer at all). So the SR format is used on a QP direction only after
+//! requester reads as "standard peer": GBN for the life of the QP. Probe timeouts decide
+//! nothing: after a few the requests go out unmarked, and the first response decides. So the SR format is used on a QP direction only after
 //! both ends showed they speak the same SR scheme and wire version:
 //! - the requester sends SR-format requests only after a response echoed its capability;
 //! - the responder answers each request in the format of that request, so it sends
