@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Per-device counters, as `rdma statistic show link DEV/1` lists them. Names are rdma_rxe's
-//! where the meaning is the same; only counters some code path maintains are listed (more
-//! join as the transport lands).
+//! where the meaning is the same; each is described in Documentation/counters.md.
 
 use core::ffi::CStr;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -156,8 +155,15 @@ pub(crate) enum Counter {
 /// How many counters there are.
 pub(crate) const COUNT: usize = 56;
 
-/// Statistics read from the device's SR pools when asked (not counters), after the
-/// counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use now), `sr_pool_units_peak` (most FaSR SR-pool units in use at once), `sr_pool_blocks` (FaSR bitmap blocks in use now), `sr_pool_blocks_peak` (most FaSR bitmap blocks in use at once), `sr_pool_exhaustions` (FaSR pool allocations that failed), `melo_pool_blocks` (MELO bits blocks in use now), `melo_pool_blocks_peak` (most MELO bits blocks in use at once), `melo_pool_exhaustions` (MELO pool allocations that failed), `inflight_psns` (PSNs in flight across the device's RC requesters now: admitted by the in-flight budget and not yet acknowledged), `inflight_waiters` (QPs waiting for room now).
+/// Statistics read from the device's SR pools and in-flight budget when asked (not
+/// counters), after the counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use
+/// now), `sr_pool_units_peak` (most FaSR SR-pool units in use at once), `sr_pool_blocks`
+/// (FaSR bitmap blocks in use now), `sr_pool_blocks_peak` (most FaSR bitmap blocks in use at
+/// once), `sr_pool_exhaustions` (FaSR pool allocations that failed), `melo_pool_blocks` (MELO
+/// bits blocks in use now), `melo_pool_blocks_peak` (most MELO bits blocks in use at once),
+/// `melo_pool_exhaustions` (MELO pool allocations that failed), `inflight_psns` (PSNs in
+/// flight across the device's RC requesters now: admitted by the in-flight budget and not yet
+/// acknowledged), `inflight_waiters` (QPs waiting for room now).
 pub(crate) const GAUGES: usize = 10;
 
 /// The names of the counters, in [`Counter`] order, then of the gauges.
