@@ -252,6 +252,8 @@ pub(crate) fn count(
         resp0.dup_unmatched,
         resp1.dup_unmatched,
     );
+    // SR requests to a QP without SR (gbn, UC); the SR engines count their own refusals.
+    delta(Counter::SrRefused, resp0.sr_refused, resp1.sr_refused);
     if let (Some(a), Some(b)) = (req0, req1) {
         delta(Counter::RcvdRnrErr, a.rnr_naks, b.rnr_naks);
         delta(Counter::RcvdSeqErr, a.seq_naks, b.seq_naks);
