@@ -50,10 +50,10 @@ test: deps
 	@bash scripts/test
 
 run: deps
-	@bash scripts/run-demo
+	@RESULT_COMMAND="make run" bash scripts/run-demo
 
 bench: deps
-	@bash scripts/run-bench
+	@RESULT_COMMAND="make bench" bash scripts/run-bench
 
 install:
 	@KDIR=$(KDIR) bash scripts/install-module

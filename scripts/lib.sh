@@ -92,6 +92,84 @@ bench_incomplete() {
   return 1
 }
 
+# A benchmark command's results file: results/DAY-NAME-REV.md, its CSV and PNG files in the
+# directory results/DAY-NAME-REV/ (DAY in UTC; REV the commit measured, with -dirty when the
+# tree has changes outside results/). The outermost benchmark command opens and closes it;
+# one it runs adds its sections to the same file. RXE_SR_RESULTS=0 writes none.
+
+# result_open NAME TITLE: opens the file, with a header saying what was run, unless one is
+# open already.
+result_open() {
+  [ "${RXE_SR_RESULTS:-1}" != 0 ] && [ -z "${RXE_SR_RESULT:-}" ] || return 0
+  local day rev stem n=1 settings kver
+  day=$(date -u +%F)
+  rev=$(git -C "$RXE_SR_ROOT" rev-parse --short=7 HEAD 2> /dev/null) || rev=nogit
+  [ -z "$(git -C "$RXE_SR_ROOT" status --porcelain -- . ':!results' 2> /dev/null)" ] || rev+=-dirty
+  stem=$RXE_SR_ROOT/results/$day-$1-$rev
+  while [ -e "$stem.md" ] || [ -e "$stem" ]; do
+    n=$((n + 1))
+    stem=$RXE_SR_ROOT/results/$day-$1-$rev-$n
+  done
+  mkdir -p "$stem"
+  export RXE_SR_RESULT=$stem.md
+  RESULT_OWNER=1 RESULT_START=$SECONDS
+  settings=$(env | grep -E '^(BENCH_[A-Z_]*|RUN_QP_SWEEP|LAT_ITERS)=' | sort | sed 's/.*/`&`/' | paste -sd' ' || true)
+  if [ -n "${RXE_SR_KERNEL_DEB:-}" ]; then kver=$(deb_kernel_release)
+  else kver=$(make -s -C "$(kernel_dir "${VARIANT:-default}")" kernelrelease 2> /dev/null || echo unknown)
+  fi
+  {
+    printf '# %s (%s)\n\n' "$2" "$day"
+    printf 'Written by `%s` at %s UTC.\n\n' "${RESULT_COMMAND:-bash scripts/$(basename "$0")}" \
+      "$(date -u +%H:%M)"
+    printf -- '- Tree: %s\n' "$rev"
+    printf -- '- Guests: two QEMU guests under TCG, one vCPU and 1 GiB each, kernel %s (%s)\n' \
+      "$kver" "${VARIANT:-default}"
+    printf -- '- Host: %s cores, %s\n' "$(nproc)" \
+      "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+    printf -- '- Settings: %s\n' "${settings:-the defaults}"
+    printf -- '- Outcome: did not finish (the command was stopped)\n\n'
+    printf 'How to read it: [benchmarking.md](../Documentation/benchmarking.md). TCG guests: compare\n'
+    printf 'rows of one run, not across runs.\n'
+  } > "$RXE_SR_RESULT"
+}
+
+# result_section TITLE REPORT [FILE NAME]...: adds a section to the open results file: the
+# text of REPORT as printed, then each FILE copied into the results directory as NAME, a
+# PNG shown, anything else linked.
+result_section() {
+  [ -n "${RXE_SR_RESULT:-}" ] || return 0
+  local dir=${RXE_SR_RESULT%.md}
+  {
+    printf '\n## %s\n\n```text\n' "$1"
+    cat "$2"
+    printf '```\n'
+  } >> "$RXE_SR_RESULT"
+  shift 2
+  while [ $# -ge 2 ]; do
+    if [ -f "$1" ]; then
+      cp "$1" "$dir/$2"
+      case $2 in
+        *.png) printf '\n![%s](%s/%s)\n' "$2" "$(basename "$dir")" "$2" ;;
+        *) printf '\nData: [%s](%s/%s)\n' "$2" "$(basename "$dir")" "$2" ;;
+      esac >> "$RXE_SR_RESULT"
+    fi
+    shift 2
+  done
+}
+
+# result_close STATUS: the opener's last step: records the outcome (STATUS 0: every run
+# finished) and the time taken, and prints where the file is.
+result_close() {
+  [ -n "${RESULT_OWNER:-}" ] || return 0
+  local outcome mins=$(((SECONDS - RESULT_START + 30) / 60))
+  if [ "$1" = 0 ]; then outcome="every run finished, in $mins minutes"
+  else outcome="PARTIAL: some runs failed or did not run (marked in the sections below); $mins minutes"
+  fi
+  sed -i "s/^- Outcome: .*/- Outcome: $outcome/" "$RXE_SR_RESULT"
+  log "results: ${RXE_SR_RESULT#"$RXE_SR_ROOT"/} and ${RXE_SR_RESULT%.md}/ (commit them when a document cites them)"
+  unset RXE_SR_RESULT RESULT_OWNER
+}
+
 # Short content hash of the given strings and files.
 cache_key() {
   local f
