@@ -119,7 +119,7 @@ result_open() {
   fi
   {
     printf '# %s (%s)\n\n' "$2" "$day"
-    printf 'Written by `%s` at %s UTC.\n\n' "${RESULT_COMMAND:-bash scripts/$(basename "$0")}" \
+    printf 'Run by `%s`, started at %s UTC.\n\n' "${RESULT_COMMAND:-bash scripts/$(basename "$0")}" \
       "$(date -u +%H:%M)"
     printf -- '- Tree: %s\n' "$rev"
     printf -- '- Guests: two QEMU guests under TCG, one vCPU and 1 GiB each, kernel %s (%s)\n' \
@@ -141,7 +141,8 @@ result_section() {
   local dir=${RXE_SR_RESULT%.md}
   {
     printf '\n## %s\n\n```text\n' "$1"
-    cat "$2"
+    # Less the title line (the heading) and the run directory's plot paths (shown below).
+    grep -vxF "=== $1 ===" "$2" | grep -v '^plot: ' || true
     printf '```\n'
   } >> "$RXE_SR_RESULT"
   shift 2
