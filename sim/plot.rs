@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A dependency-free PNG line plot: RGB raster, a 3x5 pixel font, and a PNG writer using
-//! stored (uncompressed) deflate blocks with CRC-32 and Adler-32.
+//! A dependency-free PNG line plot: RGB raster, a 3x5 pixel font, and a PNG writer whose
+//! deflate stream codes runs of a repeated byte with the fixed Huffman codes (RFC 1951), on
+//! rows filtered against the row above, so a plot of flat colours stays a few kilobytes.
 
 use std::io::Write;
 
@@ -141,22 +142,90 @@ fn adler32(data: &[u8]) -> u32 {
     (b << 16) | a
 }
 
-/// zlib stream of stored deflate blocks.
-fn zlib_stored(data: &[u8]) -> Vec<u8> {
-    let mut out = vec![0x78, 0x01];
-    let mut chunks = data.chunks(65535).peekable();
-    if chunks.peek().is_none() {
-        out.extend_from_slice(&[1, 0, 0, 0xFF, 0xFF]);
+/// Writes deflate's bit stream: values LSB first, Huffman codes MSB first.
+struct Bits {
+    out: Vec<u8>,
+    acc: u32,
+    n: u32,
+}
+
+impl Bits {
+    fn put(&mut self, v: u32, n: u32) {
+        self.acc |= v << self.n;
+        self.n += n;
+        while self.n >= 8 {
+            self.out.push(self.acc as u8);
+            self.acc >>= 8;
+            self.n -= 8;
+        }
     }
-    while let Some(c) = chunks.next() {
-        out.push(u8::from(chunks.peek().is_none()));
-        let len = c.len() as u16;
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&(!len).to_le_bytes());
-        out.extend_from_slice(c);
+
+    /// A Huffman code of `n` bits, sent from its most significant bit.
+    fn code(&mut self, code: u32, n: u32) {
+        self.put(code.reverse_bits() >> (32 - n), n);
     }
-    out.extend_from_slice(&adler32(data).to_be_bytes());
-    out
+
+    /// A literal/length symbol with its fixed code (RFC 1951, 3.2.6).
+    fn sym(&mut self, s: u32) {
+        match s {
+            0..=143 => self.code(0x30 + s, 8),
+            144..=255 => self.code(0x190 + s - 144, 9),
+            256..=279 => self.code(s - 256, 7),
+            _ => self.code(0xc0 + s - 280, 8),
+        }
+    }
+}
+
+/// Base lengths of the length symbols 257..=285, and their extra bits.
+const LEN_BASE: [u32; 29] = [
+    3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131,
+    163, 195, 227, 258,
+];
+const LEN_EXTRA: [u32; 29] = [
+    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
+];
+
+/// zlib stream of one fixed-Huffman deflate block: literals, and runs of the byte before
+/// them as matches at distance 1.
+fn zlib_runs(data: &[u8]) -> Vec<u8> {
+    let mut b = Bits {
+        out: vec![0x78, 0x01],
+        acc: 0,
+        n: 0,
+    };
+    b.put(1, 1); // BFINAL
+    b.put(1, 2); // BTYPE 01: fixed codes
+    let mut i = 0;
+    while i < data.len() {
+        let run = if i == 0 {
+            0
+        } else {
+            data[i..]
+                .iter()
+                .take(258)
+                .take_while(|&&x| x == data[i - 1])
+                .count()
+        };
+        if run >= 3 {
+            let k = LEN_BASE
+                .iter()
+                .rposition(|&l| l as usize <= run)
+                .unwrap_or(0);
+            b.sym(257 + k as u32);
+            b.put(run as u32 - LEN_BASE[k], LEN_EXTRA[k]);
+            b.code(0, 5); // distance code 0: distance 1
+            i += run;
+        } else {
+            b.sym(u32::from(data[i]));
+            i += 1;
+        }
+    }
+    b.sym(256);
+    if b.n > 0 {
+        b.out.push(b.acc as u8);
+    }
+    b.out.extend_from_slice(&adler32(data).to_be_bytes());
+    b.out
 }
 
 fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
@@ -168,11 +237,19 @@ fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
 }
 
 fn encode_png(c: &Canvas) -> Vec<u8> {
+    // Each row filtered "Up" (PNG filter 2): its bytes less those of the row above, so the
+    // rows that repeat the one above are zeros.
     let mut raw = Vec::with_capacity(H * (W * 3 + 1));
     for y in 0..H {
-        raw.push(0);
+        raw.push(2);
         for x in 0..W {
-            raw.extend_from_slice(&c.px[y * W + x]);
+            let above = if y == 0 {
+                [0; 3]
+            } else {
+                c.px[(y - 1) * W + x]
+            };
+            let px = c.px[y * W + x];
+            raw.extend((0..3).map(|i| px[i].wrapping_sub(above[i])));
         }
     }
     let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
@@ -181,7 +258,7 @@ fn encode_png(c: &Canvas) -> Vec<u8> {
     ihdr.extend_from_slice(&(H as u32).to_be_bytes());
     ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
     chunk(&mut out, b"IHDR", &ihdr);
-    chunk(&mut out, b"IDAT", &zlib_stored(&raw));
+    chunk(&mut out, b"IDAT", &zlib_runs(&raw));
     chunk(&mut out, b"IEND", &[]);
     out
 }
@@ -274,4 +351,68 @@ pub(crate) fn write_png_axis(
     }
     let mut f = std::fs::File::create(path)?;
     f.write_all(&encode_png(&c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Inflates one fixed-Huffman block whose matches are at distance 1, reading codes bit by
+    /// bit as RFC 1951 defines them (independently of the writer's tables).
+    fn inflate_fixed(z: &[u8]) -> Vec<u8> {
+        let d = &z[2..z.len() - 4];
+        let mut pos = 0usize;
+        let mut bit = || {
+            let b = (d[pos / 8] >> (pos % 8)) & 1;
+            pos += 1;
+            u32::from(b)
+        };
+        assert_eq!(
+            (bit(), bit() | bit() << 1),
+            (1, 1),
+            "one final block, fixed codes"
+        );
+        let mut out = Vec::new();
+        loop {
+            // Read a code MSB first until it names a symbol of the fixed table.
+            let (mut code, mut len) = (0u32, 0u32);
+            let sym = loop {
+                code = (code << 1) | bit();
+                len += 1;
+                match (len, code) {
+                    (7, 0..=0x17) => break 256 + code,
+                    (8, 0x30..=0xbf) => break code - 0x30,
+                    (8, 0xc0..=0xc7) => break 280 + code - 0xc0,
+                    (9, 0x190..=0x1ff) => break 144 + code - 0x190,
+                    _ => assert!(len < 9, "no such code"),
+                }
+            };
+            match sym {
+                0..=255 => out.push(sym as u8),
+                256 => break,
+                _ => {
+                    let k = (sym - 257) as usize;
+                    let extra = (0..LEN_EXTRA[k]).fold(0, |v, i| v | bit() << i);
+                    let dist = (0..5).fold(0, |v, _| (v << 1) | bit());
+                    assert_eq!(dist, 0, "distance code 0 (distance 1)");
+                    let last = *out.last().expect("a match after a literal");
+                    out.extend(std::iter::repeat_n(last, (LEN_BASE[k] + extra) as usize));
+                }
+            }
+        }
+        assert_eq!(z[z.len() - 4..], adler32(&out).to_be_bytes());
+        out
+    }
+
+    #[test]
+    fn the_deflate_stream_inflates_to_its_input() {
+        let mut data = vec![7u8; 1000];
+        data.extend((0..=255u8).cycle().take(700));
+        data.extend([0, 0, 1, 1, 1, 1, 200, 200, 200]);
+        data.extend(vec![0u8; 259 + 4]);
+        let z = zlib_runs(&data);
+        assert!(z.len() < data.len() / 2, "{} of {}", z.len(), data.len());
+        assert_eq!(inflate_fixed(&z), data);
+        assert_eq!(inflate_fixed(&zlib_runs(&[])), Vec::<u8>::new());
+    }
 }
