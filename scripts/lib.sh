@@ -92,6 +92,21 @@ bench_incomplete() {
   return 1
 }
 
+# run_logged LOG CMD...: runs CMD with its output appended to LOG; when it fails, prints the
+# compiler's errors and warnings from LOG, its last lines and its path, and returns CMD's
+# status.
+run_logged() {
+  local logf=$1 rc=0
+  shift
+  "$@" >> "$logf" 2>&1 || rc=$?
+  if [ "$rc" != 0 ]; then
+    grep -E -A12 '^(error|warning)' "$logf" | head -60 >&2 || true
+    tail -15 "$logf" >&2
+    log "failed ($rc): $* (full output: $logf)"
+  fi
+  return "$rc"
+}
+
 # A benchmark command's results file: results/DAY-NAME-REV.md, its CSV and PNG files in the
 # directory results/DAY-NAME-REV/ (DAY in UTC; REV the commit measured, with -dirty when the
 # tree has changes outside results/). The outermost benchmark command opens and closes it;
