@@ -93,15 +93,18 @@ bench_incomplete() {
 }
 
 # run_logged LOG CMD...: runs CMD with its output appended to LOG; when it fails, prints the
-# compiler's errors and warnings from LOG, its last lines and its path, and returns CMD's
-# status.
+# compiler's errors and warnings from LOG (or, with none, its last lines) and its path, and
+# returns CMD's status.
 run_logged() {
   local logf=$1 rc=0
   shift
   "$@" >> "$logf" 2>&1 || rc=$?
   if [ "$rc" != 0 ]; then
-    grep -E -A12 '^(error|warning)' "$logf" | head -60 >&2 || true
-    tail -15 "$logf" >&2
+    if grep -qE '^(error|warning)' "$logf"; then
+      grep -E -A12 '^(error|warning)' "$logf" | head -60 >&2
+    else
+      tail -15 "$logf" >&2
+    fi
     log "failed ($rc): $* (full output: $logf)"
   fi
   return "$rc"

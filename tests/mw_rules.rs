@@ -56,7 +56,7 @@ fn type2_binds_from_free_only_and_only_its_qp_reaches() {
     let again = BindReq { mw_rkey: key, ..bind(0x10_0000, 8, ACCESS_REMOTE_WRITE) };
     assert_eq!(w.bind(&again, PD, 5, Some(mr(MR_OK))), Err(MwError::Invalid));
     assert_eq!(w.invalidate(key ^ 1, PD), Err(MwError::Invalid));
-    // Issue 9.9: a QP of another PD cannot invalidate it (locally or by SEND with invalidate).
+    // A QP of another PD cannot invalidate it (locally or by SEND with invalidate).
     assert_eq!(w.invalidate(key, OTHER_PD), Err(MwError::Invalid));
     assert_eq!(w.state, MwState::Valid);
     w.invalidate(key, PD).unwrap();

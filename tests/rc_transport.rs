@@ -755,7 +755,7 @@ fn to_b(n: &mut Net, pkt: &[u8]) -> (Outcome, Vec<PacketRepr<'static>>) {
     (o, back)
 }
 
-/// Issue 9.1: a duplicate READ is served again only from a saved READ: the same R_Key, a
+/// A duplicate READ is served again only from a saved READ: the same R_Key, a
 /// sub-range of its memory, PSNs inside its range. Forged ones (another key, a longer or
 /// shifted range, a PSN far back, a resume that would run past the original's PSNs) draw
 /// nothing and are counted; the requester's genuine resume is served.
@@ -794,7 +794,7 @@ fn duplicate_reads_are_served_only_from_a_saved_read() {
     assert_eq!(back.len(), 4);
 }
 
-/// Issue 9.2: a long READ goes out in batches: the request sends READ_BUDGET responses, each
+/// A long READ goes out in batches: the request sends READ_BUDGET responses, each
 /// pump the next batch, in PSN order; later requests wait for the stream.
 #[test]
 fn a_long_read_is_answered_in_batches() {
@@ -842,7 +842,7 @@ fn a_long_read_is_answered_in_batches() {
     assert_eq!(psns, want, "responses stay in PSN order");
 }
 
-/// Issue 9.2: READ limits: longer than max_msg_sz (2^31), or on a QP without responder
+/// READ limits: longer than max_msg_sz (2^31), or on a QP without responder
 /// resources (max_dest_rd_atomic 0; atomics too), is an invalid request; the MSN does
 /// not move for a refused READ.
 #[test]
@@ -874,7 +874,7 @@ fn reads_past_the_limits_are_invalid_requests() {
     assert_eq!(&n.b.mem.region(0x200)[..8], &0u64.to_le_bytes(), "not executed");
 }
 
-/// Issue 9.4: when a request fails fatally (here a remote access error on the first of
+/// When a request fails fatally (here a remote access error on the first of
 /// four), every request the requester holds completes, in order: the failed one with its
 /// error, the rest with WR_FLUSH_ERR (a kernel consumer has no ring to flush them from).
 /// Each is retired from the send queue once.
@@ -898,7 +898,7 @@ fn a_fatal_nak_completes_every_request_behind_it_as_flushed() {
     assert!(n.a.req.is_empty());
 }
 
-/// Issue 9.4: a QP moved to Error with requests in flight: `flush` completes each, in order,
+/// A QP moved to Error with requests in flight: `flush` completes each, in order,
 /// with WR_FLUSH_ERR and the request's own wr_id, and leaves nothing behind.
 #[test]
 fn flush_completes_every_held_request_in_order() {

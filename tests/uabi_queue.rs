@@ -200,7 +200,7 @@ fn from_client_flow() {
     assert_eq!(q.advance_consumer(), None);
 }
 
-/// Issue 9.5: Reset empties a ring: every queued entry is consumed at once and the next one
+/// Reset empties a ring: every queued entry is consumed at once and the next one
 /// user space produces is the only one the kernel sees.
 #[test]
 fn discard_all_empties_a_ring_at_reset() {
