@@ -3,9 +3,10 @@
  * rxe_sr: the C side of the kernel abstraction layer (rxe_sr/kx/).
  *
  * Two directions:
- *  - rxe_sr_glue_*: C helpers (rxe_sr/kx/glue.c) for what bindgen cannot reach from
- *    Rust: static inline functions, macros, and static tables the RDMA and net cores link
- *    into their lists (rdma_link_ops, notifier_block, module parameters).
+ *  - rxe_sr_glue_*: C for what Rust cannot reach directly: static inline functions and
+ *    macros (rxe_sr/kx/helpers/, one file per kernel header), and the subsystems that stay
+ *    in C for a reason each file states (rxe_sr/kx/c/: static tables the RDMA and net cores
+ *    link into their lists, the netdev index, RoCEv2 datagrams, the work, ODP, the ICRC).
  *  - rxe_sr_rs_*: the two entry points implemented in Rust (rxe_sr/kx/moduleparam.rs) that
  *    the module parameter's ops call. The link type, the netdev notifier, the UDP tunnel,
  *    the QP timers and the receive queue take their Rust handler as a function pointer
@@ -26,6 +27,8 @@ struct sk_buff;
 struct ib_udata;
 struct ib_ucontext;
 struct ib_cq;
+struct ib_device;
+struct ib_srq;
 struct uverbs_attr_bundle;
 struct rdma_user_mmap_entry;
 struct xarray;
@@ -34,7 +37,7 @@ struct ib_umem_odp;
 
 /*
  * A work item of the driver's (receive, QP timers), queued at high or at normal priority
- * as glue.c's rxe_sr_work_queue() decides at that moment. It has a work_struct for each,
+ * as kx/c/work.c's rxe_sr_work_queue() decides at that moment. It has a work_struct for each,
  * so that cancelling both waits for every run; bits in @flags keep two runs from
  * overlapping (see rxe_sr_work_run).
  */
@@ -74,7 +77,7 @@ struct rxe_sr_rx {
 /* Datagrams a run of the receive work takes before it queues itself again. */
 #define RXE_SR_RX_BUDGET 64
 
-/* --- implemented in C (glue.c) --- */
+/* --- implemented in C (kx/c/, kx/helpers/) --- */
 int rxe_sr_glue_recovery(void);
 unsigned int rxe_sr_glue_sr_pool_units(void);
 unsigned int rxe_sr_glue_sr_pool_blocks(void);
@@ -215,7 +218,7 @@ void rxe_sr_glue_qp_timer_free(struct rxe_sr_qp_timer *t);
 void rxe_sr_glue_qp_timer_shutdown(struct rxe_sr_qp_timer *t);
 u64 rxe_sr_glue_now_us(void);
 
-/* The ICRC's CRC-32 through the crypto API (glue.c) */
+/* The ICRC's CRC-32 through the crypto API (kx/c/icrc.c) */
 void rxe_sr_glue_crc32_init(void);
 void rxe_sr_glue_crc32_exit(void);
 u32 rxe_sr_glue_crc32(u32 crc, const void *data, size_t len);

@@ -70,7 +70,7 @@ if is_server; then
   [ "$p" -gt 0 ] || fail "no datagram of the flood reached the device"
   [ "$p" -le "$sent" ] || fail "the device counted $p datagrams of $sent sent"
   [ "$d" = "$p" ] || fail "$p datagrams arrived but $d were dropped: the rest were taken for RoCE"
-  # A sender that sent no more than the queue holds (RXE_SR_RX_QUEUE_MAX in kx/glue.c) cannot
+  # A sender that sent no more than the queue holds (RXE_SR_RX_QUEUE_MAX in include/rxe_sr_glue.h) cannot
   # fill it, starved or not: a KASAN + lockdep g2 sends too slowly to get past it.
   [ "$sent" -gt 4096 ] || fail "only $sent datagrams sent, fewer than the 4096 the queue holds: it cannot fill"
   [ "$q" -gt 0 ] || fail "the receive queue never filled while its work was starved"

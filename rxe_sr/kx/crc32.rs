@@ -3,7 +3,7 @@
 //!
 //! As rdma_rxe, through the crypto API's "crc32", so that an architecture's implementation
 //! (crc32-pclmul on x86) is used where the kernel has one: 6.12's `crc32_le()` is
-//! lib/crc32.c's generic one. Without the crypto transform (glue.c could not allocate it),
+//! lib/crc32.c's generic one. Without the crypto transform (kx/c/icrc.c could not allocate it),
 //! `crc32_le()`.
 
 use core::ffi::CStr;

@@ -221,10 +221,10 @@ impl<T: Driver> Device<T> {
         });
         // Listed from here: dealloc_driver unlists it (`DEVICES`' invariant).
         ib_device_list::insert(ibp)?;
-        // SAFETY: both live. glue.c's netdev index (not the core's, where rdma_rxe would find
+        // SAFETY: both live. kx/c/netdev_index.c (not the core's, where rdma_rxe would find
         // it) takes a netdev reference; `dealloc_driver` (the guard's too) unbinds it.
         to_result(unsafe { bindings::rxe_sr_glue_ndev_bind(ibp, new.netdev.as_ptr()) })?;
-        // SAFETY: not registered yet; netdev live, in the link command's namespace (glue.c).
+        // SAFETY: not registered yet; netdev live, in the link command's namespace (kx/c/netns.c).
         // In exclusive netns mode this puts the device in that namespace.
         unsafe { bindings::rxe_sr_glue_ib_device_home_net(ibp, new.netdev.as_ptr()) };
         // SAFETY: a fully set-up device; no DMA device (software provider). No reference to
@@ -253,7 +253,7 @@ pub(crate) struct DeviceRef<T: Driver> {
 impl<T: Driver> DeviceRef<T> {
     /// The device bound to `nd`, if any.
     pub(crate) fn get_by_netdev(nd: &NetDev<'_>) -> Option<Self> {
-        // SAFETY: `nd` is live; glue.c's index returns a referenced device of ours or null.
+        // SAFETY: `nd` is live; kx/c/netdev_index.c returns a referenced device of ours or null.
         let raw = unsafe { bindings::rxe_sr_glue_ib_device_by_netdev(nd.as_ptr()) };
         // SAFETY: null or a device reference the index took for us.
         unsafe { Self::ours(raw) }
@@ -283,7 +283,7 @@ impl<T: Driver> DeviceRef<T> {
     pub(crate) fn get_for_rx(nd: &NetDev<'_>) -> Option<Self> {
         Self::get_by_netdev(nd).or_else(|| {
             // SAFETY: `nd` is live and the caller is in an RCU read section; the helper
-            // returns a referenced device of ours (glue.c's index), or null.
+            // returns a referenced device of ours (kx/c/netdev_index.c), or null.
             let raw = unsafe { bindings::rxe_sr_glue_ib_device_below(nd.as_ptr()) };
             // SAFETY: null or a device reference the helper took for us.
             unsafe { Self::ours(raw) }
@@ -294,7 +294,7 @@ impl<T: Driver> DeviceRef<T> {
     ///
     /// # Safety
     /// `raw` is null or a device that [`Device::create`] made for `T`, on which the caller
-    /// holds a reference, passed to us. (glue.c's netdev index and `ib_device_list` hold
+    /// holds a reference, passed to us. (kx/c/netdev_index.c and `ib_device_list` hold
     /// this module's devices only, and the module has one driver.)
     unsafe fn ours(raw: *mut bindings::ib_device) -> Option<Self> {
         // INVARIANT: per this function's contract.
@@ -376,7 +376,7 @@ unsafe extern "C" fn scheme_set<T: Driver>(ib: *mut bindings::ib_device, index: 
 
 /// The receive queue's work: hands queued datagrams to `T::receive`, at most
 /// `RXE_SR_RX_BUDGET` of them; true when it took that many (the C side queues the work again
-/// while datagrams remain, at the priority glue.c's `rxe_sr_work_queue` picks).
+/// while datagrams remain, at the priority kx/c/work.c's `rxe_sr_work_queue` picks).
 ///
 /// # Safety
 /// `owner` is the live `Device<T>` whose queue's work this is (set by `Device::create`; the

@@ -2,8 +2,8 @@
 //! kx: the kernel abstractions rxe_sr is written against, in the manner of `rust/kernel/`.
 //!
 //! No upstream Rust abstraction for the RDMA core exists; this layer is where rxe_sr's would
-//! grow. Each file wraps one C header (or one family of glue.c helpers) and says which; its
-//! types are safe to use, with `# Invariants` where they hold a raw pointer and a
+//! grow. Each file wraps one C header (or C files of kx/c/ and kx/helpers/) and says which;
+//! its types are safe to use, with `# Invariants` where they hold a raw pointer and a
 //! `// SAFETY:` comment on every unsafe block. kx imports only the kernel crate, its own
 //! files and the pure crates (`bytes`, `uabi`, `proto`); what calls back into the driver
 //! does so through a function pointer or a trait the caller supplies, never by naming a

@@ -2,7 +2,7 @@
 //! The module parameters (include/linux/moduleparam.h): `recovery`, the SR pool sizes,
 //! FaSR's pipe, the device's in-flight budget and `max_objects`.
 //!
-//! 6.12's `module!` macro declares no parameters, so glue.c declares them: `recovery` with
+//! 6.12's `module!` macro declares no parameters, so kx/c/params.c declares them: `recovery` with
 //! `module_param_cb`, whose setter and getter call the two entry points here, which parse
 //! and name [`Scheme`]s; the pool sizes as plain unsigned ints, checked at module init.
 //! All are read-only after load (mode 0444).

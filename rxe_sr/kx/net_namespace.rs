@@ -75,7 +75,7 @@ pub(crate) trait PernetExit {
     fn exit(net: &NetNs<'_>);
 }
 
-/// glue.c has one pernet_operations: at most one registration at a time.
+/// kx/c/registrations.c has one pernet_operations: at most one registration at a time.
 static REGISTERED: AtomicBool = AtomicBool::new(false);
 
 /// The registered pernet subsystem; unregistered on drop, which calls
@@ -90,7 +90,7 @@ impl PernetRegistration {
             return Err(EBUSY);
         }
         let exit = Some(pernet_exit::<T> as unsafe extern "C" fn(_));
-        // SAFETY: glue.c's static pernet_operations, not registered yet (checked above),
+        // SAFETY: kx/c/registrations.c's static pernet_operations, not registered yet (checked above),
         // with an exit sound for any namespace the core passes; undone in `drop`.
         let ret = unsafe { bindings::rxe_sr_glue_pernet_register(exit) };
         if let Err(e) = kernel::error::to_result(ret) {
@@ -110,7 +110,7 @@ impl Drop for PernetRegistration {
     }
 }
 
-/// The subsystem's exit (glue.c's `rxe_sr_pernet_exit`).
+/// The subsystem's exit (kx/c/registrations.c's `rxe_sr_pernet_exit`).
 ///
 /// # Safety
 /// Called by the namespace core (pernet_ops_rwsem held) with a namespace live for the call.

@@ -160,7 +160,7 @@ pub(crate) trait NetdevNotifier {
     fn rescan_gids();
 }
 
-/// The module's GID rescan work item (glue.c's one `work_struct`), handed to
+/// The module's GID rescan work item (kx/c/gid_table.c's one `work_struct`), handed to
 /// [`NetdevNotifier::addr_event`] only: the notifiers are unregistered, and the work
 /// cancelled, before the module's code goes.
 pub(crate) struct GidRescan(());
@@ -175,7 +175,7 @@ impl GidRescan {
     }
 }
 
-/// glue.c has one notifier_block: at most one registration at a time.
+/// kx/c/registrations.c has one notifier_block: at most one registration at a time.
 static REGISTERED: AtomicBool = AtomicBool::new(false);
 
 /// The registered netdev notifier; unregistered on drop.
@@ -188,7 +188,7 @@ impl NotifierRegistration {
             return Err(EBUSY);
         }
         let call = Some(notifier_call::<T> as unsafe extern "C" fn(_, _) -> _);
-        // SAFETY: glue.c's static notifier_block, not registered yet (checked above), with a
+        // SAFETY: kx/c/registrations.c's static notifier_block, not registered yet (checked above), with a
         // handler sound for any event and netdev the chain passes; undone in `drop`.
         let ret = unsafe { bindings::rxe_sr_glue_netdev_notifier_register(call) };
         if let Err(e) = kernel::error::to_result(ret) {
@@ -196,11 +196,11 @@ impl NotifierRegistration {
             return Err(e);
         }
         let work = Some(gid_work::<T> as unsafe extern "C" fn());
-        // SAFETY: sets glue.c's work handler; the work is not queued (nothing can queue it
+        // SAFETY: sets kx/c/gid_table.c's work handler; the work is not queued (nothing can queue it
         // before the address notifiers below are registered).
         unsafe { bindings::rxe_sr_glue_gid_work_init(work) };
         let addr_call = Some(addr_call::<T> as unsafe extern "C" fn(_, _));
-        // SAFETY: glue.c's two static address notifier_blocks, registered only here (under
+        // SAFETY: kx/c/registrations.c's two static address notifier_blocks, registered only here (under
         // `REGISTERED`), with a handler sound for any event and netdev; undone in `drop`.
         let ret = unsafe { bindings::rxe_sr_glue_addr_notifiers_register(addr_call) };
         if let Err(e) = kernel::error::to_result(ret) {
@@ -226,7 +226,7 @@ impl Drop for NotifierRegistration {
     }
 }
 
-/// The notifier's callback (glue.c's notifier_call).
+/// The notifier's callback (kx/c/registrations.c's notifier_call).
 ///
 /// # Safety
 /// Called by the netdev notifier chain (RTNL held) with a valid net_device.
@@ -246,7 +246,7 @@ unsafe extern "C" fn notifier_call<T: NetdevNotifier>(
     }
 }
 
-/// The address notifiers' callback (glue.c's rxe_sr_inet(6)addr_notify).
+/// The address notifiers' callback (kx/c/registrations.c's rxe_sr_inet(6)addr_notify).
 ///
 /// # Safety
 /// Called by an address notifier chain with a valid net_device, possibly in atomic context.
@@ -263,7 +263,7 @@ unsafe extern "C" fn addr_call<T: NetdevNotifier>(event: c_ulong, ndev: *mut bin
     }
 }
 
-/// The GID rescan work's handler (glue.c's rxe_sr_gid_work_run).
+/// The GID rescan work's handler (kx/c/gid_table.c's rxe_sr_gid_work_run).
 ///
 /// # Safety
 /// Called by the workqueue in process context.

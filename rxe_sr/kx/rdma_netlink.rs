@@ -17,7 +17,7 @@ pub(crate) trait LinkOps {
     fn newlink(name: &CStr, nd: &NetDev<'_>) -> Result;
 }
 
-/// glue.c has one `rdma_link_ops`: at most one registration at a time.
+/// kx/c/registrations.c has one `rdma_link_ops`: at most one registration at a time.
 static REGISTERED: AtomicBool = AtomicBool::new(false);
 
 /// The registered link type `rxe_sr`; unregistered on drop.
@@ -29,7 +29,7 @@ impl LinkTypeRegistration {
         if REGISTERED.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);
         }
-        // SAFETY: registers glue.c's static rdma_link_ops, not registered (checked above),
+        // SAFETY: registers kx/c/registrations.c's static rdma_link_ops, not registered (checked above),
         // with a handler sound for any name and netdev the core passes; undone in `drop`.
         unsafe { bindings::rxe_sr_glue_link_register(Some(newlink::<T>)) };
         Ok(LinkTypeRegistration(()))

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Socket buffers (include/linux/skbuff.h): an owned [`SkBuff`], freed on drop; RoCEv2
-//! datagrams built around it and sent by the IP layer (glue.c's builders route them and
+//! datagrams built around it and sent by the IP layer (kx/c/roce_tx.c's builders route them and
 //! write the IP and UDP headers, as rdma_rxe's prepare4/prepare6 do); and [`SkbQueue`], a
 //! bounded queue of them with its own lock.
 
@@ -128,7 +128,7 @@ pub(crate) struct TxSkb {
 impl TxSkb {
     /// A RoCEv2 datagram out of `nd` along `route`, with `len` IB bytes after its IP and UDP
     /// headers. `payload` (a range of the IB bytes) is left for [`Self::fill_payload`]; the
-    /// other IB bytes are zeroed. (Routing and the IP/UDP headers are glue.c's.)
+    /// other IB bytes are zeroed. (Routing and the IP/UDP headers are kx/c/roce_tx.c's.)
     pub(crate) fn new(
         nd: &NetDev<'_>,
         route: &RoceRoute,
@@ -317,7 +317,7 @@ impl PayloadSink<'_> {
     }
 }
 
-/// A bounded skb queue (glue.c's, at most `RXE_SR_HELD_MAX`, with its own IRQ-safe lock);
+/// A bounded skb queue (kx/helpers/skbuff.c's, at most `RXE_SR_HELD_MAX`, with its own IRQ-safe lock);
 /// purged on drop.
 ///
 /// # Invariants

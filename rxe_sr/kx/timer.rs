@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A QP's timer (include/linux/timer.h and workqueue.h, through glue.c's
+//! A QP's timer (include/linux/timer.h and workqueue.h, through kx/c/work.c's
 //! `struct rxe_sr_qp_timer`): a kernel timer that, when it fires, queues a work item calling
 //! the owner's handler in process context. The transport arms it for its earliest deadline
 //! (retransmission timeout, RNR delay); a kernel consumer's post_send kicks the work at once.

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rxe_sr: calls Rust cannot make directly into include/linux/sched.h: static inlines and
+ * macros, one exported function each. No logic of the driver's.
+ */
+#include <linux/sched.h>
+
+#include "rxe_sr_glue.h"
+
+void rxe_sr_glue_cond_resched(void)
+{
+	cond_resched();
+}
