@@ -4,6 +4,8 @@
  * its C glue. The kernel's `bindings` crate carries no RDMA headers, hence this file.
  */
 #include <linux/crc32.h>
+#include <linux/delay.h>
+#include <linux/if_arp.h>
 #include <linux/netdevice.h>
 #include <linux/random.h>
 #include <linux/vmalloc.h>
@@ -11,6 +13,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
 #include <rdma/rdma_netlink.h>
 #include <uapi/rdma/rdma_user_rxe.h>
 #include "rxe_sr_glue.h"

@@ -78,12 +78,17 @@ struct rxe_sr_rx {
 #define RXE_SR_RX_BUDGET 64
 
 /* --- implemented in C (kx/c/, kx/helpers/) --- */
-int rxe_sr_glue_recovery(void);
-unsigned int rxe_sr_glue_sr_pool_units(void);
-unsigned int rxe_sr_glue_sr_pool_blocks(void);
-unsigned int rxe_sr_glue_melo_pool_blocks(void);
-unsigned int rxe_sr_glue_sr_pipe_psns(void);
-unsigned int rxe_sr_glue_dev_inflight_psns(void);
+/* The module parameters' values (kx/c/params.c), written only while the module loads. */
+struct rxe_sr_params {
+	int recovery; /* index into proto::recovery::scheme::Scheme::ALL; 0 is gbn */
+	unsigned int sr_pool_units;
+	unsigned int sr_pool_blocks;
+	unsigned int melo_pool_blocks;
+	unsigned int sr_pipe_psns;
+	unsigned int dev_inflight_psns;
+	unsigned int max_objects;
+};
+extern struct rxe_sr_params rxe_sr_params;
 const struct attribute_group *rxe_sr_glue_device_group(int (*get)(struct ib_device *),
 							void (*set)(struct ib_device *, int));
 void rxe_sr_glue_link_register(int (*newlink)(const char *ibdev_name, struct net_device *ndev));
@@ -92,7 +97,6 @@ int rxe_sr_glue_netdev_notifier_register(int (*fn)(unsigned long event, struct n
 void rxe_sr_glue_netdev_notifier_unregister(void);
 int rxe_sr_glue_addr_notifiers_register(void (*fn)(unsigned long event, struct net_device *ndev));
 void rxe_sr_glue_addr_notifiers_unregister(void);
-bool rxe_sr_glue_netdev_is_ether(const struct net_device *ndev);
 void rxe_sr_glue_gid_work_init(void (*fn)(void));
 void rxe_sr_glue_gid_work_schedule(void);
 void rxe_sr_glue_gid_work_cancel_sync(void);
@@ -109,7 +113,6 @@ void rxe_sr_glue_ib_device_home_net(struct ib_device *ibdev, struct net_device *
 u64 rxe_sr_glue_net_cookie(const struct net *net);
 unsigned int rxe_sr_glue_net_inum(const struct net *net);
 bool rxe_sr_glue_ib_device_try_get(struct ib_device *dev);
-void rxe_sr_glue_msleep(unsigned int ms);
 void rxe_sr_glue_global_lock(void);
 void rxe_sr_glue_global_unlock(void);
 struct socket *rxe_sr_glue_udp_tunnel_open(struct net *net, bool ipv6, u16 port,
@@ -129,7 +132,6 @@ struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be
 struct sk_buff *rxe_sr_glue_build_v6(struct net_device *ndev, const void *saddr,
 				     const void *daddr, u16 sport, u8 tclass, u8 hop_limit,
 				     u32 flow_label, const void *ib, size_t len, bool local);
-void *rxe_sr_glue_skb_data(struct sk_buff *skb, size_t *len);
 int rxe_sr_glue_xmit(struct sk_buff *skb);
 void rxe_sr_glue_xa_lock(struct xarray *xa);
 int rxe_sr_glue_xa_store(struct xarray *xa, unsigned long index, void *entry);
@@ -141,8 +143,6 @@ void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx, bool (*fn)(void *owner), void *ow
 int rxe_sr_glue_rx_queue(struct rxe_sr_rx *rx, struct sk_buff *skb);
 /* Lets the scheduler run others; process context only (long loops: receive, transmit). */
 void rxe_sr_glue_cond_resched(void);
-/* The `max_objects` module parameter (0: rdma_rxe's limits). */
-unsigned int rxe_sr_glue_max_objects(void);
 /*
  * Whether a warning a remote peer can cause (a refused request, retries exhausted) may be
  * printed now: the kernel's default limit (DEFAULT_RATELIMIT_BURST per
@@ -168,8 +168,6 @@ void rxe_sr_glue_wake_up_var(u32 *v);
 /* memcpy for memory user space maps and may change concurrently (shared rings): the copy is
  * made under the kernel's memory model, not Rust's. */
 void rxe_sr_glue_copy_shared(void *dst, const void *src, size_t n);
-size_t rxe_sr_glue_umem_npages(struct ib_umem *umem);
-size_t rxe_sr_glue_umem_first_offset(struct ib_umem *umem);
 size_t rxe_sr_glue_umem_pages(struct ib_umem *umem, void **pages, size_t n);
 int rxe_sr_glue_pages_copy(void *const *pages, size_t npages, size_t offset, void *buf,
 			   size_t len, bool to_pages);
@@ -177,9 +175,6 @@ bool rxe_sr_glue_odp_supported(void);
 struct ib_umem_odp *rxe_sr_glue_odp_get(struct ib_device *dev, unsigned long addr, size_t len,
 					int access);
 void rxe_sr_glue_odp_release(struct ib_umem_odp *odp);
-unsigned long rxe_sr_glue_odp_address(struct ib_umem_odp *odp);
-size_t rxe_sr_glue_odp_length(struct ib_umem_odp *odp);
-bool rxe_sr_glue_odp_writable(struct ib_umem_odp *odp);
 int rxe_sr_glue_odp_map_lock(struct ib_umem_odp *odp, u64 off, u64 len, bool write, bool fault);
 void rxe_sr_glue_odp_lock(struct ib_umem_odp *odp);
 void rxe_sr_glue_odp_unlock(struct ib_umem_odp *odp);
@@ -190,18 +185,8 @@ bool rxe_sr_glue_netif_carrier_ok(const struct net_device *ndev);
 bool rxe_sr_glue_is_vlan_dev(const struct net_device *ndev);
 void rxe_sr_glue_dev_put(struct net_device *ndev);
 struct ib_udata *rxe_sr_glue_attrs_udata(struct uverbs_attr_bundle *attrs);
-struct ib_ucontext *rxe_sr_glue_attrs_ucontext(struct uverbs_attr_bundle *attrs);
 struct ib_ucontext *rxe_sr_glue_udata_ucontext(struct ib_udata *udata);
-int rxe_sr_glue_copy_to_udata(struct ib_udata *udata, const void *src, size_t len);
-/* The driver's part of a command (after the core's), @len bytes; -EINVAL if shorter. */
-int rxe_sr_glue_copy_from_udata(struct ib_udata *udata, void *dst, size_t len);
-/* Copies @len bytes to user address @uaddr of the calling process; -EFAULT on failure. */
-int rxe_sr_glue_copy_to_user(u64 uaddr, const void *src, size_t len);
-u64 rxe_sr_glue_mmap_offset(const struct rdma_user_mmap_entry *entry);
 void *rxe_sr_glue_vmalloc_user(size_t size);
-void rxe_sr_glue_cq_event(struct ib_cq *cq, unsigned int type);
-void rxe_sr_glue_cq_comp(struct ib_cq *cq);
-void rxe_sr_glue_srq_event(struct ib_srq *srq, unsigned int type);
 u32 rxe_sr_glue_cache_line_size(void);
 void rxe_sr_glue_xa_init_alloc1(struct xarray *xa);
 
@@ -216,7 +201,6 @@ void rxe_sr_glue_qp_timer_free(struct rxe_sr_qp_timer *t);
 /* Stops a QP timer for good and disables its work (waiting for a running one); arming or
  * kicking it afterwards does nothing. The object stays allocated until ..._free. */
 void rxe_sr_glue_qp_timer_shutdown(struct rxe_sr_qp_timer *t);
-u64 rxe_sr_glue_now_us(void);
 
 /* The ICRC's CRC-32 through the crypto API (kx/c/icrc.c) */
 void rxe_sr_glue_crc32_init(void);

@@ -46,17 +46,31 @@ impl<T: Driver> Cq<T> {
     /// Calls the consumer's completion handler (uverbs queues a completion event). No lock
     /// of the driver's may be held: the handler may call back into the driver.
     pub(crate) fn comp_handler(&self) {
-        // SAFETY: a live CQ (type invariant); the helper calls its handler, if any.
-        unsafe { bindings::rxe_sr_glue_cq_comp(self.ib.get()) };
+        let cq = self.ib.get();
+        // SAFETY: a live CQ (type invariant), whose handler and context the core set at
+        // creation; the handler takes this CQ and its context.
+        unsafe {
+            if let Some(handler) = (*cq).comp_handler {
+                handler(cq, (*cq).cq_context);
+            }
+        }
     }
 
     /// Raises IB_EVENT_CQ_ERR (a completion did not fit) to the consumer's event handler;
     /// no lock of the driver's may be held.
     pub(crate) fn error_event(&self) {
-        // SAFETY: as in `comp_handler`.
+        let cq = self.ib.get();
+        // SAFETY: as in `comp_handler`; the event lives on this stack for the call.
         unsafe {
-            bindings::rxe_sr_glue_cq_event(self.ib.get(), bindings::ib_event_type_IB_EVENT_CQ_ERR)
-        };
+            if let Some(handler) = (*cq).event_handler {
+                let mut ev = bindings::ib_event {
+                    device: (*cq).device,
+                    element: bindings::ib_event__bindgen_ty_1 { cq },
+                    event: bindings::ib_event_type_IB_EVENT_CQ_ERR,
+                };
+                handler(&mut ev, (*cq).cq_context);
+            }
+        }
     }
 
     /// The same CQ as `other`.

@@ -81,7 +81,7 @@ pub(crate) fn unregister_all() {
             // the call drops; it waits for the device's users.
             Some(a) => unsafe { bindings::ib_unregister_device_and_put(a as *mut _) },
             // SAFETY: sleeping in process context (module unload), no lock held.
-            None if busy => unsafe { bindings::rxe_sr_glue_msleep(10) },
+            None if busy => unsafe { bindings::msleep(10) },
             None => break,
         }
     }

@@ -44,13 +44,19 @@ impl<T: Driver> Srq<T> {
     /// Raises IB_EVENT_SRQ_LIMIT_REACHED to the consumer's event handler; no lock of the
     /// driver's may be held (the handler may post again).
     pub(crate) fn limit_event(&self) {
-        // SAFETY: a live SRQ (type invariant); the helper calls its handler, if any.
+        let srq = self.ib.get();
+        // SAFETY: a live SRQ (type invariant), whose handler and context the core set at
+        // creation; the event lives on this stack for the call.
         unsafe {
-            bindings::rxe_sr_glue_srq_event(
-                self.ib.get(),
-                bindings::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED,
-            )
-        };
+            if let Some(handler) = (*srq).event_handler {
+                let mut ev = bindings::ib_event {
+                    device: (*srq).device,
+                    element: bindings::ib_event__bindgen_ty_1 { srq },
+                    event: bindings::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED,
+                };
+                handler(&mut ev, (*srq).srq_context);
+            }
+        }
     }
 }
 

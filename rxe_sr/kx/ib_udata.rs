@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The user-space side of a verb (include/rdma/ib_verbs.h, `struct ib_udata`): the driver's
-//! response, copied out to the caller with `ib_copy_to_udata`, and the caller's user
+//! response and command, copied to and from the caller through `kernel::uaccess` (as
+//! `ib_copy_to_udata` and `ib_copy_from_udata` do), and the caller's user
 //! context, where queues shared with the process are registered for `mmap`. A verb called
 //! by a kernel consumer has none.
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
-use kernel::error::to_result;
 use kernel::prelude::*;
+use kernel::uaccess::UserSlice;
 
 use crate::kx::bindings;
 use crate::kx::mmap_queue::{MappedQueue, SharedQueue};
@@ -38,11 +39,14 @@ impl UData<'_> {
     /// Copies the driver's response `resp` to the caller: EINVAL when the caller's output
     /// buffer is smaller, EFAULT when the copy faults.
     pub(crate) fn respond(&mut self, resp: &[u8]) -> Result {
-        // SAFETY: the udata is live (type invariant); the helper checks the length against
-        // the caller's `outlen` and copies to user space.
-        to_result(unsafe {
-            bindings::rxe_sr_glue_copy_to_udata(self.raw.as_ptr(), resp.as_ptr().cast(), resp.len())
-        })
+        // SAFETY: the udata is live (type invariant); its output buffer is the caller's.
+        let (out, outlen) = unsafe { ((*self.raw.as_ptr()).outbuf, (*self.raw.as_ptr()).outlen) };
+        if outlen < resp.len() {
+            return Err(EINVAL);
+        }
+        UserSlice::new(out as usize, resp.len())
+            .writer()
+            .write_slice(resp)
     }
 
     /// Registers `queue` in the caller's user context for `mmap`; returns the handle (its
@@ -62,24 +66,23 @@ impl UData<'_> {
     /// Reads the caller's command (the driver's part of the request) into `cmd`: EINVAL when
     /// the caller passed less, EFAULT when the copy faults.
     pub(crate) fn read(&self, cmd: &mut [u8]) -> Result {
-        // SAFETY: the udata is live (type invariant); the helper checks the length against
-        // `inlen` and copies from user space into `cmd`.
-        to_result(unsafe {
-            bindings::rxe_sr_glue_copy_from_udata(
-                self.raw.as_ptr(),
-                cmd.as_mut_ptr().cast(),
-                cmd.len(),
-            )
-        })
+        // SAFETY: the udata is live (type invariant); its input buffer is the caller's.
+        let (inbuf, inlen) = unsafe { ((*self.raw.as_ptr()).inbuf, (*self.raw.as_ptr()).inlen) };
+        if inlen < cmd.len() {
+            return Err(EINVAL);
+        }
+        UserSlice::new(inbuf as usize, cmd.len())
+            .reader()
+            .read_slice(cmd)
     }
 
     /// Copies `bytes` to user address `addr` of the calling process (a place its command
     /// named); EFAULT when the copy faults.
     pub(crate) fn write_user(&mut self, addr: u64, bytes: &[u8]) -> Result {
-        // SAFETY: a uverbs call runs in the caller's process; the helper copies with
-        // copy_to_user, which checks the address and faults safely.
-        to_result(unsafe {
-            bindings::rxe_sr_glue_copy_to_user(addr, bytes.as_ptr().cast(), bytes.len())
-        })
+        let addr = usize::try_from(addr).map_err(|_| EFAULT)?;
+        // A uverbs call runs in the caller's process; the copy checks the address.
+        UserSlice::new(addr, bytes.len())
+            .writer()
+            .write_slice(bytes)
     }
 }

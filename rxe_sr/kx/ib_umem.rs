@@ -7,6 +7,7 @@ use core::ffi::c_void;
 use core::ptr::{self, NonNull};
 use kernel::alloc::{flags::GFP_KERNEL_ACCOUNT, KVVec};
 use kernel::error::from_err_ptr;
+use kernel::page::{PAGE_MASK, PAGE_SIZE};
 use kernel::prelude::*;
 
 use crate::kx::bindings;
@@ -47,13 +48,9 @@ impl UserPages {
         // ERR_PTR.
         let raw = from_err_ptr(unsafe { bindings::ib_umem_get(dev.ib_ptr(), start, len, access) })?;
         let umem = NonNull::new(raw).ok_or(EFAULT)?;
-        // SAFETY: `umem` is the live umem just pinned.
-        let (npages, first_off) = unsafe {
-            (
-                bindings::rxe_sr_glue_umem_npages(raw),
-                bindings::rxe_sr_glue_umem_first_offset(raw),
-            )
-        };
+        // SAFETY: `umem` is the live umem just pinned; ib_umem_get set these fields.
+        let (iova, length, address) = unsafe { ((*raw).iova, (*raw).length, (*raw).address) };
+        let (npages, first_off) = page_span(iova, length, address).ok_or(EINVAL)?;
         let pages = KVVec::from_elem(ptr::null_mut::<c_void>(), npages, GFP_KERNEL_ACCOUNT)
             .map_err(Error::from)
             .and_then(|mut v| {
@@ -138,4 +135,16 @@ impl Drop for UserPages {
         // SAFETY: the umem this value owns (type invariant), released once.
         unsafe { bindings::ib_umem_release(self.umem.as_ptr()) };
     }
+}
+
+/// The pages a pinned range spans and the offset of its first byte in the first, as
+/// `ib_umem_num_pages` and `ib_umem_offset` compute them (from the umem's IOVA, length and
+/// address); `None` if the range wraps.
+fn page_span(iova: u64, length: usize, address: usize) -> Option<(usize, usize)> {
+    let page = PAGE_SIZE as u64;
+    let end = iova
+        .checked_add(length as u64)?
+        .checked_next_multiple_of(page)?;
+    let npages = usize::try_from((end - (iova & !(page - 1))) / page).ok()?;
+    Some((npages, address & !PAGE_MASK))
 }

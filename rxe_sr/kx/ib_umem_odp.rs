@@ -61,19 +61,20 @@ impl OdpPages {
 
     /// The process's range (its address and length).
     pub(crate) fn range(&self) -> (usize, usize) {
-        // SAFETY: the umem this value owns (type invariant); fields set at registration.
-        unsafe {
-            (
-                bindings::rxe_sr_glue_odp_address(self.odp.as_ptr()) as usize,
-                bindings::rxe_sr_glue_odp_length(self.odp.as_ptr()),
-            )
-        }
+        let umem = self.umem();
+        (umem.address, umem.length)
     }
 
     /// The rights let the range be written (pages are faulted in writable when needed).
     pub(crate) fn writable(&self) -> bool {
-        // SAFETY: as in `range`.
-        unsafe { bindings::rxe_sr_glue_odp_writable(self.odp.as_ptr()) }
+        self.umem().writable() != 0
+    }
+
+    /// The umem's fixed part: address, length and rights.
+    fn umem(&self) -> &bindings::ib_umem {
+        // SAFETY: the umem this value owns (type invariant); `ib_umem_odp_get` set these
+        // fields and nothing writes them while it is registered.
+        unsafe { &(*self.odp.as_ptr()).umem }
     }
 
     /// Maps bytes `[off, off + len)` of the range (offsets from its first byte) for reading,

@@ -15,6 +15,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::error::to_result;
 use kernel::ffi::c_int;
+use kernel::page::PAGE_SHIFT;
 use kernel::prelude::*;
 
 use crate::kx::bindings;
@@ -184,8 +185,9 @@ impl MappedQueue {
             drop(unsafe { KBox::from_raw(raw) });
             return Err(e);
         }
-        // SAFETY: registered, alive until the handle drops.
-        let offset = unsafe { bindings::rxe_sr_glue_mmap_offset(&(*raw).rdma) };
+        // SAFETY: registered, alive until the handle drops; the core set its page offset
+        // (rdma_user_mmap_get_offset's computation).
+        let offset = (unsafe { (*raw).rdma.start_pgoff } as u64) << PAGE_SHIFT;
         // SAFETY: `raw` came from KBox::into_raw, so it is non-null.
         let entry = unsafe { NonNull::new_unchecked(raw) };
         Ok((MappedQueue { entry }, offset))

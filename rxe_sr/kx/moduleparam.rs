@@ -2,9 +2,10 @@
 //! The module parameters (include/linux/moduleparam.h): `recovery`, the SR pool sizes,
 //! FaSR's pipe, the device's in-flight budget and `max_objects`.
 //!
-//! 6.12's `module!` macro declares no parameters, so kx/c/params.c declares them: `recovery` with
-//! `module_param_cb`, whose setter and getter call the two entry points here, which parse
-//! and name [`Scheme`]s; the pool sizes as plain unsigned ints, checked at module init.
+//! 6.12's `module!` macro declares no parameters, so kx/c/params.c declares them, as fields
+//! of one C struct read here: `recovery` with `module_param_cb`, whose setter and getter
+//! call the two entry points here, which parse and name [`Scheme`]s; the others as plain
+//! unsigned ints, checked at module init.
 //! All are read-only after load (mode 0444).
 
 use kernel::ffi::{c_char, c_int};
@@ -25,49 +26,41 @@ pub(crate) struct PoolSizes {
     pub(crate) melo_blocks: u32,
 }
 
+/// The parameters' values. Read after load only: the parser writes them before module init
+/// and the parameters are read-only (0444) from then on.
+fn values() -> bindings::rxe_sr_params {
+    // SAFETY: a C static written only before module init (see above); read by value.
+    unsafe { core::ptr::addr_of!(bindings::rxe_sr_params).read() }
+}
+
 /// The scheme chosen at load (go-back-N when the parameter was not given).
 pub(crate) fn recovery() -> Scheme {
-    // SAFETY: reads an int the parameter's setter wrote before module init.
-    Scheme::from_index(unsafe { bindings::rxe_sr_glue_recovery() }).unwrap_or(Scheme::Gbn)
+    Scheme::from_index(values().recovery).unwrap_or(Scheme::Gbn)
 }
 
 /// The pool sizes given at load (not yet checked).
 pub(crate) fn pool_sizes() -> PoolSizes {
-    // SAFETY: the three getters read unsigned ints the parameter parser wrote before
-    // module init (the parameters are read-only afterwards).
-    let (sr_units, sr_blocks, melo_blocks) = unsafe {
-        (
-            bindings::rxe_sr_glue_sr_pool_units(),
-            bindings::rxe_sr_glue_sr_pool_blocks(),
-            bindings::rxe_sr_glue_melo_pool_blocks(),
-        )
-    };
+    let v = values();
     PoolSizes {
-        sr_units,
-        sr_blocks,
-        melo_blocks,
+        sr_units: v.sr_pool_units,
+        sr_blocks: v.sr_pool_blocks,
+        melo_blocks: v.melo_pool_blocks,
     }
 }
 
 /// `sr_pipe_psns` as given at load (not yet checked).
 pub(crate) fn sr_pipe_psns() -> u32 {
-    // SAFETY: reads an unsigned int the parameter parser wrote before module init (the
-    // parameter is read-only afterwards).
-    unsafe { bindings::rxe_sr_glue_sr_pipe_psns() }
+    values().sr_pipe_psns
 }
 
 /// `dev_inflight_psns` as given at load (not yet checked).
 pub(crate) fn dev_inflight_psns() -> u32 {
-    // SAFETY: reads an unsigned int the parameter parser wrote before module init (the
-    // parameter is read-only afterwards).
-    unsafe { bindings::rxe_sr_glue_dev_inflight_psns() }
+    values().dev_inflight_psns
 }
 
 /// `max_objects`: the cap on each kind of verbs object of a device (0: none).
 pub(crate) fn max_objects() -> u32 {
-    // SAFETY: reads an unsigned int the parameter parser wrote before module init (the
-    // parameter is read-only afterwards).
-    unsafe { bindings::rxe_sr_glue_max_objects() }
+    values().max_objects
 }
 
 /// Parses a `recovery=` value: the scheme's index, or `-EINVAL`.

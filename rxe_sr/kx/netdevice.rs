@@ -103,8 +103,9 @@ impl NetDev<'_> {
     /// An Ethernet device (`ARPHRD_ETHER`): the only kind whose addresses the core's RoCE
     /// GID management (roce_gid_mgmt.c) follows.
     pub(crate) fn is_ether(&self) -> bool {
-        // SAFETY: reads the device's type field.
-        unsafe { bindings::rxe_sr_glue_netdev_is_ether(self.ptr.as_ptr()) }
+        // SAFETY: a live netdev (type invariant); its type is set when it is created.
+        let kind = unsafe { (*self.ptr.as_ptr()).type_ };
+        u32::from(kind) == bindings::ARPHRD_ETHER
     }
 }
 

@@ -181,9 +181,8 @@ impl TxSkb {
             }
         };
         let hdrs = route.header_len();
-        let mut total = 0usize;
-        // SAFETY: the helper returns the data of the skb it built (ours, linear).
-        let p = unsafe { bindings::rxe_sr_glue_skb_data(raw, &mut total) }.cast::<u8>();
+        // SAFETY: the skb just built (ours, linear): its data and length.
+        let (p, total) = unsafe { ((*raw).data, (*raw).len as usize) };
         // SAFETY: a new skb, handed to us.
         let skb = unsafe { SkBuff::from_raw(raw) }.ok_or(ENOMEM)?;
         let data = NonNull::new(p).ok_or(EINVAL)?;

@@ -6,13 +6,14 @@
 
 use kernel::ffi::c_void;
 use kernel::prelude::*;
+use kernel::time::Ktime;
 
 use crate::kx::bindings;
 
 /// The current time in microseconds (monotonic), the transport's clock.
 pub(crate) fn now_us() -> u64 {
-    // SAFETY: reads the monotonic clock.
-    unsafe { bindings::rxe_sr_glue_now_us() }
+    // ktime_get() is monotonic and never negative.
+    Ktime::ktime_get().to_ns().unsigned_abs() / 1000
 }
 
 /// What the timer's work calls, in process context, with the owner given to [`QpTimer::new`].

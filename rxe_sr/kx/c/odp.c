@@ -62,21 +62,6 @@ void rxe_sr_glue_odp_release(struct ib_umem_odp *odp)
 	ib_umem_odp_release(odp);
 }
 
-unsigned long rxe_sr_glue_odp_address(struct ib_umem_odp *odp)
-{
-	return odp->umem.address;
-}
-
-size_t rxe_sr_glue_odp_length(struct ib_umem_odp *odp)
-{
-	return odp->umem.length;
-}
-
-bool rxe_sr_glue_odp_writable(struct ib_umem_odp *odp)
-{
-	return odp->umem.writable;
-}
-
 /* Every page of [@addr, @addr + @len) mapped with read (and write if @write) rights. */
 static bool rxe_sr_odp_mapped(struct ib_umem_odp *odp, u64 addr, u64 len, bool write)
 {

@@ -14,7 +14,16 @@
 
 #include "rxe_sr_glue.h"
 
-static int rxe_sr_recovery; /* index into proto::recovery::scheme::Scheme::ALL; 0 is gbn */
+/* The values, with their defaults; Rust reads them after load (kx/moduleparam.rs). */
+struct rxe_sr_params rxe_sr_params = {
+	.recovery = 0,
+	.sr_pool_units = 20,
+	.sr_pool_blocks = 70,
+	.melo_pool_blocks = 128,
+	.sr_pipe_psns = 256,
+	.dev_inflight_psns = 256,
+	.max_objects = 0,
+};
 
 static int rxe_sr_recovery_set(const char *val, const struct kernel_param *kp)
 {
@@ -39,18 +48,13 @@ static const struct kernel_param_ops rxe_sr_recovery_ops = {
 	.get = rxe_sr_recovery_get,
 };
 
-module_param_cb(recovery, &rxe_sr_recovery_ops, &rxe_sr_recovery, 0444);
+module_param_cb(recovery, &rxe_sr_recovery_ops, &rxe_sr_params.recovery, 0444);
 __MODULE_PARM_TYPE(recovery, "charp");
 MODULE_PARM_DESC(recovery,
 	"loss recovery scheme of the devices' RC QPs: gbn (default: standard RoCEv2 "
 	"go-back-N), or a selective-retransmission scheme, fasr, srnic, irn or melo, used on a "
 	"QP once its peer (an rxe_sr device running the same scheme) agreed in band; toward "
 	"any other peer a QP stays standard RoCEv2 go-back-N");
-
-int rxe_sr_glue_recovery(void)
-{
-	return rxe_sr_recovery;
-}
 
 /* The driver's accessors, set before the first device registers (one driver). */
 static int (*rxe_sr_dev_scheme_get)(struct ib_device *ibdev);
@@ -95,70 +99,35 @@ const struct attribute_group *rxe_sr_glue_device_group(int (*get)(struct ib_devi
 	return &rxe_sr_dev_attr_group;
 }
 
-static unsigned int rxe_sr_sr_pool_units = 20;
-module_param_named(sr_pool_units, rxe_sr_sr_pool_units, uint, 0444);
+module_param_named(sr_pool_units, rxe_sr_params.sr_pool_units, uint, 0444);
 MODULE_PARM_DESC(sr_pool_units,
 	"FaSR: level-1 SR state units in each device's shared SR pool, 1..65534 (default 20, "
 	"the FaSR paper's)");
 
-static unsigned int rxe_sr_sr_pool_blocks = 70;
-module_param_named(sr_pool_blocks, rxe_sr_sr_pool_blocks, uint, 0444);
+module_param_named(sr_pool_blocks, rxe_sr_params.sr_pool_blocks, uint, 0444);
 MODULE_PARM_DESC(sr_pool_blocks,
 	"FaSR: level-2 bitmap blocks (16 bits each) in each device's shared SR pool, 1..65534 "
 	"(default 70, the FaSR paper's)");
 
-static unsigned int rxe_sr_melo_pool_blocks = 128;
-module_param_named(melo_pool_blocks, rxe_sr_melo_pool_blocks, uint, 0444);
+module_param_named(melo_pool_blocks, rxe_sr_params.melo_pool_blocks, uint, 0444);
 MODULE_PARM_DESC(melo_pool_blocks,
 	"MELO: bits blocks (8 bits each) in each device's shared bits pool, 1..65534 "
 	"(default 128, MELO's 1 Kb pool)");
 
-static unsigned int rxe_sr_sr_pipe_psns = 256;
-module_param_named(sr_pipe_psns, rxe_sr_sr_pipe_psns, uint, 0444);
+module_param_named(sr_pipe_psns, rxe_sr_params.sr_pipe_psns, uint, 0444);
 MODULE_PARM_DESC(sr_pipe_psns,
 	"FaSR: PSNs a requester sends past the highest PSN known received (READ requests "
 	"excepted), 0..512 (0: the 512-PSN SR window alone; default 256)");
 
-unsigned int rxe_sr_glue_sr_pipe_psns(void)
-{
-	return rxe_sr_sr_pipe_psns;
-}
-
-static unsigned int rxe_sr_dev_inflight_psns = 256;
-module_param_named(dev_inflight_psns, rxe_sr_dev_inflight_psns, uint, 0444);
+module_param_named(dev_inflight_psns, rxe_sr_params.dev_inflight_psns, uint, 0444);
 MODULE_PARM_DESC(dev_inflight_psns,
 	"Every scheme: PSNs in flight across all of a device's RC requesters before a new "
 	"message waits for an acknowledgment to give room back, 0..4194304 (0: no bound; "
 	"default 256)");
 
-unsigned int rxe_sr_glue_dev_inflight_psns(void)
-{
-	return rxe_sr_dev_inflight_psns;
-}
-
-static unsigned int rxe_sr_max_objects;
-module_param_named(max_objects, rxe_sr_max_objects, uint, 0444);
+module_param_named(max_objects, rxe_sr_params.max_objects, uint, 0444);
 MODULE_PARM_DESC(max_objects,
 	"Every device created from now on: at most this many QPs, CQs, SRQs, PDs, MRs, MWs "
 	"and AHs each, reported as max_qp, max_cq and so on (to reach every limit on purpose); "
 	"0 (default): rdma_rxe's limits, which a larger value does not raise");
 
-unsigned int rxe_sr_glue_max_objects(void)
-{
-	return rxe_sr_max_objects;
-}
-
-unsigned int rxe_sr_glue_sr_pool_units(void)
-{
-	return rxe_sr_sr_pool_units;
-}
-
-unsigned int rxe_sr_glue_sr_pool_blocks(void)
-{
-	return rxe_sr_sr_pool_blocks;
-}
-
-unsigned int rxe_sr_glue_melo_pool_blocks(void)
-{
-	return rxe_sr_melo_pool_blocks;
-}

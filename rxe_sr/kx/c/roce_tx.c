@@ -207,13 +207,6 @@ struct sk_buff *rxe_sr_glue_build_v6(struct net_device *port_ndev, const void *s
 	return skb;
 }
 
-/* The datagram's bytes (from the IP header) and their length. */
-void *rxe_sr_glue_skb_data(struct sk_buff *skb, size_t *len)
-{
-	*len = skb->len;
-	return skb->data;
-}
-
 int rxe_sr_glue_xmit(struct sk_buff *skb)
 {
 	struct net *net = dev_net(skb_dst(skb)->dev);

@@ -208,15 +208,18 @@ struct rxe_sr_qp_timer *rxe_sr_glue_qp_timer_new(void (*fn)(void *owner), void *
 	return t;
 }
 
-u64 rxe_sr_glue_now_us(void)
+static u64 rxe_sr_now_us(void)
 {
 	return div_u64(ktime_get_ns(), NSEC_PER_USEC);
 }
 
-/* (Re)arms the timer for @deadline_us (rxe_sr_glue_now_us time); at least one jiffy ahead. */
+/*
+ * (Re)arms the timer for @deadline_us, on the monotonic clock in microseconds that
+ * kx/timer.rs's now_us reads too; at least one jiffy ahead.
+ */
 void rxe_sr_glue_qp_timer_arm(struct rxe_sr_qp_timer *t, u64 deadline_us)
 {
-	u64 now = rxe_sr_glue_now_us();
+	u64 now = rxe_sr_now_us();
 	u64 delta = deadline_us > now ? deadline_us - now : 0;
 	unsigned long j = usecs_to_jiffies(min_t(u64, delta, 60ULL * USEC_PER_SEC));
 

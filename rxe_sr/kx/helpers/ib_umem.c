@@ -10,17 +10,6 @@
 
 #include "rxe_sr_glue.h"
 
-/* Pages an MR's umem pins (PAGE_SIZE blocks) and the offset of its first byte in the first. */
-size_t rxe_sr_glue_umem_npages(struct ib_umem *umem)
-{
-	return ib_umem_num_pages(umem);
-}
-
-size_t rxe_sr_glue_umem_first_offset(struct ib_umem *umem)
-{
-	return ib_umem_offset(umem);
-}
-
 /* Fills @pages with the umem's pinned pages, in order (at most @n). Returns how many. */
 size_t rxe_sr_glue_umem_pages(struct ib_umem *umem, void **pages, size_t n)
 {

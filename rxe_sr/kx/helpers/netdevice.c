@@ -8,11 +8,6 @@
 
 #include "rxe_sr_glue.h"
 
-bool rxe_sr_glue_netdev_is_ether(const struct net_device *ndev)
-{
-	return ndev->type == ARPHRD_ETHER;
-}
-
 bool rxe_sr_glue_netif_running(const struct net_device *ndev)
 {
 	return netif_running(ndev);

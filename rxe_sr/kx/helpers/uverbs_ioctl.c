@@ -12,11 +12,6 @@ struct ib_udata *rxe_sr_glue_attrs_udata(struct uverbs_attr_bundle *attrs)
 	return attrs ? &attrs->driver_udata : NULL;
 }
 
-struct ib_ucontext *rxe_sr_glue_attrs_ucontext(struct uverbs_attr_bundle *attrs)
-{
-	return attrs ? attrs->context : NULL;
-}
-
 struct ib_ucontext *rxe_sr_glue_udata_ucontext(struct ib_udata *udata)
 {
 	struct uverbs_attr_bundle *attrs;
