@@ -10,10 +10,9 @@ use super::RdRes;
 use super::Responder;
 use super::{RecvSlot, RespSr};
 use crate::proto::psn::Psn;
-use crate::proto::rc::{nak, AtomicOp, RcConfig, RcEnv, RemoteErr, RemoteOp};
+use crate::proto::rc::{AtomicOp, RcConfig, RcEnv, RemoteOp};
 use crate::proto::wire::opcode::OpKind;
 use crate::proto::wire::PacketRepr;
-use crate::uabi::cqe::WcStatus;
 
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
@@ -24,10 +23,10 @@ impl<
     /// IBTA 1.5 ATOMIC WRITE: 8 bytes at an 8-byte aligned address, needing remote write.
     pub(super) fn exec_atomic_write(&mut self, env: &mut dyn RcEnv, p: &PacketRepr<'_>) -> Exec {
         let Some(reth) = p.ext.reth else {
-            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+            return Exec::invalid_request();
         };
         if reth.va % 8 != 0 || p.payload.len() != 8 {
-            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+            return Exec::invalid_request();
         }
         let res = env
             .remote_check(RemoteOp::Write, reth.rkey, reth.va, 8)
@@ -37,8 +36,7 @@ impl<
                 self.bump_msn();
                 Exec::Done(1)
             }
-            Err(RemoteErr::Access) => Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
-            Err(RemoteErr::Invalid) => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+            Err(e) => Exec::remote_refused(e),
         }
     }
 
@@ -51,10 +49,10 @@ impl<
         kind: OpKind,
     ) -> Exec {
         let Some(a) = p.ext.atomic_eth else {
-            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+            return Exec::invalid_request();
         };
         if a.va % 8 != 0 || cfg.max_dest_rd_atomic == 0 {
-            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+            return Exec::invalid_request();
         }
         let op = if kind == OpKind::CompareSwap {
             AtomicOp::CmpSwap {
@@ -65,19 +63,11 @@ impl<
             AtomicOp::FetchAdd { add: a.swap_add }
         };
         if let Err(e) = env.remote_check(RemoteOp::Atomic, a.rkey, a.va, 8) {
-            return match e {
-                RemoteErr::Access => Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
-                RemoteErr::Invalid => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
-            };
+            return Exec::remote_refused(e);
         }
         let orig = match env.remote_atomic(a.rkey, a.va, op) {
             Ok(v) => v,
-            Err(RemoteErr::Access) => {
-                return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr)
-            }
-            Err(RemoteErr::Invalid) => {
-                return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
-            }
+            Err(e) => return Exec::remote_refused(e),
         };
         self.save_res(cfg, RdRes::Atomic { psn, orig });
         self.bump_msn();

@@ -14,10 +14,9 @@ use super::Exec;
 use super::RdRes;
 use super::Responder;
 use super::{RecvSlot, RespSr};
-use crate::proto::rc::{nak, RcEnv, RemoteErr};
+use crate::proto::rc::RcEnv;
 use crate::proto::wire::ext_headers::Feth;
 use crate::proto::wire::PacketRepr;
-use crate::uabi::cqe::WcStatus;
 
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
@@ -27,29 +26,27 @@ impl<
 {
     /// A FLUSH at ePSN.
     pub(super) fn exec_flush(&mut self, env: &mut dyn RcEnv, p: &PacketRepr<'_>) -> Exec {
-        let invalid = Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
         // The parser gave the FLUSH opcode its FETH and RETH, and refused any payload.
         let (Some(feth), Some(reth)) = (p.ext.feth, p.ext.reth) else {
-            return invalid;
+            return Exec::invalid_request();
         };
         let range = match feth.sel() {
             Feth::SEL_RANGE => Some((reth.va, reth.dma_len)),
             Feth::SEL_MR => None,
-            _ => return invalid,
+            _ => return Exec::invalid_request(),
         };
         // A placement type of neither kind, or with a reserved bit, asks for nothing known.
         let plt = feth.plt();
         let known = Feth::PLT_GLOBAL | Feth::PLT_PERSISTENT;
         if plt == 0 || plt & !known != 0 {
-            return invalid;
+            return Exec::invalid_request();
         }
         match env.remote_flush(reth.rkey, range, plt) {
             Ok(()) => {
                 self.bump_msn();
                 Exec::Done(1)
             }
-            Err(RemoteErr::Access) => Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
-            Err(RemoteErr::Invalid) => invalid,
+            Err(e) => Exec::remote_refused(e),
         }
     }
 }

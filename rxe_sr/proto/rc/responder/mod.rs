@@ -60,7 +60,7 @@ use core::ops::DerefMut;
 
 use self::read::ReadStream;
 use crate::proto::psn::Psn;
-use crate::proto::rc::{packets, RcEnv};
+use crate::proto::rc::{nak, packets, RcEnv, RemoteErr};
 use crate::proto::wire::caps::CapAnswer;
 use crate::proto::wire::{Opcode, PacketRepr};
 use crate::uabi::cqe::WcStatus;
@@ -226,6 +226,35 @@ enum Exec {
     Fatal(u8, WcStatus),
     /// Fatal, already answered and noted (a READ whose first responses failed).
     Failed,
+}
+
+impl Exec {
+    /// NAK "invalid request" (a malformed request, or one the QP cannot take); the receive
+    /// WQE in progress completes with a remote invalid request error.
+    const fn invalid_request() -> Self {
+        Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
+    }
+
+    /// NAK "remote access error" (a bad R_Key, range or rights); the receive WQE in
+    /// progress completes with a remote access error.
+    const fn remote_access_error() -> Self {
+        Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr)
+    }
+
+    /// NAK "remote operational error" (the responder's own receive WQE is bad); the WQE in
+    /// progress completes with a remote operation error.
+    const fn remote_op_error() -> Self {
+        Exec::Fatal(nak::REMOTE_OP, WcStatus::RemOpErr)
+    }
+
+    /// The NAK of a refused remote access: "remote access error" or "invalid request", as
+    /// [`RemoteErr`] says.
+    const fn remote_refused(e: RemoteErr) -> Self {
+        match e {
+            RemoteErr::Access => Exec::remote_access_error(),
+            RemoteErr::Invalid => Exec::invalid_request(),
+        }
+    }
 }
 
 impl<

@@ -14,9 +14,7 @@ use super::MAX_MSG_SZ;
 use super::READ_BUDGET;
 use super::{RecvSlot, RespSr};
 use crate::proto::psn::{Psn, PSN_SPACE};
-use crate::proto::rc::{
-    nak, packets, Outcome, PayloadSrc, RcConfig, RcEnv, RemoteErr, RemoteOp, TxError,
-};
+use crate::proto::rc::{nak, packets, Outcome, PayloadSrc, RcConfig, RcEnv, RemoteOp, TxError};
 use crate::proto::wire::caps::CapAnswer;
 use crate::proto::wire::ext_headers::Aeth;
 use crate::proto::wire::sr_ext::{MsnEth, BTH_TVER_SR};
@@ -56,23 +54,17 @@ impl<
         psn: Psn,
     ) -> Exec {
         let Some(reth) = p.ext.reth else {
-            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+            return Exec::invalid_request();
         };
         let n = packets(reth.dma_len, cfg.pmtu);
         // No responder resources, longer than max_msg_sz, or so many PSNs that ePSN would
         // pass half the PSN space: IBTA's invalid request.
         if cfg.max_dest_rd_atomic == 0 || reth.dma_len > MAX_MSG_SZ || n >= PSN_SPACE / 2 {
-            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+            return Exec::invalid_request();
         }
         if reth.dma_len > 0 {
-            match env.remote_check(RemoteOp::Read, reth.rkey, reth.va, reth.dma_len) {
-                Ok(()) => {}
-                Err(RemoteErr::Access) => {
-                    return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr)
-                }
-                Err(RemoteErr::Invalid) => {
-                    return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
-                }
+            if let Err(e) = env.remote_check(RemoteOp::Read, reth.rkey, reth.va, reth.dma_len) {
+                return Exec::remote_refused(e);
             }
         }
         self.bump_msn();

@@ -18,7 +18,7 @@ use crate::proto::rc::{nak, Outcome, RcConfig, RcEnv, Service};
 use crate::proto::wire::ext_headers::Aeth;
 use crate::proto::wire::opcode::{OpKind, Position};
 use crate::proto::wire::PacketRepr;
-use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
+use crate::uabi::cqe::{Completion, RecvInfo};
 
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
@@ -119,7 +119,7 @@ impl<
             Some(Cur::Write { .. }) => InProgress::Write,
         };
         let res = if !seq_ok {
-            Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
+            Exec::invalid_request()
         } else {
             match info.kind {
                 OpKind::Send => self.exec_send(env, cfg, p, info.position),
@@ -130,7 +130,7 @@ impl<
                 }
                 OpKind::AtomicWrite if rc => self.exec_atomic_write(env, p),
                 OpKind::Flush if rc => self.exec_flush(env, p),
-                _ => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
+                _ => Exec::invalid_request(),
             }
         };
         match res {

@@ -31,7 +31,7 @@ impl<
         let plen = p.payload.len() as u32;
         // Every packet but the last carries exactly one PMTU.
         if !pos.ends_message() && plen != cfg.pmtu || plen > cfg.pmtu {
-            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+            return Exec::invalid_request();
         }
         let (wqe, offset) = match self.cur.take() {
             Some(Cur::Send { wqe, offset }) => (wqe, offset),
@@ -43,7 +43,7 @@ impl<
                         &Completion::recv(wr_id, cfg.qpn, status, RecvInfo::default()),
                         false,
                     );
-                    return Exec::Fatal(nak::REMOTE_OP, WcStatus::RemOpErr);
+                    return Exec::remote_op_error();
                 }
             },
         };
@@ -80,7 +80,7 @@ impl<
                     ),
                     false,
                 );
-                return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+                return Exec::invalid_request();
             }
             invalidated = Some(ieth.rkey);
         }

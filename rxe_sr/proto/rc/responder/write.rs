@@ -10,7 +10,7 @@ use super::Exec;
 use super::RdRes;
 use super::Responder;
 use super::{RecvSlot, RespSr};
-use crate::proto::rc::{nak, RcConfig, RcEnv, RemoteErr, RemoteOp};
+use crate::proto::rc::{RcConfig, RcEnv, RemoteOp};
 use crate::proto::wire::opcode::Position;
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
@@ -38,17 +38,13 @@ impl<
             }) => (rkey, va, resid, total),
             _ => {
                 let Some(reth) = p.ext.reth else {
-                    return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+                    return Exec::invalid_request();
                 };
                 if reth.dma_len > 0 {
-                    match env.remote_check(RemoteOp::Write, reth.rkey, reth.va, reth.dma_len) {
-                        Ok(()) => {}
-                        Err(RemoteErr::Access) => {
-                            return Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr)
-                        }
-                        Err(RemoteErr::Invalid) => {
-                            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr)
-                        }
+                    if let Err(e) =
+                        env.remote_check(RemoteOp::Write, reth.rkey, reth.va, reth.dma_len)
+                    {
+                        return Exec::remote_refused(e);
                     }
                 }
                 (reth.rkey, reth.va, reth.dma_len, reth.dma_len)
@@ -60,7 +56,7 @@ impl<
             plen == cfg.pmtu && plen < resid
         };
         if !len_ok || plen > cfg.pmtu {
-            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
+            return Exec::invalid_request();
         }
         // WRITE with immediate consumes a receive WQE: check for one before placing data.
         let imm = p.ext.imm_dt.filter(|_| pos.ends_message());
@@ -82,7 +78,7 @@ impl<
                         &Completion::recv(wr_id, cfg.qpn, status, RecvInfo::default()),
                         false,
                     );
-                    return Exec::Fatal(nak::REMOTE_OP, WcStatus::RemOpErr);
+                    return Exec::remote_op_error();
                 }
             }
         } else {
@@ -93,10 +89,7 @@ impl<
                 if let Some(w) = wqe {
                     self.spare = Some(w);
                 }
-                return match e {
-                    RemoteErr::Access => Exec::Fatal(nak::REMOTE_ACCESS, WcStatus::RemAccessErr),
-                    RemoteErr::Invalid => Exec::Fatal(nak::INVALID_REQUEST, WcStatus::RemInvReqErr),
-                };
+                return Exec::remote_refused(e);
             }
         }
         if !pos.ends_message() {
