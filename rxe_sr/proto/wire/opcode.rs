@@ -242,10 +242,6 @@ const fn info(
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, Default)]
 pub struct Opcode(pub u8);
 
-#[cfg_attr(
-    MODULE,
-    expect(dead_code, reason = "host-side API; the module does not use it yet")
-)]
 impl Opcode {
     /// RC SEND_FIRST (0x00).
     pub const RC_SEND_FIRST: Opcode = Opcode(0x00);
