@@ -22,7 +22,7 @@
 //! - lost-cnt is 3 bits: past 7 it overflows, stays put, RCV-NXT comes from the bitmap
 //!   alone and the SACKs carry the overflow flag, until a retransmission filling RCV-NXT
 //!   leaves at most 7 zeros in the bitmap up to sack-high: lost-cnt is then their count
-//!   (the paper keeps the overflow until recovery completes; see `rx_recovery`).
+//!   (the paper keeps the overflow until recovery completes; see `lost_cnt_after_fill` in responder.rs).
 //! - pool exhausted: the QP falls back to go-back-N (out-of-order packets it cannot record
 //!   are dropped, one NAK sequence error per gap), keeps what it recorded, and returns to
 //!   SR only when this recovery completes (§III-D).
@@ -83,8 +83,9 @@
 //! - One SR-state pointer byte per QP and direction is the per-QP cost.
 
 mod requester;
+mod responder;
 
-use super::util::{drop_pkt, send, span, ReqBase};
+use super::util::{span, ReqBase};
 use super::{
     Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
 };
@@ -216,61 +217,6 @@ impl Fasr {
         }
     }
 
-    fn ack(&mut self, out: &mut dyn ActionSink) {
-        send(
-            out,
-            &mut self.counters,
-            Feedback::Ack {
-                rcv_nxt: self.rcv_nxt,
-            },
-        );
-    }
-
-    fn advance_to(&mut self, to: Psn, out: &mut dyn ActionSink) {
-        self.rcv_nxt = to;
-        self.nak_sent = false;
-        self.behind = 0;
-        out.push(Action::Advance { rcv_nxt: to });
-    }
-
-    /// Places an out-of-order packet and SACKs it with the receiver's lost-cnt state (both the
-    /// fast and the slow path end here).
-    fn deliver_and_sack(
-        &mut self,
-        psn: Psn,
-        lost_cnt: u8,
-        overflow: bool,
-        out: &mut dyn ActionSink,
-    ) {
-        out.push(Action::Deliver { psn });
-        self.sack(psn, lost_cnt, overflow, out);
-    }
-
-    /// SACKs `psn` with the receiver's lost-cnt state.
-    fn sack(&mut self, psn: Psn, lost_cnt: u8, overflow: bool, out: &mut dyn ActionSink) {
-        let fb = Feedback::Sack {
-            rcv_nxt: self.rcv_nxt,
-            sack_psn: psn,
-            run_from: psn,
-            lost_cnt,
-            overflow,
-        };
-        send(out, &mut self.counters, fb);
-    }
-
-    fn nak_once(&mut self, out: &mut dyn ActionSink) {
-        if !self.nak_sent {
-            self.nak_sent = true;
-            send(
-                out,
-                &mut self.counters,
-                Feedback::Nak {
-                    rcv_nxt: self.rcv_nxt,
-                },
-            );
-        }
-    }
-
     /// For the kernel log: the requester side's path.
     pub const fn describe_requester(&self) -> &'static str {
         match (self.tx_gbn, self.tx_unit) {
@@ -286,83 +232,6 @@ impl Fasr {
     }
 
     // ----------------------------------------------------------------- responder
-
-    fn rx_data(&mut self, pool: &mut dyn SrPoolOps, psn: Psn, out: &mut dyn ActionSink) {
-        if let Some(u) = self.rx_unit {
-            if pool.unit(u).is_some() {
-                self.rx_recovery(pool, u, psn, out);
-                return;
-            }
-            // The pool was reset under us: forget the stale pointer.
-            self.rx_unit = None;
-        }
-        if self.rx_without_unit(psn, out) {
-            return;
-        }
-        // Normal state, loss detected: lost-cnt grows by the gap to RCV-NXT.
-        let gap = span(self.rcv_nxt, psn);
-        let Ok(u) = pool.alloc_unit() else {
-            self.rx_gbn = true;
-            self.fallback(out);
-            drop_pkt(out, &mut self.counters, psn);
-            self.nak_once(out);
-            return;
-        };
-        let (lost_cnt, overflow) = if gap > u32::from(LOST_CNT_MAX) {
-            (LOST_CNT_MAX, true)
-        } else {
-            (gap as u8, false)
-        };
-        let is_slow = slow(lost_cnt, overflow);
-        if is_slow {
-            // No received run yet: the chain starts right after RCV-NXT.
-            pool.start_chain(u, self.rcv_nxt.next());
-            if pool.cover(u, psn).is_err() {
-                pool.free_unit(u);
-                self.rx_gbn = true;
-                self.fallback(out);
-                drop_pkt(out, &mut self.counters, psn);
-                self.nak_once(out);
-                return;
-            }
-            pool.set(u, psn);
-        }
-        if let Some(st) = pool.unit_mut(u) {
-            st.sack_high = psn;
-            st.lost_cnt = lost_cnt;
-            st.overflow = overflow;
-        }
-        if overflow {
-            self.counters.lost_cnt_overflows = self.counters.lost_cnt_overflows.saturating_add(1);
-        }
-        self.rx_unit = Some(u);
-        self.op(is_slow);
-        self.deliver_and_sack(psn, lost_cnt, overflow, out);
-    }
-
-    /// A packet for a responder holding no SR unit that needs none: the expected one, a
-    /// duplicate, or any while it has fallen back to go-back-N. False for a packet past
-    /// RCV-NXT in the normal state (it takes a unit).
-    fn rx_without_unit(&mut self, psn: Psn, out: &mut dyn ActionSink) -> bool {
-        if psn == self.rcv_nxt {
-            out.push(Action::Deliver { psn });
-            self.rx_gbn = false;
-            self.advance_to(psn.next(), out);
-            self.ack(out);
-            return true;
-        }
-        if psn.before(self.rcv_nxt) {
-            drop_pkt(out, &mut self.counters, psn);
-            self.ack(out);
-            return true;
-        }
-        if self.rx_gbn {
-            drop_pkt(out, &mut self.counters, psn);
-            self.nak_once(out);
-            return true;
-        }
-        false
-    }
 
     /// The events FaSR handles without the device's pool (the fast path of a QP that holds
     /// no SR unit: every packet of a lossless stream, its sending and its ACKs), so the
@@ -388,182 +257,6 @@ impl Fasr {
             RespEvent::Data { .. } => false,
             RespEvent::Timer { .. } => true,
         }
-    }
-
-    fn rx_recovery(
-        &mut self,
-        pool: &mut dyn SrPoolOps,
-        u: UnitId,
-        psn: Psn,
-        out: &mut dyn ActionSink,
-    ) {
-        let Some(st) = pool.unit(u).copied() else {
-            return;
-        };
-        // The path is chosen by lost-cnt alone; `gbn` only stops recording new packets.
-        let was_slow = slow(st.lost_cnt, st.overflow);
-        if psn == self.rcv_nxt {
-            out.push(Action::Deliver { psn });
-            self.op(was_slow);
-            if !was_slow {
-                // Fast path: everything up to sack-high is here.
-                pool.free_unit(u);
-                self.rx_unit = None;
-                self.advance_to(st.sack_high.next(), out);
-                self.ack(out);
-                return;
-            }
-            let mut lost_cnt = if st.overflow {
-                st.lost_cnt
-            } else {
-                st.lost_cnt.saturating_sub(1)
-            };
-            let mut overflow = st.overflow;
-            let end = st.sack_high.next();
-            // Skip the compressed run, then query the bitmap from its head.
-            let mut next = psn.next().add(u32::from(st.compression_cnt));
-            if next.after(end) {
-                next = end;
-            }
-            if next.before(st.bm_base) {
-                // Inside the part recorded as bits starting at bm_base: nothing to skip.
-            } else if next != end {
-                next = pool.first_zero(u, next, span(next, end));
-            }
-            pool.release_before(u, next);
-            if overflow && next.before(end) {
-                // Overflowed: the bitmap knows how many are still missing. Back under
-                // eight, lost-cnt counts again (choice: the 3-bit counter of the paper's
-                // hardware stays saturated until recovery completes, which a recovery
-                // that new losses keep extending may never do).
-                let mut missing = 0u32;
-                pool.for_each_zero(u, next, span(next, end), &mut |_, n| missing += n);
-                if missing <= u32::from(LOST_CNT_MAX) {
-                    lost_cnt = missing as u8;
-                    overflow = false;
-                }
-            }
-            self.advance_to(next, out);
-            if !next.before(end) {
-                // Recovery complete: back to the normal state (and to SR after a fallback).
-                pool.free_unit(u);
-                self.rx_unit = None;
-            } else if let Some(st) = pool.unit_mut(u) {
-                st.compression_cnt = 0;
-                st.lost_cnt = lost_cnt;
-                st.overflow = overflow;
-                if !st.overflow && lost_cnt <= 1 {
-                    // Back on the fast path: only RCV-NXT is missing; drop the bitmap.
-                    pool.free_chain(u);
-                }
-            }
-            // AACK: RCV-NXT found through the bitmap.
-            self.ack(out);
-            return;
-        }
-        if psn.before(self.rcv_nxt) {
-            drop_pkt(out, &mut self.counters, psn);
-            self.ack(out);
-            return;
-        }
-        if !psn.after(st.sack_high) {
-            // Between RCV-NXT and sack-high.
-            let in_run = span(self.rcv_nxt, psn) <= u32::from(st.compression_cnt);
-            let duplicate = !was_slow || in_run || psn.before(st.bm_base) || pool.get(u, psn);
-            if st.gbn || duplicate {
-                drop_pkt(out, &mut self.counters, psn);
-            }
-            if st.gbn {
-                self.ack(out);
-            } else if duplicate {
-                // Received already. Choice: SACKed again (not ACKed), so the requester's
-                // bitmap has it and its next RTO action does not resend it.
-                self.sack(psn, st.lost_cnt, st.overflow, out);
-            } else {
-                // A retransmission was lost (it should have been RCV-NXT): FNACK. Choices:
-                // this packet, a resend of a later hole, is kept (recorded and placed), not
-                // discarded as in the paper, whose reason was the hardware bitmap's latency
-                // for intermediate blocks; discarding cost every resend in flight behind a
-                // lost one a second resend. lost-cnt does not fall for it: the requester
-                // sees no fill, and a lost-cnt lower than it expects would hide a later gap
-                // from it. The FNACK goes for the 1st, 4th, 16th, 64th such packet at this
-                // RCV-NXT, not for each (the requester answers one per new ACK).
-                pool.set(u, psn);
-                out.push(Action::Deliver { psn });
-                self.behind = self.behind.saturating_add(1);
-                if !matches!(self.behind, 1 | 4 | 16 | 64) {
-                    return;
-                }
-                self.op(true);
-                send(
-                    out,
-                    &mut self.counters,
-                    Feedback::Fnack {
-                        rcv_nxt: self.rcv_nxt,
-                        psn,
-                    },
-                );
-            }
-            return;
-        }
-        // Beyond sack-high: new out-of-order data.
-        if st.gbn {
-            drop_pkt(out, &mut self.counters, psn);
-            self.nak_once(out);
-            return;
-        }
-        let gap = span(st.sack_high.next(), psn);
-        let (mut lost_cnt, mut overflow) = (st.lost_cnt, st.overflow);
-        let overflowed = overflow;
-        if gap > 0 && !overflow {
-            let sum = u32::from(lost_cnt).saturating_add(gap);
-            if sum > u32::from(LOST_CNT_MAX) {
-                lost_cnt = LOST_CNT_MAX;
-                overflow = true;
-            } else {
-                lost_cnt = sum as u8;
-            }
-        }
-        let now_slow = slow(lost_cnt, overflow);
-        let mut recorded = true;
-        if now_slow {
-            if !was_slow {
-                recorded = self.enter_slow(pool, u, self.rcv_nxt, st.sack_high);
-            }
-            recorded = recorded && pool.cover(u, psn).is_ok();
-            if recorded {
-                pool.set(u, psn);
-            }
-        }
-        if !recorded {
-            // Pool exhausted: go-back-N until this recovery completes. What is recorded
-            // stays valid: sack-high and lost-cnt do not take this packet in. A QP that
-            // was on the fast path stays there (only RCV-NXT missing up to sack-high)
-            // and gives back the blocks it was trying to take.
-            if !was_slow {
-                pool.free_chain(u);
-            }
-            if let Some(st) = pool.unit_mut(u) {
-                st.gbn = true;
-                if !was_slow {
-                    st.compression_cnt = 0;
-                }
-            }
-            self.fallback(out);
-            drop_pkt(out, &mut self.counters, psn);
-            self.nak_once(out);
-            return;
-        }
-        if let Some(st) = pool.unit_mut(u) {
-            st.sack_high = psn;
-            st.lost_cnt = lost_cnt;
-            st.overflow = overflow;
-        }
-        if overflow && !overflowed {
-            self.counters.lost_cnt_overflows = self.counters.lost_cnt_overflows.saturating_add(1);
-        }
-        self.op(now_slow);
-        self.deliver_and_sack(psn, lost_cnt, overflow, out);
     }
 
     /// Fast -> slow path: everything in `(head, sack_high]` is known received. A run of at
