@@ -5,10 +5,35 @@
 
 use super::{slow, Fasr, LOST_CNT_MAX};
 use crate::proto::pool::ops::SrPoolOps;
-use crate::proto::pool::sr_pool::UnitId;
+use crate::proto::pool::sr_pool::{SrUnit, UnitId};
 use crate::proto::psn::Psn;
 use crate::proto::recovery::util::{go_back, retransmit, span};
 use crate::proto::recovery::{ActionSink, Feedback};
+
+/// One SACK as the requester reads it: the SACKed run `first ..= last` (`first` clipped
+/// to after UNACK) and the responder's lost-cnt state.
+#[derive(Clone, Copy, Debug)]
+struct SackedRun {
+    first: Psn,
+    last: Psn,
+    lost_cnt: u8,
+    overflow: bool,
+}
+
+/// The unit takes the SACK's lost-cnt (the overflow flag sticks); back from the slow path
+/// to the fast path it drops the bitmap and compression-cnt.
+fn tx_take_lost_cnt(pool: &mut dyn SrPoolOps, u: UnitId, was_slow: bool, sack: SackedRun) {
+    let now_slow = slow(sack.lost_cnt, sack.overflow);
+    if let Some(st) = pool.unit_mut(u) {
+        st.lost_cnt = sack.lost_cnt;
+        st.overflow = st.overflow || sack.overflow;
+        if was_slow && !now_slow && !st.gbn {
+            st.overflow = false;
+            st.compression_cnt = 0;
+            pool.free_chain(u);
+        }
+    }
+}
 
 impl Fasr {
     fn tx_retransmit(&mut self, from: Psn, to: Psn, out: &mut dyn ActionSink) {
@@ -45,6 +70,8 @@ impl Fasr {
         true
     }
 
+    /// Any feedback: its cumulative part first (UNACK may move), then its kind: a NAK, an
+    /// FNACK or a SACK.
     pub(super) fn tx_feedback(
         &mut self,
         pool: &mut dyn SrPoolOps,
@@ -53,66 +80,12 @@ impl Fasr {
         out: &mut dyn ActionSink,
     ) {
         if self.tx_cum_ack(fb.rcv_nxt(), now, out) {
-            let una = self.req.una;
-            if let Some(u) = self.tx_unit {
-                match pool.unit(u).copied() {
-                    Some(st)
-                        if una.after(st.sack_high)
-                            && !(st.gbn && una.before(self.tx_gbn_until)) =>
-                    {
-                        pool.free_unit(u);
-                        self.tx_unit = None;
-                    }
-                    Some(st) => {
-                        // Choice: the new RCV-NXT is a PSN taken for received (in the
-                        // compressed run or the bitmap; on the fast path, anything up to
-                        // sack-high): a SACK that reported it lost was lost too. It goes
-                        // now, not at the next timeout.
-                        let known = if slow(st.lost_cnt, st.overflow) {
-                            una.before(st.bm_base) || pool.get(u, una)
-                        } else {
-                            true
-                        };
-                        if known && !st.gbn {
-                            self.tx_retransmit(una, una.next(), out);
-                        }
-                        pool.release_before(u, una)
-                    }
-                    None => self.tx_unit = None,
-                }
-            }
+            self.tx_una_moved(pool, out);
         }
         match fb {
             Feedback::Ack { .. } | Feedback::Holes { .. } => {}
-            Feedback::Nak { rcv_nxt } => {
-                if self.tx_std_open && rcv_nxt.before(self.tx_sr_from) && self.tx_unit.is_none() {
-                    // Choice: the standard responder's NAK. It dropped the standard-format
-                    // packets after `rcv_nxt`, not the SR-format ones after them, which
-                    // its SR engine takes in: only the former go again.
-                    self.tx_std_open = false;
-                    self.tx_std_resent = true;
-                    self.tx_retransmit(rcv_nxt, self.tx_sr_from, out);
-                    self.req.restart_rto(now, &self.rto, out);
-                } else if self.req.outstanding(rcv_nxt) {
-                    // The responder fell back to go-back-N.
-                    go_back(out, &mut self.counters, rcv_nxt);
-                    self.req.restart_rto(now, &self.rto, out);
-                }
-            }
-            Feedback::Fnack { psn, .. } => {
-                let slow_path = self.tx_fnacked(pool, psn);
-                if !self.fnack_answered && self.req.in_flight() > 0 {
-                    self.fnack_answered = true;
-                    self.counters.fnacks_answered = self.counters.fnacks_answered.saturating_add(1);
-                    // Choice: the responder keeps the resends behind the lost one (see the
-                    // parent module), so only UNACK goes again, not every bitmap zero (most
-                    // of them are resends still in flight).
-                    self.op(slow_path);
-                    let una = self.req.una;
-                    self.tx_retransmit(una, una.next(), out);
-                    self.req.restart_rto(now, &self.rto, out);
-                }
-            }
+            Feedback::Nak { rcv_nxt } => self.tx_nak(rcv_nxt, now, out),
+            Feedback::Fnack { psn, .. } => self.tx_fnack(pool, psn, now, out),
             Feedback::Sack {
                 sack_psn,
                 run_from,
@@ -127,7 +100,74 @@ impl Fasr {
         }
     }
 
-    /// A SACK of the PSNs `run.0 ..= run.1` (one, or a run the responder coalesced).
+    /// UNACK moved: the SR unit goes once UNACK passes sack-high (and any go-back-N ended);
+    /// else the bitmap's head is released, and a new UNACK taken for received is resent.
+    fn tx_una_moved(&mut self, pool: &mut dyn SrPoolOps, out: &mut dyn ActionSink) {
+        let una = self.req.una;
+        let Some(u) = self.tx_unit else {
+            return;
+        };
+        match pool.unit(u).copied() {
+            Some(st) if una.after(st.sack_high) && !(st.gbn && una.before(self.tx_gbn_until)) => {
+                pool.free_unit(u);
+                self.tx_unit = None;
+            }
+            Some(st) => {
+                // Choice: the new RCV-NXT is a PSN taken for received (in the compressed
+                // run or the bitmap; on the fast path, anything up to sack-high): a SACK
+                // that reported it lost was lost too. It goes now, not at the next timeout.
+                let known = if slow(st.lost_cnt, st.overflow) {
+                    una.before(st.bm_base) || pool.get(u, una)
+                } else {
+                    true
+                };
+                if known && !st.gbn {
+                    self.tx_retransmit(una, una.next(), out);
+                }
+                pool.release_before(u, una)
+            }
+            None => self.tx_unit = None,
+        }
+    }
+
+    /// A NAK sequence error: the standard responder's, for the packets sent before the
+    /// switch to the SR format (only they go again), or the SR responder's go-back-N.
+    fn tx_nak(&mut self, rcv_nxt: Psn, now: u64, out: &mut dyn ActionSink) {
+        if self.tx_std_open && rcv_nxt.before(self.tx_sr_from) && self.tx_unit.is_none() {
+            // Choice: the standard responder's NAK. It dropped the standard-format packets
+            // after `rcv_nxt`, not the SR-format ones after them, which its SR engine takes
+            // in: only the former go again.
+            self.tx_std_open = false;
+            self.tx_std_resent = true;
+            self.tx_retransmit(rcv_nxt, self.tx_sr_from, out);
+            self.req.restart_rto(now, &self.rto, out);
+        } else if self.req.outstanding(rcv_nxt) {
+            // The responder fell back to go-back-N.
+            go_back(out, &mut self.counters, rcv_nxt);
+            self.req.restart_rto(now, &self.rto, out);
+        }
+    }
+
+    /// An FNACK: `psn` is recorded, and the first since the last new ACK is answered by
+    /// resending UNACK and restarting the RTO.
+    fn tx_fnack(&mut self, pool: &mut dyn SrPoolOps, psn: Psn, now: u64, out: &mut dyn ActionSink) {
+        let slow_path = self.tx_fnacked(pool, psn);
+        if self.fnack_answered || self.req.in_flight() == 0 {
+            return;
+        }
+        self.fnack_answered = true;
+        self.counters.fnacks_answered = self.counters.fnacks_answered.saturating_add(1);
+        // Choice: the responder keeps the resends behind the lost one (see the parent
+        // module), so only UNACK goes again, not every bitmap zero (most of them are
+        // resends still in flight).
+        self.op(slow_path);
+        let una = self.req.una;
+        self.tx_retransmit(una, una.next(), out);
+        self.req.restart_rto(now, &self.rto, out);
+    }
+
+    /// A SACK of the PSNs `run.0 ..= run.1` (one, or a run the responder coalesced): the
+    /// first enters loss recovery; later ones move sack-high, or fill the bitmap below it.
     fn tx_sack(
         &mut self,
         pool: &mut dyn SrPoolOps,
@@ -149,85 +189,108 @@ impl Fasr {
         } else {
             run.0
         };
+        let sack = SackedRun {
+            first: r,
+            last: s,
+            lost_cnt,
+            overflow,
+        };
         let Some(u) = self.tx_unit.filter(|&u| pool.unit(u).is_some()) else {
-            // Enter loss recovery: retransmit UNACK .. SACK at once, whatever lost-cnt
-            // (choice: but for the standard-format packets already resent for the standard
-            // responder's NAK, unless this SACK names one of them, a resend itself).
-            let std_resent = self.tx_std_resent && !s.before(self.tx_sr_from);
-            let from = if std_resent { self.tx_sr_from } else { una };
-            self.tx_std_open = false;
-            self.tx_std_resent = false;
-            self.tx_retransmit(from, r, out);
-            let Ok(u) = pool.alloc_unit() else {
-                self.tx_gbn = true;
-                self.tx_gbn_until = self.req.snd_nxt;
-                self.fallback(out);
-                return;
-            };
-            self.tx_unit = Some(u);
-            let is_slow = slow(lost_cnt, overflow);
-            if let Some(st) = pool.unit_mut(u) {
-                st.sack_high = s;
-                st.lost_cnt = lost_cnt;
-                st.overflow = overflow;
-            }
-            if is_slow {
-                pool.start_chain(u, una.next());
-                if pool.cover(u, s).is_ok() {
-                    pool.set_run(u, r, s.next());
-                } else {
-                    self.tx_unit_gbn(pool, u, out);
-                }
-            }
-            self.op(is_slow);
+            self.tx_enter_recovery(pool, sack, out);
             return;
         };
         let Some(st) = pool.unit(u).copied() else {
             return;
         };
         let was_slow = slow(st.lost_cnt, st.overflow);
-        let now_slow = slow(lost_cnt, overflow);
-        self.op(now_slow);
+        self.op(slow(lost_cnt, overflow));
         if s.after(st.sack_high) {
-            // A gap between sack-high and the run: its PSNs were lost, or their SACKs.
-            let discontinuous = r.after(st.sack_high.next());
-            // lost-cnt "grew": past what the last SACK said, less one for each fill since.
-            let expected = st.lost_cnt.saturating_sub(self.tx_fills);
-            let new_loss = discontinuous && (lost_cnt > expected || overflow);
-            if new_loss {
-                // New data loss (not a lost SACK): retransmit the gap now.
-                self.tx_retransmit(st.sack_high.next(), r, out);
-            }
-            if now_slow && !st.gbn {
-                let mut ok = true;
-                if !was_slow {
-                    ok = self.enter_slow(pool, u, una, st.sack_high);
-                }
-                ok = ok && pool.cover(u, s).is_ok();
-                if ok {
-                    // Without new loss, what lies between sack-high and this SACK arrived
-                    // too: its SACKs were lost.
-                    let from = if new_loss { r } else { st.sack_high.next() };
-                    pool.set_run(u, from, s.next());
-                } else {
-                    self.tx_unit_gbn(pool, u, out);
-                }
-            }
-            if let Some(st) = pool.unit_mut(u) {
-                st.sack_high = s;
-            }
+            self.tx_sack_past_high(pool, u, st, sack, out);
         } else if was_slow && !st.gbn && !s.before(st.bm_base) {
             let from = if r.before(st.bm_base) { st.bm_base } else { r };
             pool.set_run(u, from, s.next());
         }
+        tx_take_lost_cnt(pool, u, was_slow, sack);
+    }
+
+    /// The first SACK: enter loss recovery and retransmit UNACK .. SACK at once, whatever
+    /// lost-cnt, then take an SR unit (with a bitmap of the run on the slow path); without
+    /// a unit, go-back-N.
+    fn tx_enter_recovery(
+        &mut self,
+        pool: &mut dyn SrPoolOps,
+        sack: SackedRun,
+        out: &mut dyn ActionSink,
+    ) {
+        let (una, r, s) = (self.req.una, sack.first, sack.last);
+        // Choice: but for the standard-format packets already resent for the standard
+        // responder's NAK, unless this SACK names one of them, a resend itself.
+        let std_resent = self.tx_std_resent && !s.before(self.tx_sr_from);
+        let from = if std_resent { self.tx_sr_from } else { una };
+        self.tx_std_open = false;
+        self.tx_std_resent = false;
+        self.tx_retransmit(from, r, out);
+        let Ok(u) = pool.alloc_unit() else {
+            self.tx_gbn = true;
+            self.tx_gbn_until = self.req.snd_nxt;
+            self.fallback(out);
+            return;
+        };
+        self.tx_unit = Some(u);
+        let is_slow = slow(sack.lost_cnt, sack.overflow);
         if let Some(st) = pool.unit_mut(u) {
-            st.lost_cnt = lost_cnt;
-            st.overflow = st.overflow || overflow;
-            if was_slow && !now_slow && !st.gbn {
-                st.overflow = false;
-                st.compression_cnt = 0;
-                pool.free_chain(u);
+            st.sack_high = s;
+            st.lost_cnt = sack.lost_cnt;
+            st.overflow = sack.overflow;
+        }
+        if is_slow {
+            pool.start_chain(u, una.next());
+            if pool.cover(u, s).is_ok() {
+                pool.set_run(u, r, s.next());
+            } else {
+                self.tx_unit_gbn(pool, u, out);
             }
+        }
+        self.op(is_slow);
+    }
+
+    /// A SACK past sack-high. The gap between them is resent when it is new data loss (the
+    /// run is not contiguous with sack-high and lost-cnt grew, or overflowed), else its
+    /// SACKs were lost; on the slow path the bitmap records the run (with such a gap).
+    fn tx_sack_past_high(
+        &mut self,
+        pool: &mut dyn SrPoolOps,
+        u: UnitId,
+        st: SrUnit,
+        sack: SackedRun,
+        out: &mut dyn ActionSink,
+    ) {
+        let (r, s) = (sack.first, sack.last);
+        let discontinuous = r.after(st.sack_high.next());
+        // lost-cnt "grew": past what the last SACK said, less one for each fill since.
+        let expected = st.lost_cnt.saturating_sub(self.tx_fills);
+        let new_loss = discontinuous && (sack.lost_cnt > expected || sack.overflow);
+        if new_loss {
+            // New data loss (not a lost SACK): retransmit the gap now.
+            self.tx_retransmit(st.sack_high.next(), r, out);
+        }
+        if slow(sack.lost_cnt, sack.overflow) && !st.gbn {
+            let mut ok = true;
+            if !slow(st.lost_cnt, st.overflow) {
+                ok = self.enter_slow(pool, u, self.req.una, st.sack_high);
+            }
+            ok = ok && pool.cover(u, s).is_ok();
+            if ok {
+                // Without new loss, what lies between sack-high and this SACK arrived
+                // too: its SACKs were lost.
+                let from = if new_loss { r } else { st.sack_high.next() };
+                pool.set_run(u, from, s.next());
+            } else {
+                self.tx_unit_gbn(pool, u, out);
+            }
+        }
+        if let Some(st) = pool.unit_mut(u) {
+            st.sack_high = s;
         }
     }
 
