@@ -59,6 +59,7 @@ mod write;
 use core::ops::DerefMut;
 
 use self::read::ReadStream;
+use self::write::WriteCur;
 use crate::proto::psn::Psn;
 use crate::proto::rc::{nak, packets, RcEnv, RemoteErr};
 use crate::proto::wire::caps::CapAnswer;
@@ -87,13 +88,8 @@ pub const MAX_MSG_SZ: u32 = 1 << 31;
 enum Cur {
     /// A multi-packet SEND into `wqe`, `offset` bytes placed.
     Send { wqe: RecvWqe, offset: u32 },
-    /// A multi-packet RDMA WRITE: the next packet goes to `va`; `resid` bytes remain.
-    Write {
-        rkey: u32,
-        va: u64,
-        resid: u32,
-        total: u32,
-    },
+    /// A multi-packet RDMA WRITE.
+    Write(WriteCur),
 }
 
 /// Counters the transport exports.

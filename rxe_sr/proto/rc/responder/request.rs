@@ -162,7 +162,7 @@ impl<
         let continues = matches!(info.position, Position::Middle | Position::Last);
         match (&self.cur, continues) {
             (Some(Cur::Send { .. }), true) => info.kind == OpKind::Send,
-            (Some(Cur::Write { .. }), true) => info.kind == OpKind::RdmaWrite,
+            (Some(Cur::Write(_)), true) => info.kind == OpKind::RdmaWrite,
             (None, false) => true,
             _ => false,
         }
@@ -173,7 +173,7 @@ impl<
         match self.cur {
             None => InProgress::None,
             Some(Cur::Send { .. }) => InProgress::Send,
-            Some(Cur::Write { .. }) => InProgress::Write,
+            Some(Cur::Write(_)) => InProgress::Write,
         }
     }
 
