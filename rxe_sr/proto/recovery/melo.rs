@@ -140,52 +140,67 @@ impl Melo {
         );
     }
 
+    /// Acknowledges RCV.NXT.
+    fn ack(&mut self, out: &mut dyn ActionSink) {
+        send(
+            out,
+            &mut self.counters,
+            Feedback::Ack {
+                rcv_nxt: self.rcv_nxt,
+            },
+        );
+    }
+
+    /// One data packet, sorted by where it falls against RCV.NXT and RCV.HIGH.
     fn rx(&mut self, pool: &mut dyn BitsPoolOps, psn: Psn, out: &mut dyn ActionSink) {
         if psn == self.rcv_nxt {
-            out.push(Action::Deliver { psn });
-            let mut next = psn.next();
-            if self.ooo {
-                self.counters.slow_path = self.counters.slow_path.saturating_add(1);
-                while !next.after(self.rcv_high) && pool.get(&self.chain, next) {
-                    next = next.next();
-                }
-            }
-            self.rcv_nxt = next;
-            if self.ooo {
-                if next.after(self.rcv_high) {
-                    pool.free(&mut self.chain);
-                    self.ooo = false;
-                    self.holes = [Hole {
-                        first: next,
-                        count: 0,
-                    }; 3];
-                } else {
-                    pool.release_before(&mut self.chain, next);
-                    self.trim_holes();
-                }
-            }
-            if !self.ooo {
-                // In order again (or still, after a drop for want of bits that opened no
-                // episode): the next fallback is counted.
-                self.fell_back = false;
-            }
-            out.push(Action::Advance { rcv_nxt: next });
-            send(out, &mut self.counters, Feedback::Ack { rcv_nxt: next });
-            return;
-        }
-        if psn.before(self.rcv_nxt) || (self.ooo && !psn.after(self.rcv_high)) {
+            self.rx_fill_rcv_nxt(pool, psn, out);
+        } else if psn.before(self.rcv_nxt) || (self.ooo && !psn.after(self.rcv_high)) {
             // Duplicate, or a packet for the middle of the bitmap: drop (MELO §3.2.3).
             drop_pkt(out, &mut self.counters, psn);
-            send(
-                out,
-                &mut self.counters,
-                Feedback::Ack {
-                    rcv_nxt: self.rcv_nxt,
-                },
-            );
-            return;
+            self.ack(out);
+        } else {
+            self.rx_past_rcv_high(pool, psn, out);
         }
-        // Beyond RCV.HIGH.
+    }
+
+    /// The packet at RCV.NXT: RCV.NXT moves over the bits set after it, and the head
+    /// blocks are released (the whole chain once RCV.NXT passes RCV.HIGH).
+    fn rx_fill_rcv_nxt(&mut self, pool: &mut dyn BitsPoolOps, psn: Psn, out: &mut dyn ActionSink) {
+        out.push(Action::Deliver { psn });
+        let mut next = psn.next();
+        if self.ooo {
+            self.counters.slow_path = self.counters.slow_path.saturating_add(1);
+            while !next.after(self.rcv_high) && pool.get(&self.chain, next) {
+                next = next.next();
+            }
+        }
+        self.rcv_nxt = next;
+        if self.ooo {
+            if next.after(self.rcv_high) {
+                pool.free(&mut self.chain);
+                self.ooo = false;
+                self.holes = [Hole {
+                    first: next,
+                    count: 0,
+                }; 3];
+            } else {
+                pool.release_before(&mut self.chain, next);
+                self.trim_holes();
+            }
+        }
+        if !self.ooo {
+            // In order again (or still, after a drop for want of bits that opened no
+            // episode): the next fallback is counted.
+            self.fell_back = false;
+        }
+        out.push(Action::Advance { rcv_nxt: next });
+        self.ack(out);
+    }
+
+    /// A packet beyond RCV.HIGH: the chain is extended to it and its bit set; a new hole
+    /// (a gap to RCV.HIGH) is NACKed at once with the three most recent holes.
+    fn rx_past_rcv_high(&mut self, pool: &mut dyn BitsPoolOps, psn: Psn, out: &mut dyn ActionSink) {
         self.counters.slow_path = self.counters.slow_path.saturating_add(1);
         let high = if self.ooo {
             self.rcv_high
@@ -197,32 +212,7 @@ impl Melo {
             self.chain = BitsChain::new(self.rcv_nxt);
         }
         if pool.cover(&mut self.chain, psn).is_err() {
-            if !self.fell_back {
-                self.fell_back = true;
-                self.counters.gbn_fallbacks = self.counters.gbn_fallbacks.saturating_add(1);
-                out.push(Action::Fallback);
-            }
-            drop_pkt(out, &mut self.counters, psn);
-            if !self.ooo {
-                pool.free(&mut self.chain);
-            }
-            if new_hole {
-                // Tell the requester about the gap up to and including this packet.
-                let mut holes = self.holes;
-                holes.rotate_right(1);
-                holes[0] = Hole {
-                    first: high.next(),
-                    count: span(high.next(), psn.next()),
-                };
-                send(
-                    out,
-                    &mut self.counters,
-                    Feedback::Holes {
-                        rcv_nxt: self.rcv_nxt,
-                        holes,
-                    },
-                );
-            }
+            self.rx_no_bits(pool, psn, high, new_hole, out);
             return;
         }
         self.ooo = true;
@@ -237,11 +227,44 @@ impl Melo {
             };
             self.nack(out);
         } else {
+            self.ack(out);
+        }
+    }
+
+    /// The pool cannot give bits for `psn` (beyond `high`): it is dropped, i.e. go-back-N for
+    /// it (§3.2.5), one fallback counted per episode; a new hole is still NACKed, up to and
+    /// including `psn`, without being kept among the holes.
+    fn rx_no_bits(
+        &mut self,
+        pool: &mut dyn BitsPoolOps,
+        psn: Psn,
+        high: Psn,
+        new_hole: bool,
+        out: &mut dyn ActionSink,
+    ) {
+        if !self.fell_back {
+            self.fell_back = true;
+            self.counters.gbn_fallbacks = self.counters.gbn_fallbacks.saturating_add(1);
+            out.push(Action::Fallback);
+        }
+        drop_pkt(out, &mut self.counters, psn);
+        if !self.ooo {
+            pool.free(&mut self.chain);
+        }
+        if new_hole {
+            // Tell the requester about the gap up to and including this packet.
+            let mut holes = self.holes;
+            holes.rotate_right(1);
+            holes[0] = Hole {
+                first: high.next(),
+                count: span(high.next(), psn.next()),
+            };
             send(
                 out,
                 &mut self.counters,
-                Feedback::Ack {
+                Feedback::Holes {
                     rcv_nxt: self.rcv_nxt,
+                    holes,
                 },
             );
         }
