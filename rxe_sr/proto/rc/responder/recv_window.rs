@@ -131,17 +131,7 @@ impl<
         msn: u32,
     ) -> Result<Option<usize>, Outcome> {
         let n = self.window_len();
-        let ahead = msn_diff(msn, self.recv_msn);
-        let Some(sr) = self.sr.as_deref_mut() else {
-            return Ok(None);
-        };
-        if ahead < 0 || n == 0 {
-            // A message already completed, yet at or past RCV-NXT: malformed.
-            sr.counters.refused += 1;
-            return Ok(None);
-        }
-        if ahead.unsigned_abs() as usize >= n {
-            sr.counters.window_full += 1;
+        if !self.check_window(msn, n) {
             return Ok(None);
         }
         loop {
@@ -153,23 +143,7 @@ impl<
             }
             let w = match self.take_recv(env) {
                 None if p.bth.psn != self.epsn => {
-                    let psn = p.bth.psn;
-                    if let Some(sr) = self.sr.as_deref_mut() {
-                        sr.counters.early_rnr += 1;
-                        match sr.rnr_last {
-                            Some(l) if !psn.after(l) => {}
-                            _ => sr.rnr_last = Some(psn),
-                        }
-                        let first = match sr.rnr_at {
-                            Some(at) => psn.before(at),
-                            None => true,
-                        };
-                        if first {
-                            sr.rnr_at = Some(psn);
-                            sr.rnr_quiet = false;
-                        }
-                    }
-                    self.note_past_rcv_nxt(env, cfg, psn);
+                    self.note_early_rnr(env, cfg, p.bth.psn);
                     return Ok(None);
                 }
                 None => {
@@ -177,19 +151,7 @@ impl<
                     return Ok(None);
                 }
                 Some(Ok(w)) => w,
-                Some(Err((wr_id, status))) => {
-                    // The RQ's own WQE is bad: the QP fails now, its NAK at RCV-NXT.
-                    self.fail_recv_in_order(env, cfg, m, wr_id, status);
-                    let (epsn, op) = (self.epsn, p.bth.opcode.0);
-                    return Err(self.refuse(
-                        env,
-                        cfg,
-                        epsn,
-                        op,
-                        nak::REMOTE_OP,
-                        WcStatus::RemOpErr,
-                    ));
-                }
+                Some(Err(bad)) => return Err(self.fail_fetch(env, cfg, p, m, bad)),
             };
             if let Some(slot) = self.window.get_mut(m as usize % n) {
                 *slot = Some(RecvSlot {
@@ -204,6 +166,64 @@ impl<
             }
         }
         Ok(Some(msn as usize % n))
+    }
+
+    /// Whether message `msn` has a place in the window of `n` slots: not completed already
+    /// (that is malformed, refused) and less than `n` messages past the one completed next
+    /// (the window is full).
+    fn check_window(&mut self, msn: u32, n: usize) -> bool {
+        let ahead = msn_diff(msn, self.recv_msn);
+        let Some(sr) = self.sr.as_deref_mut() else {
+            return false;
+        };
+        if ahead < 0 || n == 0 {
+            // A message already completed, yet at or past RCV-NXT: malformed.
+            sr.counters.refused += 1;
+            return false;
+        }
+        if ahead.unsigned_abs() as usize >= n {
+            sr.counters.window_full += 1;
+            return false;
+        }
+        true
+    }
+
+    /// A SEND past RCV-NXT (at `psn`) found no receive WQE and is dropped unrecorded: the
+    /// RNR NAK owed when RCV-NXT reaches the earliest such PSN is remembered (`rnr_at`,
+    /// `rnr_last`), and [`Self::note_past_rcv_nxt`] sees whether one goes now.
+    fn note_early_rnr(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) {
+        if let Some(sr) = self.sr.as_deref_mut() {
+            sr.counters.early_rnr += 1;
+            match sr.rnr_last {
+                Some(l) if !psn.after(l) => {}
+                _ => sr.rnr_last = Some(psn),
+            }
+            let first = match sr.rnr_at {
+                Some(at) => psn.before(at),
+                None => true,
+            };
+            if first {
+                sr.rnr_at = Some(psn);
+                sr.rnr_quiet = false;
+            }
+        }
+        self.note_past_rcv_nxt(env, cfg, psn);
+    }
+
+    /// The RQ's own WQE, fetched for message `m`, is bad (`wr_id`, `status`): the QP fails
+    /// now, the WQE completing in the RQ's order, and the NAK "remote operational error"
+    /// goes at RCV-NXT.
+    fn fail_fetch(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        m: u32,
+        (wr_id, status): (u64, WcStatus),
+    ) -> Outcome {
+        self.fail_recv_in_order(env, cfg, m, wr_id, status);
+        let (epsn, op) = (self.epsn, p.bth.opcode.0);
+        self.refuse(env, cfg, epsn, op, nak::REMOTE_OP, WcStatus::RemOpErr)
     }
 
     /// Receive WQE `wr_id`, message `msn`'s, failed with `status` (the QP goes to the
