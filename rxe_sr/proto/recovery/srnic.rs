@@ -220,77 +220,92 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
         }
     }
 
+    /// Acknowledges ePSN.
+    fn ack(&mut self, out: &mut dyn ActionSink) {
+        send(
+            out,
+            &mut self.counters,
+            Feedback::Ack {
+                rcv_nxt: self.e_psn,
+            },
+        );
+    }
+
+    /// One data packet: a duplicate below ePSN is dropped and ACKed; in the normal state
+    /// hardware checks it against ePSN; in recovery it extends the run, repeats part of it
+    /// (dropped), jumps past it, or comes before it.
     fn rx(&mut self, psn: Psn, now: u64, out: &mut dyn ActionSink) {
         if psn.before(self.e_psn) {
             drop_pkt(out, &mut self.counters, psn);
-            send(
-                out,
-                &mut self.counters,
-                Feedback::Ack {
-                    rcv_nxt: self.e_psn,
-                },
-            );
-            return;
+            self.ack(out);
+        } else if !self.in_recovery {
+            self.rx_normal(psn, now, out);
+        } else if psn == self.psn_right.next() {
+            self.rx_extend_run(psn, out);
+        } else if !psn.before(self.psn_left) && !psn.after(self.psn_right) {
+            drop_pkt(out, &mut self.counters, psn);
+        } else if psn.after(self.psn_right) {
+            self.rx_jump(psn, now, out);
+        } else {
+            self.rx_before_run(psn, now, out);
         }
-        if !self.in_recovery {
-            if psn == self.e_psn {
-                out.push(Action::Deliver { psn });
-                self.e_psn = psn.next();
-                out.push(Action::Advance {
-                    rcv_nxt: self.e_psn,
-                });
-                send(
-                    out,
-                    &mut self.counters,
-                    Feedback::Ack {
-                        rcv_nxt: self.e_psn,
-                    },
-                );
-                return;
-            }
-            // Out of order: enter loss recovery; software starts from ePSN.
-            self.sw_bits.clear(self.e_psn);
-            self.sw_high = self.e_psn.sub(1);
-            if !self.sw_bits_fit(psn) || !self.enqueue(psn, psn, now, out) {
-                drop_pkt(out, &mut self.counters, psn);
-                return;
-            }
-            self.in_recovery = true;
-            self.psn_left = psn;
-            self.psn_right = psn;
+    }
+
+    /// Normal state: PSN == ePSN is handled in hardware; the first other PSN enters loss
+    /// recovery, starts hardware's run and goes to software as metadata.
+    fn rx_normal(&mut self, psn: Psn, now: u64, out: &mut dyn ActionSink) {
+        if psn == self.e_psn {
             out.push(Action::Deliver { psn });
+            self.e_psn = psn.next();
+            out.push(Action::Advance {
+                rcv_nxt: self.e_psn,
+            });
+            self.ack(out);
             return;
         }
-        if psn == self.psn_right.next() {
-            // Sequential after the most advanced run: hardware only.
-            if !self.sw_bits_fit(psn) {
-                drop_pkt(out, &mut self.counters, psn);
-                return;
-            }
-            self.psn_right = psn;
-            self.counters.fast_path = self.counters.fast_path.saturating_add(1);
-            out.push(Action::Deliver { psn });
-            return;
-        }
-        if !psn.before(self.psn_left) && !psn.after(self.psn_right) {
+        // Out of order: enter loss recovery; software starts from ePSN.
+        self.sw_bits.clear(self.e_psn);
+        self.sw_high = self.e_psn.sub(1);
+        if !self.sw_bits_fit(psn) || !self.enqueue(psn, psn, now, out) {
             drop_pkt(out, &mut self.counters, psn);
             return;
         }
-        if psn.after(self.psn_right) {
-            // A jump: flush the finished run to software, start a new one.
-            if !self.sw_bits_fit(psn) || self.q_len + 2 > QUEUE {
-                drop_pkt(out, &mut self.counters, psn);
-                return;
-            }
-            let (l, r) = (self.psn_left, self.psn_right);
-            self.enqueue(l, r, now, out);
-            self.enqueue(psn, psn, now, out);
-            self.psn_left = psn;
-            self.psn_right = psn;
-            out.push(Action::Deliver { psn });
+        self.in_recovery = true;
+        self.psn_left = psn;
+        self.psn_right = psn;
+        out.push(Action::Deliver { psn });
+    }
+
+    /// In recovery, the packet right after the most advanced run `[psn_left, psn_right]`:
+    /// hardware only extends the run.
+    fn rx_extend_run(&mut self, psn: Psn, out: &mut dyn ActionSink) {
+        if !self.sw_bits_fit(psn) {
+            drop_pkt(out, &mut self.counters, psn);
             return;
         }
-        // Before the run: a retransmission (or a late original) for software.
+        self.psn_right = psn;
+        self.counters.fast_path = self.counters.fast_path.saturating_add(1);
+        out.push(Action::Deliver { psn });
+    }
+
+    /// In recovery, a jump past the run: the finished run goes to software as metadata,
+    /// and a new run starts at `psn` (queued too).
+    fn rx_jump(&mut self, psn: Psn, now: u64, out: &mut dyn ActionSink) {
+        if !self.sw_bits_fit(psn) || self.q_len + 2 > QUEUE {
+            drop_pkt(out, &mut self.counters, psn);
+            return;
+        }
+        let (l, r) = (self.psn_left, self.psn_right);
+        self.enqueue(l, r, now, out);
+        self.enqueue(psn, psn, now, out);
+        self.psn_left = psn;
+        self.psn_right = psn;
+        out.push(Action::Deliver { psn });
+    }
+
+    /// In recovery, a packet before the run: a retransmission (or a late original) for
+    /// software, placed unless software or its queue already has it.
+    fn rx_before_run(&mut self, psn: Psn, now: u64, out: &mut dyn ActionSink) {
         if self.sw_bits.get(psn) || self.queued(psn) {
             drop_pkt(out, &mut self.counters, psn);
             return;
