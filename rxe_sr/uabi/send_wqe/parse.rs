@@ -76,7 +76,6 @@ impl SendWqe {
         let flags =
             SendFlags::from_bits_truncate(need(field::u32_le(b, SEND_WQE_WR_SEND_FLAGS_OFF))?);
         let ex_bytes: [u8; 4] = need(field::array(b, SEND_WQE_WR_EX_OFF))?;
-        let ex_u32 = u32::from_le_bytes(ex_bytes);
         let dma_length = need(field::u32_le(b, SEND_WQE_DMA_LENGTH_OFF))?;
         let num_sge = need(field::u32_le(b, SEND_WQE_DMA_NUM_SGE_OFF))?;
 
@@ -85,69 +84,9 @@ impl SendWqe {
         } else {
             None
         };
+        let op = parse_op(b, opcode, ex_bytes)?;
 
-        let op = match opcode {
-            SendOpcode::Send => SendOp::Send,
-            SendOpcode::SendWithImm => SendOp::SendWithImm { imm: ex_bytes },
-            SendOpcode::SendWithInv => SendOp::SendWithInv {
-                invalidate_rkey: ex_u32,
-            },
-            SendOpcode::RdmaWrite => SendOp::RdmaWrite {
-                remote: remote(b, SEND_WR_RDMA_REMOTE_ADDR_OFF, SEND_WR_RDMA_RKEY_OFF)?,
-            },
-            SendOpcode::RdmaWriteWithImm => SendOp::RdmaWriteWithImm {
-                remote: remote(b, SEND_WR_RDMA_REMOTE_ADDR_OFF, SEND_WR_RDMA_RKEY_OFF)?,
-                imm: ex_bytes,
-            },
-            SendOpcode::RdmaRead => SendOp::RdmaRead {
-                remote: remote(b, SEND_WR_RDMA_REMOTE_ADDR_OFF, SEND_WR_RDMA_RKEY_OFF)?,
-            },
-            SendOpcode::AtomicCmpAndSwp => SendOp::AtomicCmpAndSwp {
-                remote: remote(b, SEND_WR_ATOMIC_REMOTE_ADDR_OFF, SEND_WR_ATOMIC_RKEY_OFF)?,
-                compare: need(field::u64_le(b, SEND_WR_ATOMIC_COMPARE_ADD_OFF))?,
-                swap: need(field::u64_le(b, SEND_WR_ATOMIC_SWAP_OFF))?,
-            },
-            SendOpcode::AtomicFetchAndAdd => SendOp::AtomicFetchAndAdd {
-                remote: remote(b, SEND_WR_ATOMIC_REMOTE_ADDR_OFF, SEND_WR_ATOMIC_RKEY_OFF)?,
-                add: need(field::u64_le(b, SEND_WR_ATOMIC_COMPARE_ADD_OFF))?,
-            },
-            SendOpcode::AtomicWrite => SendOp::AtomicWrite {
-                remote: remote(b, SEND_WR_RDMA_REMOTE_ADDR_OFF, SEND_WR_RDMA_RKEY_OFF)?,
-                value: need(field::array(b, SEND_WQE_DMA_DATA_OFF))?,
-            },
-            SendOpcode::Flush => SendOp::Flush {
-                remote: remote(b, SEND_WR_FLUSH_REMOTE_ADDR_OFF, SEND_WR_FLUSH_RKEY_OFF)?,
-                placement_type: need(field::u8_at(b, SEND_WR_FLUSH_TYPE_OFF))?,
-                level: need(field::u8_at(b, SEND_WR_FLUSH_LEVEL_OFF))?,
-            },
-            SendOpcode::LocalInv => SendOp::LocalInv {
-                invalidate_rkey: ex_u32,
-            },
-            SendOpcode::BindMw => SendOp::BindMw(BindMw {
-                addr: need(field::u64_le(b, SEND_WR_MW_ADDR_OFF))?,
-                length: need(field::u64_le(b, SEND_WR_MW_LENGTH_OFF))?,
-                mr_lkey: need(field::u32_le(b, SEND_WR_MW_MR_LKEY_OFF))?,
-                mw_rkey: need(field::u32_le(b, SEND_WR_MW_MW_RKEY_OFF))?,
-                rkey: need(field::u32_le(b, SEND_WR_MW_RKEY_OFF))?,
-                access: need(field::u32_le(b, SEND_WR_MW_ACCESS_OFF))?,
-            }),
-            // Not a user opcode (from_uapi never gives it).
-            SendOpcode::RegMr => return Err(WqeError::UnknownOpcode),
-        };
-
-        let inline = |len: u32, d: &mut InlineData| {
-            let n = field::usize_from(len).ok_or(WqeError::InlineTooLong)?;
-            let end = SEND_WQE_DMA_DATA_OFF
-                .checked_add(n)
-                .ok_or(WqeError::InlineOutsideSlot)?;
-            let src = b
-                .get(SEND_WQE_DMA_DATA_OFF..end)
-                .ok_or(WqeError::InlineOutsideSlot)?;
-            d.fill(n)
-                .ok_or(WqeError::InlineTooLong)?
-                .copy_from_slice(src);
-            Ok(())
-        };
+        let inline = |len: u32, d: &mut InlineData| copy_inline(b, len, d);
         let sges =
             |l: &mut SgeList| l.parse_into(b, SEND_WQE_DMA_DATA_OFF, num_sge, limits.max_sge);
         let fields = WrFields {
@@ -160,4 +99,77 @@ impl SendWqe {
         };
         SendWqe::build_into(fields, qp_type, limits, inline, sges, out)
     }
+}
+
+/// The opcode's own fields of the slot's `wr` union (`ex` is the `ex` word: immediate data
+/// or the rkey to invalidate), one arm per opcode.
+fn parse_op(b: &[u8], opcode: SendOpcode, ex: [u8; 4]) -> Result<SendOp, WqeError> {
+    let ex_u32 = u32::from_le_bytes(ex);
+    let rdma = || remote(b, SEND_WR_RDMA_REMOTE_ADDR_OFF, SEND_WR_RDMA_RKEY_OFF);
+    let atomic = || remote(b, SEND_WR_ATOMIC_REMOTE_ADDR_OFF, SEND_WR_ATOMIC_RKEY_OFF);
+    Ok(match opcode {
+        SendOpcode::Send => SendOp::Send,
+        SendOpcode::SendWithImm => SendOp::SendWithImm { imm: ex },
+        SendOpcode::SendWithInv => SendOp::SendWithInv {
+            invalidate_rkey: ex_u32,
+        },
+        SendOpcode::RdmaWrite => SendOp::RdmaWrite { remote: rdma()? },
+        SendOpcode::RdmaWriteWithImm => SendOp::RdmaWriteWithImm {
+            remote: rdma()?,
+            imm: ex,
+        },
+        SendOpcode::RdmaRead => SendOp::RdmaRead { remote: rdma()? },
+        SendOpcode::AtomicCmpAndSwp => SendOp::AtomicCmpAndSwp {
+            remote: atomic()?,
+            compare: need(field::u64_le(b, SEND_WR_ATOMIC_COMPARE_ADD_OFF))?,
+            swap: need(field::u64_le(b, SEND_WR_ATOMIC_SWAP_OFF))?,
+        },
+        SendOpcode::AtomicFetchAndAdd => SendOp::AtomicFetchAndAdd {
+            remote: atomic()?,
+            add: need(field::u64_le(b, SEND_WR_ATOMIC_COMPARE_ADD_OFF))?,
+        },
+        SendOpcode::AtomicWrite => SendOp::AtomicWrite {
+            remote: rdma()?,
+            value: need(field::array(b, SEND_WQE_DMA_DATA_OFF))?,
+        },
+        SendOpcode::Flush => SendOp::Flush {
+            remote: remote(b, SEND_WR_FLUSH_REMOTE_ADDR_OFF, SEND_WR_FLUSH_RKEY_OFF)?,
+            placement_type: need(field::u8_at(b, SEND_WR_FLUSH_TYPE_OFF))?,
+            level: need(field::u8_at(b, SEND_WR_FLUSH_LEVEL_OFF))?,
+        },
+        SendOpcode::LocalInv => SendOp::LocalInv {
+            invalidate_rkey: ex_u32,
+        },
+        SendOpcode::BindMw => SendOp::BindMw(parse_bind_mw(b)?),
+        // Not a user opcode (from_uapi never gives it).
+        SendOpcode::RegMr => return Err(WqeError::UnknownOpcode),
+    })
+}
+
+/// The memory window bind fields of the slot's `wr.mw`.
+fn parse_bind_mw(b: &[u8]) -> Result<BindMw, WqeError> {
+    Ok(BindMw {
+        addr: need(field::u64_le(b, SEND_WR_MW_ADDR_OFF))?,
+        length: need(field::u64_le(b, SEND_WR_MW_LENGTH_OFF))?,
+        mr_lkey: need(field::u32_le(b, SEND_WR_MW_MR_LKEY_OFF))?,
+        mw_rkey: need(field::u32_le(b, SEND_WR_MW_MW_RKEY_OFF))?,
+        rkey: need(field::u32_le(b, SEND_WR_MW_RKEY_OFF))?,
+        access: need(field::u32_le(b, SEND_WR_MW_ACCESS_OFF))?,
+    })
+}
+
+/// Copies the `len` inline bytes stored at the slot's `dma.inline_data` into `d`: they
+/// must lie inside the slot.
+fn copy_inline(b: &[u8], len: u32, d: &mut InlineData) -> Result<(), WqeError> {
+    let n = field::usize_from(len).ok_or(WqeError::InlineTooLong)?;
+    let end = SEND_WQE_DMA_DATA_OFF
+        .checked_add(n)
+        .ok_or(WqeError::InlineOutsideSlot)?;
+    let src = b
+        .get(SEND_WQE_DMA_DATA_OFF..end)
+        .ok_or(WqeError::InlineOutsideSlot)?;
+    d.fill(n)
+        .ok_or(WqeError::InlineTooLong)?
+        .copy_from_slice(src);
+    Ok(())
 }
