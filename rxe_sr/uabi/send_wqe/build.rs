@@ -79,15 +79,7 @@ impl SendWqe {
             ud,
             dma_length,
         } = f;
-        if !opcode.allowed_on(qp_type) {
-            return Err(WqeError::OpcodeNotAllowed);
-        }
-        if qp_type.is_datagram() != ud.is_some() {
-            return Err(WqeError::OpcodeNotAllowed);
-        }
-        if ud.is_some_and(|u| u.remote_qpn > MAX_QPN) {
-            return Err(WqeError::BadRemoteQpn);
-        }
+        check_op_valid(opcode, qp_type, ud.map(|u| u.remote_qpn))?;
         // The payload is written straight into `out`.
         let length = match opcode {
             // No local buffer: IB_SEND_INLINE cannot change their meaning; drop it.
@@ -110,21 +102,7 @@ impl SendWqe {
                 dma_length
             }
             _ if flags.inline() => {
-                if !opcode.supports_inline() {
-                    return Err(WqeError::InlineNotAllowed);
-                }
-                if dma_length > limits.max_inline.min(RXE_MAX_INLINE_DATA) {
-                    return Err(WqeError::InlineTooLong);
-                }
-                out.payload = Payload::Inline(InlineData::EMPTY);
-                let Payload::Inline(data) = &mut out.payload else {
-                    return Err(WqeError::InlineTooLong);
-                };
-                inline(dma_length, data)?;
-                if data.len() != field::usize_from(dma_length).unwrap_or(usize::MAX) {
-                    return Err(WqeError::InlineTooLong);
-                }
-                dma_length
+                build_inline(opcode, dma_length, limits, inline, &mut out.payload)?
             }
             _ => {
                 out.payload = Payload::Sges(SgeList::EMPTY);
@@ -134,22 +112,7 @@ impl SendWqe {
                 sges(list)?
             }
         };
-
-        if let SendOp::AtomicCmpAndSwp { remote, .. } | SendOp::AtomicFetchAndAdd { remote, .. } =
-            op
-        {
-            if length < ATOMIC_SIZE {
-                return Err(WqeError::AtomicLength);
-            }
-            if remote.addr & 7 != 0 {
-                return Err(WqeError::MisalignedAtomic);
-            }
-        }
-        if let SendOp::AtomicWrite { remote, .. } = op {
-            if remote.addr & 7 != 0 {
-                return Err(WqeError::MisalignedAtomic);
-            }
-        }
+        check_atomic(&op, length)?;
 
         out.wr_id = wr_id;
         out.opcode = opcode;
@@ -159,4 +122,68 @@ impl SendWqe {
         out.length = length;
         Ok(())
     }
+}
+
+/// The opcode against the QP type, and the UD destination: present exactly on a datagram
+/// QP, its QPN (`remote_qpn`) within 24 bits.
+fn check_op_valid(
+    opcode: SendOpcode,
+    qp_type: QpType,
+    remote_qpn: Option<u32>,
+) -> Result<(), WqeError> {
+    if !opcode.allowed_on(qp_type) {
+        return Err(WqeError::OpcodeNotAllowed);
+    }
+    if qp_type.is_datagram() != remote_qpn.is_some() {
+        return Err(WqeError::OpcodeNotAllowed);
+    }
+    if remote_qpn.is_some_and(|qpn| qpn > MAX_QPN) {
+        return Err(WqeError::BadRemoteQpn);
+    }
+    Ok(())
+}
+
+/// An IB_SEND_INLINE payload: allowed for the opcode, at most the QP's and rdma_rxe's
+/// inline limit, and exactly `dma_length` bytes from `inline`, written into `payload`.
+fn build_inline(
+    opcode: SendOpcode,
+    dma_length: u32,
+    limits: SendLimits,
+    inline: impl FnOnce(u32, &mut InlineData) -> Result<(), WqeError>,
+    payload: &mut Payload,
+) -> Result<u32, WqeError> {
+    if !opcode.supports_inline() {
+        return Err(WqeError::InlineNotAllowed);
+    }
+    if dma_length > limits.max_inline.min(RXE_MAX_INLINE_DATA) {
+        return Err(WqeError::InlineTooLong);
+    }
+    *payload = Payload::Inline(InlineData::EMPTY);
+    let Payload::Inline(data) = payload else {
+        return Err(WqeError::InlineTooLong);
+    };
+    inline(dma_length, data)?;
+    if data.len() != field::usize_from(dma_length).unwrap_or(usize::MAX) {
+        return Err(WqeError::InlineTooLong);
+    }
+    Ok(dma_length)
+}
+
+/// The atomics' own limits: compare-and-swap and fetch-and-add need at least 8 bytes of
+/// local buffer, and every atomic an 8-byte aligned remote address.
+fn check_atomic(op: &SendOp, length: u32) -> Result<(), WqeError> {
+    if let SendOp::AtomicCmpAndSwp { remote, .. } | SendOp::AtomicFetchAndAdd { remote, .. } = op {
+        if length < ATOMIC_SIZE {
+            return Err(WqeError::AtomicLength);
+        }
+        if remote.addr & 7 != 0 {
+            return Err(WqeError::MisalignedAtomic);
+        }
+    }
+    if let SendOp::AtomicWrite { remote, .. } = op {
+        if remote.addr & 7 != 0 {
+            return Err(WqeError::MisalignedAtomic);
+        }
+    }
+    Ok(())
 }
