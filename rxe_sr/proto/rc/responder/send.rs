@@ -14,6 +14,7 @@ use crate::proto::rc::{nak, RcConfig, RcEnv};
 use crate::proto::wire::opcode::Position;
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
+use crate::uabi::recv_wqe::RecvWqe;
 
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
@@ -21,6 +22,9 @@ impl<
         E: DerefMut<Target = RespSr>,
     > Responder<R, W, E>
 {
+    /// One SEND packet at ePSN: its length checked, the receive WQE of the message taken
+    /// on its first packet (none: RNR), the payload scattered into it and, on the last
+    /// packet, the message completed.
     pub(super) fn exec_send(
         &mut self,
         env: &mut dyn RcEnv,
@@ -47,27 +51,28 @@ impl<
                 }
             },
         };
-        if u64::from(offset) + u64::from(plen) > u64::from(wqe.length) {
-            env.complete_recv(
-                &Completion::recv(wqe.wr_id, cfg.qpn, WcStatus::LocLenErr, RecvInfo::default()),
-                false,
-            );
-            return Exec::Fatal(nak::INVALID_REQUEST, WcStatus::LocLenErr);
-        }
-        if plen > 0 {
-            if let Err(s) = env.scatter(&wqe.sges, offset, p.payload) {
-                env.complete_recv(
-                    &Completion::recv(wqe.wr_id, cfg.qpn, s, RecvInfo::default()),
-                    false,
-                );
-                return Exec::Fatal(nak::REMOTE_OP, s);
-            }
+        if let Err(e) = send_data_in(env, cfg, p, &wqe, offset) {
+            return e;
         }
         let offset = offset + plen;
         if !pos.ends_message() {
             self.cur = Some(Cur::Send { wqe, offset });
             return Exec::Done(1);
         }
+        self.complete_send(env, cfg, p, &wqe, offset)
+    }
+
+    /// The last packet of a SEND was placed: SEND with invalidate invalidates its R_Key
+    /// (failing: "invalid request"), and the receive WQE completes with the message's
+    /// `byte_len` bytes and its immediate data.
+    fn complete_send(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        p: &PacketRepr<'_>,
+        wqe: &RecvWqe,
+        byte_len: u32,
+    ) -> Exec {
         let mut invalidated = None;
         if let Some(ieth) = p.ext.ieth {
             if env.invalidate(ieth.rkey).is_err() {
@@ -85,7 +90,7 @@ impl<
             invalidated = Some(ieth.rkey);
         }
         let imm = p.ext.imm_dt.map(|i| i.data);
-        let info = RecvInfo::connected(offset, false, imm, invalidated, cfg.port);
+        let info = RecvInfo::connected(byte_len, false, imm, invalidated, cfg.port);
         self.bump_msn();
         self.bump_recv_msn();
         env.complete_recv(
@@ -94,4 +99,34 @@ impl<
         );
         Exec::Done(1)
     }
+}
+
+/// rdma_rxe's send_data_in: the packet's payload is scattered into `wqe` at `offset`. Past
+/// the WQE's length the WQE completes with a local length error; a scatter that fails
+/// completes it with the scatter's status ("remote operational error").
+fn send_data_in(
+    env: &mut dyn RcEnv,
+    cfg: &RcConfig,
+    p: &PacketRepr<'_>,
+    wqe: &RecvWqe,
+    offset: u32,
+) -> Result<(), Exec> {
+    let plen = p.payload.len() as u32;
+    if u64::from(offset) + u64::from(plen) > u64::from(wqe.length) {
+        env.complete_recv(
+            &Completion::recv(wqe.wr_id, cfg.qpn, WcStatus::LocLenErr, RecvInfo::default()),
+            false,
+        );
+        return Err(Exec::Fatal(nak::INVALID_REQUEST, WcStatus::LocLenErr));
+    }
+    if plen > 0 {
+        if let Err(s) = env.scatter(&wqe.sges, offset, p.payload) {
+            env.complete_recv(
+                &Completion::recv(wqe.wr_id, cfg.qpn, s, RecvInfo::default()),
+                false,
+            );
+            return Err(Exec::Fatal(nak::REMOTE_OP, s));
+        }
+    }
+    Ok(())
 }
