@@ -64,6 +64,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.run(env, cfg)
     }
 
+    /// An AETH (an ACK, NAK or RNR NAK; rdma_rxe's check_ack): SR feedback in the SR
+    /// format, else the syndrome decides.
     fn on_aeth(
         &mut self,
         env: &mut dyn RcEnv,
@@ -82,103 +84,121 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             }
         }
         match aeth.kind() {
-            AethKind::Ack { .. } => {
-                self.count_aack(psn.next());
-                let (o, lost) = self.ack_to(env, cfg, psn.next());
-                if o == Outcome::Error {
-                    return o;
-                }
-                match lost {
-                    Some(from) => self.retry_from(env, cfg, from, psn.next()),
-                    None => Outcome::Ok,
-                }
-            }
-            AethKind::RnrNak { timer } => {
-                self.counters.rnr_naks += 1;
-                if self.ack_to(env, cfg, psn).0 == Outcome::Error {
-                    return Outcome::Error;
-                }
-                let Some(i) = self.find(psn) else {
-                    return Outcome::Ok;
-                };
-                if self.rnr_left == 0 {
-                    self.counters.rnr_retry_exceeded += 1;
-                    return self.fail_entry(env, cfg, i, WcStatus::RnrRetryExcErr);
-                }
-                if self.rnr_left != 7 {
-                    self.rnr_left -= 1;
-                }
-                let now = env.now_us();
-                let wake = now.saturating_add(rnr_delay_us(timer));
-                self.rnr_deadline = Some(wake);
-                // The peer is alive and the path works (the packet at its ePSN arrived):
-                // the retries for timeouts and sequence errors start again; RNR waits are
-                // bounded by rnr_retry alone.
-                self.retries_left = cfg.retry_cnt;
-                // The retransmission timer waits for the RNR delay.
-                if self.rto_deadline.is_some() {
-                    self.rto_deadline = Some(wake.saturating_add(cfg.timeout_us));
-                }
-                self.rewind(psn);
-                Outcome::Ok
-            }
-            AethKind::Nak { code } if code == nak::PSN_SEQ_ERR => {
-                self.counters.seq_naks += 1;
-                let (o, lost) = self.ack_to(env, cfg, psn);
-                if o == Outcome::Error {
-                    return o;
-                }
-                if self.rnr_deadline.is_some() {
-                    // Gone back to an RNR NAK's PSN, waiting to resend from it: the NAK
-                    // reports the packets sent after it, which go again anyway. Going back
-                    // for it too spent a retry per RNR wait, so a receiver slow to post its
-                    // receives made the QP die of retries.
-                    return Outcome::Ok;
-                }
-                if let Some(from) = lost {
-                    // A READ or atomic before RCV-NXT still waits for a response: asked
-                    // for again; and in the SR format the ones from RCV-NXT on that the
-                    // responder dropped go again too (what the NAK says).
-                    let o = self.retry_from(env, cfg, from, psn);
-                    if o == Outcome::Ok && self.sr_active() {
-                        self.resend_ordered_from(psn);
-                    }
-                    return o;
-                }
-                let now = env.now_us();
-                let acts = self.feed(
-                    env,
-                    ReqEvent::Feedback {
-                        fb: Feedback::Nak { rcv_nxt: psn },
-                        now,
-                    },
-                );
-                let cursor = (self.next, self.next_pkt);
-                let o = self.apply(env, cfg, acts, Some(RetryCause::SeqNak));
-                if o == Outcome::Ok && self.sr_active() && (self.next, self.next_pkt) == cursor {
-                    // The engine did not go back (only FaSR's does, for its fallback): in
-                    // the SR format this NAK means READs or atomics arrived before RCV-NXT
-                    // and were dropped.
-                    self.resend_ordered_from(psn);
-                }
-                o
-            }
-            AethKind::Nak { code } => {
-                if self.ack_to(env, cfg, psn).0 == Outcome::Error {
-                    return Outcome::Error;
-                }
-                let status = match code {
-                    nak::INVALID_REQUEST => WcStatus::RemInvReqErr,
-                    nak::REMOTE_ACCESS => WcStatus::RemAccessErr,
-                    nak::REMOTE_OP => WcStatus::RemOpErr,
-                    nak::INVALID_RD_REQUEST => WcStatus::RemInvRdReqErr,
-                    _ => WcStatus::BadRespErr,
-                };
-                let i = self.find(psn).unwrap_or(0);
-                self.fail_entry(env, cfg, i, status)
-            }
+            AethKind::Ack { .. } => self.on_ack(env, cfg, psn),
+            AethKind::RnrNak { timer } => self.on_rnr_nak(env, cfg, psn, timer),
+            AethKind::Nak { code } if code == nak::PSN_SEQ_ERR => self.on_seq_nak(env, cfg, psn),
+            AethKind::Nak { code } => self.on_nak_error(env, cfg, psn, code),
             AethKind::Reserved => Outcome::Ok,
         }
+    }
+
+    /// An ACK of every PSN up to `psn`: acknowledged as far as the oldest READ or atomic
+    /// still waiting allows, and that one's response asked for again if the ACK passed it.
+    fn on_ack(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) -> Outcome {
+        self.count_aack(psn.next());
+        let (o, lost) = self.ack_to(env, cfg, psn.next());
+        if o == Outcome::Error {
+            return o;
+        }
+        match lost {
+            Some(from) => self.retry_from(env, cfg, from, psn.next()),
+            None => Outcome::Ok,
+        }
+    }
+
+    /// An RNR NAK at `psn` (the responder had no receive WQE): what precedes it is
+    /// acknowledged, and the requester goes back to it after the NAK's `timer` delay, or
+    /// fails its work request once `rnr_retry` is spent (7: without end).
+    fn on_rnr_nak(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, timer: u8) -> Outcome {
+        self.counters.rnr_naks += 1;
+        if self.ack_to(env, cfg, psn).0 == Outcome::Error {
+            return Outcome::Error;
+        }
+        let Some(i) = self.find(psn) else {
+            return Outcome::Ok;
+        };
+        if self.rnr_left == 0 {
+            self.counters.rnr_retry_exceeded += 1;
+            return self.fail_entry(env, cfg, i, WcStatus::RnrRetryExcErr);
+        }
+        if self.rnr_left != 7 {
+            self.rnr_left -= 1;
+        }
+        let now = env.now_us();
+        let wake = now.saturating_add(rnr_delay_us(timer));
+        self.rnr_deadline = Some(wake);
+        // The peer is alive and the path works (the packet at its ePSN arrived):
+        // the retries for timeouts and sequence errors start again; RNR waits are
+        // bounded by rnr_retry alone.
+        self.retries_left = cfg.retry_cnt;
+        // The retransmission timer waits for the RNR delay.
+        if self.rto_deadline.is_some() {
+            self.rto_deadline = Some(wake.saturating_add(cfg.timeout_us));
+        }
+        self.rewind(psn);
+        Outcome::Ok
+    }
+
+    /// A NAK "PSN sequence error" with RCV-NXT `psn`: acknowledged up to it, and the engine
+    /// decides what goes again (a go-back consumes a retry); in the SR format the READs and
+    /// atomics the responder dropped from RCV-NXT on go again too.
+    fn on_seq_nak(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) -> Outcome {
+        self.counters.seq_naks += 1;
+        let (o, lost) = self.ack_to(env, cfg, psn);
+        if o == Outcome::Error {
+            return o;
+        }
+        if self.rnr_deadline.is_some() {
+            // Gone back to an RNR NAK's PSN, waiting to resend from it: the NAK
+            // reports the packets sent after it, which go again anyway. Going back
+            // for it too spent a retry per RNR wait, so a receiver slow to post its
+            // receives made the QP die of retries.
+            return Outcome::Ok;
+        }
+        if let Some(from) = lost {
+            // A READ or atomic before RCV-NXT still waits for a response: asked
+            // for again; and in the SR format the ones from RCV-NXT on that the
+            // responder dropped go again too (what the NAK says).
+            let o = self.retry_from(env, cfg, from, psn);
+            if o == Outcome::Ok && self.sr_active() {
+                self.resend_ordered_from(psn);
+            }
+            return o;
+        }
+        let now = env.now_us();
+        let acts = self.feed(
+            env,
+            ReqEvent::Feedback {
+                fb: Feedback::Nak { rcv_nxt: psn },
+                now,
+            },
+        );
+        let cursor = (self.next, self.next_pkt);
+        let o = self.apply(env, cfg, acts, Some(RetryCause::SeqNak));
+        if o == Outcome::Ok && self.sr_active() && (self.next, self.next_pkt) == cursor {
+            // The engine did not go back (only FaSR's does, for its fallback): in
+            // the SR format this NAK means READs or atomics arrived before RCV-NXT
+            // and were dropped.
+            self.resend_ordered_from(psn);
+        }
+        o
+    }
+
+    /// Any other NAK (invalid request, remote access or operation error): what precedes
+    /// `psn` is acknowledged, and the request at it fails with the matching status.
+    fn on_nak_error(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, code: u8) -> Outcome {
+        if self.ack_to(env, cfg, psn).0 == Outcome::Error {
+            return Outcome::Error;
+        }
+        let status = match code {
+            nak::INVALID_REQUEST => WcStatus::RemInvReqErr,
+            nak::REMOTE_ACCESS => WcStatus::RemAccessErr,
+            nak::REMOTE_OP => WcStatus::RemOpErr,
+            nak::INVALID_RD_REQUEST => WcStatus::RemInvRdReqErr,
+            _ => WcStatus::BadRespErr,
+        };
+        let i = self.find(psn).unwrap_or(0);
+        self.fail_entry(env, cfg, i, status)
     }
 
     /// A cumulative acknowledgement up to (not including) `cum`; returns the PSN the
