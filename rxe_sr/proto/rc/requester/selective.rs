@@ -173,6 +173,18 @@ pub(super) struct Acts {
     resend: bool,
 }
 
+/// A marked PSN found in the send queue ([`Requester::resend_target`]).
+struct Resend {
+    /// The entry's index from the head.
+    i: usize,
+    /// The packet of the entry (of a READ, its first missing response) sent again.
+    k: u32,
+    /// That packet's PSN.
+    at: Psn,
+    /// A READ: the bytes of the run of responses its request asks for.
+    read_len: Option<u32>,
+}
+
 struct Sink<'a> {
     acts: &'a mut Acts,
     /// Standard mode (go-back-N engine) has no resend set: a range becomes a go-back.
@@ -418,59 +430,32 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
     }
 
-    /// Sends the PSNs the engine marked, oldest first.
+    /// Sends the PSNs the engine marked, oldest first: for each, finds what to resend,
+    /// sends it and accounts for it. A refused packet stays marked, and sending pauses.
     pub(super) fn resend_marked(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Outcome {
         let marks = self.marks();
         loop {
             let Some(psn) = self.sr.as_deref_mut().and_then(|s| s.resend.take_first()) else {
                 return Outcome::Ok;
             };
-            // The entry holding it, among those already sent.
-            let Some(i) = (0..self.next.saturating_add(1).min(self.len))
-                .find(|&i| self.entry(i).is_some_and(|e| e.covers(psn)))
-            else {
+            let Some(r) = self.resend_target(psn) else {
                 continue;
             };
-            let Some(e) = self.slots.get(self.idx(i)) else {
+            let Some(e) = self.slots.get(self.idx(r.i)) else {
                 continue;
             };
-            let mut k = psn.distance_from(e.first_psn);
-            if i == self.next && k >= self.next_pkt {
-                // Not sent yet: the send cursor gets there.
-                continue;
-            }
-            if e.is_rd_atomic() && e.complete {
-                continue;
-            }
-            let mut read_len = None;
-            if let SendOp::RdmaRead { .. } = e.wqe.op {
-                // One request asks for the missing run of responses from `k` (at least from
-                // the first missing one): up to the next response placed, or the READ's end.
-                k = k.max(e.done_bytes / self.pmtu.get());
-                let first = e.first_psn;
-                let (len, end_k) = self.read_run(e, k);
-                if let Some(sr) = self.sr.as_deref_mut() {
-                    if sr.read_placed.contains(first.add(k)) {
-                        continue;
-                    }
-                    sr.resend.clear_range(first.add(k), first.add(end_k));
-                }
-                read_len = Some(len);
-            }
-            let Some(e) = self.slots.get(self.idx(i)) else {
-                continue;
-            };
-            let sent = match read_len {
-                Some(len) => Self::send_read_request(env, cfg, self.pmtu.get(), e, k, len, marks)
-                    .map(|()| (true, packets(len, self.pmtu.get()).max(1))),
+            let pmtu = self.pmtu.get();
+            let sent = match r.read_len {
+                Some(len) => Self::send_read_request(env, cfg, pmtu, e, r.k, len, marks)
+                    .map(|()| (true, packets(len, pmtu).max(1))),
                 None => Self::send_packet(
                     env,
                     cfg,
-                    self.pmtu.get(),
+                    pmtu,
                     &mut self.noack_pkts,
                     e,
                     PacketAt {
-                        k,
+                        k: r.k,
                         next_follows: false,
                         stops_after: false,
                     },
@@ -486,40 +471,95 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                     self.wait_busy(env);
                     return Outcome::Ok;
                 }
-                Err(PacketError::Failed(status)) => return self.fail_entry(env, cfg, i, status),
+                Err(PacketError::Failed(status)) => return self.fail_entry(env, cfg, r.i, status),
             };
-            let at = e.first_psn.add(k);
-            self.probe.resent.mark(at, used);
-            self.counters.resent_pkts += 1;
-            let now = env.now_us();
-            // A READ's run is watched as one: its first response moves UNACK.
-            let watch =
-                (at == self.una() && (used == 1 || read_len.is_some())).then(|| UnaResend {
-                    psn: at,
-                    sent_high: self.sent_high,
-                    sent_at: now,
-                    probe_at: self.una_probe_us().map(|t| now.saturating_add(t)),
-                });
-            if let Some(sr) = self.sr.as_deref_mut() {
-                sr.counters.selective_resent += 1;
-            }
-            if watch.is_some() {
-                self.probe.una_resend = watch;
-            } else if read_len.is_some() {
-                // A repair past UNACK (one at UNACK is watched as its resend).
-                self.probe.repairs.sent(at, now);
-            }
-            let acts = self.feed(
-                env,
-                ReqEvent::Sent {
-                    psn: at.add(used.saturating_sub(1)),
-                    now,
-                },
-            );
-            if self.apply(env, cfg, acts, None) == Outcome::Error {
+            let read = r.read_len.is_some();
+            if self.account_resent(env, cfg, r.at, used, read) == Outcome::Error {
                 return Outcome::Error;
             }
         }
+    }
+
+    /// What marked PSN `psn` resends: its entry among those sent (not one the send cursor
+    /// has yet to reach, nor a READ or atomic answered already) and its packet; for a
+    /// READ, one request for the missing run of responses from it (at least from the first
+    /// missing one) up to the next response placed or the READ's end, whose marks it
+    /// clears. `None`: nothing to resend.
+    fn resend_target(&mut self, psn: Psn) -> Option<Resend> {
+        let i = (0..self.next.saturating_add(1).min(self.len))
+            .find(|&i| self.entry(i).is_some_and(|e| e.covers(psn)))?;
+        let e = self.entry(i)?;
+        let k = psn.distance_from(e.first_psn);
+        if i == self.next && k >= self.next_pkt {
+            // Not sent yet: the send cursor gets there.
+            return None;
+        }
+        if e.is_rd_atomic() && e.complete {
+            return None;
+        }
+        let first = e.first_psn;
+        let SendOp::RdmaRead { .. } = e.wqe.op else {
+            return Some(Resend {
+                i,
+                k,
+                at: first.add(k),
+                read_len: None,
+            });
+        };
+        let k = k.max(e.done_bytes / self.pmtu.get());
+        let (len, end_k) = self.read_run(e, k);
+        if let Some(sr) = self.sr.as_deref_mut() {
+            if sr.read_placed.contains(first.add(k)) {
+                return None;
+            }
+            sr.resend.clear_range(first.add(k), first.add(end_k));
+        }
+        Some(Resend {
+            i,
+            k,
+            at: first.add(k),
+            read_len: Some(len),
+        })
+    }
+
+    /// Accounts for a resend of `used` PSNs from `at` (`read`: a READ's run): the PSNs
+    /// resent and the counters, the watch on a resend of UNACK (a READ's run is watched as
+    /// one: its first response moves UNACK) or on a READ repair past it, and the engine
+    /// hears of it.
+    fn account_resent(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        at: Psn,
+        used: u32,
+        read: bool,
+    ) -> Outcome {
+        self.probe.resent.mark(at, used);
+        self.counters.resent_pkts += 1;
+        let now = env.now_us();
+        let watch = (at == self.una() && (used == 1 || read)).then(|| UnaResend {
+            psn: at,
+            sent_high: self.sent_high,
+            sent_at: now,
+            probe_at: self.una_probe_us().map(|t| now.saturating_add(t)),
+        });
+        if let Some(sr) = self.sr.as_deref_mut() {
+            sr.counters.selective_resent += 1;
+        }
+        if watch.is_some() {
+            self.probe.una_resend = watch;
+        } else if read {
+            // A repair past UNACK (one at UNACK is watched as its resend).
+            self.probe.repairs.sent(at, now);
+        }
+        let acts = self.feed(
+            env,
+            ReqEvent::Sent {
+                psn: at.add(used.saturating_sub(1)),
+                now,
+            },
+        );
+        self.apply(env, cfg, acts, None)
     }
 
     /// In the SR format, marks `psn` for resending and returns true; false otherwise (the
