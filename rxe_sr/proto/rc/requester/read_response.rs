@@ -24,6 +24,44 @@ use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::send_wqe::{Payload, SendOp};
 
+/// Where an SR-format READ response belongs ([`Requester::check_rd_psn`]).
+struct RdAt {
+    /// The READ's entry, from the head.
+    j: usize,
+    /// The READ's first PSN and its response packets.
+    first: Psn,
+    n: u32,
+    /// The response's packet in the READ.
+    k: u32,
+    /// The READ's first missing response (all before it are placed).
+    done_k: u32,
+}
+
+/// Places SR-format READ response `p`, packet `k` of READ `e`, at byte `k * PMTU` of its
+/// SGEs, its length and position checked against that place (execute): a full PMTU but
+/// for the last; a run asked for again starts with FIRST and ends with LAST anywhere in
+/// the READ, so only the READ's own first and last packets are bound to a position.
+fn place_rd_response(
+    env: &mut dyn RcEnv,
+    e: &SqEntry,
+    p: &PacketRepr<'_>,
+    k: u32,
+    pmtu: u32,
+) -> Result<(), WcStatus> {
+    let off = k.saturating_mul(pmtu);
+    let want = e.wqe.length.saturating_sub(off).min(pmtu);
+    let plen = p.payload.len() as u32;
+    let last = k + 1 == e.npsn;
+    let pos_ok = p.bth.opcode.info().is_some_and(|x| {
+        (k != 0 || x.position.starts_message()) && (!last || x.position.ends_message())
+    });
+    match &e.wqe.payload {
+        _ if plen != want || !pos_ok => Err(WcStatus::BadRespErr),
+        Payload::Sges(list) if plen > 0 => env.scatter(list, off, p.payload),
+        _ => Ok(()),
+    }
+}
+
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     pub(super) fn on_read_response(
         &mut self,
@@ -80,6 +118,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     }
 
     /// A READ response in the SR format: placed by its PSN, also ahead of a missing one.
+    /// Checked against its READ ([`Self::check_rd_psn`]), placed ([`place_rd_response`]),
+    /// recorded ([`Self::advance_rd_frontier`]); the responses it shows lost are marked.
     fn on_read_response_sr(
         &mut self,
         env: &mut dyn RcEnv,
@@ -87,83 +127,103 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         p: &PacketRepr<'_>,
         psn: Psn,
     ) -> Outcome {
+        let at = match self.check_rd_psn(env, cfg, psn) {
+            Ok(at) => at,
+            Err(o) => return o,
+        };
+        let Some(e) = self.entry(at.j) else {
+            return Outcome::Ok;
+        };
+        let length = e.wqe.length;
+        if let Err(s) = place_rd_response(env, e, p, at.k, self.pmtu.get()) {
+            return self.fail_entry(env, cfg, at.j, s);
+        }
+        let d = self.advance_rd_frontier(psn, &at, length);
+        // The pipe (FaSR) is measured from the highest PSN known through, as for a SACK.
+        self.note_sacked(psn);
+        if let Some(sr) = self.sr.as_deref_mut() {
+            let last = sr.read_last.replace(psn);
+            if let Some(l) = last.filter(|l| !l.before(at.first) && psn.after(l.next())) {
+                // The responses of one READ come in order: those between were lost.
+                self.mark_rd_holes(l.next(), psn);
+            }
+        }
+        self.after_rd_response(env, cfg, psn, at.first.add(d))
+    }
+
+    /// Finds the READ that response `psn` belongs to among those sent and checks the PSN
+    /// (rdma_rxe's check_psn): a response to no READ waiting, or placed already, is a
+    /// duplicate; one ahead of the first missing response of a READ too long for the
+    /// bitmap makes the requester go back to that one. `Err`: the response's outcome.
+    fn check_rd_psn(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        psn: Psn,
+    ) -> Result<RdAt, Outcome> {
         let pmtu = self.pmtu.get();
         let Some(j) = self.find(psn).filter(|&j| j < self.next) else {
             self.counters.dup_responses += 1;
-            return Outcome::Ok;
+            return Err(Outcome::Ok);
         };
         let Some(e) = self.entry(j) else {
-            return Outcome::Ok;
+            return Err(Outcome::Ok);
         };
         if !matches!(e.wqe.op, SendOp::RdmaRead { .. }) || e.complete {
             self.counters.dup_responses += 1;
-            return Outcome::Ok;
+            return Err(Outcome::Ok);
         }
         let (first, n) = (e.first_psn, e.npsn);
         let k = psn.distance_from(first);
         let done_k = e.done_bytes / pmtu;
         let frontier = first.add(done_k);
         let Some(sr) = self.sr.as_deref() else {
-            return Outcome::Ok;
+            return Err(Outcome::Ok);
         };
         let whole_in_span = sr.read_placed.spans(first.add(n.saturating_sub(1)));
         if k < done_k || sr.read_placed.contains(psn) {
             self.counters.dup_responses += 1;
-            return Outcome::Ok;
+            return Err(Outcome::Ok);
         }
         if k != done_k && !whole_in_span {
             // Too long for the bitmap: this READ is taken in order.
-            return self.retry_from(env, cfg, frontier, psn);
+            return Err(self.retry_from(env, cfg, frontier, psn));
         }
-        // Packet `k` carries the READ's bytes from `k * PMTU`: a full PMTU but for the last.
-        let off = k.saturating_mul(pmtu);
-        let want = e.wqe.length.saturating_sub(off).min(pmtu);
-        let plen = p.payload.len() as u32;
-        let last = k + 1 == n;
-        // A run asked for again starts with FIRST and ends with LAST anywhere in the READ;
-        // only the READ's own first and last packets are bound to a position.
-        let pos_ok = p.bth.opcode.info().is_some_and(|x| {
-            (k != 0 || x.position.starts_message()) && (!last || x.position.ends_message())
-        });
-        let placed = match &e.wqe.payload {
-            _ if plen != want || !pos_ok => Err(WcStatus::BadRespErr),
-            Payload::Sges(list) if plen > 0 => env.scatter(list, off, p.payload),
-            _ => Ok(()),
-        };
-        if let Err(s) = placed {
-            return self.fail_entry(env, cfg, j, s);
-        }
-        let length = e.wqe.length;
-        // The READ's first missing response, after this one.
-        let mut d = done_k;
+        Ok(RdAt {
+            j,
+            first,
+            n,
+            k,
+            done_k,
+        })
+    }
+
+    /// Records response `psn` (packet `at.k`) placed: in the bitmap when ahead of the
+    /// READ's first missing response, else that frontier moves past it and past the
+    /// responses placed ahead. Sets the entry's bytes done (of `length`) and completion;
+    /// returns the READ's first missing packet.
+    fn advance_rd_frontier(&mut self, psn: Psn, at: &RdAt, length: u32) -> u32 {
+        let pmtu = self.pmtu.get();
+        let mut d = at.done_k;
         if let Some(sr) = self.sr.as_deref_mut() {
-            if k != done_k {
+            if at.k != at.done_k {
                 sr.read_placed.mark(psn, 1);
             } else {
                 d += 1;
-                while d < n && sr.read_placed.contains(first.add(d)) {
+                while d < at.n && sr.read_placed.contains(at.first.add(d)) {
                     d += 1;
                 }
             }
         }
-        let complete = d >= n;
-        if let Some(m) = self.entry_mut(j) {
+        let complete = d >= at.n;
+        if let Some(m) = self.entry_mut(at.j) {
             m.done_bytes = length.min(d.saturating_mul(pmtu));
             m.complete = complete;
         }
         if complete {
             self.recount_rd_atomic();
         }
-        // The pipe (FaSR) is measured from the highest PSN known through, as for a SACK.
-        self.note_sacked(psn);
-        if let Some(sr) = self.sr.as_deref_mut() {
-            let last = sr.read_last.replace(psn);
-            if let Some(l) = last.filter(|l| !l.before(first) && psn.after(l.next())) {
-                // The responses of one READ come in order: those between were lost.
-                self.mark_rd_holes(l.next(), psn);
-            }
-        }
-        self.after_rd_response(env, cfg, psn, first.add(d))
+        d
     }
 
     /// A READ response or atomic ACK at `psn` was taken, and every request before `cum` is
