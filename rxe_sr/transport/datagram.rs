@@ -9,10 +9,10 @@ use crate::kx::netdevice::NetDev;
 use crate::objects::ah;
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
+use crate::objects::qp::QpAttrs;
 use crate::objects::recv_queue::take_from_ring;
 use crate::proto::wire::PacketRepr;
-use crate::transport::connected::QpCtx;
-use crate::transport::qp::{CqEvents, QpCqs, QpInner};
+use crate::transport::qp::{CqEvents, QpCqs, QpCtx, QpInner};
 use crate::transport::qp_error::{enter_error, flush, flush_kernel};
 use crate::transport::ud;
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
@@ -24,31 +24,48 @@ use crate::uabi::send_wqe::{NetworkType, SendFlags, SendLimits, SendWqe};
 pub(crate) const UD_BUDGET: u32 = 64;
 
 /// Sends the queued UD work requests of a user QP's ring ([`UD_BUDGET`] per call; the QP's
-/// work sends the rest), completing each (signalled ones
-/// on success, every one on error). A request that fails moves the QP to the Error state,
-/// which flushes both rings. `g` is the QP's lock.
+/// work sends the rest), completing each (signalled ones on success, every one on error). A
+/// request that fails moves the QP to the Error state, which flushes both rings. `g` is the
+/// QP's lock.
 pub(crate) fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) -> Result {
-    let (shape, dev, qpn, cqs) = (&ctx.st.shape, ctx.dev, ctx.qpn, ctx.cqs);
-    let QpInner {
-        sq,
-        rq,
-        sq_q,
-        rq_q,
-        attrs,
-        ..
-    } = g;
-    match attrs.state {
-        QpState::Rts => {}
-        // As rdma_rxe: in Error the posted requests complete as flushed.
-        QpState::Err => {
-            flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| {
-                cqs.send(c)
-            });
-            return Ok(());
-        }
-        // As rdma_rxe: posting to a QP that cannot send yet is refused.
-        _ => return Err(EINVAL),
+    if ud_may_send(g, ctx)? && send_ud_ring(g, ctx, nd)? {
+        fail_ud(g, ctx);
     }
+    Ok(())
+}
+
+/// Whether the QP sends now: in RTS yes; in Error its posted requests complete as flushed
+/// and no; in any other state posting is refused (both as rdma_rxe).
+fn ud_may_send(g: &mut QpInner, ctx: &QpCtx<'_>) -> Result<bool> {
+    match g.attrs.state {
+        QpState::Rts => Ok(true),
+        QpState::Err => {
+            flush(
+                g.sq.as_ref(),
+                &mut g.sq_q,
+                layout::SEND_WQE_WR_ID_OFF,
+                ctx.qpn,
+                |c| ctx.cqs.send(c),
+            );
+            Ok(false)
+        }
+        _ => Err(EINVAL),
+    }
+}
+
+/// What each request of one run is sent with.
+struct UdSend {
+    limits: SendLimits,
+    sig_all: bool,
+    mtu: u32,
+}
+
+/// Sends up to [`UD_BUDGET`] requests from the ring, completing each; true when one failed
+/// (the QP must enter the Error state).
+fn send_ud_ring(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) -> Result<bool> {
+    let QpInner {
+        sq, sq_q, attrs, ..
+    } = g;
     let Some(ring) = sq.as_ref() else {
         return Err(EINVAL);
     };
@@ -56,13 +73,16 @@ pub(crate) fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>
     if sq_q.observe_producer(shared.load_producer()).is_err() {
         return Err(EINVAL);
     }
-    let limits = SendLimits {
-        max_sge: shape.sq.max_sge,
-        max_inline: shape.sq.max_inline,
+    let shape = &ctx.st.shape;
+    let run = UdSend {
+        limits: SendLimits {
+            max_sge: shape.sq.max_sge,
+            max_inline: shape.sq.max_inline,
+        },
+        sig_all: shape.sq_sig_type == SigType::AllWr,
+        // enum ib_mtu: 1 = 256 .. 5 = 4096 bytes.
+        mtu: ctx.dev.active_mtu().bytes(),
     };
-    let sig_all = shape.sq_sig_type == SigType::AllWr;
-    // enum ib_mtu: 1 = 256 .. 5 = 4096 bytes.
-    let mtu = dev.active_mtu().bytes();
     let mut budget = UD_BUDGET;
     // One WQE, parsed in place for each slot (a WQE by value per call costs stack).
     let mut wqe = SendWqe::EMPTY;
@@ -70,63 +90,86 @@ pub(crate) fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>
         if budget == 0 {
             // The rest from the QP's work, after others had their turn: one doorbell on a
             // ring of up to 2^20 requests must not hold the CPU and the QP lock meanwhile.
-            dev.counters().inc(Counter::UdSendDeferred);
+            ctx.dev.counters().inc(Counter::UdSendDeferred);
             ctx.qp.timer().kick();
             break;
         }
         budget -= 1;
         let mut bytes = [0u8; MAX_SEND_WQE_BYTES];
         shared.read_slot(slot, &mut bytes);
-        let (c, failed) = match SendWqe::parse_into(&bytes, QpType::Ud, limits, &mut wqe) {
-            Ok(()) => {
-                // The rxe provider passes an AH number; providers from before AH numbers
-                // embed the AV instead (ah_num 0), checked against the GID table.
-                let av = wqe.ud.and_then(|u| match u.av {
-                    Some(e) if u.ah_num == 0 => ah::embedded(dev, &e),
-                    _ => ah::lookup(dev, ctx.pd, u.ah_num),
-                });
-                let res = match av {
-                    Some(av) => ud::send_one(dev, ctx.pd, qpn, attrs, &wqe, &av, mtu, nd),
-                    None => Err(WcStatus::LocQpOpErr),
-                };
-                let status = res.err().unwrap_or(WcStatus::Success);
-                let signaled = sig_all || wqe.flags.contains(SendFlags::SIGNALED);
-                let failed = !matches!(status, WcStatus::Success);
-                (
-                    (signaled || failed).then(|| Completion::for_send_wqe(&wqe, qpn, status)),
-                    failed,
-                )
-            }
-            Err(e) => {
-                let wr_id = bytes
-                    .get(..8)
-                    .and_then(|b| b.try_into().ok())
-                    .map_or(0, u64::from_le_bytes);
-                (Some(Completion::zeroed(wr_id, qpn, e.wc_status())), true)
-            }
-        };
+        let (c, failed) = send_ud_slot(ctx, nd, attrs, &bytes, &run, &mut wqe);
         // Consumed whatever happens next: the packet may be on the wire already, and a CQ
         // that cannot take the completion has raised its error event.
         if let Some(cons) = sq_q.advance_consumer() {
             shared.publish_consumer(cons);
         }
         if let Some(c) = c {
-            if cqs.send(&c).is_err() {
+            if ctx.cqs.send(&c).is_err() {
                 break;
             }
         }
         if failed {
-            attrs.state = QpState::Err;
-            flush(sq.as_ref(), sq_q, layout::SEND_WQE_WR_ID_OFF, qpn, |c| {
-                cqs.send(c)
-            });
-            flush(rq.as_ref(), rq_q, layout::RECV_WQE_WR_ID_OFF, qpn, |c| {
-                cqs.recv(c, false)
-            });
-            break;
+            return Ok(true);
         }
     }
-    Ok(())
+    Ok(false)
+}
+
+/// Parses and sends the request in one ring slot; returns its completion, if it gets one
+/// (signalled, or failed), and whether it failed.
+fn send_ud_slot(
+    ctx: &QpCtx<'_>,
+    nd: &NetDev<'_>,
+    attrs: &mut QpAttrs,
+    bytes: &[u8; MAX_SEND_WQE_BYTES],
+    run: &UdSend,
+    wqe: &mut SendWqe,
+) -> (Option<Completion>, bool) {
+    let (dev, qpn) = (ctx.dev, ctx.qpn);
+    if let Err(e) = SendWqe::parse_into(bytes, QpType::Ud, run.limits, wqe) {
+        let wr_id = bytes
+            .get(..8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_le_bytes);
+        return (Some(Completion::zeroed(wr_id, qpn, e.wc_status())), true);
+    }
+    // The rxe provider passes an AH number; providers from before AH numbers embed the AV
+    // instead (ah_num 0), checked against the GID table.
+    let av = wqe.ud.and_then(|u| match u.av {
+        Some(e) if u.ah_num == 0 => ah::embedded(dev, &e),
+        _ => ah::lookup(dev, ctx.pd, u.ah_num),
+    });
+    let res = match av {
+        Some(av) => ud::send_one(dev, ctx.pd, qpn, attrs, wqe, &av, run.mtu, nd),
+        None => Err(WcStatus::LocQpOpErr),
+    };
+    let status = res.err().unwrap_or(WcStatus::Success);
+    let signaled = run.sig_all || wqe.flags.contains(SendFlags::SIGNALED);
+    let failed = !matches!(status, WcStatus::Success);
+    (
+        (signaled || failed).then(|| Completion::for_send_wqe(wqe, qpn, status)),
+        failed,
+    )
+}
+
+/// A request failed: the QP enters the Error state and both rings are flushed.
+fn fail_ud(g: &mut QpInner, ctx: &QpCtx<'_>) {
+    let (qpn, cqs) = (ctx.qpn, ctx.cqs);
+    g.attrs.state = QpState::Err;
+    flush(
+        g.sq.as_ref(),
+        &mut g.sq_q,
+        layout::SEND_WQE_WR_ID_OFF,
+        qpn,
+        |c| cqs.send(c),
+    );
+    flush(
+        g.rq.as_ref(),
+        &mut g.rq_q,
+        layout::RECV_WQE_WR_ID_OFF,
+        qpn,
+        |c| cqs.recv(c, false),
+    );
 }
 
 /// Delivers a UD SEND to its QP: the QP must be ready to receive, the Q_Key and P_Key must

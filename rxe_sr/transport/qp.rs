@@ -14,19 +14,21 @@ use kernel::prelude::*;
 use kernel::sync::Mutex;
 
 use crate::kx::ib_cq::WcQp;
+use crate::kx::ib_pd::PdId;
 use crate::kx::ib_qp::Qp;
 use crate::kx::ib_verbs::{QpCap, QpState};
 use crate::kx::mmap_queue::MappedQueue;
+use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkbQueue;
 use crate::kx::spinlock::IrqSpinLock;
 use crate::objects::ah::Av;
 use crate::objects::cq::{self, RoceCq};
-use crate::objects::device::DeviceState;
+use crate::objects::device::{DeviceState, RoceDevice};
 use crate::objects::inflight::QpInflight;
 use crate::objects::live::Counted;
 use crate::objects::qp::{QpAttrs, QpShape};
 use crate::objects::recv_queue::RecvFifo;
-use crate::objects::srq;
+use crate::objects::srq::{self, RoceSrq};
 use crate::transport::rc::RcConn;
 use crate::uabi::cqe::Completion;
 use crate::uabi::queue::{Fifo, FromClientQueue};
@@ -171,5 +173,36 @@ impl Drop for CqEvents<'_> {
         if !recv.is(send) {
             cq::run_due(recv);
         }
+    }
+}
+
+/// The parts of a live QP the transport needs besides its lock.
+pub(crate) struct QpCtx<'a> {
+    pub(crate) qp: &'a RoceQp,
+    pub(crate) dev: &'a RoceDevice,
+    pub(crate) pd: PdId,
+    pub(crate) qpn: u32,
+    pub(crate) cqs: QpCqs<'a>,
+    pub(crate) srq: Option<&'a RoceSrq>,
+    pub(crate) st: &'a QpObject,
+}
+
+impl<'a> QpCtx<'a> {
+    /// The context of `qp`.
+    pub(crate) fn new(qp: &'a RoceQp) -> Self {
+        QpCtx {
+            qp,
+            dev: qp.device(),
+            pd: qp.pd(),
+            qpn: qp.qpn(),
+            cqs: QpCqs::of(qp),
+            srq: qp.srq(),
+            st: qp,
+        }
+    }
+
+    /// Runs `f` with the device's netdev (referenced for the call), if it has one.
+    pub(crate) fn with_netdev<R>(&self, f: impl FnOnce(&NetDev<'_>) -> R) -> Option<R> {
+        self.dev.with_netdev(f)
     }
 }

@@ -14,17 +14,6 @@ use crate::proto::wire::{Opcode, PacketRepr, Transport};
 use crate::transport::connected::{self, Delivery};
 use crate::transport::datagram;
 
-/// Splits a datagram (from its IP header) and checks its IP/UDP framing, ICRC and IBTA
-/// headers (and rxe_sr's SR headers: the parser takes TVer 1 on RC only). Whether an SR
-/// packet's QP agreed to the SR format is its transport's check: an SR request to a QP
-/// without an SR scheme, or an SR response to a requester that never sent SR requests, is
-/// dropped and counted there.
-pub(crate) fn parse(bytes: &[u8]) -> Option<(RoceDatagram<'_>, PacketRepr<'_>)> {
-    let d = RoceDatagram::parse(bytes).ok()?;
-    let p = PacketRepr::parse_checked_with::<KernelCrc32>(d.ip_header, d.udp_header, d.ib).ok()?;
-    Some((d, p))
-}
-
 /// Takes one datagram of `dev`'s receive queue; a dropped one is counted.
 pub(crate) fn receive(dev: &RoceDevice, skb: SkBuff) {
     if !deliver(dev, skb) {
