@@ -13,11 +13,8 @@
 
 use super::field;
 use super::opcode::Opcode;
-use super::{Error, Result, U24_MAX};
+use super::{Error, Result, BTH_LEN, U24_MAX};
 use crate::proto::psn::Psn;
-
-/// Length of the BTH in bytes.
-pub const BTH_LEN: usize = 12;
 
 /// The default partition key.
 pub const DEFAULT_PKEY: u16 = 0xffff;

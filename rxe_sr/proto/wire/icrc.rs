@@ -20,9 +20,9 @@
 //! The CRC-32 itself is a parameter ([`Crc32`]): the module computes it with the kernel's
 //! `crc32_le()` (what rdma_rxe uses), the host with [`SoftCrc32`], this file's slice-by-8.
 
-use super::bth::BTH_LEN;
 use super::ext_headers::{Feth, Reth};
 use super::opcode::Opcode;
+use super::BTH_LEN;
 use super::{Error, Result};
 use crate::bytes;
 

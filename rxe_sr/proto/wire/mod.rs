@@ -38,7 +38,7 @@ pub mod packet;
 pub mod pma;
 pub mod sr_ext;
 
-pub use bth::{Bth, BthRepr, BTH_LEN};
+pub use bth::{Bth, BthRepr};
 pub use caps::{CapAnswer, RequesterCaps, RequesterState, ResponderCaps, SrCap, SrScheme};
 pub use ext_headers::{Aeth, AethKind, AtomicAckEth, AtomicEth, Deth, Feth, Ieth, ImmDt, Reth};
 pub use icrc::ICRC_LEN;
@@ -102,6 +102,9 @@ pub type Result<T> = core::result::Result<T, Error>;
 
 /// Largest value of a 24-bit wire field (QPN, PSN, MSN, offsets).
 pub const U24_MAX: u32 = (1 << 24) - 1;
+
+/// Length of the BTH in bytes: where the extension headers of every packet begin.
+pub const BTH_LEN: usize = 12;
 
 /// Bounds-checked big-endian field access shared by the header modules.
 pub(crate) mod field {

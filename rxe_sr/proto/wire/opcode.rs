@@ -87,7 +87,7 @@ impl Headers {
         if h.0.count_ones() != 1 || !self.contains(h) {
             return None;
         }
-        let mut off = super::bth::BTH_LEN;
+        let mut off = super::BTH_LEN;
         let mut i = 0;
         while i < Self::WIRE_ORDER.len() {
             let (x, len) = Self::WIRE_ORDER[i];

@@ -18,11 +18,12 @@
 //! [`icrc::fill_with`] writes it after [`PacketRepr::emit`]. Pad bytes are ignored on parse and
 //! emitted as zeros (as rdma_rxe does); everything else round-trips bit for bit.
 
-use super::bth::{Bth, BthRepr, BTH_LEN};
+use super::bth::{Bth, BthRepr};
 use super::ext_headers::{Aeth, AtomicAckEth, AtomicEth, Deth, Feth, Ieth, ImmDt, Reth};
 use super::icrc::{self, Crc32, ICRC_LEN};
 use super::opcode::{Headers, Opcode};
 use super::sr_ext::{MsnEth, SrAckEth, BTH_TVER_SR, BTH_TVER_STD};
+use super::BTH_LEN;
 use super::{Error, Result};
 
 /// The extension headers of one packet; `Some` exactly for those its opcode carries.

@@ -13,7 +13,7 @@ use crate::uabi::layout::{
 use crate::uabi::limits::{MAX_QPN, RXE_NUM_PORT};
 use crate::uabi::WqeError;
 
-use super::parse::need;
+use super::need;
 
 /// `RXE_NETWORK_TYPE_*`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

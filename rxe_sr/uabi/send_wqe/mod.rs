@@ -40,6 +40,7 @@ pub use self::payload::{InlineData, Payload, INLINE_CAP};
 pub use self::wr::{BindMw, ImmData, Remote, SendOp, WrFields};
 
 use crate::uabi::sge::Sge;
+use crate::uabi::WqeError;
 
 /// A validated send WQE, held by value: nothing points back into the ring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,4 +127,9 @@ impl SendWqe {
             _ => None,
         }
     }
+}
+
+/// The field read, or `SlotTooSmall` when the WQE slot is too short to hold it.
+fn need<T>(v: Option<T>) -> Result<T, WqeError> {
+    v.ok_or(WqeError::SlotTooSmall)
 }

@@ -22,11 +22,7 @@ use super::build::SendLimits;
 use super::opcode::{QpType, SendFlags, SendOpcode};
 use super::payload::InlineData;
 use super::wr::{BindMw, Remote, SendOp, WrFields};
-use super::SendWqe;
-
-pub(super) fn need<T>(v: Option<T>) -> Result<T, WqeError> {
-    v.ok_or(WqeError::SlotTooSmall)
-}
+use super::{need, SendWqe};
 
 fn remote(b: &[u8], addr_off: usize, rkey_off: usize) -> Result<Remote, WqeError> {
     Ok(Remote {
