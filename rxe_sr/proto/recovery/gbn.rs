@@ -10,7 +10,7 @@
 //!
 //! No SR state at all: `sr_bytes_per_qp` is 0.
 
-use super::util::{drop_pkt, go_back, send, ReqBase};
+use super::util::{drop_pkt, go_back, send, send_ack, ReqBase};
 use super::{
     Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
 };
@@ -126,13 +126,7 @@ impl Recovery for Gbn {
             out.push(Action::Advance {
                 rcv_nxt: self.rcv_nxt,
             });
-            send(
-                out,
-                &mut self.counters,
-                Feedback::Ack {
-                    rcv_nxt: self.rcv_nxt,
-                },
-            );
+            send_ack(out, &mut self.counters, self.rcv_nxt);
         } else if psn.after(self.rcv_nxt) {
             drop_pkt(out, &mut self.counters, psn);
             if !self.nak_sent {
@@ -148,13 +142,7 @@ impl Recovery for Gbn {
         } else {
             // Duplicate: re-acknowledge so a lost ACK does not stall the requester.
             drop_pkt(out, &mut self.counters, psn);
-            send(
-                out,
-                &mut self.counters,
-                Feedback::Ack {
-                    rcv_nxt: self.rcv_nxt,
-                },
-            );
+            send_ack(out, &mut self.counters, self.rcv_nxt);
         }
     }
 

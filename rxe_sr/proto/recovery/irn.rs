@@ -20,7 +20,7 @@
 //! requester's SACK bitmap); the other three serve READ responses and message
 //! completions, which the transport tracks outside the recovery engine.
 
-use super::util::{drop_pkt, retransmit, send, span, ReqBase, RingBits};
+use super::util::{drop_pkt, retransmit, send, send_ack, span, ReqBase, RingBits};
 use super::{
     Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
 };
@@ -201,7 +201,7 @@ impl<const WORDS: usize> Recovery for Irn<WORDS> {
             }
             self.rcv_nxt = next;
             out.push(Action::Advance { rcv_nxt: next });
-            send(out, &mut self.counters, Feedback::Ack { rcv_nxt: next });
+            send_ack(out, &mut self.counters, next);
         } else if psn.after(self.rcv_nxt) && self.received.covers(psn) && !self.received.get(psn) {
             self.counters.slow_path = self.counters.slow_path.saturating_add(1);
             self.received.set(psn);
@@ -219,13 +219,7 @@ impl<const WORDS: usize> Recovery for Irn<WORDS> {
             );
         } else {
             drop_pkt(out, &mut self.counters, psn);
-            send(
-                out,
-                &mut self.counters,
-                Feedback::Ack {
-                    rcv_nxt: self.rcv_nxt,
-                },
-            );
+            send_ack(out, &mut self.counters, self.rcv_nxt);
         }
     }
 

@@ -24,7 +24,7 @@
 //! keeps only the "retransmitted up to" PSN instead (a choice: same decisions, less
 //! state). Its SR memory is the paper's: 20 B per QP plus the pool.
 
-use super::util::{drop_pkt, go_back, retransmit, send, span, ReqBase};
+use super::util::{drop_pkt, go_back, retransmit, send, send_ack, span, ReqBase};
 use super::{
     Action, ActionSink, Counters, Feedback, Hole, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
 };
@@ -142,13 +142,7 @@ impl Melo {
 
     /// Acknowledges RCV.NXT.
     fn ack(&mut self, out: &mut dyn ActionSink) {
-        send(
-            out,
-            &mut self.counters,
-            Feedback::Ack {
-                rcv_nxt: self.rcv_nxt,
-            },
-        );
+        send_ack(out, &mut self.counters, self.rcv_nxt);
     }
 
     /// One data packet, sorted by where it falls against RCV.NXT and RCV.HIGH.

@@ -588,6 +588,11 @@ pub(crate) mod util {
         out.push(Action::Send(fb));
     }
 
+    /// Sends and counts an ACK of everything before `rcv_nxt`.
+    pub(crate) fn send_ack(out: &mut dyn ActionSink, c: &mut Counters, rcv_nxt: Psn) {
+        send(out, c, Feedback::Ack { rcv_nxt });
+    }
+
     /// Pushes a `Retransmit` of `count` PSNs from `first` (nothing when `count == 0`).
     pub(crate) fn retransmit(out: &mut dyn ActionSink, c: &mut Counters, first: Psn, count: u32) {
         if count > 0 {

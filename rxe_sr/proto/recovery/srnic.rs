@@ -30,7 +30,7 @@
 //! before placing it — a modelling check, not extra hardware state.
 //! Per-QP device memory: 12 B (FaSR §V-A); bitmaps live in host memory.
 
-use super::util::{drop_pkt, go_back, retransmit, send, span, ReqBase, RingBits};
+use super::util::{drop_pkt, go_back, retransmit, send, send_ack, span, ReqBase, RingBits};
 use super::{
     Action, ActionSink, Counters, Feedback, Hole, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
 };
@@ -222,13 +222,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
 
     /// Acknowledges ePSN.
     fn ack(&mut self, out: &mut dyn ActionSink) {
-        send(
-            out,
-            &mut self.counters,
-            Feedback::Ack {
-                rcv_nxt: self.e_psn,
-            },
-        );
+        send_ack(out, &mut self.counters, self.e_psn);
     }
 
     /// One data packet: a duplicate below ePSN is dropped and ACKed; in the normal state
@@ -443,7 +437,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
             self.e_psn = e;
             self.sw_bits.advance_to(e);
             out.push(Action::Advance { rcv_nxt: e });
-            send(out, &mut self.counters, Feedback::Ack { rcv_nxt: e });
+            send_ack(out, &mut self.counters, e);
         }
         if self.in_recovery && !m.first.after(high) && e.before(m.first) {
             self.rename_lost(e, m.first, out);

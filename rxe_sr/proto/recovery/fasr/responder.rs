@@ -8,7 +8,7 @@ use super::{slow, Fasr, LOST_CNT_MAX};
 use crate::proto::pool::ops::SrPoolOps;
 use crate::proto::pool::sr_pool::{SrUnit, UnitId};
 use crate::proto::psn::Psn;
-use crate::proto::recovery::util::{drop_pkt, send, span};
+use crate::proto::recovery::util::{drop_pkt, send, send_ack, span};
 use crate::proto::recovery::{Action, ActionSink, Feedback};
 
 /// RCV-NXT after the retransmission `psn` filled it on the slow path: past the compressed
@@ -65,13 +65,7 @@ fn lost_cnt_after_gap(lost_cnt: u8, overflow: bool, gap: u32) -> (u8, bool) {
 
 impl Fasr {
     fn ack(&mut self, out: &mut dyn ActionSink) {
-        send(
-            out,
-            &mut self.counters,
-            Feedback::Ack {
-                rcv_nxt: self.rcv_nxt,
-            },
-        );
+        send_ack(out, &mut self.counters, self.rcv_nxt);
     }
 
     fn advance_to(&mut self, to: Psn, out: &mut dyn ActionSink) {
