@@ -91,8 +91,6 @@ struct rxe_sr_params {
 extern struct rxe_sr_params rxe_sr_params;
 const struct attribute_group *rxe_sr_glue_device_group(int (*get)(struct ib_device *),
 							void (*set)(struct ib_device *, int));
-void rxe_sr_glue_link_register(int (*newlink)(const char *ibdev_name, struct net_device *ndev));
-void rxe_sr_glue_link_unregister(void);
 int rxe_sr_glue_netdev_notifier_register(int (*fn)(unsigned long event, struct net_device *ndev));
 void rxe_sr_glue_netdev_notifier_unregister(void);
 int rxe_sr_glue_addr_notifiers_register(void (*fn)(unsigned long event, struct net_device *ndev));
@@ -106,8 +104,6 @@ enum rxe_sr_mad_result {
 	RXE_SR_MAD_RESULT_SUCCESS = 1 << 0,
 	RXE_SR_MAD_RESULT_REPLY = 1 << 1,
 };
-int rxe_sr_glue_pernet_register(void (*exit)(struct net *net));
-void rxe_sr_glue_pernet_unregister(void);
 struct net *rxe_sr_glue_dev_net(const struct net_device *ndev);
 void rxe_sr_glue_ib_device_home_net(struct ib_device *ibdev, struct net_device *ndev);
 u64 rxe_sr_glue_net_cookie(const struct net *net);

@@ -4,9 +4,12 @@
 //! being dismantled (and for every namespace when it is unregistered).
 
 use core::marker::PhantomData;
+use core::pin::Pin;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::prelude::*;
+use kernel::types::Opaque;
 
 use crate::kx::bindings;
 use crate::kx::netdevice::NetDev;
@@ -75,12 +78,23 @@ pub(crate) trait PernetExit {
     fn exit(net: &NetNs<'_>);
 }
 
-/// kx/c/registrations.c has one pernet_operations: at most one registration at a time.
+/// Whether the module's pernet subsystem is registered (one is enough for the module).
 static REGISTERED: AtomicBool = AtomicBool::new(false);
 
-/// The registered pernet subsystem; unregistered on drop, which calls
-/// [`PernetExit::exit`] for every namespace left.
-pub(crate) struct PernetRegistration(());
+/// The registered pernet subsystem, owning the `pernet_operations` the core links into its
+/// list; unregistered on drop, which calls [`PernetExit::exit`] for every namespace left.
+///
+/// # Invariants
+/// `ops` is registered with the namespace core until `drop`, and `REGISTERED` is set.
+pub(crate) struct PernetRegistration {
+    ops: Pin<KBox<Opaque<bindings::pernet_operations>>>,
+}
+
+// SAFETY: the table is only used by the namespace core (under pernet_ops_rwsem) and freed
+// after unregistering; its one pointer is to a function.
+unsafe impl Send for PernetRegistration {}
+// SAFETY: no method takes `&self`.
+unsafe impl Sync for PernetRegistration {}
 
 impl PernetRegistration {
     /// Starts calling `T` for namespaces being dismantled (`EBUSY` if a registration
@@ -89,28 +103,39 @@ impl PernetRegistration {
         if REGISTERED.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);
         }
-        let exit = Some(pernet_exit::<T> as unsafe extern "C" fn(_));
-        // SAFETY: kx/c/registrations.c's static pernet_operations, not registered yet (checked above),
-        // with an exit sound for any namespace the core passes; undone in `drop`.
-        let ret = unsafe { bindings::rxe_sr_glue_pernet_register(exit) };
+        let table = bindings::pernet_operations {
+            exit: Some(pernet_exit::<T>),
+            ..Default::default()
+        };
+        let ops = match KBox::pin(Opaque::new(table), GFP_KERNEL) {
+            Ok(ops) => ops,
+            Err(e) => {
+                REGISTERED.store(false, Ordering::Release);
+                return Err(e.into());
+            }
+        };
+        // SAFETY: a table of ours, pinned and alive until `drop` unregisters it, with an
+        // exit sound for any namespace the core passes.
+        let ret = unsafe { bindings::register_pernet_subsys(ops.get()) };
         if let Err(e) = kernel::error::to_result(ret) {
             REGISTERED.store(false, Ordering::Release);
             return Err(e);
         }
-        Ok(PernetRegistration(()))
+        // INVARIANT: registered above; `REGISTERED` set.
+        Ok(PernetRegistration { ops })
     }
 }
 
 impl Drop for PernetRegistration {
     fn drop(&mut self) {
-        // SAFETY: registered in `register`; unregistering calls the exit for every
-        // namespace and returns once none runs.
-        unsafe { bindings::rxe_sr_glue_pernet_unregister() };
+        // SAFETY: registered (type invariant); unregistering calls the exit for every
+        // namespace and returns once none runs, so the table may be freed.
+        unsafe { bindings::unregister_pernet_subsys(self.ops.get()) };
         REGISTERED.store(false, Ordering::Release);
     }
 }
 
-/// The subsystem's exit (kx/c/registrations.c's `rxe_sr_pernet_exit`).
+/// The subsystem's exit (`pernet_operations.exit`).
 ///
 /// # Safety
 /// Called by the namespace core (pernet_ops_rwsem held) with a namespace live for the call.

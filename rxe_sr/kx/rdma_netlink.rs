@@ -2,10 +2,14 @@
 //! RDMA link types (include/rdma/rdma_netlink.h): `rdma link add NAME type rxe_sr netdev
 //! DEV` reaches a [`LinkOps`] handler.
 
+use core::pin::Pin;
 use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::c_str;
 use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
 use kernel::str::CStr;
+use kernel::types::Opaque;
 
 use crate::kx::bindings;
 use crate::kx::netdevice::NetDev;
@@ -17,11 +21,24 @@ pub(crate) trait LinkOps {
     fn newlink(name: &CStr, nd: &NetDev<'_>) -> Result;
 }
 
-/// kx/c/registrations.c has one `rdma_link_ops`: at most one registration at a time.
+/// Whether the `rxe_sr` link type is registered: the core allows one `rdma_link_ops` per
+/// type name.
 static REGISTERED: AtomicBool = AtomicBool::new(false);
 
-/// The registered link type `rxe_sr`; unregistered on drop.
-pub(crate) struct LinkTypeRegistration(());
+/// The registered link type `rxe_sr`, owning the `rdma_link_ops` the core links into its
+/// list; unregistered on drop.
+///
+/// # Invariants
+/// `ops` is registered with the RDMA netlink core until `drop`, and `REGISTERED` is set.
+pub(crate) struct LinkTypeRegistration {
+    ops: Pin<KBox<Opaque<bindings::rdma_link_ops>>>,
+}
+
+// SAFETY: the table is only read by the core (under its link-ops lock) and freed after
+// unregistering; its pointers are to static data and a function.
+unsafe impl Send for LinkTypeRegistration {}
+// SAFETY: no method takes `&self`.
+unsafe impl Sync for LinkTypeRegistration {}
 
 impl LinkTypeRegistration {
     /// Registers the `rxe_sr` link type, served by `T` (`EBUSY` if a registration exists).
@@ -29,18 +46,31 @@ impl LinkTypeRegistration {
         if REGISTERED.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);
         }
-        // SAFETY: registers kx/c/registrations.c's static rdma_link_ops, not registered (checked above),
-        // with a handler sound for any name and netdev the core passes; undone in `drop`.
-        unsafe { bindings::rxe_sr_glue_link_register(Some(newlink::<T>)) };
-        Ok(LinkTypeRegistration(()))
+        let table = bindings::rdma_link_ops {
+            type_: c_str!("rxe_sr").as_char_ptr(),
+            newlink: Some(newlink::<T>),
+            ..Default::default()
+        };
+        let ops = match KBox::pin(Opaque::new(table), GFP_KERNEL) {
+            Ok(ops) => ops,
+            Err(e) => {
+                REGISTERED.store(false, Ordering::Release);
+                return Err(e.into());
+            }
+        };
+        // SAFETY: our table, pinned until `drop` unregisters it, its handler sound for any
+        // name and netdev; no other `rxe_sr` table is registered (`REGISTERED` was clear).
+        unsafe { bindings::rdma_link_register(ops.get()) };
+        // INVARIANT: registered above; `REGISTERED` set.
+        Ok(LinkTypeRegistration { ops })
     }
 }
 
 impl Drop for LinkTypeRegistration {
     fn drop(&mut self) {
-        // SAFETY: the ops were registered in `register`; unregistering takes the core's
-        // link-ops lock, so no newlink is running afterwards.
-        unsafe { bindings::rxe_sr_glue_link_unregister() };
+        // SAFETY: registered (type invariant); unregistering takes the core's link-ops lock,
+        // so no newlink is running afterwards and the table may be freed.
+        unsafe { bindings::rdma_link_unregister(self.ops.get()) };
         REGISTERED.store(false, Ordering::Release);
     }
 }

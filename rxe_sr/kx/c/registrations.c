@@ -1,42 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rxe_sr: the module's registrations with other subsystems, each one static C table the core
- * links into its list and that calls the Rust handler kx/ gave when registering: the `rxe_sr`
- * link type (rdma link add), the netdev notifier, the IPv4 and IPv6 address notifiers, the
- * pernet subsystem. They can become Rust `Registration` objects owning their tables, as
- * rust/kernel/net/phy.rs does; until then each table is here, registered once.
+ * links into its list and that calls the Rust handler kx/ gave when registering: the netdev
+ * notifier and the IPv4 and IPv6 address notifiers. They can become Rust `Registration`
+ * objects owning their tables, as the link type's (kx/rdma_netlink.rs) and the pernet
+ * subsystem's (kx/net_namespace.rs) are; until then each table is here, registered once.
  */
 #include <linux/netdevice.h>
 #include <linux/inetdevice.h>
 #include <net/addrconf.h>
 #include <net/net_namespace.h>
-#include <rdma/rdma_netlink.h>
 
 #include "rxe_sr_glue.h"
-
-/* The module's one link type; its newlink is the Rust handler given at registration. */
-static int (*rxe_sr_newlink_fn)(const char *ibdev_name, struct net_device *ndev);
-
-static int rxe_sr_newlink(const char *ibdev_name, struct net_device *ndev)
-{
-	return rxe_sr_newlink_fn(ibdev_name, ndev);
-}
-
-static struct rdma_link_ops rxe_sr_link_ops = {
-	.type = "rxe_sr",
-	.newlink = rxe_sr_newlink,
-};
-
-void rxe_sr_glue_link_register(int (*newlink)(const char *ibdev_name, struct net_device *ndev))
-{
-	rxe_sr_newlink_fn = newlink;
-	rdma_link_register(&rxe_sr_link_ops);
-}
-
-void rxe_sr_glue_link_unregister(void)
-{
-	rdma_link_unregister(&rxe_sr_link_ops);
-}
 
 /* The module's one netdev notifier; it calls the Rust handler given at registration. */
 static int (*rxe_sr_netdev_event_fn)(unsigned long event, struct net_device *ndev);
@@ -112,27 +87,4 @@ void rxe_sr_glue_addr_notifiers_unregister(void)
 {
 	unregister_inet6addr_notifier(&rxe_sr_inet6addr_notifier);
 	unregister_inetaddr_notifier(&rxe_sr_inetaddr_notifier);
-}
-
-/* The module's one pernet subsystem; its exit is the Rust handler given at registration. */
-static void (*rxe_sr_pernet_exit_fn)(struct net *net);
-
-static void __net_exit rxe_sr_pernet_exit(struct net *net)
-{
-	rxe_sr_pernet_exit_fn(net);
-}
-
-static struct pernet_operations rxe_sr_pernet_ops = {
-	.exit = rxe_sr_pernet_exit,
-};
-
-int rxe_sr_glue_pernet_register(void (*exit)(struct net *net))
-{
-	rxe_sr_pernet_exit_fn = exit;
-	return register_pernet_subsys(&rxe_sr_pernet_ops);
-}
-
-void rxe_sr_glue_pernet_unregister(void)
-{
-	unregister_pernet_subsys(&rxe_sr_pernet_ops);
 }
