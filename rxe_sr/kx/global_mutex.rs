@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The module's global mutex (kx/helpers/mutex.c's statically initialised `rxe_sr_global_mutex`), for
-//! module-wide state no object owns: 6.12's kernel crate has no `global_lock!`.
+//! The module's global mutex (helpers/mutex.c's statically initialised
+//! `rxe_sr_global_mutex`), for module-wide state no object owns: 6.12's kernel crate has no
+//! `global_lock!`.
 
 use core::cell::UnsafeCell;
 use core::marker::PhantomData;

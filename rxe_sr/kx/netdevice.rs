@@ -189,20 +189,20 @@ impl NotifierRegistration {
             return Err(EBUSY);
         }
         let call = Some(notifier_call::<T> as unsafe extern "C" fn(_, _) -> _);
-        // SAFETY: kx/c/registrations.c's static notifier_block, not registered yet (checked above), with a
-        // handler sound for any event and netdev the chain passes; undone in `drop`.
+        // SAFETY: registrations.c's static notifier_block, not registered (checked above),
+        // with a handler sound for any event and netdev the chain passes; undone in `drop`.
         let ret = unsafe { bindings::rxe_sr_glue_netdev_notifier_register(call) };
         if let Err(e) = kernel::error::to_result(ret) {
             REGISTERED.store(false, Ordering::Release);
             return Err(e);
         }
         let work = Some(gid_work::<T> as unsafe extern "C" fn());
-        // SAFETY: sets kx/c/gid_table.c's work handler; the work is not queued (nothing can queue it
-        // before the address notifiers below are registered).
+        // SAFETY: sets gid_table.c's work handler; the work is not queued (nothing can queue
+        // it before the address notifiers below are registered).
         unsafe { bindings::rxe_sr_glue_gid_work_init(work) };
         let addr_call = Some(addr_call::<T> as unsafe extern "C" fn(_, _));
-        // SAFETY: kx/c/registrations.c's two static address notifier_blocks, registered only here (under
-        // `REGISTERED`), with a handler sound for any event and netdev; undone in `drop`.
+        // SAFETY: registrations.c's two static address notifier_blocks, registered only here
+        // (under `REGISTERED`), with a handler sound for any event and netdev; undone in `drop`.
         let ret = unsafe { bindings::rxe_sr_glue_addr_notifiers_register(addr_call) };
         if let Err(e) = kernel::error::to_result(ret) {
             // SAFETY: registered just above.

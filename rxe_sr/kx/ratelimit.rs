@@ -8,7 +8,7 @@ use crate::kx::bindings;
 /// 5 s); the kernel logs how many it held back ("callbacks suppressed"), so a peer that
 /// sends bad requests in a loop cannot flood the log, and the counters still count each.
 pub(crate) fn remote_warning_allowed() -> bool {
-    // SAFETY: the state is a static in kx/helpers/ratelimit.c, initialised at build time; `__ratelimit`
-    // takes its lock, so any context on any CPU may call this.
+    // SAFETY: the state is a static of helpers/ratelimit.c, initialised at build time;
+    // `__ratelimit` takes its lock, so any context on any CPU may call this.
     unsafe { bindings::rxe_sr_glue_remote_warning_ratelimit() }
 }

@@ -316,7 +316,7 @@ impl PayloadSink<'_> {
     }
 }
 
-/// A bounded skb queue (kx/helpers/skbuff.c's, at most `RXE_SR_HELD_MAX`, with its own IRQ-safe lock);
+/// A bounded skb queue (helpers/skbuff.c's, at most `RXE_SR_HELD_MAX`, with its own IRQ-safe lock);
 /// purged on drop.
 ///
 /// # Invariants

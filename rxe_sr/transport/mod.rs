@@ -7,8 +7,8 @@
 //!   `proto::recovery` gbn engine; [`rc_env`], what those act on; [`drive`], the drive
 //!   loop; [`fetch`], send WQEs into the requester; [`connected`], the doorbell, delivery,
 //!   held packets and the QP's work.
-//! - [`qp`]: the QP's driver data, its context and its CQs as the paths post to them; [`qp_error`], the
-//!   Error state's flushes.
+//! - [`qp`]: the QP's driver data, its context and its CQs as the paths post to them;
+//!   [`qp_error`], the Error state's flushes.
 
 #![forbid(unsafe_code)]
 

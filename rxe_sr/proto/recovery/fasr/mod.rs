@@ -22,7 +22,8 @@
 //! - lost-cnt is 3 bits: past 7 it overflows, stays put, RCV-NXT comes from the bitmap
 //!   alone and the SACKs carry the overflow flag, until a retransmission filling RCV-NXT
 //!   leaves at most 7 zeros in the bitmap up to sack-high: lost-cnt is then their count
-//!   (the paper keeps the overflow until recovery completes; see `lost_cnt_after_fill` in responder.rs).
+//!   (the paper keeps the overflow until recovery completes; see responder.rs's
+//!   `lost_cnt_after_fill`).
 //! - pool exhausted: the QP falls back to go-back-N (out-of-order packets it cannot record
 //!   are dropped, one NAK sequence error per gap), keeps what it recorded, and returns to
 //!   SR only when this recovery completes (§III-D).
