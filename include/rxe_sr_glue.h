@@ -91,8 +91,6 @@ struct rxe_sr_params {
 extern struct rxe_sr_params rxe_sr_params;
 const struct attribute_group *rxe_sr_glue_device_group(int (*get)(struct ib_device *),
 							void (*set)(struct ib_device *, int));
-int rxe_sr_glue_netdev_notifier_register(int (*fn)(unsigned long event, struct net_device *ndev));
-void rxe_sr_glue_netdev_notifier_unregister(void);
 int rxe_sr_glue_addr_notifiers_register(void (*fn)(unsigned long event, struct net_device *ndev));
 void rxe_sr_glue_addr_notifiers_unregister(void);
 void rxe_sr_glue_gid_work_init(void (*fn)(void));

@@ -4,12 +4,15 @@
 //! work item for what an address event starts that must sleep.
 
 use core::marker::PhantomData;
+use core::pin::Pin;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::c_str;
-use kernel::ffi::{c_int, c_ulong};
+use kernel::ffi::{c_int, c_ulong, c_void};
 use kernel::prelude::*;
 use kernel::str::CStr;
+use kernel::types::Opaque;
 
 use crate::kx::bindings;
 
@@ -176,11 +179,25 @@ impl GidRescan {
     }
 }
 
-/// kx/c/registrations.c has one notifier_block: at most one registration at a time.
+/// registrations.c has one pair of address notifier_blocks: at most one registration at a
+/// time.
 static REGISTERED: AtomicBool = AtomicBool::new(false);
 
-/// The registered netdev notifier; unregistered on drop.
-pub(crate) struct NotifierRegistration(());
+/// The registered netdev notifier (its notifier_block owned here) and address notifiers;
+/// unregistered on drop.
+///
+/// # Invariants
+/// `nb` and registrations.c's address notifiers are registered until `drop`, and
+/// `REGISTERED` is set.
+pub(crate) struct NotifierRegistration {
+    nb: Pin<KBox<Opaque<bindings::notifier_block>>>,
+}
+
+// SAFETY: the block is only used by the notifier chain (under RTNL) and freed after
+// unregistering; its one pointer is to a function.
+unsafe impl Send for NotifierRegistration {}
+// SAFETY: no method takes `&self`.
+unsafe impl Sync for NotifierRegistration {}
 
 impl NotifierRegistration {
     /// Starts delivering netdev events to `T` (`EBUSY` if a registration exists).
@@ -188,10 +205,20 @@ impl NotifierRegistration {
         if REGISTERED.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);
         }
-        let call = Some(notifier_call::<T> as unsafe extern "C" fn(_, _) -> _);
-        // SAFETY: registrations.c's static notifier_block, not registered (checked above),
-        // with a handler sound for any event and netdev the chain passes; undone in `drop`.
-        let ret = unsafe { bindings::rxe_sr_glue_netdev_notifier_register(call) };
+        let block = bindings::notifier_block {
+            notifier_call: Some(notifier_call::<T>),
+            ..Default::default()
+        };
+        let nb = match KBox::pin(Opaque::new(block), GFP_KERNEL) {
+            Ok(nb) => nb,
+            Err(e) => {
+                REGISTERED.store(false, Ordering::Release);
+                return Err(e.into());
+            }
+        };
+        // SAFETY: our block, pinned until `drop` unregisters it, with a handler sound for any
+        // event and netdev the chain passes.
+        let ret = unsafe { bindings::register_netdevice_notifier(nb.get()) };
         if let Err(e) = kernel::error::to_result(ret) {
             REGISTERED.store(false, Ordering::Release);
             return Err(e);
@@ -206,11 +233,12 @@ impl NotifierRegistration {
         let ret = unsafe { bindings::rxe_sr_glue_addr_notifiers_register(addr_call) };
         if let Err(e) = kernel::error::to_result(ret) {
             // SAFETY: registered just above.
-            unsafe { bindings::rxe_sr_glue_netdev_notifier_unregister() };
+            unsafe { bindings::unregister_netdevice_notifier(nb.get()) };
             REGISTERED.store(false, Ordering::Release);
             return Err(e);
         }
-        Ok(NotifierRegistration(()))
+        // INVARIANT: all registered above; `REGISTERED` set.
+        Ok(NotifierRegistration { nb })
     }
 }
 
@@ -218,8 +246,9 @@ impl Drop for NotifierRegistration {
     fn drop(&mut self) {
         // SAFETY: registered in `register`; unregistering waits for running callbacks.
         unsafe { bindings::rxe_sr_glue_addr_notifiers_unregister() };
-        // SAFETY: as above.
-        unsafe { bindings::rxe_sr_glue_netdev_notifier_unregister() };
+        // SAFETY: registered (type invariant); unregistering waits for running callbacks,
+        // so the block may be freed.
+        unsafe { bindings::unregister_netdevice_notifier(self.nb.get()) };
         // SAFETY: nothing can queue the work any more (the address notifiers are gone);
         // waits for a run in progress.
         unsafe { bindings::rxe_sr_glue_gid_work_cancel_sync() };
@@ -227,18 +256,24 @@ impl Drop for NotifierRegistration {
     }
 }
 
-/// The notifier's callback (kx/c/registrations.c's notifier_call).
+/// The notifier's callback (`notifier_block.notifier_call`).
 ///
 /// # Safety
-/// Called by the netdev notifier chain (RTNL held) with a valid net_device.
+/// Called by the netdev notifier chain (RTNL held) with a `netdev_notifier_info` whose
+/// net_device is valid for the call (`netdev_notifier_info_to_dev`).
 unsafe extern "C" fn notifier_call<T: NetdevNotifier>(
+    _nb: *mut bindings::notifier_block,
     event: c_ulong,
-    ndev: *mut bindings::net_device,
+    info: *mut c_void,
 ) -> c_int {
     const NOTIFY_DONE: c_int = bindings::NOTIFY_DONE as c_int;
     const NOTIFY_OK: c_int = bindings::NOTIFY_OK as c_int;
-    // SAFETY: per this function's contract, live for the call.
-    let Some(nd) = (unsafe { NetDev::from_raw(ndev) }) else {
+    let info = info.cast::<bindings::netdev_notifier_info>();
+    if info.is_null() {
+        return NOTIFY_DONE;
+    }
+    // SAFETY: per this function's contract, the info and its device are live for the call.
+    let Some(nd) = (unsafe { NetDev::from_raw((*info).dev) }) else {
         return NOTIFY_DONE;
     };
     match NetdevEvent::from_cmd(event) {

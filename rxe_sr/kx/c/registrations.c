@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rxe_sr: the module's registrations with other subsystems, each one static C table the core
- * links into its list and that calls the Rust handler kx/ gave when registering: the netdev
- * notifier and the IPv4 and IPv6 address notifiers. They can become Rust `Registration`
- * objects owning their tables, as the link type's (kx/rdma_netlink.rs) and the pernet
- * subsystem's (kx/net_namespace.rs) are; until then each table is here, registered once.
+ * links into its list and that calls the Rust handler kx/ gave when registering: the IPv4
+ * and IPv6 address notifiers. They can become Rust `Registration` objects owning their
+ * tables, as the link type's (kx/rdma_netlink.rs), the pernet subsystem's
+ * (kx/net_namespace.rs) and the netdev notifier's (kx/netdevice.rs) are; until then the two
+ * tables are here, registered once.
  */
 #include <linux/netdevice.h>
 #include <linux/inetdevice.h>
@@ -12,29 +13,6 @@
 #include <net/net_namespace.h>
 
 #include "rxe_sr_glue.h"
-
-/* The module's one netdev notifier; it calls the Rust handler given at registration. */
-static int (*rxe_sr_netdev_event_fn)(unsigned long event, struct net_device *ndev);
-
-static int rxe_sr_netdev_notify(struct notifier_block *nb, unsigned long event, void *arg)
-{
-	return rxe_sr_netdev_event_fn(event, netdev_notifier_info_to_dev(arg));
-}
-
-static struct notifier_block rxe_sr_netdev_notifier = {
-	.notifier_call = rxe_sr_netdev_notify,
-};
-
-int rxe_sr_glue_netdev_notifier_register(int (*fn)(unsigned long event, struct net_device *ndev))
-{
-	rxe_sr_netdev_event_fn = fn;
-	return register_netdevice_notifier(&rxe_sr_netdev_notifier);
-}
-
-void rxe_sr_glue_netdev_notifier_unregister(void)
-{
-	unregister_netdevice_notifier(&rxe_sr_netdev_notifier);
-}
 
 /*
  * ---- address events: IPv4 and IPv6 addresses added to or removed from a netdev ----
