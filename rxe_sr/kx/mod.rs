@@ -40,6 +40,7 @@ pub(crate) mod random;
 pub(crate) mod ratelimit;
 pub(crate) mod rdma_netlink;
 mod rdma_user_rxe;
+pub(crate) mod registration;
 pub(crate) mod sched;
 pub(crate) mod skbuff;
 pub(crate) mod spinlock;

@@ -7,12 +7,13 @@ use core::marker::PhantomData;
 use core::pin::Pin;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, Ordering};
-use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::alloc::KBox;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
 use crate::kx::bindings;
 use crate::kx::netdevice::NetDev;
+use crate::kx::registration::pin_table;
 
 /// A network namespace borrowed for the duration of a call.
 ///
@@ -107,13 +108,7 @@ impl PernetRegistration {
             exit: Some(pernet_exit::<T>),
             ..Default::default()
         };
-        let ops = match KBox::pin(Opaque::new(table), GFP_KERNEL) {
-            Ok(ops) => ops,
-            Err(e) => {
-                REGISTERED.store(false, Ordering::Release);
-                return Err(e.into());
-            }
-        };
+        let ops = pin_table(table, &REGISTERED)?;
         // SAFETY: a table of ours, pinned and alive until `drop` unregisters it, with an
         // exit sound for any namespace the core passes.
         let ret = unsafe { bindings::register_pernet_subsys(ops.get()) };

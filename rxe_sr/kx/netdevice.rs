@@ -7,7 +7,7 @@ use core::marker::PhantomData;
 use core::pin::Pin;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, Ordering};
-use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::alloc::KBox;
 use kernel::c_str;
 use kernel::ffi::{c_int, c_ulong, c_void};
 use kernel::prelude::*;
@@ -15,6 +15,7 @@ use kernel::str::CStr;
 use kernel::types::Opaque;
 
 use crate::kx::bindings;
+use crate::kx::registration::pin_table;
 
 /// A `net_device` borrowed for the duration of a callback.
 ///
@@ -209,13 +210,7 @@ impl NotifierRegistration {
             notifier_call: Some(notifier_call::<T>),
             ..Default::default()
         };
-        let nb = match KBox::pin(Opaque::new(block), GFP_KERNEL) {
-            Ok(nb) => nb,
-            Err(e) => {
-                REGISTERED.store(false, Ordering::Release);
-                return Err(e.into());
-            }
-        };
+        let nb = pin_table(block, &REGISTERED)?;
         // SAFETY: our block, pinned until `drop` unregisters it, with a handler sound for any
         // event and netdev the chain passes.
         let ret = unsafe { bindings::register_netdevice_notifier(nb.get()) };

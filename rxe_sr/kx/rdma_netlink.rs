@@ -4,7 +4,7 @@
 
 use core::pin::Pin;
 use core::sync::atomic::{AtomicBool, Ordering};
-use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::alloc::KBox;
 use kernel::c_str;
 use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
@@ -13,6 +13,7 @@ use kernel::types::Opaque;
 
 use crate::kx::bindings;
 use crate::kx::netdevice::NetDev;
+use crate::kx::registration::pin_table;
 
 /// What the `rxe_sr` link type does.
 pub(crate) trait LinkOps {
@@ -51,13 +52,7 @@ impl LinkTypeRegistration {
             newlink: Some(newlink::<T>),
             ..Default::default()
         };
-        let ops = match KBox::pin(Opaque::new(table), GFP_KERNEL) {
-            Ok(ops) => ops,
-            Err(e) => {
-                REGISTERED.store(false, Ordering::Release);
-                return Err(e.into());
-            }
-        };
+        let ops = pin_table(table, &REGISTERED)?;
         // SAFETY: our table, pinned until `drop` unregisters it, its handler sound for any
         // name and netdev; no other `rxe_sr` table is registered (`REGISTERED` was clear).
         unsafe { bindings::rdma_link_register(ops.get()) };
