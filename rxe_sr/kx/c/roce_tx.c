@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rxe_sr: roCEv2 datagrams around the IB bytes Rust built: the egress device, the route, the
+ * rxe_sr: RoCEv2 datagrams around the IB bytes Rust built: the egress device, the route, the
  * UDP and IP headers (as rdma_rxe's prepare4/prepare6), the hand-over to the IP layer, and the
  * multicast MAC filter. C because routing and header building are static inlines over struct
  * sk_buff and the flow structures, with no Rust API in 6.12.

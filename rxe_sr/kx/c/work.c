@@ -137,7 +137,8 @@ void rxe_sr_glue_rx_init(struct rxe_sr_rx *rx, bool (*fn)(void *owner), void *ow
 	skb_queue_head_init(&rx->q);
 	/*
 	 * At normal priority the receive work goes to an unbound worker of its own, not behind
-	 * every QP's work in system_wq's queue (it kept more goodput with many QPs under loss).
+	 * every QP's work in system_wq's queue: the acknowledgments it carries are what lets
+	 * those QPs send again.
 	 */
 	rxe_sr_work_init(&rx->work, system_unbound_wq, rxe_sr_rx_run, rx);
 	rx->backlog = false;
