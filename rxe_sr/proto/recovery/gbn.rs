@@ -10,7 +10,7 @@
 //!
 //! No SR state at all: `sr_bytes_per_qp` is 0.
 
-use super::util::{drop_pkt, go_back, send, send_ack, ReqBase};
+use super::util::{drop_pkt, go_back, send_ack, send_nak_once, ReqBase};
 use super::{
     Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
 };
@@ -129,16 +129,7 @@ impl Recovery for Gbn {
             send_ack(out, &mut self.counters, self.rcv_nxt);
         } else if psn.after(self.rcv_nxt) {
             drop_pkt(out, &mut self.counters, psn);
-            if !self.nak_sent {
-                self.nak_sent = true;
-                send(
-                    out,
-                    &mut self.counters,
-                    Feedback::Nak {
-                        rcv_nxt: self.rcv_nxt,
-                    },
-                );
-            }
+            send_nak_once(out, &mut self.counters, &mut self.nak_sent, self.rcv_nxt);
         } else {
             // Duplicate: re-acknowledge so a lost ACK does not stall the requester.
             drop_pkt(out, &mut self.counters, psn);

@@ -593,6 +593,20 @@ pub(crate) mod util {
         send(out, c, Feedback::Ack { rcv_nxt });
     }
 
+    /// Sends and counts a sequence-error NAK for `rcv_nxt`, unless one went since the
+    /// responder last advanced (`nak_sent`, which the caller clears then).
+    pub(crate) fn send_nak_once(
+        out: &mut dyn ActionSink,
+        c: &mut Counters,
+        nak_sent: &mut bool,
+        rcv_nxt: Psn,
+    ) {
+        if !*nak_sent {
+            *nak_sent = true;
+            send(out, c, Feedback::Nak { rcv_nxt });
+        }
+    }
+
     /// Pushes a `Retransmit` of `count` PSNs from `first` (nothing when `count == 0`).
     pub(crate) fn retransmit(out: &mut dyn ActionSink, c: &mut Counters, first: Psn, count: u32) {
         if count > 0 {

@@ -8,7 +8,7 @@ use super::{slow, Fasr, LOST_CNT_MAX};
 use crate::proto::pool::ops::SrPoolOps;
 use crate::proto::pool::sr_pool::{SrUnit, UnitId};
 use crate::proto::psn::Psn;
-use crate::proto::recovery::util::{drop_pkt, send, send_ack, span};
+use crate::proto::recovery::util::{drop_pkt, send, send_ack, send_nak_once, span};
 use crate::proto::recovery::{Action, ActionSink, Feedback};
 
 /// RCV-NXT after the retransmission `psn` filled it on the slow path: past the compressed
@@ -101,16 +101,7 @@ impl Fasr {
     }
 
     fn nak_once(&mut self, out: &mut dyn ActionSink) {
-        if !self.nak_sent {
-            self.nak_sent = true;
-            send(
-                out,
-                &mut self.counters,
-                Feedback::Nak {
-                    rcv_nxt: self.rcv_nxt,
-                },
-            );
-        }
+        send_nak_once(out, &mut self.counters, &mut self.nak_sent, self.rcv_nxt);
     }
 
     pub(super) fn rx_data(&mut self, pool: &mut dyn SrPoolOps, psn: Psn, out: &mut dyn ActionSink) {
