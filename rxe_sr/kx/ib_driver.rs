@@ -14,6 +14,7 @@ use crate::kx::ib_device::Device;
 use crate::kx::ib_device_attr::{DeviceAttr, PortAttr, RoceV2PortImmutable};
 use crate::kx::ib_hw_stats::StatDesc;
 use crate::kx::ib_mr::{self, KernelVa, MrRereg, SgMapping, UserMrReq};
+use crate::kx::ib_mw::MwType;
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_qp::{NewQp, Qp, QpTable};
 use crate::kx::ib_srq::{Srq, SrqAttr, SrqAttrMask};
@@ -21,7 +22,6 @@ use crate::kx::ib_udata::UData;
 use crate::kx::ib_verbs::{AhAttr, QpAttr, QpAttrMask, QpInitAttr, QpInitReply, QpType};
 use crate::kx::ib_wr::{RecvWrList, SendWrList};
 use crate::kx::skbuff::SkBuff;
-use crate::proto::rc::mw::MwType;
 use crate::proto::recovery::scheme::Scheme;
 
 /// A soft-RoCE driver: its per-device data and the device-level verbs.

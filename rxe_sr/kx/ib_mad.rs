@@ -8,7 +8,8 @@ use kernel::ffi::c_int;
 
 use crate::kx::bindings;
 use crate::kx::ib_device::{Device, Driver};
-pub(crate) use crate::proto::wire::pma::MAD_SIZE;
+/// Bytes in a MAD (`struct ib_mad`, IBTA 13.4.3).
+pub(crate) const MAD_SIZE: usize = bindings::IB_MGMT_MAD_SIZE as usize;
 
 const _: () = assert!(core::mem::size_of::<bindings::ib_mad>() == MAD_SIZE);
 

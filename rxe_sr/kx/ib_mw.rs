@@ -13,7 +13,26 @@ use kernel::types::Opaque;
 use crate::kx::bindings;
 use crate::kx::ib_device::{Device, Driver};
 use crate::kx::ib_pd::PdId;
-use crate::proto::rc::mw::MwType;
+
+/// The window type (`enum ib_mw_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MwType {
+    /// `IB_MW_TYPE_1`: bound by the bind verb.
+    Type1,
+    /// `IB_MW_TYPE_2`: bound by a work request.
+    Type2,
+}
+
+impl MwType {
+    /// The type `raw` names, if it is one.
+    pub(crate) fn from_raw(raw: bindings::ib_mw_type) -> Option<Self> {
+        match raw {
+            bindings::ib_mw_type_IB_MW_TYPE_1 => Some(MwType::Type1),
+            bindings::ib_mw_type_IB_MW_TYPE_2 => Some(MwType::Type2),
+            _ => None,
+        }
+    }
+}
 
 /// A memory window of a `T` device: the core's `struct ib_mw` and the driver's data.
 ///
@@ -49,7 +68,7 @@ pub(super) unsafe extern "C" fn alloc_mw<T: Driver>(
                 (*ibmw).type_,
             )
         };
-        let mw_type = MwType::from_ib(ty).ok_or(EINVAL)?;
+        let mw_type = MwType::from_raw(ty).ok_or(EINVAL)?;
         let (data, rkey) = T::alloc_mw(dev, pd, mw_type)?;
         let mw = ibmw.cast::<Mw<T>>();
         // SAFETY: the object is ours and not yet visible to the core's users; from here it

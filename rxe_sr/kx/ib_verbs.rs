@@ -6,16 +6,46 @@
 
 use crate::kx::bindings;
 
-/// `enum ib_qp_type`, the types rxe_sr offers: the pure user-ABI type (its `from_ib` and
-/// `to_ib` values are checked against the kernel's at build time, below).
-pub(crate) use crate::uabi::send_wqe::QpType;
+/// `enum ib_qp_type`: the types rxe_sr offers.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum QpType {
+    /// `IB_QPT_GSI`: QP1, the general services QP.
+    Gsi,
+    /// `IB_QPT_RC`: reliable connected.
+    Rc,
+    /// `IB_QPT_UC`: unreliable connected.
+    Uc,
+    /// `IB_QPT_UD`: unreliable datagram.
+    Ud,
+}
 
-const _: () = {
-    assert!(QpType::Gsi.to_ib() == bindings::ib_qp_type_IB_QPT_GSI);
-    assert!(QpType::Rc.to_ib() == bindings::ib_qp_type_IB_QPT_RC);
-    assert!(QpType::Uc.to_ib() == bindings::ib_qp_type_IB_QPT_UC);
-    assert!(QpType::Ud.to_ib() == bindings::ib_qp_type_IB_QPT_UD);
-};
+impl QpType {
+    /// The type `raw` names; `None` for the types rxe_sr does not offer.
+    pub(crate) fn from_ib(raw: bindings::ib_qp_type) -> Option<Self> {
+        match raw {
+            bindings::ib_qp_type_IB_QPT_GSI => Some(QpType::Gsi),
+            bindings::ib_qp_type_IB_QPT_RC => Some(QpType::Rc),
+            bindings::ib_qp_type_IB_QPT_UC => Some(QpType::Uc),
+            bindings::ib_qp_type_IB_QPT_UD => Some(QpType::Ud),
+            _ => None,
+        }
+    }
+
+    /// The C value.
+    pub(crate) fn to_ib(self) -> bindings::ib_qp_type {
+        match self {
+            QpType::Gsi => bindings::ib_qp_type_IB_QPT_GSI,
+            QpType::Rc => bindings::ib_qp_type_IB_QPT_RC,
+            QpType::Uc => bindings::ib_qp_type_IB_QPT_UC,
+            QpType::Ud => bindings::ib_qp_type_IB_QPT_UD,
+        }
+    }
+
+    /// True for the datagram types (UD and GSI).
+    pub(crate) fn is_datagram(self) -> bool {
+        matches!(self, QpType::Ud | QpType::Gsi)
+    }
+}
 
 /// `enum ib_qp_state` (IBTA 10.3.1).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -126,9 +156,9 @@ impl PathMtu {
         self as bindings::ib_mtu
     }
 
-    /// Bytes.
+    /// Bytes: 256 for `IB_MTU_256` (1), doubling up to 4096 for `IB_MTU_4096` (5).
     pub(crate) fn bytes(self) -> u32 {
-        crate::proto::rc::mtu_bytes(self.to_raw())
+        128 << self.to_raw()
     }
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Kernel consumers' work requests (include/rdma/ib_verbs.h, `struct ib_recv_wr`,
 //! `struct ib_send_wr` and the requests that embed it, `struct ib_sge`): [`RecvWrList`], a
-//! `post_recv` / `post_srq_recv` chain read into receive WQEs, and [`SendWrList`], a
-//! `post_send` chain read into send WQEs; the failing request is reported back through
+//! `post_recv` / `post_srq_recv` chain, and [`SendWrList`], a `post_send` chain, each
+//! request read through typed accessors; the failing request is reported back through
 //! `bad_wr`.
 
 use core::marker::PhantomData;
@@ -11,35 +11,50 @@ use kernel::prelude::*;
 use crate::kx::bindings;
 use crate::kx::ib_ah::Ah;
 use crate::kx::ib_driver::Driver;
-use crate::uabi::recv_wqe::RecvWqe;
-use crate::uabi::send_wqe::{
-    InlineData, QpType, Remote, SendFlags, SendLimits, SendOp, SendOpcode, SendWqe, UdDest,
-    WrFields,
-};
-use crate::uabi::sge::{Sge, SgeList};
-use crate::uabi::WqeError;
+use crate::kx::ib_verbs::QpType;
 
-/// The SGEs of a kernel work request, validated into `list` (at most `max_sge`); returns
-/// the total length.
-///
-/// # Safety
-/// `sg_list` holds `num_sge` entries (or `num_sge` is 0).
-pub(crate) unsafe fn kernel_sges_into(
-    sg_list: *const bindings::ib_sge,
-    num_sge: i32,
-    max_sge: u32,
-    list: &mut SgeList,
-) -> Result<u32, WqeError> {
-    let n = u32::try_from(num_sge).map_err(|_| WqeError::TooManySge)?;
-    list.collect_into(n, max_sge, |i| {
-        // SAFETY: `i < num_sge` (SgeList::collect's contract), inside the caller's array.
-        let s = unsafe { &*sg_list.add(i) };
-        Ok(Sge {
+/// One scatter/gather element (`struct ib_sge`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sge {
+    /// Start address (a kernel virtual address, or an iova of the key's MR).
+    pub(crate) addr: u64,
+    /// Bytes.
+    pub(crate) length: u32,
+    /// The local key naming the memory.
+    pub(crate) lkey: u32,
+}
+
+/// The scatter/gather array of a work request, borrowed for the call.
+#[derive(Clone, Copy)]
+pub(crate) struct SgeArray<'a>(&'a [bindings::ib_sge]);
+
+impl<'a> SgeArray<'a> {
+    /// The array of a request; `None` for a negative count.
+    ///
+    /// # Safety
+    /// `sg_list` holds `num_sge` entries, readable for `'a`, when `num_sge` is positive.
+    unsafe fn new(sg_list: *const bindings::ib_sge, num_sge: i32) -> Option<Self> {
+        let n = usize::try_from(num_sge).ok()?;
+        if n == 0 {
+            return Some(SgeArray(&[]));
+        }
+        // SAFETY: `n` entries readable at `sg_list` for `'a` (this function's contract).
+        Some(SgeArray(unsafe { core::slice::from_raw_parts(sg_list, n) }))
+    }
+
+    /// Entries.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Entry `i`, if there is one.
+    pub(crate) fn get(&self, i: usize) -> Option<Sge> {
+        self.0.get(i).map(|s| Sge {
             addr: s.addr,
             length: s.length,
             lkey: s.lkey,
         })
-    })
+    }
 }
 
 /// A chain of receive work requests a kernel consumer posted, borrowed for the call.
@@ -71,27 +86,22 @@ impl RecvWrList<'_> {
         }
     }
 
-    /// Reads each request, in order, into a receive WQE of at most `max_sge` SGEs and hands
-    /// it to `post`. The first request that is invalid (EINVAL) or that `post` refuses stops
-    /// the walk and is named in `bad_wr`, as IBTA's Post Receive requires (the ones before
-    /// it stay posted).
-    pub(crate) fn post_each(self, max_sge: u32, mut post: impl FnMut(RecvWqe) -> Result) -> Result {
+    /// Hands each request to `post` (its `wr_id` and its SGEs, `None` for a negative
+    /// count), in order. The first one `post` refuses stops the walk and is named in
+    /// `bad_wr`, as IBTA's Post Receive requires (the ones before it stay posted).
+    pub(crate) fn post_each(
+        self,
+        mut post: impl FnMut(u64, Option<SgeArray<'_>>) -> Result,
+    ) -> Result {
         let mut cur = self.first;
         while !cur.is_null() {
             // SAFETY: a request of the chain (type invariant).
             let w = unsafe { &*cur };
-            let mut sges = SgeList::EMPTY;
-            // SAFETY: its SGE array holds `num_sge` entries (type invariant).
-            let res = match unsafe { kernel_sges_into(w.sg_list, w.num_sge, max_sge, &mut sges) } {
-                Ok(length) => post(RecvWqe {
-                    // SAFETY: a plain integer whichever union member was written.
-                    wr_id: unsafe { w.__bindgen_anon_1.wr_id },
-                    sges,
-                    length,
-                }),
-                Err(_) => Err(EINVAL),
-            };
-            if let Err(e) = res {
+            // SAFETY: a plain integer whichever union member was written.
+            let wr_id = unsafe { w.__bindgen_anon_1.wr_id };
+            // SAFETY: its SGE array holds `num_sge` entries for the call (type invariant).
+            let sges = unsafe { SgeArray::new(w.sg_list, w.num_sge) };
+            if let Err(e) = post(wr_id, sges) {
                 // SAFETY: writable (type invariant).
                 unsafe { self.bad_wr.write(cur) };
                 return Err(e);
@@ -199,148 +209,133 @@ impl<'a, T: Driver> SendWr<'a, T> {
     }
 }
 
+/// The remote memory of an RDMA or atomic request: address and key.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RemoteVa {
+    /// Remote virtual address.
+    pub(crate) addr: u64,
+    /// Remote key.
+    pub(crate) rkey: u32,
+}
+
+/// The datagram fields of a request to a UD or GSI QP (`struct ib_ud_wr`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UdFields {
+    /// Destination QP.
+    pub(crate) remote_qpn: u32,
+    /// Destination Q_Key.
+    pub(crate) remote_qkey: u32,
+    /// P_Key index (GSI).
+    pub(crate) pkey_index: u16,
+}
+
 impl<T: Driver> SendWr<'_, T> {
-    /// Decodes and validates a kernel consumer's send request into `out`.
-    ///
-    /// The request is the `ib_send_wr` inside an `ib_ud_wr`, `ib_rdma_wr`, `ib_atomic_wr` or
-    /// `ib_reg_wr`, by opcode; it gets the checks a ring slot gets (`SendWqe::build`) for a QP of
-    /// type `qp_type` and limits `limits`. Inline data is copied now, as the caller may reuse its
-    /// buffer once post_send returns. `None` when it is invalid.
-    // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
-    #[inline(never)]
-    pub(crate) fn build_wqe(
-        &self,
-        qp_type: QpType,
-        limits: SendLimits,
-        out: &mut SendWqe,
-    ) -> Option<()> {
-        let (wr, w) = (self.wr, self.wr);
-        let opcode = SendOpcode::from_kernel(w.opcode)?;
-        // SAFETY: plain integers whichever union member was written.
-        let (wr_id, imm, inv) = unsafe {
-            (
-                w.__bindgen_anon_1.wr_id,
-                w.ex.imm_data.to_ne_bytes(),
-                w.ex.invalidate_rkey,
-            )
-        };
-        let rdma = || {
-            // SAFETY: RDMA opcodes come in an `ib_rdma_wr`, which begins with its `ib_send_wr`.
-            let r = unsafe { &*core::ptr::from_ref(wr).cast::<bindings::ib_rdma_wr>() };
-            Remote {
-                addr: r.remote_addr,
-                rkey: r.rkey,
-            }
-        };
-        // SAFETY: atomic opcodes come in an `ib_atomic_wr`.
-        let atomic = || unsafe { &*core::ptr::from_ref(wr).cast::<bindings::ib_atomic_wr>() };
-        let op = match opcode {
-            SendOpcode::Send => SendOp::Send,
-            SendOpcode::SendWithImm => SendOp::SendWithImm { imm },
-            SendOpcode::SendWithInv => SendOp::SendWithInv {
-                invalidate_rkey: inv,
-            },
-            SendOpcode::RdmaWrite => SendOp::RdmaWrite { remote: rdma() },
-            SendOpcode::RdmaWriteWithImm => SendOp::RdmaWriteWithImm {
-                remote: rdma(),
-                imm,
-            },
-            SendOpcode::RdmaRead => SendOp::RdmaRead { remote: rdma() },
-            SendOpcode::AtomicCmpAndSwp => {
-                let a = atomic();
-                SendOp::AtomicCmpAndSwp {
-                    remote: Remote {
-                        addr: a.remote_addr,
-                        rkey: a.rkey,
-                    },
-                    compare: a.compare_add,
-                    swap: a.swap,
-                }
-            }
-            SendOpcode::AtomicFetchAndAdd => {
-                let a = atomic();
-                SendOp::AtomicFetchAndAdd {
-                    remote: Remote {
-                        addr: a.remote_addr,
-                        rkey: a.rkey,
-                    },
-                    add: a.compare_add,
-                }
-            }
-            SendOpcode::LocalInv => SendOp::LocalInv {
-                invalidate_rkey: inv,
-            },
-            SendOpcode::RegMr => {
-                // SAFETY: REG_MR comes in an `ib_reg_wr`.
-                let r = unsafe { &*core::ptr::from_ref(wr).cast::<bindings::ib_reg_wr>() };
-                SendOp::RegMr {
-                    key: r.key,
-                    access: u32::try_from(r.access).ok()?,
-                }
-            }
-            // Not offered to kernel consumers (rdma_rxe has no kernel users of them).
-            SendOpcode::BindMw | SendOpcode::Flush | SendOpcode::AtomicWrite => return None,
-        };
-        let ud = if qp_type.is_datagram() && self.datagram {
-            // SAFETY: datagram QPs take `ib_ud_wr`s (type invariant).
-            let u = unsafe { &*core::ptr::from_ref(w).cast::<bindings::ib_ud_wr>() };
-            Some(UdDest {
-                remote_qpn: u.remote_qpn,
-                remote_qkey: u.remote_qkey,
-                pkey_index: u.pkey_index,
-                ah_num: 0,
-                av: None,
-            })
-        } else {
-            None
-        };
-        let flags = SendFlags::from_bits_truncate(w.send_flags as u32);
-        // Inline: the SGEs name kernel memory to copy now; their total is the inline length.
-        let (inline_list, dma_length) = if flags.inline() {
-            let max = crate::uabi::limits::RXE_MAX_SGE;
-            let mut list = SgeList::EMPTY;
-            // SAFETY: its SGE array holds `num_sge` entries (type invariant).
-            let total = unsafe { kernel_sges_into(w.sg_list, w.num_sge, max, &mut list) }.ok()?;
-            (Some(list), total)
-        } else {
-            (None, 0)
-        };
-        let inline = |len: u32, d: &mut InlineData| {
-            let len = usize::try_from(len).map_err(|_| WqeError::InlineTooLong)?;
-            let buf = d.fill(len).ok_or(WqeError::InlineTooLong)?;
-            let mut at = 0usize;
-            for s in inline_list.as_ref().map_or(&[][..], |l| l.as_slice()) {
-                let n = usize::try_from(s.length).map_err(|_| WqeError::InlineTooLong)?;
-                let dst = at
-                    .checked_add(n)
-                    .and_then(|end| buf.get_mut(at..end))
-                    .ok_or(WqeError::InlineTooLong)?;
-                // SAFETY: `dst` is writable for `n` bytes; the helper refuses addresses outside
-                // the direct map.
-                if unsafe {
-                    bindings::rxe_sr_glue_kva_copy(s.addr, dst.as_mut_ptr().cast(), n, false)
-                } != 0
-                {
-                    return Err(WqeError::SgeAddressOverflow);
-                }
-                at += n;
-            }
-            if at != len {
-                return Err(WqeError::InlineTooLong);
-            }
-            Ok(())
-        };
-        let (sg_list, num_sge, max_sge) = (w.sg_list, w.num_sge, limits.max_sge);
+    /// `enum ib_wr_opcode`: what the request asks for; it decides which of the accessors
+    /// below answer.
+    pub(crate) fn opcode(&self) -> u32 {
+        self.wr.opcode
+    }
+
+    /// The request's `wr_id`.
+    pub(crate) fn wr_id(&self) -> u64 {
+        // SAFETY: a plain integer whichever union member was written.
+        unsafe { self.wr.__bindgen_anon_1.wr_id }
+    }
+
+    /// The immediate data, in wire byte order (meaningful for the `*_WITH_IMM` opcodes).
+    pub(crate) fn imm(&self) -> [u8; 4] {
+        // SAFETY: a plain integer whichever union member was written.
+        unsafe { self.wr.ex.imm_data }.to_ne_bytes()
+    }
+
+    /// The key to invalidate (meaningful for `SEND_WITH_INV` and `LOCAL_INV`).
+    pub(crate) fn invalidate_rkey(&self) -> u32 {
+        // SAFETY: a plain integer whichever union member was written.
+        unsafe { self.wr.ex.invalidate_rkey }
+    }
+
+    /// `IB_SEND_*` flags.
+    pub(crate) fn send_flags(&self) -> u32 {
+        self.wr.send_flags as u32
+    }
+
+    /// The SGEs; `None` for a negative count.
+    pub(crate) fn sges(&self) -> Option<SgeArray<'_>> {
         // SAFETY: its SGE array holds `num_sge` entries (type invariant).
-        let sges = |l: &mut SgeList| unsafe { kernel_sges_into(sg_list, num_sge, max_sge, l) };
-        let fields = WrFields {
-            wr_id,
-            opcode,
-            flags,
-            op,
-            ud,
-            dma_length,
+        unsafe { SgeArray::new(self.wr.sg_list, self.wr.num_sge) }
+    }
+
+    /// The remote memory of an RDMA WRITE or READ (an `ib_rdma_wr`); `None` for another
+    /// opcode.
+    pub(crate) fn rdma(&self) -> Option<RemoteVa> {
+        let rdma = [
+            bindings::ib_wr_opcode_IB_WR_RDMA_WRITE,
+            bindings::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM,
+            bindings::ib_wr_opcode_IB_WR_RDMA_READ,
+        ];
+        if !rdma.contains(&self.wr.opcode) {
+            return None;
+        }
+        // SAFETY: RDMA opcodes come in an `ib_rdma_wr`, which begins with its `ib_send_wr`
+        // (type invariant).
+        let r = unsafe { &*core::ptr::from_ref(self.wr).cast::<bindings::ib_rdma_wr>() };
+        Some(RemoteVa {
+            addr: r.remote_addr,
+            rkey: r.rkey,
+        })
+    }
+
+    /// An atomic's remote memory, compare-or-add and swap operands (an `ib_atomic_wr`);
+    /// `None` for another opcode.
+    pub(crate) fn atomic(&self) -> Option<(RemoteVa, u64, u64)> {
+        let atomic = [
+            bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP,
+            bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD,
+        ];
+        if !atomic.contains(&self.wr.opcode) {
+            return None;
+        }
+        // SAFETY: atomic opcodes come in an `ib_atomic_wr` (type invariant).
+        let a = unsafe { &*core::ptr::from_ref(self.wr).cast::<bindings::ib_atomic_wr>() };
+        let remote = RemoteVa {
+            addr: a.remote_addr,
+            rkey: a.rkey,
         };
-        SendWqe::build_into(fields, qp_type, limits, inline, sges, out).ok()
+        Some((remote, a.compare_add, a.swap))
+    }
+
+    /// A fast registration's key and access flags (an `ib_reg_wr`); `None` for another
+    /// opcode.
+    pub(crate) fn reg_mr(&self) -> Option<(u32, i32)> {
+        if self.wr.opcode != bindings::ib_wr_opcode_IB_WR_REG_MR {
+            return None;
+        }
+        // SAFETY: REG_MR comes in an `ib_reg_wr` (type invariant).
+        let r = unsafe { &*core::ptr::from_ref(self.wr).cast::<bindings::ib_reg_wr>() };
+        Some((r.key, r.access))
+    }
+
+    /// The datagram fields of a request to a UD or GSI QP; `None` for another QP.
+    pub(crate) fn ud(&self) -> Option<UdFields> {
+        if !self.datagram {
+            return None;
+        }
+        // SAFETY: datagram QPs take `ib_ud_wr`s (type invariant).
+        let u = unsafe { &*core::ptr::from_ref(self.wr).cast::<bindings::ib_ud_wr>() };
+        Some(UdFields {
+            remote_qpn: u.remote_qpn,
+            remote_qkey: u.remote_qkey,
+            pkey_index: u.pkey_index,
+        })
+    }
+
+    /// Copies inline data from kernel address `addr` (an SGE of an `IB_SEND_INLINE`
+    /// request) into `dst`; false outside the kernel's direct map.
+    pub(crate) fn read_inline(&self, addr: u64, dst: &mut [u8]) -> bool {
+        // SAFETY: `dst` is writable for its length; the helper refuses addresses outside the
+        // direct map. The memory belongs to the kernel consumer that posted the request.
+        unsafe {
+            bindings::rxe_sr_glue_kva_copy(addr, dst.as_mut_ptr().cast(), dst.len(), false) == 0
+        }
     }
 }

@@ -101,7 +101,8 @@ impl NetDev<'_> {
         }
         // SAFETY: `dev_addr` points to `addr_len` bytes owned by the netdev.
         let src = unsafe { core::slice::from_raw_parts(d.dev_addr, mac.len()) };
-        crate::bytes::copy(&mut mac, src).then_some(mac)
+        mac.copy_from_slice(src);
+        Some(mac)
     }
 
     /// An Ethernet device (`ARPHRD_ETHER`): the only kind whose addresses the core's RoCE

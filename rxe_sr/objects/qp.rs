@@ -6,6 +6,7 @@
 use crate::kx::ib_verbs::{AccessFlags, AhAttr, PathMtu, QpAttr, QpCap, QpInitReply, QpState};
 use crate::kx::ib_verbs::{QpType, SigType};
 use crate::uabi::queue::{RqGeometry, SqGeometry};
+use crate::uabi::send_wqe;
 
 /// The work queues' shapes, as created.
 #[derive(Clone, Copy)]
@@ -23,6 +24,16 @@ pub(crate) struct QpShape {
 }
 
 impl QpShape {
+    /// The QP's type as the send-WQE rules name it.
+    pub(crate) fn wqe_qp_type(&self) -> send_wqe::QpType {
+        match self.qp_type {
+            QpType::Gsi => send_wqe::QpType::Gsi,
+            QpType::Rc => send_wqe::QpType::Rc,
+            QpType::Uc => send_wqe::QpType::Uc,
+            QpType::Ud => send_wqe::QpType::Ud,
+        }
+    }
+
     /// The capabilities actually granted.
     pub(crate) fn caps(&self) -> QpCap {
         QpCap {

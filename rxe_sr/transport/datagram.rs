@@ -18,6 +18,7 @@ use crate::transport::ud;
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
 use crate::uabi::layout;
 use crate::uabi::limits::MAX_SEND_WQE_BYTES;
+use crate::uabi::send_wqe::QpType as WqeQpType;
 use crate::uabi::send_wqe::{NetworkType, SendFlags, SendLimits, SendWqe};
 
 /// Datagram work requests sent per call at most (post_send, or one run of the QP's work).
@@ -126,7 +127,7 @@ fn send_ud_slot(
     wqe: &mut SendWqe,
 ) -> (Option<Completion>, bool) {
     let (dev, qpn) = (ctx.dev, ctx.qpn);
-    if let Err(e) = SendWqe::parse_into(bytes, QpType::Ud, run.limits, wqe) {
+    if let Err(e) = SendWqe::parse_into(bytes, WqeQpType::Ud, run.limits, wqe) {
         let wr_id = bytes
             .get(..8)
             .and_then(|b| b.try_into().ok())

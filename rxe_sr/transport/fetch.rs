@@ -2,7 +2,6 @@
 //! The send queue into the requester: new send WQEs fetched from the user ring (each
 //! validated) or from a kernel consumer's queue, and the device's per-opcode send counters.
 
-use crate::kx::ib_verbs::QpType;
 use crate::objects::counters::Counter;
 use crate::proto::rc::requester::PostError;
 use crate::proto::rc::{Outcome, RcConfig, Service};
@@ -11,7 +10,7 @@ use crate::transport::rc::KRequester;
 use crate::transport::rc_env::KEnv;
 use crate::uabi::cqe::Completion;
 use crate::uabi::limits::MAX_SEND_WQE_BYTES;
-use crate::uabi::send_wqe::{SendLimits, SendOp, SendWqe};
+use crate::uabi::send_wqe::{QpType, SendLimits, SendOp, SendWqe};
 
 /// Copies new send WQEs from the ring into the requester, each validated. A WQE that fails
 /// validation completes in error once everything before it has retired (then the QP

@@ -24,6 +24,7 @@ use crate::kx::ib_device_attr::{OdpCaps, OdpOps};
 use crate::kx::ib_hw_stats::{stat_descs, StatDesc};
 use crate::kx::ib_mad::MAD_SIZE;
 use crate::kx::ib_mr::{Advice, AdviseSge, KernelVa, MrRereg, SgMapping, UserMrReq};
+use crate::kx::ib_mw::MwType;
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_qp::{NewQp, QpTable};
 use crate::kx::ib_srq::{SrqAttr, SrqAttrMask};
@@ -41,7 +42,6 @@ use crate::objects::mr::{MAX_MR_INDEX, MAX_MW_INDEX, MIN_MR_INDEX, MIN_MW_INDEX}
 use crate::objects::mw::MwSlot;
 use crate::objects::sr_pools;
 use crate::objects::srq::{RoceSrq, SrqState};
-use crate::proto::rc::mw::MwType;
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::wire::pma;
 use crate::transport::qp::{QpObject, RoceQp};

@@ -10,6 +10,7 @@
 pub(crate) mod ah;
 pub(crate) mod cq;
 pub(crate) mod device;
+pub(crate) mod kernel_wr;
 pub(crate) mod link;
 pub(crate) mod mcast;
 pub(crate) mod mr;

@@ -6,6 +6,7 @@ use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::new_spinlock;
 use kernel::prelude::*;
 
+use crate::kx::ib_mw;
 use crate::kx::ib_pd::PdId;
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
@@ -14,7 +15,11 @@ use crate::objects::mw::{self, MwSlot};
 use crate::proto::rc::mw::{MwType, Window};
 
 /// `alloc_mw`: type 1 or type 2 (2B) windows.
-pub(crate) fn alloc(dev: &RoceDevice, pd: PdId, mw_type: MwType) -> Result<(MwSlot, u32)> {
+pub(crate) fn alloc(dev: &RoceDevice, pd: PdId, mw_type: ib_mw::MwType) -> Result<(MwSlot, u32)> {
+    let mw_type = match mw_type {
+        ib_mw::MwType::Type1 => MwType::Type1,
+        ib_mw::MwType::Type2 => MwType::Type2,
+    };
     let index = dev
         .mws()
         .reserve(mr::MIN_MW_INDEX, mr::MIN_MW_INDEX + (dev.used.max.mw - 1))

@@ -4,7 +4,7 @@
 
 use kernel::prelude::*;
 
-use crate::kx::ib_verbs::QpState;
+use crate::kx::ib_verbs::{QpState, QpType};
 use crate::kx::ib_wr::{RecvWrList, SendWrList};
 use crate::objects::ah;
 use crate::objects::device::DeviceState;
@@ -13,7 +13,8 @@ use crate::transport::datagram::run_ud_requester;
 use crate::transport::qp::QpCtx;
 use crate::transport::qp::{CqEvents, KernelSend, RoceQp};
 use crate::transport::rc as rc_transport;
-use crate::uabi::send_wqe::{QpType, SendLimits, SendWqe};
+use crate::uabi::send_wqe::{SendLimits, SendWqe};
+use crate::verbs::kernel_wr;
 
 /// `post_send` from user space: the rxe ABI's doorbell (the work is in the send ring). An
 /// RC or UC QP's work fetches and sends (as rdma_rxe's send task for user QPs); a UD QP
@@ -43,7 +44,7 @@ pub(crate) fn doorbell(qp: &RoceQp) -> Result {
 #[inline(never)]
 pub(crate) fn post_send(qp: &RoceQp, wrs: SendWrList<'_, DeviceState>) -> Result {
     let shape = &qp.shape;
-    let (pd, qp_type) = (qp.pd(), shape.qp_type);
+    let (pd, qp_type) = (qp.pd(), shape.wqe_qp_type());
     let limits = SendLimits {
         max_sge: shape.sq.max_sge,
         max_inline: shape.sq.max_inline,
@@ -58,7 +59,7 @@ pub(crate) fn post_send(qp: &RoceQp, wrs: SendWrList<'_, DeviceState>) -> Result
         match kq.as_mut() {
             // As rdma_rxe: a QP that cannot send yet refuses; in Error the work flushes.
             Some(k) if matches!(k.state, QpState::Rts | QpState::Err) => wrs.post_each(|wr| {
-                wr.build_wqe(qp_type, limits, &mut ks.wqe).ok_or(EINVAL)?;
+                kernel_wr::send_wqe(wr, qp_type, limits, &mut ks.wqe).ok_or(EINVAL)?;
                 ks.av = if qp_type.is_datagram() {
                     Some(wr.ah().and_then(|a| ah::kernel_av(a, pd)).ok_or(EINVAL)?)
                 } else {
@@ -81,7 +82,8 @@ pub(crate) fn post_recv(qp: &RoceQp, wrs: RecvWrList<'_>) -> Result {
         match kq.as_mut() {
             // As rdma_rxe: receives may be posted from Init on.
             Some(k) if k.state != QpState::Reset => (
-                wrs.post_each(qp.shape.rq.max_sge, |wqe| {
+                wrs.post_each(|wr_id, sges| {
+                    let wqe = kernel_wr::recv_wqe(wr_id, sges, qp.shape.rq.max_sge)?;
                     k.rq.push(Some(wqe)).map_err(|_| ENOMEM)
                 }),
                 k.state == QpState::Err,

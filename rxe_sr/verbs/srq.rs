@@ -18,6 +18,7 @@ use crate::objects::srq::{RoceSrq, SrqInner, SrqState, RETURNED_MAX};
 use crate::uabi::limits::{self, MAX_RECV_WQE_BYTES, RXE_MAX_SRQ_SGE};
 use crate::uabi::queue::{self, FromClientQueue, RqGeometry};
 use crate::uabi::{layout, resp};
+use crate::verbs::kernel_wr;
 
 /// Largest SRQ depth (the device's `max_srq_wr`).
 pub(crate) const MAX_SRQ_WR: u32 = 1 << 20;
@@ -248,7 +249,10 @@ pub(crate) fn query(srq: &RoceSrq) -> SrqAttr {
 pub(crate) fn post_recv(srq: &RoceSrq, wrs: RecvWrList<'_>) -> Result {
     let mut g = srq.inner.lock();
     match g.kernel.as_mut() {
-        Some(k) => wrs.post_each(srq.max_sge, |wqe| k.push(Some(wqe)).map_err(|_| ENOMEM)),
+        Some(k) => wrs.post_each(|wr_id, sges| {
+            let wqe = kernel_wr::recv_wqe(wr_id, sges, srq.max_sge)?;
+            k.push(Some(wqe)).map_err(|_| ENOMEM)
+        }),
         None => Err(wrs.refuse(EINVAL)),
     }
 }

@@ -252,14 +252,6 @@ pub const fn packets(len: u32, pmtu: u32) -> u32 {
     }
 }
 
-/// Path MTU in bytes for `enum ib_mtu` (1 = 256 .. 5 = 4096); other values give 256.
-pub const fn mtu_bytes(ib_mtu: u32) -> u32 {
-    match ib_mtu {
-        1..=5 => 128 << ib_mtu,
-        _ => 256,
-    }
-}
-
 /// The local ACK timeout of attribute `timeout` (IBTA 11.2.4.2: 4.096 µs * 2^timeout; 0 is
 /// infinite), in microseconds.
 pub const fn timeout_us(timeout: u8) -> u64 {

@@ -34,17 +34,6 @@ pub enum MwType {
     Type2,
 }
 
-impl MwType {
-    /// From `enum ib_mw_type` (1 or 2).
-    pub const fn from_ib(v: u32) -> Option<MwType> {
-        match v {
-            1 => Some(MwType::Type1),
-            2 => Some(MwType::Type2),
-            _ => None,
-        }
-    }
-}
-
 /// A window's state (IBTA 10.6.7.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MwState {

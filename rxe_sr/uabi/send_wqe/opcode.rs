@@ -17,27 +17,6 @@ pub enum QpType {
 }
 
 impl QpType {
-    /// From the `enum ib_qp_type` value; `None` for types rdma_rxe does not implement.
-    pub const fn from_ib(v: u32) -> Option<QpType> {
-        match v {
-            1 => Some(QpType::Gsi),
-            2 => Some(QpType::Rc),
-            3 => Some(QpType::Uc),
-            4 => Some(QpType::Ud),
-            _ => None,
-        }
-    }
-
-    /// The `enum ib_qp_type` value.
-    pub const fn to_ib(self) -> u32 {
-        match self {
-            QpType::Gsi => 1,
-            QpType::Rc => 2,
-            QpType::Uc => 3,
-            QpType::Ud => 4,
-        }
-    }
-
     /// True for the datagram types (UD and GSI).
     pub const fn is_datagram(self) -> bool {
         matches!(self, QpType::Ud | QpType::Gsi)
