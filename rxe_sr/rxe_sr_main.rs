@@ -50,13 +50,13 @@ struct RxeSr {
     /// Closes the sockets of namespaces being dismantled.
     pernet: Option<kx::net_namespace::PernetRegistration>,
     /// Dropped last: the devices compute their ICRCs with it.
-    icrc: Option<kx::crc32::IcrcTransform>,
+    icrc: Option<kx::rxe::icrc::IcrcTransform>,
 }
 
 impl kernel::Module for RxeSr {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let recovery = kx::moduleparam::recovery();
-        let sizes = kx::moduleparam::pool_sizes();
+        let recovery = kx::rxe::moduleparam::recovery();
+        let sizes = kx::rxe::moduleparam::pool_sizes();
         if let Err(name) = objects::sr_pools::check_sizes(&sizes) {
             pr_err!(
                 "{}: out of range: each pool size is 1..={}\n",
@@ -65,7 +65,7 @@ impl kernel::Module for RxeSr {
             );
             return Err(EINVAL);
         }
-        let pipe = kx::moduleparam::sr_pipe_psns();
+        let pipe = kx::rxe::moduleparam::sr_pipe_psns();
         if pipe > proto::rc::SR_MAX_UNACKED_PSNS {
             pr_err!(
                 "sr_pipe_psns: out of range: 0..={} (0: the SR window alone)\n",
@@ -73,7 +73,7 @@ impl kernel::Module for RxeSr {
             );
             return Err(EINVAL);
         }
-        let inflight = kx::moduleparam::dev_inflight_psns();
+        let inflight = kx::rxe::moduleparam::dev_inflight_psns();
         if inflight > objects::inflight::MAX_BUDGET {
             pr_err!(
                 "dev_inflight_psns: out of range: 0..={} (0: no bound)\n",
@@ -81,7 +81,7 @@ impl kernel::Module for RxeSr {
             );
             return Err(EINVAL);
         }
-        let icrc = kx::crc32::IcrcTransform::new().ok_or(EBUSY)?;
+        let icrc = kx::rxe::icrc::IcrcTransform::new().ok_or(EBUSY)?;
         // The RoCEv2 sockets are opened per namespace with its first link
         // (net/namespaces.rs), so rdma_rxe may be loaded beside rxe_sr.
         let pernet =

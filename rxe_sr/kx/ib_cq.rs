@@ -16,8 +16,6 @@ use kernel::types::Opaque;
 use crate::kx::bindings;
 use crate::kx::ib_device::{Device, Driver};
 use crate::kx::ib_udata::UData;
-use crate::uabi::cqe::{Completion, WcEx, WcFlags};
-use crate::uabi::send_wqe::NetworkType;
 
 /// A completion queue of a `T` device: the core's `struct ib_cq` and the driver's data.
 ///
@@ -175,53 +173,108 @@ impl WcArray<'_> {
     }
 
     /// Writes the next entry: completion `c` of QP `qp`. False (nothing written) when full.
-    pub(crate) fn push(&mut self, c: &Completion, qp: WcQp) -> bool {
+    pub(crate) fn push(&mut self, c: &Wc, qp: WcQp) -> bool {
         if self.is_full() {
             return false;
         }
         // SAFETY: `len < cap`, inside the consumer's array (type invariant).
-        unsafe { self.wc.as_ptr().add(self.len).write(ib_wc(c, qp)) };
+        unsafe { self.wc.as_ptr().add(self.len).write(c.to_raw(qp)) };
         self.len += 1;
         true
     }
 }
 
-/// A completion as `struct ib_wc` (the same status, opcode and flag values as the uverbs
-/// ABI's).
-fn ib_wc(c: &Completion, qp: WcQp) -> bindings::ib_wc {
-    let mut w = bindings::ib_wc {
-        status: c.status.to_uapi(),
-        opcode: c.opcode.to_uapi(),
-        vendor_err: c.vendor_err,
-        byte_len: c.byte_len,
-        qp: qp.0,
-        src_qp: c.src_qp,
-        slid: u32::from(c.slid),
-        pkey_index: c.pkey_index,
-        sl: c.sl,
-        dlid_path_bits: c.dlid_path_bits,
-        port_num: u32::from(c.port_num),
-        ..Default::default()
-    };
-    // The union's first member: consumers with an `ib_cqe` get their pointer back.
-    w.__bindgen_anon_1.wr_id = c.wr_id;
-    match c.ex {
-        // `imm_data` is `__be32`: the wire bytes as they are.
-        WcEx::Imm(bytes) => w.ex.imm_data = u32::from_ne_bytes(bytes),
-        WcEx::InvalidateRkey(rkey) => w.ex.invalidate_rkey = rkey,
-        WcEx::None => {}
+/// What a completion carries beyond the fields every one has (`ib_wc.ex`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) enum WcEx {
+    /// Nothing.
+    #[default]
+    None,
+    /// `imm_data`: the four bytes in network order.
+    Imm([u8; 4]),
+    /// `invalidate_rkey`.
+    InvalidateRkey(u32),
+}
+
+/// The IP version of a UD or GSI receive's packet (`enum rdma_network_type`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum NetworkHdr {
+    /// IPv4.
+    Ipv4,
+    /// IPv6.
+    Ipv6,
+}
+
+/// A work completion for a kernel consumer (`struct ib_wc`), as plain data.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Wc {
+    /// The work request's `wr_id`.
+    pub(crate) wr_id: u64,
+    /// `enum ib_wc_status`.
+    pub(crate) status: u32,
+    /// `enum ib_wc_opcode`.
+    pub(crate) opcode: u32,
+    /// Vendor error code.
+    pub(crate) vendor_err: u32,
+    /// Bytes transferred.
+    pub(crate) byte_len: u32,
+    /// Immediate data or invalidated key (flagged in `wc_flags` too).
+    pub(crate) ex: WcEx,
+    /// Source QP (UD receives).
+    pub(crate) src_qp: u32,
+    /// `IB_WC_*` flags, but for `IB_WC_WITH_NETWORK_HDR_TYPE`, which `network` sets.
+    pub(crate) wc_flags: u32,
+    /// P_Key index.
+    pub(crate) pkey_index: u16,
+    /// Source LID.
+    pub(crate) slid: u16,
+    /// Service level.
+    pub(crate) sl: u8,
+    /// DLID path bits.
+    pub(crate) dlid_path_bits: u8,
+    /// Port number.
+    pub(crate) port_num: u8,
+    /// The IP version of a datagram receive's packet.
+    pub(crate) network: Option<NetworkHdr>,
+}
+
+impl Wc {
+    /// The `struct ib_wc` of this completion of QP `qp`.
+    fn to_raw(self, qp: WcQp) -> bindings::ib_wc {
+        let mut w = bindings::ib_wc {
+            status: self.status,
+            opcode: self.opcode,
+            vendor_err: self.vendor_err,
+            byte_len: self.byte_len,
+            qp: qp.0,
+            src_qp: self.src_qp,
+            slid: u32::from(self.slid),
+            pkey_index: self.pkey_index,
+            sl: self.sl,
+            dlid_path_bits: self.dlid_path_bits,
+            port_num: u32::from(self.port_num),
+            ..Default::default()
+        };
+        // The union's first member: consumers with an `ib_cqe` get their pointer back.
+        w.__bindgen_anon_1.wr_id = self.wr_id;
+        match self.ex {
+            // `imm_data` is `__be32`: the wire bytes as they are.
+            WcEx::Imm(bytes) => w.ex.imm_data = u32::from_ne_bytes(bytes),
+            WcEx::InvalidateRkey(rkey) => w.ex.invalidate_rkey = rkey,
+            WcEx::None => {}
+        }
+        let mut flags = self.wc_flags;
+        if let Some(net) = self.network {
+            flags |= bindings::ib_wc_flags_IB_WC_WITH_NETWORK_HDR_TYPE;
+            w.network_hdr_type = match net {
+                NetworkHdr::Ipv4 => bindings::rdma_network_type_RDMA_NETWORK_IPV4,
+                NetworkHdr::Ipv6 => bindings::rdma_network_type_RDMA_NETWORK_IPV6,
+            } as u8;
+        }
+        // The flags are a handful of low bits.
+        w.wc_flags = flags as c_int;
+        w
     }
-    let mut flags = c.wc_flags.0;
-    if let Some(net) = c.network {
-        flags |= WcFlags::WITH_NETWORK_HDR_TYPE;
-        w.network_hdr_type = match net {
-            NetworkType::Ipv4 => bindings::rdma_network_type_RDMA_NETWORK_IPV4,
-            NetworkType::Ipv6 => bindings::rdma_network_type_RDMA_NETWORK_IPV6,
-        } as u8;
-    }
-    // The flags are a handful of low bits.
-    w.wc_flags = flags as c_int;
-    w
 }
 
 /// The size the core allocates per CQ.

@@ -24,13 +24,8 @@ use crate::kx::ib_pd::PdId;
 use crate::kx::ib_qp;
 use crate::kx::ib_srq;
 use crate::kx::ib_verbs::QpType;
-use crate::kx::mmap_queue;
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkBuff;
-use crate::proto::recovery::scheme::Scheme;
-
-/// rdma_rxe's driver id: the stock rdma-core rxe provider binds to devices that carry it.
-const DRIVER_ID: bindings::rdma_driver_id = bindings::rdma_driver_id_RDMA_DRIVER_RXE;
 
 pub(crate) use crate::kx::ib_driver::Driver;
 
@@ -60,6 +55,10 @@ impl<T: Driver> core::ops::Deref for Device<T> {
         &self.data
     }
 }
+
+/// Device operations a driver's own part of kx adds to the ones [`Driver`] builds (its
+/// user ABI's `mmap`, its sysfs attributes); it cannot replace one of them.
+pub(crate) struct ExtraOps(pub(super) bindings::ib_device_ops);
 
 /// What a new device is set up with besides its data.
 pub(crate) struct NewDevice<'a> {
@@ -155,7 +154,11 @@ impl<T: Driver> Device<T> {
 
     /// Creates a device with data `init` and registers it with the core; from then on the
     /// core owns it (`rdma link del` or module unload frees it).
-    pub(crate) fn create(new: NewDevice<'_>, init: impl PinInit<T, Error>) -> Result {
+    pub(crate) fn create(
+        new: NewDevice<'_>,
+        init: impl PinInit<T, Error>,
+        extra: &ExtraOps,
+    ) -> Result {
         // SAFETY: allocates a zeroed ib_device of our size, initialised by the core.
         let raw = unsafe { bindings::_ib_alloc_device(size_of::<Self>()) }.cast::<Self>();
         if raw.is_null() {
@@ -204,16 +207,13 @@ impl<T: Driver> Device<T> {
                 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
                 | (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
         }
-        let mut ops = Adapter::<T>::ops();
-        // SAFETY: the accessors hold for every device of this driver (sysfs calls them only
-        // while the attribute exists: `scheme_get`'s contract); the returned group is static.
-        ops.device_group = unsafe {
-            bindings::rxe_sr_glue_device_group(Some(scheme_get::<T>), Some(scheme_set::<T>))
-        };
+        let ops = Adapter::<T>::ops();
         T::live();
         // SAFETY: a valid unregistered device; the core copies the ops. From here freeing
         // the device runs `dealloc_driver`, which drops the data and calls `T::freed`.
         unsafe { bindings::ib_set_device_ops(ibp, &ops) };
+        // SAFETY: as above; the core fills only the callbacks `ops` left empty.
+        unsafe { bindings::ib_set_device_ops(ibp, &extra.0) };
         guard.dismiss();
         let guard = ScopeGuard::new(move || {
             // SAFETY: not registered: ours to free (dealloc_driver drops the data).
@@ -351,29 +351,6 @@ impl<T: Driver> Drop for DeviceRef<T> {
     }
 }
 
-/// Reads the device attribute `recovery`: the scheme's index.
-///
-/// # Safety
-/// `ib` is a registered device [`Device::create`] made for `T` (sysfs calls this only
-/// while the attribute exists, which the core removes before freeing the device).
-unsafe extern "C" fn scheme_get<T: Driver>(ib: *mut bindings::ib_device) -> c_int {
-    // SAFETY: per this function's contract.
-    let dev = unsafe { Device::<T>::from_ib(ib) };
-    T::scheme(dev).index()
-}
-
-/// Writes the device attribute `recovery` (an index `rxe_sr_rs_recovery_parse` returned).
-///
-/// # Safety
-/// As for [`scheme_get`].
-unsafe extern "C" fn scheme_set<T: Driver>(ib: *mut bindings::ib_device, index: c_int) {
-    // SAFETY: per this function's contract.
-    let dev = unsafe { Device::<T>::from_ib(ib) };
-    if let Some(s) = Scheme::from_index(index) {
-        T::set_scheme(dev, s);
-    }
-}
-
 /// The receive queue's work: hands queued datagrams to `T::receive`, at most
 /// `RXE_SR_RX_BUDGET` of them; true when it took that many (the C side queues the work again
 /// while datagrams remain, at the priority kx/c/work.c's `rxe_sr_work_queue` picks).
@@ -406,7 +383,6 @@ impl<T: Driver> Adapter<T> {
     fn ops() -> bindings::ib_device_ops {
         bindings::ib_device_ops {
             owner: this_module(),
-            driver_id: DRIVER_ID,
             uverbs_abi_ver: T::UVERBS_ABI_VER,
             query_device: Some(Self::query_device),
             query_port: Some(Self::query_port),
@@ -464,8 +440,6 @@ impl<T: Driver> Adapter<T> {
             query_qp: Some(ib_qp::query_qp::<T>),
             post_send: Some(ib_qp::post_send::<T>),
             post_recv: Some(ib_qp::post_recv::<T>),
-            mmap: Some(mmap_queue::mmap),
-            mmap_free: Some(mmap_queue::mmap_free),
             size_ib_ucontext: size_of::<bindings::ib_ucontext>(),
             size_ib_pd: size_of::<bindings::ib_pd>(),
             size_ib_ah: ib_ah::size::<T>(),
@@ -498,7 +472,7 @@ impl<T: Driver> Adapter<T> {
     /// # Safety
     /// Called by the core with a user context of a device of ours, before it destroys the
     /// context's objects. The queues the process mapped stay mapped (their pages hold the
-    /// references `vm_insert_page` took, see `mmap_queue`) until it unmaps them: no VMA of
+    /// references `vm_insert_page` took) until it unmaps them: no VMA of
     /// ours has to be zapped.
     unsafe extern "C" fn disassociate_ucontext(uctx: *mut bindings::ib_ucontext) {
         // SAFETY: as in `alloc_ucontext`.

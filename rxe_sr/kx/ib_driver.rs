@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! What a soft-RoCE driver implements (include/rdma/ib_verbs.h, `struct ib_device_ops`):
+//! What an RDMA driver implements (include/rdma/ib_verbs.h, `struct ib_device_ops`):
 //! the [`Driver`] trait, one method per verb and one associated type per object family
 //! whose data lives in the core's object (`ib_ah.rs`, `ib_cq.rs`, `ib_srq.rs`, `ib_mr.rs`,
 //! `ib_mw.rs`). `ib_device.rs`'s adapter and the object files build `ib_device_ops` from
@@ -22,7 +22,6 @@ use crate::kx::ib_udata::UData;
 use crate::kx::ib_verbs::{AhAttr, QpAttr, QpAttrMask, QpInitAttr, QpInitReply, QpType};
 use crate::kx::ib_wr::{RecvWrList, SendWrList};
 use crate::kx::skbuff::SkBuff;
-use crate::proto::recovery::scheme::Scheme;
 
 /// A soft-RoCE driver: its per-device data and the device-level verbs.
 ///
@@ -52,13 +51,6 @@ pub(crate) trait Driver: Send + Sync + Sized {
     /// A datagram from the device's receive queue (process context, the queue's work
     /// item; datagrams of one device are taken one at a time, in order).
     fn receive(dev: &Device<Self>, skb: SkBuff);
-
-    /// The device attribute `recovery`: the loss-recovery scheme of RC QPs connected from
-    /// now on.
-    fn scheme(dev: &Device<Self>) -> Scheme;
-
-    /// A write of the device attribute `recovery` (sysfs, process context).
-    fn set_scheme(dev: &Device<Self>, scheme: Scheme);
 
     /// A device was allocated that the core will free: from now on, [`Driver::freed`] is
     /// called exactly once for it.

@@ -2,7 +2,7 @@
 //! The user-space side of a verb (include/rdma/ib_verbs.h, `struct ib_udata`): the driver's
 //! response and command, copied to and from the caller through `kernel::uaccess` (as
 //! `ib_copy_to_udata` and `ib_copy_from_udata` do), and the caller's user
-//! context, where queues shared with the process are registered for `mmap`. A verb called
+//! context, where what the driver shares with the process is registered for `mmap`. A verb called
 //! by a kernel consumer has none.
 
 use core::marker::PhantomData;
@@ -11,7 +11,6 @@ use kernel::prelude::*;
 use kernel::uaccess::UserSlice;
 
 use crate::kx::bindings;
-use crate::kx::mmap_queue::{MappedQueue, SharedQueue};
 
 /// The user data of one uverbs call, borrowed for the call.
 ///
@@ -49,18 +48,12 @@ impl UData<'_> {
             .write_slice(resp)
     }
 
-    /// Registers `queue` in the caller's user context for `mmap`; returns the handle (its
-    /// drop unregisters the queue) and the offset user space passes to `mmap()`. EINVAL
-    /// when the call has no user context.
-    pub(crate) fn map_queue(&mut self, queue: SharedQueue) -> Result<(MappedQueue, u64)> {
+    /// The caller's user context, where a driver registers what it shares for `mmap`;
+    /// `None` when the call has none.
+    pub(crate) fn ucontext(&mut self) -> Option<NonNull<bindings::ib_ucontext>> {
         // SAFETY: the udata is live (type invariant); the helper finds the call's bundle
         // around it and returns its user context, or null.
-        let uctx = unsafe { bindings::rxe_sr_glue_udata_ucontext(self.raw.as_ptr()) };
-        if uctx.is_null() {
-            return Err(EINVAL);
-        }
-        // SAFETY: the context of a live uverbs call on one of our devices outlives the call.
-        unsafe { MappedQueue::insert(uctx, queue) }
+        NonNull::new(unsafe { bindings::rxe_sr_glue_udata_ucontext(self.raw.as_ptr()) })
     }
 
     /// Reads the caller's command (the driver's part of the request) into `cmd`: EINVAL when

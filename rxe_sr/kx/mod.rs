@@ -11,7 +11,6 @@
 //! `unsafe`: the verbs objects' entry points are adapters here (`ib_device.rs` and one file
 //! per object family) that hand the driver typed values through the `Driver` trait.
 
-pub(crate) mod crc32;
 pub(crate) mod error;
 pub(crate) mod global_mutex;
 pub(crate) mod ib_ah;
@@ -32,15 +31,13 @@ pub(crate) mod ib_umem;
 pub(crate) mod ib_umem_odp;
 pub(crate) mod ib_verbs;
 pub(crate) mod ib_wr;
-pub(crate) mod mmap_queue;
-pub(crate) mod moduleparam;
 pub(crate) mod net_namespace;
 pub(crate) mod netdevice;
 pub(crate) mod random;
 pub(crate) mod ratelimit;
 pub(crate) mod rdma_netlink;
-mod rdma_user_rxe;
 pub(crate) mod registration;
+pub(crate) mod rxe;
 pub(crate) mod sched;
 pub(crate) mod skbuff;
 pub(crate) mod spinlock;

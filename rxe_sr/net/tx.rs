@@ -7,8 +7,8 @@
 
 use kernel::prelude::*;
 
-use crate::kx::crc32::KernelCrc32;
 use crate::kx::netdevice::NetDev;
+use crate::kx::rxe::icrc::KernelCrc32;
 use crate::kx::skbuff::{IpAddrs, PayloadSink, RoceRoute, TxSkb};
 use crate::objects::ah::{Av, Network};
 use crate::objects::counters::Counter;

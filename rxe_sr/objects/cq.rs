@@ -16,7 +16,7 @@ use kernel::pin_init;
 use kernel::prelude::*;
 
 use crate::kx::ib_cq::{Cq, CqArm, WcQp};
-use crate::kx::mmap_queue::MappedQueue;
+use crate::kx::rxe::mmap_queue::MappedQueue;
 use crate::kx::spinlock::{new_irq_spinlock, IrqSpinLock};
 use crate::objects::device::DeviceState;
 use crate::uabi::cqe::{emit_uverbs_wc, Completion, WcStatus};

@@ -6,7 +6,7 @@
 use kernel::alloc::{flags::GFP_KERNEL, KVVec};
 use kernel::prelude::*;
 
-use crate::kx::mmap_queue::MappedQueue;
+use crate::kx::rxe::mmap_queue::MappedQueue;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::limits::MAX_RECV_WQE_BYTES;
 use crate::uabi::queue::{Fifo, FromClientQueue};

@@ -13,7 +13,7 @@ use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::Mutex;
 
-use crate::kx::moduleparam::PoolSizes;
+use crate::kx::rxe::moduleparam::PoolSizes;
 use crate::proto::pool::bits_pool::{BitsBlock, BitsPoolIn};
 use crate::proto::pool::ops::{BitsPoolOps, PoolUsage, SrPoolOps};
 use crate::proto::pool::slots::Slots;

@@ -13,7 +13,7 @@ use kernel::pin_init;
 use kernel::prelude::*;
 
 use crate::kx::ib_srq::Srq;
-use crate::kx::mmap_queue::MappedQueue;
+use crate::kx::rxe::mmap_queue::MappedQueue;
 use crate::kx::spinlock::{new_irq_spinlock, IrqSpinLock};
 use crate::objects::device::DeviceState;
 use crate::objects::recv_queue::{take_from_ring, RecvFifo};

@@ -5,9 +5,9 @@
 
 use kernel::prelude::*;
 
-use crate::kx::crc32::KernelCrc32;
 use crate::kx::ib_qp::QpRef;
 use crate::kx::ib_verbs::QpState;
+use crate::kx::rxe::icrc::KernelCrc32;
 use crate::kx::skbuff::SkBuff;
 use crate::objects::counters::Counter;
 use crate::objects::device::{DeviceState, RoceDevice};

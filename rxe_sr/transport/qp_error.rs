@@ -5,7 +5,7 @@
 use kernel::prelude::*;
 
 use crate::kx::ib_verbs::QpState;
-use crate::kx::mmap_queue::MappedQueue;
+use crate::kx::rxe::mmap_queue::MappedQueue;
 use crate::transport::qp::{QpCqs, QpInner, RoceQp};
 use crate::transport::rc::RcConn;
 use crate::uabi::cqe::{Completion, WcStatus};

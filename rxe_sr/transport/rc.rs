@@ -106,7 +106,7 @@ impl RcConn {
         let sr = SrSetup::new(scheme, rto_of(&cfg), 0)
             .filter(|_| cfg.service == Service::Rc)
             .map(|s| SrSetup {
-                pipe_psns: crate::kx::moduleparam::sr_pipe_psns(),
+                pipe_psns: crate::kx::rxe::moduleparam::sr_pipe_psns(),
                 ..s
             });
         let psn = Psn::new(rq_psn);

@@ -6,8 +6,8 @@ use core::sync::atomic::{fence, Ordering};
 
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_verbs::AccessFlags;
-use crate::kx::mmap_queue::MappedQueue;
 use crate::kx::netdevice::NetDev;
+use crate::kx::rxe::mmap_queue::MappedQueue;
 use crate::kx::skbuff::PayloadSink;
 use crate::kx::timer;
 use crate::objects::ah::Av;

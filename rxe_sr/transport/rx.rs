@@ -4,7 +4,7 @@
 //! delivered at once, an RC/UC packet runs its QP's responder or completer, or waits while
 //! that QP's READ responses are still going out.
 
-use crate::kx::crc32::KernelCrc32;
+use crate::kx::rxe::icrc::KernelCrc32;
 use crate::kx::skbuff::SkBuff;
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;

@@ -7,13 +7,15 @@
 
 use kernel::prelude::*;
 
-use crate::kx::ib_cq::{CqInitAttr, CqNotify, WcArray};
+use crate::kx::ib_cq::{self, CqInitAttr, CqNotify, NetworkHdr, Wc, WcArray};
 use crate::kx::ib_udata::UData;
-use crate::kx::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
+use crate::kx::rxe::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
 use crate::objects::cq::{kernel_cq, CqRing, CqState, RoceCq};
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
+use crate::uabi::cqe::{Completion, WcEx};
 use crate::uabi::queue::{self, QueueGeometry, Ring, ToClientQueue};
+use crate::uabi::send_wqe::NetworkType;
 use crate::uabi::{layout, limits, resp};
 
 /// Largest CQ depth: 2^20 - 1. rdma_rxe's 2^15 - 1 is too few for one CQ shared by many
@@ -78,7 +80,7 @@ pub(crate) fn create(
 fn user_ring(mut udata: UData<'_>, ring: Ring) -> Result<MappedQueue> {
     let queue = SharedQueue::new(ring)?;
     let size = u32::try_from(queue.len()).map_err(|_| EINVAL)?;
-    let (mapped, offset) = udata.map_queue(queue)?;
+    let (mapped, offset) = MappedQueue::map(&mut udata, queue)?;
     let mut out = [0u8; layout::CREATE_CQ_RESP_SIZE];
     resp::emit_create_cq_resp(resp::MmInfo { offset, size }, &mut out).ok_or(EINVAL)?;
     udata.respond(&out)?;
@@ -200,6 +202,34 @@ pub(crate) fn poll(cq: &RoceCq, out: &mut WcArray<'_>) {
         let Some(k) = f.pop() else {
             break;
         };
-        out.push(&k.c, k.qp);
+        out.push(&kernel_wc(&k.c), k.qp);
+    }
+}
+
+/// A completion as a kernel consumer reads it (the status, opcode and flag values of
+/// `struct ib_wc` are the uverbs ABI's).
+fn kernel_wc(c: &Completion) -> Wc {
+    Wc {
+        wr_id: c.wr_id,
+        status: c.status.to_uapi(),
+        opcode: c.opcode.to_uapi(),
+        vendor_err: c.vendor_err,
+        byte_len: c.byte_len,
+        ex: match c.ex {
+            WcEx::None => ib_cq::WcEx::None,
+            WcEx::Imm(bytes) => ib_cq::WcEx::Imm(bytes),
+            WcEx::InvalidateRkey(rkey) => ib_cq::WcEx::InvalidateRkey(rkey),
+        },
+        src_qp: c.src_qp,
+        wc_flags: c.wc_flags.0,
+        pkey_index: c.pkey_index,
+        slid: c.slid,
+        sl: c.sl,
+        dlid_path_bits: c.dlid_path_bits,
+        port_num: c.port_num,
+        network: c.network.map(|n| match n {
+            NetworkType::Ipv4 => NetworkHdr::Ipv4,
+            NetworkType::Ipv6 => NetworkHdr::Ipv6,
+        }),
     }
 }

@@ -12,6 +12,7 @@ use kernel::str::CStr;
 
 use crate::kx::ib_device::{Device, Driver, NewDevice};
 use crate::kx::netdevice::NetDev;
+use crate::kx::rxe::soft_roce::{self, SoftRoce};
 use crate::kx::skbuff::SkBuff;
 use crate::objects::device::{DeviceState, ObjectLimits, RoceDevice, RoceDeviceRef};
 
@@ -302,13 +303,13 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
     // The namespace's sockets first: a port held by another driver refuses the link with
     // the owner's name before anything is allocated.
     let ns = crate::net::namespaces::join(name, nd)?;
-    let pools = sr_pools::new_pools(crate::kx::moduleparam::pool_sizes())?;
-    let budget = crate::kx::moduleparam::dev_inflight_psns();
+    let pools = sr_pools::new_pools(crate::kx::rxe::moduleparam::pool_sizes())?;
+    let budget = crate::kx::rxe::moduleparam::dev_inflight_psns();
     let state = DeviceState::new(
         port_state(nd.is_running(), nd.carrier_ok()),
         ib_mtu_from_eth_mtu(nd.mtu()),
-        object_limits(crate::kx::moduleparam::max_objects()),
-        crate::kx::moduleparam::recovery(),
+        object_limits(crate::kx::rxe::moduleparam::max_objects()),
+        crate::kx::rxe::moduleparam::recovery(),
         pools,
         (budget, crate::objects::inflight::waiter_slots(budget)?),
         ns,
@@ -321,6 +322,7 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
             node_desc: b"rxe_sr",
         },
         state,
+        &soft_roce::device_ops::<DeviceState>(),
     )?;
     note_created();
     // The device may be unregistered by now (rdma link del); do not touch it again.
@@ -333,6 +335,17 @@ pub(crate) fn update_port_state(dev: &RoceDevice, nd: &NetDev<'_>) {
     let new = port_state(nd.is_running(), nd.carrier_ok());
     if dev.swap_port_state(new) != new {
         dev.dispatch_port_event(new == PortState::Active);
+    }
+}
+
+/// The device attribute `recovery` is the device's scheme.
+impl SoftRoce for DeviceState {
+    fn scheme(dev: &Device<Self>) -> Scheme {
+        dev.scheme()
+    }
+
+    fn set_scheme(dev: &Device<Self>, scheme: Scheme) {
+        dev.set_scheme(scheme);
     }
 }
 
@@ -367,14 +380,6 @@ impl Driver for DeviceState {
 
     fn receive(dev: &Device<Self>, skb: SkBuff) {
         crate::transport::rx::receive(dev, skb);
-    }
-
-    fn scheme(dev: &Device<Self>) -> Scheme {
-        dev.scheme()
-    }
-
-    fn set_scheme(dev: &Device<Self>, scheme: Scheme) {
-        dev.set_scheme(scheme);
     }
 
     fn live() {

@@ -12,7 +12,7 @@ use crate::kx::error;
 use crate::kx::ib_qp::NewQp;
 use crate::kx::ib_udata::UData;
 use crate::kx::ib_verbs::{PathMtu, QpAttr, QpAttrMask, QpInitAttr, QpInitReply, QpState, QpType};
-use crate::kx::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
+use crate::kx::rxe::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
 use crate::kx::skbuff::SkbQueue;
 use crate::kx::spinlock::new_irq_spinlock;
 use crate::objects::device::RoceDevice;
@@ -260,13 +260,13 @@ fn user_rings(
             size: u32::try_from(size).map_err(|_| EINVAL)?,
         })
     };
-    let (sq, sq_off) = udata.map_queue(SharedQueue::new(shape.sq.queue.ring)?)?;
+    let (sq, sq_off) = MappedQueue::map(&mut udata, SharedQueue::new(shape.sq.queue.ring)?)?;
     // A QP on an SRQ has no receive ring (its mminfo is all zero, as rdma_rxe's). On any
     // error below, dropping the handles unregisters the rings.
     let (rq, rq_off) = if shape.srq {
         (None, 0)
     } else {
-        let (rq, off) = udata.map_queue(SharedQueue::new(shape.rq.queue.ring)?)?;
+        let (rq, off) = MappedQueue::map(&mut udata, SharedQueue::new(shape.rq.queue.ring)?)?;
         (Some(rq), off)
     };
     let sq = Some(sq);

@@ -10,7 +10,7 @@ use kernel::prelude::*;
 use crate::kx::ib_srq::{SrqAttr, SrqAttrMask};
 use crate::kx::ib_udata::UData;
 use crate::kx::ib_wr::RecvWrList;
-use crate::kx::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
+use crate::kx::rxe::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::objects::recv_queue::recv_fifo;
@@ -88,7 +88,7 @@ pub(crate) fn create(
 fn user_ring(mut udata: UData<'_>, geo: &RqGeometry) -> Result<MappedQueue> {
     let shared = SharedQueue::new(geo.queue.ring)?;
     let size = u32::try_from(shared.len()).map_err(|_| EINVAL)?;
-    let (ring, offset) = udata.map_queue(shared)?;
+    let (ring, offset) = MappedQueue::map(&mut udata, shared)?;
     let srq_num = NEXT_SRQ_NUM.fetch_add(1, Ordering::Relaxed) & 0x00ff_ffff;
     let mut out = [0u8; layout::CREATE_SRQ_RESP_SIZE];
     resp::emit_create_srq_resp(resp::MmInfo { offset, size }, srq_num, &mut out).ok_or(EINVAL)?;
@@ -147,7 +147,7 @@ fn resize(srq: &RoceSrq, max_wr: u32, mut udata: UData<'_>) -> Result {
     // dropping `mapped` unregisters the new ring.
     let fresh = SharedQueue::new(geo.queue.ring)?;
     let size = u32::try_from(fresh.len()).map_err(|_| EINVAL)?;
-    let (mapped, offset) = udata.map_queue(fresh)?;
+    let (mapped, offset) = MappedQueue::map(&mut udata, fresh)?;
     let mut mi = [0u8; layout::MMINFO_SIZE];
     resp::emit_mminfo(resp::MmInfo { offset, size }, &mut mi).ok_or(EINVAL)?;
     udata.write_user(mi_addr, &mi)?;

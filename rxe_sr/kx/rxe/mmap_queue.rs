@@ -19,6 +19,7 @@ use kernel::page::PAGE_SHIFT;
 use kernel::prelude::*;
 
 use crate::kx::bindings;
+use crate::kx::ib_udata::UData;
 use crate::uabi::{layout, queue::Ring};
 
 /// The CPU's cache line size, which pads queue slots as rdma_rxe pads them.
@@ -164,10 +165,7 @@ impl MappedQueue {
     ///
     /// # Safety
     /// `uctx` is a live ucontext of one of our devices.
-    pub(crate) unsafe fn insert(
-        uctx: *mut bindings::ib_ucontext,
-        queue: SharedQueue,
-    ) -> Result<(Self, u64)> {
+    unsafe fn insert(uctx: *mut bindings::ib_ucontext, queue: SharedQueue) -> Result<(Self, u64)> {
         let len = queue.len();
         let boxed = KBox::new(
             QueueMmapEntry {
@@ -191,6 +189,15 @@ impl MappedQueue {
         // SAFETY: `raw` came from KBox::into_raw, so it is non-null.
         let entry = unsafe { NonNull::new_unchecked(raw) };
         Ok((MappedQueue { entry }, offset))
+    }
+
+    /// Registers `queue` in the user context of the call `udata` serves, for `mmap`;
+    /// returns the handle (its drop unregisters the queue) and the offset user space passes
+    /// to `mmap()`. EINVAL when the call has no user context.
+    pub(crate) fn map(udata: &mut UData<'_>, queue: SharedQueue) -> Result<(Self, u64)> {
+        let uctx = udata.ucontext().ok_or(EINVAL)?;
+        // SAFETY: the context of a live uverbs call on one of our devices outlives the call.
+        unsafe { Self::insert(uctx.as_ptr(), queue) }
     }
 
     /// The queue.
