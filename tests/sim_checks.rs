@@ -197,7 +197,7 @@ fn model_fasr_pool_peaks_stay_within_its_arrays() {
     // Stress the pool: heavy and bursty loss, lost retransmissions, many QPs. The peaks are
     // bounded by the pool's arrays by construction and these runs never exhaust it: this
     // checks the simulator's pool accounting. Exhaustion and the fallback it forces are
-    // tested against the engines in rc_transport.rs and recovery_fasr.rs.
+    // tested against the engines in rc_transport/sr_schemes.rs and recovery_fasr.rs.
     let mut stress = Vec::new();
     for (qps, loss) in [
         (1, LossModel::Bernoulli(0.05)),

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+//! What holds the requester back and when it asks for an acknowledgment: the window and the
+//! READ limit, AckReq coalescing, and the device's in-flight budget.
+
+use super::common::{
+    exchange, finish_small_writes, finish_small_writes_checked, post_small_writes, psn_of,
+};
+use super::*;
+use rxe_sr::proto::rc::dev_inflight::ADMIT_CHUNK_PSNS;
+
+#[test]
+fn the_window_and_read_limit_hold_back_the_requester() {
+    let mut n = Net::new(Service::Rc, 256, Link::CLEAN);
+    // 64 KiB at PMTU 256 = 256 packets: only 128 may be outstanding.
+    n.b.rq.push_back(recv_wqe(1, 0x100, 0x10_0000, 1 << 17));
+    n.post(
+        true,
+        wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 65536),
+    )
+    .unwrap();
+    let mut out = vec![];
+    let _ = n.a.with_env(0, &mut out, |r, _, c, e| r.run(e, c));
+    assert_eq!(out.len(), 128);
+    // Five READs with max_rd_atomic 4: four requests go out.
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    for _ in 0..5 {
+        let op = SendOp::RdmaRead {
+            remote: Remote {
+                addr: 0x10_0000,
+                rkey: 0x100,
+            },
+        };
+        n.post(true, wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000, 16))
+            .unwrap();
+    }
+    let mut out = vec![];
+    let _ = n.a.with_env(0, &mut out, |r, _, c, e| r.run(e, c));
+    assert_eq!(out.len(), 4);
+    assert!(n.run(10_000));
+    assert_eq!(n.a.send_cqes.len(), 5);
+}
+
+/// The PSNs of `sent` whose BTH asks for an acknowledgment.
+fn ack_reqs(sent: &[Vec<u8>]) -> Vec<u32> {
+    sent.iter()
+        .map(|b| PacketRepr::parse(b).expect("valid packet"))
+        .filter(|p| p.bth.ack_req)
+        .map(|p| p.bth.psn.get())
+        .collect()
+}
+
+#[test]
+fn a_stream_of_small_writes_asks_for_an_acknowledgment_every_sixteen_packets() {
+    // 64 one-packet WRITEs queued at once: the last packet of a message goes without
+    // AckReq while the next follows it, so one in ACK_COALESCE_PKTS asks, and the last of
+    // the stream always does (nothing after it would). rdma_rxe asks on every message.
+    for scheme in [Scheme::Gbn, Scheme::Fasr] {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        let mut posted = 0;
+        // On a clean link the QP settles (FaSR: on the SR format).
+        post_small_writes(&mut n, &mut posted, 4);
+        assert!(n.run(100_000));
+        post_small_writes(&mut n, &mut posted, 64);
+        let sent = n.send(true);
+        assert_eq!(sent.len(), 64, "{scheme:?}");
+        let first = psn_of(&sent[0]);
+        let asks: Vec<u32> = ack_reqs(&sent)
+            .iter()
+            .map(|p| p.wrapping_sub(first))
+            .collect();
+        assert_eq!(asks, [15, 31, 47, 63], "{scheme:?}");
+        // The responder acknowledges only those: four acknowledgments for 64 WRITEs.
+        let acks: Vec<_> = sent.iter().flat_map(|p| n.deliver(true, p)).collect();
+        assert_eq!(acks.len(), 4, "{scheme:?}");
+        for f in &acks {
+            n.deliver(false, f);
+        }
+        finish_small_writes(n, posted, 0);
+    }
+}
+
+#[test]
+fn a_message_asks_for_its_acknowledgment_when_a_read_or_the_queue_end_follows() {
+    // A WRITE followed by a READ: the READ waits for nothing, but its request is no WRITE
+    // or SEND the coalescing counts on, so the WRITE asks itself.
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    let mut posted = 0;
+    post_small_writes(&mut n, &mut posted, 1);
+    let op = SendOp::RdmaRead {
+        remote: Remote {
+            addr: 0x20_0000 + 0x8_0000,
+            rkey: 0x200,
+        },
+    };
+    n.post(
+        true,
+        wqe(op, SendOpcode::RdmaRead, 0x100, 0x10_0000 + 0x8_0000, 1024),
+    )
+    .unwrap();
+    post_small_writes(&mut n, &mut posted, 2);
+    let sent = n.send(true);
+    assert_eq!(sent.len(), 4);
+    let first = psn_of(&sent[0]);
+    // The WRITE, the READ request and the last WRITE ask; the WRITE before it does not.
+    let asks: Vec<u32> = ack_reqs(&sent)
+        .iter()
+        .map(|p| p.wrapping_sub(first))
+        .collect();
+    assert_eq!(asks, [0, 1, 3]);
+    assert!(n.run(100_000), "stalled");
+    assert_eq!(n.a.send_cqes.len(), 4);
+    assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success));
+}
+
+#[test]
+fn the_requester_runs_again_while_acknowledgments_are_due() {
+    // A doorbell need not wake the QP's work while packets await their acknowledgment (its
+    // arrival runs the requester) with a timer armed; once all are acknowledged it must.
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    let mut posted = 0;
+    assert!(!n.a.req.runs_again(), "nothing sent yet");
+    post_small_writes(&mut n, &mut posted, 3);
+    assert!(!n.a.req.runs_again(), "posted, not sent");
+    let sent = n.send(true);
+    assert_eq!(sent.len(), 3);
+    assert!(
+        n.a.req.runs_again(),
+        "three WRITEs await their acknowledgment"
+    );
+    // More posted meanwhile go out with the acknowledgment's run.
+    post_small_writes(&mut n, &mut posted, 2);
+    let acks: Vec<_> = sent.iter().flat_map(|p| n.deliver(true, p)).collect();
+    assert_eq!(acks.len(), 1);
+    let more = n.deliver(false, &acks[0]);
+    assert_eq!(
+        more.len(),
+        2,
+        "the acknowledgment's run sent what was posted meanwhile"
+    );
+    assert!(n.a.req.runs_again());
+    let acks: Vec<_> = more.iter().flat_map(|p| n.deliver(true, p)).collect();
+    for f in &acks {
+        n.deliver(false, f);
+    }
+    assert!(
+        !n.a.req.runs_again(),
+        "everything acknowledged: a doorbell must wake the work"
+    );
+    finish_small_writes(n, posted, 0);
+}
+
+#[test]
+fn the_in_flight_budget_stops_a_stream_and_asks_for_the_tail_it_sent() {
+    // A's device admits messages while fewer than 10 PSNs are in flight across its QPs.
+    // Of 64 one-packet WRITEs queued at once, 10 go; the 10th asks for its acknowledgment
+    // (the 11th may not follow it), and that acknowledgment gives the room back and runs
+    // the rest. With the tail left unasked, only a probe or the timeout would recover it.
+    for scheme in [Scheme::Gbn, Scheme::Fasr] {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        n.a.inflight = Some(Inflight::new(10));
+        let mut posted = 0;
+        post_small_writes(&mut n, &mut posted, 4);
+        assert!(n.run(100_000));
+        assert_eq!(
+            n.a.inflight.as_ref().unwrap().psns(),
+            0,
+            "{scheme:?}: all acknowledged"
+        );
+        post_small_writes(&mut n, &mut posted, 64);
+        let sent = n.send(true);
+        assert_eq!(sent.len(), 10, "{scheme:?}");
+        let first = psn_of(&sent[0]);
+        let asks: Vec<u32> = ack_reqs(&sent)
+            .iter()
+            .map(|p| p.wrapping_sub(first))
+            .collect();
+        assert_eq!(asks, [9], "{scheme:?}");
+        assert_eq!(
+            (n.a.held, n.a.inflight.as_ref().unwrap().psns()),
+            (10, 10),
+            "{scheme:?}"
+        );
+        assert!(n.a.req.counters.admit_waits >= 1, "{scheme:?}");
+        // The acknowledgment of the tail runs the next ten, and so on.
+        let acks: Vec<_> = sent.iter().flat_map(|p| n.deliver(true, p)).collect();
+        assert_eq!(acks.len(), 1, "{scheme:?}");
+        let next = n.deliver(false, &acks[0]);
+        assert_eq!(next.len(), 10, "{scheme:?}");
+        let first = psn_of(&next[0]);
+        let asks: Vec<u32> = ack_reqs(&next)
+            .iter()
+            .map(|p| p.wrapping_sub(first))
+            .collect();
+        assert_eq!(asks, [9], "{scheme:?}");
+        exchange(&mut n, next);
+        finish_small_writes_checked(&mut n, posted);
+        assert_eq!(
+            (n.a.req.counters.timeouts, n.a.req.counters.retries),
+            (0, 0),
+            "{scheme:?}"
+        );
+        assert_eq!(
+            n.a.req.sr().map_or(0, |s| s.counters.stall_probes),
+            0,
+            "{scheme:?}"
+        );
+        assert_eq!(
+            n.a.inflight.as_ref().unwrap().psns(),
+            0,
+            "{scheme:?}: the room came back"
+        );
+        assert_eq!(n.a.held, 0, "{scheme:?}");
+    }
+}
+
+#[test]
+fn the_in_flight_budget_admits_whole_messages_and_holds_their_unsent_psns() {
+    // A 4-packet WRITE is admitted whole: it holds 4 PSNs before its first packet goes,
+    // and a budget of 2 still lets one such message start (fewer than 2 in flight).
+    let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
+    n.a.inflight = Some(Inflight::new(2));
+    let len = 4096u32;
+    for k in 0..3u64 {
+        let off = k * u64::from(len);
+        n.a.mem.region(0x100)[off as usize..(off + u64::from(len)) as usize]
+            .copy_from_slice(&pattern(k as u8 + 1, len as usize));
+        let op = SendOp::RdmaWrite {
+            remote: Remote {
+                addr: 0x20_0000 + off,
+                rkey: 0x200,
+            },
+        };
+        n.post(
+            true,
+            wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000 + off, len),
+        )
+        .unwrap();
+    }
+    let sent = n.send(true);
+    assert_eq!(sent.len(), 4, "one message of four packets");
+    assert_eq!(n.a.req.admitted_psns(), 4);
+    assert_eq!(n.a.inflight.as_ref().unwrap().psns(), 4);
+    // Before its first packet is acknowledged the message holds all four.
+    let ack = n.deliver(true, &sent[0]);
+    assert!(ack.is_empty());
+    assert_eq!(n.a.inflight.as_ref().unwrap().psns(), 4);
+    let acks: Vec<_> = sent[1..].iter().flat_map(|p| n.deliver(true, p)).collect();
+    assert_eq!(acks.len(), 1);
+    // The acknowledgment gives the four back and admits the next message.
+    let more = n.deliver(false, &acks[0]);
+    assert_eq!(more.len(), 4);
+    assert_eq!(n.a.inflight.as_ref().unwrap().psns(), 4);
+    exchange(&mut n, more);
+    assert!(n.run(100_000), "stalled");
+    assert_eq!(n.a.req.counters.timeouts, 0);
+    assert_eq!(n.a.send_cqes.len(), 3);
+    let total = 3 * len as usize;
+    assert!(n.b.mem.region(0x200)[..total] == n.a.mem.region(0x100)[..total]);
+    assert_eq!(n.a.inflight.as_ref().unwrap().psns(), 0);
+}
+
+#[test]
+fn the_in_flight_budget_admits_a_long_message_a_chunk_at_a_time() {
+    // A 200-packet WRITE under a budget of 10: it takes ADMIT_CHUNK_PSNS at a time, not
+    // all 200 (which held the device's whole budget from its other QPs until the message
+    // was acknowledged: a garbled 2 GiB length showed 2097152 PSNs in flight). The
+    // chunk's last packet asks for its acknowledgment, as the next chunk waits for room.
+    for scheme in [Scheme::Gbn, Scheme::Fasr] {
+        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        n.a.inflight = Some(Inflight::new(10));
+        let len = 200 * 1024u32;
+        n.a.mem.region(0x100)[..len as usize].copy_from_slice(&pattern(7, len as usize));
+        let op = SendOp::RdmaWrite {
+            remote: Remote {
+                addr: 0x20_0000,
+                rkey: 0x200,
+            },
+        };
+        n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, len))
+            .unwrap();
+        let sent = n.send(true);
+        let chunk = ADMIT_CHUNK_PSNS as usize;
+        assert_eq!(sent.len(), chunk, "{scheme:?}: one chunk goes");
+        assert_eq!(
+            n.a.inflight.as_ref().unwrap().psns(),
+            ADMIT_CHUNK_PSNS,
+            "{scheme:?}"
+        );
+        assert_eq!(n.a.req.admitted_psns(), ADMIT_CHUNK_PSNS, "{scheme:?}");
+        let first = psn_of(&sent[0]);
+        let asks: Vec<u32> = ack_reqs(&sent)
+            .iter()
+            .map(|p| p.wrapping_sub(first))
+            .collect();
+        assert_eq!(
+            asks.last(),
+            Some(&(ADMIT_CHUNK_PSNS - 1)),
+            "{scheme:?}: the chunk's tail asks"
+        );
+        exchange(&mut n, sent);
+        assert!(n.run(100_000), "{scheme:?}: stalled");
+        assert_eq!(
+            (n.a.req.counters.timeouts, n.a.req.counters.retries),
+            (0, 0),
+            "{scheme:?}"
+        );
+        assert_eq!(n.a.send_cqes.len(), 1, "{scheme:?}");
+        assert!(n.b.mem.region(0x200)[..len as usize] == n.a.mem.region(0x100)[..len as usize]);
+        assert_eq!(n.a.inflight.as_ref().unwrap().psns(), 0, "{scheme:?}");
+    }
+}
