@@ -14,7 +14,7 @@ use crate::objects::device::RoceDevice;
 use crate::proto::rc::requester::ReqCounters;
 use crate::proto::rc::responder::{RespCounters, READ_BUDGET};
 use crate::proto::rc::sr::SrStats;
-use crate::proto::rc::{Outcome, RcConfig, RcEnv, Service};
+use crate::proto::rc::{Fatal, RcConfig, RcEnv, Service};
 use crate::proto::wire::opcode::OpKind;
 use crate::proto::wire::PacketRepr;
 use crate::transport::fetch::{fetch, fetch_kernel};
@@ -85,12 +85,12 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Ste
     let rts = attrs.state == QpState::Rts;
     let before = Snapshot::take(req, resp);
     let mut outcome = run_step(&mut env, cfg, req, resp, rts, step);
-    if let (Outcome::Ok, Some(r), true) = (outcome, req.as_mut(), rts) {
+    if let (Ok(()), Some(r), true) = (outcome, req.as_mut(), rts) {
         outcome = send_more(ctx, &mut env, cfg, r);
     }
     account(ctx, &mut env, req, resp, rts, &before);
     rearm(ctx, &env, req, resp, rts, outcome);
-    if outcome == Outcome::Error {
+    if outcome.is_err() {
         report_fatal(ctx.qpn, req, resp);
         enter_error(g, ctx.qp);
     }
@@ -124,7 +124,7 @@ fn run_step(
     resp: &mut KResponder,
     rts: bool,
     step: Step<'_>,
-) -> Outcome {
+) -> Result<(), Fatal> {
     match step {
         Step::Packet(p) if is_request(p) => {
             if let Some(r) = req.as_mut() {
@@ -134,11 +134,11 @@ fn run_step(
         }
         Step::Packet(p) => match req.as_mut() {
             Some(r) if rts => r.on_response(env, cfg, p),
-            _ => Outcome::Ok,
+            _ => Ok(()),
         },
         Step::Timer => match req.as_mut() {
             Some(r) if rts => r.on_timer(env, cfg),
-            _ => Outcome::Ok,
+            _ => Ok(()),
         },
         Step::SlowPath => resp.on_timer(env, cfg),
         Step::Pump => resp.pump(env, cfg, READ_BUDGET),
@@ -147,7 +147,12 @@ fn run_step(
 
 /// Fetches the send WQEs the step made room for (from the user ring or the kernel queue)
 /// and sends what the window allows.
-fn send_more(ctx: &QpCtx<'_>, env: &mut KEnv<'_>, cfg: &RcConfig, r: &mut KRequester) -> Outcome {
+fn send_more(
+    ctx: &QpCtx<'_>,
+    env: &mut KEnv<'_>,
+    cfg: &RcConfig,
+    r: &mut KRequester,
+) -> Result<(), Fatal> {
     let shape = &ctx.st.shape;
     let limits = SendLimits {
         max_sge: shape.sq.max_sge,
@@ -158,11 +163,8 @@ fn send_more(ctx: &QpCtx<'_>, env: &mut KEnv<'_>, cfg: &RcConfig, r: &mut KReque
     } else {
         fetch_kernel(r, env, cfg, &ctx.st.kq)
     };
-    if outcome == Outcome::Ok {
-        r.run(env, cfg)
-    } else {
-        outcome
-    }
+    outcome?;
+    r.run(env, cfg)
 }
 
 /// Adds what the step counted to the device's counters, and gives what it acknowledged
@@ -197,7 +199,7 @@ fn rearm(
     req: &Option<KRequester>,
     resp: &KResponder,
     rts: bool,
-    outcome: Outcome,
+    outcome: Result<(), Fatal>,
 ) {
     let now = RcEnv::now_us(env);
     // Out of RTS the requester's timers do nothing (see `run_step`): armed, a past deadline
@@ -208,7 +210,7 @@ fn rearm(
         now,
     );
     arm(ctx.qp.slow_path(), resp.deadline(), now);
-    if resp.read_pending() && outcome == Outcome::Ok {
+    if resp.read_pending() && outcome.is_ok() {
         // The QP's work sends the rest.
         ctx.qp.timer().kick();
     }

@@ -4,7 +4,7 @@
 
 use crate::objects::counters::Counter;
 use crate::proto::rc::requester::PostError;
-use crate::proto::rc::{Outcome, RcConfig, Service};
+use crate::proto::rc::{Fatal, RcConfig, Service};
 use crate::transport::qp::KernelQueueLock;
 use crate::transport::rc::KRequester;
 use crate::transport::rc_env::KEnv;
@@ -22,14 +22,14 @@ pub(crate) fn fetch(
     env: &mut KEnv<'_>,
     cfg: &RcConfig,
     limits: SendLimits,
-) -> Outcome {
+) -> Result<(), Fatal> {
     let Some(ring) = env.sq else {
-        return Outcome::Ok;
+        return Ok(());
     };
     let shared = ring.queue();
     if env.sq_q.observe_producer(shared.load_producer()).is_err() {
         // A producer index user space mangled: what was validly queued still runs.
-        return Outcome::Ok;
+        return Ok(());
     }
     let qp_type = if cfg.service == Service::Rc {
         QpType::Rc
@@ -70,9 +70,9 @@ pub(crate) fn fetch(
         }
         use crate::proto::rc::RcEnv as _;
         env.retire_send(Some(&Completion::zeroed(wr_id, cfg.qpn, status)));
-        return Outcome::Error;
+        return Err(Fatal);
     }
-    Outcome::Ok
+    Ok(())
 }
 
 /// Counts a request the requester took, if it is a SEND (`rdma_sends`).
@@ -94,7 +94,7 @@ pub(crate) fn fetch_kernel(
     env: &mut KEnv<'_>,
     cfg: &RcConfig,
     kq: &KernelQueueLock,
-) -> Outcome {
+) -> Result<(), Fatal> {
     while req.room() > 0 {
         let Some(ks) = kq.lock().as_mut().and_then(|k| k.sq.peek().flatten()) else {
             break;
@@ -119,7 +119,7 @@ pub(crate) fn fetch_kernel(
         }
         use crate::proto::rc::RcEnv as _;
         env.retire_send(Some(&Completion::zeroed(ks.wqe.wr_id, cfg.qpn, status)));
-        return Outcome::Error;
+        return Err(Fatal);
     }
-    Outcome::Ok
+    Ok(())
 }

@@ -20,7 +20,7 @@ use rxe_sr::proto::recovery::RtoConfig;
 type Resp = Responder<Vec<Option<RdRes>>, Vec<Option<RecvSlot>>, Box<RespSr>>;
 type Req = Requester<Vec<SqEntry>, Box<ReqSr>>;
 use rxe_sr::proto::rc::{
-    AtomicOp, Outcome, PayloadSrc, RcConfig, RcEnv, RemoteErr, RemoteOp, Service, TxError,
+    AtomicOp, Fatal, PayloadSrc, RcConfig, RcEnv, RemoteErr, RemoteOp, Service, TxError,
 };
 use rxe_sr::proto::wire::opcode::OpKind;
 use rxe_sr::proto::wire::PacketRepr;
@@ -374,8 +374,8 @@ impl Side {
         r
     }
 
-    fn note(&mut self, o: Outcome) {
-        if o == Outcome::Error {
+    fn note(&mut self, o: Result<(), Fatal>) {
+        if o.is_err() {
             self.error = true;
         }
     }
@@ -530,7 +530,7 @@ impl Net {
             }
             let mut o = resp.on_request(env, cfg, &p);
             // The kernel's QP work: the rest of a READ's responses, batch by batch.
-            while o == Outcome::Ok && resp.read_pending() {
+            while o.is_ok() && resp.read_pending() {
                 o = resp.pump(env, cfg, READ_BUDGET);
             }
             o

@@ -222,12 +222,12 @@ pub(crate) fn read_request(psn: Psn, rkey: u32, va: u64, len: u32) -> Vec<u8> {
 
 /// Feeds one request to B's responder (sending every READ response, batch by batch);
 /// returns what B sent back.
-pub(crate) fn to_b(n: &mut Net, pkt: &[u8]) -> (Outcome, Vec<PacketRepr<'static>>) {
+pub(crate) fn to_b(n: &mut Net, pkt: &[u8]) -> (Result<(), Fatal>, Vec<PacketRepr<'static>>) {
     let p = PacketRepr::parse(pkt).unwrap();
     let mut back = vec![];
     let o = n.b.with_env(1, &mut back, |_, r, c, e| {
         let mut o = r.on_request(e, c, &p);
-        while o == Outcome::Ok && r.read_pending() {
+        while o.is_ok() && r.read_pending() {
             o = r.pump(e, c, READ_BUDGET);
         }
         o

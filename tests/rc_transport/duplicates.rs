@@ -167,7 +167,7 @@ fn duplicate_reads_are_served_only_from_a_saved_read() {
     let (o, back) = to_b(&mut n, &read_request(epsn, 0x100, va, 4096));
     assert_eq!(
         (o, back.len()),
-        (Outcome::Ok, 4),
+        (Ok(()), 4),
         "the READ itself: four responses"
     );
     // Something in sequence after it, so the READ is in the past.
@@ -196,7 +196,7 @@ fn duplicate_reads_are_served_only_from_a_saved_read() {
     for (what, pkt) in &forged {
         let before = n.b.resp.counters.dup_unmatched;
         let (o, back) = to_b(&mut n, pkt);
-        assert_eq!(o, Outcome::Ok, "{what}");
+        assert_eq!(o, Ok(()), "{what}");
         assert!(back.is_empty(), "{what}: {} packets sent", back.len());
         assert_eq!(
             n.b.resp.counters.dup_unmatched,

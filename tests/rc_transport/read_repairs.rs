@@ -148,7 +148,7 @@ fn pump_b(n: &mut Net, out: &mut Vec<Vec<u8>>) {
         let o = n.b.with_env(n.now, out, |_, resp, cfg, env| {
             resp.pump(env, cfg, READ_BUDGET)
         });
-        assert_eq!(o, Outcome::Ok);
+        assert_eq!(o, Ok(()));
     }
 }
 
@@ -193,7 +193,7 @@ fn a_repair_read_is_served_ahead_of_a_new_reads_responses() {
         let o = n.b.with_env(n.now, &mut from_b, |_, resp, cfg, env| {
             resp.on_request(env, cfg, &p)
         });
-        assert_eq!(o, Outcome::Ok);
+        assert_eq!(o, Ok(()));
     }
     assert!(
         n.b.resp.read_pending(),
@@ -216,7 +216,7 @@ fn a_repair_read_is_served_ahead_of_a_new_reads_responses() {
     let o = n.b.with_env(n.now, &mut now_out, |_, resp, cfg, env| {
         resp.on_request(env, cfg, &p)
     });
-    assert_eq!(o, Outcome::Ok);
+    assert_eq!(o, Ok(()));
     let psns: Vec<u32> = now_out.iter().map(|b| psn_of(b)).collect();
     assert_eq!(psns.first(), Some(&(r0 + 3)), "the repair first: {psns:?}");
     assert!(
@@ -277,7 +277,7 @@ fn a_repair_of_responses_still_to_go_out_is_not_served_twice() {
     let o = n.b.with_env(n.now, &mut first_batch, |_, resp, cfg, env| {
         resp.on_request(env, cfg, &p)
     });
-    assert_eq!(o, Outcome::Ok);
+    assert_eq!(o, Ok(()));
     assert_eq!(first_batch.len() as u32, READ_BUDGET);
     for b in &first_batch {
         assert!(n.deliver(false, b).is_empty());
@@ -288,7 +288,7 @@ fn a_repair_of_responses_still_to_go_out_is_not_served_twice() {
     let mut probe = vec![];
     let o =
         n.a.with_env(n.now, &mut probe, |req, _, cfg, env| req.on_timer(env, cfg));
-    assert_eq!(o, Outcome::Ok);
+    assert_eq!(o, Ok(()));
     assert_eq!(probe.len(), 1, "one repair");
     let r1 = psn_of(&reqs[0]);
     assert_eq!(psn_of(&probe[0]), r1 + READ_BUDGET, "for the rest of R1");
@@ -298,7 +298,7 @@ fn a_repair_of_responses_still_to_go_out_is_not_served_twice() {
     let o = n.b.with_env(n.now, &mut out, |_, resp, cfg, env| {
         resp.on_request(env, cfg, &p)
     });
-    assert_eq!(o, Outcome::Ok);
+    assert_eq!(o, Ok(()));
     assert!(
         out.is_empty(),
         "nothing served for it: {} responses",

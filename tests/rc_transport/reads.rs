@@ -18,7 +18,7 @@ fn a_long_read_is_answered_in_batches() {
     let mut back = vec![];
     let o =
         n.b.with_env(1, &mut back, |_, r, c, e| r.on_request(e, c, &p));
-    assert_eq!(o, Outcome::Ok);
+    assert_eq!(o, Ok(()));
     assert_eq!(back.len(), READ_BUDGET as usize, "the first batch only");
     assert!(n.b.resp.read_pending());
     assert_eq!(
@@ -31,7 +31,7 @@ fn a_long_read_is_answered_in_batches() {
         let before = back.len();
         let o =
             n.b.with_env(2, &mut back, |_, r, c, e| r.pump(e, c, READ_BUDGET));
-        assert_eq!(o, Outcome::Ok);
+        assert_eq!(o, Ok(()));
         assert!(back.len() - before <= READ_BUDGET as usize);
         batches += 1;
     }
@@ -88,7 +88,7 @@ fn reads_past_the_limits_are_invalid_requests() {
         let mut n = Net::new(Service::Rc, 256, Link::CLEAN);
         let epsn = n.b.resp.epsn();
         let (o, back) = to_b(&mut n, &read_request(epsn, 0x100, 0x10_0000, len));
-        assert_eq!(o, Outcome::Error, "len {len:#x}");
+        assert_eq!(o, Err(Fatal), "len {len:#x}");
         assert_eq!(
             nak_of(&back),
             Some((1, 0)),
@@ -99,7 +99,7 @@ fn reads_past_the_limits_are_invalid_requests() {
     n.b.cfg.max_dest_rd_atomic = 0;
     let epsn = n.b.resp.epsn();
     let (o, back) = to_b(&mut n, &read_request(epsn, 0x100, 0x10_0000, 64));
-    assert_eq!((o, nak_of(&back)), (Outcome::Error, Some((1, 0))));
+    assert_eq!((o, nak_of(&back)), (Err(Fatal), Some((1, 0))));
     // An atomic with no resources, through the requester.
     let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
     n.b.cfg.max_dest_rd_atomic = 0;

@@ -18,12 +18,12 @@ fn rnr_nak_then_retry_when_a_receive_is_posted() {
     // No receive WQE: B answers RNR NAK; A waits and retries (rnr_retry 7 = forever).
     let mut out = vec![];
     let o = n.a.with_env(0, &mut out, |r, _, c, e| r.run(e, c));
-    assert_eq!(o, Outcome::Ok);
+    assert_eq!(o, Ok(()));
     let p = PacketRepr::parse(&out[0]).unwrap();
     let mut back = vec![];
     let o =
         n.b.with_env(1, &mut back, |_, r, c, e| r.on_request(e, c, &p));
-    assert_eq!(o, Outcome::Ok);
+    assert_eq!(o, Ok(()));
     assert_eq!(n.b.resp.counters.rnr_naks_sent, 1);
     n.b.rq.push_back(recv_wqe(1, 0x100, 0x10_0000, 4096));
     // Deliver the RNR NAK, then let the timers and the link finish the job.
@@ -31,7 +31,7 @@ fn rnr_nak_then_retry_when_a_receive_is_posted() {
     let mut out = vec![];
     let o =
         n.a.with_env(2, &mut out, |r, _, c, e| r.on_response(e, c, &nak));
-    assert_eq!(o, Outcome::Ok);
+    assert_eq!(o, Ok(()));
     assert!(out.is_empty(), "nothing is sent during the RNR delay");
     assert!(n.run(10_000));
     assert_eq!(n.a.req.counters.rnr_naks, 1);

@@ -233,15 +233,14 @@ pub trait RcEnv {
     fn with_shared(&mut self, f: &mut dyn FnMut(&mut (dyn SharedPools + 'static), &mut dyn RcEnv));
 }
 
-/// What a call left the QP in.
+/// A fatal error was completed: the QP must enter the Error state (and flush).
+///
+/// The error of the calls that can fail the QP, which return `Result<(), Fatal>`; `Ok`:
+/// carry on. Helpers that always fail return it bare: dropping one would leave the QP
+/// running past the failure.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[must_use]
-pub enum Outcome {
-    /// Carry on.
-    Ok,
-    /// A fatal error was completed: the QP must enter the Error state (and flush).
-    Error,
-}
+pub struct Fatal;
 
 /// Packets (PSNs) of a message of `len` bytes at path MTU `pmtu`: at least one.
 pub const fn packets(len: u32, pmtu: u32) -> u32 {

@@ -12,7 +12,7 @@ use super::RetryCause;
 use super::SqEntry;
 use crate::proto::psn::Psn;
 use crate::proto::rc::sr::{decode_feedback, SrAckMeaning};
-use crate::proto::rc::{nak, rnr_delay_us, Outcome, RcConfig, RcEnv, Service};
+use crate::proto::rc::{nak, rnr_delay_us, Fatal, RcConfig, RcEnv, Service};
 use crate::proto::recovery::{Feedback, ReqEvent};
 use crate::proto::wire::ext_headers::AethKind;
 use crate::proto::wire::opcode::{OpKind, Position};
@@ -27,23 +27,23 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         env: &mut dyn RcEnv,
         cfg: &RcConfig,
         p: &PacketRepr<'_>,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         if cfg.service != Service::Rc {
-            return Outcome::Ok;
+            return Ok(());
         }
         let psn = p.bth.psn;
         // Only a PSN that was sent and not yet acknowledged means anything; the capability
         // exchange too is decided only by such a response.
         if !self.in_flight(psn) {
             self.counters.dup_responses += 1;
-            return Outcome::Ok;
+            return Ok(());
         }
         self.on_caps(p.bth.tver, p.bth.resv7);
         self.note_heard(env.now_us());
         let Some(info) = p.bth.opcode.info() else {
-            return Outcome::Ok;
+            return Ok(());
         };
-        let o = match info.kind {
+        let handled = match info.kind {
             OpKind::Acknowledge => self.on_aeth(env, cfg, p, psn),
             // IBTA 1.5 may answer a FLUSH or an ATOMIC WRITE with an RDMA READ RESPONSE ONLY
             // without payload (rdma_rxe does; rxe_sr's responder ACKs them): its AETH then
@@ -55,12 +55,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             OpKind::AtomicAcknowledge => self.on_atomic_ack(env, cfg, p, psn),
             _ => {
                 self.counters.dup_responses += 1;
-                Outcome::Ok
+                Ok(())
             }
         };
-        if o == Outcome::Error {
-            return o;
-        }
+        handled?;
         self.run(env, cfg)
     }
 
@@ -72,14 +70,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         cfg: &RcConfig,
         p: &PacketRepr<'_>,
         psn: Psn,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         let Some(aeth) = p.ext.aeth else {
-            return Outcome::Ok;
+            return Ok(());
         };
         if let Some(sr) = p.ext.sr_ack_eth {
             match decode_feedback(psn, &sr, &aeth) {
                 SrAckMeaning::Feedback(fb) => return self.on_sr_feedback(env, cfg, fb),
-                SrAckMeaning::ReadAck => return Outcome::Ok,
+                SrAckMeaning::ReadAck => return Ok(()),
                 SrAckMeaning::Ibta => {}
             }
         }
@@ -88,38 +86,38 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             AethKind::RnrNak { timer } => self.on_rnr_nak(env, cfg, psn, timer),
             AethKind::Nak { code } if code == nak::PSN_SEQ_ERR => self.on_seq_nak(env, cfg, psn),
             AethKind::Nak { code } => self.on_nak_error(env, cfg, psn, code),
-            AethKind::Reserved => Outcome::Ok,
+            AethKind::Reserved => Ok(()),
         }
     }
 
     /// An ACK of every PSN up to `psn`: acknowledged as far as the oldest READ or atomic
     /// still waiting allows, and that one's response asked for again if the ACK passed it.
-    fn on_ack(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) -> Outcome {
+    fn on_ack(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) -> Result<(), Fatal> {
         self.count_aack(psn.next());
-        let (o, lost) = self.ack_to(env, cfg, psn.next());
-        if o == Outcome::Error {
-            return o;
-        }
-        match lost {
+        match self.ack_to(env, cfg, psn.next())? {
             Some(from) => self.retry_from(env, cfg, from, psn.next()),
-            None => Outcome::Ok,
+            None => Ok(()),
         }
     }
 
     /// An RNR NAK at `psn` (the responder had no receive WQE): what precedes it is
     /// acknowledged, and the requester goes back to it after the NAK's `timer` delay, or
     /// fails its work request once `rnr_retry` is spent (7: without end).
-    fn on_rnr_nak(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, timer: u8) -> Outcome {
+    fn on_rnr_nak(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        psn: Psn,
+        timer: u8,
+    ) -> Result<(), Fatal> {
         self.counters.rnr_naks += 1;
-        if self.ack_to(env, cfg, psn).0 == Outcome::Error {
-            return Outcome::Error;
-        }
+        self.ack_to(env, cfg, psn)?;
         let Some(i) = self.find(psn) else {
-            return Outcome::Ok;
+            return Ok(());
         };
         if self.rnr_left == 0 {
             self.counters.rnr_retry_exceeded += 1;
-            return self.fail_entry(env, cfg, i, WcStatus::RnrRetryExcErr);
+            return Err(self.fail_entry(env, cfg, i, WcStatus::RnrRetryExcErr));
         }
         if self.rnr_left != 7 {
             self.rnr_left -= 1;
@@ -136,34 +134,31 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             self.rto_deadline = Some(wake.saturating_add(cfg.timeout_us));
         }
         self.rewind(psn);
-        Outcome::Ok
+        Ok(())
     }
 
     /// A NAK "PSN sequence error" with RCV-NXT `psn`: acknowledged up to it, and the engine
     /// decides what goes again (a go-back consumes a retry); in the SR format the READs and
     /// atomics the responder dropped from RCV-NXT on go again too.
-    fn on_seq_nak(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) -> Outcome {
+    fn on_seq_nak(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) -> Result<(), Fatal> {
         self.counters.seq_naks += 1;
-        let (o, lost) = self.ack_to(env, cfg, psn);
-        if o == Outcome::Error {
-            return o;
-        }
+        let lost = self.ack_to(env, cfg, psn)?;
         if self.rnr_deadline.is_some() {
             // Gone back to an RNR NAK's PSN, waiting to resend from it: the NAK
             // reports the packets sent after it, which go again anyway. Going back
             // for it too spent a retry per RNR wait, so a receiver slow to post its
             // receives made the QP die of retries.
-            return Outcome::Ok;
+            return Ok(());
         }
         if let Some(from) = lost {
             // A READ or atomic before RCV-NXT still waits for a response: asked
             // for again; and in the SR format the ones from RCV-NXT on that the
             // responder dropped go again too (what the NAK says).
-            let o = self.retry_from(env, cfg, from, psn);
-            if o == Outcome::Ok && self.sr_active() {
+            self.retry_from(env, cfg, from, psn)?;
+            if self.sr_active() {
                 self.resend_ordered_from(psn);
             }
-            return o;
+            return Ok(());
         }
         let now = env.now_us();
         let acts = self.feed(
@@ -174,22 +169,26 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             },
         );
         let cursor = (self.next, self.next_pkt);
-        let o = self.apply(env, cfg, acts, Some(RetryCause::SeqNak));
-        if o == Outcome::Ok && self.sr_active() && (self.next, self.next_pkt) == cursor {
+        self.apply(env, cfg, acts, Some(RetryCause::SeqNak))?;
+        if self.sr_active() && (self.next, self.next_pkt) == cursor {
             // The engine did not go back (only FaSR's does, for its fallback): in
             // the SR format this NAK means READs or atomics arrived before RCV-NXT
             // and were dropped.
             self.resend_ordered_from(psn);
         }
-        o
+        Ok(())
     }
 
     /// Any other NAK (invalid request, remote access or operation error): what precedes
     /// `psn` is acknowledged, and the request at it fails with the matching status.
-    fn on_nak_error(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, code: u8) -> Outcome {
-        if self.ack_to(env, cfg, psn).0 == Outcome::Error {
-            return Outcome::Error;
-        }
+    fn on_nak_error(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        psn: Psn,
+        code: u8,
+    ) -> Result<(), Fatal> {
+        self.ack_to(env, cfg, psn)?;
         let status = match code {
             nak::INVALID_REQUEST => WcStatus::RemInvReqErr,
             nak::REMOTE_ACCESS => WcStatus::RemAccessErr,
@@ -198,7 +197,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             _ => WcStatus::BadRespErr,
         };
         let i = self.find(psn).unwrap_or(0);
-        self.fail_entry(env, cfg, i, status)
+        Err(self.fail_entry(env, cfg, i, status))
     }
 
     /// A cumulative acknowledgement up to (not including) `cum`; returns the PSN the
@@ -208,7 +207,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         env: &mut dyn RcEnv,
         cfg: &RcConfig,
         cum: Psn,
-    ) -> (Outcome, Option<Psn>) {
+    ) -> Result<Option<Psn>, Fatal> {
         let mut eff = cum;
         let mut lost = None;
         if let Some((_, resume)) = self.first_pending_rd_atomic() {
@@ -218,7 +217,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             }
         }
         if !eff.after(self.una()) {
-            return (Outcome::Ok, lost);
+            return Ok(lost);
         }
         let now = env.now_us();
         let acts = self.feed(
@@ -228,7 +227,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 now,
             },
         );
-        (self.apply(env, cfg, acts, None), lost)
+        self.apply(env, cfg, acts, None)?;
+        Ok(lost)
     }
 
     /// Counts an ACK up to (not including) `cum` as an AACK when it moves UNACK while a
@@ -245,7 +245,12 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// SR feedback (SACK, FNACK, a hole): for the engine, unless its cumulative part passes
     /// an RDMA READ or atomic still waiting for its response; then, as for a plain ACK,
     /// acknowledged up to it and that response asked for again.
-    fn on_sr_feedback(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, fb: Feedback) -> Outcome {
+    fn on_sr_feedback(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        fb: Feedback,
+    ) -> Result<(), Fatal> {
         if let Some(sr) = self.sr.as_deref_mut() {
             let c = &mut sr.counters;
             match fb {
@@ -259,14 +264,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             // SR feedback to a requester that never sent SR requests, or naming a PSN it
             // has not sent or has had acknowledged: not ours.
             self.counters.dup_responses += 1;
-            return Outcome::Ok;
+            return Ok(());
         }
         if let Some((_, resume)) = self.first_pending_rd_atomic() {
             if fb.rcv_nxt().after(resume) {
-                let (o, lost) = self.ack_to(env, cfg, fb.rcv_nxt());
-                return match (o, lost) {
-                    (Outcome::Ok, Some(from)) => self.retry_from(env, cfg, from, fb.rcv_nxt()),
-                    (o, _) => o,
+                return match self.ack_to(env, cfg, fb.rcv_nxt())? {
+                    Some(from) => self.retry_from(env, cfg, from, fb.rcv_nxt()),
+                    None => Ok(()),
                 };
             }
         }
@@ -282,16 +286,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
         let now = env.now_us();
         let acts = self.feed(env, ReqEvent::Feedback { fb, now });
-        let o = self.apply(env, cfg, acts, None);
+        self.apply(env, cfg, acts, None)?;
         if let Feedback::Sack {
             rcv_nxt, sack_psn, ..
         } = fb
         {
-            if o == Outcome::Ok {
-                self.check_lost_resend(rcv_nxt, sack_psn);
-            }
+            self.check_lost_resend(rcv_nxt, sack_psn);
         }
-        o
+        Ok(())
     }
 
     /// True when `psn` was sent and is not acknowledged yet: `[UNACK, the highest sent]`.
@@ -436,14 +438,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
 
     /// Completes entry `i` with `status`, the unconfirmed entries before and after it as
     /// flushed, in order; the QP then enters the Error state (which flushes what is still
-    /// queued behind the requester).
+    /// queued behind the requester), as the [`Fatal`] returned says.
     pub(super) fn fail_entry(
         &mut self,
         env: &mut dyn RcEnv,
         cfg: &RcConfig,
         i: usize,
         status: WcStatus,
-    ) -> Outcome {
+    ) -> Fatal {
         for _ in 0..i {
             self.pop(env, cfg, WcStatus::WrFlushErr);
         }
@@ -451,6 +453,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             self.pop(env, cfg, status);
         }
         self.flush(cfg, |c| env.retire_send(Some(c)));
-        Outcome::Error
+        Fatal
     }
 }

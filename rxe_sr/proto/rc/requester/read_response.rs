@@ -19,7 +19,7 @@ use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
 use crate::proto::psn::Psn;
-use crate::proto::rc::{Outcome, RcConfig, RcEnv};
+use crate::proto::rc::{Fatal, RcConfig, RcEnv};
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::send_wqe::{Payload, SendOp};
@@ -69,16 +69,16 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         cfg: &RcConfig,
         p: &PacketRepr<'_>,
         psn: Psn,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         if self.sr_active() {
             return self.on_read_response_sr(env, cfg, p, psn);
         }
         let Some((i, expect)) = self.first_pending_rd_atomic() else {
             self.counters.dup_responses += 1;
-            return Outcome::Ok;
+            return Ok(());
         };
         let Some(e) = self.entry(i) else {
-            return Outcome::Ok;
+            return Ok(());
         };
         if !matches!(e.wqe.op, SendOp::RdmaRead { .. }) || psn != expect {
             if psn.after(expect) {
@@ -86,7 +86,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 return self.retry_from(env, cfg, expect, psn);
             }
             self.counters.dup_responses += 1;
-            return Outcome::Ok;
+            return Ok(());
         }
         let rest = e.wqe.length - e.done_bytes;
         let want = rest.min(self.pmtu.get());
@@ -102,7 +102,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             _ => Ok(()),
         };
         if let Err(s) = placed {
-            return self.fail_entry(env, cfg, i, s);
+            return Err(self.fail_entry(env, cfg, i, s));
         }
         if let Some(m) = self.entry_mut(i) {
             m.done_bytes += plen;
@@ -113,8 +113,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if last {
             self.recount_rd_atomic();
         }
-        let (o, _) = self.ack_to(env, cfg, psn.next());
-        o
+        self.ack_to(env, cfg, psn.next())?;
+        Ok(())
     }
 
     /// A READ response in the SR format: placed by its PSN, also ahead of a missing one.
@@ -126,17 +126,16 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         cfg: &RcConfig,
         p: &PacketRepr<'_>,
         psn: Psn,
-    ) -> Outcome {
-        let at = match self.check_rd_psn(env, cfg, psn) {
-            Ok(at) => at,
-            Err(o) => return o,
+    ) -> Result<(), Fatal> {
+        let Some(at) = self.check_rd_psn(env, cfg, psn)? else {
+            return Ok(());
         };
         let Some(e) = self.entry(at.j) else {
-            return Outcome::Ok;
+            return Ok(());
         };
         let length = e.wqe.length;
         if let Err(s) = place_rd_response(env, e, p, at.k, self.pmtu.get()) {
-            return self.fail_entry(env, cfg, at.j, s);
+            return Err(self.fail_entry(env, cfg, at.j, s));
         }
         let d = self.advance_rd_frontier(psn, &at, length);
         // The pipe (FaSR) is measured from the highest PSN known through, as for a SACK.
@@ -154,48 +153,51 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// Finds the READ that response `psn` belongs to among those sent and checks the PSN
     /// (rdma_rxe's check_psn): a response to no READ waiting, or placed already, is a
     /// duplicate; one ahead of the first missing response of a READ too long for the
-    /// bitmap makes the requester go back to that one. `Err`: the response's outcome.
+    /// bitmap makes the requester go back to that one. `Ok(None)`: nothing more to do with
+    /// the response (a duplicate, or one that made the requester go back); `Err`: going
+    /// back failed the QP.
     fn check_rd_psn(
         &mut self,
         env: &mut dyn RcEnv,
         cfg: &RcConfig,
         psn: Psn,
-    ) -> Result<RdAt, Outcome> {
+    ) -> Result<Option<RdAt>, Fatal> {
         let pmtu = self.pmtu.get();
         let Some(j) = self.find(psn).filter(|&j| j < self.next) else {
             self.counters.dup_responses += 1;
-            return Err(Outcome::Ok);
+            return Ok(None);
         };
         let Some(e) = self.entry(j) else {
-            return Err(Outcome::Ok);
+            return Ok(None);
         };
         if !matches!(e.wqe.op, SendOp::RdmaRead { .. }) || e.complete {
             self.counters.dup_responses += 1;
-            return Err(Outcome::Ok);
+            return Ok(None);
         }
         let (first, n) = (e.first_psn, e.npsn);
         let k = psn.distance_from(first);
         let done_k = e.done_bytes / pmtu;
         let frontier = first.add(done_k);
         let Some(sr) = self.sr.as_deref() else {
-            return Err(Outcome::Ok);
+            return Ok(None);
         };
         let whole_in_span = sr.read_placed.spans(first.add(n.saturating_sub(1)));
         if k < done_k || sr.read_placed.contains(psn) {
             self.counters.dup_responses += 1;
-            return Err(Outcome::Ok);
+            return Ok(None);
         }
         if k != done_k && !whole_in_span {
             // Too long for the bitmap: this READ is taken in order.
-            return Err(self.retry_from(env, cfg, frontier, psn));
+            self.retry_from(env, cfg, frontier, psn)?;
+            return Ok(None);
         }
-        Ok(RdAt {
+        Ok(Some(RdAt {
             j,
             first,
             n,
             k,
             done_k,
-        })
+        }))
     }
 
     /// Records response `psn` (packet `at.k`) placed: in the bitmap when ahead of the
@@ -236,10 +238,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         cfg: &RcConfig,
         psn: Psn,
         cum: Psn,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         let una = self.una();
         let Some(sr) = self.sr.as_deref_mut() else {
-            return Outcome::Ok;
+            return Ok(());
         };
         let from = match sr.read_high {
             Some(h) if !h.before(una) => h.next(),
@@ -256,15 +258,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if psn.after(from) {
             self.mark_rd_holes(from, psn);
         }
-        let (o, _) = self.ack_to(env, cfg, acked);
-        if o == Outcome::Ok {
-            // The response may complete an entry UNACK had passed already.
-            self.retire(env, cfg);
-            // A response to a READ first sent after the last resend of UNACK, with UNACK
-            // still missing: that resend was lost.
-            self.check_lost_resend(self.una(), psn);
-        }
-        o
+        self.ack_to(env, cfg, acked)?;
+        // The response may complete an entry UNACK had passed already.
+        self.retire(env, cfg);
+        // A response to a READ first sent after the last resend of UNACK, with UNACK
+        // still missing: that resend was lost.
+        self.check_lost_resend(self.una(), psn);
+        Ok(())
     }
 
     /// Marks for resending what is missing of the READ responses and atomic ACKs in
@@ -350,11 +350,11 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         cfg: &RcConfig,
         p: &PacketRepr<'_>,
         psn: Psn,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         let (Some((i, expect)), Some(ack)) = (self.first_pending_rd_atomic(), p.ext.atomic_ack_eth)
         else {
             self.counters.dup_responses += 1;
-            return Outcome::Ok;
+            return Ok(());
         };
         let sr = self.sr_active();
         // In the SR format an atomic ACK is taken also behind a missing READ response.
@@ -363,7 +363,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             _ => i,
         };
         let Some(e) = self.entry(i) else {
-            return Outcome::Ok;
+            return Ok(());
         };
         let mismatch = matches!(e.wqe.op, SendOp::RdmaRead { .. }) || e.complete;
         if mismatch || (!sr && psn != expect) || (sr && psn != e.first_psn) {
@@ -371,14 +371,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 return self.retry_from(env, cfg, expect, psn);
             }
             self.counters.dup_responses += 1;
-            return Outcome::Ok;
+            return Ok(());
         }
         let placed = match &e.wqe.payload {
             Payload::Sges(list) => env.scatter(list, 0, &ack.orig_rem_data.to_le_bytes()),
             _ => Ok(()),
         };
         if let Err(s) = placed {
-            return self.fail_entry(env, cfg, i, s);
+            return Err(self.fail_entry(env, cfg, i, s));
         }
         if let Some(m) = self.entry_mut(i) {
             m.complete = true;
@@ -387,7 +387,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if sr {
             return self.after_rd_response(env, cfg, psn, psn.next());
         }
-        let (o, _) = self.ack_to(env, cfg, psn.next());
-        o
+        self.ack_to(env, cfg, psn.next())?;
+        Ok(())
     }
 }

@@ -11,7 +11,7 @@ use super::Requester;
 use super::SqEntry;
 use super::{RetryCause, RetryNote};
 use crate::proto::psn::Psn;
-use crate::proto::rc::{Outcome, RcConfig, RcEnv};
+use crate::proto::rc::{Fatal, RcConfig, RcEnv};
 use crate::proto::recovery::{ReqEvent, Timer};
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::send_wqe::SendOp;
@@ -45,7 +45,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     }
 
     /// A timer deadline passed (the caller's timer fired at or after [`Self::deadline`]).
-    pub fn on_timer(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Outcome {
+    pub fn on_timer(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Result<(), Fatal> {
         let now = env.now_us();
         if self.rnr_deadline.is_some_and(|d| d <= now) {
             self.rnr_deadline = None;
@@ -67,9 +67,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                         now,
                     },
                 );
-                if self.apply(env, cfg, acts, Some(RetryCause::Timeout)) == Outcome::Error {
-                    return Outcome::Error;
-                }
+                self.apply(env, cfg, acts, Some(RetryCause::Timeout))?;
             }
         }
         self.run(env, cfg)
@@ -87,22 +85,20 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         cfg: &RcConfig,
         psn: Psn,
         upto: Psn,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         if self.retry_psn == Some(psn) {
-            return Outcome::Ok;
+            return Ok(());
         }
         if self.sr_active() {
             self.mark_rd_holes(psn, if upto.after(psn) { upto } else { psn.next() });
             self.retry_psn = Some(psn);
             self.rtt_probe = None;
             self.restart_rto(env, cfg);
-            return Outcome::Ok;
+            return Ok(());
         }
-        let o = self.go_back(env, cfg, psn);
-        if o == Outcome::Ok {
-            self.restart_rto(env, cfg);
-        }
-        o
+        self.go_back(env, cfg, psn)?;
+        self.restart_rto(env, cfg);
+        Ok(())
     }
 
     fn restart_rto(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) {
@@ -119,7 +115,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         env: &mut dyn RcEnv,
         cfg: &RcConfig,
         cause: RetryCause,
-    ) -> Outcome {
+    ) -> Fatal {
         self.counters.retry_exceeded += 1;
         if let Some(e) = self.entry(0) {
             self.retry_note = Some(RetryNote {
@@ -136,9 +132,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     }
 
     /// Resends from `from`, as a retry: counted against `retry_cnt`.
-    fn go_back(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, from: Psn) -> Outcome {
+    fn go_back(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, from: Psn) -> Result<(), Fatal> {
         if self.retries_left == 0 {
-            return self.retry_exceeded(env, cfg, RetryCause::LostResponse);
+            return Err(self.retry_exceeded(env, cfg, RetryCause::LostResponse));
         }
         self.retries_left -= 1;
         self.counters.retries += 1;
@@ -146,7 +142,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.rtt_probe = None;
         self.nak_sample = None;
         self.rewind(from);
-        Outcome::Ok
+        Ok(())
     }
 
     /// Moves the send cursor back to `psn`.

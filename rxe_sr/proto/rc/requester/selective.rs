@@ -23,7 +23,7 @@ use super::RetryCause;
 use super::SqEntry;
 use crate::proto::psn::Psn;
 use crate::proto::rc::sr::SrSetup;
-use crate::proto::rc::{packets, Outcome, RcConfig, RcEnv, SR_MAX_UNACKED_PSNS};
+use crate::proto::rc::{packets, Fatal, RcConfig, RcEnv, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
 use crate::proto::recovery::{Action, ActionSink, Counters, Recovery, ReqEvent, Timer};
 use crate::proto::wire::caps::{CapAnswer, RequesterCaps, RequesterState};
@@ -337,7 +337,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         cfg: &RcConfig,
         acts: Acts,
         counted: Option<RetryCause>,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         if let Some(una) = acts.acked {
             // Karn: the doubled timeout stands until a round trip is measured on a packet
             // sent once (or on the resend a sequence-error NAK asked for, `nak_sample`). An
@@ -360,7 +360,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
         if let Some(cause) = counted.filter(|_| acts.go_back.is_some() || acts.resend) {
             if self.retries_left == 0 {
-                return self.retry_exceeded(env, cfg, cause);
+                return Err(self.retry_exceeded(env, cfg, cause));
             }
             self.retries_left -= 1;
             self.counters.retries += 1;
@@ -388,7 +388,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             Some(None) => self.rto_deadline = None,
             _ => {}
         }
-        Outcome::Ok
+        Ok(())
     }
 
     /// A response arrived with BTH `tver` and `resv7`: while probing it decides the format;
@@ -432,11 +432,15 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
 
     /// Sends the PSNs the engine marked, oldest first: for each, finds what to resend,
     /// sends it and accounts for it. A refused packet stays marked, and sending pauses.
-    pub(super) fn resend_marked(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Outcome {
+    pub(super) fn resend_marked(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+    ) -> Result<(), Fatal> {
         let marks = self.marks();
         loop {
             let Some(psn) = self.sr.as_deref_mut().and_then(|s| s.resend.take_first()) else {
-                return Outcome::Ok;
+                return Ok(());
             };
             let Some(r) = self.resend_target(psn) else {
                 continue;
@@ -469,14 +473,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                         sr.resend.mark(psn, 1);
                     }
                     self.wait_busy(env);
-                    return Outcome::Ok;
+                    return Ok(());
                 }
-                Err(PacketError::Failed(status)) => return self.fail_entry(env, cfg, r.i, status),
+                Err(PacketError::Failed(status)) => {
+                    return Err(self.fail_entry(env, cfg, r.i, status))
+                }
             };
             let read = r.read_len.is_some();
-            if self.account_resent(env, cfg, r.at, used, read) == Outcome::Error {
-                return Outcome::Error;
-            }
+            self.account_resent(env, cfg, r.at, used, read)?;
         }
     }
 
@@ -533,7 +537,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         at: Psn,
         used: u32,
         read: bool,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         self.probe.resent.mark(at, used);
         self.counters.resent_pkts += 1;
         let now = env.now_us();

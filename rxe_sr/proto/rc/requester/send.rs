@@ -14,7 +14,7 @@ use super::TX_BUSY_WAIT_US;
 use crate::proto::psn::Psn;
 use crate::proto::rc::dev_inflight::ADMIT_CHUNK_PSNS;
 use crate::proto::rc::responder::RECV_WINDOW;
-use crate::proto::rc::{Outcome, RcConfig, RcEnv, Service, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS};
+use crate::proto::rc::{Fatal, RcConfig, RcEnv, Service, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::ReqEvent;
 use crate::proto::wire::caps::CapAnswer;
 use crate::uabi::send_wqe::{SendFlags, SendOp};
@@ -59,8 +59,8 @@ enum Stall {
 enum Halt {
     /// Sending waits (for an acknowledgment, the budget, room in the egress queue).
     Stall(Stall),
-    /// `run` ends with this outcome (a work request failed: the QP enters the Error state).
-    Exit(Outcome),
+    /// `run` ends with this error (a work request failed: the QP enters the Error state).
+    Exit(Fatal),
 }
 
 impl From<Stall> for Halt {
@@ -72,16 +72,16 @@ impl From<Stall> for Halt {
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// Sends what the window, the READ/atomic limit and fences allow, after the PSNs marked
     /// for resending: one `step` of the send cursor at a time until a `Stall`.
-    pub fn run(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Outcome {
+    pub fn run(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Result<(), Fatal> {
         if self.rnr_deadline.is_some() || self.busy_deadline.is_some() {
-            return Outcome::Ok;
+            return Ok(());
         }
         let rc = cfg.service == Service::Rc;
-        if rc && self.resend_pending() && self.resend_marked(env, cfg) == Outcome::Error {
-            return Outcome::Error;
+        if rc && self.resend_pending() {
+            self.resend_marked(env, cfg)?;
         }
         if self.busy_deadline.is_some() {
-            return Outcome::Ok;
+            return Ok(());
         }
         let marks = self.marks();
         let window = if self.sr_active() {
@@ -95,13 +95,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 Ok(read_holes) => resend |= read_holes,
                 // Sending waits: an acknowledgment, a timer or room moves the cursor on.
                 Err(Halt::Stall(_why)) => break,
-                Err(Halt::Exit(o)) => return o,
+                Err(Halt::Exit(f)) => return Err(f),
             }
         }
         if resend {
             return self.resend_marked(env, cfg);
         }
-        Outcome::Ok
+        Ok(())
     }
 
     /// One step of the send cursor (rdma_rxe's rxe_requester): picks the entry at it, runs
@@ -358,10 +358,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 now,
             },
         );
-        match self.apply(env, cfg, acts, None) {
-            Outcome::Ok => Ok(()),
-            Outcome::Error => Err(Halt::Exit(Outcome::Error)),
-        }
+        self.apply(env, cfg, acts, None).map_err(Halt::Exit)
     }
 
     /// Moves the cursor past the packet sent: after its message's `last` packet to the

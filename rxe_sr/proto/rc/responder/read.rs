@@ -14,7 +14,7 @@ use super::MAX_MSG_SZ;
 use super::READ_BUDGET;
 use super::{RecvSlot, RespSr};
 use crate::proto::psn::{Psn, PSN_SPACE};
-use crate::proto::rc::{nak, packets, Outcome, PayloadSrc, RcConfig, RcEnv, RemoteOp, TxError};
+use crate::proto::rc::{nak, packets, Fatal, PayloadSrc, RcConfig, RcEnv, RemoteOp, TxError};
 use crate::proto::wire::caps::CapAnswer;
 use crate::proto::wire::ext_headers::Aeth;
 use crate::proto::wire::sr_ext::{MsnEth, BTH_TVER_SR};
@@ -93,17 +93,17 @@ impl<
         // reported by pump itself.
         self.epsn = psn.add(n);
         match self.pump(env, cfg, READ_BUDGET) {
-            Outcome::Ok => Exec::Answered(n),
-            Outcome::Error => Exec::Failed,
+            Ok(()) => Exec::Answered(n),
+            Err(Fatal) => Exec::Failed,
         }
     }
 
     /// Sends up to `budget` more READ responses of the stream in progress. A new READ whose
     /// memory can no longer be read is refused (NAK "remote access error", the QP enters
     /// the Error state); a replay that fails just stops.
-    pub fn pump(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, budget: u32) -> Outcome {
+    pub fn pump(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, budget: u32) -> Result<(), Fatal> {
         let Some(mut s) = self.stream else {
-            return Outcome::Ok;
+            return Ok(());
         };
         let pmtu = cfg.pmtu.max(1);
         let mut left = budget;
@@ -152,16 +152,16 @@ impl<
                     self.stream = None;
                     if s.replay {
                         self.stream = self.paused.take();
-                        return Outcome::Ok;
+                        return Ok(());
                     }
-                    return self.refuse(
+                    return Err(self.refuse(
                         env,
                         cfg,
                         s.psn,
                         Opcode::RC_RDMA_READ_REQUEST.0,
                         nak::REMOTE_ACCESS,
                         WcStatus::RemAccessErr,
-                    );
+                    ));
                 }
             }
             s.sent += 1;
@@ -173,12 +173,12 @@ impl<
         } else {
             self.paused.take()
         };
-        Outcome::Ok
+        Ok(())
     }
 
     /// Refuses a request that failed after its checks (a READ found bad while its
     /// responses were being sent, an SR message that cannot complete): notes it, sends the
-    /// NAK, and moves the QP to Error.
+    /// NAK, and moves the QP to Error (the [`Fatal`] returned).
     pub(super) fn refuse(
         &mut self,
         env: &mut dyn RcEnv,
@@ -187,7 +187,7 @@ impl<
         opcode: u8,
         code: u8,
         status: WcStatus,
-    ) -> Outcome {
+    ) -> Fatal {
         self.fatal = Some(FatalNote {
             psn,
             opcode,
@@ -199,6 +199,6 @@ impl<
         });
         self.counters.err_naks_sent += 1;
         self.send_ack(env, cfg, psn, Aeth::nak(code, self.msn));
-        Outcome::Error
+        Fatal
     }
 }

@@ -14,7 +14,7 @@ use super::RdRes;
 use super::RespSr;
 use super::Responder;
 use crate::proto::psn::Psn;
-use crate::proto::rc::{nak, Outcome, RcConfig, RcEnv};
+use crate::proto::rc::{nak, Fatal, RcConfig, RcEnv};
 use crate::proto::wire::{Opcode, PacketRepr};
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
 use crate::uabi::recv_wqe::RecvWqe;
@@ -129,7 +129,7 @@ impl<
         cfg: &RcConfig,
         p: &PacketRepr<'_>,
         msn: u32,
-    ) -> Result<Option<usize>, Outcome> {
+    ) -> Result<Option<usize>, Fatal> {
         let n = self.window_len();
         if !self.check_window(msn, n) {
             return Ok(None);
@@ -220,7 +220,7 @@ impl<
         p: &PacketRepr<'_>,
         m: u32,
         (wr_id, status): (u64, WcStatus),
-    ) -> Outcome {
+    ) -> Fatal {
         self.fail_recv_in_order(env, cfg, m, wr_id, status);
         let (epsn, op) = (self.epsn, p.bth.opcode.0);
         self.refuse(env, cfg, epsn, op, nak::REMOTE_OP, WcStatus::RemOpErr)
@@ -278,21 +278,25 @@ impl<
     }
 
     /// Completes, in order, the messages whose last packet lies before RCV-NXT.
-    pub(super) fn complete_ready(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Outcome {
+    pub(super) fn complete_ready(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+    ) -> Result<(), Fatal> {
         let n = self.window_len().max(1);
         loop {
             let m = self.recv_msn;
             let Some(slot) = self.window.get_mut(m as usize % n) else {
-                return Outcome::Ok;
+                return Ok(());
             };
             let Some(s) = slot else {
-                return Outcome::Ok;
+                return Ok(());
             };
             let Some(last) = s.last else {
-                return Outcome::Ok;
+                return Ok(());
             };
             if s.msn != m || !last.psn.before(self.epsn) {
-                return Outcome::Ok;
+                return Ok(());
             }
             let wr_id = s.wqe.wr_id;
             *slot = None;
@@ -309,14 +313,14 @@ impl<
                         false,
                     );
                     self.bump_recv_msn();
-                    return self.refuse(
+                    return Err(self.refuse(
                         env,
                         cfg,
                         last.psn,
                         Opcode::RC_SEND_LAST_WITH_INVALIDATE.0,
                         nak::INVALID_REQUEST,
                         WcStatus::RemInvReqErr,
-                    );
+                    ));
                 }
                 invalidated = Some(rkey);
             }

@@ -15,7 +15,7 @@ use super::RdRes;
 use super::Responder;
 use super::{RecvSlot, RespSr};
 use crate::proto::psn::Psn;
-use crate::proto::rc::{nak, Outcome, RcConfig, RcEnv, Service};
+use crate::proto::rc::{nak, Fatal, RcConfig, RcEnv, Service};
 use crate::proto::wire::ext_headers::Aeth;
 use crate::proto::wire::opcode::{OpInfo, OpKind, Position};
 use crate::proto::wire::PacketRepr;
@@ -35,19 +35,19 @@ impl<
         env: &mut dyn RcEnv,
         cfg: &RcConfig,
         p: &PacketRepr<'_>,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         let Some(info) = p.bth.opcode.info() else {
-            return Outcome::Ok;
+            return Ok(());
         };
         if !self.check_read_stream(p, cfg.pmtu) {
-            return Outcome::Ok;
+            return Ok(());
         }
         let rc = cfg.service == Service::Rc;
         self.set_answer(p);
         if p.is_sr() {
             if !rc {
                 self.counters.sr_refused += 1;
-                return Outcome::Ok;
+                return Ok(());
             }
             return self.on_sr_request(env, cfg, p, info);
         }
@@ -57,7 +57,7 @@ impl<
             self.check_psn_uc(p.bth.psn, info.position)
         };
         if !in_sequence {
-            return Outcome::Ok;
+            return Ok(());
         }
         let chk = Checked {
             rc,
@@ -209,7 +209,7 @@ impl<
         kind: OpKind,
         res: Exec,
         chk: Checked,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         let psn = p.bth.psn;
         match res {
             Exec::Done(n) | Exec::Answered(n) => {
@@ -220,7 +220,7 @@ impl<
                 if chk.rc && matches!(res, Exec::Done(_)) && p.bth.ack_req {
                     self.send_ack(env, cfg, psn, Aeth::ack(self.msn));
                 }
-                Outcome::Ok
+                Ok(())
             }
             Exec::Rnr => {
                 if chk.rc {
@@ -229,9 +229,9 @@ impl<
                 } else {
                     self.drop_uc_message(psn);
                 }
-                Outcome::Ok
+                Ok(())
             }
-            Exec::Failed => Outcome::Error,
+            Exec::Failed => Err(Fatal),
             Exec::Fatal(code, status) => self.fatal_nak(env, cfg, p, (code, status), chk),
         }
     }
@@ -246,7 +246,7 @@ impl<
         p: &PacketRepr<'_>,
         (code, status): (u8, WcStatus),
         chk: Checked,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         let psn = p.bth.psn;
         if let Some(Cur::Send { wqe, .. }) = self.cur.take() {
             env.complete_recv(
@@ -257,7 +257,7 @@ impl<
         if !chk.rc {
             // UC has no one to tell: drop the message.
             self.drop_uc_message(psn);
-            return Outcome::Ok;
+            return Ok(());
         }
         self.fatal = Some(FatalNote {
             psn,
@@ -270,7 +270,7 @@ impl<
         });
         self.counters.err_naks_sent += 1;
         self.send_ack(env, cfg, psn, Aeth::nak(code, self.msn));
-        Outcome::Error
+        Err(Fatal)
     }
 
     /// UC: the message in progress is dropped at `psn` (UC sends no NAK); the next one

@@ -39,7 +39,7 @@ use super::RdRes;
 use super::Responder;
 use crate::proto::psn::Psn;
 use crate::proto::rc::sr::{encode_feedback, SrSetup};
-use crate::proto::rc::{Outcome, RcConfig, RcEnv, SR_MAX_UNACKED_PSNS};
+use crate::proto::rc::{Fatal, RcConfig, RcEnv, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::{Action, ActionSink, Counters, Feedback, Recovery, RespEvent, Timer};
@@ -333,11 +333,11 @@ impl<
 
     /// A deadline from [`Responder::deadline`] passed: SRNIC's slow path serves what is
     /// due (RCV-NXT moves, hole lists go out).
-    pub fn on_timer(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Outcome {
+    pub fn on_timer(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Result<(), Fatal> {
         let now = env.now_us();
         let due = matches!(self.deadline(), Some(d) if d <= now);
         if !due {
-            return Outcome::Ok;
+            return Ok(());
         }
         if let Some(sr) = self.sr.as_deref_mut() {
             sr.deadline = None;
@@ -447,7 +447,7 @@ impl<
         psn: Psn,
         n: u32,
         answered_end: Option<Psn>,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         let mut fate = Fate::default();
         let mut first = 0;
         if n > SR_MAX_UNACKED_PSNS {
@@ -477,7 +477,12 @@ impl<
 
     /// Carries out what the engine decided beyond placement: RCV-NXT moves (messages
     /// complete in order), SRNIC's slow-path timer.
-    pub(super) fn settle(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, fate: Fate) -> Outcome {
+    pub(super) fn settle(
+        &mut self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        fate: Fate,
+    ) -> Result<(), Fatal> {
         if let Some(sr) = self.sr.as_deref_mut() {
             match fate.timer {
                 Some(Some(d)) => sr.deadline = Some(d),
@@ -486,10 +491,10 @@ impl<
             }
         }
         let Some(rcv_nxt) = fate.advance else {
-            return Outcome::Ok;
+            return Ok(());
         };
         if !rcv_nxt.after(self.epsn) {
-            return Outcome::Ok;
+            return Ok(());
         }
         self.epsn = rcv_nxt;
         self.ack_psn = rcv_nxt;
@@ -499,11 +504,9 @@ impl<
         {
             self.ordered_run = None;
         }
-        let o = self.complete_ready(env, cfg);
-        if o == Outcome::Ok {
-            self.send_deferred_rnr(env, cfg);
-        }
-        o
+        self.complete_ready(env, cfg)?;
+        self.send_deferred_rnr(env, cfg);
+        Ok(())
     }
 
     /// RCV-NXT moved: the RNR NAK of a SEND dropped past it for want of a receive WQE goes

@@ -13,7 +13,7 @@ use super::RdRes;
 use super::RespSr;
 use super::Responder;
 use crate::proto::psn::Psn;
-use crate::proto::rc::{nak, Outcome, RcConfig, RcEnv, RemoteErr, RemoteOp};
+use crate::proto::rc::{nak, Fatal, RcConfig, RcEnv, RemoteErr, RemoteOp};
 use crate::proto::recovery::RespEvent;
 use crate::proto::wire::opcode::{OpInfo, OpKind};
 use crate::proto::wire::PacketRepr;
@@ -32,27 +32,27 @@ impl<
         cfg: &RcConfig,
         p: &PacketRepr<'_>,
         info: OpInfo,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         let epsn = self.epsn;
         let recv_msn = self.recv_msn;
         let Some(sr) = self.sr.as_deref_mut() else {
             // No SR scheme here: the peer cannot have been told otherwise.
             self.counters.sr_refused += 1;
-            return Outcome::Ok;
+            return Ok(());
         };
         let psn = p.bth.psn;
         let in_window = in_sr_window(psn, epsn);
         if !in_window && !psn.before(epsn) {
             // Past the SR window: no requester has it outstanding.
             sr.counters.out_of_window += 1;
-            return Outcome::Ok;
+            return Ok(());
         }
         if !sr.active {
             // (Its first SR packet may be a duplicate: a resend from UNACK whose ACK was lost.)
             if !sr.offered {
                 // The SR format is adopted only from the peer that was echoed our offer.
                 sr.counters.refused += 1;
-                return Outcome::Ok;
+                return Ok(());
             }
             sr.engine.start_responder(epsn);
             sr.fetched = recv_msn;
@@ -70,7 +70,7 @@ impl<
         if psn.before(self.epsn) && ordered {
             self.counters.duplicates += 1;
             self.duplicate(env, cfg, p, info.kind);
-            return Outcome::Ok;
+            return Ok(());
         }
         if psn.before(self.epsn) {
             // Duplicates of SENDs and WRITEs: the engine acknowledges them.
@@ -93,7 +93,7 @@ impl<
         cfg: &RcConfig,
         p: &PacketRepr<'_>,
         info: OpInfo,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         let plen = p.payload.len() as u32;
         let ends = info.position.ends_message();
         let Some(m) = p.ext.msn_eth else {
@@ -103,10 +103,8 @@ impl<
             return self.sr_fatal(env, cfg, p, nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
         }
         let off = u64::from(m.offset) * u64::from(cfg.pmtu);
-        let slot = match self.slot_for(env, cfg, p, m.msn) {
-            Ok(Some(i)) => i,
-            Ok(None) => return Outcome::Ok,
-            Err(o) => return o,
+        let Some(slot) = self.slot_for(env, cfg, p, m.msn)? else {
+            return Ok(());
         };
         let Some(wqe) = self
             .window
@@ -114,7 +112,7 @@ impl<
             .and_then(|s| s.as_ref())
             .map(|s| s.wqe)
         else {
-            return Outcome::Ok;
+            return Ok(());
         };
         if off + u64::from(plen) > u64::from(wqe.length) {
             return self.sr_fail_send(
@@ -165,7 +163,7 @@ impl<
         cfg: &RcConfig,
         p: &PacketRepr<'_>,
         info: OpInfo,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         let plen = p.payload.len() as u32;
         let ends = info.position.ends_message();
         let Some(reth) = p.ext.reth else {
@@ -187,10 +185,9 @@ impl<
         }
         // The last packet of a WRITE with immediate consumes a receive WQE.
         let imm_slot = match (p.ext.imm_dt, p.ext.msn_eth) {
-            (Some(_), Some(m)) if ends => match self.slot_for(env, cfg, p, m.msn) {
-                Ok(Some(i)) => Some(i),
-                Ok(None) => return Outcome::Ok,
-                Err(o) => return o,
+            (Some(_), Some(m)) if ends => match self.slot_for(env, cfg, p, m.msn)? {
+                Some(i) => Some(i),
+                None => return Ok(()),
             },
             (Some(_), None) => return self.refuse_sr(),
             _ => None,
@@ -234,7 +231,7 @@ impl<
         cfg: &RcConfig,
         p: &PacketRepr<'_>,
         info: OpInfo,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         let psn = p.bth.psn;
         if psn != self.epsn {
             if let Some(sr) = self.sr.as_deref_mut() {
@@ -249,7 +246,7 @@ impl<
                 let aeth = crate::proto::wire::ext_headers::Aeth::nak(nak::PSN_SEQ_ERR, self.msn);
                 self.send_ack(env, cfg, self.epsn, aeth);
             }
-            return Outcome::Ok;
+            return Ok(());
         }
         if let Some((first, n)) = self.ordered_run.filter(|&(f, n)| psn.distance_from(f) < n) {
             // Run already, and RCV-NXT not moved past it yet: answered as a duplicate, and
@@ -266,9 +263,9 @@ impl<
         };
         let n = match res {
             Exec::Done(n) | Exec::Answered(n) => n,
-            Exec::Failed => return Outcome::Error,
+            Exec::Failed => return Err(Fatal),
             Exec::Fatal(code, status) => return self.sr_fatal(env, cfg, p, code, status),
-            Exec::Rnr => return Outcome::Ok,
+            Exec::Rnr => return Ok(()),
         };
         // Every PSN the request took is received (a READ's responses use them). The READ's
         // responses (or the atomic ACK) answer it: the plain ACK each of its PSNs would
@@ -290,11 +287,11 @@ impl<
         }
     }
 
-    fn refuse_sr(&mut self) -> Outcome {
+    fn refuse_sr(&mut self) -> Result<(), Fatal> {
         if let Some(sr) = self.sr.as_deref_mut() {
             sr.counters.refused += 1;
         }
-        Outcome::Ok
+        Ok(())
     }
 
     /// A SEND packet of message `msn` (window slot `slot`) failed its receive WQE: at
@@ -308,7 +305,7 @@ impl<
         (msn, slot): (u32, usize),
         code: u8,
         status: WcStatus,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         if p.bth.psn != self.epsn {
             return self.sr_fatal(env, cfg, p, code, status);
         }
@@ -329,13 +326,13 @@ impl<
         p: &PacketRepr<'_>,
         code: u8,
         status: WcStatus,
-    ) -> Outcome {
+    ) -> Result<(), Fatal> {
         if p.bth.psn != self.epsn {
             if let Some(sr) = self.sr.as_deref_mut() {
                 sr.counters.early_refused += 1;
             }
-            return Outcome::Ok;
+            return Ok(());
         }
-        self.refuse(env, cfg, p.bth.psn, p.bth.opcode.0, code, status)
+        Err(self.refuse(env, cfg, p.bth.psn, p.bth.opcode.0, code, status))
     }
 }
