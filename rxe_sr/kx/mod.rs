@@ -4,12 +4,16 @@
 //! No upstream Rust abstraction for the RDMA core exists; this layer is where rxe_sr's would
 //! grow. Each file wraps one C header (or C files of kx/c/ and kx/helpers/) and says which;
 //! its types are safe to use, with `# Invariants` where they hold a raw pointer and a
-//! `// SAFETY:` comment on every unsafe block. kx imports only the kernel crate, its own
-//! files and the pure crates (`bytes`, `uabi`, `proto`); what calls back into the driver
-//! does so through a function pointer or a trait the caller supplies, never by naming a
-//! module above it (`scripts/check-layers` enforces the order). It is the only place with
-//! `unsafe`: the verbs objects' entry points are adapters here (`ib_device.rs` and one file
-//! per object family) that hand the driver typed values through the `Driver` trait.
+//! `// SAFETY:` comment on every unsafe block. It is the only place with `unsafe`: the verbs
+//! objects' entry points are adapters here (`ib_device.rs` and one file per object family)
+//! that hand the driver typed values through the `Driver` trait.
+//!
+//! The files directly in kx/ are generic: they import only the kernel crate and each other,
+//! and take what a driver needs as associated types or plain data. What is rdma_rxe's
+//! (its user ABI's shared queues, the ICRC, the module parameters, the `recovery`
+//! attribute) is in [`rxe`], which may use the pure floors (`bytes`, `uabi`, `proto`). What
+//! calls back into the driver does so through a function pointer or a trait the caller
+//! supplies, never by naming a module above kx (`scripts/check-layers` enforces both).
 
 pub(crate) mod error;
 pub(crate) mod global_mutex;
