@@ -57,8 +57,9 @@ impl<T: Driver> core::ops::Deref for Device<T> {
 }
 
 /// Device operations a driver's own part of kx adds to the ones [`Driver`] builds (its
-/// user ABI's `mmap`, its sysfs attributes); it cannot replace one of them.
-pub(crate) struct ExtraOps(pub(super) bindings::ib_device_ops);
+/// user ABI's `mmap`, its sysfs attributes): a function that fills them in before the
+/// table is installed.
+pub(crate) struct ExtraOps(pub(super) fn(&mut bindings::ib_device_ops));
 
 /// What a new device is set up with besides its data.
 pub(crate) struct NewDevice<'a> {
@@ -207,13 +208,12 @@ impl<T: Driver> Device<T> {
                 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
                 | (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
         }
-        let ops = Adapter::<T>::ops();
+        let mut ops = Adapter::<T>::ops();
+        (extra.0)(&mut ops);
         T::live();
         // SAFETY: a valid unregistered device; the core copies the ops. From here freeing
         // the device runs `dealloc_driver`, which drops the data and calls `T::freed`.
         unsafe { bindings::ib_set_device_ops(ibp, &ops) };
-        // SAFETY: as above; the core fills only the callbacks `ops` left empty.
-        unsafe { bindings::ib_set_device_ops(ibp, &extra.0) };
         guard.dismiss();
         let guard = ScopeGuard::new(move || {
             // SAFETY: not registered: ours to free (dealloc_driver drops the data).

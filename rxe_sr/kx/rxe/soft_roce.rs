@@ -24,17 +24,18 @@ pub(crate) trait SoftRoce: Driver {
 
 /// The operations a `T` device carries besides those [`Driver`] builds.
 pub(crate) fn device_ops<T: SoftRoce>() -> ExtraOps {
-    let mut ops = bindings::ib_device_ops {
-        driver_id: bindings::rdma_driver_id_RDMA_DRIVER_RXE,
-        mmap: Some(mmap_queue::mmap),
-        mmap_free: Some(mmap_queue::mmap_free),
-        ..Default::default()
-    };
+    ExtraOps(add_ops::<T>)
+}
+
+/// Fills in the soft-RoCE operations of a `T` device's table.
+fn add_ops<T: SoftRoce>(ops: &mut bindings::ib_device_ops) {
+    ops.driver_id = bindings::rdma_driver_id_RDMA_DRIVER_RXE;
+    ops.mmap = Some(mmap_queue::mmap);
+    ops.mmap_free = Some(mmap_queue::mmap_free);
     let (get, set) = (scheme_get::<T>, scheme_set::<T>);
     // SAFETY: the accessors hold for every device of this driver (sysfs calls them only
     // while the attribute exists: `scheme_get`'s contract); the returned group is static.
     ops.device_group = unsafe { bindings::rxe_sr_glue_device_group(Some(get), Some(set)) };
-    ExtraOps(ops)
 }
 
 /// Reads the device attribute `recovery`: the scheme's index.
