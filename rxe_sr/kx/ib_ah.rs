@@ -2,19 +2,38 @@
 //! Address handles (include/rdma/ib_verbs.h, `struct ib_ah`): [`Ah<T>`], the AH the core
 //! allocates with the driver's data inside it, and the `create_ah`, `create_user_ah` and
 //! `destroy_ah` entries of `ib_device_ops`, which call the driver's
-//! [`Driver::create_ah`] and [`Driver::destroy_ah`].
+//! [`AhDriver::create_ah`] and [`AhDriver::destroy_ah`].
 
 use core::mem::size_of;
 use core::ptr;
 use kernel::error::from_result;
 use kernel::ffi::c_int;
+use kernel::prelude::*;
 use kernel::types::Opaque;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::{Device, Driver};
+use crate::kx::ib_device::Device;
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_udata::UData;
 use crate::kx::ib_verbs::AhAttr;
+
+/// A driver's address handles: the data in each and the verbs that make and destroy one.
+pub(crate) trait AhDriver: Send + Sync + Sized {
+    /// The driver's data in each address handle ([`Ah`](crate::kx::ib_ah::Ah)).
+    type Ah: Send + Sync;
+
+    /// `create_ah` / `create_user_ah`: an address handle in `pd` for `attr`. A kernel
+    /// consumer (`udata` `None`) may call in atomic context: nothing may sleep then.
+    fn create_ah(
+        dev: &Device<Self>,
+        pd: PdId,
+        attr: &AhAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<Self::Ah>;
+
+    /// `destroy_ah`, before the AH's data is dropped (possibly in atomic context).
+    fn destroy_ah(dev: &Device<Self>, ah: &Self::Ah);
+}
 
 /// An address handle of a `T` device: the core's `struct ib_ah` and the driver's data.
 ///
@@ -23,12 +42,12 @@ use crate::kx::ib_verbs::AhAttr;
 /// the driver's successful `create_ah` until `destroy_ah` drops it, and every `&Ah<T>`
 /// handed out lies within that span (the core never passes an AH it failed to create).
 #[repr(C)]
-pub(crate) struct Ah<T: Driver> {
+pub(crate) struct Ah<T: AhDriver> {
     ib: Opaque<bindings::ib_ah>,
     data: T::Ah,
 }
 
-impl<T: Driver> Ah<T> {
+impl<T: AhDriver> Ah<T> {
     /// The AH a kernel consumer's work request names.
     ///
     /// # Safety
@@ -47,7 +66,7 @@ impl<T: Driver> Ah<T> {
     }
 }
 
-impl<T: Driver> core::ops::Deref for Ah<T> {
+impl<T: AhDriver> core::ops::Deref for Ah<T> {
     type Target = T::Ah;
 
     fn deref(&self) -> &T::Ah {
@@ -56,7 +75,7 @@ impl<T: Driver> core::ops::Deref for Ah<T> {
 }
 
 /// The size the core allocates per AH.
-pub(super) const fn size<T: Driver>() -> usize {
+pub(super) const fn size<T: AhDriver>() -> usize {
     size_of::<Ah<T>>()
 }
 
@@ -67,7 +86,7 @@ pub(super) const fn size<T: Driver>() -> usize {
 /// Called by the core with a zeroed AH object of `T`'s size on a `T` device, its `device`
 /// and `pd` set, a valid init attribute block whose source GID attribute the core holds for
 /// the call, and null or the call's `udata`.
-pub(super) unsafe extern "C" fn create_ah<T: Driver>(
+pub(super) unsafe extern "C" fn create_ah<T: AhDriver>(
     ibah: *mut bindings::ib_ah,
     init: *mut bindings::rdma_ah_init_attr,
     udata: *mut bindings::ib_udata,
@@ -95,7 +114,7 @@ pub(super) unsafe extern "C" fn create_ah<T: Driver>(
 ///
 /// # Safety
 /// Called by the core once per AH it created on a `T` device, when nothing uses it.
-pub(super) unsafe extern "C" fn destroy_ah<T: Driver>(
+pub(super) unsafe extern "C" fn destroy_ah<T: AhDriver>(
     ibah: *mut bindings::ib_ah,
     _flags: u32,
 ) -> c_int {

@@ -3,7 +3,7 @@
 //! [`Cq<T>`], the CQ the core allocates with the driver's data pin-initialised inside it;
 //! the consumer's callbacks (completion handler, CQ error event); the array a kernel
 //! consumer polls completions into ([`WcArray`]); and the CQ entries of `ib_device_ops`,
-//! which call the driver's `Driver` methods.
+//! which call the driver's `CqDriver` methods.
 
 use core::marker::PhantomData;
 use core::mem::size_of;
@@ -14,8 +14,35 @@ use kernel::prelude::*;
 use kernel::types::Opaque;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::{Device, Driver};
+use crate::kx::ib_device::Device;
 use crate::kx::ib_udata::UData;
+
+/// A driver's completion queues: the data in each and the CQ verbs.
+pub(crate) trait CqDriver: Send + Sync + Sized {
+    /// The driver's data in each completion queue ([`Cq`]), pin-initialised there.
+    type Cq: Send + Sync;
+
+    /// `create_cq`: a CQ for `attr` (`udata` `None` for a kernel consumer); returns the
+    /// initialiser of its data and the depth it has (reported as `ib_cq.cqe`).
+    fn create_cq(
+        dev: &Device<Self>,
+        attr: &CqInitAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<(impl PinInit<Self::Cq>, u32)>;
+
+    /// `destroy_cq`, before the CQ's data is dropped.
+    fn destroy_cq(dev: &Device<Self>, cq: &Self::Cq);
+
+    /// `req_notify_cq`: arms the completion event; true when asked to report missed events
+    /// and completions are already waiting.
+    fn req_notify_cq(cq: &Cq<Self>, notify: CqNotify) -> bool;
+
+    /// `resize_cq` to `cqe` entries; returns the new depth.
+    fn resize_cq(cq: &Cq<Self>, cqe: u32, udata: Option<UData<'_>>) -> Result<u32>;
+
+    /// `poll_cq`: a kernel consumer takes completions, oldest first, into `out`.
+    fn poll_cq(cq: &Cq<Self>, out: &mut WcArray<'_>);
+}
 
 /// A completion queue of a `T` device: the core's `struct ib_cq` and the driver's data.
 ///
@@ -24,12 +51,12 @@ use crate::kx::ib_udata::UData;
 /// initialised from the driver's successful `create_cq` until `destroy_cq` drops it, and
 /// every `&Cq<T>` handed out lies within that span.
 #[repr(C)]
-pub(crate) struct Cq<T: Driver> {
+pub(crate) struct Cq<T: CqDriver> {
     ib: Opaque<bindings::ib_cq>,
     data: T::Cq,
 }
 
-impl<T: Driver> Cq<T> {
+impl<T: CqDriver> Cq<T> {
     /// A CQ the core handed over in a QP (its send or receive CQ).
     ///
     /// # Safety
@@ -85,7 +112,7 @@ impl<T: Driver> Cq<T> {
     }
 }
 
-impl<T: Driver> core::ops::Deref for Cq<T> {
+impl<T: CqDriver> core::ops::Deref for Cq<T> {
     type Target = T::Cq;
 
     fn deref(&self) -> &T::Cq {
@@ -278,7 +305,7 @@ impl Wc {
 }
 
 /// The size the core allocates per CQ.
-pub(super) const fn size<T: Driver>() -> usize {
+pub(super) const fn size<T: CqDriver>() -> usize {
     size_of::<Cq<T>>()
 }
 
@@ -287,7 +314,7 @@ pub(super) const fn size<T: Driver>() -> usize {
 /// # Safety
 /// Called by the core with a zeroed CQ object of `T`'s size on a `T` device, valid
 /// attributes, and null or the uverbs call's attribute bundle.
-pub(super) unsafe extern "C" fn create_cq<T: Driver>(
+pub(super) unsafe extern "C" fn create_cq<T: CqDriver>(
     ibcq: *mut bindings::ib_cq,
     attr: *const bindings::ib_cq_init_attr,
     attrs: *mut bindings::uverbs_attr_bundle,
@@ -317,7 +344,7 @@ pub(super) unsafe extern "C" fn create_cq<T: Driver>(
 ///
 /// # Safety
 /// Called by the core once per CQ it created on a `T` device, with no users left.
-pub(super) unsafe extern "C" fn destroy_cq<T: Driver>(
+pub(super) unsafe extern "C" fn destroy_cq<T: CqDriver>(
     ibcq: *mut bindings::ib_cq,
     _udata: *mut bindings::ib_udata,
 ) -> c_int {
@@ -335,7 +362,7 @@ pub(super) unsafe extern "C" fn destroy_cq<T: Driver>(
 ///
 /// # Safety
 /// Called by the core with a live CQ of a `T` device.
-pub(super) unsafe extern "C" fn req_notify_cq<T: Driver>(
+pub(super) unsafe extern "C" fn req_notify_cq<T: CqDriver>(
     ibcq: *mut bindings::ib_cq,
     flags: bindings::ib_cq_notify_flags,
 ) -> c_int {
@@ -348,7 +375,7 @@ pub(super) unsafe extern "C" fn req_notify_cq<T: Driver>(
 ///
 /// # Safety
 /// Called by the core with a live CQ of a `T` device and null or the call's `udata`.
-pub(super) unsafe extern "C" fn resize_cq<T: Driver>(
+pub(super) unsafe extern "C" fn resize_cq<T: CqDriver>(
     ibcq: *mut bindings::ib_cq,
     cqe: c_int,
     udata: *mut bindings::ib_udata,
@@ -368,7 +395,7 @@ pub(super) unsafe extern "C" fn resize_cq<T: Driver>(
 ///
 /// # Safety
 /// Called by the core with a live CQ of a `T` device and room for `num` entries at `wc`.
-pub(super) unsafe extern "C" fn poll_cq<T: Driver>(
+pub(super) unsafe extern "C" fn poll_cq<T: CqDriver>(
     ibcq: *mut bindings::ib_cq,
     num: c_int,
     wc: *mut bindings::ib_wc,

@@ -1,16 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Port hardware statistics (include/rdma/ib_hw_stats.h), as `rdma statistic` shows them:
 //! [`StatDesc`], a counter's descriptor ([`stat_descs`] builds a driver's table of them at
-//! compile time, `Driver::HW_STATS`), and the `alloc_hw_port_stats` and `get_hw_stats`
+//! compile time, `HwStatsDriver::HW_STATS`), and the `alloc_hw_port_stats` and `get_hw_stats`
 //! entries of `ib_device_ops`, which read the driver's counters through
-//! `Driver::hw_stats`.
+//! `HwStatsDriver::hw_stats`.
 
 use core::ffi::CStr;
 use core::ptr;
 use kernel::ffi::c_int;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::{Device, Driver};
+
+/// A driver's port counters.
+pub(crate) trait HwStatsDriver: Send + Sync + Sized {
+    /// The port counters `rdma statistic` lists (built with [`stat_descs`](crate::kx::ib_hw_stats::stat_descs)).
+    const HW_STATS: &'static [StatDesc];
+
+    /// `get_hw_stats`: the current value of each of [`HwStatsDriver::HW_STATS`], in order.
+    fn hw_stats(dev: &Device<Self>, out: &mut [u64]);
+}
+use crate::kx::ib_device::Device;
 
 /// A counter's descriptor (`struct rdma_stat_desc`): its name.
 #[repr(transparent)]
@@ -38,7 +47,7 @@ pub(crate) const fn stat_descs<const N: usize>(names: &[&'static CStr; N]) -> [S
 ///
 /// # Safety
 /// Called by the core for a registered device of `T`.
-pub(super) unsafe extern "C" fn alloc_hw_port_stats<T: Driver>(
+pub(super) unsafe extern "C" fn alloc_hw_port_stats<T: HwStatsDriver>(
     _ibdev: *mut bindings::ib_device,
     _port: u32,
 ) -> *mut bindings::rdma_hw_stats {
@@ -59,7 +68,7 @@ pub(super) unsafe extern "C" fn alloc_hw_port_stats<T: Driver>(
 /// # Safety
 /// Called by the core for a device of `T` with a stats struct from `alloc_hw_port_stats`
 /// (holding its lock).
-pub(super) unsafe extern "C" fn get_hw_stats<T: Driver>(
+pub(super) unsafe extern "C" fn get_hw_stats<T: HwStatsDriver>(
     ibdev: *mut bindings::ib_device,
     stats: *mut bindings::rdma_hw_stats,
     _port: u32,

@@ -1,17 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Management datagrams handed to the driver (include/rdma/ib_verbs.h, `process_mad`):
 //! the MADs the RDMA core itself addresses to the device, such as the PerfMgt Gets behind
-//! a port's `counters/` directory in sysfs, reach [`Driver::local_mad`]; MADs that
+//! a port's `counters/` directory in sysfs, reach [`MadDriver::local_mad`]; MADs that
 //! arrived from the network are left to the MAD layer.
 
 use kernel::ffi::c_int;
+use kernel::prelude::*;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::{Device, Driver};
+use crate::kx::ib_device::Device;
 /// Bytes in a MAD (`struct ib_mad`, IBTA 13.4.3).
 pub(crate) const MAD_SIZE: usize = bindings::IB_MGMT_MAD_SIZE as usize;
 
 const _: () = assert!(core::mem::size_of::<bindings::ib_mad>() == MAD_SIZE);
+
+/// A driver that answers the MADs the core addresses to the device itself.
+#[vtable]
+pub(crate) trait MadDriver: Send + Sync + Sized {
+    /// A MAD the core addresses to the device itself (`process_mad` with no work
+    /// completion: sysfs's port counters): true when `resp` holds the answer, false to
+    /// leave it to the MAD layer.
+    fn local_mad(
+        _dev: &Device<Self>,
+        _port: u32,
+        _req: &[u8; MAD_SIZE],
+        _resp: &mut [u8; MAD_SIZE],
+    ) -> bool {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+}
 
 const SUCCESS: c_int = bindings::rxe_sr_mad_result_RXE_SR_MAD_RESULT_SUCCESS as c_int;
 const REPLY: c_int = bindings::rxe_sr_mad_result_RXE_SR_MAD_RESULT_REPLY as c_int;
@@ -21,7 +38,7 @@ const REPLY: c_int = bindings::rxe_sr_mad_result_RXE_SR_MAD_RESULT_REPLY as c_in
 /// # Safety
 /// Called by the core on a device of ours; `in_mad`, and `out_mad` of `*out_mad_size`
 /// bytes, are valid MAD buffers for the call (null pointers are refused).
-pub(crate) unsafe extern "C" fn process_mad<T: Driver>(
+pub(crate) unsafe extern "C" fn process_mad<T: MadDriver>(
     ibdev: *mut bindings::ib_device,
     _flags: c_int,
     port: u32,

@@ -3,7 +3,7 @@
 //! and the driver's data in one reference-counted allocation; the memory a kernel
 //! consumer's keys reach ([`KernelVa`], [`KernelPages`]) and the scatterlist a ULP maps
 //! into a fast-registration MR ([`SgMapping`]); and the MR entries of `ib_device_ops`,
-//! which call the driver's `Driver` methods. (User memory is `ib_umem.rs`.)
+//! which call the driver's `MrDriver` methods. (User memory is `ib_umem.rs`.)
 //!
 //! The driver allocates an MR (unlike the other verbs objects) and hands the core a pointer
 //! to its `ib_mr`: that pointer holds one reference on the `Arc<Mr<T>>`, from registration
@@ -20,8 +20,68 @@ use kernel::sync::Arc;
 use kernel::types::Opaque;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::{Device, Driver};
+use crate::kx::ib_device::Device;
 use crate::kx::ib_pd::PdId;
+
+/// A driver's memory regions: the data in each and the MR verbs.
+pub(crate) trait MrDriver: Send + Sync + Sized {
+    /// The driver's data in each memory region ([`ib_mr::Mr`]).
+    type Mr: Send + Sync;
+
+    /// `reg_user_mr`: an MR of `pd` over the caller's memory.
+    fn reg_user_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        req: &UserMrReq,
+    ) -> Result<impl PinInit<Self::Mr, Error>>;
+
+    /// `get_dma_mr`: the MR of a kernel PD that covers kernel memory (`mem`).
+    fn get_dma_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        access: i32,
+        mem: KernelVa,
+    ) -> Result<impl PinInit<Self::Mr, Error>>;
+
+    /// `alloc_mr`: a fast-registration MR of a kernel PD for up to `max_num_sg` blocks.
+    fn alloc_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        max_num_sg: u32,
+    ) -> Result<impl PinInit<Self::Mr, Error>>;
+
+    /// A new MR was built by one of the three above: give it its keys
+    /// ([`ib_mr::Mr::set_keys`]) and make it reachable. On error it is dropped.
+    fn publish_mr(dev: &Device<Self>, mr: &Arc<Mr<Self>>) -> Result;
+
+    /// `map_mr_sg`: maps a ULP's scatterlist into a fast-registration MR; returns the
+    /// entries mapped and the iova and length the core reports.
+    fn map_mr_sg(mr: &Mr<Self>, sg: SgMapping<'_>) -> Result<(c_int, u64, u64)>;
+
+    /// `rereg_user_mr`, in place: what `flags` names changes, the PD to `pd`, the rights to
+    /// `req.access`, the memory to `req`'s range; an error leaves the MR as it was.
+    fn rereg_user_mr(
+        dev: &Device<Self>,
+        mr: &Mr<Self>,
+        flags: MrRereg,
+        pd: PdId,
+        req: &UserMrReq,
+    ) -> Result;
+
+    /// `dereg_mr`: an error refuses it (the MR stays registered); on success the core's
+    /// reference goes.
+    fn dereg_mr(dev: &Device<Self>, mr: &Mr<Self>) -> Result;
+
+    /// `advise_mr`: prefetch advice for ranges of on-demand paging MRs of `pd`; `flush`
+    /// asks for the work to be done before the call returns.
+    fn advise_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        advice: Advice,
+        flush: bool,
+        sges: impl Iterator<Item = AdviseSge>,
+    ) -> Result;
+}
 use crate::kx::skbuff::PayloadSink;
 
 /// A memory region of a `T` device: the core's `struct ib_mr` and the driver's data.
@@ -32,7 +92,7 @@ use crate::kx::skbuff::PayloadSink;
 /// fields it sets when a registration returns).
 #[pin_data]
 #[repr(C)]
-pub(crate) struct Mr<T: Driver> {
+pub(crate) struct Mr<T: MrDriver> {
     #[pin]
     ib: Opaque<bindings::ib_mr>,
     #[pin]
@@ -41,11 +101,11 @@ pub(crate) struct Mr<T: Driver> {
 
 // SAFETY: the driver's data is `Send + Sync`; the driver reads the core's `ib_mr` only by
 // volatile reads of integers (`core_mapping`), writes it only before the core sees the MR.
-unsafe impl<T: Driver> Send for Mr<T> {}
+unsafe impl<T: MrDriver> Send for Mr<T> {}
 // SAFETY: as above.
-unsafe impl<T: Driver> Sync for Mr<T> {}
+unsafe impl<T: MrDriver> Sync for Mr<T> {}
 
-impl<T: Driver> Mr<T> {
+impl<T: MrDriver> Mr<T> {
     /// A new MR with data `init` (its `ib_mr` zeroed).
     fn new(init: impl PinInit<T::Mr, Error>) -> Result<Arc<Self>> {
         Arc::pin_init(
@@ -102,7 +162,7 @@ impl<T: Driver> Mr<T> {
     }
 }
 
-impl<T: Driver> core::ops::Deref for Mr<T> {
+impl<T: MrDriver> core::ops::Deref for Mr<T> {
     type Target = T::Mr;
 
     fn deref(&self) -> &T::Mr {
@@ -361,7 +421,7 @@ impl SgMapping<'_> {
 }
 
 /// What the driver builds an MR from.
-fn created<T: Driver>(
+fn created<T: MrDriver>(
     dev: &Device<T>,
     init: impl PinInit<T::Mr, Error>,
 ) -> Result<*mut bindings::ib_mr> {
@@ -375,7 +435,7 @@ fn created<T: Driver>(
 ///
 /// # Safety
 /// Called by uverbs with a live PD of a `T` device.
-pub(super) unsafe extern "C" fn reg_user_mr<T: Driver>(
+pub(super) unsafe extern "C" fn reg_user_mr<T: MrDriver>(
     pd: *mut bindings::ib_pd,
     start: u64,
     length: u64,
@@ -402,7 +462,7 @@ pub(super) unsafe extern "C" fn reg_user_mr<T: Driver>(
 /// # Safety
 /// Called by uverbs with a user MR of a `T` device that `reg_user_mr` returned, no other
 /// call on it running (uverbs holds its object for writing), and a live PD of that device.
-pub(super) unsafe extern "C" fn rereg_user_mr<T: Driver>(
+pub(super) unsafe extern "C" fn rereg_user_mr<T: MrDriver>(
     ibmr: *mut bindings::ib_mr,
     flags: c_int,
     start: u64,
@@ -435,7 +495,7 @@ pub(super) unsafe extern "C" fn rereg_user_mr<T: Driver>(
 ///
 /// # Safety
 /// Called by the core with a live kernel PD of a `T` device.
-pub(super) unsafe extern "C" fn get_dma_mr<T: Driver>(
+pub(super) unsafe extern "C" fn get_dma_mr<T: MrDriver>(
     pd: *mut bindings::ib_pd,
     access: c_int,
 ) -> *mut bindings::ib_mr {
@@ -452,7 +512,7 @@ pub(super) unsafe extern "C" fn get_dma_mr<T: Driver>(
 ///
 /// # Safety
 /// Called by the core with a live PD of a `T` device.
-pub(super) unsafe extern "C" fn alloc_mr<T: Driver>(
+pub(super) unsafe extern "C" fn alloc_mr<T: MrDriver>(
     pd: *mut bindings::ib_pd,
     mr_type: bindings::ib_mr_type,
     max_num_sg: u32,
@@ -472,7 +532,7 @@ pub(super) unsafe extern "C" fn alloc_mr<T: Driver>(
 /// # Safety
 /// Called by the core with an MR of a `T` device that `alloc_mr` returned, a DMA-mapped
 /// scatterlist of `sg_nents` entries and null or a writable `sg_offset`.
-pub(super) unsafe extern "C" fn map_mr_sg<T: Driver>(
+pub(super) unsafe extern "C" fn map_mr_sg<T: MrDriver>(
     ibmr: *mut bindings::ib_mr,
     sg: *mut bindings::scatterlist,
     sg_nents: c_int,
@@ -506,7 +566,7 @@ pub(super) unsafe extern "C" fn map_mr_sg<T: Driver>(
 /// # Safety
 /// Called by the core once per MR of a `T` device it got from us, after its users are
 /// gone (and again only if this call failed).
-pub(super) unsafe extern "C" fn dereg_mr<T: Driver>(
+pub(super) unsafe extern "C" fn dereg_mr<T: MrDriver>(
     ibmr: *mut bindings::ib_mr,
     _udata: *mut bindings::ib_udata,
 ) -> c_int {
@@ -550,7 +610,7 @@ pub(crate) struct AdviseSge {
 ///
 /// # Safety
 /// Called by uverbs with a live PD of a `T` device and `num_sge` SGEs at `sg_list`.
-pub(super) unsafe extern "C" fn advise_mr<T: Driver>(
+pub(super) unsafe extern "C" fn advise_mr<T: MrDriver>(
     pd: *mut bindings::ib_pd,
     advice: bindings::ib_uverbs_advise_mr_advice,
     flags: u32,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Memory windows (include/rdma/ib_verbs.h, `struct ib_mw`): [`Mw<T>`], the window the core
 //! allocates with the driver's data inside it, and the `alloc_mw` and `dealloc_mw` entries
-//! of `ib_device_ops`, which call the driver's `Driver` methods.
+//! of `ib_device_ops`, which call the driver's `MwDriver` methods.
 
 use core::mem::size_of;
 use core::ptr;
@@ -11,8 +11,20 @@ use kernel::prelude::*;
 use kernel::types::Opaque;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::{Device, Driver};
+use crate::kx::ib_device::Device;
 use crate::kx::ib_pd::PdId;
+
+/// A driver's memory windows: the data in each and the verbs that allocate and free one.
+pub(crate) trait MwDriver: Send + Sync + Sized {
+    /// The driver's data in each memory window ([`Mw`](crate::kx::ib_mw::Mw)).
+    type Mw: Send + Sync;
+
+    /// `alloc_mw`: a window of `mw_type` in `pd`; returns its data and its R_Key.
+    fn alloc_mw(dev: &Device<Self>, pd: PdId, mw_type: MwType) -> Result<(Self::Mw, u32)>;
+
+    /// `dealloc_mw`, before the window's data is dropped.
+    fn dealloc_mw(dev: &Device<Self>, mw: &Self::Mw);
+}
 
 /// The window type (`enum ib_mw_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,13 +52,13 @@ impl MwType {
 /// Allocated (zeroed, `size_ib_mw` bytes) and freed by the core; `data` is initialised
 /// from the driver's successful `alloc_mw` until `dealloc_mw` drops it.
 #[repr(C)]
-pub(crate) struct Mw<T: Driver> {
+pub(crate) struct Mw<T: MwDriver> {
     ib: Opaque<bindings::ib_mw>,
     data: T::Mw,
 }
 
 /// The size the core allocates per MW.
-pub(super) const fn size<T: Driver>() -> usize {
+pub(super) const fn size<T: MwDriver>() -> usize {
     size_of::<Mw<T>>()
 }
 
@@ -55,7 +67,7 @@ pub(super) const fn size<T: Driver>() -> usize {
 /// # Safety
 /// Called by the core with a zeroed MW object of `T`'s size on a `T` device, its device,
 /// PD and type set.
-pub(super) unsafe extern "C" fn alloc_mw<T: Driver>(
+pub(super) unsafe extern "C" fn alloc_mw<T: MwDriver>(
     ibmw: *mut bindings::ib_mw,
     _udata: *mut bindings::ib_udata,
 ) -> c_int {
@@ -85,7 +97,7 @@ pub(super) unsafe extern "C" fn alloc_mw<T: Driver>(
 ///
 /// # Safety
 /// Called by the core once per MW it allocated on a `T` device.
-pub(super) unsafe extern "C" fn dealloc_mw<T: Driver>(ibmw: *mut bindings::ib_mw) -> c_int {
+pub(super) unsafe extern "C" fn dealloc_mw<T: MwDriver>(ibmw: *mut bindings::ib_mw) -> c_int {
     let mw = ibmw.cast::<Mw<T>>();
     // SAFETY: per this function's contract: a live `T` device and an initialised MW.
     let (dev, data) = unsafe { (Device::<T>::from_ib((*ibmw).device), &(*mw).data) };

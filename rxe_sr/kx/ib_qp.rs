@@ -4,7 +4,7 @@
 //! ([`QpTimer`]s: its own, and the slow path's) and the count of the receive path's
 //! references; [`QpTable`], a device's QPs
 //! by number, whose lookups give counted references ([`QpRef`]) that destroy waits out; and
-//! the QP entries of `ib_device_ops`, which call the driver's `Driver` methods.
+//! the QP entries of `ib_device_ops`, which call the driver's `QpDriver` methods.
 //!
 //! A QP lives from a successful `create_qp` to `destroy_qp`. Destroy takes it out of the
 //! table (no new reference), waits for the references held (sleeping), stops its work for
@@ -20,17 +20,61 @@ use kernel::prelude::*;
 use kernel::types::Opaque;
 
 use crate::kx::bindings;
-use crate::kx::ib_cq::{Cq, WcQp};
+use crate::kx::ib_ah::AhDriver;
+use crate::kx::ib_cq::{Cq, CqDriver, WcQp};
 use crate::kx::ib_device::Device;
-use crate::kx::ib_driver::Driver;
 use crate::kx::ib_pd::PdId;
-use crate::kx::ib_srq::Srq;
+use crate::kx::ib_srq::{Srq, SrqDriver};
 use crate::kx::ib_udata::UData;
-use crate::kx::ib_verbs::{QpAttr, QpAttrMask, QpCap, QpInitAttr, QpType};
+use crate::kx::ib_verbs::{QpAttr, QpAttrMask, QpCap, QpInitAttr, QpInitReply, QpType};
 use crate::kx::ib_wr::{RecvWrList, SendWrList};
 use crate::kx::timer::QpTimer;
 use crate::kx::wait_bit::UseCount;
 use crate::kx::xarray::IndexTable;
+
+/// A driver's queue pairs: the data in each, the table that numbers them, the QP verbs and the QP's work items. A QP names its CQs, its SRQ and (posting to a datagram QP) address handles.
+pub(crate) trait QpDriver: CqDriver + SrqDriver + AhDriver {
+    /// The driver's data in each queue pair ([`Qp`]), pin-initialised there.
+    type Qp: Send + Sync;
+
+    /// The device's QPs by number (the adapter publishes a created QP there and takes a
+    /// destroyed one out).
+    fn qp_table(dev: &Device<Self>) -> &QpTable<Self>;
+
+    /// `create_qp`: a QP for `attr` (`udata` `None` for a kernel consumer): its data's
+    /// initialiser, the number reserved for it in [`QpDriver::qp_table`] and its capabilities.
+    fn create_qp(
+        dev: &Device<Self>,
+        attr: &QpInitAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<NewQp<impl PinInit<Self::Qp, Error>>>;
+
+    /// `destroy_qp`, once the QP is out of the table, its references are gone and its work
+    /// is stopped for good, before its data is dropped.
+    fn destroy_qp(qp: &Qp<Self>);
+
+    /// `modify_qp` with the attributes `mask` names.
+    fn modify_qp(qp: &Qp<Self>, attr: &QpAttr, mask: QpAttrMask) -> Result;
+
+    /// `query_qp`: the attributes and the creation reply.
+    fn query_qp(qp: &Qp<Self>) -> (QpAttr, QpInitReply);
+
+    /// `post_send` with work requests (a kernel consumer; possibly in atomic context).
+    fn post_send(qp: &Qp<Self>, wrs: SendWrList<'_, Self>) -> Result;
+
+    /// `post_send` without work requests: the rxe user ABI's doorbell (the requests are in
+    /// the send ring).
+    fn doorbell(qp: &Qp<Self>) -> Result;
+
+    /// `post_recv` (a kernel consumer; possibly in atomic context).
+    fn post_recv(qp: &Qp<Self>, wrs: RecvWrList<'_>) -> Result;
+
+    /// The QP's work item ([`Qp::timer`]): process context, no lock held.
+    fn qp_work(qp: &Qp<Self>);
+
+    /// The QP's slow-path work item ([`Qp::slow_path`]): process context, no lock held.
+    fn qp_slow_path(qp: &Qp<Self>);
+}
 
 /// A queue pair of a `T` device: the core's `struct ib_qp`, the receive path's references,
 /// the QP's work items and the driver's data.
@@ -43,7 +87,7 @@ use crate::kx::xarray::IndexTable;
 /// successful `create_qp` until `destroy_qp` drops them, and every `&Qp<T>` handed out lies
 /// within that span.
 #[repr(C)]
-pub(crate) struct Qp<T: Driver> {
+pub(crate) struct Qp<T: QpDriver> {
     ib: Opaque<bindings::ib_qp>,
     users: UseCount,
     timer: QpTimer,
@@ -53,11 +97,11 @@ pub(crate) struct Qp<T: Driver> {
 
 // SAFETY: the core's fields the driver reads are set before create and not changed; the
 // driver's data is `Send + Sync`; the count and the timers are thread-safe.
-unsafe impl<T: Driver> Send for Qp<T> {}
+unsafe impl<T: QpDriver> Send for Qp<T> {}
 // SAFETY: as above.
-unsafe impl<T: Driver> Sync for Qp<T> {}
+unsafe impl<T: QpDriver> Sync for Qp<T> {}
 
-impl<T: Driver> Qp<T> {
+impl<T: QpDriver> Qp<T> {
     fn raw(&self) -> *mut bindings::ib_qp {
         self.ib.get()
     }
@@ -108,19 +152,19 @@ impl<T: Driver> Qp<T> {
     }
 
     /// Its work item: a timer that queues it, or a kick that queues it now; it runs
-    /// [`Driver::qp_work`].
+    /// [`QpDriver::qp_work`].
     pub(crate) fn timer(&self) -> &QpTimer {
         &self.timer
     }
 
     /// Its slow-path work item, apart from [`Self::timer`] so that work handed to it runs
-    /// in a context of its own; it runs [`Driver::qp_slow_path`].
+    /// in a context of its own; it runs [`QpDriver::qp_slow_path`].
     pub(crate) fn slow_path(&self) -> &QpTimer {
         &self.slow_path
     }
 }
 
-impl<T: Driver> core::ops::Deref for Qp<T> {
+impl<T: QpDriver> core::ops::Deref for Qp<T> {
     type Target = T::Qp;
 
     fn deref(&self) -> &T::Qp {
@@ -143,13 +187,13 @@ pub(crate) struct NewQp<I> {
 /// Every entry of `table` is a `Qp<T>` of the device that [`create_qp`] published after
 /// initialising it; [`destroy_qp`] erases it before tearing it down.
 #[pin_data]
-pub(crate) struct QpTable<T: Driver> {
+pub(crate) struct QpTable<T: QpDriver> {
     #[pin]
     table: IndexTable,
     _qps: PhantomData<T>,
 }
 
-impl<T: Driver> QpTable<T> {
+impl<T: QpDriver> QpTable<T> {
     /// An empty table, initialised in place.
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(QpTable {
@@ -183,12 +227,12 @@ impl<T: Driver> QpTable<T> {
 ///
 /// # Invariants
 /// Points to a live `Qp<T>` whose `users` count includes this reference.
-pub(crate) struct QpRef<T: Driver>(NonNull<Qp<T>>);
+pub(crate) struct QpRef<T: QpDriver>(NonNull<Qp<T>>);
 
 // SAFETY: a shared reference to a `Sync` QP, and the count is atomic.
-unsafe impl<T: Driver> Send for QpRef<T> {}
+unsafe impl<T: QpDriver> Send for QpRef<T> {}
 
-impl<T: Driver> core::ops::Deref for QpRef<T> {
+impl<T: QpDriver> core::ops::Deref for QpRef<T> {
     type Target = Qp<T>;
 
     fn deref(&self) -> &Qp<T> {
@@ -197,7 +241,7 @@ impl<T: Driver> core::ops::Deref for QpRef<T> {
     }
 }
 
-impl<T: Driver> Drop for QpRef<T> {
+impl<T: QpDriver> Drop for QpRef<T> {
     fn drop(&mut self) {
         // SAFETY: counted (type invariant); after this the QP may be freed at once, and
         // `put` touches nothing after its decrement.
@@ -206,25 +250,25 @@ impl<T: Driver> Drop for QpRef<T> {
 }
 
 /// The size the core allocates per QP.
-pub(super) const fn size<T: Driver>() -> usize {
+pub(super) const fn size<T: QpDriver>() -> usize {
     size_of::<Qp<T>>()
 }
 
-/// The QP's work: runs [`Driver::qp_work`].
+/// The QP's work: runs [`QpDriver::qp_work`].
 ///
 /// # Safety
 /// `owner` is the `Qp<T>` whose timer this is; the timer is stopped before the QP's data
 /// is dropped.
-unsafe extern "C" fn qp_work<T: Driver>(owner: *mut c_void) {
+unsafe extern "C" fn qp_work<T: QpDriver>(owner: *mut c_void) {
     // SAFETY: per this function's contract, a live, initialised QP.
     T::qp_work(unsafe { &*owner.cast::<Qp<T>>() });
 }
 
-/// The QP's slow-path work: runs [`Driver::qp_slow_path`].
+/// The QP's slow-path work: runs [`QpDriver::qp_slow_path`].
 ///
 /// # Safety
 /// As for [`qp_work`], with the slow-path timer.
-unsafe extern "C" fn qp_slow_path<T: Driver>(owner: *mut c_void) {
+unsafe extern "C" fn qp_slow_path<T: QpDriver>(owner: *mut c_void) {
     // SAFETY: per this function's contract, a live, initialised QP.
     T::qp_slow_path(unsafe { &*owner.cast::<Qp<T>>() });
 }
@@ -235,7 +279,7 @@ unsafe extern "C" fn qp_slow_path<T: Driver>(owner: *mut c_void) {
 /// # Safety
 /// `qp` is the core's allocation for a QP being created, its data not initialised.
 #[inline(never)]
-unsafe fn init_data<T: Driver>(qp: *mut Qp<T>, init: impl PinInit<T::Qp, Error>) -> Result {
+unsafe fn init_data<T: QpDriver>(qp: *mut Qp<T>, init: impl PinInit<T::Qp, Error>) -> Result {
     // SAFETY: `data` lies in the core's allocation, which never moves (this function's
     // contract); on error nothing was initialised (pin-init's contract).
     unsafe { init.__pinned_init(ptr::addr_of_mut!((*qp).data)) }
@@ -247,7 +291,7 @@ unsafe fn init_data<T: Driver>(qp: *mut Qp<T>, init: impl PinInit<T::Qp, Error>)
 /// Called by the core with a zeroed QP object of `T`'s size on a `T` device (its device,
 /// PD, type, CQs and SRQ set), a valid, writable init block and null or the call's
 /// `udata`.
-pub(super) unsafe extern "C" fn create_qp<T: Driver>(
+pub(super) unsafe extern "C" fn create_qp<T: QpDriver>(
     ibqp: *mut bindings::ib_qp,
     init: *mut bindings::ib_qp_init_attr,
     udata: *mut bindings::ib_udata,
@@ -325,7 +369,7 @@ pub(super) unsafe extern "C" fn create_qp<T: Driver>(
 ///
 /// # Safety
 /// Called by the core once per QP it created on a `T` device, when it has no users left.
-pub(super) unsafe extern "C" fn destroy_qp<T: Driver>(
+pub(super) unsafe extern "C" fn destroy_qp<T: QpDriver>(
     ibqp: *mut bindings::ib_qp,
     _udata: *mut bindings::ib_udata,
 ) -> c_int {
@@ -354,7 +398,7 @@ pub(super) unsafe extern "C" fn destroy_qp<T: Driver>(
 /// # Safety
 /// Called by the core with a live QP of a `T` device and a valid attribute block (whose
 /// address attribute's source GID the core holds for the call when the mask names it).
-pub(super) unsafe extern "C" fn modify_qp<T: Driver>(
+pub(super) unsafe extern "C" fn modify_qp<T: QpDriver>(
     ibqp: *mut bindings::ib_qp,
     attr: *mut bindings::ib_qp_attr,
     mask: c_int,
@@ -374,7 +418,7 @@ pub(super) unsafe extern "C" fn modify_qp<T: Driver>(
 ///
 /// # Safety
 /// Called by the core with a live QP of a `T` device and writable attribute blocks.
-pub(super) unsafe extern "C" fn query_qp<T: Driver>(
+pub(super) unsafe extern "C" fn query_qp<T: QpDriver>(
     ibqp: *mut bindings::ib_qp,
     attr: *mut bindings::ib_qp_attr,
     _mask: c_int,
@@ -399,7 +443,7 @@ pub(super) unsafe extern "C" fn query_qp<T: Driver>(
 /// # Safety
 /// Called by the core with a live QP of a `T` device; `wr` null or a valid chain for it;
 /// `bad_wr` writable when `wr` is not null.
-pub(super) unsafe extern "C" fn post_send<T: Driver>(
+pub(super) unsafe extern "C" fn post_send<T: QpDriver>(
     ibqp: *mut bindings::ib_qp,
     wr: *const bindings::ib_send_wr,
     bad_wr: *mut *const bindings::ib_send_wr,
@@ -420,7 +464,7 @@ pub(super) unsafe extern "C" fn post_send<T: Driver>(
 /// # Safety
 /// Called by the core with a live QP of a `T` device, a valid WR chain and a writable
 /// `bad_wr`.
-pub(super) unsafe extern "C" fn post_recv<T: Driver>(
+pub(super) unsafe extern "C" fn post_recv<T: QpDriver>(
     ibqp: *mut bindings::ib_qp,
     wr: *const bindings::ib_recv_wr,
     bad_wr: *mut *const bindings::ib_recv_wr,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Shared receive queues (include/rdma/ib_verbs.h, `struct ib_srq`): [`Srq<T>`], the SRQ the
 //! core allocates with the driver's data pin-initialised inside it; the limit event; typed
-//! attributes; and the SRQ entries of `ib_device_ops`, which call the driver's `Driver`
+//! attributes; and the SRQ entries of `ib_device_ops`, which call the driver's `SrqDriver`
 //! methods.
 
 use core::mem::size_of;
@@ -12,8 +12,41 @@ use kernel::prelude::*;
 use kernel::types::Opaque;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::{Device, Driver};
+use crate::kx::ib_device::Device;
 use crate::kx::ib_udata::UData;
+
+/// A driver's shared receive queues: the data in each and the SRQ verbs.
+pub(crate) trait SrqDriver: Send + Sync + Sized {
+    /// The driver's data in each shared receive queue ([`Srq`]), pin-initialised
+    /// there.
+    type Srq: Send + Sync;
+
+    /// `create_srq` (a basic SRQ): returns the initialiser of its data and the attributes
+    /// it got (reported back to the caller).
+    fn create_srq(
+        dev: &Device<Self>,
+        attr: &SrqAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<(impl PinInit<Self::Srq>, SrqAttr)>;
+
+    /// `destroy_srq`, before the SRQ's data is dropped.
+    fn destroy_srq(dev: &Device<Self>, srq: &Self::Srq);
+
+    /// `modify_srq`: the attributes `mask` names.
+    fn modify_srq(
+        srq: &Srq<Self>,
+        attr: &SrqAttr,
+        mask: SrqAttrMask,
+        udata: Option<UData<'_>>,
+    ) -> Result;
+
+    /// `query_srq`.
+    fn query_srq(srq: &Srq<Self>) -> SrqAttr;
+
+    /// `post_srq_recv`: a kernel consumer's receive work requests (possibly in atomic
+    /// context).
+    fn post_srq_recv(srq: &Srq<Self>, wrs: RecvWrList<'_>) -> Result;
+}
 use crate::kx::ib_wr::RecvWrList;
 
 /// A shared receive queue of a `T` device: the core's `struct ib_srq` and the driver's
@@ -24,12 +57,12 @@ use crate::kx::ib_wr::RecvWrList;
 /// initialised from the driver's successful `create_srq` until `destroy_srq` drops it, and
 /// every `&Srq<T>` handed out lies within that span.
 #[repr(C)]
-pub(crate) struct Srq<T: Driver> {
+pub(crate) struct Srq<T: SrqDriver> {
     ib: Opaque<bindings::ib_srq>,
     data: T::Srq,
 }
 
-impl<T: Driver> Srq<T> {
+impl<T: SrqDriver> Srq<T> {
     /// The SRQ a QP was created on.
     ///
     /// # Safety
@@ -60,7 +93,7 @@ impl<T: Driver> Srq<T> {
     }
 }
 
-impl<T: Driver> core::ops::Deref for Srq<T> {
+impl<T: SrqDriver> core::ops::Deref for Srq<T> {
     type Target = T::Srq;
 
     fn deref(&self) -> &T::Srq {
@@ -119,7 +152,7 @@ impl SrqAttrMask {
 }
 
 /// The size the core allocates per SRQ.
-pub(super) const fn size<T: Driver>() -> usize {
+pub(super) const fn size<T: SrqDriver>() -> usize {
     size_of::<Srq<T>>()
 }
 
@@ -128,7 +161,7 @@ pub(super) const fn size<T: Driver>() -> usize {
 /// # Safety
 /// Called by the core with a zeroed SRQ object of `T`'s size on a `T` device, a valid,
 /// writable init block and null or the call's `udata`.
-pub(super) unsafe extern "C" fn create_srq<T: Driver>(
+pub(super) unsafe extern "C" fn create_srq<T: SrqDriver>(
     ibsrq: *mut bindings::ib_srq,
     init: *mut bindings::ib_srq_init_attr,
     udata: *mut bindings::ib_udata,
@@ -157,7 +190,7 @@ pub(super) unsafe extern "C" fn create_srq<T: Driver>(
 ///
 /// # Safety
 /// Called by the core once per SRQ it created on a `T` device, when no QP uses it.
-pub(super) unsafe extern "C" fn destroy_srq<T: Driver>(
+pub(super) unsafe extern "C" fn destroy_srq<T: SrqDriver>(
     ibsrq: *mut bindings::ib_srq,
     _udata: *mut bindings::ib_udata,
 ) -> c_int {
@@ -175,7 +208,7 @@ pub(super) unsafe extern "C" fn destroy_srq<T: Driver>(
 /// # Safety
 /// Called by the core with a live SRQ of a `T` device, a valid attribute block and null
 /// or the call's `udata`.
-pub(super) unsafe extern "C" fn modify_srq<T: Driver>(
+pub(super) unsafe extern "C" fn modify_srq<T: SrqDriver>(
     ibsrq: *mut bindings::ib_srq,
     attr: *mut bindings::ib_srq_attr,
     mask: bindings::ib_srq_attr_mask,
@@ -195,7 +228,7 @@ pub(super) unsafe extern "C" fn modify_srq<T: Driver>(
 ///
 /// # Safety
 /// Called by the core with a live SRQ of a `T` device and a writable attribute block.
-pub(super) unsafe extern "C" fn query_srq<T: Driver>(
+pub(super) unsafe extern "C" fn query_srq<T: SrqDriver>(
     ibsrq: *mut bindings::ib_srq,
     attr: *mut bindings::ib_srq_attr,
 ) -> c_int {
@@ -213,7 +246,7 @@ pub(super) unsafe extern "C" fn query_srq<T: Driver>(
 /// # Safety
 /// Called by the core with a live SRQ of a `T` device, a valid WR chain and a writable
 /// `bad_wr`.
-pub(super) unsafe extern "C" fn post_srq_recv<T: Driver>(
+pub(super) unsafe extern "C" fn post_srq_recv<T: SrqDriver>(
     ibsrq: *mut bindings::ib_srq,
     wr: *const bindings::ib_recv_wr,
     bad_wr: *mut *const bindings::ib_recv_wr,

@@ -9,8 +9,7 @@ use core::marker::PhantomData;
 use kernel::prelude::*;
 
 use crate::kx::bindings;
-use crate::kx::ib_ah::Ah;
-use crate::kx::ib_driver::Driver;
+use crate::kx::ib_ah::{Ah, AhDriver};
 use crate::kx::ib_verbs::QpType;
 
 /// One scatter/gather element (`struct ib_sge`).
@@ -126,7 +125,7 @@ impl RecvWrList<'_> {
 /// `first` is null or a valid chain of requests of the types their opcodes imply (an
 /// `ib_ud_wr` each when `datagram`: the QP is a UD or GSI QP), each `sg_list` holding
 /// `num_sge` entries, each AH one of the device's; `bad_wr` is writable; all for `'a`.
-pub(crate) struct SendWrList<'a, T: Driver> {
+pub(crate) struct SendWrList<'a, T: AhDriver> {
     first: *const bindings::ib_send_wr,
     bad_wr: *mut *const bindings::ib_send_wr,
     datagram: bool,
@@ -137,13 +136,13 @@ pub(crate) struct SendWrList<'a, T: Driver> {
 ///
 /// # Invariants
 /// As [`SendWrList`]'s, for this request.
-pub(crate) struct SendWr<'a, T: Driver> {
+pub(crate) struct SendWr<'a, T: AhDriver> {
     wr: &'a bindings::ib_send_wr,
     datagram: bool,
     _driver: PhantomData<T>,
 }
 
-impl<T: Driver> SendWrList<'_, T> {
+impl<T: AhDriver> SendWrList<'_, T> {
     /// The chain of a `post_send` call on a QP of type `qp_type`; `None` when `first` is
     /// null (the rxe user ABI's doorbell: the requests are in the send ring).
     ///
@@ -194,7 +193,7 @@ impl<T: Driver> SendWrList<'_, T> {
     }
 }
 
-impl<'a, T: Driver> SendWr<'a, T> {
+impl<'a, T: AhDriver> SendWr<'a, T> {
     /// The address handle of a request to a datagram QP (`None` for another QP, or if it
     /// names none).
     pub(crate) fn ah(&self) -> Option<&'a Ah<T>> {
@@ -229,7 +228,7 @@ pub(crate) struct UdFields {
     pub(crate) pkey_index: u16,
 }
 
-impl<T: Driver> SendWr<'_, T> {
+impl<T: AhDriver> SendWr<'_, T> {
     /// `enum ib_wr_opcode`: what the request asks for; it decides which of the accessors
     /// below answer.
     pub(crate) fn opcode(&self) -> u32 {

@@ -22,6 +22,7 @@ pub(crate) mod ib_cq;
 pub(crate) mod ib_device;
 pub(crate) mod ib_device_attr;
 pub(crate) mod ib_device_list;
+pub(crate) mod ib_device_ops;
 pub(crate) mod ib_driver;
 pub(crate) mod ib_hw_stats;
 pub(crate) mod ib_mad;

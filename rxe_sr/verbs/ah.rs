@@ -7,15 +7,18 @@
 use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::prelude::*;
 
+use crate::kx::ib_ah::AhDriver;
+use crate::kx::ib_device::Device;
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_udata::UData;
 use crate::kx::ib_verbs::AhAttr;
 use crate::objects::ah::{AhEntry, AhState, Av, MAX_AH_NUM};
+use crate::objects::device::DeviceState;
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::uabi::limits;
 use crate::uabi::{layout, resp};
-use crate::verbs::device::PORT_NUM;
+use crate::verbs::PORT_NUM;
 
 /// The AV of an address attribute: RoCE type, port 1, a GRH with a RoCEv2 source GID of the
 /// destination's IP version. EINVAL for anything else.
@@ -86,4 +89,21 @@ pub(crate) fn destroy(dev: &RoceDevice, ah: &AhState) {
     }
     limits::give_back(&dev.used.ahs);
     live::LIVE.ahs.dec();
+}
+
+impl AhDriver for DeviceState {
+    type Ah = AhState;
+
+    fn create_ah(
+        dev: &Device<Self>,
+        pd: PdId,
+        attr: &AhAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<AhState> {
+        crate::verbs::ah::create(dev, pd, attr, udata)
+    }
+
+    fn destroy_ah(dev: &Device<Self>, ah: &AhState) {
+        crate::verbs::ah::destroy(dev, ah);
+    }
 }

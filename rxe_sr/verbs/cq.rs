@@ -7,10 +7,13 @@
 
 use kernel::prelude::*;
 
+use crate::kx::ib_cq::CqDriver;
 use crate::kx::ib_cq::{self, CqInitAttr, CqNotify, NetworkHdr, Wc, WcArray};
+use crate::kx::ib_device::Device;
 use crate::kx::ib_udata::UData;
 use crate::kx::rxe::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
 use crate::objects::cq::{kernel_cq, CqRing, CqState, RoceCq};
+use crate::objects::device::DeviceState;
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::uabi::cqe::{Completion, WcEx};
@@ -231,5 +234,33 @@ fn kernel_wc(c: &Completion) -> Wc {
             NetworkType::Ipv4 => NetworkHdr::Ipv4,
             NetworkType::Ipv6 => NetworkHdr::Ipv6,
         }),
+    }
+}
+
+impl CqDriver for DeviceState {
+    type Cq = CqState;
+
+    fn create_cq(
+        dev: &Device<Self>,
+        attr: &CqInitAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<(impl PinInit<CqState>, u32)> {
+        crate::verbs::cq::create(dev, attr, udata)
+    }
+
+    fn destroy_cq(dev: &Device<Self>, cq: &CqState) {
+        crate::verbs::cq::destroy(dev, cq);
+    }
+
+    fn req_notify_cq(cq: &RoceCq, notify: CqNotify) -> bool {
+        crate::verbs::cq::req_notify(cq, notify)
+    }
+
+    fn resize_cq(cq: &RoceCq, cqe: u32, udata: Option<UData<'_>>) -> Result<u32> {
+        crate::verbs::cq::resize(cq, cqe, udata)
+    }
+
+    fn poll_cq(cq: &RoceCq, out: &mut WcArray<'_>) {
+        crate::verbs::cq::poll(cq, out);
     }
 }

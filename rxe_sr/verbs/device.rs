@@ -10,53 +10,37 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
-use crate::kx::ib_device::{Device, Driver, NewDevice};
+use crate::kx::ib_device::Device;
+use crate::kx::ib_device_ops::NewDevice;
+use crate::kx::ib_driver::Driver;
 use crate::kx::netdevice::NetDev;
 use crate::kx::rxe::soft_roce::{self, SoftRoce};
 use crate::kx::skbuff::SkBuff;
 use crate::objects::device::{DeviceState, ObjectLimits, RoceDevice, RoceDeviceRef};
 
-use crate::kx::ib_cq::{CqInitAttr, CqNotify, WcArray};
 use crate::kx::ib_device_attr::RoceV2PortImmutable;
 use crate::kx::ib_device_attr::{
     AtomicCap, DeviceAttr, DeviceCaps, PortAttr, PortPhysState, PortState,
 };
 use crate::kx::ib_device_attr::{OdpCaps, OdpOps};
-use crate::kx::ib_hw_stats::{stat_descs, StatDesc};
-use crate::kx::ib_mad::MAD_SIZE;
-use crate::kx::ib_mr::{Advice, AdviseSge, KernelVa, MrRereg, SgMapping, UserMrReq};
-use crate::kx::ib_mw::MwType;
+use crate::kx::ib_hw_stats::{stat_descs, HwStatsDriver, StatDesc};
+use crate::kx::ib_mad::{MadDriver, MAD_SIZE};
 use crate::kx::ib_pd::PdId;
-use crate::kx::ib_qp::{NewQp, QpTable};
-use crate::kx::ib_srq::{SrqAttr, SrqAttrMask};
-use crate::kx::ib_udata::UData;
 use crate::kx::ib_umem_odp;
-use crate::kx::ib_verbs::{AhAttr, PathMtu};
-use crate::kx::ib_verbs::{QpAttr, QpAttrMask, QpInitAttr, QpInitReply, QpType};
-use crate::kx::ib_wr::RecvWrList;
-use crate::kx::ib_wr::SendWrList;
-use crate::objects::ah::AhState;
+use crate::kx::ib_verbs::PathMtu;
+use crate::kx::ib_verbs::QpType;
 use crate::objects::counters::{self, Counter};
-use crate::objects::cq::{CqState, RoceCq};
-use crate::objects::mr::{MrState, RoceMr};
 use crate::objects::mr::{MAX_MR_INDEX, MAX_MW_INDEX, MIN_MR_INDEX, MIN_MW_INDEX};
-use crate::objects::mw::MwSlot;
 use crate::objects::sr_pools;
-use crate::objects::srq::{RoceSrq, SrqState};
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::wire::pma;
-use crate::transport::qp::{QpObject, RoceQp};
 use crate::uabi::limits;
-use crate::verbs::{qp, srq};
-use kernel::ffi::c_int;
-use kernel::sync::Arc;
+use crate::verbs::{qp, srq, PORT_NUM};
 
 /// uverbs ABI version of the rxe user ABI (rdma-core's providers/rxe checks it).
 pub(crate) const RXE_UVERBS_ABI_VERSION: u32 = 2;
 /// The default P_Key, full membership (IBTA 10.9.1.1): the only entry of the P_Key table.
 pub(crate) const DEFAULT_PKEY_FULL: u16 = 0xffff;
-/// The one physical port.
-pub(crate) const PORT_NUM: u32 = 1;
 /// IBTA vendor id "unassigned", as rdma_rxe reports.
 const VENDOR_ID: u32 = 0xFF_FFFF;
 /// Worst-case bytes below the payload in one RoCEv2 frame: IPv6 (40) + UDP (8) + BTH (12)
@@ -174,16 +158,6 @@ pub(crate) fn object_limits(cap: u32) -> ObjectLimits {
         mr: lim(MAX_MR_INDEX - MIN_MR_INDEX + 1),
         mw: lim(MAX_MW_INDEX - MIN_MW_INDEX + 1),
         ah: lim(crate::objects::ah::MAX_AH_NUM),
-    }
-}
-
-/// A full index table (QPs, MRs, MWs: no free index in the device's range) is reported as
-/// ENOMEM, as a full count of PDs, CQs, SRQs or AHs is; the table says EBUSY.
-pub(crate) fn full_is_enomem(e: Error) -> Error {
-    if e == EBUSY {
-        ENOMEM
-    } else {
-        e
     }
 }
 
@@ -411,151 +385,46 @@ impl Driver for DeviceState {
         crate::verbs::pd::dealloc(dev);
     }
 
-    type Ah = AhState;
-
-    fn create_ah(
+    fn attach_mcast(
         dev: &Device<Self>,
-        pd: PdId,
-        attr: &AhAttr,
-        udata: Option<UData<'_>>,
-    ) -> Result<AhState> {
-        crate::verbs::ah::create(dev, pd, attr, udata)
-    }
-
-    fn destroy_ah(dev: &Device<Self>, ah: &AhState) {
-        crate::verbs::ah::destroy(dev, ah);
-    }
-
-    type Cq = CqState;
-
-    fn create_cq(
-        dev: &Device<Self>,
-        attr: &CqInitAttr,
-        udata: Option<UData<'_>>,
-    ) -> Result<(impl PinInit<CqState>, u32)> {
-        crate::verbs::cq::create(dev, attr, udata)
-    }
-
-    fn destroy_cq(dev: &Device<Self>, cq: &CqState) {
-        crate::verbs::cq::destroy(dev, cq);
-    }
-
-    fn req_notify_cq(cq: &RoceCq, notify: CqNotify) -> bool {
-        crate::verbs::cq::req_notify(cq, notify)
-    }
-
-    fn resize_cq(cq: &RoceCq, cqe: u32, udata: Option<UData<'_>>) -> Result<u32> {
-        crate::verbs::cq::resize(cq, cqe, udata)
-    }
-
-    fn poll_cq(cq: &RoceCq, out: &mut WcArray<'_>) {
-        crate::verbs::cq::poll(cq, out);
-    }
-
-    type Srq = SrqState;
-
-    fn create_srq(
-        dev: &Device<Self>,
-        attr: &SrqAttr,
-        udata: Option<UData<'_>>,
-    ) -> Result<(impl PinInit<SrqState>, SrqAttr)> {
-        crate::verbs::srq::create(dev, attr, udata)
-    }
-
-    fn destroy_srq(dev: &Device<Self>, srq: &SrqState) {
-        crate::verbs::srq::destroy(dev, srq);
-    }
-
-    fn modify_srq(
-        srq: &RoceSrq,
-        attr: &SrqAttr,
-        mask: SrqAttrMask,
-        udata: Option<UData<'_>>,
+        qpn: u32,
+        qp_type: Option<QpType>,
+        mgid: [u8; 16],
     ) -> Result {
-        crate::verbs::srq::modify(srq, attr, mask, udata)
+        crate::verbs::mcast::attach(dev, qpn, qp_type, mgid)
     }
 
-    fn query_srq(srq: &RoceSrq) -> SrqAttr {
-        crate::verbs::srq::query(srq)
+    fn detach_mcast(dev: &Device<Self>, qpn: u32, mgid: [u8; 16]) -> Result {
+        crate::verbs::mcast::detach(dev, qpn, mgid)
     }
+}
 
-    fn post_srq_recv(srq: &RoceSrq, wrs: RecvWrList<'_>) -> Result {
-        crate::verbs::srq::post_recv(srq, wrs)
-    }
-
-    type Mr = MrState;
-
-    fn reg_user_mr(
-        dev: &Device<Self>,
-        pd: PdId,
-        req: &UserMrReq,
-    ) -> Result<impl PinInit<MrState, Error>> {
-        crate::verbs::mr::reg_user(dev, pd, req)
-    }
-
-    fn get_dma_mr(
-        _dev: &Device<Self>,
-        pd: PdId,
-        access: i32,
-        mem: KernelVa,
-    ) -> Result<impl PinInit<MrState, Error>> {
-        crate::verbs::mr::get_dma(pd, access, mem)
-    }
-
-    fn alloc_mr(
-        _dev: &Device<Self>,
-        pd: PdId,
-        max_num_sg: u32,
-    ) -> Result<impl PinInit<MrState, Error>> {
-        crate::verbs::mr::alloc_fast(pd, max_num_sg)
-    }
-
-    fn publish_mr(dev: &Device<Self>, mr: &Arc<RoceMr>) -> Result {
-        crate::verbs::mr::publish(dev, mr)
-    }
-
-    fn map_mr_sg(mr: &RoceMr, sg: SgMapping<'_>) -> Result<(c_int, u64, u64)> {
-        crate::verbs::mr::map_sg(mr, sg)
-    }
-
-    fn rereg_user_mr(
-        dev: &Device<Self>,
-        mr: &RoceMr,
-        flags: MrRereg,
-        pd: PdId,
-        req: &UserMrReq,
-    ) -> Result {
-        crate::verbs::mr::rereg_user(dev, mr, flags, pd, req)
-    }
-
-    fn dereg_mr(dev: &Device<Self>, mr: &RoceMr) -> Result {
-        crate::verbs::mr::dereg(dev, mr)
-    }
-
-    fn advise_mr(
-        dev: &Device<Self>,
-        pd: PdId,
-        advice: Advice,
-        _flush: bool,
-        sges: impl Iterator<Item = AdviseSge>,
-    ) -> Result {
-        // Done before returning, with or without FLUSH: the asynchronous form is best
-        // effort, and doing it at once is within what it promises.
-        crate::verbs::mr::advise(dev, pd, advice, sges)
-    }
-
-    type Mw = MwSlot;
-
-    fn alloc_mw(dev: &Device<Self>, pd: PdId, mw_type: MwType) -> Result<(MwSlot, u32)> {
-        crate::verbs::mw::alloc(dev, pd, mw_type)
-    }
-
-    fn dealloc_mw(dev: &Device<Self>, mw: &MwSlot) {
-        crate::verbs::mw::dealloc(dev, mw);
-    }
-
+impl HwStatsDriver for DeviceState {
     const HW_STATS: &'static [StatDesc] = &stat_descs(&counters::NAMES);
 
+    fn hw_stats(dev: &Device<Self>, out: &mut [u64]) {
+        let v = dev.counters().snapshot();
+        let (sr, melo) = sr_pools::usage(&dev.sr_pools().lock());
+        let gauges: [u64; counters::GAUGES] = [
+            u64::from(sr.units),
+            u64::from(sr.units_peak),
+            u64::from(sr.blocks),
+            u64::from(sr.blocks_peak),
+            sr.exhaustions,
+            u64::from(melo.blocks),
+            u64::from(melo.blocks_peak),
+            melo.exhaustions,
+            u64::from(dev.inflight().budget.psns()),
+            u64::from(dev.inflight().waiters()),
+        ];
+        for (o, v) in out.iter_mut().zip(Iterator::chain(v.iter(), gauges.iter())) {
+            *o = *v;
+        }
+    }
+}
+
+#[vtable]
+impl MadDriver for DeviceState {
     /// The PerfMgt agent's answers (the port's `counters/` in sysfs), from the counters.
     fn local_mad(
         dev: &Device<Self>,
@@ -577,84 +446,5 @@ impl Driver for DeviceState {
         };
         let port = u8::try_from(port).unwrap_or(0);
         pma::answer(req, port, &now, resp) == pma::Answer::Reply
-    }
-
-    fn hw_stats(dev: &Device<Self>, out: &mut [u64]) {
-        let v = dev.counters().snapshot();
-        let (sr, melo) = sr_pools::usage(&dev.sr_pools().lock());
-        let gauges: [u64; counters::GAUGES] = [
-            u64::from(sr.units),
-            u64::from(sr.units_peak),
-            u64::from(sr.blocks),
-            u64::from(sr.blocks_peak),
-            sr.exhaustions,
-            u64::from(melo.blocks),
-            u64::from(melo.blocks_peak),
-            melo.exhaustions,
-            u64::from(dev.inflight().budget.psns()),
-            u64::from(dev.inflight().waiters()),
-        ];
-        for (o, v) in out.iter_mut().zip(Iterator::chain(v.iter(), gauges.iter())) {
-            *o = *v;
-        }
-    }
-
-    fn attach_mcast(
-        dev: &Device<Self>,
-        qpn: u32,
-        qp_type: Option<QpType>,
-        mgid: [u8; 16],
-    ) -> Result {
-        crate::verbs::mcast::attach(dev, qpn, qp_type, mgid)
-    }
-
-    fn detach_mcast(dev: &Device<Self>, qpn: u32, mgid: [u8; 16]) -> Result {
-        crate::verbs::mcast::detach(dev, qpn, mgid)
-    }
-
-    type Qp = QpObject;
-
-    fn qp_table(dev: &Device<Self>) -> &QpTable<Self> {
-        dev.qps()
-    }
-
-    fn create_qp(
-        dev: &Device<Self>,
-        attr: &QpInitAttr,
-        udata: Option<UData<'_>>,
-    ) -> Result<NewQp<impl PinInit<QpObject, Error>>> {
-        crate::verbs::qp::create(dev, attr, udata)
-    }
-
-    fn destroy_qp(qp: &RoceQp) {
-        crate::verbs::qp::destroy(qp);
-    }
-
-    fn modify_qp(qp: &RoceQp, attr: &QpAttr, mask: QpAttrMask) -> Result {
-        crate::verbs::qp_modify::modify(qp, attr, mask)
-    }
-
-    fn query_qp(qp: &RoceQp) -> (QpAttr, QpInitReply) {
-        crate::verbs::qp::query(qp)
-    }
-
-    fn post_send(qp: &RoceQp, wrs: SendWrList<'_, Self>) -> Result {
-        crate::verbs::qp_post::post_send(qp, wrs)
-    }
-
-    fn doorbell(qp: &RoceQp) -> Result {
-        crate::verbs::qp_post::doorbell(qp)
-    }
-
-    fn post_recv(qp: &RoceQp, wrs: RecvWrList<'_>) -> Result {
-        crate::verbs::qp_post::post_recv(qp, wrs)
-    }
-
-    fn qp_work(qp: &RoceQp) {
-        crate::transport::connected::qp_work(qp);
-    }
-
-    fn qp_slow_path(qp: &RoceQp) {
-        crate::transport::connected::qp_slow_path(qp);
     }
 }

@@ -5,7 +5,7 @@
 
 use kernel::prelude::*;
 
-use crate::kx::ib_driver::Driver;
+use crate::kx::ib_ah::AhDriver;
 use crate::kx::ib_wr::{SendWr, SgeArray};
 use crate::uabi::limits::RXE_MAX_SGE;
 use crate::uabi::recv_wqe::RecvWqe;
@@ -49,7 +49,7 @@ pub(crate) fn recv_wqe(wr_id: u64, sges: Option<SgeArray<'_>>, max_sge: u32) -> 
 
 /// What a kernel send request asks for, as a send WQE's operation; `None` for what kernel
 /// consumers are not offered.
-fn send_op<T: Driver>(wr: &SendWr<'_, T>, opcode: SendOpcode) -> Option<SendOp> {
+fn send_op<T: AhDriver>(wr: &SendWr<'_, T>, opcode: SendOpcode) -> Option<SendOp> {
     let imm = wr.imm();
     let remote = |r: crate::kx::ib_wr::RemoteVa| Remote {
         addr: r.addr,
@@ -103,7 +103,7 @@ fn send_op<T: Driver>(wr: &SendWr<'_, T>, opcode: SendOpcode) -> Option<SendOp> 
 
 /// Copies the inline data of `wr` (its SGEs name kernel memory, `len` bytes in all) into
 /// `d` now, as the caller may reuse its buffer once `post_send` returns.
-fn copy_inline<T: Driver>(
+fn copy_inline<T: AhDriver>(
     wr: &SendWr<'_, T>,
     list: Option<&SgeList>,
     len: u32,
@@ -134,7 +134,7 @@ fn copy_inline<T: Driver>(
 /// invalid.
 // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
 #[inline(never)]
-pub(crate) fn send_wqe<T: Driver>(
+pub(crate) fn send_wqe<T: AhDriver>(
     wr: &SendWr<'_, T>,
     qp_type: QpType,
     limits: SendLimits,

@@ -9,11 +9,14 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use crate::kx::error;
+use crate::kx::ib_device::Device;
+use crate::kx::ib_mr::MrDriver;
 use crate::kx::ib_mr::{Advice, AdviseSge, KernelPages, KernelVa, MrRereg, SgMapping, UserMrReq};
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_umem::UserPages;
 use crate::kx::ib_umem_odp::OdpPages;
 use crate::kx::ib_verbs::AccessFlags;
+use crate::objects::device::DeviceState;
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::objects::mr::{self, check_access, MrMemory, MrState, RoceMr};
@@ -171,7 +174,7 @@ pub(crate) fn publish(dev: &RoceDevice, mr: &Arc<RoceMr>) -> Result {
     let index = dev
         .mrs()
         .reserve(mr::MIN_MR_INDEX, mr::MIN_MR_INDEX + (dev.used.max.mr - 1))
-        .map_err(crate::verbs::device::full_is_enomem)?;
+        .map_err(crate::verbs::full_is_enomem)?;
     let key = mr::key(index, dev.next_key_variant());
     let (iova, length) = {
         let mut g = mr.inner.lock();
@@ -263,4 +266,67 @@ pub(crate) fn advise(
         )?;
     }
     Ok(())
+}
+
+impl MrDriver for DeviceState {
+    type Mr = MrState;
+
+    fn reg_user_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        req: &UserMrReq,
+    ) -> Result<impl PinInit<MrState, Error>> {
+        crate::verbs::mr::reg_user(dev, pd, req)
+    }
+
+    fn get_dma_mr(
+        _dev: &Device<Self>,
+        pd: PdId,
+        access: i32,
+        mem: KernelVa,
+    ) -> Result<impl PinInit<MrState, Error>> {
+        crate::verbs::mr::get_dma(pd, access, mem)
+    }
+
+    fn alloc_mr(
+        _dev: &Device<Self>,
+        pd: PdId,
+        max_num_sg: u32,
+    ) -> Result<impl PinInit<MrState, Error>> {
+        crate::verbs::mr::alloc_fast(pd, max_num_sg)
+    }
+
+    fn publish_mr(dev: &Device<Self>, mr: &Arc<RoceMr>) -> Result {
+        crate::verbs::mr::publish(dev, mr)
+    }
+
+    fn map_mr_sg(mr: &RoceMr, sg: SgMapping<'_>) -> Result<(c_int, u64, u64)> {
+        crate::verbs::mr::map_sg(mr, sg)
+    }
+
+    fn rereg_user_mr(
+        dev: &Device<Self>,
+        mr: &RoceMr,
+        flags: MrRereg,
+        pd: PdId,
+        req: &UserMrReq,
+    ) -> Result {
+        crate::verbs::mr::rereg_user(dev, mr, flags, pd, req)
+    }
+
+    fn dereg_mr(dev: &Device<Self>, mr: &RoceMr) -> Result {
+        crate::verbs::mr::dereg(dev, mr)
+    }
+
+    fn advise_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        advice: Advice,
+        _flush: bool,
+        sges: impl Iterator<Item = AdviseSge>,
+    ) -> Result {
+        // Done before returning, with or without FLUSH: the asynchronous form is best
+        // effort, and doing it at once is within what it promises.
+        crate::verbs::mr::advise(dev, pd, advice, sges)
+    }
 }

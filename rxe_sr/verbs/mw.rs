@@ -6,8 +6,11 @@ use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::new_spinlock;
 use kernel::prelude::*;
 
+use crate::kx::ib_device::Device;
 use crate::kx::ib_mw;
+use crate::kx::ib_mw::MwDriver;
 use crate::kx::ib_pd::PdId;
+use crate::objects::device::DeviceState;
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::objects::mr;
@@ -23,7 +26,7 @@ pub(crate) fn alloc(dev: &RoceDevice, pd: PdId, mw_type: ib_mw::MwType) -> Resul
     let index = dev
         .mws()
         .reserve(mr::MIN_MW_INDEX, mr::MIN_MW_INDEX + (dev.used.max.mw - 1))
-        .map_err(crate::verbs::device::full_is_enomem)?;
+        .map_err(crate::verbs::full_is_enomem)?;
     let rkey = mr::key(index, dev.next_key_variant());
     let published = KBox::pin_init(
         new_spinlock!(Window::new(mw_type, rkey, pd.get()), "rxe_sr_mw"),
@@ -42,4 +45,16 @@ pub(crate) fn alloc(dev: &RoceDevice, pd: PdId, mw_type: ib_mw::MwType) -> Resul
 pub(crate) fn dealloc(dev: &RoceDevice, mw: &MwSlot) {
     mw::retire(dev, mw.index);
     live::LIVE.mws.dec();
+}
+
+impl MwDriver for DeviceState {
+    type Mw = MwSlot;
+
+    fn alloc_mw(dev: &Device<Self>, pd: PdId, mw_type: ib_mw::MwType) -> Result<(MwSlot, u32)> {
+        crate::verbs::mw::alloc(dev, pd, mw_type)
+    }
+
+    fn dealloc_mw(dev: &Device<Self>, mw: &MwSlot) {
+        crate::verbs::mw::dealloc(dev, mw);
+    }
 }

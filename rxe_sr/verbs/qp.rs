@@ -9,12 +9,18 @@ use kernel::new_mutex;
 use kernel::prelude::*;
 
 use crate::kx::error;
+use crate::kx::ib_device::Device;
 use crate::kx::ib_qp::NewQp;
+use crate::kx::ib_qp::QpDriver;
+use crate::kx::ib_qp::QpTable;
 use crate::kx::ib_udata::UData;
 use crate::kx::ib_verbs::{PathMtu, QpAttr, QpAttrMask, QpInitAttr, QpInitReply, QpState, QpType};
+use crate::kx::ib_wr::RecvWrList;
+use crate::kx::ib_wr::SendWrList;
 use crate::kx::rxe::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
 use crate::kx::skbuff::SkbQueue;
 use crate::kx::spinlock::new_irq_spinlock;
+use crate::objects::device::DeviceState;
 use crate::objects::device::RoceDevice;
 use crate::objects::inflight::QpInflight;
 use crate::objects::live::{self, Counted};
@@ -214,7 +220,7 @@ pub(crate) fn create(
     } else {
         dev.qps()
             .reserve(MIN_QPN, MIN_QPN + (dev.used.max.qp - 1))
-            .map_err(crate::verbs::device::full_is_enomem)?
+            .map_err(crate::verbs::full_is_enomem)?
     };
     let attrs = QpAttrs {
         state: QpState::Reset,
@@ -313,4 +319,52 @@ pub(crate) fn query(qp: &RoceQp) -> (QpAttr, QpInitReply) {
         a
     };
     (a, qp.shape.init_reply())
+}
+
+impl QpDriver for DeviceState {
+    type Qp = QpObject;
+
+    fn qp_table(dev: &Device<Self>) -> &QpTable<Self> {
+        dev.qps()
+    }
+
+    fn create_qp(
+        dev: &Device<Self>,
+        attr: &QpInitAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<NewQp<impl PinInit<QpObject, Error>>> {
+        crate::verbs::qp::create(dev, attr, udata)
+    }
+
+    fn destroy_qp(qp: &RoceQp) {
+        crate::verbs::qp::destroy(qp);
+    }
+
+    fn modify_qp(qp: &RoceQp, attr: &QpAttr, mask: QpAttrMask) -> Result {
+        crate::verbs::qp_modify::modify(qp, attr, mask)
+    }
+
+    fn query_qp(qp: &RoceQp) -> (QpAttr, QpInitReply) {
+        crate::verbs::qp::query(qp)
+    }
+
+    fn post_send(qp: &RoceQp, wrs: SendWrList<'_, Self>) -> Result {
+        crate::verbs::qp_post::post_send(qp, wrs)
+    }
+
+    fn doorbell(qp: &RoceQp) -> Result {
+        crate::verbs::qp_post::doorbell(qp)
+    }
+
+    fn post_recv(qp: &RoceQp, wrs: RecvWrList<'_>) -> Result {
+        crate::verbs::qp_post::post_recv(qp, wrs)
+    }
+
+    fn qp_work(qp: &RoceQp) {
+        crate::transport::connected::qp_work(qp);
+    }
+
+    fn qp_slow_path(qp: &RoceQp) {
+        crate::transport::connected::qp_slow_path(qp);
+    }
 }

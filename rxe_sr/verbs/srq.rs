@@ -7,10 +7,13 @@
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 
+use crate::kx::ib_device::Device;
+use crate::kx::ib_srq::SrqDriver;
 use crate::kx::ib_srq::{SrqAttr, SrqAttrMask};
 use crate::kx::ib_udata::UData;
 use crate::kx::ib_wr::RecvWrList;
 use crate::kx::rxe::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
+use crate::objects::device::DeviceState;
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::objects::recv_queue::recv_fifo;
@@ -254,5 +257,38 @@ pub(crate) fn post_recv(srq: &RoceSrq, wrs: RecvWrList<'_>) -> Result {
             k.push(Some(wqe)).map_err(|_| ENOMEM)
         }),
         None => Err(wrs.refuse(EINVAL)),
+    }
+}
+
+impl SrqDriver for DeviceState {
+    type Srq = SrqState;
+
+    fn create_srq(
+        dev: &Device<Self>,
+        attr: &SrqAttr,
+        udata: Option<UData<'_>>,
+    ) -> Result<(impl PinInit<SrqState>, SrqAttr)> {
+        crate::verbs::srq::create(dev, attr, udata)
+    }
+
+    fn destroy_srq(dev: &Device<Self>, srq: &SrqState) {
+        crate::verbs::srq::destroy(dev, srq);
+    }
+
+    fn modify_srq(
+        srq: &RoceSrq,
+        attr: &SrqAttr,
+        mask: SrqAttrMask,
+        udata: Option<UData<'_>>,
+    ) -> Result {
+        crate::verbs::srq::modify(srq, attr, mask, udata)
+    }
+
+    fn query_srq(srq: &RoceSrq) -> SrqAttr {
+        crate::verbs::srq::query(srq)
+    }
+
+    fn post_srq_recv(srq: &RoceSrq, wrs: RecvWrList<'_>) -> Result {
+        crate::verbs::srq::post_recv(srq, wrs)
     }
 }

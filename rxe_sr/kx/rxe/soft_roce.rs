@@ -8,7 +8,9 @@
 use kernel::ffi::c_int;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::{Device, Driver, ExtraOps};
+use crate::kx::ib_device::Device;
+use crate::kx::ib_device_ops::ExtraOps;
+use crate::kx::ib_driver::Driver;
 use crate::kx::rxe::mmap_queue;
 use crate::proto::recovery::scheme::Scheme;
 
