@@ -19,7 +19,7 @@ use crate::kx::skbuff::SkBuff;
 /// socket feeds, and the driver's data.
 ///
 /// # Invariants
-/// Allocated by the core at [`Device::create`] (`_ib_alloc_device` of this type's size);
+/// Allocated by the core at `Unregistered::new` (ib_device_ops.rs: `_ib_alloc_device` of this type's size);
 /// `rx` and `data` are initialised from then until the core calls `dealloc_driver`, and
 /// the allocation does not move.
 #[repr(C)]
@@ -46,7 +46,7 @@ impl<T> Device<T> {
     /// The device around an `ib_device` of this driver.
     ///
     /// # Safety
-    /// `ibdev` is a live ib_device that [`Device::create`] made for `T` (every
+    /// `ibdev` is a live ib_device that `Unregistered::new` (ib_device_ops.rs) made for `T` (every
     /// ib_device_ops callback the core makes on such a device satisfies this).
     pub(crate) unsafe fn from_ib<'a>(ibdev: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: `ib_dev` is the first field of the `repr(C)` device the core allocated
@@ -154,7 +154,7 @@ impl<T> Device<T> {
 /// A reference on a registered device of this driver; dropped with `ib_device_put`.
 ///
 /// # Invariants
-/// `ibdev` is a device [`Device::create`] made for `T`, on which this holds a reference.
+/// `ibdev` is a device `Unregistered::new` (ib_device_ops.rs) made for `T`, on which this holds a reference.
 pub(crate) struct DeviceRef<T> {
     ibdev: NonNull<bindings::ib_device>,
     _driver: PhantomData<T>,
@@ -203,7 +203,7 @@ impl<T> DeviceRef<T> {
     /// Wraps a referenced device of this module (or null).
     ///
     /// # Safety
-    /// `raw` is null or a device that [`Device::create`] made for `T`, on which the caller
+    /// `raw` is null or a device that `Unregistered::new` (ib_device_ops.rs) made for `T`, on which the caller
     /// holds a reference, passed to us. (kx/c/netdev_index.c and `ib_device_list` hold
     /// this module's devices only, and the module has one driver.)
     unsafe fn ours(raw: *mut bindings::ib_device) -> Option<Self> {

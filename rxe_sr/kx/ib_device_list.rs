@@ -13,7 +13,7 @@ use crate::kx::global_mutex::GlobalMutex;
 /// the driver id, which rdma_rxe's devices carry too.
 ///
 /// # Invariants
-/// An address is entered by [`Device::create`](crate::kx::ib_device::Device::create) once
+/// An address is entered by `Unregistered::new` (ib_device_ops.rs) once
 /// the device's ops (with `dealloc_driver`) are installed, and removed by
 /// `dealloc_driver`, under the lock, before the device is freed: while the lock is held,
 /// each listed device is allocated.

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Creating an RDMA device and the operations it carries (include/rdma/ib_verbs.h,
-//! `struct ib_device_ops`, `ib_register_device`): [`Device::create`] and the table of
+//! `struct ib_device_ops`, `ib_register_device`): [`Unregistered::new`], then
+//! [`Unregistered::register`], and the table of
 //! callbacks built from a [`Driver`]'s traits, device-level ones here and each object
 //! family's in its file (`ib_ah.rs`, `ib_cq.rs`, ...).
 
 use core::marker::PhantomData;
 use core::mem::size_of;
-use core::ptr;
+use core::ptr::{self, NonNull};
 use kernel::error::{from_result, to_result};
 use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;
 use kernel::str::CStr;
-use kernel::types::ScopeGuard;
 
 use crate::kx::bindings;
 use crate::kx::ib_ah;
@@ -37,8 +37,6 @@ pub(crate) struct ExtraOps(pub(super) fn(&mut bindings::ib_device_ops));
 
 /// What a new device is set up with besides its data.
 pub(crate) struct NewDevice<'a> {
-    /// `rdma link` name, e.g. `sr0`.
-    pub(crate) name: &'a CStr,
     /// The netdev it carries RoCEv2 on (port 1).
     pub(crate) netdev: &'a NetDev<'a>,
     /// Node GUID, in wire byte order.
@@ -47,90 +45,110 @@ pub(crate) struct NewDevice<'a> {
     pub(crate) node_desc: &'a [u8],
 }
 
-impl<T: Driver> Device<T> {
-    /// Creates a device with data `init` and registers it with the core; from then on the
-    /// core owns it (`rdma link del` or module unload frees it).
-    pub(crate) fn create(
-        new: NewDevice<'_>,
+/// A device set up and not registered yet: dropping it frees it, its data included.
+///
+/// # Invariants
+/// `raw` is a device [`Unregistered::new`] made for `T`, its data initialised and its operations
+/// installed (freeing it runs `dealloc_driver`), not registered.
+pub(crate) struct Unregistered<T: Driver> {
+    raw: NonNull<Device<T>>,
+}
+
+impl<T: Driver> Unregistered<T> {
+    /// Allocates a device with data `init` and the operations of `T` and `extra`, bound to
+    /// its netdev; [`Unregistered::register`] hands it to the core.
+    pub(crate) fn new(
+        new: &NewDevice<'_>,
         init: impl PinInit<T, Error>,
         extra: &ExtraOps,
-    ) -> Result {
+    ) -> Result<Self> {
         // SAFETY: allocates a zeroed ib_device of our size, initialised by the core.
-        let raw = unsafe { bindings::_ib_alloc_device(size_of::<Self>()) }.cast::<Self>();
-        if raw.is_null() {
-            return Err(ENOMEM);
+        let raw = unsafe { bindings::_ib_alloc_device(size_of::<Device<T>>()) }.cast::<Device<T>>();
+        let raw = NonNull::new(raw).ok_or(ENOMEM)?;
+        // SAFETY: `data` lies in the allocation, which never moves.
+        if let Err(e) = unsafe { init.__pinned_init(Device::data_slot(raw.as_ptr())) } {
+            // SAFETY: not registered, and nothing of ours in it: pin-init initialised
+            // nothing on error.
+            unsafe { bindings::ib_dealloc_device(raw.as_ptr().cast()) };
+            return Err(e);
         }
-        // Until the ops (with dealloc_driver) are installed, the device is ours to free
-        // with nothing of ours in it to drop.
-        let guard = ScopeGuard::new(move || {
-            // SAFETY: allocated above, not registered, its data not initialised.
-            unsafe { bindings::ib_dealloc_device(raw.cast()) }
-        });
-        // SAFETY: `data` lies in the allocation, which never moves; on error nothing was
-        // initialised (pin-init's contract) and the guard frees the device.
-        unsafe { init.__pinned_init(Device::data_slot(raw))? };
-        // From here the data is live: drop it if the device is freed before registration.
-        guard.dismiss();
-        let guard = ScopeGuard::new(move || {
-            // SAFETY: `data` was initialised above and nothing else uses it; the device is
-            // not registered, so it is ours to free.
-            unsafe {
-                Device::drop_data(raw);
-                bindings::ib_dealloc_device(raw.cast());
-            }
-        });
+        // SAFETY: the allocation is ours, not registered yet.
+        unsafe { Device::set_up(raw.as_ptr(), new, extra) };
+        // INVARIANT: data initialised and operations installed just above; not registered.
+        let dev = Unregistered { raw };
+        let ibp = raw.as_ptr().cast::<bindings::ib_device>();
+        // Listed from here: dealloc_driver unlists it (`DEVICES`' invariant).
+        ib_device_list::insert(ibp)?;
+        // SAFETY: both live. kx/c/netdev_index.c (not the core's, where rdma_rxe would find
+        // it) takes a netdev reference; `dealloc_driver` unbinds it.
+        to_result(unsafe { bindings::rxe_sr_glue_ndev_bind(ibp, new.netdev.as_ptr()) })?;
+        // SAFETY: not registered yet; netdev live, in the link command's namespace (kx/c/netns.c).
+        // In exclusive netns mode this puts the device in that namespace.
+        unsafe { bindings::rxe_sr_glue_ib_device_home_net(ibp, new.netdev.as_ptr()) };
+        Ok(dev)
+    }
+}
+
+impl<T: Driver> Device<T> {
+    /// Sets up a new device around its data: the receive queue, the core's fields and the
+    /// operations (from then on, freeing the device runs `dealloc_driver`).
+    ///
+    /// # Safety
+    /// `raw` is a device allocated for `T` with its data initialised, not registered and
+    /// used by nothing else.
+    unsafe fn set_up(raw: *mut Self, new: &NewDevice<'_>, extra: &ExtraOps) {
         // SAFETY: the queue sits in the pinned allocation; its work calls `rx_work::<T>`
         // with this device, which outlives the queue (stopped in dealloc_driver).
         unsafe {
             bindings::rxe_sr_glue_rx_init(Device::rx_queue(raw), Some(rx_work::<T>), raw.cast())
         };
-
         let ibp = raw.cast::<bindings::ib_device>();
-        {
-            // SAFETY: not registered yet: nothing else reads the core's fields.
-            let ib = unsafe { &mut *ibp };
-            ib.node_guid = u64::from_ne_bytes(new.node_guid);
-            ib.node_type = bindings::RDMA_NODE_IB_CA as u8;
-            ib.phys_port_cnt = 1;
-            ib.num_comp_vectors = 1;
-            ib.local_dma_lkey = 0;
-            for (d, s) in ib.node_desc.iter_mut().zip(new.node_desc.iter()) {
-                *d = *s;
-            }
-            // The netdev's parent becomes ours, as siw does: /sys/class/infiniband/DEV/device/
-            // net/ then names the netdev, which rdma-core's RDMA-CM tests (and admins) look up.
-            // (`dev` is the union member the core initialised; `coredev` begins with it.)
-            ib.__bindgen_anon_1.dev.parent = new.netdev.parent();
-            ib.uverbs_cmd_mask |= (1u64
-                << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
-                | (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+        // SAFETY: not registered yet: nothing else reads the core's fields.
+        let ib = unsafe { &mut *ibp };
+        ib.node_guid = u64::from_ne_bytes(new.node_guid);
+        ib.node_type = bindings::RDMA_NODE_IB_CA as u8;
+        ib.phys_port_cnt = 1;
+        ib.num_comp_vectors = 1;
+        ib.local_dma_lkey = 0;
+        for (d, s) in ib.node_desc.iter_mut().zip(new.node_desc.iter()) {
+            *d = *s;
         }
+        // The netdev's parent becomes ours, as siw does: /sys/class/infiniband/DEV/device/
+        // net/ then names the netdev, which rdma-core's RDMA-CM tests (and admins) look up.
+        // (`dev` is the union member the core initialised; `coredev` begins with it.)
+        ib.__bindgen_anon_1.dev.parent = new.netdev.parent();
+        ib.uverbs_cmd_mask |= (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
+            | (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
         let mut ops = Adapter::<T>::ops();
         (extra.0)(&mut ops);
         T::live();
         // SAFETY: a valid unregistered device; the core copies the ops. From here freeing
         // the device runs `dealloc_driver`, which drops the data and calls `T::freed`.
         unsafe { bindings::ib_set_device_ops(ibp, &ops) };
-        guard.dismiss();
-        let guard = ScopeGuard::new(move || {
-            // SAFETY: not registered: ours to free (dealloc_driver drops the data).
-            unsafe { bindings::ib_dealloc_device(ibp) }
-        });
-        // Listed from here: dealloc_driver unlists it (`DEVICES`' invariant).
-        ib_device_list::insert(ibp)?;
-        // SAFETY: both live. kx/c/netdev_index.c (not the core's, where rdma_rxe would find
-        // it) takes a netdev reference; `dealloc_driver` (the guard's too) unbinds it.
-        to_result(unsafe { bindings::rxe_sr_glue_ndev_bind(ibp, new.netdev.as_ptr()) })?;
-        // SAFETY: not registered yet; netdev live, in the link command's namespace (kx/c/netns.c).
-        // In exclusive netns mode this puts the device in that namespace.
-        unsafe { bindings::rxe_sr_glue_ib_device_home_net(ibp, new.netdev.as_ptr()) };
-        // SAFETY: a fully set-up device; no DMA device (software provider). No reference to
-        // the device is held across the call.
+    }
+}
+
+impl<T: Driver> Unregistered<T> {
+    /// Registers the device as `name`; from then on the core owns it (`rdma link del` or
+    /// module unload frees it). On error the device is freed.
+    pub(crate) fn register(self, name: &CStr) -> Result {
+        let ibp = self.raw.as_ptr().cast::<bindings::ib_device>();
+        // SAFETY: a fully set-up device (type invariant); no DMA device (software
+        // provider). No reference to the device is held across the call.
         to_result(unsafe {
-            bindings::ib_register_device(ibp, new.name.as_char_ptr(), ptr::null_mut())
+            bindings::ib_register_device(ibp, name.as_char_ptr(), ptr::null_mut())
         })?;
-        guard.dismiss();
+        // The core owns it now: not freed here.
+        core::mem::forget(self);
         Ok(())
+    }
+}
+
+impl<T: Driver> Drop for Unregistered<T> {
+    fn drop(&mut self) {
+        // SAFETY: not registered (type invariant): ours to free; dealloc_driver drops the
+        // data and unbinds the netdev.
+        unsafe { bindings::ib_dealloc_device(self.raw.as_ptr().cast()) };
     }
 }
 
@@ -143,7 +161,7 @@ fn this_module() -> *mut bindings::module {
 /// while datagrams remain, at the priority kx/c/work.c's `rxe_sr_work_queue` picks).
 ///
 /// # Safety
-/// `owner` is the live `Device<T>` whose queue's work this is (set by `Device::create`; the
+/// `owner` is the live `Device<T>` whose queue's work this is (set by `Unregistered::new`; the
 /// work is cancelled before the device is freed).
 unsafe extern "C" fn rx_work<T: Driver>(owner: *mut c_void) -> bool {
     // SAFETY: per this function's contract.

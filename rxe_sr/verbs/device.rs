@@ -11,7 +11,7 @@ use kernel::prelude::*;
 use kernel::str::CStr;
 
 use crate::kx::ib_device::Device;
-use crate::kx::ib_device_ops::NewDevice;
+use crate::kx::ib_device_ops::{NewDevice, Unregistered};
 use crate::kx::ib_driver::Driver;
 use crate::kx::netdevice::NetDev;
 use crate::kx::rxe::soft_roce::{self, SoftRoce};
@@ -288,16 +288,13 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
         (budget, crate::objects::inflight::waiter_slots(budget)?),
         ns,
     );
-    RoceDevice::create(
-        NewDevice {
-            name,
-            netdev: nd,
-            node_guid: node_guid(nd),
-            node_desc: b"rxe_sr",
-        },
-        state,
-        &soft_roce::device_ops::<DeviceState>(),
-    )?;
+    let new = NewDevice {
+        netdev: nd,
+        node_guid: node_guid(nd),
+        node_desc: b"rxe_sr",
+    };
+    let ops = soft_roce::device_ops::<DeviceState>();
+    Unregistered::new(&new, state, &ops)?.register(name)?;
     note_created();
     // The device may be unregistered by now (rdma link del); do not touch it again.
     pr_info!("{}: added on {} (mtu {})\n", name, nd.name(), nd.mtu());

@@ -43,7 +43,7 @@ fn add_ops<T: SoftRoce>(ops: &mut bindings::ib_device_ops) {
 /// Reads the device attribute `recovery`: the scheme's index.
 ///
 /// # Safety
-/// `ib` is a registered device [`Device::create`] made for `T` (sysfs calls this only
+/// `ib` is a registered device `Unregistered::new` (ib_device_ops.rs) made for `T` (sysfs calls this only
 /// while the attribute exists, which the core removes before freeing the device).
 unsafe extern "C" fn scheme_get<T: SoftRoce>(ib: *mut bindings::ib_device) -> c_int {
     // SAFETY: per this function's contract.
