@@ -48,15 +48,25 @@ pub(crate) struct Ah<T: AhDriver> {
 }
 
 impl<T: AhDriver> Ah<T> {
+    /// `ib` comes first: a pointer to the core's part, which the core hands to every
+    /// callback, is one to the whole object (checked at build time).
+    const IB_FIRST: () = assert!(core::mem::offset_of!(Self, ib) == 0);
+
+    /// The object whose core part `ib` is: the same address ([`Self::IB_FIRST`]).
+    fn container(ib: *mut bindings::ib_ah) -> *mut Self {
+        let () = Self::IB_FIRST;
+        ib.cast()
+    }
+
     /// The AH a kernel consumer's work request names.
     ///
     /// # Safety
     /// `raw` is null or an AH of a `T` device, created and not yet destroyed, for `'a` (the
     /// poster of a work request keeps its AH until the request is taken).
     pub(crate) unsafe fn from_raw<'a>(raw: *mut bindings::ib_ah) -> Option<&'a Self> {
-        // SAFETY: per this function's contract, an initialised `Ah<T>` (`ib` is the first
-        // field of the `repr(C)` object the core allocated with our size).
-        unsafe { raw.cast::<Self>().as_ref() }
+        // SAFETY: per this function's contract, an initialised `Ah<T>` (`IB_FIRST`: the
+        // core's part begins it, checked at build time).
+        unsafe { Self::container(raw).as_ref() }
     }
 
     /// The PD it was created in.
@@ -104,7 +114,7 @@ pub(super) unsafe extern "C" fn create_ah<T: AhDriver>(
         let data = T::create_ah(dev, pd, &attr, udata)?;
         // SAFETY: the object is ours and not yet visible to anyone; from here it is
         // initialised (type invariant), until `destroy_ah`.
-        unsafe { ptr::addr_of_mut!((*ibah.cast::<Ah<T>>()).data).write(data) };
+        unsafe { ptr::addr_of_mut!((*Ah::<T>::container(ibah)).data).write(data) };
         Ok(0)
     })
 }
@@ -118,7 +128,7 @@ pub(super) unsafe extern "C" fn destroy_ah<T: AhDriver>(
     ibah: *mut bindings::ib_ah,
     _flags: u32,
 ) -> c_int {
-    let ah = ibah.cast::<Ah<T>>();
+    let ah = Ah::<T>::container(ibah);
     // SAFETY: per this function's contract: a live `T` device and an initialised AH.
     let (dev, data) = unsafe { (Device::<T>::from_ib((*ibah).device), &(*ah).data) };
     T::destroy_ah(dev, data);

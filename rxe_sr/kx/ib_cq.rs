@@ -57,15 +57,25 @@ pub(crate) struct Cq<T: CqDriver> {
 }
 
 impl<T: CqDriver> Cq<T> {
+    /// `ib` comes first: a pointer to the core's part, which the core hands to every
+    /// callback, is one to the whole object (checked at build time).
+    const IB_FIRST: () = assert!(core::mem::offset_of!(Self, ib) == 0);
+
+    /// The object whose core part `ib` is: the same address ([`Self::IB_FIRST`]).
+    fn container(ib: *mut bindings::ib_cq) -> *mut Self {
+        let () = Self::IB_FIRST;
+        ib.cast()
+    }
+
     /// A CQ the core handed over in a QP (its send or receive CQ).
     ///
     /// # Safety
     /// `raw` is a CQ of a `T` device, created and not destroyed for `'a` (a QP holds its
     /// CQs while it lives).
     pub(crate) unsafe fn from_raw<'a>(raw: *mut bindings::ib_cq) -> &'a Self {
-        // SAFETY: per this function's contract, an initialised `Cq<T>` (`ib` is the first
-        // field of the `repr(C)` object the core allocated with our size).
-        unsafe { &*raw.cast::<Self>() }
+        // SAFETY: per this function's contract, an initialised `Cq<T>` (`IB_FIRST`: the
+        // core's part begins it, checked at build time).
+        unsafe { &*Self::container(raw) }
     }
 
     /// Calls the consumer's completion handler (uverbs queues a completion event). No lock
@@ -329,7 +339,7 @@ pub(super) unsafe extern "C" fn create_cq<T: CqDriver>(
         // SAFETY: null or the live bundle of this call; its driver udata lives as long.
         let udata = unsafe { UData::from_raw(bindings::rxe_sr_glue_attrs_udata(attrs)) };
         let (init, depth) = T::create_cq(dev, &attr, udata)?;
-        let cq = ibcq.cast::<Cq<T>>();
+        let cq = Cq::<T>::container(ibcq);
         // SAFETY: `data` lies in the core's allocation, which never moves; the object is
         // not visible to anyone yet. From here it is initialised (type invariant).
         unsafe { init.__pinned_init(ptr::addr_of_mut!((*cq).data)) }
@@ -348,7 +358,7 @@ pub(super) unsafe extern "C" fn destroy_cq<T: CqDriver>(
     ibcq: *mut bindings::ib_cq,
     _udata: *mut bindings::ib_udata,
 ) -> c_int {
-    let cq = ibcq.cast::<Cq<T>>();
+    let cq = Cq::<T>::container(ibcq);
     // SAFETY: per this function's contract: a live `T` device and an initialised CQ.
     let (dev, data) = unsafe { (Device::<T>::from_ib((*ibcq).device), &(*cq).data) };
     T::destroy_cq(dev, data);

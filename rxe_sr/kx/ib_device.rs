@@ -43,15 +43,25 @@ impl<T> core::ops::Deref for Device<T> {
 }
 
 impl<T> Device<T> {
+    /// `ib_dev` comes first: a pointer to the core's device, which the core hands to every
+    /// callback, is one to the whole device (checked at build time).
+    const IB_FIRST: () = assert!(core::mem::offset_of!(Self, ib_dev) == 0);
+
+    /// The device whose core part `ib` is: the same address ([`Self::IB_FIRST`]).
+    pub(super) fn container(ib: *mut bindings::ib_device) -> *mut Self {
+        let () = Self::IB_FIRST;
+        ib.cast()
+    }
+
     /// The device around an `ib_device` of this driver.
     ///
     /// # Safety
-    /// `ibdev` is a live ib_device that `Unregistered::new` (ib_device_ops.rs) made for `T` (every
-    /// ib_device_ops callback the core makes on such a device satisfies this).
+    /// `ibdev` is a live ib_device that `Unregistered::new` (ib_device_ops.rs) made for `T`
+    /// (every ib_device_ops callback the core makes on such a device satisfies this).
     pub(crate) unsafe fn from_ib<'a>(ibdev: *mut bindings::ib_device) -> &'a Self {
-        // SAFETY: `ib_dev` is the first field of the `repr(C)` device the core allocated
-        // with our size; initialised per the type invariant.
-        unsafe { &*ibdev.cast::<Self>() }
+        // SAFETY: the device the core allocated with our size, `ib_dev` at its start
+        // (`IB_FIRST`); initialised per the type invariant.
+        unsafe { &*Self::container(ibdev) }
     }
 
     /// The `ib_device`, for calls into the core.

@@ -445,7 +445,7 @@ impl<T: Driver> Adapter<T> {
     /// Called by the core once, when the device is being freed and unused (uverbs closed
     /// its objects before, and the destroy verbs took every object out of the data).
     unsafe extern "C" fn dealloc_driver(ibdev: *mut bindings::ib_device) {
-        let raw = ibdev.cast::<Device<T>>();
+        let raw = Device::<T>::container(ibdev);
         // SAFETY: nothing uses the device any more (contract) and no datagram can be queued
         // (lookups need it registered): the queue stops first, the data drops once.
         unsafe {

@@ -106,6 +106,16 @@ unsafe impl<T: MrDriver> Send for Mr<T> {}
 unsafe impl<T: MrDriver> Sync for Mr<T> {}
 
 impl<T: MrDriver> Mr<T> {
+    /// `ib` comes first: a pointer to the core's part, which the core hands to every
+    /// callback, is one to the whole object (checked at build time).
+    const IB_FIRST: () = assert!(core::mem::offset_of!(Self, ib) == 0);
+
+    /// The object whose core part `ib` is: the same address ([`Self::IB_FIRST`]).
+    fn container(ib: *mut bindings::ib_mr) -> *mut Self {
+        let () = Self::IB_FIRST;
+        ib.cast()
+    }
+
     /// A new MR with data `init` (its `ib_mr` zeroed).
     fn new(init: impl PinInit<T::Mr, Error>) -> Result<Arc<Self>> {
         Arc::pin_init(
@@ -156,9 +166,9 @@ impl<T: MrDriver> Mr<T> {
     /// `ibmr` is an MR of a `T` device that [`reg_user_mr`], [`get_dma_mr`] or
     /// [`alloc_mr`] returned and `dereg_mr` has not freed, for `'a`.
     pub(crate) unsafe fn from_raw<'a>(ibmr: *mut bindings::ib_mr) -> &'a Self {
-        // SAFETY: `ib` is the first field of the `repr(C)` object inside the Arc whose
-        // reference the core holds (per this function's contract).
-        unsafe { &*ibmr.cast::<Self>() }
+        // SAFETY: the object inside the Arc whose reference the core holds (per this
+        // function's contract), `ib` at its start (`IB_FIRST`).
+        unsafe { &*Self::container(ibmr) }
     }
 }
 
@@ -581,7 +591,7 @@ pub(super) unsafe extern "C" fn dereg_mr<T: MrDriver>(
         return e.to_errno();
     }
     // SAFETY: the core's reference, from `Arc::into_raw` in `created`, given back once.
-    drop(unsafe { Arc::from_raw(ibmr.cast::<Mr<T>>().cast_const()) });
+    drop(unsafe { Arc::from_raw(Mr::<T>::container(ibmr).cast_const()) });
     0
 }
 

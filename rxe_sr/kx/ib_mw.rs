@@ -57,6 +57,18 @@ pub(crate) struct Mw<T: MwDriver> {
     data: T::Mw,
 }
 
+impl<T: MwDriver> Mw<T> {
+    /// `ib` comes first: a pointer to the core's part, which the core hands to every
+    /// callback, is one to the whole object (checked at build time).
+    const IB_FIRST: () = assert!(core::mem::offset_of!(Self, ib) == 0);
+
+    /// The object whose core part `ib` is: the same address ([`Self::IB_FIRST`]).
+    fn container(ib: *mut bindings::ib_mw) -> *mut Self {
+        let () = Self::IB_FIRST;
+        ib.cast()
+    }
+}
+
 /// The size the core allocates per MW.
 pub(super) const fn size<T: MwDriver>() -> usize {
     size_of::<Mw<T>>()
@@ -82,7 +94,7 @@ pub(super) unsafe extern "C" fn alloc_mw<T: MwDriver>(
         };
         let mw_type = MwType::from_raw(ty).ok_or(EINVAL)?;
         let (data, rkey) = T::alloc_mw(dev, pd, mw_type)?;
-        let mw = ibmw.cast::<Mw<T>>();
+        let mw = Mw::<T>::container(ibmw);
         // SAFETY: the object is ours and not yet visible to the core's users; from here it
         // is initialised (type invariant), until `dealloc_mw`.
         unsafe {
@@ -98,7 +110,7 @@ pub(super) unsafe extern "C" fn alloc_mw<T: MwDriver>(
 /// # Safety
 /// Called by the core once per MW it allocated on a `T` device.
 pub(super) unsafe extern "C" fn dealloc_mw<T: MwDriver>(ibmw: *mut bindings::ib_mw) -> c_int {
-    let mw = ibmw.cast::<Mw<T>>();
+    let mw = Mw::<T>::container(ibmw);
     // SAFETY: per this function's contract: a live `T` device and an initialised MW.
     let (dev, data) = unsafe { (Device::<T>::from_ib((*ibmw).device), &(*mw).data) };
     T::dealloc_mw(dev, data);

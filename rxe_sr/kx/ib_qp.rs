@@ -102,6 +102,16 @@ unsafe impl<T: QpDriver> Send for Qp<T> {}
 unsafe impl<T: QpDriver> Sync for Qp<T> {}
 
 impl<T: QpDriver> Qp<T> {
+    /// `ib` comes first: a pointer to the core's part, which the core hands to every
+    /// callback, is one to the whole object (checked at build time).
+    const IB_FIRST: () = assert!(core::mem::offset_of!(Self, ib) == 0);
+
+    /// The object whose core part `ib` is: the same address ([`Self::IB_FIRST`]).
+    fn container(ib: *mut bindings::ib_qp) -> *mut Self {
+        let () = Self::IB_FIRST;
+        ib.cast()
+    }
+
     fn raw(&self) -> *mut bindings::ib_qp {
         self.ib.get()
     }
@@ -308,7 +318,7 @@ pub(super) unsafe extern "C" fn create_qp<T: QpDriver>(
         let udata = unsafe { UData::from_raw(udata) };
         let new = T::create_qp(dev, &attr, udata)?;
         let table = T::qp_table(dev);
-        let qp = ibqp.cast::<Qp<T>>();
+        let qp = Qp::<T>::container(ibqp);
         // SAFETY: the work runs `qp_work::<T>` on this QP: armed only through a complete QP
         // (after it is returned to the core), stopped in `destroy_qp` before the data drops.
         let timer = match unsafe { QpTimer::new(qp_work::<T>, qp.cast()) } {
@@ -373,7 +383,7 @@ pub(super) unsafe extern "C" fn destroy_qp<T: QpDriver>(
     ibqp: *mut bindings::ib_qp,
     _udata: *mut bindings::ib_udata,
 ) -> c_int {
-    let qp = ibqp.cast::<Qp<T>>();
+    let qp = Qp::<T>::container(ibqp);
     // SAFETY: per this function's contract, an initialised QP.
     let q = unsafe { &*qp };
     T::qp_table(q.device()).table.erase(q.qpn());
@@ -407,7 +417,7 @@ pub(super) unsafe extern "C" fn modify_qp<T: QpDriver>(
     from_result(|| {
         let mask = QpAttrMask::from_raw(mask).ok_or(EINVAL)?;
         // SAFETY: per this function's contract.
-        let (qp, a) = unsafe { (&*ibqp.cast::<Qp<T>>(), &*attr) };
+        let (qp, a) = unsafe { (&*Qp::<T>::container(ibqp), &*attr) };
         // SAFETY: with IB_QP_AV in the mask the core holds the source GID attribute.
         let attr = unsafe { QpAttr::from_core(a, mask) };
         T::modify_qp(qp, &attr, mask).map(|()| 0)
@@ -425,7 +435,7 @@ pub(super) unsafe extern "C" fn query_qp<T: QpDriver>(
     init: *mut bindings::ib_qp_init_attr,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let qp = unsafe { &*ibqp.cast::<Qp<T>>() };
+    let qp = unsafe { &*Qp::<T>::container(ibqp) };
     let (a, i) = T::query_qp(qp);
     // SAFETY: the QP's CQs, as the core set them.
     let (send_cq, recv_cq) = unsafe { ((*ibqp).send_cq, (*ibqp).recv_cq) };
@@ -449,7 +459,7 @@ pub(super) unsafe extern "C" fn post_send<T: QpDriver>(
     bad_wr: *mut *const bindings::ib_send_wr,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let qp = unsafe { &*ibqp.cast::<Qp<T>>() };
+    let qp = unsafe { &*Qp::<T>::container(ibqp) };
     // SAFETY: the QP's type, set by the core before create.
     let qp_type = QpType::from_ib(unsafe { (*ibqp).qp_type });
     // SAFETY: per this function's contract.
@@ -470,6 +480,6 @@ pub(super) unsafe extern "C" fn post_recv<T: QpDriver>(
     bad_wr: *mut *const bindings::ib_recv_wr,
 ) -> c_int {
     // SAFETY: per this function's contract.
-    let (qp, wrs) = unsafe { (&*ibqp.cast::<Qp<T>>(), RecvWrList::from_raw(wr, bad_wr)) };
+    let (qp, wrs) = unsafe { (&*Qp::<T>::container(ibqp), RecvWrList::from_raw(wr, bad_wr)) };
     from_result(|| T::post_recv(qp, wrs).map(|()| 0))
 }

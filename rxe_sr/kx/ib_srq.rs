@@ -63,15 +63,25 @@ pub(crate) struct Srq<T: SrqDriver> {
 }
 
 impl<T: SrqDriver> Srq<T> {
+    /// `ib` comes first: a pointer to the core's part, which the core hands to every
+    /// callback, is one to the whole object (checked at build time).
+    const IB_FIRST: () = assert!(core::mem::offset_of!(Self, ib) == 0);
+
+    /// The object whose core part `ib` is: the same address ([`Self::IB_FIRST`]).
+    fn container(ib: *mut bindings::ib_srq) -> *mut Self {
+        let () = Self::IB_FIRST;
+        ib.cast()
+    }
+
     /// The SRQ a QP was created on.
     ///
     /// # Safety
     /// `raw` is an SRQ of a `T` device, created and not destroyed for `'a` (a QP holds its
     /// SRQ while it lives).
     pub(crate) unsafe fn from_raw<'a>(raw: *mut bindings::ib_srq) -> &'a Self {
-        // SAFETY: per this function's contract, an initialised `Srq<T>` (`ib` is the first
-        // field of the `repr(C)` object the core allocated with our size).
-        unsafe { &*raw.cast::<Self>() }
+        // SAFETY: per this function's contract, an initialised `Srq<T>` (`IB_FIRST`: the
+        // core's part begins it, checked at build time).
+        unsafe { &*Self::container(raw) }
     }
 
     /// Raises IB_EVENT_SRQ_LIMIT_REACHED to the consumer's event handler; no lock of the
@@ -176,7 +186,7 @@ pub(super) unsafe extern "C" fn create_srq<T: SrqDriver>(
         let udata = unsafe { UData::from_raw(udata) };
         let asked = SrqAttr::from_raw(&init.attr);
         let (data, got) = T::create_srq(dev, &asked, udata)?;
-        let srq = ibsrq.cast::<Srq<T>>();
+        let srq = Srq::<T>::container(ibsrq);
         // SAFETY: `data` lies in the core's allocation, which never moves; the object is
         // not visible to anyone yet. From here it is initialised (type invariant).
         unsafe { data.__pinned_init(ptr::addr_of_mut!((*srq).data)) }
@@ -194,7 +204,7 @@ pub(super) unsafe extern "C" fn destroy_srq<T: SrqDriver>(
     ibsrq: *mut bindings::ib_srq,
     _udata: *mut bindings::ib_udata,
 ) -> c_int {
-    let srq = ibsrq.cast::<Srq<T>>();
+    let srq = Srq::<T>::container(ibsrq);
     // SAFETY: per this function's contract: a live `T` device and an initialised SRQ.
     let (dev, data) = unsafe { (Device::<T>::from_ib((*ibsrq).device), &(*srq).data) };
     T::destroy_srq(dev, data);
