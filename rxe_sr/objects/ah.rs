@@ -37,8 +37,10 @@ pub(crate) const MAX_AH_NUM: u32 = (1 << 15) - 1;
 use kernel::alloc::KBox;
 
 use crate::kx::ib_ah::Ah;
+use crate::kx::ib_device::Device;
+use crate::kx::ib_driver::Driver;
 use crate::kx::ib_pd::PdId;
-use crate::objects::device::{DeviceState, RoceDevice};
+use crate::kx::xarray::XArray;
 use crate::uabi::send_wqe;
 use crate::uabi::send_wqe::is_v4_mapped;
 
@@ -112,25 +114,22 @@ pub(crate) struct AhState {
     pub(crate) ah_num: u32,
 }
 
-/// An rxe_sr address handle.
-pub(crate) type RoceAh = Ah<DeviceState>;
-
-/// The AV of a kernel consumer's AH, if it belongs to `pd`.
-pub(crate) fn kernel_av(ah: &RoceAh, pd: PdId) -> Option<Av> {
+/// The AV of a kernel consumer's AH, if it belongs to `pd`. Generic over the driver, whose
+/// state (`objects::device`) holds this file's types.
+pub(crate) fn kernel_av<T: Driver<Ah = AhState>>(ah: &Ah<T>, pd: PdId) -> Option<Av> {
     (ah.pd() == pd).then_some(ah.av)
 }
 
-/// The AV of AH number `ah_num`, if it exists and belongs to `pd`.
-pub(crate) fn lookup(dev: &RoceDevice, pd: PdId, ah_num: u32) -> Option<Av> {
-    dev.ahs()
-        .with(ah_num, |e| (e.pd == pd).then_some(e.av))
-        .flatten()
+/// The AV of AH number `ah_num` in a device's AH table `ahs`, if it exists and belongs to
+/// `pd`.
+pub(crate) fn lookup(ahs: &XArray<AhTableEntry>, pd: PdId, ah_num: u32) -> Option<Av> {
+    ahs.with(ah_num, |e| (e.pd == pd).then_some(e.av)).flatten()
 }
 
 /// The AV a UD send WQE embeds (`ah_num` 0: rxe providers from before AH numbers), checked
 /// against the device's GID table: its `sgid_index` must name a RoCEv2 GID of the same IP
 /// version as the destination. `None` for anything else.
-pub(crate) fn embedded(dev: &RoceDevice, e: &send_wqe::Av) -> Option<Av> {
+pub(crate) fn embedded<T: Driver>(dev: &Device<T>, e: &send_wqe::Av) -> Option<Av> {
     let sgid = dev.roce_v2_gid(u32::from(e.sgid_index))?;
     if !e.agrees_with(&sgid) {
         return None;

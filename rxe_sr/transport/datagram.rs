@@ -138,7 +138,7 @@ fn send_ud_slot(
     // instead (ah_num 0), checked against the GID table.
     let av = wqe.ud.and_then(|u| match u.av {
         Some(e) if u.ah_num == 0 => ah::embedded(dev, &e),
-        _ => ah::lookup(dev, ctx.pd, u.ah_num),
+        _ => ah::lookup(dev.ahs(), ctx.pd, u.ah_num),
     });
     let res = match av {
         Some(av) => ud::send_one(dev, ctx.pd, qpn, attrs, wqe, &av, run.mtu, nd),
