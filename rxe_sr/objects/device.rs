@@ -18,7 +18,7 @@ use crate::kx::net_namespace::NetCookie;
 use crate::kx::xarray::XArray;
 use crate::objects::ah::AhTableEntry;
 use crate::objects::counters::{Counter, Counters};
-use crate::objects::inflight::DeviceInflight;
+use crate::objects::inflight::{DeviceInflight, QpInflight};
 use crate::objects::mcast::McastGroups;
 use crate::objects::mr::RoceMr;
 use crate::objects::mw::MwTableEntry;
@@ -183,6 +183,44 @@ impl DeviceState {
     /// The in-flight budget of the device's RC requesters.
     pub(crate) fn inflight(&self) -> &DeviceInflight {
         &self.inflight
+    }
+
+    /// A QP's step ended ([`DeviceInflight::settle`]): the in-flight peak is counted, and
+    /// waiters are woken for the room it gave back.
+    pub(crate) fn settle_inflight(&self, qp: &QpInflight, held: &mut u32, taken: u32, now: u32) {
+        self.inflight.settle(qp, held, taken, now);
+        self.counters.max(
+            Counter::InflightPeak,
+            u64::from(self.inflight.budget.psns()),
+        );
+        self.wake_inflight();
+    }
+
+    /// A QP's transport is reset, failed or destroyed holding `held` PSNs: they go back,
+    /// and waiters are woken for them.
+    pub(crate) fn give_back_inflight(&self, held: &mut u32) {
+        self.inflight.give_back(held);
+        self.wake_inflight();
+    }
+
+    /// A QP is destroyed: the room promised to it ends ([`DeviceInflight::forget`]), and
+    /// waiters are woken for it.
+    pub(crate) fn forget_inflight(&self, qp: &QpInflight) {
+        self.inflight.forget(qp);
+        self.wake_inflight();
+    }
+
+    /// Wakes the QPs waiting for in-flight room that the room lets start: each is found in
+    /// the QP table and kicked; one gone gives its room back.
+    fn wake_inflight(&self) {
+        self.inflight.wake(|w| match self.qps().get(w.qpn) {
+            Some(qp) => {
+                qp.inflight.woken(w.psns);
+                qp.timer().kick();
+                true
+            }
+            None => false,
+        });
     }
 
     /// The loss-recovery scheme of RC QPs connected from now on.

@@ -10,7 +10,8 @@
 //! every step ends with a settle that wakes waiters if there is room by then.
 //!
 //! Lock order: a QP's lock, then the waiters' spinlock; QPs are looked up and kicked with
-//! the spinlock released.
+//! the spinlock released. The device (`objects::device`), which holds the QP table, gives
+//! room back and wakes its waiters' QPs.
 
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::alloc::{flags::GFP_KERNEL, KVVec};
@@ -18,8 +19,6 @@ use kernel::new_spinlock;
 use kernel::prelude::*;
 use kernel::sync::SpinLock;
 
-use crate::objects::counters::Counter;
-use crate::objects::device::RoceDevice;
 use crate::proto::rc::dev_inflight::{wake_for_room, Inflight, Waiter};
 use crate::uabi::queue::Fifo;
 
@@ -60,6 +59,13 @@ impl QpInflight {
             queued: AtomicBool::new(false),
             promised: AtomicU32::new(0),
         }
+    }
+
+    /// Woken from the waiters' queue with `psns` PSNs of room promised to it: it may be
+    /// queued again. (The waker then kicks the QP.)
+    pub(crate) fn woken(&self, psns: u32) {
+        self.promised.fetch_add(psns, Ordering::AcqRel);
+        self.queued.store(false, Ordering::Release);
     }
 }
 
@@ -103,39 +109,29 @@ impl DeviceInflight {
     }
 
     /// A QP's step ended: it held `held` PSNs before (as last settled), was admitted
-    /// `taken` since, and holds `now` (0 out of RTS). What it gave back is room: waiters
-    /// are woken for it. The room promised to the QP when it was woken ends.
-    pub(crate) fn settle(
-        &self,
-        dev: &RoceDevice,
-        qp: &QpInflight,
-        held: &mut u32,
-        taken: u32,
-        now: u32,
-    ) {
+    /// `taken` since, and holds `now` (0 out of RTS). The room promised to the QP when it
+    /// was woken ends. (What it gave back is room: the caller wakes waiters for it.)
+    pub(crate) fn settle(&self, qp: &QpInflight, held: &mut u32, taken: u32, now: u32) {
         self.budget.settle(held, taken, now);
         self.budget.woken_ran(qp.promised.swap(0, Ordering::AcqRel));
-        dev.counters()
-            .max(Counter::InflightPeak, u64::from(self.budget.psns()));
-        self.wake(dev);
     }
 
-    /// A QP's transport is reset, failed or destroyed holding `held` PSNs: they go back,
-    /// and waiters are woken for them.
-    pub(crate) fn give_back(&self, dev: &RoceDevice, held: &mut u32) {
+    /// A QP's transport is reset, failed or destroyed holding `held` PSNs: they go back.
+    /// (The caller wakes waiters for them.)
+    pub(crate) fn give_back(&self, held: &mut u32) {
         self.budget.settle(held, 0, 0);
-        self.wake(dev);
     }
 
     /// A QP is destroyed: the room promised to it, if it was woken and never ran, ends.
-    pub(crate) fn forget(&self, dev: &RoceDevice, qp: &QpInflight) {
+    /// (The caller wakes waiters for it.)
+    pub(crate) fn forget(&self, qp: &QpInflight) {
         self.budget.woken_ran(qp.promised.swap(0, Ordering::AcqRel));
-        self.wake(dev);
     }
 
     /// Wakes the oldest waiters the room lets start ([`wake_for_room`]), up to
-    /// [`WAKE_BATCH`] at a time.
-    fn wake(&self, dev: &RoceDevice) {
+    /// [`WAKE_BATCH`] at a time: `kick` wakes a waiter's QP (see [`QpInflight::woken`]),
+    /// with the spinlock released, and is false when the QP is gone (its room goes back).
+    pub(crate) fn wake(&self, mut kick: impl FnMut(Waiter) -> bool) {
         if self.waiting.load(Ordering::Acquire) == 0 {
             return;
         }
@@ -152,13 +148,8 @@ impl DeviceInflight {
         }
         self.waiting.fetch_sub(n as u32, Ordering::AcqRel);
         for w in batch.get(..n).unwrap_or(&[]) {
-            match dev.qps().get(w.qpn) {
-                Some(qp) => {
-                    qp.inflight.promised.fetch_add(w.psns, Ordering::AcqRel);
-                    qp.inflight.queued.store(false, Ordering::Release);
-                    qp.timer().kick();
-                }
-                None => self.budget.woken_ran(w.psns),
+            if !kick(*w) {
+                self.budget.woken_ran(w.psns);
             }
         }
     }

@@ -187,7 +187,7 @@ fn account(
             Some(r) if rts => r.admitted_psns(),
             _ => 0,
         };
-        ctx.dev.inflight().settle(ctx.dev, part, held, taken, now);
+        ctx.dev.settle_inflight(part, held, taken, now);
     }
 }
 

@@ -138,7 +138,7 @@ impl RcConn {
     /// Gives what the QP holds of the device back: its part of the in-flight budget, and
     /// the SR engines' pool units and blocks. The QP is reset, failed or destroyed.
     pub(crate) fn release_shared(&mut self, dev: &RoceDevice) {
-        dev.inflight().give_back(dev, &mut self.inflight_held);
+        dev.give_back_inflight(&mut self.inflight_held);
         if self.sr.is_none() {
             return;
         }

@@ -288,7 +288,7 @@ fn user_rings(
 /// the lock).
 pub(crate) fn destroy(qp: &RoceQp) {
     crate::verbs::mcast::detach_all(qp.device(), qp.qpn());
-    qp.device().inflight().forget(qp.device(), &qp.inflight);
+    qp.device().forget_inflight(&qp.inflight);
     let rings = {
         let mut g = qp.inner.lock();
         if let Some(rc) = g.rc.as_mut() {
