@@ -12,6 +12,7 @@ use kernel::{new_mutex, new_spinlock};
 
 use crate::kx::ib_device::{Device, DeviceRef};
 use crate::kx::ib_device_attr::PortState;
+use crate::kx::ib_mr::Mr;
 use crate::kx::ib_qp::QpTable;
 use crate::kx::ib_verbs::PathMtu;
 use crate::kx::net_namespace::NetCookie;
@@ -20,7 +21,6 @@ use crate::objects::ah::AhTableEntry;
 use crate::objects::counters::{Counter, Counters};
 use crate::objects::inflight::{DeviceInflight, QpInflight};
 use crate::objects::mcast::McastGroups;
-use crate::objects::mr::RoceMr;
 use crate::objects::mw::MwTableEntry;
 use crate::objects::sr_pools::{DevicePools, DeviceSr};
 use crate::proto::rc::dev_inflight::Waiter;
@@ -30,6 +30,8 @@ use crate::proto::recovery::scheme::Scheme;
 pub(crate) type RoceDevice = Device<DeviceState>;
 /// A counted reference on an rxe_sr device.
 pub(crate) type RoceDeviceRef = DeviceRef<DeviceState>;
+/// An rxe_sr memory region (its state: `objects::mr`).
+pub(crate) type RoceMr = Mr<DeviceState>;
 
 /// The driver's data in each device.
 #[pin_data]

@@ -15,7 +15,8 @@ use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
 use crate::objects::inflight::QpInflight;
 use crate::objects::mr::{self, Access};
-use crate::objects::mw;
+use crate::objects::mr_access;
+use crate::objects::mw_binding;
 use crate::objects::srq::RoceSrq;
 use crate::proto::rc::mw::BindReq;
 use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RemoteErr, RemoteOp, TxError};
@@ -128,7 +129,7 @@ fn gather(
 ) -> Result<(), WcStatus> {
     // The pieces come in order, each right after the one before: each appends.
     sges.pieces(u64::from(offset), dst.remaining(), |s, addr, r| {
-        mr::gather_into(dev, pd, s.lkey, addr, r.len(), dst)
+        mr_access::gather_into(dev, pd, s.lkey, addr, r.len(), dst)
     })
 }
 
@@ -146,9 +147,9 @@ impl KEnv<'_> {
 /// Invalidates `key` (a type 2 window's or a fast-registration MR's) for a QP of `pd`.
 fn invalidate_key(dev: &RoceDevice, pd: PdId, key: u32) -> bool {
     if mr::is_mw_key(key) {
-        mw::invalidate(dev, pd, key).is_ok()
+        mw_binding::invalidate(dev, pd, key).is_ok()
     } else {
-        mr::invalidate(dev, pd, key)
+        mr_access::invalidate(dev, pd, key)
     }
 }
 
@@ -212,7 +213,7 @@ impl RcEnv for KEnv<'_> {
                 gather(dev, pd, sges, offset, dst).map_err(TxError::Local)
             }
             PayloadSrc::Remote { rkey, va } => {
-                if mr::read_into(dev, pd, rkey, va, plen, dst, Access::RemoteRead(qpn)) {
+                if mr_access::read_into(dev, pd, rkey, va, plen, dst, Access::RemoteRead(qpn)) {
                     Ok(())
                 } else {
                     Err(TxError::Local(WcStatus::RemAccessErr))
@@ -246,7 +247,7 @@ impl RcEnv for KEnv<'_> {
 
     fn scatter(&mut self, sges: &SgeList, offset: u32, data: &[u8]) -> Result<(), WcStatus> {
         sges.pieces(u64::from(offset), data.len(), |s, addr, r| {
-            mr::scatter(
+            mr_access::scatter(
                 self.dev,
                 self.pd,
                 s.lkey,
@@ -269,7 +270,7 @@ impl RcEnv for KEnv<'_> {
         if op == RemoteOp::Atomic && va % 8 != 0 {
             return Err(RemoteErr::Invalid);
         }
-        if mr::remote_check(self.dev, self.pd, rkey, va, len, access_of(op, self.qpn)) {
+        if mr_access::remote_check(self.dev, self.pd, rkey, va, len, access_of(op, self.qpn)) {
             Ok(())
         } else {
             Err(RemoteErr::Access)
@@ -277,7 +278,7 @@ impl RcEnv for KEnv<'_> {
     }
 
     fn remote_write(&mut self, rkey: u32, va: u64, data: &[u8]) -> Result<(), RemoteErr> {
-        if mr::write(
+        if mr_access::write(
             self.dev,
             self.pd,
             rkey,
@@ -292,7 +293,7 @@ impl RcEnv for KEnv<'_> {
     }
 
     fn remote_atomic(&mut self, rkey: u32, va: u64, op: AtomicOp) -> Result<u64, RemoteErr> {
-        mr::remote_atomic(self.dev, self.pd, self.qpn, rkey, va, |orig| op.apply(orig))
+        mr_access::remote_atomic(self.dev, self.pd, self.qpn, rkey, va, |orig| op.apply(orig))
             .ok_or(RemoteErr::Access)
     }
 
@@ -314,7 +315,7 @@ impl RcEnv for KEnv<'_> {
             return Err(RemoteErr::Invalid);
         }
         let range = range.map(|(va, len)| (va, u64::from(len)));
-        if !mr::remote_flush_check(self.dev, self.pd, rkey, range, self.qpn, rights) {
+        if !mr_access::remote_flush_check(self.dev, self.pd, rkey, range, self.qpn, rights) {
             return Err(RemoteErr::Access);
         }
         // Every earlier request's bytes were copied into the memory before ePSN reached
@@ -347,9 +348,10 @@ impl RcEnv for KEnv<'_> {
                 let mr = if m.length == 0 {
                     None
                 } else {
-                    mr::view(self.dev, self.pd, m.mr_lkey)
+                    mr_access::view(self.dev, self.pd, m.mr_lkey)
                 };
-                mw::bind(self.dev, &req, self.pd, self.qpn, mr).map_err(|_| WcStatus::MwBindErr)
+                mw_binding::bind(self.dev, &req, self.pd, self.qpn, mr)
+                    .map_err(|_| WcStatus::MwBindErr)
             }
             SendOp::LocalInv { invalidate_rkey } => {
                 if invalidate_key(self.dev, self.pd, invalidate_rkey) {
@@ -359,7 +361,7 @@ impl RcEnv for KEnv<'_> {
                 }
             }
             SendOp::RegMr { key, access } => match mr::check_access(access as i32) {
-                Ok(access) => mr::fast_reg(self.dev, self.pd, key, access),
+                Ok(access) => mr_access::fast_reg(self.dev, self.pd, key, access),
                 Err(_) => Err(WcStatus::LocQpOpErr),
             },
             _ => Err(WcStatus::LocQpOpErr),

@@ -14,7 +14,7 @@ use crate::kx::netdevice::NetDev;
 use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
-use crate::objects::mr;
+use crate::objects::mr_access;
 use crate::objects::qp::QpAttrs;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::recv_wqe::RecvWqe;
@@ -117,7 +117,7 @@ pub(crate) fn send_one(
                 let n = usize::try_from(sge.length).map_err(|_| WcStatus::LocLenErr)?;
                 let end = at.checked_add(n).ok_or(WcStatus::LocLenErr)?;
                 let dst = payload.get_mut(at..end).ok_or(WcStatus::LocLenErr)?;
-                mr::gather(dev, pd, sge.lkey, sge.addr, dst)?;
+                mr_access::gather(dev, pd, sge.lkey, sge.addr, dst)?;
                 at = end;
             }
         }
@@ -183,7 +183,7 @@ pub(crate) fn scatter_all(
     let mut at = 0u64;
     for part in parts {
         wqe.sges.pieces(at, part.len(), |s, addr, r| {
-            mr::scatter(
+            mr_access::scatter(
                 dev,
                 pd,
                 s.lkey,

@@ -16,10 +16,10 @@ use crate::kx::ib_pd::PdId;
 use crate::kx::ib_umem::UserPages;
 use crate::kx::ib_umem_odp::OdpPages;
 use crate::kx::ib_verbs::AccessFlags;
-use crate::objects::device::DeviceState;
-use crate::objects::device::RoceDevice;
+use crate::objects::device::{DeviceState, RoceDevice, RoceMr};
 use crate::objects::live;
-use crate::objects::mr::{self, check_access, MrMemory, MrState, RoceMr};
+use crate::objects::mr::{self, check_access, MrMemory, MrState};
+use crate::objects::mr_access;
 use crate::uabi::limits;
 
 /// Most pages a fast-registration MR maps (the device's `max_fast_reg_page_list_len`).
@@ -244,7 +244,7 @@ pub(crate) fn advise(
         if mr::is_mw_key(sge.lkey) {
             return Err(EINVAL);
         }
-        let found = mr::lookup(dev, sge.lkey >> 8).ok_or(EINVAL)?;
+        let found = mr_access::lookup(dev, sge.lkey >> 8).ok_or(EINVAL)?;
         let (pages, off) = {
             let g = found.inner.lock();
             let MrMemory::Odp(pages) = &g.memory else {

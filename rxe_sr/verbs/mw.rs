@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Memory windows: allocation (an index above the MRs', a key) and deallocation; binding
-//! and invalidation run in the transport (`objects::mw`).
+//! and invalidation run in the transport (`objects::mw_binding`).
 
 use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::new_spinlock;
@@ -14,7 +14,8 @@ use crate::objects::device::DeviceState;
 use crate::objects::device::RoceDevice;
 use crate::objects::live;
 use crate::objects::mr;
-use crate::objects::mw::{self, MwSlot};
+use crate::objects::mw::MwSlot;
+use crate::objects::mw_binding;
 use crate::proto::rc::mw::{MwType, Window};
 
 /// `alloc_mw`: type 1 or type 2 (2B) windows.
@@ -43,7 +44,7 @@ pub(crate) fn alloc(dev: &RoceDevice, pd: PdId, mw_type: ib_mw::MwType) -> Resul
 
 /// `dealloc_mw`: the window's key stops working at once.
 pub(crate) fn dealloc(dev: &RoceDevice, mw: &MwSlot) {
-    mw::retire(dev, mw.index);
+    mw_binding::retire(dev, mw.index);
     live::LIVE.mws.dec();
 }
 
