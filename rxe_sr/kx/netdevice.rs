@@ -74,22 +74,36 @@ impl NetDev<'_> {
         self.raw().flags & bindings::net_device_flags_IFF_UP != 0
     }
 
-    /// Up and running (`netif_running`).
+    /// Whether bit `bit` of its `state` is set, as `test_bit` reads it: one volatile load
+    /// of the word, which the core changes with atomic bit operations at any time.
+    fn state_bit(&self, bit: bindings::netdev_state_t) -> bool {
+        let nd = self.ptr.as_ptr();
+        // SAFETY: live netdev (type invariant); an aligned word read by one volatile load, as
+        // x86's `test_bit` does, racing only with the core's atomic bit operations.
+        let state = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*nd).state)) };
+        state & (1 << bit) != 0
+    }
+
+    /// Up and running (`netif_running`: `__LINK_STATE_START`).
     pub(crate) fn is_running(&self) -> bool {
-        // SAFETY: `netif_running` only reads the device's state bits.
-        unsafe { bindings::rxe_sr_glue_netif_running(self.ptr.as_ptr()) }
+        self.state_bit(bindings::netdev_state_t___LINK_STATE_START)
     }
 
-    /// Has carrier (`netif_carrier_ok`).
+    /// Has carrier (`netif_carrier_ok`: no `__LINK_STATE_NOCARRIER`).
     pub(crate) fn carrier_ok(&self) -> bool {
-        // SAFETY: `netif_carrier_ok` only reads the device's state bits.
-        unsafe { bindings::rxe_sr_glue_netif_carrier_ok(self.ptr.as_ptr()) }
+        !self.state_bit(bindings::netdev_state_t___LINK_STATE_NOCARRIER)
     }
 
-    /// A VLAN device (rxe_sr, as rdma_rxe, binds to real devices only).
+    /// A VLAN device (rxe_sr, as rdma_rxe, binds to real devices only): `is_vlan_dev`, the
+    /// `IFF_802_1Q_VLAN` private flag, which is never set when the kernel has no 802.1Q.
     pub(crate) fn is_vlan(&self) -> bool {
-        // SAFETY: `is_vlan_dev` only reads the device's private flags.
-        unsafe { bindings::rxe_sr_glue_is_vlan_dev(self.ptr.as_ptr()) }
+        if !cfg!(CONFIG_VLAN_8021Q) {
+            return false;
+        }
+        // SAFETY: both members of the union are the same `priv_flags_fast` group (a
+        // `struct_group`), plain integers; the flag is set before the VLAN netdev registers.
+        let flags = unsafe { self.raw().__bindgen_anon_1.priv_flags_fast.priv_flags() };
+        flags & bindings::netdev_priv_flags_IFF_802_1Q_VLAN as c_ulong != 0
     }
 
     /// Its EUI-48 (MAC) address, if it has one (not a tun or other layer-3 device).

@@ -8,16 +8,6 @@
 
 #include "rxe_sr_glue.h"
 
-bool rxe_sr_glue_netif_running(const struct net_device *ndev)
-{
-	return netif_running(ndev);
-}
-
-bool rxe_sr_glue_netif_carrier_ok(const struct net_device *ndev)
-{
-	return netif_carrier_ok(ndev);
-}
-
 void rxe_sr_glue_dev_put(struct net_device *ndev)
 {
 	dev_put(ndev);
