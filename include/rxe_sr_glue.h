@@ -114,7 +114,6 @@ struct socket *rxe_sr_glue_udp_tunnel_open(struct net *net, bool ipv6, u16 port,
 bool rxe_sr_glue_udp_port_owner(struct net *net, bool ipv6, u16 port, char *buf, size_t len);
 void rxe_sr_glue_udp_tunnel_close(struct socket *sock);
 void rxe_sr_glue_skb_drop(struct sk_buff *skb);
-struct net_device *rxe_sr_glue_skb_dev(struct sk_buff *skb);
 struct ib_device *rxe_sr_glue_ib_device_below(struct net_device *ndev);
 int rxe_sr_glue_ndev_bind(struct ib_device *ibdev, struct net_device *ndev);
 void rxe_sr_glue_ndev_unbind(struct ib_device *ibdev);
@@ -153,7 +152,6 @@ struct sk_buff_head *rxe_sr_glue_skbq_new(void);
 /* Appends @skb: 0, or -ENOBUFS when full (@skb stays the caller's). */
 int rxe_sr_glue_skbq_push(struct sk_buff_head *q, struct sk_buff *skb);
 struct sk_buff *rxe_sr_glue_skbq_pop(struct sk_buff_head *q);
-u32 rxe_sr_glue_skbq_len(struct sk_buff_head *q);
 void rxe_sr_glue_skbq_purge(struct sk_buff_head *q);
 /* Purges and frees the queue. */
 void rxe_sr_glue_skbq_free(struct sk_buff_head *q);

@@ -75,9 +75,19 @@ impl SkBuff {
 
     /// The netdev the skb arrived on (live while the skb is being received).
     pub(crate) fn dev(&self) -> Option<NetDev<'_>> {
-        // SAFETY: the skb is ours; the netdev it arrived on outlives its processing, which
-        // the borrow of `self` bounds.
-        unsafe { NetDev::from_raw(bindings::rxe_sr_glue_skb_dev(self.0.as_ptr())) }
+        let skb = self.0.as_ptr();
+        // SAFETY: the skb is ours (type invariant) and in no rbtree, so the union member in use
+        // is the one with `next`, `prev` and `dev` (skbuff.h's `skb->dev`).
+        let dev = unsafe {
+            (*skb)
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .dev
+        };
+        // SAFETY: the netdev it arrived on outlives its processing, which the borrow of
+        // `self` bounds.
+        unsafe { NetDev::from_raw(dev) }
     }
 
     /// The datagram from its IP header to its end (linearised first); `None` when the skb
@@ -356,8 +366,10 @@ impl SkbQueue {
 
     /// Packets queued.
     pub(crate) fn len(&self) -> u32 {
-        // SAFETY: the queue is live.
-        unsafe { bindings::rxe_sr_glue_skbq_len(self.0.as_ptr()) }
+        let q = self.0.as_ptr();
+        // SAFETY: the queue is live (type invariant); an aligned `u32` read by one volatile
+        // load without the lock, as `skb_queue_len_lockless`'s READ_ONCE does.
+        unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*q).qlen)) }
     }
 
     /// Frees every queued packet.

@@ -14,11 +14,6 @@ void rxe_sr_glue_skb_drop(struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
-struct net_device *rxe_sr_glue_skb_dev(struct sk_buff *skb)
-{
-	return skb->dev;
-}
-
 /* The datagram from its IP header to its end, made linear. */
 int rxe_sr_glue_skb_ip_bytes(struct sk_buff *skb, void **data, size_t *len)
 {
@@ -55,11 +50,6 @@ int rxe_sr_glue_skbq_push(struct sk_buff_head *q, struct sk_buff *skb)
 struct sk_buff *rxe_sr_glue_skbq_pop(struct sk_buff_head *q)
 {
 	return skb_dequeue(q);
-}
-
-u32 rxe_sr_glue_skbq_len(struct sk_buff_head *q)
-{
-	return skb_queue_len_lockless(q);
 }
 
 void rxe_sr_glue_skbq_purge(struct sk_buff_head *q)
