@@ -176,7 +176,6 @@ void rxe_sr_glue_dev_put(struct net_device *ndev);
 struct ib_udata *rxe_sr_glue_attrs_udata(struct uverbs_attr_bundle *attrs);
 struct ib_ucontext *rxe_sr_glue_udata_ucontext(struct ib_udata *udata);
 void *rxe_sr_glue_vmalloc_user(size_t size);
-u32 rxe_sr_glue_cache_line_size(void);
 void rxe_sr_glue_xa_init_alloc1(struct xarray *xa);
 
 /*

@@ -22,10 +22,14 @@ use crate::kx::bindings;
 use crate::kx::ib_udata::UData;
 use crate::uabi::{layout, queue::Ring};
 
-/// The CPU's cache line size, which pads queue slots as rdma_rxe pads them.
+/// The CPU's cache line size, which pads queue slots as rdma_rxe pads them: x86's
+/// `cache_line_size()` (asm/processor.h), the boot CPU's `x86_cache_alignment`.
 pub(crate) fn cache_line_size() -> u32 {
-    // SAFETY: reads a boot-time constant.
-    unsafe { bindings::rxe_sr_glue_cache_line_size() }
+    // SAFETY: `boot_cpu_data` is exported and its cache alignment is set while the kernel
+    // boots, before any module loads; a plain read of an `int`, as the C macro's.
+    let bytes = unsafe { (*core::ptr::addr_of!(bindings::boot_cpu_data)).x86_cache_alignment };
+    // The C conversion of the macro's `int` to the `u32` rdma_rxe uses.
+    bytes as u32
 }
 
 /// A zeroed, vmalloc_user'd queue buffer with its header filled in. Freed on drop.
