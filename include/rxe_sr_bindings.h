@@ -6,9 +6,11 @@
 #include <linux/crc32.h>
 #include <linux/delay.h>
 #include <linux/if_arp.h>
+#include <linux/inetdevice.h>
 #include <linux/netdevice.h>
 #include <linux/random.h>
 #include <linux/vmalloc.h>
+#include <net/addrconf.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>

@@ -5,9 +5,9 @@
  * Two directions:
  *  - rxe_sr_glue_*: C for what Rust cannot reach directly: static inline functions and
  *    macros (rxe_sr/kx/helpers/, one file per kernel header), and the subsystems that stay
- *    in C for a reason each file states (rxe_sr/kx/c/: static tables the RDMA and net cores
- *    link into their lists, the netdev index, RoCEv2 datagrams, the work, ODP, the ICRC).
- *  - rxe_sr_rs_*: the two entry points implemented in Rust (rxe_sr/kx/moduleparam.rs) that
+ *    in C for a reason each file states (rxe_sr/kx/c/: the parameters, the GID rescan work,
+ *    the netdev index, RoCEv2 datagrams, the work, ODP, the ICRC).
+ *  - rxe_sr_rs_*: the two entry points implemented in Rust (rxe_sr/kx/rxe/moduleparam.rs) that
  *    the module parameter's ops call. The link type, the netdev notifier, the UDP tunnel,
  *    the QP timers and the receive queue take their Rust handler as a function pointer
  *    instead (kx/ builds it from a trait).
@@ -91,8 +91,6 @@ struct rxe_sr_params {
 extern struct rxe_sr_params rxe_sr_params;
 const struct attribute_group *rxe_sr_glue_device_group(int (*get)(struct ib_device *),
 							void (*set)(struct ib_device *, int));
-int rxe_sr_glue_addr_notifiers_register(void (*fn)(unsigned long event, struct net_device *ndev));
-void rxe_sr_glue_addr_notifiers_unregister(void);
 void rxe_sr_glue_gid_work_init(void (*fn)(void));
 void rxe_sr_glue_gid_work_schedule(void);
 void rxe_sr_glue_gid_work_cancel_sync(void);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Net devices (include/linux/netdevice.h): a borrowed view of a `struct net_device`, and
-//! the netdev and address event notifiers, whose events go to a [`NetdevNotifier`], with a
-//! work item for what an address event starts that must sleep.
+//! the netdev and address event notifiers (the address chains of include/linux/inetdevice.h
+//! and include/net/addrconf.h), whose events go to a [`NetdevNotifier`], with a work item
+//! for what an address event starts that must sleep.
 
 use core::marker::PhantomData;
 use core::pin::Pin;
@@ -195,37 +196,51 @@ impl GidRescan {
     }
 }
 
-/// registrations.c has one pair of address notifier_blocks: at most one registration at a
-/// time.
+/// gid_table.c has one work item, whose handler a registration sets: at most one
+/// registration at a time.
 static REGISTERED: AtomicBool = AtomicBool::new(false);
 
-/// The registered netdev notifier (its notifier_block owned here) and address notifiers;
-/// unregistered on drop.
-///
-/// # Invariants
-/// `nb` and registrations.c's address notifiers are registered until `drop`, and
-/// `REGISTERED` is set.
-pub(crate) struct NotifierRegistration {
-    nb: Pin<KBox<Opaque<bindings::notifier_block>>>,
+/// A notifier_block of ours calling `call`, pinned for a chain to link in.
+fn notifier_block(
+    call: unsafe extern "C" fn(*mut bindings::notifier_block, c_ulong, *mut c_void) -> c_int,
+) -> Result<Pin<KBox<Opaque<bindings::notifier_block>>>> {
+    let block = bindings::notifier_block {
+        notifier_call: Some(call),
+        ..Default::default()
+    };
+    pin_table(block, &REGISTERED)
 }
 
-// SAFETY: the block is only used by the notifier chain (under RTNL) and freed after
-// unregistering; its one pointer is to a function.
+/// The registered netdev notifier and IPv4 and IPv6 address notifiers, their
+/// notifier_blocks owned here; unregistered on drop.
+///
+/// # Invariants
+/// `nb` is on the netdev chain, `inet` on the IPv4 address chain and `inet6` on the IPv6
+/// one until `drop`, and `REGISTERED` is set.
+pub(crate) struct NotifierRegistration {
+    nb: Pin<KBox<Opaque<bindings::notifier_block>>>,
+    inet: Pin<KBox<Opaque<bindings::notifier_block>>>,
+    inet6: Pin<KBox<Opaque<bindings::notifier_block>>>,
+}
+
+// SAFETY: the blocks are only used by their notifier chains and freed after unregistering;
+// their one pointer is to a function.
 unsafe impl Send for NotifierRegistration {}
 // SAFETY: no method takes `&self`.
 unsafe impl Sync for NotifierRegistration {}
 
 impl NotifierRegistration {
-    /// Starts delivering netdev events to `T` (`EBUSY` if a registration exists).
+    /// Starts delivering netdev and address events to `T` (`EBUSY` if a registration
+    /// exists).
     pub(crate) fn register<T: NetdevNotifier>() -> Result<Self> {
         if REGISTERED.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);
         }
-        let block = bindings::notifier_block {
-            notifier_call: Some(notifier_call::<T>),
-            ..Default::default()
-        };
-        let nb = pin_table(block, &REGISTERED)?;
+        // The tables first: a failed allocation (which releases `REGISTERED`) leaves nothing
+        // registered.
+        let nb = notifier_block(notifier_call::<T>)?;
+        let inet = notifier_block(inetaddr_call::<T>)?;
+        let inet6 = notifier_block(inet6addr_call::<T>)?;
         // SAFETY: our block, pinned until `drop` unregisters it, with a handler sound for any
         // event and netdev the chain passes.
         let ret = unsafe { bindings::register_netdevice_notifier(nb.get()) };
@@ -237,25 +252,37 @@ impl NotifierRegistration {
         // SAFETY: sets gid_table.c's work handler; the work is not queued (nothing can queue
         // it before the address notifiers below are registered).
         unsafe { bindings::rxe_sr_glue_gid_work_init(work) };
-        let addr_call = Some(addr_call::<T> as unsafe extern "C" fn(_, _));
-        // SAFETY: registrations.c's two static address notifier_blocks, registered only here
-        // (under `REGISTERED`), with a handler sound for any event and netdev; undone in `drop`.
-        let ret = unsafe { bindings::rxe_sr_glue_addr_notifiers_register(addr_call) };
+        // SAFETY: our block, pinned until `drop` unregisters it, with a handler sound for any
+        // event and address the IPv4 address chain passes.
+        let ret = unsafe { bindings::register_inetaddr_notifier(inet.get()) };
         if let Err(e) = kernel::error::to_result(ret) {
             // SAFETY: registered just above.
             unsafe { bindings::unregister_netdevice_notifier(nb.get()) };
             REGISTERED.store(false, Ordering::Release);
             return Err(e);
         }
+        // SAFETY: as for IPv4, on the IPv6 address chain (atomic: the handler does not sleep).
+        let ret = unsafe { bindings::register_inet6addr_notifier(inet6.get()) };
+        if let Err(e) = kernel::error::to_result(ret) {
+            // SAFETY: registered just above; unregistering waits for running callbacks.
+            unsafe { bindings::unregister_inetaddr_notifier(inet.get()) };
+            // SAFETY: registered just above.
+            unsafe { bindings::unregister_netdevice_notifier(nb.get()) };
+            REGISTERED.store(false, Ordering::Release);
+            return Err(e);
+        }
         // INVARIANT: all registered above; `REGISTERED` set.
-        Ok(NotifierRegistration { nb })
+        Ok(NotifierRegistration { nb, inet, inet6 })
     }
 }
 
 impl Drop for NotifierRegistration {
     fn drop(&mut self) {
-        // SAFETY: registered in `register`; unregistering waits for running callbacks.
-        unsafe { bindings::rxe_sr_glue_addr_notifiers_unregister() };
+        // SAFETY: registered (type invariant); unregistering waits for running callbacks
+        // (the atomic chain by an RCU grace period), so the block may be freed.
+        unsafe { bindings::unregister_inet6addr_notifier(self.inet6.get()) };
+        // SAFETY: registered (type invariant); unregistering waits for running callbacks.
+        unsafe { bindings::unregister_inetaddr_notifier(self.inet.get()) };
         // SAFETY: registered (type invariant); unregistering waits for running callbacks,
         // so the block may be freed.
         unsafe { bindings::unregister_netdevice_notifier(self.nb.get()) };
@@ -292,11 +319,51 @@ unsafe extern "C" fn notifier_call<T: NetdevNotifier>(
     }
 }
 
-/// The address notifiers' callback (kx/c/registrations.c's rxe_sr_inet(6)addr_notify).
+/// The IPv4 address notifier's callback: `arg` is the `in_ifaddr` added or removed.
 ///
 /// # Safety
-/// Called by an address notifier chain with a valid net_device, possibly in atomic context.
-unsafe extern "C" fn addr_call<T: NetdevNotifier>(event: c_ulong, ndev: *mut bindings::net_device) {
+/// Called by the IPv4 address chain (process context) with an address whose `in_device`
+/// and net_device are live for the call.
+unsafe extern "C" fn inetaddr_call<T: NetdevNotifier>(
+    _nb: *mut bindings::notifier_block,
+    event: c_ulong,
+    arg: *mut c_void,
+) -> c_int {
+    let ifa = arg.cast::<bindings::in_ifaddr>();
+    if !ifa.is_null() {
+        // SAFETY: per this function's contract, the address and its in_device are live.
+        let ndev = unsafe { (*(*ifa).ifa_dev).dev };
+        // SAFETY: per this function's contract, the net_device is live for the call.
+        unsafe { addr_event::<T>(event, ndev) };
+    }
+    bindings::NOTIFY_DONE as c_int
+}
+
+/// The IPv6 address notifier's callback: `arg` is the `inet6_ifaddr` added or removed.
+///
+/// # Safety
+/// Called by the IPv6 address chain (atomic context) with an address whose `inet6_dev` and
+/// net_device are live for the call.
+unsafe extern "C" fn inet6addr_call<T: NetdevNotifier>(
+    _nb: *mut bindings::notifier_block,
+    event: c_ulong,
+    arg: *mut c_void,
+) -> c_int {
+    let ifa = arg.cast::<bindings::inet6_ifaddr>();
+    if !ifa.is_null() {
+        // SAFETY: per this function's contract, the address and its inet6_dev are live.
+        let ndev = unsafe { (*(*ifa).idev).dev };
+        // SAFETY: per this function's contract, the net_device is live for the call.
+        unsafe { addr_event::<T>(event, ndev) };
+    }
+    bindings::NOTIFY_DONE as c_int
+}
+
+/// An address event on `ndev`, for `T` (both address notifiers' common part).
+///
+/// # Safety
+/// `ndev` is null or a net_device live for the call; possibly in atomic context.
+unsafe fn addr_event<T: NetdevNotifier>(event: c_ulong, ndev: *mut bindings::net_device) {
     // SAFETY: per this function's contract, live for the call.
     let Some(nd) = (unsafe { NetDev::from_raw(ndev) }) else {
         return;
