@@ -100,10 +100,7 @@ enum rxe_sr_mad_result {
 	RXE_SR_MAD_RESULT_SUCCESS = 1 << 0,
 	RXE_SR_MAD_RESULT_REPLY = 1 << 1,
 };
-struct net *rxe_sr_glue_dev_net(const struct net_device *ndev);
 void rxe_sr_glue_ib_device_home_net(struct ib_device *ibdev, struct net_device *ndev);
-u64 rxe_sr_glue_net_cookie(const struct net *net);
-unsigned int rxe_sr_glue_net_inum(const struct net *net);
 bool rxe_sr_glue_ib_device_try_get(struct ib_device *dev);
 void rxe_sr_glue_global_lock(void);
 void rxe_sr_glue_global_unlock(void);

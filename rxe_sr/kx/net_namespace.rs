@@ -33,8 +33,24 @@ impl<'a> NetNs<'a> {
     /// The namespace `nd` is in. A netdev leaves its namespace only by being unregistered
     /// from it, so the namespace outlives the borrow of `nd`.
     pub(crate) fn of_netdev<'b>(nd: &'b NetDev<'_>) -> Option<NetNs<'b>> {
-        // SAFETY: `nd` is live; `dev_net` reads its namespace pointer.
-        let ptr = unsafe { bindings::rxe_sr_glue_dev_net(nd.as_ptr()) };
+        // `dev_net`: `read_pnet(&dev->nd_net)`, the field's pointer, or the initial namespace
+        // without CONFIG_NET_NS.
+        #[cfg(CONFIG_NET_NS)]
+        let ptr = {
+            let dev = nd.as_ptr();
+            // SAFETY: `nd` is live for the borrow; a plain read of an aligned pointer, as
+            // `read_pnet`'s `rcu_dereference_protected(pnet->net, true)`.
+            unsafe { (*dev).nd_net.net }
+        };
+        // Rust before 1.82 wants `unsafe` to take a `static mut`'s address, later ones not.
+        #[cfg(not(CONFIG_NET_NS))]
+        #[allow(unused_unsafe)]
+        let ptr = {
+            // Every netdev is in the initial namespace.
+            let _ = nd;
+            // SAFETY: the address of the kernel's static initial namespace, nothing read.
+            unsafe { core::ptr::addr_of_mut!(bindings::init_net) }
+        };
         // SAFETY: the netdev's namespace lives at least as long as the netdev is in it,
         // which it is for the borrow.
         unsafe { NetNs::from_raw(ptr) }
@@ -59,16 +75,19 @@ impl<'a> NetNs<'a> {
 
     /// Its cookie.
     pub(crate) fn cookie(&self) -> NetCookie {
-        // SAFETY: live (invariant); the cookie is written once, before the namespace is
-        // visible.
-        NetCookie(unsafe { bindings::rxe_sr_glue_net_cookie(self.ptr.as_ptr()) })
+        let net = self.ptr.as_ptr();
+        // SAFETY: live (invariant); `net_cookie` is written once, before the namespace is
+        // visible: a plain read, as the C's `net->net_cookie`.
+        NetCookie(unsafe { (*net).net_cookie })
     }
 
     /// The inode number of its nsfs file, as `ls -l /proc/PID/ns/net` shows it
     /// (`net:[4026531840]` for the initial namespace).
     pub(crate) fn inum(&self) -> u32 {
-        // SAFETY: live (invariant); set once when the namespace was made.
-        unsafe { bindings::rxe_sr_glue_net_inum(self.ptr.as_ptr()) }
+        let net = self.ptr.as_ptr();
+        // SAFETY: live (invariant); `ns.inum` is set once when the namespace was made: a plain
+        // read, as the C's `net->ns.inum`.
+        unsafe { (*net).ns.inum }
     }
 }
 

@@ -1,19 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rxe_sr: network namespaces: a netdev's namespace, a namespace's identity, and the one place
- * the module writes a core field (a device's home namespace, see below). C because bindgen
- * keeps struct net opaque (it is large and configuration-dependent).
+ * rxe_sr: a device's home network namespace, the one place the module writes a core field
+ * (see below). C for write_pnet, an RCU pointer publication into the core's ib_device
+ * (rcu_assign_pointer), which 6.12's kernel crate does not wrap. A netdev's namespace and a
+ * namespace's identity are read in Rust (kx/net_namespace.rs).
  */
 #include <linux/netdevice.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_verbs.h>
 
 #include "rxe_sr_glue.h"
-
-struct net *rxe_sr_glue_dev_net(const struct net_device *ndev)
-{
-	return dev_net(ndev);
-}
 
 /*
  * In the RDMA subsystem's exclusive netns mode (rdma system set netns exclusive) each
@@ -34,14 +30,4 @@ void rxe_sr_glue_ib_device_home_net(struct ib_device *ibdev, struct net_device *
 
 	if (!net_eq(net, &init_net) && !rdma_dev_access_netns(ibdev, net))
 		write_pnet(&ibdev->coredev.rdma_net, net);
-}
-
-u64 rxe_sr_glue_net_cookie(const struct net *net)
-{
-	return net->net_cookie;
-}
-
-unsigned int rxe_sr_glue_net_inum(const struct net *net)
-{
-	return net->ns.inum;
 }
