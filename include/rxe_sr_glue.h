@@ -17,6 +17,7 @@
 
 #include <linux/types.h>
 #include <linux/skbuff.h>
+#include <linux/timer.h>
 #include <linux/workqueue.h>
 
 struct net;
@@ -174,15 +175,19 @@ void *rxe_sr_glue_vmalloc_user(size_t size);
 void rxe_sr_glue_xa_init_alloc1(struct xarray *xa);
 
 /*
- * A QP's timer (retransmission and RNR delays): the timer fires in softirq context and
- * queues a work item, which calls fn(owner) in process context.
+ * A QP's timer (retransmission and RNR delays), embedded in the QP: the timer fires in
+ * softirq context and queues a work item, which calls fn(owner) in process context.
  */
-struct rxe_sr_qp_timer;
-struct rxe_sr_qp_timer *rxe_sr_glue_qp_timer_new(void (*fn)(void *owner), void *owner);
+struct rxe_sr_qp_timer {
+	struct timer_list timer;
+	struct rxe_sr_work work;
+	void (*fn)(void *owner);
+	void *owner;
+};
+void rxe_sr_glue_qp_timer_init(struct rxe_sr_qp_timer *t, void (*fn)(void *owner), void *owner);
 void rxe_sr_glue_qp_timer_arm(struct rxe_sr_qp_timer *t, u64 deadline_us);
-void rxe_sr_glue_qp_timer_free(struct rxe_sr_qp_timer *t);
 /* Stops a QP timer for good and disables its work (waiting for a running one); arming or
- * kicking it afterwards does nothing. The object stays allocated until ..._free. */
+ * kicking it afterwards does nothing. Its memory may then be freed. */
 void rxe_sr_glue_qp_timer_shutdown(struct rxe_sr_qp_timer *t);
 
 /* The ICRC's CRC-32 through the crypto API (kx/c/icrc.c) */

@@ -82,17 +82,51 @@ pub(crate) trait QpDriver: CqDriver + SrqDriver + AhDriver {
 /// # Invariants
 /// Allocated (zeroed, `size_ib_qp` bytes) and freed by the core, never moved; the core set
 /// `device`, `pd`, `qp_type`, `send_cq`, `recv_cq` (both non-null) and `srq` before
-/// `create_qp` and does not change them. `users`, `timer`, `slow_path` and `data` are
-/// initialised from a
-/// successful `create_qp` until `destroy_qp` drops them, and every `&Qp<T>` handed out lies
-/// within that span.
+/// `create_qp` and does not change them. `parts` is initialised from a successful
+/// `create_qp` until `destroy_qp` drops it, and every `&Qp<T>` handed out lies within that
+/// span.
 #[repr(C)]
 pub(crate) struct Qp<T: QpDriver> {
     ib: Opaque<bindings::ib_qp>,
+    parts: QpParts<T>,
+}
+
+/// What a QP holds besides the core's `struct ib_qp`, initialised in place at `create_qp`.
+#[pin_data]
+struct QpParts<T: QpDriver> {
+    /// The receive path's references, which `destroy_qp` waits out.
     users: UseCount,
+    /// The work item.
+    #[pin]
     timer: QpTimer,
+    /// The slow-path work item.
+    #[pin]
     slow_path: QpTimer,
+    /// The driver's data.
+    #[pin]
     data: T::Qp,
+}
+
+impl<T: QpDriver> QpParts<T> {
+    /// The parts of the QP at `qp`: its work items call `qp_work::<T>` and
+    /// `qp_slow_path::<T>` on it, and `data` is the driver's initialiser.
+    ///
+    /// # Safety
+    /// `qp` is the core's allocation for a QP being created; the work items are armed only
+    /// through a complete QP (after it is returned to the core) and stopped in `destroy_qp`
+    /// before the data drops.
+    unsafe fn new(qp: *mut Qp<T>, data: impl PinInit<T::Qp, Error>) -> impl PinInit<Self, Error> {
+        let owner = qp.cast::<c_void>();
+        try_pin_init!(Self {
+            users: UseCount::new(),
+            // SAFETY: `owner` outlives the timer and the handler suits it (this function's
+            // contract).
+            timer <- unsafe { QpTimer::new(qp_work::<T>, owner) },
+            // SAFETY: as above, with `qp_slow_path::<T>`.
+            slow_path <- unsafe { QpTimer::new(qp_slow_path::<T>, owner) },
+            data <- data,
+        }? Error)
+    }
 }
 
 // SAFETY: the core's fields the driver reads are set before create and not changed; the
@@ -164,13 +198,13 @@ impl<T: QpDriver> Qp<T> {
     /// Its work item: a timer that queues it, or a kick that queues it now; it runs
     /// [`QpDriver::qp_work`].
     pub(crate) fn timer(&self) -> &QpTimer {
-        &self.timer
+        &self.parts.timer
     }
 
     /// Its slow-path work item, apart from [`Self::timer`] so that work handed to it runs
     /// in a context of its own; it runs [`QpDriver::qp_slow_path`].
     pub(crate) fn slow_path(&self) -> &QpTimer {
-        &self.slow_path
+        &self.parts.slow_path
     }
 }
 
@@ -178,7 +212,7 @@ impl<T: QpDriver> core::ops::Deref for Qp<T> {
     type Target = T::Qp;
 
     fn deref(&self) -> &T::Qp {
-        &self.data
+        &self.parts.data
     }
 }
 
@@ -224,7 +258,7 @@ impl<T: QpDriver> QpTable<T> {
                 let qp = NonNull::new(p.cast::<Qp<T>>())?;
                 // SAFETY: a complete QP (type invariant); the table's lock keeps destroy from
                 // erasing it, and so from waiting for its users, until it is counted.
-                unsafe { qp.as_ref() }.users.get();
+                unsafe { qp.as_ref() }.parts.users.get();
                 // INVARIANT: counted just above.
                 Some(QpRef(qp))
             })
@@ -255,7 +289,7 @@ impl<T: QpDriver> Drop for QpRef<T> {
     fn drop(&mut self) {
         // SAFETY: counted (type invariant); after this the QP may be freed at once, and
         // `put` touches nothing after its decrement.
-        unsafe { self.0.as_ref() }.users.put();
+        unsafe { self.0.as_ref() }.parts.users.put();
     }
 }
 
@@ -283,16 +317,17 @@ unsafe extern "C" fn qp_slow_path<T: QpDriver>(owner: *mut c_void) {
     T::qp_slow_path(unsafe { &*owner.cast::<Qp<T>>() });
 }
 
-/// Initialises the data of `qp` in place (kept out of line: the initialiser's temporaries
+/// Initialises the parts of `qp` in place (kept out of line: the initialiser's temporaries
 /// would otherwise add to the create verb's stack frame).
 ///
 /// # Safety
-/// `qp` is the core's allocation for a QP being created, its data not initialised.
+/// `qp` is the core's allocation for a QP being created, its parts not initialised, and
+/// `init` is [`QpParts::new`]'s for it.
 #[inline(never)]
-unsafe fn init_data<T: QpDriver>(qp: *mut Qp<T>, init: impl PinInit<T::Qp, Error>) -> Result {
-    // SAFETY: `data` lies in the core's allocation, which never moves (this function's
-    // contract); on error nothing was initialised (pin-init's contract).
-    unsafe { init.__pinned_init(ptr::addr_of_mut!((*qp).data)) }
+unsafe fn init_parts<T: QpDriver>(qp: *mut Qp<T>, init: impl PinInit<QpParts<T>, Error>) -> Result {
+    // SAFETY: `parts` lies in the core's allocation, which never moves (this function's
+    // contract); on error nothing is left initialised (pin-init's contract).
+    unsafe { init.__pinned_init(ptr::addr_of_mut!((*qp).parts)) }
 }
 
 /// `ib_device_ops.create_qp`.
@@ -319,39 +354,11 @@ pub(super) unsafe extern "C" fn create_qp<T: QpDriver>(
         let new = T::create_qp(dev, &attr, udata)?;
         let table = T::qp_table(dev);
         let qp = Qp::<T>::container(ibqp);
-        // SAFETY: the work runs `qp_work::<T>` on this QP: armed only through a complete QP
-        // (after it is returned to the core), stopped in `destroy_qp` before the data drops.
-        let timer = match unsafe { QpTimer::new(qp_work::<T>, qp.cast()) } {
-            Ok(t) => t,
-            Err(e) => {
-                table.table.erase(new.qpn);
-                return Err(e);
-            }
-        };
-        // SAFETY: as above, with `qp_slow_path::<T>`.
-        let slow_path = match unsafe { QpTimer::new(qp_slow_path::<T>, qp.cast()) } {
-            Ok(t) => t,
-            Err(e) => {
-                drop(timer);
-                table.table.erase(new.qpn);
-                return Err(e);
-            }
-        };
-        // SAFETY: the fields lie in the core's allocation, which never moves; the object is
-        // not visible to anyone yet.
-        unsafe {
-            ptr::addr_of_mut!((*qp).users).write(UseCount::new());
-            ptr::addr_of_mut!((*qp).timer).write(timer);
-            ptr::addr_of_mut!((*qp).slow_path).write(slow_path);
-        }
-        // SAFETY: as above; on error nothing of the data was initialised (pin-init's
-        // contract).
-        if let Err(e) = unsafe { init_data::<T>(qp, new.init) } {
-            // SAFETY: written above, not shared.
-            unsafe {
-                ptr::drop_in_place(ptr::addr_of_mut!((*qp).timer));
-                ptr::drop_in_place(ptr::addr_of_mut!((*qp).slow_path));
-            }
+        // SAFETY: `qp` is the QP being created; the works are armed only through a complete
+        // QP and stopped in `destroy_qp` before the data drops.
+        let parts = unsafe { QpParts::new(qp, new.init) };
+        // SAFETY: the core's allocation for this QP, not visible to anyone yet.
+        if let Err(e) = unsafe { init_parts::<T>(qp, parts) } {
             table.table.erase(new.qpn);
             return Err(e);
         }
@@ -360,12 +367,10 @@ pub(super) unsafe extern "C" fn create_qp<T: QpDriver>(
         // INVARIANT: complete from here: published for the receive path.
         if let Err(e) = table.table.publish(new.qpn, qp.cast()) {
             table.table.erase(new.qpn);
-            // SAFETY: never visible: the data and the timers are dropped here, once.
+            // SAFETY: never visible: the parts are dropped here, once.
             unsafe {
                 T::destroy_qp(&*qp);
-                ptr::drop_in_place(ptr::addr_of_mut!((*qp).data));
-                ptr::drop_in_place(ptr::addr_of_mut!((*qp).timer));
-                ptr::drop_in_place(ptr::addr_of_mut!((*qp).slow_path));
+                ptr::drop_in_place(ptr::addr_of_mut!((*qp).parts));
             }
             return Err(e);
         }
@@ -387,19 +392,15 @@ pub(super) unsafe extern "C" fn destroy_qp<T: QpDriver>(
     // SAFETY: per this function's contract, an initialised QP.
     let q = unsafe { &*qp };
     T::qp_table(q.device()).table.erase(q.qpn());
-    q.users.wait_for_zero();
+    q.parts.users.wait_for_zero();
     // The works may be running (they take the QP's locks, none of which is held here); each
     // may arm the other, which does nothing once that one is shut down.
-    q.timer.shutdown();
-    q.slow_path.shutdown();
+    q.parts.timer.shutdown();
+    q.parts.slow_path.shutdown();
     T::destroy_qp(q);
     // SAFETY: nothing reaches the QP any more: out of the table, no reference, the works
-    // stopped for good. Each field is dropped once.
-    unsafe {
-        ptr::drop_in_place(ptr::addr_of_mut!((*qp).data));
-        ptr::drop_in_place(ptr::addr_of_mut!((*qp).timer));
-        ptr::drop_in_place(ptr::addr_of_mut!((*qp).slow_path));
-    }
+    // stopped for good. Dropped once.
+    unsafe { ptr::drop_in_place(ptr::addr_of_mut!((*qp).parts)) };
     0
 }
 

@@ -174,13 +174,6 @@ void rxe_sr_glue_rx_stop(struct rxe_sr_rx *rx)
 	}
 }
 
-struct rxe_sr_qp_timer {
-	struct timer_list timer;
-	struct rxe_sr_work work;
-	void (*fn)(void *owner);
-	void *owner;
-};
-
 static bool rxe_sr_qp_timer_run(void *owner)
 {
 	struct rxe_sr_qp_timer *t = owner;
@@ -196,17 +189,12 @@ static void rxe_sr_qp_timer_fn(struct timer_list *timer)
 	rxe_sr_work_queue(&t->work);
 }
 
-struct rxe_sr_qp_timer *rxe_sr_glue_qp_timer_new(void (*fn)(void *owner), void *owner)
+void rxe_sr_glue_qp_timer_init(struct rxe_sr_qp_timer *t, void (*fn)(void *owner), void *owner)
 {
-	struct rxe_sr_qp_timer *t = kzalloc(sizeof(*t), GFP_KERNEL);
-
-	if (!t)
-		return NULL;
 	t->fn = fn;
 	t->owner = owner;
 	timer_setup(&t->timer, rxe_sr_qp_timer_fn, 0);
 	rxe_sr_work_init(&t->work, system_wq, rxe_sr_qp_timer_run, t);
-	return t;
 }
 
 static u64 rxe_sr_now_us(void)
@@ -237,13 +225,4 @@ void rxe_sr_glue_qp_timer_shutdown(struct rxe_sr_qp_timer *t)
 	timer_shutdown_sync(&t->timer);
 	/* Waits for a running work item, even one that queues itself again. */
 	rxe_sr_work_disable(&t->work);
-}
-
-/* Stops the timer for good (arming it afterwards does nothing), waits for the work, frees. */
-void rxe_sr_glue_qp_timer_free(struct rxe_sr_qp_timer *t)
-{
-	if (!t)
-		return;
-	rxe_sr_glue_qp_timer_shutdown(t);
-	kfree(t);
 }
