@@ -168,6 +168,7 @@ void rxe_sr_glue_odp_lock(struct ib_umem_odp *odp);
 void rxe_sr_glue_odp_unlock(struct ib_umem_odp *odp);
 int rxe_sr_glue_odp_copy(struct ib_umem_odp *odp, u64 off, void *buf, size_t len, bool to_pages);
 void rxe_sr_glue_xa_unlock(struct xarray *xa);
+void rxe_sr_glue_dev_hold(struct net_device *ndev);
 void rxe_sr_glue_dev_put(struct net_device *ndev);
 struct ib_udata *rxe_sr_glue_attrs_udata(struct uverbs_attr_bundle *attrs);
 struct ib_ucontext *rxe_sr_glue_udata_ucontext(struct ib_udata *udata);

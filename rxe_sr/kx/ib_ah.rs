@@ -72,7 +72,7 @@ impl<T: AhDriver> Ah<T> {
     /// The PD it was created in.
     pub(crate) fn pd(&self) -> PdId {
         // SAFETY: the core sets `pd` before `create_ah` and never changes it.
-        PdId::of(unsafe { (*self.ib.get()).pd })
+        PdId::from_raw(unsafe { (*self.ib.get()).pd })
     }
 }
 
@@ -103,9 +103,9 @@ pub(super) unsafe extern "C" fn create_ah<T: AhDriver>(
 ) -> c_int {
     from_result(|| {
         // SAFETY: per this function's contract, the device is a live `T` device.
-        let dev = unsafe { Device::<T>::from_ib((*ibah).device) };
+        let dev = unsafe { Device::<T>::from_raw((*ibah).device) };
         // SAFETY: `pd` is set by the core before the call.
-        let pd = PdId::of(unsafe { (*ibah).pd });
+        let pd = PdId::from_raw(unsafe { (*ibah).pd });
         // SAFETY: the init block and its address attribute are valid for the call, and the
         // core holds the source GID attribute's reference meanwhile.
         let attr = unsafe { AhAttr::from_core(&*(*init).ah_attr) };
@@ -130,7 +130,7 @@ pub(super) unsafe extern "C" fn destroy_ah<T: AhDriver>(
 ) -> c_int {
     let ah = Ah::<T>::container(ibah);
     // SAFETY: per this function's contract: a live `T` device and an initialised AH.
-    let (dev, data) = unsafe { (Device::<T>::from_ib((*ibah).device), &(*ah).data) };
+    let (dev, data) = unsafe { (Device::<T>::from_raw((*ibah).device), &(*ah).data) };
     T::destroy_ah(dev, data);
     // SAFETY: initialised (type invariant) and unused from here; dropped once, as the core
     // destroys an AH once.

@@ -143,7 +143,7 @@ impl WcQp {
     pub(crate) const NONE: WcQp = WcQp(ptr::null_mut());
 
     /// The QP at `qp` (kept as an address only).
-    pub(crate) fn of(qp: *mut bindings::ib_qp) -> Self {
+    pub(crate) fn from_raw(qp: *mut bindings::ib_qp) -> Self {
         WcQp(qp)
     }
 }
@@ -331,7 +331,7 @@ pub(super) unsafe extern "C" fn create_cq<T: CqDriver>(
 ) -> c_int {
     from_result(|| {
         // SAFETY: per this function's contract.
-        let (dev, a) = unsafe { (Device::<T>::from_ib((*ibcq).device), &*attr) };
+        let (dev, a) = unsafe { (Device::<T>::from_raw((*ibcq).device), &*attr) };
         let attr = CqInitAttr {
             cqe: a.cqe,
             flags: a.flags,
@@ -360,7 +360,7 @@ pub(super) unsafe extern "C" fn destroy_cq<T: CqDriver>(
 ) -> c_int {
     let cq = Cq::<T>::container(ibcq);
     // SAFETY: per this function's contract: a live `T` device and an initialised CQ.
-    let (dev, data) = unsafe { (Device::<T>::from_ib((*ibcq).device), &(*cq).data) };
+    let (dev, data) = unsafe { (Device::<T>::from_raw((*ibcq).device), &(*cq).data) };
     T::destroy_cq(dev, data);
     // SAFETY: initialised (type invariant) and unused from here; dropped once.
     unsafe { ptr::drop_in_place(ptr::addr_of_mut!((*cq).data)) };

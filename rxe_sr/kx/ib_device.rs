@@ -8,7 +8,7 @@ use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 use kernel::error::to_result;
 use kernel::prelude::*;
-use kernel::types::Opaque;
+use kernel::types::{ARef, Opaque};
 
 use crate::kx::bindings;
 use crate::kx::ib_device_list;
@@ -58,14 +58,14 @@ impl<T> Device<T> {
     /// # Safety
     /// `ibdev` is a live ib_device that `Unregistered::new` (ib_device_ops.rs) made for `T`
     /// (every ib_device_ops callback the core makes on such a device satisfies this).
-    pub(crate) unsafe fn from_ib<'a>(ibdev: *mut bindings::ib_device) -> &'a Self {
+    pub(crate) unsafe fn from_raw<'a>(ibdev: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: the device the core allocated with our size, `ib_dev` at its start
         // (`IB_FIRST`); initialised per the type invariant.
         unsafe { &*Self::container(ibdev) }
     }
 
     /// The `ib_device`, for calls into the core.
-    pub(crate) fn ib_ptr(&self) -> *mut bindings::ib_device {
+    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
         self.ib_dev.get()
     }
 
@@ -82,20 +82,20 @@ impl<T> Device<T> {
         let out = gid.as_mut_ptr();
         // SAFETY: the device is live (we hold `&self`); the helper takes and drops its own
         // GID-table reference and writes 16 bytes to `out`.
-        let ret = unsafe { bindings::rxe_sr_glue_roce_v2_gid(self.ib_ptr(), index, out) };
+        let ret = unsafe { bindings::rxe_sr_glue_roce_v2_gid(self.as_raw(), index, out) };
         (ret == 0).then_some(gid)
     }
 
-    /// Runs `f` with the netdev of port 1 (referenced for the call), if it has one.
-    pub(crate) fn with_netdev<R>(&self, f: impl FnOnce(&NetDev<'_>) -> R) -> Option<R> {
-        // SAFETY: our live device; the reference is dropped below.
-        let ndev = unsafe { bindings::ib_device_get_netdev(self.ib_ptr(), 1) };
-        // SAFETY: null or referenced.
-        let nd = unsafe { NetDev::from_raw(ndev) }?;
-        let r = f(&nd);
-        // SAFETY: drops the reference ib_device_get_netdev took.
-        unsafe { bindings::rxe_sr_glue_dev_put(ndev) };
-        Some(r)
+    /// The netdev of port 1, held, if it has one.
+    pub(crate) fn netdev(&self) -> Option<ARef<NetDev>> {
+        // SAFETY: our live device; the core returns a held netdev or null, whose reference
+        // passes to the result.
+        unsafe { NetDev::from_held(bindings::ib_device_get_netdev(self.as_raw(), 1)) }
+    }
+
+    /// Runs `f` with the netdev of port 1 (held for the call), if it has one.
+    pub(crate) fn with_netdev<R>(&self, f: impl FnOnce(&NetDev) -> R) -> Option<R> {
+        self.netdev().map(|nd| f(&nd))
     }
 
     /// Makes the netdev of port 1 accept (`add`) or stop accepting the Ethernet multicast
@@ -103,7 +103,7 @@ impl<T> Device<T> {
     pub(crate) fn mcast_mac_filter(&self, mgid: &[u8; 16], add: bool) -> Result {
         let ret = self.with_netdev(|nd| {
             // SAFETY: `nd` is referenced for the call; `mgid` is 16 readable bytes.
-            unsafe { bindings::rxe_sr_glue_mcast_mac(nd.as_ptr(), mgid.as_ptr(), add) }
+            unsafe { bindings::rxe_sr_glue_mcast_mac(nd.as_raw(), mgid.as_ptr(), add) }
         });
         to_result(ret.ok_or(ENODEV)?)
     }
@@ -119,7 +119,7 @@ impl<T> Device<T> {
     /// Tells the core's clients that port 1 became active or went down.
     pub(crate) fn dispatch_port_event(&self, active: bool) {
         let mut ev = bindings::ib_event {
-            device: self.ib_ptr(),
+            device: self.as_raw(),
             event: if active {
                 bindings::ib_event_type_IB_EVENT_PORT_ACTIVE
             } else {
@@ -163,8 +163,13 @@ impl<T> Device<T> {
 
 /// A reference on a registered device of this driver; dropped with `ib_device_put`.
 ///
+/// Not an `ARef<Device<T>>`: the core's count falls to zero while a device unregisters and
+/// its callbacks still run, so a reference can only be tried (`ib_device_try_get`), which
+/// `AlwaysRefCounted::inc_ref` cannot express.
+///
 /// # Invariants
-/// `ibdev` is a device `Unregistered::new` (ib_device_ops.rs) made for `T`, on which this holds a reference.
+/// `ibdev` is a device `Unregistered::new` (ib_device_ops.rs) made for `T`, on which this
+/// holds a reference.
 pub(crate) struct DeviceRef<T> {
     ibdev: NonNull<bindings::ib_device>,
     _driver: PhantomData<T>,
@@ -172,20 +177,20 @@ pub(crate) struct DeviceRef<T> {
 
 impl<T> DeviceRef<T> {
     /// The device bound to `nd`, if any.
-    pub(crate) fn get_by_netdev(nd: &NetDev<'_>) -> Option<Self> {
+    pub(crate) fn get_by_netdev(nd: &NetDev) -> Option<Self> {
         // SAFETY: `nd` is live; kx/c/netdev_index.c returns a referenced device of ours or null.
-        let raw = unsafe { bindings::rxe_sr_glue_ib_device_by_netdev(nd.as_ptr()) };
+        let raw = unsafe { bindings::rxe_sr_glue_ib_device_by_netdev(nd.as_raw()) };
         // SAFETY: null or a device reference the index took for us.
         unsafe { Self::ours(raw) }
     }
 
     /// Whether a device of another driver is bound to `nd` in the core's index (rdma_rxe
     /// or a hardware driver's).
-    pub(crate) fn other_driver_on(nd: &NetDev<'_>) -> bool {
+    pub(crate) fn other_driver_on(nd: &NetDev) -> bool {
         // SAFETY: `nd` is live; the core returns a referenced device or null.
         let raw = unsafe {
             bindings::ib_device_get_by_netdev(
-                nd.as_ptr(),
+                nd.as_raw(),
                 bindings::rdma_driver_id_RDMA_DRIVER_UNKNOWN,
             )
         };
@@ -200,11 +205,11 @@ impl<T> DeviceRef<T> {
     /// The device a packet that arrived on `nd` is for: the one bound to `nd`, or else to
     /// a device below it (`nd` a VLAN, or a bond whose slave is bound) whose addresses the
     /// core lists in the port's GID table. Called under RCU (the UDP receive path).
-    pub(crate) fn get_for_rx(nd: &NetDev<'_>) -> Option<Self> {
+    pub(crate) fn get_for_rx(nd: &NetDev) -> Option<Self> {
         Self::get_by_netdev(nd).or_else(|| {
             // SAFETY: `nd` is live and the caller is in an RCU read section; the helper
             // returns a referenced device of ours (kx/c/netdev_index.c), or null.
-            let raw = unsafe { bindings::rxe_sr_glue_ib_device_below(nd.as_ptr()) };
+            let raw = unsafe { bindings::rxe_sr_glue_ib_device_below(nd.as_raw()) };
             // SAFETY: null or a device reference the helper took for us.
             unsafe { Self::ours(raw) }
         })
@@ -260,7 +265,7 @@ impl<T> core::ops::Deref for DeviceRef<T> {
 
     fn deref(&self) -> &Device<T> {
         // SAFETY: a referenced device made for `T` (type invariant).
-        unsafe { Device::from_ib(self.ibdev.as_ptr()) }
+        unsafe { Device::from_raw(self.ibdev.as_ptr()) }
     }
 }
 

@@ -38,7 +38,7 @@ pub(crate) struct ExtraOps(pub(super) fn(&mut bindings::ib_device_ops));
 /// What a new device is set up with besides its data.
 pub(crate) struct NewDevice<'a> {
     /// The netdev it carries RoCEv2 on (port 1).
-    pub(crate) netdev: &'a NetDev<'a>,
+    pub(crate) netdev: &'a NetDev,
     /// Node GUID, in wire byte order.
     pub(crate) node_guid: [u8; 8],
     /// Node description (truncated to the core's 64 bytes).
@@ -81,10 +81,10 @@ impl<T: Driver> Unregistered<T> {
         ib_device_list::insert(ibp)?;
         // SAFETY: both live. kx/c/netdev_index.c (not the core's, where rdma_rxe would find
         // it) takes a netdev reference; `dealloc_driver` unbinds it.
-        to_result(unsafe { bindings::rxe_sr_glue_ndev_bind(ibp, new.netdev.as_ptr()) })?;
+        to_result(unsafe { bindings::rxe_sr_glue_ndev_bind(ibp, new.netdev.as_raw()) })?;
         // SAFETY: not registered yet; netdev live, in the link command's namespace (kx/c/netns.c).
         // In exclusive netns mode this puts the device in that namespace.
-        unsafe { bindings::rxe_sr_glue_ib_device_home_net(ibp, new.netdev.as_ptr()) };
+        unsafe { bindings::rxe_sr_glue_ib_device_home_net(ibp, new.netdev.as_raw()) };
         Ok(dev)
     }
 }
@@ -267,7 +267,7 @@ impl<T: Driver> Adapter<T> {
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
         // SAFETY: the core sets the context's device before the call.
-        let dev = unsafe { Device::<T>::from_ib((*uctx).device) };
+        let dev = unsafe { Device::<T>::from_raw((*uctx).device) };
         from_result(|| T::alloc_ucontext(dev).map(|()| 0))
     }
 
@@ -275,7 +275,7 @@ impl<T: Driver> Adapter<T> {
     /// Called by the core once per allocated user context.
     unsafe extern "C" fn dealloc_ucontext(uctx: *mut bindings::ib_ucontext) {
         // SAFETY: as in `alloc_ucontext`.
-        T::dealloc_ucontext(unsafe { Device::<T>::from_ib((*uctx).device) });
+        T::dealloc_ucontext(unsafe { Device::<T>::from_raw((*uctx).device) });
     }
 
     /// # Safety
@@ -285,7 +285,7 @@ impl<T: Driver> Adapter<T> {
     /// ours has to be zapped.
     unsafe extern "C" fn disassociate_ucontext(uctx: *mut bindings::ib_ucontext) {
         // SAFETY: as in `alloc_ucontext`.
-        T::disassociate_ucontext(unsafe { Device::<T>::from_ib((*uctx).device) });
+        T::disassociate_ucontext(unsafe { Device::<T>::from_raw((*uctx).device) });
     }
 
     /// # Safety
@@ -298,9 +298,9 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: per this function's contract; `raw` covers the whole union.
         let (dev, qpn, qp_type, mgid) = unsafe {
             (
-                Device::<T>::from_ib((*ibqp).device),
+                Device::<T>::from_raw((*ibqp).device),
                 (*ibqp).qp_num,
-                QpType::from_ib((*ibqp).qp_type),
+                QpType::from_raw((*ibqp).qp_type),
                 (*gid).raw,
             )
         };
@@ -317,7 +317,7 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: per this function's contract; `raw` covers the whole union.
         let (dev, qpn, mgid) = unsafe {
             (
-                Device::<T>::from_ib((*ibqp).device),
+                Device::<T>::from_raw((*ibqp).device),
                 (*ibqp).qp_num,
                 (*gid).raw,
             )
@@ -332,8 +332,8 @@ impl<T: Driver> Adapter<T> {
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
         // SAFETY: the core sets the PD's device before the call.
-        let dev = unsafe { Device::<T>::from_ib((*pd).device) };
-        from_result(|| T::alloc_pd(dev, PdId::of(pd)).map(|()| 0))
+        let dev = unsafe { Device::<T>::from_raw((*pd).device) };
+        from_result(|| T::alloc_pd(dev, PdId::from_raw(pd)).map(|()| 0))
     }
 
     /// # Safety
@@ -343,7 +343,8 @@ impl<T: Driver> Adapter<T> {
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
         // SAFETY: as in `alloc_pd`.
-        T::dealloc_pd(unsafe { Device::<T>::from_ib((*pd).device) }, PdId::of(pd));
+        let dev = unsafe { Device::<T>::from_raw((*pd).device) };
+        T::dealloc_pd(dev, PdId::from_raw(pd));
         0
     }
 
@@ -362,7 +363,7 @@ impl<T: Driver> Adapter<T> {
             }
         }
         // SAFETY: a device of ours, live for the call.
-        let dev = unsafe { Device::<T>::from_ib(ibdev) };
+        let dev = unsafe { Device::<T>::from_raw(ibdev) };
         let a = T::query_device(dev).to_raw();
         // SAFETY: `attr` points to writable storage for one ib_device_attr.
         unsafe { attr.write(a) };
@@ -377,7 +378,7 @@ impl<T: Driver> Adapter<T> {
         attr: *mut bindings::ib_port_attr,
     ) -> c_int {
         // SAFETY: a device of ours, live for the call.
-        let dev = unsafe { Device::<T>::from_ib(ibdev) };
+        let dev = unsafe { Device::<T>::from_raw(ibdev) };
         // The one port's netdev (any other port is refused by the driver below).
         let up = dev.with_netdev(|nd| nd.is_up()).unwrap_or(false);
         let mut a = match T::query_port(dev, port, up) {
@@ -403,7 +404,7 @@ impl<T: Driver> Adapter<T> {
         pkey: *mut u16,
     ) -> c_int {
         // SAFETY: a device of ours, live for the call.
-        let dev = unsafe { Device::<T>::from_ib(ibdev) };
+        let dev = unsafe { Device::<T>::from_raw(ibdev) };
         match T::query_pkey(dev, port, index) {
             Ok(p) => {
                 // SAFETY: `pkey` points to writable storage.
@@ -422,7 +423,7 @@ impl<T: Driver> Adapter<T> {
         imm: *mut bindings::ib_port_immutable,
     ) -> c_int {
         // SAFETY: a device of ours, live for the call.
-        let dev = unsafe { Device::<T>::from_ib(ibdev) };
+        let dev = unsafe { Device::<T>::from_raw(ibdev) };
         match T::port_immutable(dev, port) {
             Ok(i) => {
                 // SAFETY: `imm` points to writable storage for one ib_port_immutable.

@@ -75,7 +75,7 @@ pub(super) unsafe extern "C" fn get_hw_stats<T: HwStatsDriver>(
     _index: c_int,
 ) -> c_int {
     // SAFETY: a device of ours, live for the call.
-    let dev = unsafe { Device::<T>::from_ib(ibdev) };
+    let dev = unsafe { Device::<T>::from_raw(ibdev) };
     let n = T::HW_STATS.len();
     // SAFETY: the struct was allocated with `n` values (`num_counters`), and the core holds
     // its lock for the call.

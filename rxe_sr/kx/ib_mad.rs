@@ -65,7 +65,7 @@ pub(crate) unsafe extern "C" fn process_mad<T: MadDriver>(
     // distinct buffer from `in_mad`.
     let resp = unsafe { &mut *out_mad.cast::<[u8; MAD_SIZE]>() };
     // SAFETY: a device of ours, live for the call.
-    let dev = unsafe { Device::<T>::from_ib(ibdev) };
+    let dev = unsafe { Device::<T>::from_raw(ibdev) };
     if T::local_mad(dev, port, req, resp) {
         // SAFETY: non-null and writable (contract).
         unsafe { *out_mad_size = MAD_SIZE };

@@ -454,14 +454,14 @@ pub(super) unsafe extern "C" fn reg_user_mr<T: MrDriver>(
     _udata: *mut bindings::ib_udata,
 ) -> *mut bindings::ib_mr {
     // SAFETY: per this function's contract.
-    let dev = unsafe { Device::<T>::from_ib((*pd).device) };
+    let dev = unsafe { Device::<T>::from_raw((*pd).device) };
     let req = UserMrReq {
         start,
         length,
         iova,
         access,
     };
-    T::reg_user_mr(dev, PdId::of(pd), &req)
+    T::reg_user_mr(dev, PdId::from_raw(pd), &req)
         .and_then(|init| created(dev, init))
         .unwrap_or_else(|e| e.to_ptr())
 }
@@ -486,7 +486,7 @@ pub(super) unsafe extern "C" fn rereg_user_mr<T: MrDriver>(
     let (mr, dev) = unsafe {
         (
             Mr::<T>::from_raw(ibmr),
-            Device::<T>::from_ib((*ibmr).device),
+            Device::<T>::from_raw((*ibmr).device),
         )
     };
     let req = UserMrReq {
@@ -495,7 +495,7 @@ pub(super) unsafe extern "C" fn rereg_user_mr<T: MrDriver>(
         iova,
         access,
     };
-    match T::rereg_user_mr(dev, mr, MrRereg(flags), PdId::of(pd), &req) {
+    match T::rereg_user_mr(dev, mr, MrRereg(flags), PdId::from_raw(pd), &req) {
         Ok(()) => ptr::null_mut(),
         Err(e) => e.to_ptr(),
     }
@@ -510,10 +510,10 @@ pub(super) unsafe extern "C" fn get_dma_mr<T: MrDriver>(
     access: c_int,
 ) -> *mut bindings::ib_mr {
     // SAFETY: per this function's contract.
-    let dev = unsafe { Device::<T>::from_ib((*pd).device) };
+    let dev = unsafe { Device::<T>::from_raw((*pd).device) };
     // The core asks for DMA MRs only for kernel PDs: their consumers own what their SGEs
     // name.
-    T::get_dma_mr(dev, PdId::of(pd), access, KernelVa(()))
+    T::get_dma_mr(dev, PdId::from_raw(pd), access, KernelVa(()))
         .and_then(|init| created(dev, init))
         .unwrap_or_else(|e| e.to_ptr())
 }
@@ -531,8 +531,8 @@ pub(super) unsafe extern "C" fn alloc_mr<T: MrDriver>(
         return crate::kx::error::eopnotsupp().to_ptr();
     }
     // SAFETY: per this function's contract.
-    let dev = unsafe { Device::<T>::from_ib((*pd).device) };
-    T::alloc_mr(dev, PdId::of(pd), max_num_sg)
+    let dev = unsafe { Device::<T>::from_raw((*pd).device) };
+    T::alloc_mr(dev, PdId::from_raw(pd), max_num_sg)
         .and_then(|init| created(dev, init))
         .unwrap_or_else(|e| e.to_ptr())
 }
@@ -584,7 +584,7 @@ pub(super) unsafe extern "C" fn dereg_mr<T: MrDriver>(
     let (mr, dev) = unsafe {
         (
             Mr::<T>::from_raw(ibmr),
-            Device::<T>::from_ib((*ibmr).device),
+            Device::<T>::from_raw((*ibmr).device),
         )
     };
     if let Err(e) = T::dereg_mr(dev, mr) {
@@ -642,7 +642,7 @@ pub(super) unsafe extern "C" fn advise_mr<T: MrDriver>(
     };
     let flush = flags & bindings::ib_uverbs_advise_mr_flag_IB_UVERBS_ADVISE_MR_FLAG_FLUSH != 0;
     // SAFETY: per this function's contract.
-    let dev = unsafe { Device::<T>::from_ib((*pd).device) };
+    let dev = unsafe { Device::<T>::from_raw((*pd).device) };
     let sges: &[bindings::ib_sge] = if sg_list.is_null() || num_sge == 0 {
         &[]
     } else {
@@ -654,5 +654,5 @@ pub(super) unsafe extern "C" fn advise_mr<T: MrDriver>(
         length: s.length,
         lkey: s.lkey,
     });
-    from_result(|| T::advise_mr(dev, PdId::of(pd), advice, flush, sges).map(|()| 0))
+    from_result(|| T::advise_mr(dev, PdId::from_raw(pd), advice, flush, sges).map(|()| 0))
 }

@@ -87,8 +87,8 @@ pub(super) unsafe extern "C" fn alloc_mw<T: MwDriver>(
         // SAFETY: per this function's contract.
         let (dev, pd, ty) = unsafe {
             (
-                Device::<T>::from_ib((*ibmw).device),
-                PdId::of((*ibmw).pd),
+                Device::<T>::from_raw((*ibmw).device),
+                PdId::from_raw((*ibmw).pd),
                 (*ibmw).type_,
             )
         };
@@ -112,7 +112,7 @@ pub(super) unsafe extern "C" fn alloc_mw<T: MwDriver>(
 pub(super) unsafe extern "C" fn dealloc_mw<T: MwDriver>(ibmw: *mut bindings::ib_mw) -> c_int {
     let mw = Mw::<T>::container(ibmw);
     // SAFETY: per this function's contract: a live `T` device and an initialised MW.
-    let (dev, data) = unsafe { (Device::<T>::from_ib((*ibmw).device), &(*mw).data) };
+    let (dev, data) = unsafe { (Device::<T>::from_raw((*ibmw).device), &(*mw).data) };
     T::dealloc_mw(dev, data);
     // SAFETY: initialised (type invariant) and unused from here; dropped once.
     unsafe { ptr::drop_in_place(ptr::addr_of_mut!((*mw).data)) };

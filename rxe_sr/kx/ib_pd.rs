@@ -14,7 +14,7 @@ pub(crate) struct PdId(usize);
 impl PdId {
     /// The identity of the PD `pd` points to (distinct live PDs have distinct addresses;
     /// the pointer is compared, never followed).
-    pub(crate) fn of(pd: *const bindings::ib_pd) -> Self {
+    pub(crate) fn from_raw(pd: *const bindings::ib_pd) -> Self {
         PdId(pd as usize)
     }
 

@@ -146,45 +146,45 @@ impl<T: QpDriver> Qp<T> {
         ib.cast()
     }
 
-    fn raw(&self) -> *mut bindings::ib_qp {
+    fn as_raw(&self) -> *mut bindings::ib_qp {
         self.ib.get()
     }
 
     /// Its number.
     pub(crate) fn qpn(&self) -> u32 {
         // SAFETY: set at create, before the QP was published, and not changed.
-        unsafe { (*self.raw()).qp_num }
+        unsafe { (*self.as_raw()).qp_num }
     }
 
     /// Its PD.
     pub(crate) fn pd(&self) -> PdId {
         // SAFETY: set by the core before create (type invariant).
-        PdId::of(unsafe { (*self.raw()).pd })
+        PdId::from_raw(unsafe { (*self.as_raw()).pd })
     }
 
     /// Its device.
     pub(crate) fn device(&self) -> &Device<T> {
         // SAFETY: a `T` device, which outlives its QPs (type invariant).
-        unsafe { Device::from_ib((*self.raw()).device) }
+        unsafe { Device::from_raw((*self.as_raw()).device) }
     }
 
     /// Its send CQ, which the QP holds while it lives.
     pub(crate) fn send_cq(&self) -> &Cq<T> {
         // SAFETY: non-null, a created CQ of the device that the core keeps while the QP
         // lives (type invariant).
-        unsafe { Cq::from_raw((*self.raw()).send_cq) }
+        unsafe { Cq::from_raw((*self.as_raw()).send_cq) }
     }
 
     /// Its receive CQ, which the QP holds while it lives.
     pub(crate) fn recv_cq(&self) -> &Cq<T> {
         // SAFETY: as in `send_cq`.
-        unsafe { Cq::from_raw((*self.raw()).recv_cq) }
+        unsafe { Cq::from_raw((*self.as_raw()).recv_cq) }
     }
 
     /// Its SRQ, if it was created on one (held while the QP lives).
     pub(crate) fn srq(&self) -> Option<&Srq<T>> {
         // SAFETY: set by the core before create (type invariant).
-        let srq = unsafe { (*self.raw()).srq };
+        let srq = unsafe { (*self.as_raw()).srq };
         // SAFETY: non-null: a created SRQ of the device that the core keeps while the QP
         // lives.
         (!srq.is_null()).then(|| unsafe { Srq::from_raw(srq) })
@@ -192,7 +192,7 @@ impl<T: QpDriver> Qp<T> {
 
     /// The QP as its completions name it (`ib_wc.qp`).
     pub(crate) fn wc_qp(&self) -> WcQp {
-        WcQp::of(self.raw())
+        WcQp::from_raw(self.as_raw())
     }
 
     /// Its work item: a timer that queues it, or a kick that queues it now; it runs
@@ -343,7 +343,7 @@ pub(super) unsafe extern "C" fn create_qp<T: QpDriver>(
 ) -> c_int {
     from_result(|| {
         // SAFETY: per this function's contract.
-        let (dev, init) = unsafe { (Device::<T>::from_ib((*ibqp).device), &mut *init) };
+        let (dev, init) = unsafe { (Device::<T>::from_raw((*ibqp).device), &mut *init) };
         // SAFETY: as above.
         if unsafe { (*ibqp).send_cq.is_null() || (*ibqp).recv_cq.is_null() } {
             return Err(EINVAL);
@@ -462,7 +462,7 @@ pub(super) unsafe extern "C" fn post_send<T: QpDriver>(
     // SAFETY: per this function's contract.
     let qp = unsafe { &*Qp::<T>::container(ibqp) };
     // SAFETY: the QP's type, set by the core before create.
-    let qp_type = QpType::from_ib(unsafe { (*ibqp).qp_type });
+    let qp_type = QpType::from_raw(unsafe { (*ibqp).qp_type });
     // SAFETY: per this function's contract.
     match unsafe { SendWrList::<T>::from_raw(wr, bad_wr, qp_type) } {
         Some(wrs) => from_result(|| T::post_send(qp, wrs).map(|()| 0)),

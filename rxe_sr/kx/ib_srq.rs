@@ -178,7 +178,7 @@ pub(super) unsafe extern "C" fn create_srq<T: SrqDriver>(
 ) -> c_int {
     from_result(|| {
         // SAFETY: per this function's contract.
-        let (dev, init) = unsafe { (Device::<T>::from_ib((*ibsrq).device), &mut *init) };
+        let (dev, init) = unsafe { (Device::<T>::from_raw((*ibsrq).device), &mut *init) };
         if init.srq_type != bindings::ib_srq_type_IB_SRQT_BASIC {
             return Err(crate::kx::error::eopnotsupp());
         }
@@ -206,7 +206,7 @@ pub(super) unsafe extern "C" fn destroy_srq<T: SrqDriver>(
 ) -> c_int {
     let srq = Srq::<T>::container(ibsrq);
     // SAFETY: per this function's contract: a live `T` device and an initialised SRQ.
-    let (dev, data) = unsafe { (Device::<T>::from_ib((*ibsrq).device), &(*srq).data) };
+    let (dev, data) = unsafe { (Device::<T>::from_raw((*ibsrq).device), &(*srq).data) };
     T::destroy_srq(dev, data);
     // SAFETY: initialised (type invariant) and unused from here; dropped once.
     unsafe { ptr::drop_in_place(ptr::addr_of_mut!((*srq).data)) };

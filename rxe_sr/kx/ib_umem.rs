@@ -41,7 +41,7 @@ impl UserPages {
         let access = i32::try_from(access).map_err(|_| EINVAL)?;
         // SAFETY: pins memory of the calling process (a uverbs call); returns a umem or an
         // ERR_PTR.
-        let raw = from_err_ptr(unsafe { bindings::ib_umem_get(dev.ib_ptr(), start, len, access) })?;
+        let raw = from_err_ptr(unsafe { bindings::ib_umem_get(dev.as_raw(), start, len, access) })?;
         let umem = NonNull::new(raw).ok_or(EFAULT)?;
         // SAFETY: `umem` is the live umem just pinned; ib_umem_get set these fields.
         let (iova, length, address) = unsafe { ((*raw).iova, (*raw).length, (*raw).address) };

@@ -50,7 +50,7 @@ impl OdpPages {
         let raw = from_err_ptr(
             // SAFETY: registers memory of the calling process (a uverbs call) with the
             // device; returns a umem or an ERR_PTR.
-            unsafe { bindings::rxe_sr_glue_odp_get(dev.ib_ptr(), start, len, access) },
+            unsafe { bindings::rxe_sr_glue_odp_get(dev.as_raw(), start, len, access) },
         )?;
         // INVARIANT: the umem just registered, owned from here.
         Ok(OdpPages {

@@ -21,7 +21,7 @@ pub(crate) enum QpType {
 
 impl QpType {
     /// The type `raw` names; `None` for the types rxe_sr does not offer.
-    pub(crate) fn from_ib(raw: bindings::ib_qp_type) -> Option<Self> {
+    pub(crate) fn from_raw(raw: bindings::ib_qp_type) -> Option<Self> {
         match raw {
             bindings::ib_qp_type_IB_QPT_GSI => Some(QpType::Gsi),
             bindings::ib_qp_type_IB_QPT_RC => Some(QpType::Rc),
@@ -32,7 +32,7 @@ impl QpType {
     }
 
     /// The C value.
-    pub(crate) fn to_ib(self) -> bindings::ib_qp_type {
+    pub(crate) fn to_raw(self) -> bindings::ib_qp_type {
         match self {
             QpType::Gsi => bindings::ib_qp_type_IB_QPT_GSI,
             QpType::Rc => bindings::ib_qp_type_IB_QPT_RC,
@@ -343,7 +343,7 @@ impl QpInitAttr {
     /// Reads the core's block.
     pub(crate) fn from_raw(i: &bindings::ib_qp_init_attr) -> Self {
         QpInitAttr {
-            qp_type: QpType::from_ib(i.qp_type),
+            qp_type: QpType::from_raw(i.qp_type),
             port_num: i.port_num,
             create_flags: i.create_flags,
             has_xrcd: !i.xrcd.is_null(),
@@ -377,7 +377,7 @@ impl QpInitReply {
             recv_cq,
             cap: self.cap.to_raw(),
             sq_sig_type: self.sq_sig_type.to_raw(),
-            qp_type: self.qp_type.to_ib(),
+            qp_type: self.qp_type.to_raw(),
             port_num: 1,
             ..Default::default()
         }
@@ -580,6 +580,6 @@ pub(crate) fn modify_qp_is_ok(
 ) -> bool {
     // SAFETY: a pure table lookup on plain values.
     unsafe {
-        bindings::ib_modify_qp_is_ok(cur.to_raw(), next.to_raw(), qp_type.to_ib(), mask.bits())
+        bindings::ib_modify_qp_is_ok(cur.to_raw(), next.to_raw(), qp_type.to_raw(), mask.bits())
     }
 }

@@ -32,12 +32,12 @@ pub(crate) struct NetCookie(u64);
 impl<'a> NetNs<'a> {
     /// The namespace `nd` is in. A netdev leaves its namespace only by being unregistered
     /// from it, so the namespace outlives the borrow of `nd`.
-    pub(crate) fn of_netdev<'b>(nd: &'b NetDev<'_>) -> Option<NetNs<'b>> {
+    pub(crate) fn of_netdev<'b>(nd: &'b NetDev) -> Option<NetNs<'b>> {
         // `dev_net`: `read_pnet(&dev->nd_net)`, the field's pointer, or the initial namespace
         // without CONFIG_NET_NS.
         #[cfg(CONFIG_NET_NS)]
         let ptr = {
-            let dev = nd.as_ptr();
+            let dev = nd.as_raw();
             // SAFETY: `nd` is live for the borrow; a plain read of an aligned pointer, as
             // `read_pnet`'s `rcu_dereference_protected(pnet->net, true)`.
             unsafe { (*dev).nd_net.net }
@@ -69,7 +69,7 @@ impl<'a> NetNs<'a> {
     }
 
     /// The raw pointer, for calls into the kernel.
-    pub(crate) fn as_ptr(&self) -> *mut bindings::net {
+    pub(crate) fn as_raw(&self) -> *mut bindings::net {
         self.ptr.as_ptr()
     }
 

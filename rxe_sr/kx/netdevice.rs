@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Net devices (include/linux/netdevice.h): a borrowed view of a `struct net_device`, and
+//! Net devices (include/linux/netdevice.h): [`NetDev`], borrowed or held, and
 //! the netdev and address event notifiers (the address chains of include/linux/inetdevice.h
 //! and include/net/addrconf.h), whose events go to a [`NetdevNotifier`], with a work item
 //! for what an address event starts that must sleep.
 
-use core::marker::PhantomData;
 use core::pin::Pin;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -13,46 +12,73 @@ use kernel::c_str;
 use kernel::ffi::{c_int, c_ulong, c_void};
 use kernel::prelude::*;
 use kernel::str::CStr;
-use kernel::types::Opaque;
+use kernel::types::{ARef, AlwaysRefCounted, Opaque};
 
 use crate::kx::bindings;
 use crate::kx::registration::pin_table;
 
-/// A `net_device` borrowed for the duration of a callback.
+/// A `struct net_device`: borrowed as `&NetDev` for a callback, or held as `ARef<NetDev>`
+/// (`dev_hold` / `dev_put`).
 ///
 /// # Invariants
-/// `ptr` points to a live net_device for `'a`.
-pub(crate) struct NetDev<'a> {
-    ptr: NonNull<bindings::net_device>,
-    _borrow: PhantomData<&'a bindings::net_device>,
+/// A `NetDev` is a live net_device: every `&NetDev` is valid for its lifetime.
+#[repr(transparent)]
+pub(crate) struct NetDev(Opaque<bindings::net_device>);
+
+// SAFETY: a net_device is shared between contexts by design; the fields read here are read
+// as the kernel's own accessors do.
+unsafe impl Send for NetDev {}
+// SAFETY: as above.
+unsafe impl Sync for NetDev {}
+
+// SAFETY: `dev_hold` keeps the net_device allocated until the matching `dev_put`, and a
+// `&NetDev` is live (type invariant), so holding it again is always allowed.
+unsafe impl AlwaysRefCounted for NetDev {
+    fn inc_ref(&self) {
+        // SAFETY: a live net_device (type invariant).
+        unsafe { bindings::rxe_sr_glue_dev_hold(self.as_raw()) };
+    }
+
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: the caller gives back a reference it held.
+        unsafe { bindings::rxe_sr_glue_dev_put(obj.as_ptr().cast()) };
+    }
 }
 
-impl NetDev<'_> {
-    /// Wraps a pointer the caller keeps valid for `'a`.
+impl NetDev {
+    /// The net_device at `ptr`, borrowed for `'a`.
     ///
     /// # Safety
     /// `ptr` is null or points to a live net_device for the returned lifetime.
-    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> Option<NetDev<'a>> {
-        // INVARIANT: the caller keeps a non-null `ptr` live for `'a`.
-        NonNull::new(ptr).map(|ptr| NetDev {
-            ptr,
-            _borrow: PhantomData,
-        })
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> Option<&'a NetDev> {
+        // INVARIANT: null or live for `'a` (this function's contract).
+        // SAFETY: as above; `NetDev` is a transparent wrapper of the C type.
+        unsafe { ptr.cast::<NetDev>().as_ref() }
     }
 
-    fn raw(&self) -> &bindings::net_device {
-        // SAFETY: valid for our lifetime (see `from_raw`); we only read plain fields.
-        unsafe { self.ptr.as_ref() }
+    /// A held net_device, the reference passed to the result.
+    ///
+    /// # Safety
+    /// `ptr` is null or a net_device on which the caller holds a reference it gives up.
+    pub(crate) unsafe fn from_held(ptr: *mut bindings::net_device) -> Option<ARef<NetDev>> {
+        let ptr = NonNull::new(ptr.cast::<NetDev>())?;
+        // SAFETY: a held reference, passed on (this function's contract).
+        Some(unsafe { ARef::from_raw(ptr) })
+    }
+
+    fn fields(&self) -> &bindings::net_device {
+        // SAFETY: live for our lifetime (type invariant); we only read plain fields.
+        unsafe { &*self.0.get() }
     }
 
     /// The raw pointer, for calls into the kernel.
-    pub(crate) fn as_ptr(&self) -> *mut bindings::net_device {
-        self.ptr.as_ptr()
+    pub(crate) fn as_raw(&self) -> *mut bindings::net_device {
+        self.0.get()
     }
 
     /// Its name, e.g. `eth0`.
     pub(crate) fn name(&self) -> &CStr {
-        let bytes = &self.raw().name;
+        let bytes = &self.fields().name;
         let len = bytes
             .iter()
             .position(|&c| c == 0)
@@ -62,23 +88,23 @@ impl NetDev<'_> {
 
     /// The device it sits on (e.g. the virtio or PCI device), null for virtual ones.
     pub(crate) fn parent(&self) -> *mut bindings::device {
-        self.raw().dev.parent
+        self.fields().dev.parent
     }
 
     /// Its MTU in bytes.
     pub(crate) fn mtu(&self) -> u32 {
-        self.raw().mtu
+        self.fields().mtu
     }
 
     /// Administratively up (IFF_UP).
     pub(crate) fn is_up(&self) -> bool {
-        self.raw().flags & bindings::net_device_flags_IFF_UP != 0
+        self.fields().flags & bindings::net_device_flags_IFF_UP != 0
     }
 
     /// Whether bit `bit` of its `state` is set, as `test_bit` reads it: one volatile load
     /// of the word, which the core changes with atomic bit operations at any time.
     fn state_bit(&self, bit: bindings::netdev_state_t) -> bool {
-        let nd = self.ptr.as_ptr();
+        let nd = self.as_raw();
         // SAFETY: live netdev (type invariant); an aligned word read by one volatile load, as
         // x86's `test_bit` does, racing only with the core's atomic bit operations.
         let state = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*nd).state)) };
@@ -103,13 +129,13 @@ impl NetDev<'_> {
         }
         // SAFETY: both members of the union are the same `priv_flags_fast` group (a
         // `struct_group`), plain integers; the flag is set before the VLAN netdev registers.
-        let flags = unsafe { self.raw().__bindgen_anon_1.priv_flags_fast.priv_flags() };
+        let flags = unsafe { self.fields().__bindgen_anon_1.priv_flags_fast.priv_flags() };
         flags & bindings::netdev_priv_flags_IFF_802_1Q_VLAN as c_ulong != 0
     }
 
     /// Its EUI-48 (MAC) address, if it has one (not a tun or other layer-3 device).
     pub(crate) fn eui48(&self) -> Option<[u8; 6]> {
-        let d = self.raw();
+        let d = self.fields();
         let mut mac = [0u8; 6];
         if d.dev_addr.is_null() || usize::from(d.addr_len) != mac.len() {
             return None;
@@ -124,7 +150,7 @@ impl NetDev<'_> {
     /// GID management (roce_gid_mgmt.c) follows.
     pub(crate) fn is_ether(&self) -> bool {
         // SAFETY: a live netdev (type invariant); its type is set when it is created.
-        let kind = unsafe { (*self.ptr.as_ptr()).type_ };
+        let kind = unsafe { (*self.as_raw()).type_ };
         u32::from(kind) == bindings::ARPHRD_ETHER
     }
 }
@@ -170,11 +196,11 @@ pub(crate) enum AddrEvent {
 pub(crate) trait NetdevNotifier {
     /// `event` happened to `nd` (under RTNL, process context); true when it concerned the
     /// handler (`NOTIFY_OK`), false otherwise (`NOTIFY_DONE`).
-    fn event(event: NetdevEvent, nd: &NetDev<'_>) -> bool;
+    fn event(event: NetdevEvent, nd: &NetDev) -> bool;
 
     /// An address of `nd` was added or removed. May be called in atomic context (the IPv6
     /// address chain): must not sleep; work that sleeps goes to [`GidRescan::schedule`].
-    fn addr_event(event: AddrEvent, nd: &NetDev<'_>, rescan: &GidRescan);
+    fn addr_event(event: AddrEvent, nd: &NetDev, rescan: &GidRescan);
 
     /// The work [`GidRescan::schedule`] asked for (process context, may sleep): bring the
     /// GID tables of the devices whose netdev the core does not follow up to date.
@@ -314,7 +340,7 @@ unsafe extern "C" fn notifier_call<T: NetdevNotifier>(
         return NOTIFY_DONE;
     };
     match NetdevEvent::from_cmd(event) {
-        Some(ev) if T::event(ev, &nd) => NOTIFY_OK,
+        Some(ev) if T::event(ev, nd) => NOTIFY_OK,
         _ => NOTIFY_DONE,
     }
 }
@@ -370,8 +396,8 @@ unsafe fn addr_event<T: NetdevNotifier>(event: c_ulong, ndev: *mut bindings::net
     };
     let rescan = GidRescan(());
     match u32::try_from(event) {
-        Ok(bindings::netdev_cmd_NETDEV_UP) => T::addr_event(AddrEvent::Added, &nd, &rescan),
-        Ok(bindings::netdev_cmd_NETDEV_DOWN) => T::addr_event(AddrEvent::Removed, &nd, &rescan),
+        Ok(bindings::netdev_cmd_NETDEV_UP) => T::addr_event(AddrEvent::Added, nd, &rescan),
+        Ok(bindings::netdev_cmd_NETDEV_DOWN) => T::addr_event(AddrEvent::Removed, nd, &rescan),
         _ => {}
     }
 }

@@ -19,7 +19,7 @@ use crate::kx::registration::pin_table;
 pub(crate) trait LinkOps {
     /// Creates a device named `name` on `nd` (under the RDMA netlink core's link-ops lock,
     /// process context).
-    fn newlink(name: &CStr, nd: &NetDev<'_>) -> Result;
+    fn newlink(name: &CStr, nd: &NetDev) -> Result;
 }
 
 /// Whether the `rxe_sr` link type is registered: the core allows one `rdma_link_ops` per
@@ -88,7 +88,7 @@ unsafe extern "C" fn newlink<T: LinkOps>(
     }
     // SAFETY: per this function's contract, the name is NUL-terminated and valid.
     let name = unsafe { CStr::from_char_ptr(ibdev_name) };
-    match T::newlink(name, &nd) {
+    match T::newlink(name, nd) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }

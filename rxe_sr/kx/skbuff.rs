@@ -74,7 +74,7 @@ impl SkBuff {
     }
 
     /// The netdev the skb arrived on (live while the skb is being received).
-    pub(crate) fn dev(&self) -> Option<NetDev<'_>> {
+    pub(crate) fn dev(&self) -> Option<&NetDev> {
         let skb = self.0.as_ptr();
         // SAFETY: the skb is ours (type invariant) and in no rbtree, so the union member in use
         // is the one with `next`, `prev` and `dev` (skbuff.h's `skb->dev`).
@@ -140,7 +140,7 @@ impl TxSkb {
     /// headers. `payload` (a range of the IB bytes) is left for [`Self::fill_payload`]; the
     /// other IB bytes are zeroed. (Routing and the IP/UDP headers are kx/c/roce_tx.c's.)
     pub(crate) fn new(
-        nd: &NetDev<'_>,
+        nd: &NetDev,
         route: &RoceRoute,
         len: usize,
         payload: core::ops::Range<usize>,
@@ -154,7 +154,7 @@ impl TxSkb {
                 // (zeroed below before anything reads them) and returns the skb or an ERR_PTR.
                 let skb = unsafe {
                     bindings::rxe_sr_glue_build_v4(
-                        nd.as_ptr(),
+                        nd.as_raw(),
                         u32::from_ne_bytes(*saddr),
                         u32::from_ne_bytes(*daddr),
                         route.sport,
@@ -175,7 +175,7 @@ impl TxSkb {
                 // SAFETY: as for IPv4; the addresses are 16 bytes each.
                 let skb = unsafe {
                     bindings::rxe_sr_glue_build_v6(
-                        nd.as_ptr(),
+                        nd.as_raw(),
                         saddr.as_ptr().cast(),
                         daddr.as_ptr().cast(),
                         route.sport,

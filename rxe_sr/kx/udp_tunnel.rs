@@ -41,7 +41,7 @@ impl<T: UdpTunnelHandler> UdpTunnel<T> {
         let recv = Some(encap_recv::<T> as unsafe extern "C" fn(_, _) -> _);
         // SAFETY: `net` is live for the call; the other arguments are plain values and a
         // receive callback sound for any datagram; the result is a socket or an ERR_PTR.
-        let raw = unsafe { bindings::rxe_sr_glue_udp_tunnel_open(net.as_ptr(), ipv6, port, recv) };
+        let raw = unsafe { bindings::rxe_sr_glue_udp_tunnel_open(net.as_raw(), ipv6, port, recv) };
         let sock = from_err_ptr(raw)?;
         // INVARIANT: an open socket, ours.
         NonNull::new(sock)
@@ -68,7 +68,7 @@ impl PortOwner {
         // NUL-terminated, into `buf`.
         let found = unsafe {
             bindings::rxe_sr_glue_udp_port_owner(
-                net.as_ptr(),
+                net.as_raw(),
                 ipv6,
                 port,
                 buf.as_mut_ptr().cast(),

@@ -54,7 +54,7 @@ impl UdpTunnelHandler for RoceSockets {
     /// A datagram on port 4791: queued for the receive work of the device on the netdev it
     /// arrived by (or the device below it), else counted and freed.
     fn encap_recv(skb: SkBuff) {
-        let dev = skb.dev().as_ref().and_then(RoceDeviceRef::get_for_rx);
+        let dev = skb.dev().and_then(RoceDeviceRef::get_for_rx);
         match (
             on_datagram(dev.as_ref().map(|d| d.counters())),
             dev.as_ref(),

@@ -32,7 +32,7 @@ static NAMESPACES: GlobalMutex<KVec<Option<Namespace>>> = GlobalMutex::new(KVec:
 /// A new link named `name` on `nd` takes a share in the sockets of `nd`'s namespace,
 /// opening them if it is the namespace's first. A port that is taken is reported with its
 /// owner.
-pub(crate) fn join(name: &CStr, nd: &NetDev<'_>) -> Result<NsShare> {
+pub(crate) fn join(name: &CStr, nd: &NetDev) -> Result<NsShare> {
     let net = NetNs::of_netdev(nd).ok_or(ENODEV)?;
     let cookie = net.cookie();
     let mut table = NAMESPACES.lock();

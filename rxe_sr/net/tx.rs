@@ -18,7 +18,7 @@ use crate::proto::wire::icrc;
 /// Sends `ib` (BTH .. ICRC, the ICRC's four bytes to be filled) to `av` from `dev`'s
 /// netdev `nd`, over IPv4 or IPv6 as the AV's GIDs say. A packet sent is counted here
 /// (`sent_pkts`, `sent_bytes`, `sent_mcast_pkts`).
-pub(crate) fn send(dev: &RoceDevice, nd: &NetDev<'_>, av: &Av, sport: u16, ib: &[u8]) -> Result {
+pub(crate) fn send(dev: &RoceDevice, nd: &NetDev, av: &Av, sport: u16, ib: &[u8]) -> Result {
     let copy = |out: &mut [u8]| {
         if crate::bytes::copy(out, ib) {
             Ok(())
@@ -56,7 +56,7 @@ fn route(av: &Av, sport: u16) -> RoceRoute {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn send_with<E>(
     dev: &RoceDevice,
-    nd: &NetDev<'_>,
+    nd: &NetDev,
     av: &Av,
     sport: u16,
     len: usize,

@@ -28,7 +28,7 @@ pub(crate) const UD_BUDGET: u32 = 64;
 /// work sends the rest), completing each (signalled ones on success, every one on error). A
 /// request that fails moves the QP to the Error state, which flushes both rings. `g` is the
 /// QP's lock.
-pub(crate) fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) -> Result {
+pub(crate) fn run_ud_requester(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev) -> Result {
     if ud_may_send(g, ctx)? && send_ud_ring(g, ctx, nd)? {
         fail_ud(g, ctx);
     }
@@ -63,7 +63,7 @@ struct UdSend {
 
 /// Sends up to [`UD_BUDGET`] requests from the ring, completing each; true when one failed
 /// (the QP must enter the Error state).
-fn send_ud_ring(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) -> Result<bool> {
+fn send_ud_ring(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev) -> Result<bool> {
     let QpInner {
         sq, sq_q, attrs, ..
     } = g;
@@ -120,7 +120,7 @@ fn send_ud_ring(g: &mut QpInner, ctx: &QpCtx<'_>, nd: &NetDev<'_>) -> Result<boo
 /// (signalled, or failed), and whether it failed.
 fn send_ud_slot(
     ctx: &QpCtx<'_>,
-    nd: &NetDev<'_>,
+    nd: &NetDev,
     attrs: &mut QpAttrs,
     bytes: &[u8; MAX_SEND_WQE_BYTES],
     run: &UdSend,

@@ -39,7 +39,7 @@ pub(crate) enum Step<'p> {
 /// Drives a connected QP's transport one step under its lock, then fetches and sends what
 /// the step made room for, re-arms the timer, and moves the QP to Error if it failed.
 /// `g` is the QP's lock.
-pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev<'_>, step: Step<'_>) {
+pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev, step: Step<'_>) {
     let shape = &ctx.st.shape;
     let QpInner {
         attrs,

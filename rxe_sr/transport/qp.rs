@@ -202,7 +202,7 @@ impl<'a> QpCtx<'a> {
     }
 
     /// Runs `f` with the device's netdev (referenced for the call), if it has one.
-    pub(crate) fn with_netdev<R>(&self, f: impl FnOnce(&NetDev<'_>) -> R) -> Option<R> {
+    pub(crate) fn with_netdev<R>(&self, f: impl FnOnce(&NetDev) -> R) -> Option<R> {
         self.dev.with_netdev(f)
     }
 }

@@ -33,7 +33,7 @@ use crate::uabi::sge::SgeList;
 /// One call's environment: borrowed pieces of the locked QP and its device.
 pub(crate) struct KEnv<'a> {
     pub(crate) dev: &'a RoceDevice,
-    pub(crate) nd: &'a NetDev<'a>,
+    pub(crate) nd: &'a NetDev,
     pub(crate) pd: PdId,
     /// The QP's number (type 2 memory windows answer only their QP).
     pub(crate) qpn: u32,
@@ -70,7 +70,7 @@ impl<'a> KEnv<'a> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         dev: &'a RoceDevice,
-        nd: &'a NetDev<'a>,
+        nd: &'a NetDev,
         pd: PdId,
         qpn: u32,
         qp_access: u32,

@@ -93,7 +93,7 @@ pub(crate) fn send_one(
     wqe: &SendWqe,
     av: &Av,
     mtu: u32,
-    nd: &NetDev<'_>,
+    nd: &NetDev,
 ) -> core::result::Result<(), WcStatus> {
     let ud = wqe.ud.ok_or(WcStatus::LocQpOpErr)?;
     if wqe.length > mtu {

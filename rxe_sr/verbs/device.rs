@@ -94,7 +94,7 @@ pub(crate) fn devices_live() -> usize {
 /// The node GUID of a device on `nd`: the EUI-64 of its MAC address, or, on a netdev
 /// without one (tun and other layer-3 devices), random with the EUI-64 local bit set (a
 /// GUID the hardware did not assign), so that two such devices differ.
-fn node_guid(nd: &NetDev<'_>) -> [u8; 8] {
+fn node_guid(nd: &NetDev) -> [u8; 8] {
     match nd.eui48() {
         Some(mac) => guid_from_mac(mac),
         None => {
@@ -255,7 +255,7 @@ pub(crate) fn port_immutable() -> RoceV2PortImmutable {
 }
 
 /// Creates and registers an rxe_sr device named `name` on `nd`.
-pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
+pub(crate) fn add(name: &CStr, nd: &NetDev) -> Result {
     if nd.is_vlan() {
         pr_err!(
             "{}: a VLAN device; create the link on the real device\n",
@@ -302,7 +302,7 @@ pub(crate) fn add(name: &CStr, nd: &NetDev<'_>) -> Result {
 }
 
 /// Follows the netdev's running/carrier state, telling the core's clients of a change.
-pub(crate) fn update_port_state(dev: &RoceDevice, nd: &NetDev<'_>) {
+pub(crate) fn update_port_state(dev: &RoceDevice, nd: &NetDev) {
     let new = port_state(nd.is_running(), nd.carrier_ok());
     if dev.swap_port_state(new) != new {
         dev.dispatch_port_event(new == PortState::Active);

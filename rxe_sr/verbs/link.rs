@@ -14,13 +14,13 @@ use crate::verbs::device;
 pub(crate) struct Links;
 
 impl LinkOps for Links {
-    fn newlink(name: &CStr, nd: &NetDev<'_>) -> Result {
+    fn newlink(name: &CStr, nd: &NetDev) -> Result {
         device::add(name, nd)
     }
 }
 
 impl NetdevNotifier for Links {
-    fn event(event: NetdevEvent, nd: &NetDev<'_>) -> bool {
+    fn event(event: NetdevEvent, nd: &NetDev) -> bool {
         let Some(dev) = RoceDeviceRef::get_by_netdev(nd) else {
             return false;
         };
@@ -37,7 +37,7 @@ impl NetdevNotifier for Links {
     /// The core lists the addresses of Ethernet netdevs as GIDs and follows them
     /// (roce_gid_mgmt.c); on any other netdev (tun and other layer-3 devices) it lists them
     /// once, when the device registers. rxe_sr follows them there.
-    fn addr_event(event: AddrEvent, nd: &NetDev<'_>, rescan: &GidRescan) {
+    fn addr_event(event: AddrEvent, nd: &NetDev, rescan: &GidRescan) {
         if nd.is_ether() {
             return;
         }

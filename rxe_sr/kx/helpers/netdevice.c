@@ -8,6 +8,11 @@
 
 #include "rxe_sr_glue.h"
 
+void rxe_sr_glue_dev_hold(struct net_device *ndev)
+{
+	dev_hold(ndev);
+}
+
 void rxe_sr_glue_dev_put(struct net_device *ndev)
 {
 	dev_put(ndev);

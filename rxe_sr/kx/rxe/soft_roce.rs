@@ -47,7 +47,7 @@ fn add_ops<T: SoftRoce>(ops: &mut bindings::ib_device_ops) {
 /// while the attribute exists, which the core removes before freeing the device).
 unsafe extern "C" fn scheme_get<T: SoftRoce>(ib: *mut bindings::ib_device) -> c_int {
     // SAFETY: per this function's contract.
-    let dev = unsafe { Device::<T>::from_ib(ib) };
+    let dev = unsafe { Device::<T>::from_raw(ib) };
     T::scheme(dev).index()
 }
 
@@ -57,7 +57,7 @@ unsafe extern "C" fn scheme_get<T: SoftRoce>(ib: *mut bindings::ib_device) -> c_
 /// As for [`scheme_get`].
 unsafe extern "C" fn scheme_set<T: SoftRoce>(ib: *mut bindings::ib_device, index: c_int) {
     // SAFETY: per this function's contract.
-    let dev = unsafe { Device::<T>::from_ib(ib) };
+    let dev = unsafe { Device::<T>::from_raw(ib) };
     if let Some(s) = Scheme::from_index(index) {
         T::set_scheme(dev, s);
     }
