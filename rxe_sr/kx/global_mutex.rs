@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The module's global mutex (helpers/mutex.c's statically initialised
+//! The module's global mutex (include/linux/mutex.h, through helpers/mutex.c's statically initialised
 //! `rxe_sr_global_mutex`), for module-wide state no object owns: 6.12's kernel crate has no
 //! `global_lock!`.
 

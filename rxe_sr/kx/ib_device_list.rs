@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The module's own RDMA devices (a list kept beside the core's): rdma_rxe's devices carry
+//! The module's own RDMA devices (include/rdma/ib_verbs.h's `struct ib_device`, in a list
+//! kept beside the core's): rdma_rxe's devices carry
 //! the same driver id (the stock rdma-core provider binds by it), so module unload cannot
 //! use `ib_unregister_driver`, which would take rdma_rxe's devices down too.
 

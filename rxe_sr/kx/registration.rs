@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The C tables a registration owns (`rdma_link_ops`, `pernet_operations`, a netdev
-//! `notifier_block`): allocated and pinned here, linked into the core's list by the
+//! The C tables a registration owns (`rdma_link_ops` of include/rdma/rdma_netlink.h,
+//! `pernet_operations` of include/net/net_namespace.h, `notifier_block`s of
+//! include/linux/notifier.h): allocated and pinned here, linked into the core's list by the
 //! registration that holds them, as rust/kernel/net/phy.rs's `Registration` holds its
 //! driver tables.
 

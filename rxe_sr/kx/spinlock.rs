@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A spinlock that disables local interrupts while held (`spin_lock_irqsave`), as a
+//! A spinlock that disables local interrupts while held (include/linux/spinlock.h,
+//! `spin_lock_irqsave`), as a
 //! `kernel::sync::Lock` backend: 6.12's kernel crate has none.
 //!
 //! Kernel verbs consumers call post_send, post_recv, poll_cq and req_notify_cq from any

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Queues shared with user space (the rxe ABI's `struct rxe_queue_buf`): a vmalloc_user'd
+//! Queues shared with user space (include/uapi/rdma/rdma_user_rxe.h's
+//! `struct rxe_queue_buf`, mapped through include/rdma/ib_verbs.h's `rdma_user_mmap_entry`): a vmalloc_user'd
 //! buffer, a header (log2_elem_size, index_mask, producer and consumer indices on their own
 //! cache lines) and 2^n slots, mapped into the process by `mmap` on the uverbs fd.
 //!
