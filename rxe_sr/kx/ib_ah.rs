@@ -12,13 +12,13 @@ use kernel::prelude::*;
 use kernel::types::Opaque;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::Device;
+use crate::kx::ib_device::{Device, DriverData};
 use crate::kx::ib_pd::PdId;
 use crate::kx::ib_udata::UData;
 use crate::kx::ib_verbs::AhAttr;
 
 /// A driver's address handles: the data in each and the verbs that make and destroy one.
-pub(crate) trait AhDriver: Send + Sync + Sized {
+pub(crate) trait AhDriver: DriverData {
     /// The driver's data in each address handle ([`Ah`](crate::kx::ib_ah::Ah)).
     type Ah: Send + Sync;
 

@@ -14,11 +14,11 @@ use kernel::prelude::*;
 use kernel::types::Opaque;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::Device;
+use crate::kx::ib_device::{Device, DriverData};
 use crate::kx::ib_udata::UData;
 
 /// A driver's completion queues: the data in each and the CQ verbs.
-pub(crate) trait CqDriver: Send + Sync + Sized {
+pub(crate) trait CqDriver: DriverData {
     /// The driver's data in each completion queue ([`Cq`]), pin-initialised there.
     type Cq: Send + Sync;
 

@@ -15,6 +15,14 @@ use crate::kx::ib_device_list;
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::SkBuff;
 
+/// A driver, as a marker type: what its devices carry. Each verbs family's trait
+/// (`CqDriver`, `QpDriver`, ..., and `Driver` over them) builds on it.
+pub(crate) trait DriverData: Send + Sync + Sized + 'static {
+    /// The driver's data in each device, pin-initialised at creation and dropped when the
+    /// core frees the device.
+    type Data: Send + Sync;
+}
+
 /// An rxe_sr-style ib_device: the core's `struct ib_device`, the receive queue the UDP
 /// socket feeds, and the driver's data.
 ///
@@ -23,26 +31,26 @@ use crate::kx::skbuff::SkBuff;
 /// `rx` and `data` are initialised from then until the core calls `dealloc_driver`, and
 /// the allocation does not move.
 #[repr(C)]
-pub(crate) struct Device<T> {
+pub(crate) struct Device<T: DriverData> {
     ib_dev: Opaque<bindings::ib_device>,
     rx: Opaque<bindings::rxe_sr_rx>,
-    data: T,
+    data: T::Data,
 }
 
 // SAFETY: the core's device is shared across threads by design; `T` is `Send + Sync`.
-unsafe impl<T: Send + Sync> Send for Device<T> {}
+unsafe impl<T: DriverData> Send for Device<T> {}
 // SAFETY: as above; the core serialises what it changes in `ib_dev`.
-unsafe impl<T: Send + Sync> Sync for Device<T> {}
+unsafe impl<T: DriverData> Sync for Device<T> {}
 
-impl<T> core::ops::Deref for Device<T> {
-    type Target = T;
+impl<T: DriverData> core::ops::Deref for Device<T> {
+    type Target = T::Data;
 
-    fn deref(&self) -> &T {
+    fn deref(&self) -> &T::Data {
         &self.data
     }
 }
 
-impl<T> Device<T> {
+impl<T: DriverData> Device<T> {
     /// `ib_dev` comes first: a pointer to the core's device, which the core hands to every
     /// callback, is one to the whole device (checked at build time).
     const IB_FIRST: () = assert!(core::mem::offset_of!(Self, ib_dev) == 0);
@@ -155,7 +163,7 @@ impl<T> Device<T> {
     ///
     /// # Safety
     /// `raw` points into a device allocation of this type.
-    pub(super) unsafe fn data_slot(raw: *mut Self) -> *mut T {
+    pub(super) unsafe fn data_slot(raw: *mut Self) -> *mut T::Data {
         // SAFETY: per this function's contract.
         unsafe { ptr::addr_of_mut!((*raw).data) }
     }
@@ -170,12 +178,12 @@ impl<T> Device<T> {
 /// # Invariants
 /// `ibdev` is a device `Unregistered::new` (ib_device_ops.rs) made for `T`, on which this
 /// holds a reference.
-pub(crate) struct DeviceRef<T> {
+pub(crate) struct DeviceRef<T: DriverData> {
     ibdev: NonNull<bindings::ib_device>,
     _driver: PhantomData<T>,
 }
 
-impl<T> DeviceRef<T> {
+impl<T: DriverData> DeviceRef<T> {
     /// The device bound to `nd`, if any.
     pub(crate) fn get_by_netdev(nd: &NetDev) -> Option<Self> {
         // SAFETY: `nd` is live; kx/c/netdev_index.c returns a referenced device of ours or null.
@@ -260,7 +268,7 @@ impl<T> DeviceRef<T> {
     }
 }
 
-impl<T> core::ops::Deref for DeviceRef<T> {
+impl<T: DriverData> core::ops::Deref for DeviceRef<T> {
     type Target = Device<T>;
 
     fn deref(&self) -> &Device<T> {
@@ -269,7 +277,7 @@ impl<T> core::ops::Deref for DeviceRef<T> {
     }
 }
 
-impl<T> Drop for DeviceRef<T> {
+impl<T: DriverData> Drop for DeviceRef<T> {
     fn drop(&mut self) {
         // SAFETY: drops the reference this holds.
         unsafe { bindings::ib_device_put(self.ibdev.as_ptr()) };

@@ -59,7 +59,7 @@ impl<T: Driver> Unregistered<T> {
     /// its netdev; [`Unregistered::register`] hands it to the core.
     pub(crate) fn new(
         new: &NewDevice<'_>,
-        init: impl PinInit<T, Error>,
+        init: impl PinInit<T::Data, Error>,
         extra: &ExtraOps,
     ) -> Result<Self> {
         // SAFETY: allocates a zeroed ib_device of our size, initialised by the core.

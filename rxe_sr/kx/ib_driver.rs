@@ -26,9 +26,10 @@ use crate::kx::skbuff::SkBuff;
 /// object family whose data lives in the core's object ([`AhDriver`], [`CqDriver`],
 /// [`SrqDriver`], [`MrDriver`], [`MwDriver`], [`QpDriver`]) and the port counters and MADs.
 ///
-/// The implementing type is the data that lives inside the `ib_device` allocation the core
-/// makes (as `drm::Device` keeps a driver's data), pin-initialised when the device is created
-/// and dropped when the core frees it. Optional operations follow `#[vtable]`: what a driver
+/// A marker type implements it (as drm's drivers do); the device's data is its
+/// [`DriverData::Data`](crate::kx::ib_device::DriverData::Data), which lives inside the
+/// `ib_device` allocation the core makes, pin-initialised when the device is created and
+/// dropped when the core frees it. Optional operations follow `#[vtable]`: what a driver
 /// does not implement is not installed in `ib_device_ops`.
 #[vtable]
 pub(crate) trait Driver:

@@ -12,14 +12,14 @@ use kernel::ffi::c_int;
 use crate::kx::bindings;
 
 /// A driver's port counters.
-pub(crate) trait HwStatsDriver: Send + Sync + Sized {
+pub(crate) trait HwStatsDriver: DriverData {
     /// The port counters `rdma statistic` lists (built with [`stat_descs`](crate::kx::ib_hw_stats::stat_descs)).
     const HW_STATS: &'static [StatDesc];
 
     /// `get_hw_stats`: the current value of each of [`HwStatsDriver::HW_STATS`], in order.
     fn hw_stats(dev: &Device<Self>, out: &mut [u64]);
 }
-use crate::kx::ib_device::Device;
+use crate::kx::ib_device::{Device, DriverData};
 
 /// A counter's descriptor (`struct rdma_stat_desc`): its name.
 #[repr(transparent)]

@@ -8,7 +8,7 @@ use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::Device;
+use crate::kx::ib_device::{Device, DriverData};
 /// Bytes in a MAD (`struct ib_mad`, IBTA 13.4.3).
 pub(crate) const MAD_SIZE: usize = bindings::IB_MGMT_MAD_SIZE as usize;
 
@@ -16,7 +16,7 @@ const _: () = assert!(core::mem::size_of::<bindings::ib_mad>() == MAD_SIZE);
 
 /// A driver that answers the MADs the core addresses to the device itself.
 #[vtable]
-pub(crate) trait MadDriver: Send + Sync + Sized {
+pub(crate) trait MadDriver: DriverData {
     /// A MAD the core addresses to the device itself (`process_mad` with no work
     /// completion: sysfs's port counters): true when `resp` holds the answer, false to
     /// leave it to the MAD layer.

@@ -20,11 +20,11 @@ use kernel::sync::Arc;
 use kernel::types::Opaque;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::Device;
+use crate::kx::ib_device::{Device, DriverData};
 use crate::kx::ib_pd::PdId;
 
 /// A driver's memory regions: the data in each and the MR verbs.
-pub(crate) trait MrDriver: Send + Sync + Sized {
+pub(crate) trait MrDriver: DriverData {
     /// The driver's data in each memory region ([`ib_mr::Mr`]).
     type Mr: Send + Sync;
 

@@ -11,11 +11,11 @@ use kernel::prelude::*;
 use kernel::types::Opaque;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::Device;
+use crate::kx::ib_device::{Device, DriverData};
 use crate::kx::ib_pd::PdId;
 
 /// A driver's memory windows: the data in each and the verbs that allocate and free one.
-pub(crate) trait MwDriver: Send + Sync + Sized {
+pub(crate) trait MwDriver: DriverData {
     /// The driver's data in each memory window ([`Mw`](crate::kx::ib_mw::Mw)).
     type Mw: Send + Sync;
 

@@ -12,11 +12,11 @@ use kernel::prelude::*;
 use kernel::types::Opaque;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::Device;
+use crate::kx::ib_device::{Device, DriverData};
 use crate::kx::ib_udata::UData;
 
 /// A driver's shared receive queues: the data in each and the SRQ verbs.
-pub(crate) trait SrqDriver: Send + Sync + Sized {
+pub(crate) trait SrqDriver: DriverData {
     /// The driver's data in each shared receive queue ([`Srq`]), pin-initialised
     /// there.
     type Srq: Send + Sync;

@@ -11,7 +11,7 @@ use kernel::page::{PAGE_MASK, PAGE_SIZE};
 use kernel::prelude::*;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::Device;
+use crate::kx::ib_device::{Device, DriverData};
 use crate::kx::skbuff::PayloadSink;
 
 /// A process's memory pinned for an MR: byte `i` of the registration is byte
@@ -37,7 +37,12 @@ impl UserPages {
     /// Pins `len` bytes of the calling process at `start` for device `dev`, checking the
     /// range and the rights `access` (IB_ACCESS_*) against the process's mappings. The page
     /// list is charged to the caller's memory cgroup.
-    pub(crate) fn pin<T>(dev: &Device<T>, start: usize, len: usize, access: u32) -> Result<Self> {
+    pub(crate) fn pin<T: DriverData>(
+        dev: &Device<T>,
+        start: usize,
+        len: usize,
+        access: u32,
+    ) -> Result<Self> {
         let access = i32::try_from(access).map_err(|_| EINVAL)?;
         // SAFETY: pins memory of the calling process (a uverbs call); returns a umem or an
         // ERR_PTR.

@@ -12,7 +12,7 @@ use kernel::error::{from_err_ptr, to_result};
 use kernel::prelude::*;
 
 use crate::kx::bindings;
-use crate::kx::ib_device::Device;
+use crate::kx::ib_device::{Device, DriverData};
 use crate::kx::skbuff::PayloadSink;
 
 /// The kernel offers on-demand paging (`CONFIG_INFINIBAND_ON_DEMAND_PAGING`).
@@ -40,7 +40,7 @@ unsafe impl Sync for OdpPages {}
 impl OdpPages {
     /// Registers `len` bytes of the calling process at `start` for device `dev` with rights
     /// `access` (IB_ACCESS_*, including ON_DEMAND); no page is faulted in yet.
-    pub(crate) fn register<T>(
+    pub(crate) fn register<T: DriverData>(
         dev: &Device<T>,
         start: usize,
         len: usize,

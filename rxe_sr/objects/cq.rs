@@ -18,13 +18,13 @@ use kernel::prelude::*;
 use crate::kx::ib_cq::{Cq, CqArm, WcQp};
 use crate::kx::rxe::mmap_queue::MappedQueue;
 use crate::kx::spinlock::{new_irq_spinlock, IrqSpinLock};
-use crate::objects::device::DeviceState;
+use crate::objects::device::RxeSr;
 use crate::uabi::cqe::{emit_uverbs_wc, Completion, WcStatus};
 use crate::uabi::layout;
 use crate::uabi::queue::{Fifo, ToClientQueue};
 
 /// An rxe_sr completion queue.
-pub(crate) type RoceCq = Cq<DeviceState>;
+pub(crate) type RoceCq = Cq<RxeSr>;
 
 /// A completion waiting in a kernel CQ, with the QP it names (`ib_wc.qp`).
 #[derive(Clone, Copy)]

@@ -10,7 +10,7 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{new_mutex, new_spinlock};
 
-use crate::kx::ib_device::{Device, DeviceRef};
+use crate::kx::ib_device::{Device, DeviceRef, DriverData};
 use crate::kx::ib_device_attr::PortState;
 use crate::kx::ib_mr::Mr;
 use crate::kx::ib_qp::QpTable;
@@ -26,12 +26,19 @@ use crate::objects::sr_pools::{DevicePools, DeviceSr};
 use crate::proto::rc::dev_inflight::Waiter;
 use crate::proto::recovery::scheme::Scheme;
 
+/// The rxe_sr driver, as kx's traits name it: its devices carry a [`DeviceState`].
+pub(crate) struct RxeSr;
+
+impl DriverData for RxeSr {
+    type Data = DeviceState;
+}
+
 /// An rxe_sr device.
-pub(crate) type RoceDevice = Device<DeviceState>;
+pub(crate) type RoceDevice = Device<RxeSr>;
 /// A counted reference on an rxe_sr device.
-pub(crate) type RoceDeviceRef = DeviceRef<DeviceState>;
+pub(crate) type RoceDeviceRef = DeviceRef<RxeSr>;
 /// An rxe_sr memory region (its state: `objects::mr`).
-pub(crate) type RoceMr = Mr<DeviceState>;
+pub(crate) type RoceMr = Mr<RxeSr>;
 
 /// The driver's data in each device.
 #[pin_data]
@@ -43,7 +50,7 @@ pub(crate) struct DeviceState {
     mr_table: XArray<Arc<RoceMr>>,
     /// Queue pairs by QPN.
     #[pin]
-    qp_table: QpTable<DeviceState>,
+    qp_table: QpTable<RxeSr>,
     /// User address handles by AH number.
     #[pin]
     ah_table: XArray<AhTableEntry>,
@@ -271,7 +278,7 @@ impl DeviceState {
     }
 
     /// The device's QP table.
-    pub(crate) fn qps(&self) -> &QpTable<DeviceState> {
+    pub(crate) fn qps(&self) -> &QpTable<RxeSr> {
         &self.qp_table
     }
 

@@ -15,14 +15,14 @@ use kernel::prelude::*;
 use crate::kx::ib_srq::Srq;
 use crate::kx::rxe::mmap_queue::MappedQueue;
 use crate::kx::spinlock::{new_irq_spinlock, IrqSpinLock};
-use crate::objects::device::DeviceState;
+use crate::objects::device::RxeSr;
 use crate::objects::recv_queue::{take_from_ring, RecvFifo};
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::queue::FromClientQueue;
 use crate::uabi::recv_wqe::RecvWqe;
 
 /// An rxe_sr shared receive queue.
-pub(crate) type RoceSrq = Srq<DeviceState>;
+pub(crate) type RoceSrq = Srq<RxeSr>;
 
 /// What the lock guards: the ring and the kernel's view of its indices (user SRQs), or the
 /// posted receives (kernel SRQs).

@@ -10,7 +10,8 @@ use crate::kx::ib_verbs::QpState;
 use crate::kx::rxe::icrc::KernelCrc32;
 use crate::kx::skbuff::SkBuff;
 use crate::objects::counters::Counter;
-use crate::objects::device::{DeviceState, RoceDevice};
+use crate::objects::device::RoceDevice;
+use crate::objects::device::RxeSr;
 use crate::proto::rc::Service;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::PacketRepr;
@@ -78,7 +79,7 @@ pub(crate) enum Delivery {
 }
 
 /// A QP that holds back its requests while its READ responses go out.
-pub(crate) struct Later(QpRef<DeviceState>);
+pub(crate) struct Later(QpRef<RxeSr>);
 
 impl Later {
     /// Queues the packet on the QP (its work runs it once the responses are out). False

@@ -23,7 +23,8 @@ use crate::kx::skbuff::SkbQueue;
 use crate::kx::spinlock::IrqSpinLock;
 use crate::objects::ah::Av;
 use crate::objects::cq::{self, RoceCq};
-use crate::objects::device::{DeviceState, RoceDevice};
+use crate::objects::device::RoceDevice;
+use crate::objects::device::RxeSr;
 use crate::objects::inflight::QpInflight;
 use crate::objects::live::Counted;
 use crate::objects::qp::{QpAttrs, QpShape};
@@ -36,7 +37,7 @@ use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::send_wqe::SendWqe;
 
 /// An rxe_sr queue pair.
-pub(crate) type RoceQp = Qp<DeviceState>;
+pub(crate) type RoceQp = Qp<RxeSr>;
 
 /// What the QP's mutex guards: attributes, the rings and the kernel's view of their indices
 /// (user space produces both; the kernel consumes), and the connected transport.

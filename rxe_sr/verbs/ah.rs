@@ -13,8 +13,8 @@ use crate::kx::ib_pd::PdId;
 use crate::kx::ib_udata::UData;
 use crate::kx::ib_verbs::AhAttr;
 use crate::objects::ah::{AhEntry, AhState, Av, MAX_AH_NUM};
-use crate::objects::device::DeviceState;
 use crate::objects::device::RoceDevice;
+use crate::objects::device::RxeSr;
 use crate::objects::live;
 use crate::uabi::limits;
 use crate::uabi::{layout, resp};
@@ -91,7 +91,7 @@ pub(crate) fn destroy(dev: &RoceDevice, ah: &AhState) {
     live::LIVE.ahs.dec();
 }
 
-impl AhDriver for DeviceState {
+impl AhDriver for RxeSr {
     type Ah = AhState;
 
     fn create_ah(

@@ -13,8 +13,8 @@ use crate::kx::ib_device::Device;
 use crate::kx::ib_udata::UData;
 use crate::kx::rxe::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
 use crate::objects::cq::{kernel_cq, CqRing, CqState, RoceCq};
-use crate::objects::device::DeviceState;
 use crate::objects::device::RoceDevice;
+use crate::objects::device::RxeSr;
 use crate::objects::live;
 use crate::uabi::cqe::{Completion, WcEx};
 use crate::uabi::queue::{self, QueueGeometry, Ring, ToClientQueue};
@@ -237,7 +237,7 @@ fn kernel_wc(c: &Completion) -> Wc {
     }
 }
 
-impl CqDriver for DeviceState {
+impl CqDriver for RxeSr {
     type Cq = CqState;
 
     fn create_cq(

@@ -30,6 +30,7 @@ use crate::kx::ib_umem_odp;
 use crate::kx::ib_verbs::PathMtu;
 use crate::kx::ib_verbs::QpType;
 use crate::objects::counters::{self, Counter};
+use crate::objects::device::RxeSr;
 use crate::objects::mr::{MAX_MR_INDEX, MAX_MW_INDEX, MIN_MR_INDEX, MIN_MW_INDEX};
 use crate::objects::sr_pools;
 use crate::proto::recovery::scheme::Scheme;
@@ -293,8 +294,8 @@ pub(crate) fn add(name: &CStr, nd: &NetDev) -> Result {
         node_guid: node_guid(nd),
         node_desc: b"rxe_sr",
     };
-    let ops = soft_roce::device_ops::<DeviceState>();
-    Unregistered::new(&new, state, &ops)?.register(name)?;
+    let ops = soft_roce::device_ops::<RxeSr>();
+    Unregistered::<RxeSr>::new(&new, state, &ops)?.register(name)?;
     note_created();
     // The device may be unregistered by now (rdma link del); do not touch it again.
     pr_info!("{}: added on {} (mtu {})\n", name, nd.name(), nd.mtu());
@@ -310,7 +311,7 @@ pub(crate) fn update_port_state(dev: &RoceDevice, nd: &NetDev) {
 }
 
 /// The device attribute `recovery` is the device's scheme.
-impl SoftRoce for DeviceState {
+impl SoftRoce for RxeSr {
     fn scheme(dev: &Device<Self>) -> Scheme {
         dev.scheme()
     }
@@ -321,7 +322,7 @@ impl SoftRoce for DeviceState {
 }
 
 #[vtable]
-impl Driver for DeviceState {
+impl Driver for RxeSr {
     const UVERBS_ABI_VER: u32 = RXE_UVERBS_ABI_VERSION;
 
     fn query_device(dev: &Device<Self>) -> DeviceAttr {
@@ -396,7 +397,7 @@ impl Driver for DeviceState {
     }
 }
 
-impl HwStatsDriver for DeviceState {
+impl HwStatsDriver for RxeSr {
     const HW_STATS: &'static [StatDesc] = &stat_descs(&counters::NAMES);
 
     fn hw_stats(dev: &Device<Self>, out: &mut [u64]) {
@@ -421,7 +422,7 @@ impl HwStatsDriver for DeviceState {
 }
 
 #[vtable]
-impl MadDriver for DeviceState {
+impl MadDriver for RxeSr {
     /// The PerfMgt agent's answers (the port's `counters/` in sysfs), from the counters.
     fn local_mad(
         dev: &Device<Self>,

@@ -16,7 +16,8 @@ use crate::kx::ib_pd::PdId;
 use crate::kx::ib_umem::UserPages;
 use crate::kx::ib_umem_odp::OdpPages;
 use crate::kx::ib_verbs::AccessFlags;
-use crate::objects::device::{DeviceState, RoceDevice, RoceMr};
+use crate::objects::device::RxeSr;
+use crate::objects::device::{RoceDevice, RoceMr};
 use crate::objects::live;
 use crate::objects::mr::{self, check_access, MrMemory, MrState};
 use crate::objects::mr_access;
@@ -268,7 +269,7 @@ pub(crate) fn advise(
     Ok(())
 }
 
-impl MrDriver for DeviceState {
+impl MrDriver for RxeSr {
     type Mr = MrState;
 
     fn reg_user_mr(

@@ -10,8 +10,8 @@ use crate::kx::ib_device::Device;
 use crate::kx::ib_mw;
 use crate::kx::ib_mw::MwDriver;
 use crate::kx::ib_pd::PdId;
-use crate::objects::device::DeviceState;
 use crate::objects::device::RoceDevice;
+use crate::objects::device::RxeSr;
 use crate::objects::live;
 use crate::objects::mr;
 use crate::objects::mw::MwSlot;
@@ -48,7 +48,7 @@ pub(crate) fn dealloc(dev: &RoceDevice, mw: &MwSlot) {
     live::LIVE.mws.dec();
 }
 
-impl MwDriver for DeviceState {
+impl MwDriver for RxeSr {
     type Mw = MwSlot;
 
     fn alloc_mw(dev: &Device<Self>, pd: PdId, mw_type: ib_mw::MwType) -> Result<(MwSlot, u32)> {

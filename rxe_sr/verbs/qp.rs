@@ -20,8 +20,8 @@ use crate::kx::ib_wr::SendWrList;
 use crate::kx::rxe::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
 use crate::kx::skbuff::SkbQueue;
 use crate::kx::spinlock::new_irq_spinlock;
-use crate::objects::device::DeviceState;
 use crate::objects::device::RoceDevice;
+use crate::objects::device::RxeSr;
 use crate::objects::inflight::QpInflight;
 use crate::objects::live::{self, Counted};
 use crate::objects::qp::{QpAttrs, QpShape};
@@ -321,7 +321,7 @@ pub(crate) fn query(qp: &RoceQp) -> (QpAttr, QpInitReply) {
     (a, qp.shape.init_reply())
 }
 
-impl QpDriver for DeviceState {
+impl QpDriver for RxeSr {
     type Qp = QpObject;
 
     fn qp_table(dev: &Device<Self>) -> &QpTable<Self> {

@@ -7,7 +7,7 @@ use kernel::prelude::*;
 use crate::kx::ib_verbs::{QpState, QpType};
 use crate::kx::ib_wr::{RecvWrList, SendWrList};
 use crate::objects::ah;
-use crate::objects::device::DeviceState;
+use crate::objects::device::RxeSr;
 use crate::transport::connected;
 use crate::transport::datagram::run_ud_requester;
 use crate::transport::qp::QpCtx;
@@ -42,7 +42,7 @@ pub(crate) fn doorbell(qp: &RoceQp) -> Result {
 /// are queued), as IBTA's Post Send requires; a datagram WR's AH must be on the QP's PD.
 // Kept out of line: its WQE copies would otherwise add to the caller's stack frame.
 #[inline(never)]
-pub(crate) fn post_send(qp: &RoceQp, wrs: SendWrList<'_, DeviceState>) -> Result {
+pub(crate) fn post_send(qp: &RoceQp, wrs: SendWrList<'_, RxeSr>) -> Result {
     let shape = &qp.shape;
     let (pd, qp_type) = (qp.pd(), shape.wqe_qp_type());
     let limits = SendLimits {

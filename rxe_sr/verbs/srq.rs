@@ -13,8 +13,8 @@ use crate::kx::ib_srq::{SrqAttr, SrqAttrMask};
 use crate::kx::ib_udata::UData;
 use crate::kx::ib_wr::RecvWrList;
 use crate::kx::rxe::mmap_queue::{cache_line_size, MappedQueue, SharedQueue};
-use crate::objects::device::DeviceState;
 use crate::objects::device::RoceDevice;
+use crate::objects::device::RxeSr;
 use crate::objects::live;
 use crate::objects::recv_queue::recv_fifo;
 use crate::objects::srq::{RoceSrq, SrqInner, SrqState, RETURNED_MAX};
@@ -260,7 +260,7 @@ pub(crate) fn post_recv(srq: &RoceSrq, wrs: RecvWrList<'_>) -> Result {
     }
 }
 
-impl SrqDriver for DeviceState {
+impl SrqDriver for RxeSr {
     type Srq = SrqState;
 
     fn create_srq(
