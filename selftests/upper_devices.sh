@@ -8,7 +8,7 @@
 # rdma_rxe sends from the GID's netdev) and arrive with skb->dev the upper device, which
 # must lead back to sr0 (rdma_rxe follows a VLAN to its real device; rxe_sr any lower
 # device). The VLAN device's own counters must show the traffic, so untagged packets to
-# the VLAN's address do not pass for it.
+# the VLAN's address do not pass for it. A link on the VLAN itself is refused.
 . "$HOST_SHARE/selftests/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 modprobe 8021q 2>/dev/null || skip "no VLAN support (8021q) in this kernel"
@@ -31,6 +31,12 @@ vip=10.100.0.$GUEST
 check "eth0.100 created" ip link add link eth0 name eth0.100 type vlan id 100
 check "eth0.100 address" ip addr add "$vip/24" dev eth0.100
 check "eth0.100 up" ip link set eth0.100 up
+# A link on the VLAN itself is refused: RoCE belongs on the real device.
+if rdma link add srvlan type rxe_sr netdev eth0.100 2>/dev/null; then
+  rdma link delete srvlan
+  fail "a link on the VLAN eth0.100 was accepted"
+fi
+expect_grep "the VLAN refused" "eth0.100: a VLAN device" "$(dmesg | tail -n 20)"
 gidx=$(roce_gid_index sr0 "$vip") || fail "no RoCEv2 GID for the VLAN's $vip on sr0"
 log "VLAN GID index $gidx"
 rx0=$(cat /sys/class/net/eth0.100/statistics/rx_packets)
