@@ -311,8 +311,8 @@ prepare_share() {
     grep -v '^#' "$RXE_SR_ROOT/selftests/tests.list" | grep . |
       grep -vxF -f <(printf '%s\n' ${RXE_SR_SKIP_TESTS:-}) > "$share/tests.list"
   fi
-  printf '#!/bin/bash\nexec bash "$HOST_SHARE/selftests/runner.sh"\n' > "$share/run.sh"
-  # Settings the tests read (selftests/lib.sh): RXE_SR_QUICK=1 shortens the long ones.
+  printf '#!/bin/bash\nexec bash "$HOST_SHARE/selftests/lib/runner.sh"\n' > "$share/run.sh"
+  # Settings the tests read (selftests/lib/lib.sh): RXE_SR_QUICK=1 shortens the long ones.
   printf 'RXE_SR_QUICK=%s\n' "${RXE_SR_QUICK:-0}" > "$share/settings"
   # The long modes (roce_fuzz.sh's packets a scheme and seed, soak.sh's seconds,
   # qp_churn.sh's rounds, rdma_cm_churn.sh's connections a round), and RXE_SR_LEAKS=1: the

@@ -25,7 +25,7 @@
 # req_inflight_peak), and each guest's OUT/counters-SCHEME-QPS-LOSS.txt: every counter of its
 # device at the end of the point. A scheme may carry module parameters after a "+" (e.g.
 # fasr+dev_inflight_psns=0), as in make run.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 TEST_INDEX=bench
 msgs=${BENCH_MSGS:-32000}
 reps=${BENCH_REPS:-3}

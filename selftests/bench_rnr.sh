@@ -12,7 +12,7 @@
 # the run's wall time, and the rest the client device's counters over the run: RNR NAKs
 # received, QPs that ran out of retries (retry_exceeded_err) and of RNR retries. Each
 # guest keeps its device's counters after each run in OUT/counters-rnr-DRIVER-REP.txt.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 TEST_INDEX=bench_rnr
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 iters=${BENCH_RNR_ITERS:-400}

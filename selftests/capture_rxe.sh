@@ -3,7 +3,7 @@
 # Not a test: the guest side of scripts/capture-rxe. Runs a little of every RoCEv2 packet
 # kind between two rdma_rxe guests and captures it on g1 (tcpdump, full frames, both
 # directions) into OUT/rdma_rxe.pcap: the golden vectors of tests/wire_rxe_capture.rs.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 TEST_INDEX=capture
 rxe_ref_up || { echo "rdma_rxe did not come up"; exit 1; }
 gidx=$(roce_gid_index rxe0)

@@ -5,7 +5,7 @@
 # to g1's RoCEv2 port: g1's rcvd_pkts and rcvd_dropped each count exactly 25 (none is a
 # valid packet for a QP) and the kernel stays clean; a link flap counts one
 # link_downed.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 
 if is_server; then

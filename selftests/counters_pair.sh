@@ -7,7 +7,7 @@
 # received (port_rcv_data, port_rcv_packets), to the word; and at least the messages' own
 # bytes. A resend (a spurious timeout on a slow guest) is counted sent and received alike,
 # so it does not excuse a difference: the check is never skipped.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"

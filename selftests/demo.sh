@@ -3,7 +3,7 @@
 # The guest side of `make run`: rxe_sr's device, then the goodput table's measurements
 # (written by the client, g2, to OUT/bench.csv: driver,op,loss,gbps; one row per run). RC,
 # 64 KiB messages; the ib_write_lat rows hold t_avg in microseconds (lossless).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 TEST_INDEX=demo
 secs=${BENCH_SECONDS:-2}
 

@@ -18,7 +18,7 @@
 #  - cq_busy: destroying a CQ that a QP still uses is refused (-EBUSY, by the verbs core, as
 #    for any driver), and the CQ keeps working (a SEND completes on it).
 # The limits are read from the device's attributes.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 ko=$HOST_SHARE/ko/$(uname -r)/rxe_sr_ulp_test.ko
 [ -f "$ko" ] || fail "the test module was not built ($ko)"
 sr_up

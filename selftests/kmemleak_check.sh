@@ -7,7 +7,7 @@
 # leak=3) between leak_begin and leak_check; leak_check must fail, count at least those 3
 # and name the function that made them. Without kmemleak it skips, except in a pass that
 # asks for leak checks (RXE_SR_LEAKS=1), where it fails.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 ko=$HOST_SHARE/ko/$(uname -r)/rxe_sr_ulp_test.ko
 [ -f "$ko" ] || fail "the test module was not built ($ko)"
 if ! kmemleak_ready || ! echo scan 2> /dev/null > /sys/kernel/debug/kmemleak; then

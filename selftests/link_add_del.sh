@@ -7,7 +7,7 @@
 # path MTU from eth0's MTU (and following it), port state following eth0; a second link on
 # eth0 is refused, so is one whose registration fails (its name taken), and what it had
 # built is freed; `rdma link del` and rmmod leave nothing behind.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 modprobe -r rxe_sr rdma_rxe 2>/dev/null
 dmesg_mark
 check "load the verbs core" load_rdma_core

@@ -16,11 +16,11 @@
 #   core learned RoCE v2 on tun for rdma_rxe's driver id in 6.15.)
 # - The relay exits: its tun devices go with their file descriptors (NETDEV_UNREGISTER
 #   under the live links), and both links go with them; nothing is left at unload.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ -c /dev/net/tun ] || skip "no /dev/net/tun in this kernel"
 netns_test_begin
 
-python3 "$HOST_SHARE/selftests/tun_relay.py" tna tnb > /tmp/relay.out 2> /tmp/relay.err &
+python3 "$HOST_SHARE/selftests/lib/tun_relay.py" tna tnb > /tmp/relay.out 2> /tmp/relay.err &
 relay=$!
 for _ in $(seq 100); do grep -q ready /tmp/relay.out && break; sleep 0.1; done
 grep -q ready /tmp/relay.out || { cat /tmp/relay.err; fail "tun_relay.py did not start"; }

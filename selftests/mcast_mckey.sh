@@ -5,7 +5,7 @@
 # 239.7.7.7 (rdma_join_multicast: IGMP join, then attach_mcast on its UD QP) and waits for
 # 100 messages; g2 joins as a sender and sends them to the multicast QPN. Each message
 # crosses the wire once and is delivered to every QP attached to the group.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 group=239.7.7.7

@@ -4,7 +4,7 @@
 # guests: 1
 # rxe_sr loads (pulling ib_core and udp_tunnel), unloads, and does so repeatedly, leaving
 # nothing behind.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 dmesg_mark
 for i in 1 2 3; do
   check "load #$i" modprobe rxe_sr

@@ -5,7 +5,7 @@
 # The `recovery` parameter is documented in modinfo, takes the five schemes, and an unknown
 # value is rejected at load with a message; the SR pool sizes are documented, and a size out
 # of 1..65534 is refused at load with a message naming it; so is a FaSR pipe past 512 PSNs.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 modprobe -r rxe_sr 2>/dev/null
 dmesg_mark
 

@@ -16,7 +16,7 @@
 #   comes) and messages over the new one (checked); the renamed netdev is still refused a
 #   second link.
 # - Nothing left at unload, the kernel log clean.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 netns_test_begin
 
 netns_veth_pair

@@ -13,7 +13,7 @@
 # killed and sr1 deleted with `rdma link del`, its holder still running. Then eth0 is back,
 # the module unloads with no object left and the disassociated contexts counted, and the
 # kernel log and kmemleak (the debug kernel) are clean.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 modprobe bonding max_bonds=0 2> /dev/null || skip "no bonding in this kernel"
 restore() {

@@ -22,7 +22,7 @@
 #   to nsa.
 #   rdma_rxe's move is refused, EOPNOTSUPP: it has no disassociate_ucontext. The mode goes
 #   back to shared once the namespaces are gone.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 netns_test_begin
 # On the way out, shared mode again: the core takes it once the namespaces are dismantled,
 # which happens after `ip netns del` returns.
@@ -55,8 +55,8 @@ nsa_link() {
 pingpong_in() {
   local ns=$1 dev=$2 srv n=100
   quick && n=20
-  check "$dev ACTIVE in $ns" nsx "$ns" bash -c ". $HOST_SHARE/selftests/lib.sh; wait_port_active $dev"
-  gid=$(nsx "$ns" bash -c ". $HOST_SHARE/selftests/lib.sh; roce_gid_index $dev 10.88.0.1") \
+  check "$dev ACTIVE in $ns" nsx "$ns" bash -c ". $HOST_SHARE/selftests/lib/lib.sh; wait_port_active $dev"
+  gid=$(nsx "$ns" bash -c ". $HOST_SHARE/selftests/lib/lib.sh; roce_gid_index $dev 10.88.0.1") \
     || fail "no RoCEv2 GID for 10.88.0.1 on $dev in $ns"
   nsx "$ns" timeout 60 ibv_rc_pingpong -d "$dev" -g "$gid" -n $n -s 4096 > /tmp/pp-s.out 2>&1 &
   srv=$!
@@ -144,7 +144,7 @@ modes() {
     expect_grep "$dev back in the initial namespace once nsb is gone" "^link $dev/1" "$(rdma link show)"
     check "rdma dev set $dev netns nsa (from the initial namespace)" rdma dev set "$dev" netns nsa
     expect_grep "nsa lists $dev again" "^link $dev/1" "$(nsx nsa rdma link show)"
-    check "$dev ACTIVE in nsa again" nsx nsa bash -c ". $HOST_SHARE/selftests/lib.sh; wait_port_active $dev"
+    check "$dev ACTIVE in nsa again" nsx nsa bash -c ". $HOST_SHARE/selftests/lib/lib.sh; wait_port_active $dev"
     # nsa deleted while a pingpong server in it holds a QP (made, waiting for a client):
     # the namespace lives on until the server ends (`ip netns exec` runs it as $!), then
     # it is dismantled with the link live. Its veth goes (vxb, the peer in the initial

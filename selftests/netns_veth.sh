@@ -15,7 +15,7 @@
 #   process is told (IBV_EVENT_PORT_ERR, or IBV_EVENT_DEVICE_FATAL when the core
 #   disassociates it) and closes the device, both devices go, nothing is left at unload
 #   and the kernel log is clean.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 netns_test_begin
 
 # port_socks NS: how many sockets are bound to UDP 4791 in NS (2 with a link: IPv4, IPv6).
@@ -113,7 +113,7 @@ check "sra ACTIVE again" wait_port_active sra
 ga4=$(roce_gid_index sra 10.88.0.1) || fail "no RoCEv2 GID for 10.88.0.1 on sra"
 GIDX=$gb4 DGID=10.88.0.1 timeout 120 python3 - > /tmp/holder.out 2>&1 <<'PY' &
 import os, sys
-sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests")
+sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests/lib")
 from verbs_util import connect_rc, v4_gid
 import pyverbs.device as d
 import pyverbs.enums as e

@@ -9,7 +9,7 @@
 # g2 writes 4 MiB (2 in the quick pass) of random data with O_DIRECT and reads it back, also 4 KiB blocks at
 # scattered offsets, clean and under netem loss 1%: every byte must match. Then everything
 # is torn down and the module unloads with no object left.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 nqn=rxesr-nvme-test

@@ -9,7 +9,7 @@
 # two or more schemes, a table of the symbols' samples per 1000 packets the guest handled,
 # sent and received (a profile per packet, comparable between schemes that moved different
 # amounts, and on the responder, which sends few, as on the requester).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 TEST_INDEX=profile
 read -ra schemes <<< "${PROF_SCHEME:-fasr}"
 loss=${PROF_LOSS:-5} tool=${PROF_TOOL:-ib_write_bw} secs=${PROF_SECS:-6}

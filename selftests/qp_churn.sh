@@ -12,7 +12,7 @@
 # on the device passes, the kernel log has no oops, warning, KASAN or lockdep report, the
 # debug kernel's kmemleak finds nothing leaked through rxe_sr or the RDMA core, and unload
 # finds no object left.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 rounds=${RXE_SR_CHURN_ROUNDS:-25} qps=40
 schemes="gbn fasr srnic irn melo"
@@ -27,7 +27,7 @@ for scheme in $schemes; do
   gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
   netem_set 5
   sync_point "churn-up-$scheme" 120 || fail "the other guest did not come"
-  out=$(timeout 800 python3 "$HOST_SHARE/selftests/qp_churn.py" "$side" sr0 "$gidx" "$peer" \
+  out=$(timeout 800 python3 "$HOST_SHARE/selftests/lib/qp_churn.py" "$side" sr0 "$gidx" "$peer" \
     "t${TEST_INDEX:-0}-churn-$scheme" "$rounds" "$qps" 2>&1); rc=$?
   printf '%s\n' "$out" | tail -4
   [ "$rc" = 0 ] || { printf '%s\n' "$out" | tail -30; fail "$scheme: qp_churn.py failed (exit $rc)"; }

@@ -9,12 +9,12 @@
 # PSNs. Then A's new SEND ("new") must be the only message B receives, and B's SEND back
 # must land in the receive A posted after the reset (wr_id 102), not the one before it.
 # Also: a modify_qp whose IB_QP_CUR_STATE disagrees with the QP's state is refused.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
 out=$(GIDX=$gidx MYIP=$MY_IP timeout 90 python3 - <<'PY' 2>&1
 import os, sys, time
-sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests")
+sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests/lib")
 from verbs_util import connect_rc, v4_gid
 import pyverbs.device as d
 import pyverbs.enums as e

@@ -10,7 +10,7 @@
 # with an empty RDMA READ response, rxe_sr with an ACK: each requester takes the other's.
 # rdma_rxe's FLUSH carries its own ICRC, which rxe_sr takes; rdma_rxe drops a FLUSH with
 # the IBTA ICRC, so rxe_sr sends it none (noflush).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 dmesg_mark
 if is_server; then side=a peer=10.77.0.2; else side=b peer=10.77.0.1; fi
@@ -21,7 +21,7 @@ flush_pass() {
   local gidx out rc=0
   gidx=$(roce_gid_index "$DEV") || fail "no RoCEv2 GID on $DEV"
   sync_point "$1-up"
-  out=$(timeout 120 chroot $FORKY python3 "$HOST_SHARE/selftests/rc_flush.py" $side "$DEV" "$gidx" $peer "flush-$1-t${TEST_INDEX:-0}" "$2" 2>&1) || rc=1
+  out=$(timeout 120 chroot $FORKY python3 "$HOST_SHARE/selftests/lib/rc_flush.py" $side "$DEV" "$gidx" $peer "flush-$1-t${TEST_INDEX:-0}" "$2" 2>&1) || rc=1
   printf '%s\n' "$out"
   printf '%s\n' "$out" | grep -q '^flush: OK' || rc=1
   [ $rc = 0 ] || fail "rc_flush.py ($1)"

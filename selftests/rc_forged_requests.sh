@@ -9,7 +9,7 @@
 #  - 10 in-sequence WRITEs with a bad R_Key from an address that is not the QP's peer: g1
 #    drops them (rcvd_addr_mismatch) and its QP stays in RTS;
 # then a READ and a WRITE over the same QPs still succeed.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
@@ -18,7 +18,7 @@ vals=$HOST_SHARE/vals
 rm -f "$vals/$tag-"*
 if is_server; then side=a peer=10.77.0.2; else side=b peer=10.77.0.1; fi
 is_client && { ip addr add 10.77.0.3/24 dev eth0 || fail "second address"; }
-timeout 300 python3 "$HOST_SHARE/selftests/roce_forge.py" "$side" sr0 "$gidx" "$peer" "$tag" > /tmp/forge.out 2>&1 &
+timeout 300 python3 "$HOST_SHARE/selftests/lib/roce_forge.py" "$side" sr0 "$gidx" "$peer" "$tag" > /tmp/forge.out 2>&1 &
 pid=$!
 wait_file() { for _ in $(seq 600); do [ -f "$vals/$tag-$1" ] && return 0; kill -0 $pid 2>/dev/null || break; sleep 0.1; done; return 1; }
 if is_server; then

@@ -10,7 +10,7 @@
 #    sr_out_of_window;
 # in both the forged bytes never reach g1's memory, g1's QP stays in RTS, and 50 WRITE +
 # READ rounds after it are checked byte for byte.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 if is_server; then side=a peer=10.77.0.2; else side=b peer=10.77.0.1; fi
 for pair in rxe sr gbn; do
@@ -29,7 +29,7 @@ for pair in rxe sr gbn; do
   gidx=$(roce_gid_index "$dev") || fail "no RoCEv2 GID on $dev"
   if [ "$peer_drv" = rxe ]; then ahead=5; else ahead=100000; fi
   sync_point "up-$pair"
-  out=$(timeout 240 python3 "$HOST_SHARE/selftests/rc_forged_sr.py" "$side" "$dev" "$gidx" "$peer" \
+  out=$(timeout 240 python3 "$HOST_SHARE/selftests/lib/rc_forged_sr.py" "$side" "$dev" "$gidx" "$peer" \
     "t${TEST_INDEX:-0}-forged-sr-$pair" "$ahead" 2>&1) || { printf '%s\n' "$out"; fail "rc_forged_sr.py ($side, pair $pair)"; }
   printf '%s\n' "$out"
   if is_client; then

@@ -7,7 +7,7 @@
 # a pause (RNR NAKs under loss), every byte and the order checked, every SEND completing
 # successfully; then 200 FETCH_ADDs, the k-th returning k and the counter ending at 200
 # (each ran once). No QP may die of retries (retry_exceeded_err stays 0).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 schemes=(gbn fasr srnic irn melo)
 spec="loss 1% duplicate 1% delay 1ms reorder 10% 50%"
@@ -20,7 +20,7 @@ for scheme in "${schemes[@]}"; do
   netem_set "$spec"
   sync_point "start-$scheme"
   t0=$(date +%s.%N)
-  out=$(timeout 500 python3 "$HOST_SHARE/selftests/rc_guarantee.py" "$role" sr0 "$gidx" "$peer" \
+  out=$(timeout 500 python3 "$HOST_SHARE/selftests/lib/rc_guarantee.py" "$role" sr0 "$gidx" "$peer" \
     "t${TEST_INDEX:-0}-guarantee-$scheme" "$n" 2>&1) || { printf '%s\n' "$out"; fail "rc_guarantee.py ($role) under recovery=$scheme"; }
   printf '%s\n' "$out"
   log "recovery=$scheme: the exchange took $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"

@@ -17,7 +17,7 @@
 #    10 QPs (640 PSNs posted at once): on the KASAN kernel, with no budget, the 50 QPs'
 #    3200 PSNs did not end within the test's time at 1% loss, and lossless every QP ran
 #    out of retries in the backlog (what the budget is for).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 budget=64
 bound=$((budget - 1 + 4))

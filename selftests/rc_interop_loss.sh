@@ -5,7 +5,7 @@
 # 5%, reordering, duplication. Under each, rc_verify.py (SEND, WRITE with immediate, READ
 # and atomics both ways at once, every byte checked) passes, and so does rping -V through
 # rdma-cm: each driver recovers the other's losses over the standard go-back-N protocol.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 if is_server; then mixed_up sr; else mixed_up rxe; fi
 specs=(1 5 "delay 1ms reorder 10% 50%" "duplicate 5%")

@@ -8,7 +8,7 @@
 # != 0 (rxe_sr's SR format never reaches rdma_rxe), some carry the capability probe in BTH
 # Resv7 (rdma_rxe ignores it and answers without an echo), and rxe_sr counts its QPs as
 # standard (sr_qps_standard > 0, sr_qps_negotiated 0).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 schemes=(fasr srnic irn melo)
 quick && schemes=(fasr srnic)
@@ -38,7 +38,7 @@ for scheme in "${schemes[@]}"; do
   else
     sleep 1
     kill -INT $cap; wait $cap
-    marks=$(python3 "$HOST_SHARE/selftests/bth_marks.py" /tmp/interop.pcap 10.77.0.1)
+    marks=$(python3 "$HOST_SHARE/selftests/lib/bth_marks.py" /tmp/interop.pcap 10.77.0.1)
     log "$scheme: from rxe_sr: $marks"
     read -r _ total _ tver _ resv7 <<< "$marks"
     [ "$total" -gt 100 ] || fail "$scheme: too few packets captured ($total)"

@@ -10,7 +10,7 @@
 # lost too and resent by ib_cm. Slow is fine here; wrong is not.
 # (ibv_rc_pingpong is not used under loss: it destroys its QP as soon as its own count is
 # done, so the peer's last ACK can be lost with no one left to resend it, on any driver.)
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 specs=(1 5 "delay 1ms reorder 10% 50%" "duplicate 5%")

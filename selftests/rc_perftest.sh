@@ -9,7 +9,7 @@
 # packets so slowly there that 300 QPs (the fewest whose CQ passes max_cqe, at 130 WRITEs
 # a QP) came close to perftest's 420 s limit lossless, and did not end at 1% within the
 # test's time.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 rc_perf_suite sr0

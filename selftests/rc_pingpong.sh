@@ -5,7 +5,7 @@
 # application: 500 iterations of 4 KiB (4 packets each at the default 1024-byte path MTU),
 # then 100 of 100 KiB (a hundred packets per message). Then the same two shapes through
 # msg_check.py, every byte of every message checked both ways.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"

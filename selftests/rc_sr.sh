@@ -13,7 +13,7 @@
 # the scheme's own feedback (SACKs for fasr and irn, with AACKs and FNACKs, a lost
 # retransmission's report, for fasr; hole lists for srnic and melo), and, once every QP is
 # gone, that the device's pools are empty again.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 at_least() { # NAME MIN: the counter NAME is at least MIN
   local v; v=$(stat_of "$1")

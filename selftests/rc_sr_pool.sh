@@ -9,7 +9,7 @@
 #    the QPs are gone the pool is empty again.
 # 2. The default pool under 10% loss: lost-cnt overflows (sr_lost_cnt_overflows), and
 #    rc_verify passes.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 at_least() { # NAME MIN
   local v; v=$(stat_of "$1")

@@ -6,7 +6,7 @@
 # SGEs, FETCH_ADD and COMPARE_SWAP, both directions at once, every byte and every returned
 # value checked. (No count of retries is asserted: on the KASAN kernel a first timeout,
 # before any RTT sample, can fire spuriously.)
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 rc_verify_pair sr0 clean 2 || fail "rc_verify"

@@ -11,7 +11,7 @@
 # ID left (`rdma resource`), a data-checked exchange still passes, the kernel log is clean
 # kmemleak (the debug kernel) finds nothing leaked through rxe_sr or the RDMA core, and
 # unload finds nothing left.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 conns=${RXE_SR_CM_CONNS:-1000} rounds=2
 quick && conns=200

@@ -12,7 +12,7 @@
 # With SUITE_TAG=forky (rdma_core_suite_forky.sh), the suite, libibverbs, the stock
 # providers and pyverbs all come from the image's forky root ($FORKY), and the suite runs
 # chrooted into it; the tag names the run in its files.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 
 tag=${SUITE_TAG:-bookworm}
 root=

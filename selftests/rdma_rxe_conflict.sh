@@ -15,7 +15,7 @@
 # link on an rxe_sr link's netdev, rxe_sr refuses one on an rdma_rxe link's.
 # The other way round, an rxe_sr link in the initial namespace holds the port there:
 # rdma_rxe's load then fails, and succeeds once the link is gone.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 ip netns add rxe_sr_probe 2> /dev/null || skip "no network namespaces in this kernel"
 ip netns del rxe_sr_probe
 cleanup() {
@@ -102,7 +102,7 @@ ip -n nsc link set vxc down
 for _ in $(seq 50); do nsx nsc rdma link show src/1 | grep -q 'state DOWN' && break; sleep 0.1; done
 expect_grep "src DOWN with vxc" 'state DOWN' "$(nsx nsc rdma link show src/1)"
 ip -n nsc link set vxc up
-check "src ACTIVE again with vxc up" nsx nsc bash -c ". $HOST_SHARE/selftests/lib.sh; wait_port_active src"
+check "src ACTIVE again with vxc up" nsx nsc bash -c ". $HOST_SHARE/selftests/lib/lib.sh; wait_port_active src"
 ip -n nsc link set vxc mtu 1500
 expect_grep "rxe9 ACTIVE through vxc's events" 'state ACTIVE' "$(rdma link show rxe9/1)"
 check "rdma_rxe finds no device on vxc: it takes a link there" \

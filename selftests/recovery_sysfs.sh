@@ -6,7 +6,7 @@
 # switches schemes without reloading); an unknown value is refused with EINVAL. Loaded with
 # gbn, rc_verify's QPs stay standard; after writing fasr on both guests, the next
 # rc_verify's QPs negotiate SR (sr_qps_negotiated grows), every byte checked.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 attr=/sys/class/infiniband/sr0/recovery
 sr_up gbn

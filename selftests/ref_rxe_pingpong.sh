@@ -4,7 +4,7 @@
 # The reference path: rdma_rxe in both guests, ibv_rc_pingpong (a smoke test) and
 # msg_check.py (every byte checked both ways) over the clean link. Proves the testbed
 # carries RoCEv2 end to end.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 # rdma_rxe and the test bed only, no rxe_sr code: the default pass covers them; the KASAN
 # passes (quick) leave them out.

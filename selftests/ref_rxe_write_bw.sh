@@ -3,7 +3,7 @@
 # timeout: 300
 # The reference path under loss: rdma_rxe in both guests, ib_write_bw (RC, 64 KiB) with
 # netem 0% and 1% on both guests' egress. Both complete with a positive goodput.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 # rdma_rxe and the test bed only, no rxe_sr code: the default pass covers them; the KASAN
 # passes (quick) leave them out.

@@ -11,7 +11,7 @@
 # warning, KASAN or lockdep report, and unload finds no object left.
 # RXE_SR_FUZZ_SEED picks the mutations (default 1; scheme k uses SEED + k); the long mode is
 # RXE_SR_FUZZ_PACKETS=1000000 (see Documentation/testing.md, long modes).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 # make test runs it once, with g1 on the KASAN + lockdep kernel and g2 on the test kernel
 # (RXE_SR_PEER_VARIANT=default; its own pass, scripts/test), at 15000 a scheme under all
@@ -47,7 +47,7 @@ for scheme in $schemes; do
   before=$(rdma statistic show link sr0/1)
   rcvd0=$(stat_of rcvd_pkts)
   cpu0=$(cpu_ticks)
-  out=$(RXE_SR_ACK_TIMEOUT=$(any_debug_kernel && echo 17 || echo 14) timeout 1200 python3 "$HOST_SHARE/selftests/roce_fuzz.py" "$side" sr0 "$gidx" "$peer" "$tag" \
+  out=$(RXE_SR_ACK_TIMEOUT=$(any_debug_kernel && echo 17 || echo 14) timeout 1200 python3 "$HOST_SHARE/selftests/lib/roce_fuzz.py" "$side" sr0 "$gidx" "$peer" "$tag" \
     "$packets" $((seed + k)) "$pgidx" "$ppeer" "$check_ms" 2>&1) || { printf '%s\n' "$out"; fail "roce_fuzz.py ($side, $scheme) failed"; }
   printf '%s\n' "$out"
   log "$scheme: this guest's CPU over the fuzz: $(cpu_share "$cpu0" "$(cpu_ticks)")"

@@ -5,7 +5,7 @@
 # (-V). Connection set-up runs over the GSI QP (QP1): the kernel's ib_mad and ib_cm send
 # their CM MADs (REQ/REP/RTU, DREQ/DREP) through rxe_sr's kernel verbs. Then rping's RDMA
 # READ/WRITE/SEND cycle: 200 rounds of 64 bytes, then 50 of 65000 bytes (rping caps its size just below 64 KiB).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 check "sr0 names its netdev in sysfs" test -e /sys/class/infiniband/sr0/device/net/eth0

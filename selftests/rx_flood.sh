@@ -14,7 +14,7 @@
 # flood is over, and a data-checked exchange then passes. A sender too slow to send more
 # than the queue holds (as on the KASAN + lockdep kernel, where make test does not run
 # this test) fails the test: the queue-full check is what it is for.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 p0=$(stat_of rcvd_pkts) d0=$(stat_of rcvd_dropped) q0=$(stat_of rcvd_queue_full)

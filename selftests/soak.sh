@@ -10,7 +10,7 @@
 # debug kernel) must find nothing leaked; the unreclaimable slab must come back to within
 # 2 MiB of where it began once the module is unloaded (its before, peak and after are
 # logged).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 secs=${RXE_SR_SOAK_SECS:-60}
 quick && [ -z "${RXE_SR_SOAK_SECS:-}" ] && secs=30

@@ -10,7 +10,7 @@
 # sr_qps_negotiated). Quick (the KASAN pass): rc_pingpong and rping under both; the rest
 # under the SR schemes runs in the full pass (on the KASAN kernel rc_perftest and the
 # rdma-core suite are slow; rc_sr and rc_sr_pool carry SR traffic there).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 tests=(rc_pingpong.sh rping.sh srq_pingpong.sh rc_perftest.sh rdma_core_suite.sh nvme_rdma.sh)
 quick && tests=(rc_pingpong.sh rping.sh)

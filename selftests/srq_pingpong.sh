@@ -5,7 +5,7 @@
 # receiving from one shared receive queue, 300 iterations of 4 KiB. Then msg_check.py with
 # the same shape (16 QPs, one SRQ on each side, 300 messages of 4 KiB each way), every
 # byte checked and every message on the QP it was sent on.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"

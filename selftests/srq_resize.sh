@@ -9,13 +9,13 @@
 # posted is refused with EINVAL; the limit event is armed against the new depth. The device's
 # SRQ limits: an SRQ of max_srq_sge SGEs is created, one of max_srq_sge + 1 refused; a depth
 # of max_srq_wr + 1 is refused at create and at resize (the SRQ keeps its depth).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
 
 out=$(GIDX=$gidx python3 - <<'PY' 2>&1
 import errno, os, sys, time
-sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests")
+sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests/lib")
 from verbs_util import sends_checked
 import pyverbs.device as d
 import pyverbs.enums as e

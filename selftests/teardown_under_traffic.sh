@@ -12,7 +12,7 @@
 # may end on the errors first (on the debug kernel it did, during g2's rmmod). Once both
 # are gone, the module unloads with no object left, counts the disassociated contexts, and
 # the kernel log is clean.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 leak_begin

@@ -7,7 +7,7 @@
 # drops g1's own background frames (ARP, IPv6 ND/MLD), so its drop count may exceed the lost
 # requests by at most the background frames it was offered (its Sent + dropped, less the
 # requests).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 # The test bed only, no rxe_sr code: the default pass covers it; the KASAN passes (quick)
 # leave it out.

@@ -5,7 +5,7 @@
 # 4 KiB (four packets per message: UC segmentation and reassembly), as a smoke test of a
 # stock application; then msg_check.py over UC, 500 messages of 4 KiB each way (every
 # other one with immediate), every byte and immediate checked.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"

@@ -4,7 +4,7 @@
 # rxe_sr <-> rxe_sr: rdma-core's own ibv_ud_pingpong, unmodified, 500 iterations of 512
 # bytes between the two guests (a smoke test of the stock tool); then msg_check.py over UD,
 # 500 messages of 512 B each way, every byte, immediate and source QPN checked.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"

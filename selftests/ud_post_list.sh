@@ -9,7 +9,7 @@
 # clean kernel log. Then ud_chain.py on g1 posts a chain of 8192 UD sends in one call and
 # checks that every one completes, successfully, and that the device left part of the chain
 # to the QP's work (ud_send_deferred moved) instead of sending all of them inside the call.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 sr_up
 secs=4; quick && secs=2
@@ -21,7 +21,7 @@ fi
 sync_point done
 if is_server; then
   gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
-  out=$(timeout 150 python3 "$HOST_SHARE/selftests/ud_chain.py" sr0 "$gidx" 10.77.0.2 8192 2>&1); rc=$?
+  out=$(timeout 150 python3 "$HOST_SHARE/selftests/lib/ud_chain.py" sr0 "$gidx" 10.77.0.2 8192 2>&1); rc=$?
   printf '%s\n' "$out"
   [ $rc = 0 ] || fail "ud_chain.py: $(printf '%s\n' "$out" | tail -1)"
 fi

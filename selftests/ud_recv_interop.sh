@@ -5,6 +5,6 @@
 # (ICRC, BTH, DETH checked), finds the QP, consumes a receive WQE, scatters the GRH area and
 # the message into the user's MR and completes it: 16 messages (two-SGE gather, inline,
 # immediate) arrive verified, and rdma_recvs counts 16.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 ud_interop recv

@@ -6,6 +6,6 @@
 # anything else). 16 messages: gathered from two SGEs, inline, and with immediate data; g2
 # receives every one with the right bytes, length, source QP and immediate; g1's send CQ
 # reports each as a success and sent_pkts counts 16.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 ud_interop send

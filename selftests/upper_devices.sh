@@ -9,7 +9,7 @@
 # must lead back to sr0 (rdma_rxe follows a VLAN to its real device; rxe_sr any lower
 # device). The VLAN device's own counters must show the traffic, so untagged packets to
 # the VLAN's address do not pass for it. A link on the VLAN itself is refused.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 modprobe 8021q 2>/dev/null || skip "no VLAN support (8021q) in this kernel"
 modprobe bonding max_bonds=0 2>/dev/null || skip "no bonding in this kernel"

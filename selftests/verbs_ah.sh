@@ -5,7 +5,7 @@
 # (the core resolves its MAC) are created and destroyed, many at once; an AH without a GRH,
 # on a port that does not exist, or with a GID index that is not there, is refused; nothing
 # is left at unload.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 if is_server; then
   sr_up

@@ -5,7 +5,7 @@
 # ibv_resize_cq through the stock rxe provider: completions not yet polled move to the new
 # ring in order (the provider remaps it); a depth below the pending count, or above the
 # device's limit, is refused and leaves the CQ as it was; the resized CQ keeps working.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 sr_up
 
 out=$(timeout 60 python3 - <<'PY' 2>&1

@@ -7,7 +7,7 @@
 # order, with their wr_ids and the QPN; the armed completion channel fires. This drives the
 # kernel's side of the shared rings: reading a user-produced ring with its index checked,
 # writing CQEs and publishing the CQ's producer index, completion events.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 sr_up
 
 out=$(timeout 60 python3 - <<'PY' 2>&1

@@ -28,7 +28,7 @@
 # (sr_down_clean); and afterwards a new QP pair on the same device moves 32 SENDs and a
 # WRITE with every byte checked, and the module unloads with no object left. Quick mode
 # (KASAN pass) runs rounds 0-2.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 sr_up fasr
 leak_begin
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
@@ -36,7 +36,7 @@ rounds=6
 [ "$RXE_SR_QUICK" = 1 ] && rounds=3
 cat > /tmp/hostile_rings.py <<'PY'
 import ctypes, os, random, sys, threading, time
-sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests")
+sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests/lib")
 from verbs_util import connect_rc, v4_gid
 import pyverbs.device as d
 import pyverbs.enums as e

@@ -13,7 +13,7 @@
 # limits (max_objects=0): rdma_rxe's values are reported.
 # CQEs, SRQ WRs and QP WRs at their limits: verbs_pd_cq.sh, srq_resize.sh, verbs_qp.sh;
 # the SR pools: rc_sr_pool.sh.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 N=${RXE_SR_LIMITS_N:-48}
 
 modprobe -r rxe_sr rdma_rxe 2>/dev/null
@@ -29,7 +29,7 @@ log "rdma resource before: $res0"
 
 out=$(GIDX=$gidx N=$N timeout 150 python3 - <<'PY' 2>&1
 import json, os, subprocess, sys, time
-sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests")
+sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests/lib")
 from verbs_util import connect_rc, sends_checked
 import pyverbs.device as d
 import pyverbs.enums as e

@@ -7,7 +7,7 @@
 # (at least 16 MiB), then a CQ of 32767 entries; memory.current must rise by at least the
 # SGE arrays' size while they exist, and fall back once they are destroyed. (Charged
 # memory counts against memory.max, so a container cannot pin host memory through rings.)
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 cg=/sys/fs/cgroup
 grep -qw cgroup2 /proc/filesystems || skip "no cgroup v2 in this kernel"
 if ! grep -q " $cg cgroup2 " /proc/mounts; then

@@ -7,7 +7,7 @@
 # unmappable ranges are refused with an error; nothing is left at unload, also after a
 # process dies holding MRs. (A freed index comes back only after the 2^19 MR indices have
 # cycled, which a test cannot reach here.)
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 sr_up
 
 out=$(python3 - <<'PY' 2>&1

@@ -8,7 +8,7 @@
 # huge-page boundary in the middle of each MR, and a SEND into a receive buffer that does,
 # land byte for byte (checked against what the other MR holds); the huge pages are given
 # back once the MRs are deregistered (HugePages_Free returns to its value before).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ -d /sys/kernel/mm/hugepages/hugepages-2048kB ] || skip "no 2 MiB huge pages in this kernel"
 sr_up
 dmesg_mark
@@ -21,7 +21,7 @@ gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
 
 out=$(GIDX=$gidx MY_IP=$MY_IP HUGE_FREE=$before timeout 120 python3 - <<'PY' 2>&1
 import os, sys
-sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests")
+sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests/lib")
 from verbs_util import connect_rc, v4_gid
 import pyverbs.device as d
 import pyverbs.enums as e

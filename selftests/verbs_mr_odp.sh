@@ -20,7 +20,7 @@
 #   access error, with no kernel warning;
 # - ibv_rc_pingpong -o (ODP buffers) runs: a smoke test of a stock application (the data
 #   over ODP MRs is checked above).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 sr_up
 dmesg_mark
 leak_begin
@@ -31,7 +31,7 @@ races=400
 quick && races=100
 out=$(GIDX=$gidx MY_IP=$MY_IP RACES=$races timeout 180 python3 - <<'PY' 2>&1
 import ctypes, errno, os, struct, sys
-sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests")
+sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests/lib")
 from verbs_util import (connect_rc, v4_gid, advise_mr, ADVISE_PREFETCH, ADVISE_PREFETCH_WRITE,
                         ADVISE_PREFETCH_NO_FAULT, ADVISE_FLUSH)
 import pyverbs.device as d

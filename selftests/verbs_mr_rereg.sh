@@ -15,14 +15,14 @@
 # - On-demand paging: given IBV_ACCESS_ON_DEMAND, the MR is unpinned (VmPin) and a WRITE
 #   lands; without it again, it is pinned again.
 # - While a memory window is bound to it, reregistration is refused (EBUSY).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 sr_up
 dmesg_mark
 leak_begin
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
 out=$(GIDX=$gidx timeout 120 python3 - <<'PY' 2>&1
 import errno, os, sys
-sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests")
+sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests/lib")
 from verbs_util import connect_rc, v4_gid, rereg_mr, REREG_TRANS, REREG_PD, REREG_ACCESS
 import pyverbs.device as d
 import pyverbs.enums as e

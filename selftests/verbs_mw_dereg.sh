@@ -8,12 +8,12 @@
 # a bind of length 0) or invalidated (type 2: LOCAL_INV), deregistration succeeds. Two RC
 # QPs on sr0 (loopback) carry the binds. The device reports a max_mw above 0 (rxe_sr offers
 # windows of both types, allocated here).
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
 out=$(GIDX=$gidx MYIP=$MY_IP timeout 90 python3 - <<'PY' 2>&1
 import errno, os, sys, time
-sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests")
+sys.path.insert(0, os.environ["HOST_SHARE"] + "/selftests/lib")
 from verbs_util import connect_rc, v4_gid
 import pyverbs.device as d
 import pyverbs.enums as e

@@ -9,7 +9,7 @@
 # behind (the module's live-object counters, reported at unload, are all zero). The
 # max_pkeys ibv_devinfo reports is the size of the port's P_Key table (its pkey_tbl_len and
 # the entries in sysfs), whose last entry reads back and whose next does not exist.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 sr_up
 
 out=$(python3 - <<'PY' 2>&1

@@ -10,7 +10,7 @@
 # inline bytes rdma_rxe allows, which no attribute reports) is accepted at its value and
 # refused one past it; a SEND posted to a peer that is not there is destroyed with its QP;
 # nothing is left at unload.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 sr_up
 gidx=$(roce_gid_index sr0) || fail "no RoCEv2 GID"
 

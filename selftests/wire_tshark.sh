@@ -6,7 +6,7 @@
 # then Wireshark's dissector (tshark) reads every RoCEv2 datagram as InfiniBand with no
 # malformed packet and no expert warning or error, and the capture holds the RC, UC and
 # UD opcodes the exchange uses.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 command -v tshark >/dev/null || fail "tshark is not in the guest image"
 sr_up

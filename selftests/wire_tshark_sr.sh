@@ -9,7 +9,7 @@
 # standard ones carry the capability probe or its echo (rxe_sr.cap), the SR ones (BTH TVer
 # 1) carry MSN-ETHs and SR-ACK-ETHs, and the scheme's own feedback is there: SACKs for fasr
 # and irn, HOLE acknowledgments for srnic and melo.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 command -v tshark >/dev/null || fail "tshark is not in the guest image"
 lua="$HOST_SHARE/tools/wireshark/rxe_sr.lua"

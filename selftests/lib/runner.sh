@@ -9,7 +9,7 @@
 # host), while the other guest goes on to the next one, so that a run of such tests is
 # split between the two guests. The other guest's TAP names the test in a comment. When
 # the guests boot different kernels (RXE_SR_PEER_VARIANT), such a test runs on both.
-. "$HOST_SHARE/selftests/lib.sh"
+. "$HOST_SHARE/selftests/lib/lib.sh"
 
 mapfile -t tests < "$HOST_SHARE/tests.list"
 kernels=$(find "$HOST_SHARE/modules" -mindepth 1 -maxdepth 1 -type d 2> /dev/null | wc -l)

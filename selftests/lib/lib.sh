@@ -474,7 +474,7 @@ rc_verify_pair() {
   if is_server; then side=a peer=10.77.0.2; else side=b peer=10.77.0.1; fi
   any_debug_kernel && tmo=17
   tmo=${RC_VERIFY_TMO:-$tmo}
-  out=$(RC_VERIFY_TIMEOUT=$tmo timeout 600 python3 "$HOST_SHARE/selftests/rc_verify.py" "$side" "$dev" "$gidx" "$peer" "$tag" "$rounds" 2>&1) || rc=1
+  out=$(RC_VERIFY_TIMEOUT=$tmo timeout 600 python3 "$HOST_SHARE/selftests/lib/rc_verify.py" "$side" "$dev" "$gidx" "$peer" "$tag" "$rounds" 2>&1) || rc=1
   printf '%s\n' "$out"
   printf '%s\n' "$out" | grep -q '^verified: OK' || rc=1
   return $rc
@@ -486,7 +486,7 @@ rc_verify_pair() {
 msg_check_pair() {
   local dev=$1 gidx=$2 tag=$3 side out rc=0; shift 3
   if is_server; then side=a; else side=b; fi
-  out=$(timeout 300 python3 "$HOST_SHARE/selftests/msg_check.py" "$side" "$dev" "$gidx" "t${TEST_INDEX:-0}-$tag" "$@" 2>&1) || rc=1
+  out=$(timeout 300 python3 "$HOST_SHARE/selftests/lib/msg_check.py" "$side" "$dev" "$gidx" "t${TEST_INDEX:-0}-$tag" "$@" 2>&1) || rc=1
   printf '%s\n' "$out"
   printf '%s\n' "$out" | grep -q '^checked: OK' || rc=1
   return $rc
@@ -501,9 +501,9 @@ msg_check_pair() {
 msg_check_ns() { msg_check_ns_start "$@" && msg_check_ns_wait; }
 msg_check_ns_start() {
   local na=$1 da=$2 ga=$3 nb=$4 db=$5 gb=$6 tag=t${TEST_INDEX:-0}-g$GUEST-$7; shift 7
-  nsx "$na" timeout 400 python3 "$HOST_SHARE/selftests/msg_check.py" a "$da" "$ga" "$tag" "$@" > /tmp/mc-a.out 2>&1 &
+  nsx "$na" timeout 400 python3 "$HOST_SHARE/selftests/lib/msg_check.py" a "$da" "$ga" "$tag" "$@" > /tmp/mc-a.out 2>&1 &
   MC_A=$!
-  nsx "$nb" timeout 400 python3 "$HOST_SHARE/selftests/msg_check.py" b "$db" "$gb" "$tag" "$@" > /tmp/mc-b.out 2>&1 &
+  nsx "$nb" timeout 400 python3 "$HOST_SHARE/selftests/lib/msg_check.py" b "$db" "$gb" "$tag" "$@" > /tmp/mc-b.out 2>&1 &
   MC_B=$!
 }
 msg_check_ns_wait() {
@@ -839,9 +839,9 @@ ud_interop() {
   rm -f "$HOST_SHARE/vals/ud-recv-qpn" "$HOST_SHARE/vals/ud-send-qpn"
   sync_point start
   if is_server; then
-    out=$(timeout 90 python3 "$HOST_SHARE/selftests/ud_msgs.py" "$sr_role" sr0 "$gidx" $n $qkey 10.77.0.2 2>&1); rc=$?
+    out=$(timeout 90 python3 "$HOST_SHARE/selftests/lib/ud_msgs.py" "$sr_role" sr0 "$gidx" $n $qkey 10.77.0.2 2>&1); rc=$?
   else
-    out=$(timeout 90 python3 "$HOST_SHARE/selftests/ud_msgs.py" "$rxe_role" rxe0 "$gidx" $n $qkey 10.77.0.1 2>&1); rc=$?
+    out=$(timeout 90 python3 "$HOST_SHARE/selftests/lib/ud_msgs.py" "$rxe_role" rxe0 "$gidx" $n $qkey 10.77.0.1 2>&1); rc=$?
   fi
   printf '%s\n' "$out"
   sync_point done
