@@ -18,11 +18,11 @@ for scheme in fasr srnic; do
   run=("${tests[@]}")
   for t in "${run[@]}"; do
     f=$HOST_SHARE/selftests/$t
-    limit=$(test_header "$f" timeout)
+    limit=$(test_limit "$f")
     log "$t under recovery=$scheme"
     sync_point "start-$scheme-${t%.sh}" 600
     if ! RXE_SR_RECOVERY=$scheme TEST_INDEX="${TEST_INDEX:-0}-$scheme-${t%.sh}" \
-        timeout -k 5 "${limit:-120}" bash "$f" > "$OUT/sr_apps.$scheme.$t.log" 2>&1 < /dev/null; then
+        timeout -k 5 "$limit" bash "$f" > "$OUT/sr_apps.$scheme.$t.log" 2>&1 < /dev/null; then
       tail -25 "$OUT/sr_apps.$scheme.$t.log"
       fail "$t under recovery=$scheme (log: sr_apps.$scheme.$t.log)"
     fi

@@ -83,6 +83,15 @@ barrier() {
 # `# guests: 1`), empty if it has none.
 test_header() { sed -n "s/^# $2: *\([0-9]*\).*/\1/p" "$1" | head -1; }
 
+# test_limit FILE: the seconds a test may run: its `# timeout:` header line, or else the
+# directory's default (selftests/settings' timeout=, as kselftest reads it).
+test_limit() {
+  local t
+  t=$(test_header "$1" timeout)
+  [ -n "$t" ] || t=$(sed -n 's/^timeout=\([0-9]*\)$/\1/p' "$HOST_SHARE/selftests/settings")
+  printf '%s\n' "$t"
+}
+
 # sync_point NAME: a barrier private to the running test.
 sync_point() { barrier "t${TEST_INDEX:-0}-$1" "${2:-300}"; }
 

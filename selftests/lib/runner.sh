@@ -42,15 +42,15 @@ for t in "${tests[@]}"; do
     echo "not ok $i $t # barrier: the other guest never came" >> "$OUT/tap"
     continue
   fi
-  limit=$(test_header "$f" timeout)
+  limit=$(test_limit "$f")
   start=$SECONDS
-  TEST_INDEX=$i timeout -k 5 "${limit:-120}" bash "$f" > "$OUT/$t.log" 2>&1 < /dev/null
+  TEST_INDEX=$i timeout -k 5 "$limit" bash "$f" > "$OUT/$t.log" 2>&1 < /dev/null
   rc=$?
   took=$((SECONDS - start))
   case $rc in
     0) line="ok $i $t # ${took}s" ;;
     4) line="ok $i $t # SKIP" ;;
-    124) line="not ok $i $t # timeout after ${limit:-120}s" ;;
+    124) line="not ok $i $t # timeout after ${limit}s" ;;
     *) line="not ok $i $t # exit $rc after ${took}s" ;;
   esac
   # A test that passed ends with its driver's checked unload: one still loaded after it
