@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The drive loop of RC and UC QPs: one step of the transport (`transport::rc` around
 //! `proto::rc`) under the QP's lock, in named stages: the step itself, sending what it made
-//! room for, accounting its counters and in-flight budget, re-arming the timers, and
-//! reporting a fatal error.
+//! room for, settling its in-flight budget, re-arming the timers, and reporting a fatal
+//! error. (What a step counts went to the device's counters as it happened: see
+//! `transport::rc_counters`.)
 
 use kernel::prelude::*;
 
 use crate::kx::ib_verbs::QpState;
 use crate::kx::netdevice::NetDev;
 use crate::kx::timer::QpTimer;
-use crate::objects::counters::Counter;
-use crate::objects::device::RoceDevice;
-use crate::proto::rc::requester::ReqCounters;
-use crate::proto::rc::responder::{RespCounters, READ_BUDGET};
-use crate::proto::rc::sr::SrStats;
+use crate::proto::rc::responder::READ_BUDGET;
 use crate::proto::rc::{Fatal, RcConfig, RcEnv, Service};
 use crate::proto::wire::opcode::OpKind;
 use crate::proto::wire::PacketRepr;
@@ -83,35 +80,15 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev, step: Step<'_
         }
     };
     let rts = attrs.state == QpState::Rts;
-    let before = Snapshot::take(req, resp);
     let mut outcome = run_step(&mut env, cfg, req, resp, rts, step);
     if let (Ok(()), Some(r), true) = (outcome, req.as_mut(), rts) {
         outcome = send_more(ctx, &mut env, cfg, r);
     }
-    account(ctx, &mut env, req, resp, rts, &before);
+    settle(ctx, &mut env, req, rts);
     rearm(ctx, &env, req, resp, rts, outcome);
     if outcome.is_err() {
         report_fatal(ctx.qpn, req, resp);
         enter_error(g, ctx.qp);
-    }
-}
-
-/// What one step is measured against: the requester's and responder's counters and the
-/// SR statistics before it.
-struct Snapshot {
-    counters: (Option<ReqCounters>, RespCounters),
-    sr: Option<SrStats>,
-}
-
-impl Snapshot {
-    /// The QP's counters and SR statistics now.
-    fn take(req: &Option<KRequester>, resp: &KResponder) -> Self {
-        Snapshot {
-            counters: (req.as_ref().map(|r| r.counters), resp.counters),
-            sr: resp
-                .sr()
-                .map(|rs| SrStats::of(req.as_ref().and_then(|r| r.sr()), Some(rs))),
-        }
     }
 }
 
@@ -167,21 +144,9 @@ fn send_more(
     r.run(env, cfg)
 }
 
-/// Adds what the step counted to the device's counters, and gives what it acknowledged
-/// back to the device's in-flight budget (out of RTS, all of it), waking waiters.
-fn account(
-    ctx: &QpCtx<'_>,
-    env: &mut KEnv<'_>,
-    req: &Option<KRequester>,
-    resp: &KResponder,
-    rts: bool,
-    before: &Snapshot,
-) {
-    let after = Snapshot::take(req, resp);
-    count(ctx.dev, before.counters, after.counters);
-    if let (Some(a), Some(b)) = (&before.sr, &after.sr) {
-        count_sr(ctx.dev, a, b);
-    }
+/// Gives what the step acknowledged back to the device's in-flight budget (out of RTS, all
+/// of it), waking waiters.
+fn settle(ctx: &QpCtx<'_>, env: &mut KEnv<'_>, req: &Option<KRequester>, rts: bool) {
     if let Some((part, held, taken)) = env.take_inflight() {
         let now = match req.as_ref() {
             Some(r) if rts => r.admitted_psns(),
@@ -252,101 +217,6 @@ fn report_fatal(qpn: u32, req: &mut Option<KRequester>, resp: &mut KResponder) {
             n.engine,
         );
     }
-}
-
-/// Adds what one step of the transport counted to the device's counters.
-fn count(
-    dev: &RoceDevice,
-    (req0, resp0): (Option<ReqCounters>, RespCounters),
-    (req1, resp1): (Option<ReqCounters>, RespCounters),
-) {
-    let c = dev.counters();
-    let delta = |counter, old: u64, new: u64| c.add(counter, new.saturating_sub(old));
-    delta(Counter::OutOfSeqRequest, resp0.seq_err, resp1.seq_err);
-    delta(
-        Counter::DuplicateRequest,
-        resp0.duplicates,
-        resp1.duplicates,
-    );
-    delta(
-        Counter::SendRnrErr,
-        resp0.rnr_naks_sent,
-        resp1.rnr_naks_sent,
-    );
-    delta(
-        Counter::DupRdAtomicDropped,
-        resp0.dup_unmatched,
-        resp1.dup_unmatched,
-    );
-    // SR requests to a QP without SR (gbn, UC); the SR engines count their own refusals.
-    delta(Counter::SrRefused, resp0.sr_refused, resp1.sr_refused);
-    if let (Some(a), Some(b)) = (req0, req1) {
-        delta(Counter::RcvdRnrErr, a.rnr_naks, b.rnr_naks);
-        delta(Counter::RcvdSeqErr, a.seq_naks, b.seq_naks);
-        delta(Counter::CompleterRetryErr, a.retries, b.retries);
-        delta(Counter::LocalAckTimeoutErr, a.timeouts, b.timeouts);
-        delta(
-            Counter::RetryExceededErr,
-            a.retry_exceeded,
-            b.retry_exceeded,
-        );
-        delta(
-            Counter::RetryRnrExceededErr,
-            a.rnr_retry_exceeded,
-            b.rnr_retry_exceeded,
-        );
-        delta(Counter::InflightWaits, a.admit_waits, b.admit_waits);
-    }
-}
-
-/// Adds what one step changed in a QP's SR statistics to the device's counters.
-fn count_sr(dev: &RoceDevice, a: &SrStats, b: &SrStats) {
-    let c = dev.counters();
-    for (counter, old, new) in [
-        (Counter::SrQpsNegotiated, a.qps_sr, b.qps_sr),
-        (Counter::SrQpsStandard, a.qps_standard, b.qps_standard),
-        (Counter::SrFastPath, a.fast_path, b.fast_path),
-        (Counter::SrSlowPath, a.slow_path, b.slow_path),
-        (Counter::SrSacksSent, a.sacks_sent, b.sacks_sent),
-        (Counter::SrSacksRcvd, a.sacks_rcvd, b.sacks_rcvd),
-        (Counter::SrAacksSent, a.aacks_sent, b.aacks_sent),
-        (Counter::SrAacksRcvd, a.aacks_rcvd, b.aacks_rcvd),
-        (Counter::SrFnacksSent, a.fnacks_sent, b.fnacks_sent),
-        (Counter::SrFnacksRcvd, a.fnacks_rcvd, b.fnacks_rcvd),
-        (Counter::SrHolesSent, a.holes_sent, b.holes_sent),
-        (Counter::SrHolesRcvd, a.holes_rcvd, b.holes_rcvd),
-        (Counter::SrResentPkts, a.resent_pkts, b.resent_pkts),
-        (Counter::SrLostResends, a.lost_resends, b.lost_resends),
-        (Counter::SrStallProbes, a.stall_probes, b.stall_probes),
-        (
-            Counter::SrSacksCoalesced,
-            a.sacks_coalesced,
-            b.sacks_coalesced,
-        ),
-        (Counter::SrGbnFallbacks, a.gbn_fallbacks, b.gbn_fallbacks),
-        (
-            Counter::SrLostCntOverflows,
-            a.lost_cnt_overflows,
-            b.lost_cnt_overflows,
-        ),
-        (Counter::SrOooPlaced, a.ooo_placed, b.ooo_placed),
-        (Counter::SrOrderedEarly, a.ordered_early, b.ordered_early),
-        (Counter::SrWindowFull, a.window_full, b.window_full),
-        (Counter::SrEarlyRnr, a.early_rnr, b.early_rnr),
-        (Counter::SrEarlyRefused, a.early_refused, b.early_refused),
-        (Counter::SrOutOfWindow, a.out_of_window, b.out_of_window),
-        (Counter::SrStaleStandard, a.stale_standard, b.stale_standard),
-        (Counter::SrRefused, a.refused, b.refused),
-        (Counter::SrOnloadServed, a.onload_served, b.onload_served),
-        (
-            Counter::SrOnloadDelayUs,
-            a.onload_delay_us,
-            b.onload_delay_us,
-        ),
-    ] {
-        c.add(counter, new.saturating_sub(old));
-    }
-    c.max(Counter::SrOnloadQueuePeak, b.onload_queue_peak);
 }
 
 /// True for request packets (to the responder), false for responses (to the completer).

@@ -4,7 +4,8 @@
 //! - [`ud`]: the UD requester and delivery.
 //! - [`datagram`]: UD and GSI QPs' sending (user rings, kernel queues) and delivery.
 //! - [`rc`]: RC and UC, around `proto::rc` (requester, completer, responder) and the
-//!   `proto::recovery` gbn engine; [`rc_env`], what those act on; [`drive`], the drive
+//!   `proto::recovery` gbn engine; [`rc_env`], what those act on; [`rc_counters`], the
+//!   device counters their events add to; [`drive`], the drive
 //!   loop; [`fetch`], send WQEs into the requester; [`connected`], the doorbell, delivery,
 //!   held packets and the QP's work.
 //! - [`qp`]: the QP's driver data, its context and its CQs as the paths post to them;
@@ -19,6 +20,7 @@ pub(crate) mod fetch;
 pub(crate) mod qp;
 pub(crate) mod qp_error;
 pub(crate) mod rc;
+pub(crate) mod rc_counters;
 pub(crate) mod rc_env;
 pub(crate) mod rx;
 pub(crate) mod ud;

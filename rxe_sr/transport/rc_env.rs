@@ -19,11 +19,12 @@ use crate::objects::mr_access;
 use crate::objects::mw_binding;
 use crate::objects::srq::RoceSrq;
 use crate::proto::rc::mw::BindReq;
-use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RemoteErr, RemoteOp, TxError};
+use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RcEvent, RemoteErr, RemoteOp, TxError};
 use crate::proto::recovery::any::SharedPools;
 use crate::proto::wire::ext_headers::Feth;
 use crate::proto::wire::PacketRepr;
 use crate::transport::qp::{KernelQueueLock, QpCqs};
+use crate::transport::rc_counters;
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::queue::FromClientQueue;
 use crate::uabi::recv_wqe::RecvWqe;
@@ -402,5 +403,9 @@ impl RcEnv for KEnv<'_> {
         let dev = self.dev;
         let mut pools = dev.sr_pools().lock();
         f(&mut *pools, self);
+    }
+
+    fn count(&mut self, ev: RcEvent, n: u64) {
+        rc_counters::count(self.dev, ev, n);
     }
 }

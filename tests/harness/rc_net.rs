@@ -20,8 +20,10 @@ use rxe_sr::proto::recovery::RtoConfig;
 type Resp = Responder<Vec<Option<RdRes>>, Vec<Option<RecvSlot>>, Box<RespSr>>;
 type Req = Requester<Vec<SqEntry>, Box<ReqSr>>;
 use rxe_sr::proto::rc::{
-    AtomicOp, Fatal, PayloadSrc, RcConfig, RcEnv, RemoteErr, RemoteOp, Service, TxError,
+    AtomicOp, Fatal, PayloadSrc, RcConfig, RcEnv, RcEvent, RemoteErr, RemoteOp, Service, TxError,
 };
+use rxe_sr::proto::recovery::Counters;
+use rxe_sr::proto::wire::caps::RequesterState;
 use rxe_sr::proto::wire::opcode::OpKind;
 use rxe_sr::proto::wire::PacketRepr;
 use rxe_sr::uabi::cqe::{Completion, WcStatus};
@@ -117,6 +119,117 @@ struct Env<'a> {
     inflight: Option<(&'a Inflight, &'a mut u32)>,
     /// PSNs the budget admitted since then.
     taken: u32,
+    /// The events counted through this environment (the kernel's device counters).
+    counted: Tally,
+}
+
+/// Counts by event (`RcEvent as usize`; a peak for [`RcEvent::OnloadQueuePeak`]).
+type Tally = [u64; 64];
+
+/// What a QP's tallies, its SR engines' counters and its capability exchange add up to, by
+/// event: between two steps, the difference must be what the step counted through its
+/// environment.
+fn tallied(req: &Req, resp: &Resp) -> Tally {
+    use RcEvent as E;
+    let mut t = [0; 64];
+    let mut add = |ev, n: u64| t[ev as usize] += n;
+    let c = req.counters;
+    for (ev, n) in [
+        (E::Retry, c.retries),
+        (E::Timeout, c.timeouts),
+        (E::RnrNakRcvd, c.rnr_naks),
+        (E::SeqNakRcvd, c.seq_naks),
+        (E::Resent, c.resent_pkts),
+        (E::DupResponse, c.dup_responses),
+        (E::RetryExceeded, c.retry_exceeded),
+        (E::RnrRetryExceeded, c.rnr_retry_exceeded),
+        (E::AdmitWait, c.admit_waits),
+    ] {
+        add(ev, n);
+    }
+    let engine = |add: &mut dyn FnMut(RcEvent, u64), e: &Counters, rx: bool| {
+        add(E::FastPath, e.fast_path);
+        add(E::SlowPath, e.slow_path);
+        add(E::GbnFallback, e.gbn_fallbacks);
+        if rx {
+            add(E::LostCntOverflow, e.lost_cnt_overflows);
+            add(E::OnloadServed, e.onload_served);
+            add(E::OnloadDelayUs, e.onload_delay_total);
+        }
+    };
+    if let Some(sr) = req.sr() {
+        let c = sr.counters;
+        for (ev, n) in [
+            (E::SackRcvd, c.sacks_rcvd),
+            (E::FnackRcvd, c.fnacks_rcvd),
+            (E::HoleRcvd, c.holes_rcvd),
+            (E::AackRcvd, c.aacks_rcvd),
+            (E::SelectiveResent, c.selective_resent),
+            (E::LostResend, c.lost_resends),
+            (E::StallProbe, c.stall_probes),
+        ] {
+            add(ev, n);
+        }
+        match sr.state() {
+            RequesterState::Sr(_) => add(E::SrAgreed, 1),
+            RequesterState::Standard => add(E::SrDeclined, 1),
+            RequesterState::Probing { .. } => {}
+        }
+        engine(&mut add, sr.engine_counters(), false);
+    }
+    let c = resp.counters;
+    for (ev, n) in [
+        (E::OutOfSequence, c.seq_err),
+        (E::Duplicate, c.duplicates),
+        (E::RnrNakSent, c.rnr_naks_sent),
+        (E::ErrNakSent, c.err_naks_sent),
+        (E::UcDropped, c.uc_dropped),
+        (E::DupUnmatched, c.dup_unmatched),
+        (E::SrUnsupported, c.sr_refused),
+        (E::RepairRedundant, c.repairs_redundant),
+        (E::BusyDropped, c.busy_dropped),
+    ] {
+        add(ev, n);
+    }
+    if let Some(sr) = resp.sr() {
+        let c = sr.counters;
+        for (ev, n) in [
+            (E::OooPlaced, c.ooo_placed),
+            (E::SrAckSent, c.acks_sent),
+            (E::AackSent, c.aacks_sent),
+            (E::SackSent, c.sacks_sent),
+            (E::SackCoalesced, c.sacks_coalesced),
+            (E::FnackSent, c.fnacks_sent),
+            (E::HoleSent, c.holes_sent),
+            (E::SrNakSent, c.naks_sent),
+            (E::OrderedEarly, c.ordered_early),
+            (E::WindowFull, c.window_full),
+            (E::EarlyRnr, c.early_rnr),
+            (E::EarlyRefused, c.early_refused),
+            (E::StaleStandard, c.stale_standard),
+            (E::SrRefused, c.refused),
+            (E::OutOfWindow, c.out_of_window),
+        ] {
+            add(ev, n);
+        }
+        engine(&mut add, sr.engine_counters(), true);
+        add(E::OnloadQueuePeak, sr.engine_counters().onload_queue_peak);
+    }
+    t
+}
+
+/// Checks that a step counted through its environment exactly what it added to the QP's
+/// tallies (`before` to `after`): each event where it happened, none twice, none missed.
+fn check_counted(before: &Tally, after: &Tally, counted: &Tally) {
+    let peak = RcEvent::OnloadQueuePeak as usize;
+    for (i, (&old, &new)) in before.iter().zip(after).enumerate() {
+        let want = match i {
+            _ if i == peak && new > old => new,
+            _ if i == peak => 0,
+            _ => new - old,
+        };
+        assert_eq!(want, counted[i], "event {i} counted through the environment");
+    }
 }
 
 /// The wr_id bit that makes the test's receive queue hand a WQE over as malformed.
@@ -255,6 +368,13 @@ impl RcEnv for Env<'_> {
         self.mem.flushes.push((rkey, range, plt, seen));
         Ok(())
     }
+    fn count(&mut self, ev: RcEvent, n: u64) {
+        let c = &mut self.counted[ev as usize];
+        *c = match ev {
+            RcEvent::OnloadQueuePeak => (*c).max(n),
+            _ => *c + n,
+        };
+    }
     fn invalidate(&mut self, _rkey: u32) -> Result<(), RemoteErr> {
         Ok(())
     }
@@ -351,6 +471,7 @@ impl Side {
     }
 
     fn with_env<R>(&mut self, now: u64, out: &mut Vec<Vec<u8>>, f: impl FnOnce(&mut Req, &mut Resp, &RcConfig, &mut Env<'_>) -> R) -> R {
+        let before = tallied(&self.req, &self.resp);
         let mut env = Env {
             now,
             mem: &mut self.mem,
@@ -363,10 +484,13 @@ impl Side {
             sr_packets: &mut self.sr_packets,
             inflight: self.inflight.as_ref().map(|d| (d, &mut self.held)),
             taken: 0,
+            counted: [0; 64],
         };
         let r = f(&mut self.req, &mut self.resp, &self.cfg, &mut env);
         // As the kernel's drive does after each step: what was acknowledged goes back.
         let taken = env.taken;
+        let counted = env.counted;
+        check_counted(&before, &tallied(&self.req, &self.resp), &counted);
         if let Some(d) = self.inflight.as_ref() {
             let now = if self.error { 0 } else { self.req.admitted_psns() };
             d.settle(&mut self.held, taken, now);

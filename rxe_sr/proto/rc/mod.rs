@@ -12,9 +12,11 @@
 //!
 //! Neither side touches memory, rings, packets' bytes or a clock itself: they ask an
 //! [`RcEnv`], which the kernel implements over MRs, the shared rings and skbs, and the host
-//! tests over plain buffers and a simulated lossy link. Time is in microseconds.
+//! tests over plain buffers and a simulated lossy link. Time is in microseconds. What they
+//! count goes to the [`RcEnv`] as it happens ([`event`]).
 
 pub mod dev_inflight;
+pub mod event;
 pub mod mw;
 pub mod requester;
 pub mod responder;
@@ -26,6 +28,8 @@ use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::recv_wqe::RecvWqe;
 use crate::uabi::send_wqe::SendOp;
 use crate::uabi::sge::SgeList;
+
+pub use self::event::RcEvent;
 
 /// The connected service of a QP.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -231,6 +235,10 @@ pub trait RcEnv {
     /// MELO's bits pool), held for the call (the kernel: under the device's pool lock, taken
     /// inside the QP's lock) and with this environment.
     fn with_shared(&mut self, f: &mut dyn FnMut(&mut (dyn SharedPools + 'static), &mut dyn RcEnv));
+
+    /// Counts `n` of event `ev`, which just happened ([`RcEvent::OnloadQueuePeak`]: a new
+    /// peak `n`).
+    fn count(&mut self, ev: RcEvent, n: u64);
 }
 
 /// A fatal error was completed: the QP must enter the Error state (and flush).

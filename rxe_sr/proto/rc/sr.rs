@@ -27,11 +27,9 @@
 //! way round).
 
 use crate::proto::psn::Psn;
-use crate::proto::rc::requester::ReqSr;
-use crate::proto::rc::responder::RespSr;
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::{Feedback, Hole, RtoConfig};
-use crate::proto::wire::caps::{RequesterState, SrCap, SrScheme};
+use crate::proto::wire::caps::{SrCap, SrScheme};
 use crate::proto::wire::ext_headers::{Aeth, AETH_NAK_PSN_SEQ_ERROR};
 use crate::proto::wire::sr_ext::{SrAckEth, SrAckKind, LOST_CNT_MAX};
 
@@ -196,120 +194,6 @@ pub fn decode_feedback(psn: Psn, sr: &SrAckEth, aeth: &Aeth) -> SrAckMeaning {
                 holes: [hole, none, none],
             })
         }
-    }
-}
-
-/// A QP's selective-retransmission statistics, over its requester and responder: what
-/// the device's counters add up.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SrStats {
-    /// 1 once the requester's peer agreed: requests go out in the SR format.
-    pub qps_sr: u64,
-    /// 1 once the requester settled on standard RoCEv2 (its peer did not agree).
-    pub qps_standard: u64,
-    /// Engine operations done without a bitmap (FaSR's fast path).
-    pub fast_path: u64,
-    /// Engine operations that needed a bitmap (or SRNIC's software slow path).
-    pub slow_path: u64,
-    /// SACKs sent / received.
-    pub sacks_sent: u64,
-    /// SACKs received.
-    pub sacks_rcvd: u64,
-    /// SACKs held back (FaSR: they only moved sack-high by one).
-    pub sacks_coalesced: u64,
-    /// ACKs sent that moved RCV-NXT past a filled hole (FaSR's AACK).
-    pub aacks_sent: u64,
-    /// ACKs received that moved UNACK while a later PSN was known received.
-    pub aacks_rcvd: u64,
-    /// FNACKs sent.
-    pub fnacks_sent: u64,
-    /// FNACKs received.
-    pub fnacks_rcvd: u64,
-    /// HOLE acknowledgments sent (MELO / SRNIC).
-    pub holes_sent: u64,
-    /// HOLE acknowledgments received.
-    pub holes_rcvd: u64,
-    /// Packets resent one by one.
-    pub resent_pkts: u64,
-    /// Resends of RCV-NXT found lost by a later packet's SACK, and sent again.
-    pub lost_resends: u64,
-    /// Probes that sent UNACK again (a tail loss, or a silence), not at the timeout.
-    pub stall_probes: u64,
-    /// Times a QP side fell back to go-back-N (pool exhausted).
-    pub gbn_fallbacks: u64,
-    /// FaSR lost-cnt overflows.
-    pub lost_cnt_overflows: u64,
-    /// Request packets placed out of order.
-    pub ooo_placed: u64,
-    /// READs/atomics that arrived ahead of RCV-NXT (dropped unrecorded).
-    pub ordered_early: u64,
-    /// SEND packets past the receive-WQE window (dropped unrecorded).
-    pub window_full: u64,
-    /// SEND packets past RCV-NXT that found no receive WQE (dropped unrecorded).
-    pub early_rnr: u64,
-    /// Packets past RCV-NXT that would have been refused (dropped unrecorded).
-    pub early_refused: u64,
-    /// SR packets past the SR window (dropped unrecorded).
-    pub out_of_window: u64,
-    /// Standard packets after the switch to the SR format (dropped).
-    pub stale_standard: u64,
-    /// SR packets refused (no SR on the QP, malformed).
-    pub refused: u64,
-    /// SRNIC: onload-queue entries its slow path served.
-    pub onload_served: u64,
-    /// SRNIC: microseconds those entries waited in the queue, in all.
-    pub onload_delay_us: u64,
-    /// SRNIC: most entries in the QP's onload queue at once.
-    pub onload_queue_peak: u64,
-}
-
-impl SrStats {
-    /// The statistics of a QP whose SR sides are `req` and `resp`.
-    pub fn of(req: Option<&ReqSr>, resp: Option<&RespSr>) -> SrStats {
-        let mut s = SrStats::default();
-        if let Some(r) = req {
-            match r.state() {
-                RequesterState::Sr(_) => s.qps_sr = 1,
-                RequesterState::Standard => s.qps_standard = 1,
-                RequesterState::Probing { .. } => {}
-            }
-            let e = r.engine_counters();
-            s.fast_path += e.fast_path;
-            s.slow_path += e.slow_path;
-            s.gbn_fallbacks += e.gbn_fallbacks;
-            s.sacks_rcvd = r.counters.sacks_rcvd;
-            s.fnacks_rcvd = r.counters.fnacks_rcvd;
-            s.holes_rcvd = r.counters.holes_rcvd;
-            s.aacks_rcvd = r.counters.aacks_rcvd;
-            s.resent_pkts = r.counters.selective_resent;
-            s.lost_resends = r.counters.lost_resends;
-            s.stall_probes = r.counters.stall_probes;
-        }
-        if let Some(r) = resp {
-            let e = r.engine_counters();
-            s.fast_path += e.fast_path;
-            s.slow_path += e.slow_path;
-            s.gbn_fallbacks += e.gbn_fallbacks;
-            s.lost_cnt_overflows = e.lost_cnt_overflows;
-            s.onload_served = e.onload_served;
-            s.onload_delay_us = e.onload_delay_total;
-            s.onload_queue_peak = e.onload_queue_peak;
-            let c = &r.counters;
-            s.sacks_sent = c.sacks_sent;
-            s.sacks_coalesced = c.sacks_coalesced;
-            s.aacks_sent = c.aacks_sent;
-            s.fnacks_sent = c.fnacks_sent;
-            s.holes_sent = c.holes_sent;
-            s.ooo_placed = c.ooo_placed;
-            s.ordered_early = c.ordered_early;
-            s.window_full = c.window_full;
-            s.early_rnr = c.early_rnr;
-            s.early_refused = c.early_refused;
-            s.out_of_window = c.out_of_window;
-            s.stale_standard = c.stale_standard;
-            s.refused = c.refused;
-        }
-        s
     }
 }
 

@@ -12,7 +12,7 @@ use super::RetryCause;
 use super::SqEntry;
 use crate::proto::psn::Psn;
 use crate::proto::rc::sr::{decode_feedback, SrAckMeaning};
-use crate::proto::rc::{nak, rnr_delay_us, Fatal, RcConfig, RcEnv, Service};
+use crate::proto::rc::{nak, rnr_delay_us, Fatal, RcConfig, RcEnv, RcEvent, Service};
 use crate::proto::recovery::{Feedback, ReqEvent};
 use crate::proto::wire::ext_headers::AethKind;
 use crate::proto::wire::opcode::{OpKind, Position};
@@ -35,10 +35,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         // Only a PSN that was sent and not yet acknowledged means anything; the capability
         // exchange too is decided only by such a response.
         if !self.in_flight(psn) {
-            self.counters.dup_responses += 1;
+            self.count(env, RcEvent::DupResponse);
             return Ok(());
         }
-        self.on_caps(p.bth.tver, p.bth.resv7);
+        self.on_caps(env, p.bth.tver, p.bth.resv7);
         self.note_heard(env.now_us());
         let Some(info) = p.bth.opcode.info() else {
             return Ok(());
@@ -54,7 +54,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             OpKind::RdmaReadResponse => self.on_read_response(env, cfg, p, psn),
             OpKind::AtomicAcknowledge => self.on_atomic_ack(env, cfg, p, psn),
             _ => {
-                self.counters.dup_responses += 1;
+                self.count(env, RcEvent::DupResponse);
                 Ok(())
             }
         };
@@ -93,7 +93,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// An ACK of every PSN up to `psn`: acknowledged as far as the oldest READ or atomic
     /// still waiting allows, and that one's response asked for again if the ACK passed it.
     fn on_ack(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) -> Result<(), Fatal> {
-        self.count_aack(psn.next());
+        self.count_aack(env, psn.next());
         match self.ack_to(env, cfg, psn.next())? {
             Some(from) => self.retry_from(env, cfg, from, psn.next()),
             None => Ok(()),
@@ -110,13 +110,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         psn: Psn,
         timer: u8,
     ) -> Result<(), Fatal> {
-        self.counters.rnr_naks += 1;
+        self.count(env, RcEvent::RnrNakRcvd);
         self.ack_to(env, cfg, psn)?;
         let Some(i) = self.find(psn) else {
             return Ok(());
         };
         if self.rnr_left == 0 {
-            self.counters.rnr_retry_exceeded += 1;
+            self.count(env, RcEvent::RnrRetryExceeded);
             return Err(self.fail_entry(env, cfg, i, WcStatus::RnrRetryExcErr));
         }
         if self.rnr_left != 7 {
@@ -141,7 +141,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// decides what goes again (a go-back consumes a retry); in the SR format the READs and
     /// atomics the responder dropped from RCV-NXT on go again too.
     fn on_seq_nak(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) -> Result<(), Fatal> {
-        self.counters.seq_naks += 1;
+        self.count(env, RcEvent::SeqNakRcvd);
         let lost = self.ack_to(env, cfg, psn)?;
         if self.rnr_deadline.is_some() {
             // Gone back to an RNR NAK's PSN, waiting to resend from it: the NAK
@@ -233,11 +233,11 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
 
     /// Counts an ACK up to (not including) `cum` as an AACK when it moves UNACK while a
     /// later PSN was known received (UNACK was a hole).
-    fn count_aack(&mut self, cum: Psn) {
+    fn count_aack(&mut self, env: &mut dyn RcEnv, cum: Psn) {
         let una = self.una();
         if let Some(sr) = self.sr.as_deref_mut() {
             if cum.after(una) && sr.received_past(una).is_some() {
-                sr.counters.aacks_rcvd += 1;
+                sr.count(env, RcEvent::AackRcvd);
             }
         }
     }
@@ -251,19 +251,19 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         cfg: &RcConfig,
         fb: Feedback,
     ) -> Result<(), Fatal> {
-        if let Some(sr) = self.sr.as_deref_mut() {
-            let c = &mut sr.counters;
-            match fb {
-                Feedback::Sack { .. } => c.sacks_rcvd += 1,
-                Feedback::Fnack { .. } => c.fnacks_rcvd += 1,
-                Feedback::Holes { .. } => c.holes_rcvd += 1,
-                Feedback::Ack { .. } | Feedback::Nak { .. } => {}
-            }
+        let ev = match fb {
+            Feedback::Sack { .. } => Some(RcEvent::SackRcvd),
+            Feedback::Fnack { .. } => Some(RcEvent::FnackRcvd),
+            Feedback::Holes { .. } => Some(RcEvent::HoleRcvd),
+            Feedback::Ack { .. } | Feedback::Nak { .. } => None,
+        };
+        if let (Some(sr), Some(ev)) = (self.sr.as_deref_mut(), ev) {
+            sr.count(env, ev);
         }
         if !self.sr_active() || !self.names_in_flight(&fb) {
             // SR feedback to a requester that never sent SR requests, or naming a PSN it
             // has not sent or has had acknowledged: not ours.
-            self.counters.dup_responses += 1;
+            self.count(env, RcEvent::DupResponse);
             return Ok(());
         }
         if let Some((_, resume)) = self.first_pending_rd_atomic() {
@@ -291,7 +291,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             rcv_nxt, sack_psn, ..
         } = fb
         {
-            self.check_lost_resend(rcv_nxt, sack_psn);
+            self.check_lost_resend(env, rcv_nxt, sack_psn);
         }
         Ok(())
     }

@@ -13,6 +13,7 @@ use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
 use crate::proto::psn::Psn;
+use crate::proto::rc::{RcEnv, RcEvent};
 use crate::uabi::send_wqe::SendOp;
 
 /// The least time a resend of UNACK is given before it counts as lost, microseconds (the
@@ -236,14 +237,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// QP's local ACK timeout: tens of milliseconds), unless the scheme sends an FNACK,
     /// which FaSR does only on its slow path. A resend reordered behind later packets is
     /// sent once more for nothing (the responder drops the duplicate).
-    pub(super) fn check_lost_resend(&mut self, rcv_nxt: Psn, sack_psn: Psn) {
+    pub(super) fn check_lost_resend(&mut self, env: &mut dyn RcEnv, rcv_nxt: Psn, sack_psn: Psn) {
         let lost = self
             .probe
             .una_resend
             .filter(|r| r.psn == rcv_nxt && !sack_psn.before(r.sent_high));
         if let (Some(r), Some(sr)) = (lost, self.sr.as_deref_mut()) {
             self.probe.una_resend = None;
-            sr.counters.lost_resends += 1;
+            sr.count(env, RcEvent::LostResend);
             sr.mark_una_again(r.psn, &self.probe.resent);
         }
     }
@@ -345,7 +346,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
 
     /// The silence deadline passed: UNACK goes again, and every READ repair watched whose
     /// run is still missing. No retry is spent.
-    fn on_silence(&mut self, now: u64) {
+    fn on_silence(&mut self, env: &mut dyn RcEnv, now: u64) {
         self.note_probe(now);
         let una = self.una();
         self.probe.silence_probed = Some(self.silence_start());
@@ -354,11 +355,11 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             u.probed = true;
         }
         if let Some(sr) = self.sr.as_deref_mut() {
-            sr.counters.stall_probes += 1;
+            sr.count(env, RcEvent::StallProbe);
         }
         self.resend_una();
         for set in self.probe.repairs.take_all() {
-            self.ask_again_if_missing(set);
+            self.ask_again_if_missing(env, set);
         }
     }
 
@@ -398,24 +399,24 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
 
     /// READ repairs whose probe bound passed: the ones still missing are asked for again
     /// (spending no retry; the resend is watched anew).
-    fn on_repair_deadline(&mut self, now: u64) {
+    fn on_repair_deadline(&mut self, env: &mut dyn RcEnv, now: u64) {
         let Some(probe) = self.probe_us() else {
             return;
         };
         if let Some(due) = self.probe.repairs.take_due(now, probe) {
-            self.ask_again_if_missing(due);
+            self.ask_again_if_missing(env, due);
         }
     }
 
     /// Marks for resending each repair of `repairs` whose run is still missing (a lost
     /// resend each).
-    fn ask_again_if_missing(&mut self, mut repairs: PsnSet) {
+    fn ask_again_if_missing(&mut self, env: &mut dyn RcEnv, mut repairs: PsnSet) {
         while let Some(psn) = repairs.take_first() {
             if !self.read_response_missing(psn) {
                 continue;
             }
             if let Some(sr) = self.sr.as_deref_mut() {
-                sr.counters.lost_resends += 1;
+                sr.count(env, RcEvent::LostResend);
                 sr.resend.mark(psn, 1);
             }
         }
@@ -472,14 +473,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// If UNACK went unanswered since it last moved ([`Self::stall_probe_deadline`]), it is
     /// marked the same way, without spending a retry. Either way UNACK's run alone goes
     /// ([`Self::resend_una`]).
-    pub(super) fn on_probe_deadline(&mut self, now: u64) {
+    pub(super) fn on_probe_deadline(&mut self, env: &mut dyn RcEnv, now: u64) {
         if !self.sr_active() {
             return;
         }
         if self.silence_deadline().is_some_and(|d| d <= now) {
-            self.on_silence(now);
+            self.on_silence(env, now);
         }
-        self.on_repair_deadline(now);
+        self.on_repair_deadline(env, now);
         if let Some(r) = self.probe.una_resend {
             let due = r.probe_at.is_some_and(|d| d <= now);
             if !due {
@@ -487,14 +488,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             }
             self.probe.una_resend = None;
             if let Some(sr) = self.sr.as_deref_mut() {
-                sr.counters.lost_resends += 1;
+                sr.count(env, RcEvent::LostResend);
             }
         } else if self.stall_probe_deadline().is_some_and(|d| d <= now) {
             if let Some(u) = self.probe.una_since.as_mut() {
                 u.probed = true;
             }
             if let Some(sr) = self.sr.as_deref_mut() {
-                sr.counters.stall_probes += 1;
+                sr.count(env, RcEvent::StallProbe);
             }
         } else {
             return;

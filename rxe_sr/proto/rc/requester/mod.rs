@@ -48,7 +48,7 @@ use core::num::NonZeroU32;
 use core::ops::DerefMut;
 
 use crate::proto::psn::Psn;
-use crate::proto::rc::RcConfig;
+use crate::proto::rc::{RcConfig, RcEnv, RcEvent};
 use crate::proto::recovery::gbn::Gbn;
 use crate::proto::recovery::RtoConfig;
 use crate::uabi::send_wqe::SendOpcode;
@@ -57,7 +57,7 @@ pub use self::selective::{ReqSr, ReqSrCounters};
 pub use self::send_queue::PostError;
 pub use self::send_queue::SqEntry;
 
-/// Counters the transport exports (rdma_rxe's names where they exist).
+/// The requester's tallies of its events ([`RcEvent`]; rdma_rxe's names where they exist).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReqCounters {
     /// Times the requester went back after a timeout or NAK (`completer_retry_err`-like).
@@ -79,6 +79,25 @@ pub struct ReqCounters {
     /// Messages the device's in-flight budget did not admit at once: the requester waited
     /// for room (or, for the message after one ending, asked for the acknowledgment).
     pub admit_waits: u64,
+}
+
+impl ReqCounters {
+    /// Adds `n` to the tally of `ev`, if it is one of these.
+    fn record(&mut self, ev: RcEvent, n: u64) {
+        let c = match ev {
+            RcEvent::Retry => &mut self.retries,
+            RcEvent::Timeout => &mut self.timeouts,
+            RcEvent::RnrNakRcvd => &mut self.rnr_naks,
+            RcEvent::SeqNakRcvd => &mut self.seq_naks,
+            RcEvent::Resent => &mut self.resent_pkts,
+            RcEvent::DupResponse => &mut self.dup_responses,
+            RcEvent::RetryExceeded => &mut self.retry_exceeded,
+            RcEvent::RnrRetryExceeded => &mut self.rnr_retry_exceeded,
+            RcEvent::AdmitWait => &mut self.admit_waits,
+            _ => return,
+        };
+        *c += n;
+    }
 }
 
 /// How long the requester waits after the egress queue refused a packet before it offers
@@ -221,5 +240,11 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             counters: ReqCounters::default(),
             retry_note: None,
         }
+    }
+
+    /// Counts one event `ev` of the requester: in its tallies, and through `env`.
+    pub(super) fn count(&mut self, env: &mut dyn RcEnv, ev: RcEvent) {
+        self.counters.record(ev, 1);
+        env.count(ev, 1);
     }
 }

@@ -19,7 +19,7 @@ use super::ReqSr;
 use super::Requester;
 use super::SqEntry;
 use crate::proto::psn::Psn;
-use crate::proto::rc::{Fatal, RcConfig, RcEnv};
+use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent};
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::send_wqe::{Payload, SendOp};
@@ -74,7 +74,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             return self.on_read_response_sr(env, cfg, p, psn);
         }
         let Some((i, expect)) = self.first_pending_rd_atomic() else {
-            self.counters.dup_responses += 1;
+            self.count(env, RcEvent::DupResponse);
             return Ok(());
         };
         let Some(e) = self.entry(i) else {
@@ -85,7 +85,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 // An earlier response was lost.
                 return self.retry_from(env, cfg, expect, psn);
             }
-            self.counters.dup_responses += 1;
+            self.count(env, RcEvent::DupResponse);
             return Ok(());
         }
         let rest = e.wqe.length - e.done_bytes;
@@ -164,14 +164,14 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     ) -> Result<Option<RdAt>, Fatal> {
         let pmtu = self.pmtu.get();
         let Some(j) = self.find(psn).filter(|&j| j < self.next) else {
-            self.counters.dup_responses += 1;
+            self.count(env, RcEvent::DupResponse);
             return Ok(None);
         };
         let Some(e) = self.entry(j) else {
             return Ok(None);
         };
         if !matches!(e.wqe.op, SendOp::RdmaRead { .. }) || e.complete {
-            self.counters.dup_responses += 1;
+            self.count(env, RcEvent::DupResponse);
             return Ok(None);
         }
         let (first, n) = (e.first_psn, e.npsn);
@@ -183,7 +183,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         };
         let whole_in_span = sr.read_placed.spans(first.add(n.saturating_sub(1)));
         if k < done_k || sr.read_placed.contains(psn) {
-            self.counters.dup_responses += 1;
+            self.count(env, RcEvent::DupResponse);
             return Ok(None);
         }
         if k != done_k && !whole_in_span {
@@ -263,7 +263,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.retire(env, cfg);
         // A response to a READ first sent after the last resend of UNACK, with UNACK
         // still missing: that resend was lost.
-        self.check_lost_resend(self.una(), psn);
+        self.check_lost_resend(env, self.una(), psn);
         Ok(())
     }
 
@@ -353,7 +353,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     ) -> Result<(), Fatal> {
         let (Some((i, expect)), Some(ack)) = (self.first_pending_rd_atomic(), p.ext.atomic_ack_eth)
         else {
-            self.counters.dup_responses += 1;
+            self.count(env, RcEvent::DupResponse);
             return Ok(());
         };
         let sr = self.sr_active();
@@ -370,7 +370,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             if !sr && psn.after(expect) {
                 return self.retry_from(env, cfg, expect, psn);
             }
-            self.counters.dup_responses += 1;
+            self.count(env, RcEvent::DupResponse);
             return Ok(());
         }
         let placed = match &e.wqe.payload {

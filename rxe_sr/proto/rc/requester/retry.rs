@@ -11,7 +11,7 @@ use super::Requester;
 use super::SqEntry;
 use super::{RetryCause, RetryNote};
 use crate::proto::psn::Psn;
-use crate::proto::rc::{Fatal, RcConfig, RcEnv};
+use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent};
 use crate::proto::recovery::{ReqEvent, Timer};
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::send_wqe::SendOp;
@@ -53,11 +53,11 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if self.busy_deadline.is_some_and(|d| d <= now) {
             self.busy_deadline = None;
         }
-        self.on_probe_deadline(now);
+        self.on_probe_deadline(env, now);
         if self.rto_deadline.is_some_and(|d| d <= now) {
             self.rto_deadline = None;
             if self.rnr_deadline.is_none() {
-                self.counters.timeouts += 1;
+                self.count(env, RcEvent::Timeout);
                 self.backoff = (self.backoff + 1).min(MAX_BACKOFF);
                 self.on_probe_timeout();
                 let acts = self.feed(
@@ -116,7 +116,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         cfg: &RcConfig,
         cause: RetryCause,
     ) -> Fatal {
-        self.counters.retry_exceeded += 1;
+        self.count(env, RcEvent::RetryExceeded);
         if let Some(e) = self.entry(0) {
             self.retry_note = Some(RetryNote {
                 psn: e.first_psn,
@@ -137,7 +137,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             return Err(self.retry_exceeded(env, cfg, RetryCause::LostResponse));
         }
         self.retries_left -= 1;
-        self.counters.retries += 1;
+        self.count(env, RcEvent::Retry);
         self.retry_psn = Some(from);
         self.rtt_probe = None;
         self.nak_sample = None;

@@ -22,8 +22,9 @@ use super::Requester;
 use super::RetryCause;
 use super::SqEntry;
 use crate::proto::psn::Psn;
+use crate::proto::rc::event::count_engine;
 use crate::proto::rc::sr::SrSetup;
-use crate::proto::rc::{packets, Fatal, RcConfig, RcEnv, SR_MAX_UNACKED_PSNS};
+use crate::proto::rc::{packets, Fatal, RcConfig, RcEnv, RcEvent, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
 use crate::proto::recovery::{Action, ActionSink, Counters, Recovery, ReqEvent, Timer};
 use crate::proto::wire::caps::{CapAnswer, RequesterCaps, RequesterState};
@@ -55,6 +56,23 @@ pub struct ReqSrCounters {
     /// twice the least round trip (the pipe drained; the READ repairs still missing went
     /// too).
     pub stall_probes: u64,
+}
+
+impl ReqSrCounters {
+    /// Adds `n` to the tally of `ev`, if it is one of these.
+    fn record(&mut self, ev: RcEvent, n: u64) {
+        let c = match ev {
+            RcEvent::SackRcvd => &mut self.sacks_rcvd,
+            RcEvent::FnackRcvd => &mut self.fnacks_rcvd,
+            RcEvent::HoleRcvd => &mut self.holes_rcvd,
+            RcEvent::AackRcvd => &mut self.aacks_rcvd,
+            RcEvent::SelectiveResent => &mut self.selective_resent,
+            RcEvent::LostResend => &mut self.lost_resends,
+            RcEvent::StallProbe => &mut self.stall_probes,
+            _ => return,
+        };
+        *c += n;
+    }
 }
 
 /// A requester's selective-retransmission state (kept apart from the requester so the
@@ -144,11 +162,19 @@ impl ReqSr {
         }
     }
 
+    /// Counts one event `ev` of the SR requester: in its tallies, and through `env`.
+    pub(super) fn count(&mut self, env: &mut dyn RcEnv, ev: RcEvent) {
+        self.counters.record(ev, 1);
+        env.count(ev, 1);
+    }
+
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// Where the capability exchange stands.
     pub const fn state(&self) -> RequesterState {
         self.caps.state()
     }
 
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// The engine's counters (meaningful once the SR format is in use).
     pub fn engine_counters(&self) -> &Counters {
         self.engine.counters()
@@ -235,6 +261,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
     }
 
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// The SR state, when the QP's device runs an SR scheme.
     pub fn sr(&self) -> Option<&ReqSr> {
         self.sr.as_deref()
@@ -309,6 +336,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 active: true,
                 ..
             }) => {
+                let before = *engine.counters();
                 let mut sink = Sink {
                     acts: &mut acts,
                     resend: Some(resend),
@@ -316,6 +344,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 if !engine.on_requester_local(ev, &mut sink) {
                     env.with_shared(&mut |sh, _| engine.on_requester(sh, ev, &mut sink));
                 }
+                count_engine(env, &before, engine.counters(), false);
             }
             _ => self.engine.on_requester(
                 &mut (),
@@ -363,7 +392,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 return Err(self.retry_exceeded(env, cfg, cause));
             }
             self.retries_left -= 1;
-            self.counters.retries += 1;
+            self.count(env, RcEvent::Retry);
         }
         if let Some(from) = acts.go_back {
             self.retry_psn = Some(from);
@@ -394,21 +423,26 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// A response arrived with BTH `tver` and `resv7`: while probing it decides the format;
     /// on the peer's echo the scheme's engine takes over from UNACK, with what was already
     /// sent in flight.
-    pub(super) fn on_caps(&mut self, tver: u8, resv7: u8) {
+    pub(super) fn on_caps(&mut self, env: &mut dyn RcEnv, tver: u8, resv7: u8) {
         let una = self.engine.una();
         let sent = self.sent_high;
         let Some(sr) = self.sr.as_deref_mut() else {
             return;
         };
-        if sr.active {
+        let RequesterState::Probing { .. } = sr.caps.state() else {
             return;
-        }
-        if let RequesterState::Sr(_) = sr.caps.on_response(tver, resv7) {
-            sr.engine.start_requester(una, sent);
-            sr.resend = PsnSet::new(una);
-            sr.read_placed = PsnSet::new(una);
-            sr.active = true;
-            self.probe = LossProbe::new(una);
+        };
+        match sr.caps.on_response(tver, resv7) {
+            RequesterState::Sr(_) => {
+                env.count(RcEvent::SrAgreed, 1);
+                sr.engine.start_requester(una, sent);
+                sr.resend = PsnSet::new(una);
+                sr.read_placed = PsnSet::new(una);
+                sr.active = true;
+                self.probe = LossProbe::new(una);
+            }
+            RequesterState::Standard => env.count(RcEvent::SrDeclined, 1),
+            RequesterState::Probing { .. } => {}
         }
     }
 
@@ -539,7 +573,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         read: bool,
     ) -> Result<(), Fatal> {
         self.probe.resent.mark(at, used);
-        self.counters.resent_pkts += 1;
+        self.count(env, RcEvent::Resent);
         let now = env.now_us();
         let watch = (at == self.una() && (used == 1 || read)).then(|| UnaResend {
             psn: at,
@@ -548,7 +582,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             probe_at: self.una_probe_us().map(|t| now.saturating_add(t)),
         });
         if let Some(sr) = self.sr.as_deref_mut() {
-            sr.counters.selective_resent += 1;
+            sr.count(env, RcEvent::SelectiveResent);
         }
         if watch.is_some() {
             self.probe.una_resend = watch;

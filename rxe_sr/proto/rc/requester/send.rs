@@ -14,7 +14,9 @@ use super::TX_BUSY_WAIT_US;
 use crate::proto::psn::Psn;
 use crate::proto::rc::dev_inflight::ADMIT_CHUNK_PSNS;
 use crate::proto::rc::responder::RECV_WINDOW;
-use crate::proto::rc::{Fatal, RcConfig, RcEnv, Service, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS};
+use crate::proto::rc::{
+    Fatal, RcConfig, RcEnv, RcEvent, Service, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS,
+};
 use crate::proto::recovery::ReqEvent;
 use crate::proto::wire::caps::CapAnswer;
 use crate::uabi::send_wqe::{SendFlags, SendOp};
@@ -249,7 +251,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// next `chunk` PSNs of the cursor's message ([`admit_chunk`]), or the QP waits.
     fn admit(&mut self, env: &mut dyn RcEnv, psn: Psn, chunk: u32) -> Result<(), Stall> {
         if !env.admit(self.admitted_psns(), chunk) {
-            self.counters.admit_waits += 1;
+            self.count(env, RcEvent::AdmitWait);
             return Err(Stall::Admit);
         }
         self.admitted_end = psn.add(chunk);
@@ -275,7 +277,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 if env.admit(self.admitted_psns(), n) {
                     self.admitted_end = from.add(n);
                 } else {
-                    self.counters.admit_waits += 1;
+                    self.count(env, RcEvent::AdmitWait);
                     next_follows = false;
                     stops_after = !last_pkt;
                 }
@@ -345,7 +347,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 self.rtt_probe = Some((psn, now));
             }
         } else {
-            self.counters.resent_pkts += 1;
+            self.count(env, RcEvent::Resent);
             if self.nak_sample == Some(psn) {
                 self.nak_sample = None;
                 self.rtt_probe = Some((psn, now));

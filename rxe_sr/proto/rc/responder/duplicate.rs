@@ -12,7 +12,7 @@ use super::Responder;
 use super::READ_BUDGET;
 use super::{RecvSlot, RespSr};
 use crate::proto::psn::Psn;
-use crate::proto::rc::{packets, RcConfig, RcEnv, RemoteOp};
+use crate::proto::rc::{packets, RcConfig, RcEnv, RcEvent, RemoteOp};
 use crate::proto::wire::ext_headers::Aeth;
 use crate::proto::wire::opcode::OpKind;
 use crate::proto::wire::PacketRepr;
@@ -36,7 +36,7 @@ impl<
         match kind {
             OpKind::RdmaReadRequest => {
                 if !self.replay_read(env, cfg, p, psn) {
-                    self.counters.dup_unmatched += 1;
+                    self.count(env, RcEvent::DupUnmatched);
                     // Nothing to serve: a READ set aside for it goes on.
                     if self.stream.is_none() {
                         self.stream = self.paused.take();
@@ -50,7 +50,7 @@ impl<
                 });
                 match saved {
                     Some(orig) => self.send_atomic_ack(env, cfg, psn, orig),
-                    None => self.counters.dup_unmatched += 1,
+                    None => self.count(env, RcEvent::DupUnmatched),
                 }
             }
             // Every duplicate SEND or WRITE packet is re-acknowledged, as rdma_rxe's responder

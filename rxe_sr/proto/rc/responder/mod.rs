@@ -61,7 +61,7 @@ use core::ops::DerefMut;
 use self::read::ReadStream;
 use self::write::WriteCur;
 use crate::proto::psn::Psn;
-use crate::proto::rc::{nak, packets, RcEnv, RemoteErr};
+use crate::proto::rc::{nak, packets, RcEnv, RcEvent, RemoteErr};
 use crate::proto::wire::caps::CapAnswer;
 use crate::proto::wire::{Opcode, PacketRepr};
 use crate::uabi::cqe::WcStatus;
@@ -92,7 +92,7 @@ enum Cur {
     Write(WriteCur),
 }
 
-/// Counters the transport exports.
+/// The responder's tallies of its events ([`RcEvent`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RespCounters {
     /// Out-of-sequence request packets (`rcvd_seq_err`).
@@ -115,6 +115,25 @@ pub struct RespCounters {
     /// Requests that arrived while READ responses were still to go out and were not held
     /// back for them (see [`Responder::read_pending`]): dropped, as the requester resends.
     pub busy_dropped: u64,
+}
+
+impl RespCounters {
+    /// Adds `n` to the tally of `ev`, if it is one of these.
+    fn record(&mut self, ev: RcEvent, n: u64) {
+        let c = match ev {
+            RcEvent::OutOfSequence => &mut self.seq_err,
+            RcEvent::Duplicate => &mut self.duplicates,
+            RcEvent::RnrNakSent => &mut self.rnr_naks_sent,
+            RcEvent::ErrNakSent => &mut self.err_naks_sent,
+            RcEvent::UcDropped => &mut self.uc_dropped,
+            RcEvent::DupUnmatched => &mut self.dup_unmatched,
+            RcEvent::SrUnsupported => &mut self.sr_refused,
+            RcEvent::RepairRedundant => &mut self.repairs_redundant,
+            RcEvent::BusyDropped => &mut self.busy_dropped,
+            _ => return,
+        };
+        *c += n;
+    }
 }
 
 /// What made the responder move its QP to the Error state: the request it refused, for
@@ -366,6 +385,12 @@ impl<
             }
         }
         self.drop_window(&mut flushed, &mut give_back);
+    }
+
+    /// Counts one event `ev` of the responder: in its tallies, and through `env`.
+    fn count(&mut self, env: &mut dyn RcEnv, ev: RcEvent) {
+        self.counters.record(ev, 1);
+        env.count(ev, 1);
     }
 
     fn take_recv(&mut self, env: &mut dyn RcEnv) -> Option<Result<RecvWqe, (u64, WcStatus)>> {

@@ -14,7 +14,9 @@ use super::MAX_MSG_SZ;
 use super::READ_BUDGET;
 use super::{RecvSlot, RespSr};
 use crate::proto::psn::{Psn, PSN_SPACE};
-use crate::proto::rc::{nak, packets, Fatal, PayloadSrc, RcConfig, RcEnv, RemoteOp, TxError};
+use crate::proto::rc::{
+    nak, packets, Fatal, PayloadSrc, RcConfig, RcEnv, RcEvent, RemoteOp, TxError,
+};
 use crate::proto::wire::caps::CapAnswer;
 use crate::proto::wire::ext_headers::Aeth;
 use crate::proto::wire::sr_ext::{MsnEth, BTH_TVER_SR};
@@ -197,7 +199,7 @@ impl<
             in_progress: InProgress::None,
             out_of_sequence: false,
         });
-        self.counters.err_naks_sent += 1;
+        self.count(env, RcEvent::ErrNakSent);
         self.send_ack(env, cfg, psn, Aeth::nak(code, self.msn));
         Fatal
     }

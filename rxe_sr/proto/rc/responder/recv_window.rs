@@ -14,7 +14,7 @@ use super::RdRes;
 use super::RespSr;
 use super::Responder;
 use crate::proto::psn::Psn;
-use crate::proto::rc::{nak, Fatal, RcConfig, RcEnv};
+use crate::proto::rc::{nak, Fatal, RcConfig, RcEnv, RcEvent};
 use crate::proto::wire::{Opcode, PacketRepr};
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
 use crate::uabi::recv_wqe::RecvWqe;
@@ -131,7 +131,7 @@ impl<
         msn: u32,
     ) -> Result<Option<usize>, Fatal> {
         let n = self.window_len();
-        if !self.check_window(msn, n) {
+        if !self.check_window(env, msn, n) {
             return Ok(None);
         }
         loop {
@@ -171,18 +171,18 @@ impl<
     /// Whether message `msn` has a place in the window of `n` slots: not completed already
     /// (that is malformed, refused) and less than `n` messages past the one completed next
     /// (the window is full).
-    fn check_window(&mut self, msn: u32, n: usize) -> bool {
+    fn check_window(&mut self, env: &mut dyn RcEnv, msn: u32, n: usize) -> bool {
         let ahead = msn_diff(msn, self.recv_msn);
         let Some(sr) = self.sr.as_deref_mut() else {
             return false;
         };
         if ahead < 0 || n == 0 {
             // A message already completed, yet at or past RCV-NXT: malformed.
-            sr.counters.refused += 1;
+            sr.count(env, RcEvent::SrRefused);
             return false;
         }
         if ahead.unsigned_abs() as usize >= n {
-            sr.counters.window_full += 1;
+            sr.count(env, RcEvent::WindowFull);
             return false;
         }
         true
@@ -193,7 +193,7 @@ impl<
     /// `rnr_last`), and [`Self::note_past_rcv_nxt`] sees whether one goes now.
     fn note_early_rnr(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn) {
         if let Some(sr) = self.sr.as_deref_mut() {
-            sr.counters.early_rnr += 1;
+            sr.count(env, RcEvent::EarlyRnr);
             match sr.rnr_last {
                 Some(l) if !psn.after(l) => {}
                 _ => sr.rnr_last = Some(psn),

@@ -15,7 +15,7 @@ use super::RdRes;
 use super::Responder;
 use super::{RecvSlot, RespSr};
 use crate::proto::psn::Psn;
-use crate::proto::rc::{nak, Fatal, RcConfig, RcEnv, Service};
+use crate::proto::rc::{nak, Fatal, RcConfig, RcEnv, RcEvent, Service};
 use crate::proto::wire::ext_headers::Aeth;
 use crate::proto::wire::opcode::{OpInfo, OpKind, Position};
 use crate::proto::wire::PacketRepr;
@@ -39,14 +39,14 @@ impl<
         let Some(info) = p.bth.opcode.info() else {
             return Ok(());
         };
-        if !self.check_read_stream(p, cfg.pmtu) {
+        if !self.check_read_stream(env, p, cfg.pmtu) {
             return Ok(());
         }
         let rc = cfg.service == Service::Rc;
         self.set_answer(p);
         if p.is_sr() {
             if !rc {
-                self.counters.sr_refused += 1;
+                self.count(env, RcEvent::SrUnsupported);
                 return Ok(());
             }
             return self.on_sr_request(env, cfg, p, info);
@@ -54,7 +54,7 @@ impl<
         let in_sequence = if rc {
             self.check_psn(env, cfg, p, info.kind)
         } else {
-            self.check_psn_uc(p.bth.psn, info.position)
+            self.check_psn_uc(env, p.bth.psn, info.position)
         };
         if !in_sequence {
             return Ok(());
@@ -75,13 +75,13 @@ impl<
     /// Whether a request may be taken while READ responses are still to go out: an SR
     /// READ repair goes ahead of them (the READ in progress is set aside) unless every
     /// response it asks for is still to be sent; any other request is dropped, counted.
-    fn check_read_stream(&mut self, p: &PacketRepr<'_>, pmtu: u32) -> bool {
+    fn check_read_stream(&mut self, env: &mut dyn RcEnv, p: &PacketRepr<'_>, pmtu: u32) -> bool {
         if self.repair_goes_ahead(p) {
             if self.repair_redundant(p, pmtu) {
                 // Every response it asks for is still to go out of a READ in progress:
                 // serving it too would send them twice.
-                self.counters.duplicates += 1;
-                self.counters.repairs_redundant += 1;
+                self.count(env, RcEvent::Duplicate);
+                self.count(env, RcEvent::RepairRedundant);
                 return false;
             }
             // A new READ's responses wait for this one's (its stream is set aside, and taken
@@ -94,7 +94,7 @@ impl<
         // responses are still to go out; one it did not hold is dropped (the requester
         // resends it), as sending the rest of a READ here could take millions of packets.
         if self.stream.is_some() {
-            self.counters.busy_dropped += 1;
+            self.count(env, RcEvent::BusyDropped);
             return false;
         }
         true
@@ -115,13 +115,13 @@ impl<
         if self.sr_active() && !psn.before(self.epsn) {
             // A standard packet of the phase before the SR format: stale.
             if let Some(sr) = self.sr_mut() {
-                sr.counters.stale_standard += 1;
+                sr.count(env, RcEvent::StaleStandard);
             }
             return false;
         }
         let d = psn.diff(self.epsn);
         if d > 0 {
-            self.counters.seq_err += 1;
+            self.count(env, RcEvent::OutOfSequence);
             if !self.nak_sent {
                 self.nak_sent = true;
                 self.send_ack(env, cfg, self.epsn, Aeth::nak(nak::PSN_SEQ_ERR, self.msn));
@@ -129,7 +129,7 @@ impl<
             return false;
         }
         if d < 0 {
-            self.counters.duplicates += 1;
+            self.count(env, RcEvent::Duplicate);
             self.duplicate(env, cfg, p, kind);
             return false;
         }
@@ -139,10 +139,10 @@ impl<
 
     /// check_psn for UC: after a gap the message in progress is lost and packets are
     /// dropped until the next message starts; true for a packet to go on with.
-    fn check_psn_uc(&mut self, psn: Psn, pos: Position) -> bool {
+    fn check_psn_uc(&mut self, env: &mut dyn RcEnv, psn: Psn, pos: Position) -> bool {
         if psn != self.epsn {
             // UC: a gap. Whatever message was in progress is lost.
-            self.counters.uc_dropped += 1;
+            self.count(env, RcEvent::UcDropped);
             self.abandon_uc();
             self.epsn = psn;
         }
@@ -224,10 +224,10 @@ impl<
             }
             Exec::Rnr => {
                 if chk.rc {
-                    self.counters.rnr_naks_sent += 1;
+                    self.count(env, RcEvent::RnrNakSent);
                     self.send_ack(env, cfg, psn, Aeth::rnr_nak(cfg.min_rnr_timer, self.msn));
                 } else {
-                    self.drop_uc_message(psn);
+                    self.drop_uc_message(env, psn);
                 }
                 Ok(())
             }
@@ -256,7 +256,7 @@ impl<
         }
         if !chk.rc {
             // UC has no one to tell: drop the message.
-            self.drop_uc_message(psn);
+            self.drop_uc_message(env, psn);
             return Ok(());
         }
         self.fatal = Some(FatalNote {
@@ -268,15 +268,15 @@ impl<
             in_progress: chk.in_progress,
             out_of_sequence: chk.out_of_sequence,
         });
-        self.counters.err_naks_sent += 1;
+        self.count(env, RcEvent::ErrNakSent);
         self.send_ack(env, cfg, psn, Aeth::nak(code, self.msn));
         Err(Fatal)
     }
 
     /// UC: the message in progress is dropped at `psn` (UC sends no NAK); the next one
     /// starts at a FIRST or ONLY packet.
-    fn drop_uc_message(&mut self, psn: Psn) {
-        self.counters.uc_dropped += 1;
+    fn drop_uc_message(&mut self, env: &mut dyn RcEnv, psn: Psn) {
+        self.count(env, RcEvent::UcDropped);
         self.abandon_uc();
         self.epsn = psn.next();
     }

@@ -38,8 +38,9 @@ use super::sack_coalesce::{SackCoalescer, FLUSH_COPIES};
 use super::RdRes;
 use super::Responder;
 use crate::proto::psn::Psn;
+use crate::proto::rc::event::count_engine;
 use crate::proto::rc::sr::{encode_feedback, SrSetup};
-use crate::proto::rc::{Fatal, RcConfig, RcEnv, SR_MAX_UNACKED_PSNS};
+use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::{Action, ActionSink, Counters, Feedback, Recovery, RespEvent, Timer};
@@ -83,6 +84,31 @@ pub struct RespSrCounters {
     pub refused: u64,
     /// SR-format requests at or past RCV-NXT + the SR window: dropped unrecorded.
     pub out_of_window: u64,
+}
+
+impl RespSrCounters {
+    /// Adds `n` to the tally of `ev`, if it is one of these.
+    fn record(&mut self, ev: RcEvent, n: u64) {
+        let c = match ev {
+            RcEvent::OooPlaced => &mut self.ooo_placed,
+            RcEvent::SrAckSent => &mut self.acks_sent,
+            RcEvent::AackSent => &mut self.aacks_sent,
+            RcEvent::SackSent => &mut self.sacks_sent,
+            RcEvent::SackCoalesced => &mut self.sacks_coalesced,
+            RcEvent::FnackSent => &mut self.fnacks_sent,
+            RcEvent::HoleSent => &mut self.holes_sent,
+            RcEvent::SrNakSent => &mut self.naks_sent,
+            RcEvent::OrderedEarly => &mut self.ordered_early,
+            RcEvent::WindowFull => &mut self.window_full,
+            RcEvent::EarlyRnr => &mut self.early_rnr,
+            RcEvent::EarlyRefused => &mut self.early_refused,
+            RcEvent::StaleStandard => &mut self.stale_standard,
+            RcEvent::SrRefused => &mut self.refused,
+            RcEvent::OutOfWindow => &mut self.out_of_window,
+            _ => return,
+        };
+        *c += n;
+    }
 }
 
 /// A responder's selective-retransmission state (kept apart so the kernel can hold it on
@@ -151,9 +177,16 @@ impl RespSr {
         self.active
     }
 
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// The engine's counters.
     pub fn engine_counters(&self) -> &Counters {
         self.engine.counters()
+    }
+
+    /// Counts one event `ev` of the SR responder: in its tallies, and through `env`.
+    pub(super) fn count(&mut self, env: &mut dyn RcEnv, ev: RcEvent) {
+        self.counters.record(ev, 1);
+        env.count(ev, 1);
     }
 
     /// Gives the engine's shared resources back to the device (QP reset, error, destroy).
@@ -217,12 +250,17 @@ impl ActionSink for Sink<'_> {
 }
 
 impl Sink<'_> {
+    /// Counts `n` of event `ev`: in the responder's tallies, and through the environment.
+    fn count(&mut self, ev: RcEvent, n: u64) {
+        self.counters.record(ev, n);
+        self.env.count(ev, n);
+    }
+
     fn feedback(&mut self, fb: &Feedback) {
-        let c = &mut *self.counters;
         match *fb {
             Feedback::Ack { rcv_nxt } if Some(rcv_nxt) == self.quiet => return,
             Feedback::Ack { rcv_nxt } => {
-                c.acks_sent += 1;
+                self.count(RcEvent::SrAckSent, 1);
                 // This event moved RCV-NXT (not a duplicate's ACK): its packet past those
                 // held after it (it filled a hole), or the slow path after a repair.
                 let past = match self.in_order {
@@ -230,29 +268,29 @@ impl Sink<'_> {
                     None => true,
                 };
                 if self.fate.advance.is_some() && past {
-                    c.aacks_sent += 1;
+                    self.count(RcEvent::AackSent, 1);
                 }
             }
             Feedback::Sack { .. } => {
                 if let Some(f) = self.sacks.flush(fb) {
-                    c.sacks_sent += u64::from(FLUSH_COPIES);
+                    self.count(RcEvent::SackSent, u64::from(FLUSH_COPIES));
                     for _ in 0..FLUSH_COPIES {
                         self.emit(&f);
                     }
                 }
-                let c = &mut *self.counters;
                 let Some(f) = self.sacks.coalesce(fb, self.ack_req) else {
-                    c.sacks_coalesced += 1;
+                    self.count(RcEvent::SackCoalesced, 1);
                     return;
                 };
-                c.sacks_sent += 1;
+                self.count(RcEvent::SackSent, 1);
                 self.emit(&f);
                 return;
             }
-            Feedback::Fnack { .. } => c.fnacks_sent += 1,
-            Feedback::Nak { .. } => c.naks_sent += 1,
+            Feedback::Fnack { .. } => self.count(RcEvent::FnackSent, 1),
+            Feedback::Nak { .. } => self.count(RcEvent::SrNakSent, 1),
             Feedback::Holes { holes, .. } => {
-                c.holes_sent += holes.iter().filter(|h| h.count > 0).count() as u64
+                let n = holes.iter().filter(|h| h.count > 0).count() as u64;
+                self.count(RcEvent::HoleSent, n);
             }
         }
         self.emit(fb);
@@ -316,6 +354,7 @@ impl<
         self.sr.as_deref().is_some_and(|s| s.active)
     }
 
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// The SR state, when the QP's device runs an SR scheme.
     pub fn sr(&self) -> Option<&RespSr> {
         self.sr.as_deref()
@@ -399,6 +438,7 @@ impl<
         else {
             return fate;
         };
+        let before = *engine.counters();
         let local = engine.on_responder_local(
             ev,
             &mut Sink {
@@ -432,6 +472,7 @@ impl<
                 )
             });
         }
+        count_engine(env, &before, engine.counters(), true);
         fate
     }
 
@@ -561,7 +602,7 @@ impl<
             sr.rnr_at = Some(epsn.next());
             sr.rnr_quiet = true;
         }
-        self.counters.rnr_naks_sent += 1;
+        self.count(env, RcEvent::RnrNakSent);
         let aeth = crate::proto::wire::ext_headers::Aeth::rnr_nak(cfg.min_rnr_timer, self.msn);
         self.send_ack(env, cfg, epsn, aeth);
     }

@@ -13,7 +13,7 @@ use super::RdRes;
 use super::RespSr;
 use super::Responder;
 use crate::proto::psn::Psn;
-use crate::proto::rc::{nak, Fatal, RcConfig, RcEnv, RemoteErr, RemoteOp};
+use crate::proto::rc::{nak, Fatal, RcConfig, RcEnv, RcEvent, RemoteErr, RemoteOp};
 use crate::proto::recovery::RespEvent;
 use crate::proto::wire::opcode::{OpInfo, OpKind};
 use crate::proto::wire::PacketRepr;
@@ -37,21 +37,21 @@ impl<
         let recv_msn = self.recv_msn;
         let Some(sr) = self.sr.as_deref_mut() else {
             // No SR scheme here: the peer cannot have been told otherwise.
-            self.counters.sr_refused += 1;
+            self.count(env, RcEvent::SrUnsupported);
             return Ok(());
         };
         let psn = p.bth.psn;
         let in_window = in_sr_window(psn, epsn);
         if !in_window && !psn.before(epsn) {
             // Past the SR window: no requester has it outstanding.
-            sr.counters.out_of_window += 1;
+            sr.count(env, RcEvent::OutOfWindow);
             return Ok(());
         }
         if !sr.active {
             // (Its first SR packet may be a duplicate: a resend from UNACK whose ACK was lost.)
             if !sr.offered {
                 // The SR format is adopted only from the peer that was echoed our offer.
-                sr.counters.refused += 1;
+                sr.count(env, RcEvent::SrRefused);
                 return Ok(());
             }
             sr.engine.start_responder(epsn);
@@ -68,13 +68,13 @@ impl<
                 | OpKind::Flush
         );
         if psn.before(self.epsn) && ordered {
-            self.counters.duplicates += 1;
+            self.count(env, RcEvent::Duplicate);
             self.duplicate(env, cfg, p, info.kind);
             return Ok(());
         }
         if psn.before(self.epsn) {
             // Duplicates of SENDs and WRITEs: the engine acknowledges them.
-            self.counters.duplicates += 1;
+            self.count(env, RcEvent::Duplicate);
             let now = env.now_us();
             let fate = self.feed(env, cfg, RespEvent::Data { psn, now }, None);
             return self.settle(env, cfg, fate);
@@ -97,7 +97,7 @@ impl<
         let plen = p.payload.len() as u32;
         let ends = info.position.ends_message();
         let Some(m) = p.ext.msn_eth else {
-            return self.refuse_sr();
+            return self.refuse_sr(env);
         };
         if plen > cfg.pmtu || (!ends && plen != cfg.pmtu) {
             return self.sr_fatal(env, cfg, p, nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
@@ -139,7 +139,7 @@ impl<
         let psn = p.bth.psn;
         let fate = self.feed_data(env, cfg, p);
         if fate.deliver {
-            self.note_placed(psn);
+            self.note_placed(env, psn);
             if ends {
                 self.set_last(
                     slot,
@@ -167,7 +167,7 @@ impl<
         let plen = p.payload.len() as u32;
         let ends = info.position.ends_message();
         let Some(reth) = p.ext.reth else {
-            return self.refuse_sr();
+            return self.refuse_sr(env);
         };
         if plen > cfg.pmtu || (!ends && plen != cfg.pmtu) || plen > reth.dma_len {
             return self.sr_fatal(env, cfg, p, nak::INVALID_REQUEST, WcStatus::RemInvReqErr);
@@ -189,7 +189,7 @@ impl<
                 Some(i) => Some(i),
                 None => return Ok(()),
             },
-            (Some(_), None) => return self.refuse_sr(),
+            (Some(_), None) => return self.refuse_sr(env),
             _ => None,
         };
         // Written before the engine acknowledges it (as a SEND's scatter, above): an MR
@@ -206,7 +206,7 @@ impl<
         let psn = p.bth.psn;
         let fate = self.feed_data(env, cfg, p);
         if fate.deliver {
-            self.note_placed(psn);
+            self.note_placed(env, psn);
             if let Some(slot) = imm_slot {
                 self.set_last(
                     slot,
@@ -235,7 +235,7 @@ impl<
         let psn = p.bth.psn;
         if psn != self.epsn {
             if let Some(sr) = self.sr.as_deref_mut() {
-                sr.counters.ordered_early += 1;
+                sr.count(env, RcEvent::OrderedEarly);
             }
             // RCV-NXT is missing and this operation was not run: a NAK sequence error at
             // RCV-NXT (once per RCV-NXT) has the requester resend RCV-NXT and its unanswered
@@ -251,7 +251,7 @@ impl<
         if let Some((first, n)) = self.ordered_run.filter(|&(f, n)| psn.distance_from(f) < n) {
             // Run already, and RCV-NXT not moved past it yet: answered as a duplicate, and
             // offered to the engine again (its first offer may have been dropped).
-            self.counters.duplicates += 1;
+            self.count(env, RcEvent::Duplicate);
             self.duplicate(env, cfg, p, info.kind);
             return self.feed_ordered(env, cfg, first, n, Some(first.add(n)));
         }
@@ -279,17 +279,17 @@ impl<
         self.feed_ordered(env, cfg, psn, n, answered_end)
     }
 
-    fn note_placed(&mut self, psn: Psn) {
+    fn note_placed(&mut self, env: &mut dyn RcEnv, psn: Psn) {
         if psn != self.epsn {
             if let Some(sr) = self.sr.as_deref_mut() {
-                sr.counters.ooo_placed += 1;
+                sr.count(env, RcEvent::OooPlaced);
             }
         }
     }
 
-    fn refuse_sr(&mut self) -> Result<(), Fatal> {
+    fn refuse_sr(&mut self, env: &mut dyn RcEnv) -> Result<(), Fatal> {
         if let Some(sr) = self.sr.as_deref_mut() {
-            sr.counters.refused += 1;
+            sr.count(env, RcEvent::SrRefused);
         }
         Ok(())
     }
@@ -329,7 +329,7 @@ impl<
     ) -> Result<(), Fatal> {
         if p.bth.psn != self.epsn {
             if let Some(sr) = self.sr.as_deref_mut() {
-                sr.counters.early_refused += 1;
+                sr.count(env, RcEvent::EarlyRefused);
             }
             return Ok(());
         }
