@@ -30,7 +30,7 @@ use crate::objects::live::Counted;
 use crate::objects::qp::{QpAttrs, QpShape};
 use crate::objects::recv_queue::RecvFifo;
 use crate::objects::srq::{self, RoceSrq};
-use crate::transport::rc::RcConn;
+use crate::transport::rc_conn::RcConn;
 use crate::uabi::cqe::Completion;
 use crate::uabi::queue::{Fifo, FromClientQueue};
 use crate::uabi::recv_wqe::RecvWqe;

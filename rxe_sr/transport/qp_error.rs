@@ -7,7 +7,7 @@ use kernel::prelude::*;
 use crate::kx::ib_verbs::QpState;
 use crate::kx::rxe::mmap_queue::MappedQueue;
 use crate::transport::qp::{QpCqs, QpInner, RoceQp};
-use crate::transport::rc::RcConn;
+use crate::transport::rc_conn::RcConn;
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::layout;
 use crate::uabi::queue::FromClientQueue;

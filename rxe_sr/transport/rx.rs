@@ -11,8 +11,8 @@ use crate::objects::device::RoceDevice;
 use crate::objects::mcast::MULTICAST_QPN;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::{Opcode, PacketRepr, Transport};
-use crate::transport::connected::{self, Delivery};
-use crate::transport::datagram;
+use crate::transport::rc_qp::{self, Delivery};
+use crate::transport::ud_qp;
 
 /// Takes one datagram of `dev`'s receive queue; a dropped one is counted.
 pub(crate) fn receive(dev: &RoceDevice, skb: SkBuff) {
@@ -45,13 +45,13 @@ fn deliver(dev: &RoceDevice, mut skb: SkBuff) -> bool {
                 if p.bth.dest_qpn == MULTICAST_QPN =>
             {
                 dev.counters().inc(Counter::RcvdMcastPkts);
-                return datagram::ud_deliver_mcast(dev, p, d.ip_header, &d.dest_gid());
+                return ud_qp::ud_deliver_mcast(dev, p, d.ip_header, &d.dest_gid());
             }
             Opcode::UD_SEND_ONLY | Opcode::UD_SEND_ONLY_WITH_IMMEDIATE => {
-                return datagram::ud_deliver(dev, p, d.ip_header)
+                return ud_qp::ud_deliver(dev, p, d.ip_header)
             }
             op if matches!(op.transport(), Transport::Rc | Transport::Uc) => {
-                match connected::connected_deliver(dev, &d, p) {
+                match rc_qp::connected_deliver(dev, &d, p) {
                     Delivery::Done => return true,
                     Delivery::Dropped => return false,
                     Delivery::Later(h) => h,

@@ -27,7 +27,7 @@ use crate::objects::live::{self, Counted};
 use crate::objects::qp::{QpAttrs, QpShape};
 use crate::proto::rc::Service;
 use crate::transport::qp::{KernelQueues, QpInner, QpObject, RoceQp};
-use crate::transport::rc as rc_transport;
+use crate::transport::rc_conn;
 use crate::uabi::queue::{self, FromClientQueue};
 use crate::uabi::{layout, resp};
 
@@ -208,7 +208,7 @@ pub(crate) fn create(
             (sq, rq, None)
         }
     };
-    let held = if rc_transport::service(shape.qp_type) == Some(Service::Rc) {
+    let held = if rc_conn::service(shape.qp_type) == Some(Service::Rc) {
         Some(SkbQueue::new()?)
     } else {
         None
@@ -361,10 +361,10 @@ impl QpDriver for RxeSr {
     }
 
     fn qp_work(qp: &RoceQp) {
-        crate::transport::connected::qp_work(qp);
+        crate::transport::rc_qp::qp_work(qp);
     }
 
     fn qp_slow_path(qp: &RoceQp) {
-        crate::transport::connected::qp_slow_path(qp);
+        crate::transport::rc_qp::qp_slow_path(qp);
     }
 }

@@ -11,7 +11,7 @@ use crate::objects::device::RoceDevice;
 use crate::objects::qp::QpShape;
 use crate::transport::qp::{CqEvents, QpInner, QpObject, RoceQp};
 use crate::transport::qp_error::enter_error;
-use crate::transport::rc::{self as rc_transport, RcConn};
+use crate::transport::rc_conn::{self, RcConn};
 
 /// `modify_qp`: a state transition the core's table allows, with attributes rxe_sr can
 /// honour.
@@ -20,7 +20,7 @@ pub(crate) fn modify(qp: &RoceQp, a: &QpAttr, mask: QpAttrMask) -> Result {
     if !mask.within(QpAttrMask::STANDARD) {
         return Err(crate::kx::error::eopnotsupp());
     }
-    let av = if mask.contains(QpAttrMask::AV) && rc_transport::service(st.shape.qp_type).is_some() {
+    let av = if mask.contains(QpAttrMask::AV) && rc_conn::service(st.shape.qp_type).is_some() {
         Some(crate::verbs::ah::av_of(&a.ah_attr)?)
     } else {
         None
@@ -46,7 +46,7 @@ pub(crate) fn modify(qp: &RoceQp, a: &QpAttr, mask: QpAttrMask) -> Result {
     }
     let before = g.attrs;
     g.attrs.apply(a, mask)?;
-    if rc_transport::service(st.shape.qp_type).is_some() {
+    if rc_conn::service(st.shape.qp_type).is_some() {
         if let Err(e) = connect(&mut g, &st.shape, qp.device(), qpn, cur, next, av) {
             g.attrs = before;
             return Err(e);
@@ -95,7 +95,7 @@ fn connect(
     next: QpState,
     av: Option<Av>,
 ) -> Result {
-    let cfg = rc_transport::config(&g.attrs, shape, qpn, dev.active_mtu()).ok_or(EINVAL)?;
+    let cfg = rc_conn::config(&g.attrs, shape, qpn, dev.active_mtu()).ok_or(EINVAL)?;
     match next {
         QpState::Reset => {
             if let Some(mut rc) = g.rc.take() {

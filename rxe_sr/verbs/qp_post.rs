@@ -8,11 +8,11 @@ use crate::kx::ib_verbs::{QpState, QpType};
 use crate::kx::ib_wr::{RecvWrList, SendWrList};
 use crate::objects::ah;
 use crate::objects::device::RxeSr;
-use crate::transport::connected;
-use crate::transport::datagram::run_ud_requester;
 use crate::transport::qp::QpCtx;
 use crate::transport::qp::{CqEvents, KernelSend, RoceQp};
-use crate::transport::rc as rc_transport;
+use crate::transport::rc_conn;
+use crate::transport::rc_qp;
+use crate::transport::ud_qp::run_ud_requester;
 use crate::uabi::send_wqe::{SendLimits, SendWqe};
 use crate::verbs::kernel_wr;
 
@@ -20,8 +20,8 @@ use crate::verbs::kernel_wr;
 /// RC or UC QP's work fetches and sends (as rdma_rxe's send task for user QPs); a UD QP
 /// sends a budget of requests in the caller's context, its work the rest.
 pub(crate) fn doorbell(qp: &RoceQp) -> Result {
-    if rc_transport::service(qp.shape.qp_type).is_some() {
-        return connected::doorbell(qp);
+    if rc_conn::service(qp.shape.qp_type).is_some() {
+        return rc_qp::doorbell(qp);
     }
     if qp.shape.qp_type != QpType::Ud {
         return Err(crate::kx::error::eopnotsupp());

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-//! UD (IBTA 9.8.3, 11.4.1.2). Requester: every SEND work request becomes one SEND_ONLY
-//! packet with a DETH (the Q_Key and our QPN) and, for SEND_WITH_IMM, an ImmDt; no
-//! acknowledgement, no retransmission: a UD send completes once the packet is handed to the
-//! IP layer. Responder side: the GRH area and the message are scattered into the receive
-//! WQE's buffers. The QP and ring handling around both is in
-//! transport/datagram.rs.
+//! One UD message (IBTA 9.8.3, 11.4.1.2), either way. Sending: a SEND work request becomes
+//! one SEND_ONLY packet with a DETH (the Q_Key and our QPN) and, for SEND_WITH_IMM, an
+//! ImmDt; no acknowledgement, no retransmission: a UD send completes once the packet is
+//! handed to the IP layer. Receiving: the GRH area and the message are scattered into the
+//! receive WQE's buffers. The QP around both (its ring or kernel queue, its state,
+//! completions) is [`ud_qp`](super::ud_qp)'s.
 
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::prelude::*;

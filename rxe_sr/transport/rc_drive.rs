@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The drive loop of RC and UC QPs: one step of the transport (`transport::rc` around
-//! `proto::rc`) under the QP's lock, in named stages: the step itself, sending what it made
+//! The drive loop of RC and UC QPs: one step of the QP's connection (`transport::rc_conn`,
+//! around `proto::rc`) under the QP's lock, in named stages: the step itself, sending what it made
 //! room for, settling its in-flight budget, re-arming the timers, and reporting a fatal
 //! error. (What a step counts went to the device's counters as it happened: see
 //! `transport::rc_counters`.)
@@ -14,11 +14,11 @@ use crate::proto::rc::responder::READ_BUDGET;
 use crate::proto::rc::{Fatal, RcConfig, RcEnv, Service};
 use crate::proto::wire::opcode::OpKind;
 use crate::proto::wire::PacketRepr;
-use crate::transport::fetch::{fetch, fetch_kernel};
 use crate::transport::qp::{QpCtx, QpInner};
 use crate::transport::qp_error::enter_error;
-use crate::transport::rc::{KRequester, KResponder, RcConn};
+use crate::transport::rc_conn::{KRequester, KResponder, RcConn};
 use crate::transport::rc_env::KEnv;
+use crate::transport::rc_fetch::{fetch, fetch_kernel};
 use crate::uabi::send_wqe::SendLimits;
 
 /// What to run on a connected QP once its environment is built.

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The send queue into the requester: new send WQEs fetched from the user ring (each
-//! validated) or from a kernel consumer's queue, and the device's per-opcode send counters.
+//! RC and UC: the send queue into the requester: new send WQEs fetched from the user ring
+//! (each validated) or from a kernel consumer's queue, and the device's per-opcode send
+//! counters.
 
 use crate::objects::counters::Counter;
 use crate::proto::rc::requester::PostError;
 use crate::proto::rc::{Fatal, RcConfig, Service};
 use crate::transport::qp::KernelQueueLock;
-use crate::transport::rc::KRequester;
+use crate::transport::rc_conn::KRequester;
 use crate::transport::rc_env::KEnv;
 use crate::uabi::cqe::Completion;
 use crate::uabi::limits::MAX_SEND_WQE_BYTES;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! RC and UC QPs: the drive loop that runs the transport (`transport::rc` around
-//! `proto::rc`) under the QP's lock, the doorbell, the delivery of received packets, the
-//! READ responses' work and the QP timer.
+//! RC and UC QPs around the drive loop ([`rc_drive`](super::rc_drive)): the doorbell, the
+//! delivery of received packets, the requests held back while the QP's READ responses go
+//! out and its work that serves them, and the QP's work items (its timer's).
 
 use kernel::prelude::*;
 
@@ -15,11 +15,11 @@ use crate::objects::device::RxeSr;
 use crate::proto::rc::Service;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::PacketRepr;
-use crate::transport::datagram::{run_kernel_sends, run_ud_requester};
-use crate::transport::drive::{drive, is_request, Step};
 use crate::transport::qp::{CqEvents, QpCtx, QpInner, QpObject, RoceQp};
 use crate::transport::qp_error::{flush, flush_kernel};
-use crate::transport::rc as rc_transport;
+use crate::transport::rc_conn;
+use crate::transport::rc_drive::{drive, is_request, Step};
+use crate::transport::ud_qp::{run_kernel_sends, run_ud_requester};
 use crate::uabi::layout;
 
 /// `post_send` on an RC or UC QP: the doorbell. In RTS, unless the requester runs again
@@ -128,7 +128,7 @@ fn deliver_to(
     p: &PacketRepr<'_>,
 ) -> Option<bool> {
     let st: &QpObject = qp;
-    let want = match rc_transport::service(st.shape.qp_type)? {
+    let want = match rc_conn::service(st.shape.qp_type)? {
         Service::Rc => crate::proto::wire::Transport::Rc,
         Service::Uc => crate::proto::wire::Transport::Uc,
     };
@@ -216,7 +216,7 @@ pub(crate) fn qp_work(qp: &RoceQp) {
     let ctx = QpCtx::new(qp);
     // Dropped last, with no lock held.
     let _events = CqEvents::new(qp);
-    if rc_transport::service(qp.shape.qp_type).is_none() {
+    if rc_conn::service(qp.shape.qp_type).is_none() {
         if qp.kq.lock().is_some() {
             // A kernel datagram QP: its send work.
             run_kernel_sends(&ctx);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! UD and GSI QPs: the requester that sends a user ring's or kernel queue's datagrams, and
-//! the delivery of received UD SENDs (unicast and multicast) into receive WQEs.
+//! the delivery of received UD SENDs (unicast and multicast) into receive WQEs. Each
+//! message's packet, and its bytes into a receive WQE, are [`ud_packet`]'s.
 
 use kernel::prelude::*;
 
@@ -14,7 +15,7 @@ use crate::objects::recv_queue::take_from_ring;
 use crate::proto::wire::PacketRepr;
 use crate::transport::qp::{CqEvents, QpCqs, QpCtx, QpInner};
 use crate::transport::qp_error::{enter_error, flush, flush_kernel};
-use crate::transport::ud;
+use crate::transport::ud_packet;
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
 use crate::uabi::layout;
 use crate::uabi::limits::MAX_SEND_WQE_BYTES;
@@ -141,7 +142,7 @@ fn send_ud_slot(
         _ => ah::lookup(dev.ahs(), ctx.pd, u.ah_num),
     });
     let res = match av {
-        Some(av) => ud::send_one(dev, ctx.pd, qpn, attrs, wqe, &av, run.mtu, nd),
+        Some(av) => ud_packet::send_one(dev, ctx.pd, qpn, attrs, wqe, &av, run.mtu, nd),
         None => Err(WcStatus::LocQpOpErr),
     };
     let status = res.err().unwrap_or(WcStatus::Success);
@@ -237,12 +238,12 @@ pub(crate) fn ud_deliver_to(
     let Some(taken) = taken else {
         return false;
     };
-    let grh = ud::grh_area(ip_header);
+    let grh = ud_packet::grh_area(ip_header);
     let total = grh.len() + p.payload.len();
     let c = match taken {
         Err((wr_id, status)) => Completion::zeroed(wr_id, qpn, status),
         Ok(wqe) => {
-            let status = match ud::scatter_all(dev, pd, &wqe, &[&grh, p.payload]) {
+            let status = match ud_packet::scatter_all(dev, pd, &wqe, &[&grh, p.payload]) {
                 Ok(()) => WcStatus::Success,
                 Err(s) => s,
             };
@@ -298,7 +299,9 @@ pub(crate) fn run_kernel_sends(ctx: &QpCtx<'_>) {
             break;
         };
         let res = match ks.av.as_ref() {
-            Some(av) => ud::send_one(ctx.dev, ctx.pd, ctx.qpn, &mut g.attrs, &ks.wqe, av, mtu, nd),
+            Some(av) => {
+                ud_packet::send_one(ctx.dev, ctx.pd, ctx.qpn, &mut g.attrs, &ks.wqe, av, mtu, nd)
+            }
             None => Err(WcStatus::LocQpOpErr),
         };
         let status = res.err().unwrap_or(WcStatus::Success);
