@@ -4,9 +4,10 @@
 //! every QP type with `qp`.
 //! - [`rx`]: receive dispatch, from the device's queue to the packet's QP.
 //! - [`qp`]: the QP's driver data, its context and its CQs as the paths post to them;
-//!   [`qp_error`], the Error state's flushes.
-//! - [`rc_qp`]: an RC or UC QP's doorbell, the delivery of its packets, the requests held
-//!   back while its READ responses go out, and its work items.
+//!   [`qp_error`], the Error state's flushes; [`qp_work`], the QP's work items, which run
+//!   what its type has pending.
+//! - [`rc_qp`]: an RC or UC QP's doorbell, the delivery of its packets, and the requests
+//!   held back while its READ responses go out.
 //! - [`rc_drive`]: the drive loop, one step of `proto::rc` (requester, completer,
 //!   responder) under the QP's lock; [`rc_conn`], the connection state it drives, built
 //!   at RTR and RTS; [`rc_env`], what the state machines act on; [`rc_fetch`], send WQEs
@@ -19,6 +20,7 @@
 
 pub(crate) mod qp;
 pub(crate) mod qp_error;
+pub(crate) mod qp_work;
 pub(crate) mod rc_conn;
 pub(crate) mod rc_counters;
 pub(crate) mod rc_drive;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! RC and UC QPs around the drive loop ([`rc_drive`](super::rc_drive)): the doorbell, the
-//! delivery of received packets, the requests held back while the QP's READ responses go
-//! out and its work that serves them, and the QP's work items (its timer's).
+//! delivery of received packets, and the requests held back while the QP's READ responses
+//! go out, served by the QP's work ([`qp_work`](super::qp_work)).
 
 use kernel::prelude::*;
 
@@ -16,10 +16,9 @@ use crate::proto::rc::Service;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::PacketRepr;
 use crate::transport::qp::{CqEvents, QpCtx, QpInner, QpObject, RoceQp};
-use crate::transport::qp_error::{flush, flush_kernel};
+use crate::transport::qp_error::flush;
 use crate::transport::rc_conn;
 use crate::transport::rc_drive::{drive, is_request, Step};
-use crate::transport::ud_qp::{run_kernel_sends, run_ud_requester};
 use crate::uabi::layout;
 
 /// `post_send` on an RC or UC QP: the doorbell. In RTS, unless the requester runs again
@@ -193,55 +192,6 @@ pub(crate) fn serve_held(ctx: &QpCtx<'_>) {
     }
     // More to do: the work runs again after others had their turn.
     ctx.qp.timer().kick();
-}
-
-/// The QP's slow-path work item: the responder's SR slow path (SRNIC's software consumer
-/// of the onloaded out-of-order metadata), in a context of its own, apart from the receive
-/// path that queues the metadata and from the QP's work. It takes the QP's lock as they do:
-/// the engine's state lives under it.
-pub(crate) fn qp_slow_path(qp: &RoceQp) {
-    let ctx = QpCtx::new(qp);
-    // Dropped last, with no lock held.
-    let _events = CqEvents::new(qp);
-    let mut g = qp.inner.lock();
-    if g.rc.is_some() && receiving(g.attrs.state) {
-        let _ = ctx.with_netdev(|nd| drive(&ctx, &mut g, nd, Step::SlowPath));
-    }
-}
-
-/// The QP's work item (its timer fired, or a path kicked it): the transport's timer step
-/// and the READ responses of an RC QP, a kernel QP's sends, the rest of a user datagram
-/// QP's send ring.
-pub(crate) fn qp_work(qp: &RoceQp) {
-    let ctx = QpCtx::new(qp);
-    // Dropped last, with no lock held.
-    let _events = CqEvents::new(qp);
-    if rc_conn::service(qp.shape.qp_type).is_none() {
-        if qp.kq.lock().is_some() {
-            // A kernel datagram QP: its send work.
-            run_kernel_sends(&ctx);
-        } else {
-            // A user datagram QP: the rest of its send ring.
-            let _ = ctx.with_netdev(|nd| {
-                let mut g = qp.inner.lock();
-                run_ud_requester(&mut g, &ctx, nd)
-            });
-        }
-        return;
-    }
-    let mut g = qp.inner.lock();
-    if g.attrs.state == QpState::Err {
-        // A kernel consumer posted to a QP in Error: its requests complete as flushed.
-        flush_kernel(qp);
-        return;
-    }
-    // The requester's timers need RTS (drive checks it); a receiving QP still sends what
-    // its responder has pending.
-    if g.rc.is_some() && receiving(g.attrs.state) {
-        let _ = ctx.with_netdev(|nd| drive(&ctx, &mut g, nd, Step::Timer));
-    }
-    drop(g);
-    serve_held(&ctx);
 }
 
 /// Splits a datagram (from its IP header) and checks its IP/UDP framing, ICRC and IBTA

@@ -361,10 +361,10 @@ impl QpDriver for RxeSr {
     }
 
     fn qp_work(qp: &RoceQp) {
-        crate::transport::rc_qp::qp_work(qp);
+        crate::transport::qp_work::qp_work(qp);
     }
 
     fn qp_slow_path(qp: &RoceQp) {
-        crate::transport::rc_qp::qp_slow_path(qp);
+        crate::transport::qp_work::qp_slow_path(qp);
     }
 }
