@@ -17,14 +17,15 @@ use crate::kx::ib_mad::MadDriver;
 use crate::kx::ib_mr::MrDriver;
 use crate::kx::ib_mw::MwDriver;
 use crate::kx::ib_pd::PdId;
-use crate::kx::ib_qp::QpDriver;
+use crate::kx::ib_qp::WorkDriver;
 use crate::kx::ib_srq::SrqDriver;
 use crate::kx::ib_verbs::QpType;
-use crate::kx::skbuff::SkBuff;
 
 /// An RDMA driver: its per-device data and the device-level verbs, with one trait per
 /// object family whose data lives in the core's object ([`AhDriver`], [`CqDriver`],
-/// [`SrqDriver`], [`MrDriver`], [`MwDriver`], [`QpDriver`]) and the port counters and MADs.
+/// [`SrqDriver`], [`MrDriver`], [`MwDriver`], [`QpDriver`](crate::kx::ib_qp::QpDriver)),
+/// the work a software provider does apart from the verbs ([`WorkDriver`]), and the port
+/// counters and MADs.
 ///
 /// A marker type implements it (as drm's drivers do); the device's data is its
 /// [`DriverData::Data`](crate::kx::ib_device::DriverData::Data), which lives inside the
@@ -33,7 +34,7 @@ use crate::kx::skbuff::SkBuff;
 /// does not implement is not installed in `ib_device_ops`.
 #[vtable]
 pub(crate) trait Driver:
-    AhDriver + CqDriver + SrqDriver + MrDriver + MwDriver + QpDriver + HwStatsDriver + MadDriver
+    AhDriver + CqDriver + SrqDriver + MrDriver + MwDriver + WorkDriver + HwStatsDriver + MadDriver
 {
     /// uverbs ABI version of the driver's user ABI.
     const UVERBS_ABI_VER: u32;
@@ -51,10 +52,6 @@ pub(crate) trait Driver:
     fn query_pkey(_dev: &Device<Self>, _port: u32, _index: u16) -> Result<u16> {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
-
-    /// A datagram from the device's receive queue (process context, the queue's work
-    /// item; datagrams of one device are taken one at a time, in order).
-    fn receive(dev: &Device<Self>, skb: SkBuff);
 
     /// A device was allocated that the core will free: from now on, [`Driver::freed`] is
     /// called exactly once for it.

@@ -28,6 +28,7 @@ use crate::kx::ib_srq::{Srq, SrqDriver};
 use crate::kx::ib_udata::UData;
 use crate::kx::ib_verbs::{QpAttr, QpAttrMask, QpCap, QpInitAttr, QpInitReply, QpType};
 use crate::kx::ib_wr::{RecvWrList, SendWrList};
+use crate::kx::skbuff::SkBuff;
 use crate::kx::timer::QpTimer;
 use crate::kx::wait_bit::UseCount;
 use crate::kx::xarray::IndexTable;
@@ -68,11 +69,20 @@ pub(crate) trait QpDriver: CqDriver + SrqDriver + AhDriver {
 
     /// `post_recv` (a kernel consumer; possibly in atomic context).
     fn post_recv(qp: &Qp<Self>, wrs: RecvWrList<'_>) -> Result;
+}
 
-    /// The QP's work item ([`Qp::timer`]): process context, no lock held.
+/// What a software provider does apart from the verbs, as rdma_rxe's tasks do: the
+/// datagrams of the device's receive queue and each QP's two work items, in process
+/// context with no lock held.
+pub(crate) trait WorkDriver: QpDriver {
+    /// A datagram from the device's receive queue (its work item; datagrams of one device
+    /// are taken one at a time, in order).
+    fn receive(dev: &Device<Self>, skb: SkBuff);
+
+    /// The QP's work item ([`Qp::timer`]).
     fn qp_work(qp: &Qp<Self>);
 
-    /// The QP's slow-path work item ([`Qp::slow_path`]): process context, no lock held.
+    /// The QP's slow-path work item ([`Qp::slow_path`]).
     fn qp_slow_path(qp: &Qp<Self>);
 }
 
@@ -107,7 +117,7 @@ struct QpParts<T: QpDriver> {
     data: T::Qp,
 }
 
-impl<T: QpDriver> QpParts<T> {
+impl<T: WorkDriver> QpParts<T> {
     /// The parts of the QP at `qp`: its work items call `qp_work::<T>` and
     /// `qp_slow_path::<T>` on it, and `data` is the driver's initialiser.
     ///
@@ -196,13 +206,13 @@ impl<T: QpDriver> Qp<T> {
     }
 
     /// Its work item: a timer that queues it, or a kick that queues it now; it runs
-    /// [`QpDriver::qp_work`].
+    /// [`WorkDriver::qp_work`].
     pub(crate) fn timer(&self) -> &QpTimer {
         &self.parts.timer
     }
 
     /// Its slow-path work item, apart from [`Self::timer`] so that work handed to it runs
-    /// in a context of its own; it runs [`QpDriver::qp_slow_path`].
+    /// in a context of its own; it runs [`WorkDriver::qp_slow_path`].
     pub(crate) fn slow_path(&self) -> &QpTimer {
         &self.parts.slow_path
     }
@@ -298,21 +308,21 @@ pub(super) const fn size<T: QpDriver>() -> usize {
     size_of::<Qp<T>>()
 }
 
-/// The QP's work: runs [`QpDriver::qp_work`].
+/// The QP's work: runs [`WorkDriver::qp_work`].
 ///
 /// # Safety
 /// `owner` is the `Qp<T>` whose timer this is; the timer is stopped before the QP's data
 /// is dropped.
-unsafe extern "C" fn qp_work<T: QpDriver>(owner: *mut c_void) {
+unsafe extern "C" fn qp_work<T: WorkDriver>(owner: *mut c_void) {
     // SAFETY: per this function's contract, a live, initialised QP.
     T::qp_work(unsafe { &*owner.cast::<Qp<T>>() });
 }
 
-/// The QP's slow-path work: runs [`QpDriver::qp_slow_path`].
+/// The QP's slow-path work: runs [`WorkDriver::qp_slow_path`].
 ///
 /// # Safety
 /// As for [`qp_work`], with the slow-path timer.
-unsafe extern "C" fn qp_slow_path<T: QpDriver>(owner: *mut c_void) {
+unsafe extern "C" fn qp_slow_path<T: WorkDriver>(owner: *mut c_void) {
     // SAFETY: per this function's contract, a live, initialised QP.
     T::qp_slow_path(unsafe { &*owner.cast::<Qp<T>>() });
 }
@@ -324,7 +334,10 @@ unsafe extern "C" fn qp_slow_path<T: QpDriver>(owner: *mut c_void) {
 /// `qp` is the core's allocation for a QP being created, its parts not initialised, and
 /// `init` is [`QpParts::new`]'s for it.
 #[inline(never)]
-unsafe fn init_parts<T: QpDriver>(qp: *mut Qp<T>, init: impl PinInit<QpParts<T>, Error>) -> Result {
+unsafe fn init_parts<T: WorkDriver>(
+    qp: *mut Qp<T>,
+    init: impl PinInit<QpParts<T>, Error>,
+) -> Result {
     // SAFETY: `parts` lies in the core's allocation, which never moves (this function's
     // contract); on error nothing is left initialised (pin-init's contract).
     unsafe { init.__pinned_init(ptr::addr_of_mut!((*qp).parts)) }
@@ -336,7 +349,7 @@ unsafe fn init_parts<T: QpDriver>(qp: *mut Qp<T>, init: impl PinInit<QpParts<T>,
 /// Called by the core with a zeroed QP object of `T`'s size on a `T` device (its device,
 /// PD, type, CQs and SRQ set), a valid, writable init block and null or the call's
 /// `udata`.
-pub(super) unsafe extern "C" fn create_qp<T: QpDriver>(
+pub(super) unsafe extern "C" fn create_qp<T: WorkDriver>(
     ibqp: *mut bindings::ib_qp,
     init: *mut bindings::ib_qp_init_attr,
     udata: *mut bindings::ib_udata,

@@ -13,10 +13,12 @@ use kernel::str::CStr;
 use crate::kx::ib_device::Device;
 use crate::kx::ib_device_ops::{NewDevice, Unregistered};
 use crate::kx::ib_driver::Driver;
+use crate::kx::ib_qp::WorkDriver;
 use crate::kx::netdevice::NetDev;
 use crate::kx::rxe::soft_roce::{self, SoftRoce};
 use crate::kx::skbuff::SkBuff;
 use crate::objects::device::{DeviceState, ObjectLimits, RoceDevice, RoceDeviceRef};
+use crate::transport::qp::RoceQp;
 
 use crate::kx::ib_device_attr::RoceV2PortImmutable;
 use crate::kx::ib_device_attr::{
@@ -310,6 +312,22 @@ pub(crate) fn update_port_state(dev: &RoceDevice, nd: &NetDev) {
     }
 }
 
+/// The receive queue's datagrams go to the transport's dispatch, the QPs' work items to
+/// the transport's QP work.
+impl WorkDriver for RxeSr {
+    fn receive(dev: &Device<Self>, skb: SkBuff) {
+        crate::transport::rx::receive(dev, skb);
+    }
+
+    fn qp_work(qp: &RoceQp) {
+        crate::transport::qp_work::qp_work(qp);
+    }
+
+    fn qp_slow_path(qp: &RoceQp) {
+        crate::transport::qp_work::qp_slow_path(qp);
+    }
+}
+
 /// The device attribute `recovery` is the device's scheme.
 impl SoftRoce for RxeSr {
     fn scheme(dev: &Device<Self>) -> Scheme {
@@ -348,10 +366,6 @@ impl Driver for RxeSr {
             return Err(EINVAL);
         }
         Ok(DEFAULT_PKEY_FULL)
-    }
-
-    fn receive(dev: &Device<Self>, skb: SkBuff) {
-        crate::transport::rx::receive(dev, skb);
     }
 
     fn live() {

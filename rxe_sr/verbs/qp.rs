@@ -359,12 +359,4 @@ impl QpDriver for RxeSr {
     fn post_recv(qp: &RoceQp, wrs: RecvWrList<'_>) -> Result {
         crate::verbs::qp_post::post_recv(qp, wrs)
     }
-
-    fn qp_work(qp: &RoceQp) {
-        crate::transport::qp_work::qp_work(qp);
-    }
-
-    fn qp_slow_path(qp: &RoceQp) {
-        crate::transport::qp_work::qp_slow_path(qp);
-    }
 }
