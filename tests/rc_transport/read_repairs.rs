@@ -331,7 +331,7 @@ fn a_repair_of_responses_still_to_go_out_is_not_served_twice() {
 fn sr_reads_under_loss_recover_without_the_retransmission_timeout() {
     // A lost READ request (with the sequence-error NAK its successors drew), a lost repair
     // of a run past UNACK, a lost last response: nothing after them shows the loss, and
-    // each waited for the 67 ms timeout (14 timeouts over these seeds at 5%, 3 at 2%).
+    // each used to wait for the retransmission timeout.
     // UNACK unanswered for the probe bound, and each repair watched for it, are asked for
     // again at once: no timeout, and the READs take less than one.
     for scheme in SR_SCHEMES {
