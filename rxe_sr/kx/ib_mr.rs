@@ -216,10 +216,17 @@ impl MrRereg {
 
 /// Kernel memory as a kernel consumer's DMA MR reaches it: with virtual DMA, the addresses
 /// in its SGEs are kernel virtual addresses. Only `get_dma_mr` (which the core calls for
-/// kernel PDs, whose consumers own the memory their SGEs name) makes one.
+/// kernel PDs, whose consumers own the memory their SGEs name) and a kernel consumer's
+/// inline send request (`ib_wr.rs`) make one.
 pub(crate) struct KernelVa(());
 
 impl KernelVa {
+    /// The memory a kernel consumer's work request names (its inline data, which a
+    /// consumer posts from its own kernel buffers).
+    pub(super) fn of_kernel_request() -> Self {
+        KernelVa(())
+    }
+
     /// Copies `dst.len()` bytes at kernel address `addr` into `dst`; false outside the
     /// kernel's direct map.
     pub(crate) fn read(&self, addr: u64, dst: &mut [u8]) -> bool {

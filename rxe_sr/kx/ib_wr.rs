@@ -10,6 +10,7 @@ use kernel::prelude::*;
 
 use crate::kx::bindings;
 use crate::kx::ib_ah::{Ah, AhDriver};
+use crate::kx::ib_mr::KernelVa;
 use crate::kx::ib_verbs::QpType;
 
 /// One scatter/gather element (`struct ib_sge`).
@@ -328,13 +329,9 @@ impl<T: AhDriver> SendWr<'_, T> {
         })
     }
 
-    /// Copies inline data from kernel address `addr` (an SGE of an `IB_SEND_INLINE`
-    /// request) into `dst`; false outside the kernel's direct map.
-    pub(crate) fn read_inline(&self, addr: u64, dst: &mut [u8]) -> bool {
-        // SAFETY: `dst` is writable for its length; the helper refuses addresses outside the
-        // direct map. The memory belongs to the kernel consumer that posted the request.
-        unsafe {
-            bindings::rxe_sr_glue_kva_copy(addr, dst.as_mut_ptr().cast(), dst.len(), false) == 0
-        }
+    /// The kernel memory the SGEs of an `IB_SEND_INLINE` request name, to copy the inline
+    /// data from.
+    pub(crate) fn inline_memory(&self) -> KernelVa {
+        KernelVa::of_kernel_request()
     }
 }

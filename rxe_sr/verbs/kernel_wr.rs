@@ -118,7 +118,7 @@ fn copy_inline<T: AhDriver>(
             .checked_add(n)
             .and_then(|end| buf.get_mut(at..end))
             .ok_or(WqeError::InlineTooLong)?;
-        if !wr.read_inline(s.addr, dst) {
+        if !wr.inline_memory().read(s.addr, dst) {
             return Err(WqeError::SgeAddressOverflow);
         }
         at += n;
