@@ -131,7 +131,7 @@ result_open() {
   mkdir -p "$stem"
   export RXE_SR_RESULT=$stem.md
   RESULT_OWNER=1 RESULT_START=$SECONDS
-  settings=$(env | grep -E '^(BENCH_[A-Z_]*|RUN_QP_SWEEP|LAT_ITERS)=' | sort | sed 's/.*/`&`/' | paste -sd' ' || true)
+  settings=$(env | grep -E '^(BENCH_[A-Z_]*|WAN_[A-Z_]*|RUN_QP_SWEEP|LAT_ITERS)=' | sort | sed 's/.*/`&`/' | paste -sd' ' || true)
   if [ -n "${RXE_SR_KERNEL_DEB:-}" ]; then kver=$(deb_kernel_release)
   else kver=$(make -s -C "$(kernel_dir "${VARIANT:-default}")" kernelrelease 2> /dev/null || echo unknown)
   fi

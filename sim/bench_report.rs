@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `bench-report [--qps] CSV OUTDIR`: the `make run` table. Reads the guests' measurements
+//! `bench-report [--qps | --wan] CSV OUTDIR`: the `make run` table. Reads the guests' measurements
 //! (`driver,op,loss,gbps`, one row per run, several runs per cell) and prints, per op, the
 //! median goodput of every driver at every loss rate, then the same-run ratios: each
 //! driver against its own lossless goodput, against rdma_rxe and against rxe_sr's go-back-N
@@ -11,10 +11,12 @@
 //! own goodput at the first count and to rdma_rxe's at the same count, and the CPU time
 //! both guests spent per delivered MB (median of the runs; all busy time and the kernel's
 //! share), with its ratio to rdma_rxe's; one PNG per loss rate (goodput against the QP
-//! count, a line per driver).
+//! count, a line per driver). With `--wan`, the long-haul sweep (wan_report.rs).
 
 #[path = "plot.rs"]
 mod plot;
+#[path = "wan_report.rs"]
+mod wan_report;
 
 use std::collections::BTreeMap;
 
@@ -47,12 +49,17 @@ fn note(list: &mut Vec<String>, x: &str) {
 fn main() {
     let mut args: Vec<String> = std::env::args().collect();
     let qps = args.get(1).is_some_and(|a| a == "--qps");
-    if qps {
+    let wan = args.get(1).is_some_and(|a| a == "--wan");
+    if qps || wan {
         args.remove(1);
     }
     if args.len() != 3 {
-        eprintln!("usage: bench-report [--qps] CSV OUTDIR");
+        eprintln!("usage: bench-report [--qps | --wan] CSV OUTDIR");
         std::process::exit(2);
+    }
+    if wan {
+        wan_report::wan_report(&args[1], &args[2]);
+        return;
     }
     if qps {
         qps_report(&args[1], &args[2]);

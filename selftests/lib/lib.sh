@@ -144,6 +144,24 @@ netem_set() {
   esac
 }
 
+# wan_spec RTT_MS LOSS: the netem spec of the long-haul profile on one guest's egress: half
+# the round trip as delay, the link rate WAN_RATE (default 100mbit, so the bandwidth-delay
+# product is defined) with a queue long enough never to drop, and LOSS: 0, a loss
+# percentage (Bernoulli), or geH: LoWAR's two-state burst model (Gilbert-Elliott: no loss
+# in the good state, H% in the bad one, WAN_GE_P% chance a packet moves from good to bad,
+# default 0.01, and WAN_GE_R% from bad to good, default 10).
+wan_spec() {
+  local rtt=$1 loss=$2 spec
+  spec="rate ${WAN_RATE:-100mbit} limit 100000"
+  [ "$rtt" = 0 ] || spec="delay $((rtt / 2))ms $spec"
+  case "$loss" in
+    0) ;;
+    ge*) spec="$spec loss gemodel ${WAN_GE_P:-0.01}% ${WAN_GE_R:-10}% ${loss#ge}% 0%" ;;
+    *) spec="$spec loss $loss%" ;;
+  esac
+  echo "$spec"
+}
+
 # pin_peer_neigh: the other guest's ARP entry, resolved now and made permanent. Under netem
 # an ARP exchange can be lost, and the verbs core's resolution of a QP's path (modify to
 # RTR) then fails with ETIMEDOUT: seen with 8 rc_verify pairs set up at once under 5% loss.
@@ -498,6 +516,25 @@ msg_check_pair() {
   out=$(timeout 300 python3 "$HOST_SHARE/selftests/lib/msg_check.py" "$side" "$dev" "$gidx" "t${TEST_INDEX:-0}-$tag" "$@" 2>&1) || rc=1
   printf '%s\n' "$out"
   printf '%s\n' "$out" | grep -q '^checked: OK' || rc=1
+  return $rc
+}
+
+# fct_pair DEV SPEC TAG ITERS [ARGS...]: fct.py between the guests on DEV (g2 writes, g1
+# receives) under the netem SPEC on both egresses, ITERS messages; the client prints
+# "P50_MS P99_MS" of the messages' completion times. Non-zero unless every message
+# completed and every byte was checked.
+fct_pair() {
+  local dev=$1 spec=$2 tag=$3 iters=$4 gidx side out rc=0; shift 4
+  gidx=$(roce_gid_index "$dev") || { log "no RoCEv2 GID on $dev"; return 1; }
+  if is_server; then side=a; else side=b; fi
+  netem_set "$spec"
+  sync_point "fct-$tag-ready" 120 || rc=1
+  out=$(timeout $((iters * 30 + 120)) python3 "$HOST_SHARE/selftests/lib/fct.py" "$side" "$dev" "$gidx" "t${TEST_INDEX:-0}-fct-$tag" --iters "$iters" "$@" 2>&1) || rc=1
+  netem_set 0
+  sync_point "fct-$tag-done" 300 || rc=1
+  printf '%s\n' "$out" >&2
+  printf '%s\n' "$out" | grep -q '^checked: OK' || rc=1
+  is_client && printf '%s\n' "$out" | awk '/^fct:/ { print $5, $7 }'
   return $rc
 }
 

@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The guest side of `make bench`'s long-haul sweep (scripts/bench-wan): each cell is a round
+# trip time and a loss on the long-haul profile (wan_spec in lib.sh: netem delay of half the
+# RTT on both guests' egress, a rate limit, Bernoulli or burst loss). The cells are the
+# lossless RTT 0 reference, then every RTT of BENCH_WAN_RTTS (ms) with every loss of
+# BENCH_WAN_LOSSES (percent, or geH for bursts). In each cell every driver of
+# BENCH_WAN_DRIVERS (rdma_rxe, or a recovery= scheme with module parameters after "+", e.g.
+# fasr+sr_pipe_psns=512) is loaded afresh and runs, the drivers taking turns, BENCH_WAN_REPS
+# rounds:
+#   - goodput: ib_write_bw, 64 KiB, one QP, BENCH_WAN_SECS seconds;
+#   - message completion time: fct.py, BENCH_WAN_FCT_ITERS WRITEs of 1 MiB one at a time,
+#     each timed from post to completion (p50 and p99 of the run), every byte checked.
+# Every QP's local ACK timeout is 4.096 us x 2^BENCH_WAN_TIMEOUT (default 16: 268 ms,
+# above every RTT of the sweep, so no driver times out on a packet still on its way).
+# The client (g2) writes OUT/wan.csv, one row per run:
+#   driver,rtt_ms,loss,rep,gbps,fct_p50_ms,fct_p99_ms
+# (an empty figure: that part of the run failed), and each guest's device counters after
+# each run to OUT/counters-wan-DRIVER-RTT-LOSS-REP.txt.
+. "$HOST_SHARE/selftests/lib/lib.sh"
+TEST_INDEX=bench_wan
+[ "$GUESTS" -ge 2 ] || skip "needs two guests"
+read -r -a rtts <<< "${BENCH_WAN_RTTS:-20 40 80}"
+read -r -a losses <<< "${BENCH_WAN_LOSSES:-0 0.001 0.01 0.1 1 ge30 ge70}"
+read -r -a drivers <<< "${BENCH_WAN_DRIVERS:-rdma_rxe gbn fasr srnic}"
+reps=${BENCH_WAN_REPS:-3}
+secs=${BENCH_WAN_SECS:-10}
+iters=${BENCH_WAN_FCT_ITERS:-30}
+tmo=${BENCH_WAN_TIMEOUT:-16}
+cells=("0 0")
+for r in "${rtts[@]}"; do
+  for l in "${losses[@]}"; do cells+=("$r $l"); done
+done
+total=$(( ${#cells[@]} * ${#drivers[@]} * reps ))
+n=0
+is_client && echo "driver,rtt_ms,loss,rep,gbps,fct_p50_ms,fct_p99_ms" > "$OUT/wan.csv"
+log "benchmark: $total runs (${#cells[@]} cells x ${#drivers[@]} drivers x $reps), link rate ${WAN_RATE:-100mbit}"
+
+# driver_up DRIVER: rdma_rxe as rxe0, or rxe_sr with the scheme and parameters DRIVER
+# names as sr0; prints the device.
+driver_up() {
+  local -a params
+  modprobe -r rxe_sr rdma_rxe 2>/dev/null
+  if [ "$1" = rdma_rxe ]; then
+    rxe_ref_up >&2 && echo rxe0
+  else
+    read -ra params <<< "$(printf '%s' "$1" | tr '+' ' ')"
+    load_rdma_core && modprobe rxe_sr recovery="${params[0]}" "${params[@]:1}" \
+      && rdma link add sr0 type rxe_sr netdev eth0 && wait_port_active sr0 && echo sr0
+  fi
+}
+
+# driver_down DEV: the device and its driver gone.
+driver_down() {
+  rdma link del "$1" 2>/dev/null
+  modprobe -r rxe_sr rdma_rxe 2>/dev/null
+}
+
+for cell in "${cells[@]}"; do
+  read -r rtt loss <<< "$cell"
+  spec=$(wan_spec "$rtt" "$loss")
+  for rep in $(seq "$reps"); do
+    for drv in "${drivers[@]}"; do
+      key="$drv-$rtt-$loss-$rep"
+      dev=$(driver_up "$drv") || { echo "$drv did not come up"; exit 1; }
+      sync_point "up-$key"
+      bw=$(PERF_SIZE=65536 perftest_pair "$dev" ib_write_bw "$spec" "$secs" -u "$tmo") || bw=
+      fct=$(fct_pair "$dev" "$spec" "$key" "$iters" --timeout "$tmo") || fct=
+      read -r p50 p99 <<< "$fct"
+      rdma statistic show link "$dev/1" > "$OUT/counters-wan-$key.txt" 2>&1 || true
+      n=$((n + 1))
+      if is_client; then
+        echo "$drv,$rtt,$loss,$rep,$bw,$p50,$p99" >> "$OUT/wan.csv"
+        log "progress $n/$total: $drv RTT ${rtt} ms loss $loss run $rep: ${bw:-failed} Gb/s, 1 MiB WRITE p50 ${p50:-failed} ms p99 ${p99:-failed} ms"
+      fi
+      sync_point "down-$key"
+      driver_down "$dev"
+    done
+  done
+done
+log "benchmark: done"
