@@ -4,16 +4,17 @@
 //! once, the host tests tally it), and the QP's own tallies ([`ReqCounters`],
 //! [`ReqSrCounters`], [`RespCounters`], [`RespSrCounters`]) take the same event.
 //!
-//! The SR engines (`proto::recovery`) keep counters of their own: what one call of an
-//! engine added to them is reported as that call returns ([`count_engine`]).
+//! The SR engines (`proto::recovery`) keep counters of their own and tell the sink of
+//! their actions each event as they count it ([`ActionSink::counted`]): the requester's and
+//! the responder's sinks report it at once, as the [`RcEvent`] that `engine_event` names.
 //!
+//! [`ActionSink::counted`]: crate::proto::recovery::ActionSink::counted
 //! [`ReqCounters`]: super::requester::ReqCounters
 //! [`ReqSrCounters`]: super::requester::ReqSrCounters
 //! [`RespCounters`]: super::responder::RespCounters
 //! [`RespSrCounters`]: super::responder::RespSrCounters
 
-use crate::proto::rc::RcEnv;
-use crate::proto::recovery::Counters;
+use crate::proto::recovery::EngineEvent;
 
 /// A countable event of a connected QP. Each names the QP tally it adds to, if any.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
@@ -120,47 +121,19 @@ pub enum RcEvent {
     OnloadQueuePeak,
 }
 
-/// Reports what one call of an SR engine added to its counters, from `before` (its
-/// counters as the call began) to `after`. Only a `responder`'s engine reports FaSR's
-/// lost-cnt overflows and SRNIC's onload queue (a requester's engine keeps none).
-pub(super) fn count_engine(
-    env: &mut dyn RcEnv,
-    before: &Counters,
-    after: &Counters,
-    responder: bool,
-) {
-    let both = [
-        (RcEvent::FastPath, before.fast_path, after.fast_path),
-        (RcEvent::SlowPath, before.slow_path, after.slow_path),
-        (
-            RcEvent::GbnFallback,
-            before.gbn_fallbacks,
-            after.gbn_fallbacks,
-        ),
-    ];
-    let rx = [
-        (
-            RcEvent::LostCntOverflow,
-            before.lost_cnt_overflows,
-            after.lost_cnt_overflows,
-        ),
-        (
-            RcEvent::OnloadServed,
-            before.onload_served,
-            after.onload_served,
-        ),
-        (
-            RcEvent::OnloadDelayUs,
-            before.onload_delay_total,
-            after.onload_delay_total,
-        ),
-    ];
-    for (ev, old, new) in both.into_iter().chain(rx.into_iter().filter(|_| responder)) {
-        if new > old {
-            env.count(ev, new - old);
-        }
-    }
-    if responder && after.onload_queue_peak > before.onload_queue_peak {
-        env.count(RcEvent::OnloadQueuePeak, after.onload_queue_peak);
-    }
+/// The event an SR engine's counted `ev` is reported as, by the sink of a `responder`'s
+/// engine or of a requester's: only a responder's reports FaSR's lost-cnt overflows and
+/// SRNIC's onload queue (a requester's engine keeps none).
+pub(super) const fn engine_event(ev: EngineEvent, responder: bool) -> Option<RcEvent> {
+    let rc = match ev {
+        EngineEvent::FastPath => RcEvent::FastPath,
+        EngineEvent::SlowPath => RcEvent::SlowPath,
+        EngineEvent::GbnFallback => RcEvent::GbnFallback,
+        _ if !responder => return None,
+        EngineEvent::LostCntOverflow => RcEvent::LostCntOverflow,
+        EngineEvent::OnloadServed => RcEvent::OnloadServed,
+        EngineEvent::OnloadDelay => RcEvent::OnloadDelayUs,
+        EngineEvent::OnloadQueuePeak => RcEvent::OnloadQueuePeak,
+    };
+    Some(rc)
 }

@@ -20,9 +20,10 @@
 //! requester's SACK bitmap); the other three serve READ responses and message
 //! completions, which the transport tracks outside the recovery engine.
 
-use super::util::{drop_pkt, retransmit, send, send_ack, span, ReqBase, RingBits};
+use super::util::{count, drop_pkt, retransmit, send, send_ack, span, ReqBase, RingBits};
 use super::{
-    Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
+    Action, ActionSink, Counters, EngineEvent, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig,
+    Timer,
 };
 use crate::proto::psn::Psn;
 
@@ -124,7 +125,7 @@ impl<const WORDS: usize> Irn<WORDS> {
         if !self.req.outstanding(s) {
             return;
         }
-        self.counters.slow_path = self.counters.slow_path.saturating_add(1);
+        count(out, &mut self.counters, EngineEvent::SlowPath, 1);
         self.sacked.set(s);
         if !self.in_recovery {
             self.in_recovery = true;
@@ -171,7 +172,7 @@ impl<const WORDS: usize> Recovery for Irn<WORDS> {
                 self.req.rto_armed = false;
                 if self.req.in_flight() > 0 {
                     self.counters.rto_fired = self.counters.rto_fired.saturating_add(1);
-                    self.counters.slow_path = self.counters.slow_path.saturating_add(1);
+                    count(out, &mut self.counters, EngineEvent::SlowPath, 1);
                     let (una, nxt) = (self.req.una, self.req.snd_nxt);
                     self.retransmit_holes(una, nxt, out);
                     self.in_recovery = true;
@@ -197,13 +198,13 @@ impl<const WORDS: usize> Recovery for Irn<WORDS> {
                 self.received.advance_to(next);
             }
             if next != psn.next() {
-                self.counters.slow_path = self.counters.slow_path.saturating_add(1);
+                count(out, &mut self.counters, EngineEvent::SlowPath, 1);
             }
             self.rcv_nxt = next;
             out.push(Action::Advance { rcv_nxt: next });
             send_ack(out, &mut self.counters, next);
         } else if psn.after(self.rcv_nxt) && self.received.covers(psn) && !self.received.get(psn) {
-            self.counters.slow_path = self.counters.slow_path.saturating_add(1);
+            count(out, &mut self.counters, EngineEvent::SlowPath, 1);
             self.received.set(psn);
             out.push(Action::Deliver { psn });
             send(

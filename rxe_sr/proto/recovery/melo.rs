@@ -24,9 +24,10 @@
 //! keeps only the "retransmitted up to" PSN instead (a choice: same decisions, less
 //! state). Its SR memory is the paper's: 20 B per QP plus the pool.
 
-use super::util::{drop_pkt, go_back, retransmit, send, send_ack, span, ReqBase};
+use super::util::{count, drop_pkt, go_back, retransmit, send, send_ack, span, ReqBase};
 use super::{
-    Action, ActionSink, Counters, Feedback, Hole, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
+    Action, ActionSink, Counters, EngineEvent, Feedback, Hole, Recovery, ReqEvent, RespEvent,
+    RtoConfig, Timer,
 };
 use crate::proto::pool::bits_pool::BitsChain;
 use crate::proto::pool::ops::BitsPoolOps;
@@ -164,7 +165,7 @@ impl Melo {
         out.push(Action::Deliver { psn });
         let mut next = psn.next();
         if self.ooo {
-            self.counters.slow_path = self.counters.slow_path.saturating_add(1);
+            count(out, &mut self.counters, EngineEvent::SlowPath, 1);
             while !next.after(self.rcv_high) && pool.get(&self.chain, next) {
                 next = next.next();
             }
@@ -195,7 +196,7 @@ impl Melo {
     /// A packet beyond RCV.HIGH: the chain is extended to it and its bit set; a new hole
     /// (a gap to RCV.HIGH) is NACKed at once with the three most recent holes.
     fn rx_past_rcv_high(&mut self, pool: &mut dyn BitsPoolOps, psn: Psn, out: &mut dyn ActionSink) {
-        self.counters.slow_path = self.counters.slow_path.saturating_add(1);
+        count(out, &mut self.counters, EngineEvent::SlowPath, 1);
         let high = if self.ooo {
             self.rcv_high
         } else {
@@ -238,7 +239,7 @@ impl Melo {
     ) {
         if !self.fell_back {
             self.fell_back = true;
-            self.counters.gbn_fallbacks = self.counters.gbn_fallbacks.saturating_add(1);
+            count(out, &mut self.counters, EngineEvent::GbnFallback, 1);
             out.push(Action::Fallback);
         }
         drop_pkt(out, &mut self.counters, psn);

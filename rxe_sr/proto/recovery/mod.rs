@@ -7,7 +7,8 @@
 //! arrived, a timer fired), and the engine answers with [`Action`]s pushed into an
 //! [`ActionSink`] (deliver/place, send ACK/SACK/NAK/FNACK, retransmit PSNs, go back N,
 //! arm/disarm timers, fall back to GBN). It never touches an skb, a lock or a clock: time
-//! is the `now` tick carried by every event, timers are actions.
+//! is the `now` tick carried by every event, timers are actions. The events it counts go
+//! into its [`Counters`] and, as they are counted, to the sink ([`ActionSink::counted`]).
 //!
 //! The requester and responder sides are split as in the papers; one engine object holds
 //! both, because an RC QP is a requester for its own sends and a responder for its peer's.
@@ -172,10 +173,34 @@ pub enum Action {
     Fallback,
 }
 
+/// An event an engine counts in its [`Counters`], told to its sink as it is counted
+/// ([`ActionSink::counted`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EngineEvent {
+    /// An SR operation done without a bitmap ([`Counters::fast_path`]).
+    FastPath,
+    /// An SR operation that needed a bitmap or SRNIC's slow path ([`Counters::slow_path`]).
+    SlowPath,
+    /// A QP side fell back to go-back-N ([`Counters::gbn_fallbacks`]).
+    GbnFallback,
+    /// FaSR: the responder's lost-cnt overflowed ([`Counters::lost_cnt_overflows`]).
+    LostCntOverflow,
+    /// SRNIC: the slow path served an entry ([`Counters::onload_served`]).
+    OnloadServed,
+    /// SRNIC: ticks a served entry waited ([`Counters::onload_delay_total`]).
+    OnloadDelay,
+    /// SRNIC: the onload queue reached a new peak ([`Counters::onload_queue_peak`]).
+    OnloadQueuePeak,
+}
+
 /// Where engines put their actions: a callback, a fixed buffer, a ring, ...
 pub trait ActionSink {
     /// Takes one action.
     fn push(&mut self, action: Action);
+
+    /// The engine just added `n` to the counter of `ev` ([`EngineEvent::OnloadQueuePeak`]:
+    /// raised it to the new peak `n`). A sink that reports no counts ignores it.
+    fn counted(&mut self, _ev: EngineEvent, _n: u64) {}
 }
 
 impl<F: FnMut(Action)> ActionSink for F {
@@ -358,7 +383,7 @@ pub trait Recovery {
 
 /// Small helpers shared by the engines.
 pub(crate) mod util {
-    use super::{Action, ActionSink, Counters, Feedback, RtoConfig, Timer};
+    use super::{Action, ActionSink, Counters, EngineEvent, Feedback, RtoConfig, Timer};
     use crate::proto::psn::Psn;
 
     /// The requester state every scheme keeps in the QPC: UNACK, the next new PSN and
@@ -572,6 +597,32 @@ pub(crate) mod util {
             d.unsigned_abs()
         } else {
             0
+        }
+    }
+
+    /// Adds `n` of `ev` to the engine's counters `c` (a peak: raises it to `n`) and tells
+    /// `out` what they took, in one place so the two never differ.
+    pub(crate) fn count(out: &mut dyn ActionSink, c: &mut Counters, ev: EngineEvent, n: u64) {
+        let field = match ev {
+            EngineEvent::FastPath => &mut c.fast_path,
+            EngineEvent::SlowPath => &mut c.slow_path,
+            EngineEvent::GbnFallback => &mut c.gbn_fallbacks,
+            EngineEvent::LostCntOverflow => &mut c.lost_cnt_overflows,
+            EngineEvent::OnloadServed => &mut c.onload_served,
+            EngineEvent::OnloadDelay => &mut c.onload_delay_total,
+            EngineEvent::OnloadQueuePeak => &mut c.onload_queue_peak,
+        };
+        let old = *field;
+        if ev == EngineEvent::OnloadQueuePeak {
+            if n > old {
+                *field = n;
+                out.counted(ev, n);
+            }
+            return;
+        }
+        *field = old.saturating_add(n);
+        if *field > old {
+            out.counted(ev, *field - old);
         }
     }
 

@@ -30,9 +30,10 @@
 //! before placing it — a modelling check, not extra hardware state.
 //! Per-QP device memory: 12 B (FaSR §V-A); bitmaps live in host memory.
 
-use super::util::{drop_pkt, go_back, retransmit, send, send_ack, span, ReqBase, RingBits};
+use super::util::{count, drop_pkt, go_back, retransmit, send, send_ack, span, ReqBase, RingBits};
 use super::{
-    Action, ActionSink, Counters, Feedback, Hole, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
+    Action, ActionSink, Counters, EngineEvent, Feedback, Hole, Recovery, ReqEvent, RespEvent,
+    RtoConfig, Timer,
 };
 use crate::proto::psn::Psn;
 
@@ -185,16 +186,14 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
         }
         self.q_len += 1;
         let depth = self.q_len as u64;
-        if depth > self.counters.onload_queue_peak {
-            self.counters.onload_queue_peak = depth;
-        }
+        count(out, &mut self.counters, EngineEvent::OnloadQueuePeak, depth);
         if self.q_len == 1 {
             out.push(Action::ArmTimer {
                 timer: Timer::SlowPath,
                 deadline: ready_at,
             });
         }
-        self.counters.slow_path = self.counters.slow_path.saturating_add(1);
+        count(out, &mut self.counters, EngineEvent::SlowPath, 1);
         true
     }
 
@@ -204,7 +203,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
     /// metadata. (One entry per PSN filled the queue with a single long READ executed at
     /// ePSN in recovery, and the PSNs past it were dropped although the READ had run: a
     /// hole nothing could fill.)
-    fn extend_tail(&mut self, psn: Psn, now: u64) -> bool {
+    fn extend_tail(&mut self, psn: Psn, now: u64, out: &mut dyn ActionSink) -> bool {
         if self.q_len == 0 {
             return false;
         }
@@ -213,7 +212,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
         match self.queue.get_mut(tail) {
             Some(m) if m.last.next() == psn && m.ready_at == ready_at => {
                 m.last = psn;
-                self.counters.slow_path = self.counters.slow_path.saturating_add(1);
+                count(out, &mut self.counters, EngineEvent::SlowPath, 1);
                 true
             }
             _ => false,
@@ -278,7 +277,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
             return;
         }
         self.psn_right = psn;
-        self.counters.fast_path = self.counters.fast_path.saturating_add(1);
+        count(out, &mut self.counters, EngineEvent::FastPath, 1);
         out.push(Action::Deliver { psn });
     }
 
@@ -304,7 +303,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
             drop_pkt(out, &mut self.counters, psn);
             return;
         }
-        if !self.extend_tail(psn, now) && !self.enqueue(psn, psn, now, out) {
+        if !self.extend_tail(psn, now, out) && !self.enqueue(psn, psn, now, out) {
             drop_pkt(out, &mut self.counters, psn);
             return;
         }
@@ -332,9 +331,8 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
             self.q_len -= 1;
             // The entry waited from its enqueueing (ready_at - delay) to now.
             let waited = now.saturating_sub(m.ready_at.saturating_sub(self.delay));
-            let c = &mut self.counters;
-            c.onload_served = c.onload_served.saturating_add(1);
-            c.onload_delay_total = c.onload_delay_total.saturating_add(waited);
+            count(out, &mut self.counters, EngineEvent::OnloadServed, 1);
+            count(out, &mut self.counters, EngineEvent::OnloadDelay, waited);
             self.serve(m, out);
         }
     }

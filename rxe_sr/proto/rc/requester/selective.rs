@@ -22,11 +22,13 @@ use super::Requester;
 use super::RetryCause;
 use super::SqEntry;
 use crate::proto::psn::Psn;
-use crate::proto::rc::event::count_engine;
+use crate::proto::rc::event::engine_event;
 use crate::proto::rc::sr::SrSetup;
 use crate::proto::rc::{packets, Fatal, RcConfig, RcEnv, RcEvent, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
-use crate::proto::recovery::{Action, ActionSink, Counters, Recovery, ReqEvent, Timer};
+use crate::proto::recovery::{
+    Action, ActionSink, Counters, EngineEvent, Recovery, ReqEvent, Timer,
+};
 use crate::proto::wire::caps::{CapAnswer, RequesterCaps, RequesterState};
 use crate::uabi::send_wqe::SendOp;
 
@@ -212,6 +214,8 @@ struct Resend {
 }
 
 struct Sink<'a> {
+    /// Where the engine's counted events are reported.
+    env: &'a mut dyn RcEnv,
     acts: &'a mut Acts,
     /// Standard mode (go-back-N engine) has no resend set: a range becomes a go-back.
     resend: Option<&'a mut PsnSet>,
@@ -248,6 +252,12 @@ impl ActionSink for Sink<'_> {
             Action::DisarmTimer { timer: Timer::Rto } => self.acts.rto = Some(None),
             // Responder-side actions and the fallback notice (the engine counts it).
             _ => {}
+        }
+    }
+
+    fn counted(&mut self, ev: EngineEvent, n: u64) {
+        if let Some(ev) = engine_event(ev, false) {
+            self.env.count(ev, n);
         }
     }
 }
@@ -336,20 +346,27 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 active: true,
                 ..
             }) => {
-                let before = *engine.counters();
                 let mut sink = Sink {
+                    env: &mut *env,
                     acts: &mut acts,
-                    resend: Some(resend),
+                    resend: Some(&mut *resend),
                 };
                 if !engine.on_requester_local(ev, &mut sink) {
-                    env.with_shared(&mut |sh, _| engine.on_requester(sh, ev, &mut sink));
+                    env.with_shared(&mut |sh, env| {
+                        let mut sink = Sink {
+                            env,
+                            acts: &mut acts,
+                            resend: Some(&mut *resend),
+                        };
+                        engine.on_requester(sh, ev, &mut sink)
+                    });
                 }
-                count_engine(env, &before, engine.counters(), false);
             }
             _ => self.engine.on_requester(
                 &mut (),
                 ev,
                 &mut Sink {
+                    env,
                     acts: &mut acts,
                     resend: None,
                 },

@@ -38,12 +38,14 @@ use super::sack_coalesce::{SackCoalescer, FLUSH_COPIES};
 use super::RdRes;
 use super::Responder;
 use crate::proto::psn::Psn;
-use crate::proto::rc::event::count_engine;
+use crate::proto::rc::event::engine_event;
 use crate::proto::rc::sr::{encode_feedback, SrSetup};
 use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
 use crate::proto::recovery::scheme::Scheme;
-use crate::proto::recovery::{Action, ActionSink, Counters, Feedback, Recovery, RespEvent, Timer};
+use crate::proto::recovery::{
+    Action, ActionSink, Counters, EngineEvent, Feedback, Recovery, RespEvent, Timer,
+};
 use crate::proto::wire::caps::ResponderCaps;
 use crate::proto::wire::sr_ext::BTH_TVER_SR;
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
@@ -247,6 +249,12 @@ impl ActionSink for Sink<'_> {
             _ => {}
         }
     }
+
+    fn counted(&mut self, ev: EngineEvent, n: u64) {
+        if let Some(ev) = engine_event(ev, true) {
+            self.env.count(ev, n);
+        }
+    }
 }
 
 impl Sink<'_> {
@@ -438,7 +446,6 @@ impl<
         else {
             return fate;
         };
-        let before = *engine.counters();
         let local = engine.on_responder_local(
             ev,
             &mut Sink {
@@ -472,7 +479,6 @@ impl<
                 )
             });
         }
-        count_engine(env, &before, engine.counters(), true);
         fate
     }
 

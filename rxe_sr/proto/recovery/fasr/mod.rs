@@ -86,9 +86,10 @@
 mod requester;
 mod responder;
 
-use super::util::{span, ReqBase};
+use super::util::{count, span, ReqBase};
 use super::{
-    Action, ActionSink, Counters, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig, Timer,
+    Action, ActionSink, Counters, EngineEvent, Feedback, Recovery, ReqEvent, RespEvent, RtoConfig,
+    Timer,
 };
 use crate::proto::pool::ops::SrPoolOps;
 use crate::proto::pool::sr_pool::UnitId;
@@ -210,12 +211,14 @@ impl Fasr {
         self.tx_unit
     }
 
-    fn op(&mut self, slow_path: bool) {
-        if slow_path {
-            self.counters.slow_path = self.counters.slow_path.saturating_add(1);
+    /// Counts one SR operation, on the slow path or the fast path.
+    fn op(&mut self, out: &mut dyn ActionSink, slow_path: bool) {
+        let ev = if slow_path {
+            EngineEvent::SlowPath
         } else {
-            self.counters.fast_path = self.counters.fast_path.saturating_add(1);
-        }
+            EngineEvent::FastPath
+        };
+        count(out, &mut self.counters, ev, 1);
     }
 
     /// For the kernel log: the requester side's path.
@@ -228,7 +231,7 @@ impl Fasr {
     }
 
     fn fallback(&mut self, out: &mut dyn ActionSink) {
-        self.counters.gbn_fallbacks = self.counters.gbn_fallbacks.saturating_add(1);
+        count(out, &mut self.counters, EngineEvent::GbnFallback, 1);
         out.push(Action::Fallback);
     }
 

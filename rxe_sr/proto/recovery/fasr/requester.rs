@@ -160,7 +160,7 @@ impl Fasr {
         // Choice: the responder keeps the resends behind the lost one (see the parent
         // module), so only UNACK goes again, not every bitmap zero (most of them are
         // resends still in flight).
-        self.op(slow_path);
+        self.op(out, slow_path);
         let una = self.req.una;
         self.tx_retransmit(una, una.next(), out);
         self.req.restart_rto(now, &self.rto, out);
@@ -203,7 +203,7 @@ impl Fasr {
             return;
         };
         let was_slow = slow(st.lost_cnt, st.overflow);
-        self.op(slow(lost_cnt, overflow));
+        self.op(out, slow(lost_cnt, overflow));
         if s.after(st.sack_high) {
             self.tx_sack_past_high(pool, u, st, sack, out);
         } else if was_slow && !st.gbn && !s.before(st.bm_base) {
@@ -251,7 +251,7 @@ impl Fasr {
                 self.tx_unit_gbn(pool, u, out);
             }
         }
-        self.op(is_slow);
+        self.op(out, is_slow);
     }
 
     /// A SACK past sack-high. The gap between them is resent when it is new data loss (the
@@ -329,7 +329,7 @@ impl Fasr {
             (Some(u), Some(st))
                 if !st.gbn && st.sack_high.after(una) && slow(st.lost_cnt, st.overflow) =>
             {
-                self.op(true);
+                self.op(out, true);
                 self.tx_retransmit(una, una.next(), out);
                 // Bitmap zeros between UNACK and sack-high; PSNs before bm_base form the
                 // compressed run, known received.
@@ -345,7 +345,7 @@ impl Fasr {
                 pool.for_each_zero(u, from, span(from, end), &mut emit);
             }
             (Some(_), Some(st)) if !st.gbn && st.sack_high.after(una) && st.lost_cnt == 1 => {
-                self.op(false);
+                self.op(out, false);
                 self.tx_retransmit(una, una.next(), out);
             }
             _ => {

@@ -8,8 +8,8 @@ use super::{slow, Fasr, LOST_CNT_MAX};
 use crate::proto::pool::ops::SrPoolOps;
 use crate::proto::pool::sr_pool::{SrUnit, UnitId};
 use crate::proto::psn::Psn;
-use crate::proto::recovery::util::{drop_pkt, send, send_ack, send_nak_once, span};
-use crate::proto::recovery::{Action, ActionSink, Feedback};
+use crate::proto::recovery::util::{count, drop_pkt, send, send_ack, send_nak_once, span};
+use crate::proto::recovery::{Action, ActionSink, EngineEvent, Feedback};
 
 /// RCV-NXT after the retransmission `psn` filled it on the slow path: past the compressed
 /// run, then the first zero in the bitmap, at most sack-high + 1.
@@ -146,10 +146,10 @@ impl Fasr {
             st.overflow = overflow;
         }
         if overflow {
-            self.counters.lost_cnt_overflows = self.counters.lost_cnt_overflows.saturating_add(1);
+            count(out, &mut self.counters, EngineEvent::LostCntOverflow, 1);
         }
         self.rx_unit = Some(u);
-        self.op(is_slow);
+        self.op(out, is_slow);
         self.deliver_and_sack(psn, lost_cnt, overflow, out);
     }
 
@@ -214,7 +214,7 @@ impl Fasr {
     ) {
         let was_slow = slow(st.lost_cnt, st.overflow);
         out.push(Action::Deliver { psn });
-        self.op(was_slow);
+        self.op(out, was_slow);
         if was_slow {
             self.rx_slow_fill(pool, u, st, psn, out);
             return;
@@ -305,7 +305,7 @@ impl Fasr {
         if !matches!(self.behind, 1 | 4 | 16 | 64) {
             return;
         }
-        self.op(true);
+        self.op(out, true);
         send(
             out,
             &mut self.counters,
@@ -344,9 +344,9 @@ impl Fasr {
             unit.overflow = overflow;
         }
         if overflow && !st.overflow {
-            self.counters.lost_cnt_overflows = self.counters.lost_cnt_overflows.saturating_add(1);
+            count(out, &mut self.counters, EngineEvent::LostCntOverflow, 1);
         }
-        self.op(now_slow);
+        self.op(out, now_slow);
         self.deliver_and_sack(psn, lost_cnt, overflow, out);
     }
 
