@@ -98,6 +98,9 @@ struct Side {
     send_cqes: Vec<Completion>,
     recv_cqes: Vec<Completion>,
     retired: usize,
+    /// The events counted through this side's environment over the net's life, added up as
+    /// the kernel's device counters add them.
+    counted: Tally,
     error: bool,
     /// The device's in-flight budget (`None`: the kernel's with no budget), and the PSNs
     /// of it this QP held at the end of its last step.
@@ -229,6 +232,15 @@ fn check_counted(before: &Tally, after: &Tally, counted: &Tally) {
             _ => new - old,
         };
         assert_eq!(want, counted[i], "event {i} counted through the environment");
+    }
+}
+
+/// Adds what one step counted to `total`, as the kernel's device counters do (the highest
+/// peak for [`RcEvent::OnloadQueuePeak`]).
+fn add_counted(total: &mut Tally, step: &Tally) {
+    let peak = RcEvent::OnloadQueuePeak as usize;
+    for (i, (t, &n)) in total.iter_mut().zip(step).enumerate() {
+        *t = if i == peak { (*t).max(n) } else { *t + n };
     }
 }
 
@@ -464,6 +476,7 @@ impl Side {
             send_cqes: vec![],
             recv_cqes: vec![],
             retired: 0,
+            counted: [0; 64],
             error: false,
             inflight: None,
             held: 0,
@@ -491,6 +504,7 @@ impl Side {
         let taken = env.taken;
         let counted = env.counted;
         check_counted(&before, &tallied(&self.req, &self.resp), &counted);
+        add_counted(&mut self.counted, &counted);
         if let Some(d) = self.inflight.as_ref() {
             let now = if self.error { 0 } else { self.req.admitted_psns() };
             d.settle(&mut self.held, taken, now);

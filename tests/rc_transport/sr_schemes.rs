@@ -293,3 +293,91 @@ fn a_tiny_pool_shared_by_both_directions_keeps_every_byte() {
     }
     assert!(fb > 0 && lost > 0, "fallbacks {fb}, lost {lost}");
 }
+
+/// Runs the mixed workload over `link` with both sides on `scheme`, over FaSR's and MELO's
+/// smallest pools when `tiny` (loss recovery outgrows them: go-back-N fallbacks).
+fn mixed_over_pools(scheme: Scheme, link: Link, tiny: bool) -> Net {
+    let mut n = Net::with_schemes(Service::Rc, 1024, link, scheme, scheme);
+    if tiny {
+        for s in [&mut n.a, &mut n.b] {
+            let pools: SharedIn<[SrUnit; 1], [BitmapBlock; 1], [BitsBlock; 1]> = SharedIn {
+                sr_pool: SrPool::new(),
+                bits_pool: BitsPool::new(),
+            };
+            s.shared = Box::new(pools);
+        }
+    }
+    post_mixed(&mut n, Service::Rc);
+    assert!(n.run(2_000_000), "{scheme:?} seed {}: stalled", link.seed);
+    check_mixed_data(&mut n, true);
+    n
+}
+
+/// The events the SR engines count, in [`engine_counts`]'s order.
+const ENGINE_EVENTS: [RcEvent; 7] = [
+    RcEvent::FastPath,
+    RcEvent::SlowPath,
+    RcEvent::GbnFallback,
+    RcEvent::LostCntOverflow,
+    RcEvent::OnloadServed,
+    RcEvent::OnloadDelayUs,
+    RcEvent::OnloadQueuePeak,
+];
+
+/// What `s`'s two engines (its requester's and its responder's) counted of
+/// [`ENGINE_EVENTS`]; only a responder's engine reports lost-cnt overflows and the onload
+/// queue.
+fn engine_counts(s: &Side) -> [u64; 7] {
+    let req = *s.req.sr().expect("SR requester").engine_counters();
+    let resp = *s.resp.sr().expect("SR responder").engine_counters();
+    [
+        req.fast_path + resp.fast_path,
+        req.slow_path + resp.slow_path,
+        req.gbn_fallbacks + resp.gbn_fallbacks,
+        resp.lost_cnt_overflows,
+        resp.onload_served,
+        resp.onload_delay_total,
+        resp.onload_queue_peak,
+    ]
+}
+
+#[test]
+fn every_engine_event_is_reported_once_as_the_engine_counts_it() {
+    // Over lossy links, with SRNIC's slow path answering late and FaSR's and MELO's pools
+    // too small, each side's environment counted over the whole run exactly what its two
+    // engines counted: an event counted in an engine and not reported, or reported twice,
+    // shows here. Each event the scheme has must have happened, or the check says nothing.
+    SRNIC_DELAY_US.set(20);
+    for scheme in SR_SCHEMES {
+        let mut seen = [0u64; 7];
+        for (seed, loss, tiny) in [(3, 50_000, false), (5, 100_000, false), (7, 50_000, true)] {
+            let link = Link {
+                loss_ppm: loss,
+                dup_ppm: 0,
+                reorder_ppm: 10_000,
+                seed,
+            };
+            let mut n = mixed_over_pools(scheme, link, tiny);
+            for s in [&n.a, &n.b] {
+                let counts = engine_counts(s);
+                for (k, ev) in ENGINE_EVENTS.into_iter().enumerate() {
+                    let (got, want) = (s.counted[ev as usize], counts[k]);
+                    assert_eq!(got, want, "{scheme:?} seed {seed}: {ev:?} reported");
+                    seen[k] += want;
+                }
+            }
+            release_and_check_pools(&mut n);
+        }
+        for (k, ev) in ENGINE_EVENTS.into_iter().enumerate() {
+            let has = match ev {
+                RcEvent::FastPath => matches!(scheme, Scheme::Fasr | Scheme::Srnic),
+                RcEvent::GbnFallback => matches!(scheme, Scheme::Fasr | Scheme::Melo),
+                RcEvent::LostCntOverflow => scheme == Scheme::Fasr,
+                RcEvent::SlowPath => true,
+                _ => scheme == Scheme::Srnic,
+            };
+            assert_eq!(seen[k] > 0, has, "{scheme:?}: {ev:?} counted {}", seen[k]);
+        }
+    }
+    SRNIC_DELAY_US.set(0);
+}
