@@ -163,8 +163,10 @@ pub(crate) const COUNT: usize = 56;
 /// bits blocks in use now), `melo_pool_blocks_peak` (most MELO bits blocks in use at once),
 /// `melo_pool_exhaustions` (MELO pool allocations that failed), `inflight_psns` (PSNs in
 /// flight across the device's RC requesters now: admitted by the in-flight budget and not yet
-/// acknowledged), `inflight_waiters` (QPs waiting for room now).
-pub(crate) const GAUGES: usize = 10;
+/// acknowledged), `inflight_waiters` (QPs waiting for room now), `inflight_budget` (the
+/// budget as it stands: `dev_inflight_psns`, or the sum of the requesters' path allowances
+/// when larger).
+pub(crate) const GAUGES: usize = 11;
 
 /// The names of the counters, in [`Counter`] order, then of the gauges.
 pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
@@ -234,6 +236,7 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"melo_pool_exhaustions",
     c"inflight_psns",
     c"inflight_waiters",
+    c"inflight_budget",
 ];
 
 /// The counters of one device (all-zero is a valid initial value).

@@ -205,6 +205,17 @@ impl DeviceState {
         self.wake_inflight();
     }
 
+    /// A requester that held `held` of the device's path sum now holds `now` (its path
+    /// allowance; 0 when it stops): the budget stretches or shrinks with the sum, and
+    /// waiters are woken when it grew.
+    pub(crate) fn settle_path(&self, held: &mut u32, now: u32) {
+        let grew = now > *held;
+        self.inflight.budget.settle_path(held, now);
+        if grew {
+            self.wake_inflight();
+        }
+    }
+
     /// A QP's transport is reset, failed or destroyed holding `held` PSNs: they go back,
     /// and waiters are woken for them.
     pub(crate) fn give_back_inflight(&self, held: &mut u32) {

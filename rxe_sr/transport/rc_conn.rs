@@ -48,6 +48,9 @@ pub(crate) struct RcConn {
     /// The PSNs of the device's in-flight budget the requester held at the end of its last
     /// step (objects::inflight).
     pub(crate) inflight_held: u32,
+    /// The requester's path allowance as the device's path sum last took it
+    /// (`RoceDevice::settle_path`).
+    pub(crate) path_held: u32,
 }
 
 /// The service of a connected QP type.
@@ -130,6 +133,7 @@ impl RcConn {
                 req: None,
                 sr,
                 inflight_held: 0,
+                path_held: 0,
             },
             GFP_KERNEL,
         )?)
@@ -139,6 +143,7 @@ impl RcConn {
     /// the SR engines' pool units and blocks. The QP is reset, failed or destroyed.
     pub(crate) fn release_shared(&mut self, dev: &RoceDevice) {
         dev.give_back_inflight(&mut self.inflight_held);
+        dev.settle_path(&mut self.path_held, 0);
         if self.sr.is_none() {
             return;
         }

@@ -56,6 +56,7 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev, step: Step<'_
         resp,
         req,
         inflight_held,
+        path_held,
         ..
     } = conn;
     let mut env = {
@@ -84,7 +85,7 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev, step: Step<'_
     if let (Ok(()), Some(r), true) = (outcome, req.as_mut(), rts) {
         outcome = send_more(ctx, &mut env, cfg, r);
     }
-    settle(ctx, &mut env, req, rts);
+    settle(ctx, &mut env, req, rts, path_held);
     rearm(ctx, &env, req, resp, rts, outcome);
     if outcome.is_err() {
         report_fatal(ctx.qpn, req, resp);
@@ -145,14 +146,21 @@ fn send_more(
 }
 
 /// Gives what the step acknowledged back to the device's in-flight budget (out of RTS, all
-/// of it), waking waiters.
-fn settle(ctx: &QpCtx<'_>, env: &mut KEnv<'_>, req: &Option<KRequester>, rts: bool) {
+/// of it), waking waiters, and settles the requester's part of the device's path sum.
+fn settle(
+    ctx: &QpCtx<'_>,
+    env: &mut KEnv<'_>,
+    req: &Option<KRequester>,
+    rts: bool,
+    path_held: &mut u32,
+) {
     if let Some((part, held, taken)) = env.take_inflight() {
-        let now = match req.as_ref() {
-            Some(r) if rts => r.admitted_psns(),
-            _ => 0,
+        let (now, path) = match req.as_ref() {
+            Some(r) if rts => (r.admitted_psns(), r.path_allowance()),
+            _ => (0, 0),
         };
         ctx.dev.settle_inflight(part, held, taken, now);
+        ctx.dev.settle_path(path_held, path);
     }
 }
 

@@ -428,6 +428,7 @@ impl HwStatsDriver for RxeSr {
             melo.exhaustions,
             u64::from(dev.inflight().budget.psns()),
             u64::from(dev.inflight().waiters()),
+            u64::from(dev.inflight().budget.budget()),
         ];
         for (o, v) in out.iter_mut().zip(Iterator::chain(v.iter(), gauges.iter())) {
             *o = *v;

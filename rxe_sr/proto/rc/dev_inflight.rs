@@ -23,6 +23,13 @@
 //! budget by less than a chunk per QP admitted at the same instant, and one long message
 //! (a 2 GiB WRITE is 2M PSNs at a 1 KiB MTU) shares the budget with the device's other QPs
 //! instead of holding it all until it is acknowledged.
+//!
+//! The budget stretches to the paths: each requester holds its path allowance (its
+//! estimate of what its path holds, with headroom: `requester/path.rs`) in the device's
+//! sum, settled after each step as its in-flight PSNs are ([`Inflight::settle_path`]), and
+//! the device admits up to the larger of the budget and that sum. A path longer than the
+//! budget so fills, while on short paths the sum stays below the budget and changes
+//! nothing.
 
 use core::ops::DerefMut;
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -43,6 +50,8 @@ pub struct Inflight {
     /// PSNs the requesters woken for room are expected to ask for, until they run
     /// ([`Self::woken`], [`Self::woken_ran`]): room promised, not yet taken.
     promised: AtomicU32,
+    /// The sum of the requesters' path allowances ([`Self::settle_path`]).
+    paths: AtomicU32,
 }
 
 impl Inflight {
@@ -52,12 +61,36 @@ impl Inflight {
             budget,
             psns: AtomicU32::new(0),
             promised: AtomicU32::new(0),
+            paths: AtomicU32::new(0),
         }
     }
 
-    /// The budget (0: unbounded).
+    /// The budget as it stands (0: unbounded): the configured one, or the sum of the
+    /// requesters' path allowances when that is larger.
     pub fn budget(&self) -> u32 {
-        self.budget
+        if self.budget == 0 {
+            return 0;
+        }
+        self.budget.max(self.paths.load(Ordering::Relaxed))
+    }
+
+    /// A requester that held `held` of the path sum (as last settled) now holds `now`
+    /// (its path allowance; 0 when it stops or is gone): the sum takes the difference.
+    pub fn settle_path(&self, held: &mut u32, now: u32) {
+        let old = core::mem::replace(held, now);
+        if now > old {
+            let _ = self
+                .paths
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                    Some(v.saturating_add(now - old))
+                });
+        } else if old > now {
+            let _ = self
+                .paths
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                    Some(v.saturating_sub(old - now))
+                });
+        }
     }
 
     /// PSNs in flight now.
@@ -68,7 +101,7 @@ impl Inflight {
     /// Admits a message of `psns` PSNs if fewer than the budget are in flight (it is taken
     /// whole); false leaves nothing changed.
     pub fn admit(&self, psns: u32) -> bool {
-        let budget = self.budget;
+        let budget = self.budget();
         self.psns
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
                 (budget == 0 || v < budget).then(|| v.saturating_add(psns))
@@ -108,10 +141,11 @@ impl Inflight {
     /// Room for requesters waiting to be woken: the budget less what is in flight and what
     /// woken requesters were promised (0 without a budget: nobody waits then).
     pub fn room(&self) -> u32 {
-        if self.budget == 0 {
+        let budget = self.budget();
+        if budget == 0 {
             return 0;
         }
-        self.budget
+        budget
             .saturating_sub(self.psns())
             .saturating_sub(self.promised.load(Ordering::Relaxed))
     }
@@ -204,6 +238,29 @@ mod tests {
         // The QP leaves RTS: all of it goes back.
         assert_eq!(d.settle(&mut held, 4, 0), 8);
         assert_eq!((held, d.psns()), (0, 0));
+    }
+
+    #[test]
+    fn the_budget_stretches_to_the_paths_and_back() {
+        let d = Inflight::new(8);
+        let (mut a, mut b) = (0, 0);
+        assert!(d.admit(8));
+        assert!(!d.admit(1));
+        // Two requesters whose paths hold 6 and 5: the budget is their sum.
+        d.settle_path(&mut a, 6);
+        d.settle_path(&mut b, 5);
+        assert_eq!((d.budget(), d.room()), (11, 3));
+        assert!(d.admit(1));
+        // One path shrinks, the other requester stops: back to the configured budget.
+        d.settle_path(&mut a, 2);
+        d.settle_path(&mut b, 0);
+        assert_eq!((a, b, d.budget()), (2, 0, 8));
+        assert!(!d.admit(1));
+        // Without a budget the paths change nothing.
+        let u = Inflight::new(0);
+        let mut c = 0;
+        u.settle_path(&mut c, 100);
+        assert_eq!((u.budget(), u.room()), (0, 0));
     }
 
     #[test]

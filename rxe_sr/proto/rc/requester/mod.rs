@@ -36,6 +36,7 @@
 
 mod completer;
 mod loss_probe;
+mod path;
 mod psn_set;
 mod read_response;
 mod request_packet;
@@ -147,8 +148,8 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     /// (`nak_sample`).
     backoff: u32,
     /// RTT measurement in progress (Karn's rule: a packet sent once, cancelled by any
-    /// resend): its PSN and send time.
-    rtt_probe: Option<(Psn, u64)>,
+    /// resend): its PSN, send time and UNACK then.
+    rtt_probe: Option<(Psn, u64, Psn)>,
     /// The PSN a sequence-error NAK sent the requester back to, until its resend goes: that
     /// resend is then the RTT probe. The responder dropped every copy from there on, so
     /// only the resend can be answered (Karn's ambiguity is a timeout's, where the first
@@ -156,6 +157,8 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     nak_sample: Option<Psn>,
     /// SR format: the watch for losses nothing after them shows (`loss_probe`).
     probe: loss_probe::LossProbe,
+    /// What the path holds, from the RTT samples (`path`).
+    path: path::PathEstimate,
     /// Smoothed RTT and its mean deviation (RFC 6298), microseconds; 0 before a sample.
     srtt_us: u64,
     rttvar_us: u64,
@@ -232,6 +235,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             noack_pkts: 0,
             backoff: 0,
             rtt_probe: None,
+            path: path::PathEstimate::new(),
             nak_sample: None,
             probe: loss_probe::LossProbe::new(sq_psn),
             srtt_us: 0,

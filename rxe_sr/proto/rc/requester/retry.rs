@@ -11,7 +11,7 @@ use super::Requester;
 use super::SqEntry;
 use super::{RetryCause, RetryNote};
 use crate::proto::psn::Psn;
-use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent};
+use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::{ReqEvent, Timer};
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::send_wqe::SendOp;
@@ -182,7 +182,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// Folds an RTT sample into the estimate when `una` passes the probe; true when it took
     /// one.
     pub(super) fn sample_rtt(&mut self, env: &mut dyn RcEnv, una: Psn) -> bool {
-        let Some((psn, sent)) = self.rtt_probe else {
+        let Some((psn, sent, una_then)) = self.rtt_probe else {
             return false;
         };
         if !una.after(psn) {
@@ -191,8 +191,21 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.rtt_probe = None;
         let r = env.now_us().saturating_sub(sent).max(1);
         self.probe.note_rtt(r);
+        self.path.sample(r, una_then, una);
         smooth_rtt(&mut self.srtt_us, &mut self.rttvar_us, r);
         true
+    }
+
+    /// The PSNs the path holds by the requester's estimate, with headroom (`path.rs`), at
+    /// most the window: what the pipe and the device's in-flight budget stretch to (0
+    /// before a sample).
+    pub fn path_allowance(&self) -> u32 {
+        let window = if self.sr_active() {
+            SR_MAX_UNACKED_PSNS
+        } else {
+            MAX_UNACKED_PSNS
+        };
+        self.path.allowance().min(window)
     }
 
     /// The retransmission timeout: the QP's local ACK timeout, or longer when the measured

@@ -315,7 +315,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// Choice (the paper leaves flow control to the transport): the SR window from UNACK
     /// ([`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)) filled with new
     /// packets is also a queue in front of a repair, which then waits behind the whole
-    /// window; a shorter pipe keeps the repair's round trip short.
+    /// window; a shorter pipe keeps the repair's round trip short. A path that holds more
+    /// than `pipe_psns` stretches the pipe to what it holds ([`Self::path_allowance`]).
     pub(super) fn pipe_full(&self, psn: Psn) -> bool {
         let Some(sr) = self.sr.as_deref().filter(|s| s.active) else {
             return false;
@@ -325,7 +326,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
         let una = self.una();
         let base = sr.received_past(una).unwrap_or(una.sub(1));
-        psn.diff(base) > sr.pipe_psns as i32
+        let pipe = sr.pipe_psns.max(self.path_allowance());
+        psn.diff(base) > i32::try_from(pipe).unwrap_or(i32::MAX)
     }
 
     /// BTH TVer and Resv7 of the next request packet.

@@ -344,13 +344,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if !psn.before(self.sent_high) {
             self.sent_high = psn.add(used);
             if self.rtt_probe.is_none() {
-                self.rtt_probe = Some((psn, now));
+                self.rtt_probe = Some((psn, now, self.una()));
             }
         } else {
             self.count(env, RcEvent::Resent);
             if self.nak_sample == Some(psn) {
                 self.nak_sample = None;
-                self.rtt_probe = Some((psn, now));
+                self.rtt_probe = Some((psn, now, self.una()));
             }
         }
         let acts = self.feed(

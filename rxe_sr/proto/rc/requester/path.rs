@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+//! What the path holds: the requester's estimate of its bandwidth-delay product in PSNs,
+//! from the rate at which its PSNs are acknowledged and the least round trip seen (BBR's
+//! model, without its pacing). The PSNs a requester lets be in flight past what it knows
+//! received (FaSR's pipe) and the device's in-flight budget stretch to it, so that a long
+//! fat path is filled while a short one keeps the small queue the fixed limits give.
+//!
+//! Each RTT sample (a packet sent once, Karn) measures how many PSNs UNACK moved over the
+//! packet's round trip: `delivered` PSNs in `r` microseconds is a rate, and that rate over
+//! the least round trip is the path's product. A requester held back by its own limit
+//! delivers its whole limit each round trip, so the estimate (and the limit, its
+//! [`ALLOWANCE_GAIN_QUARTERS`] quarters) grows by that gain per round trip until the link, not the
+//! limit, sets the rate; past that point a longer queue lengthens `r` as much as it adds
+//! to `delivered`, and the estimate stays at the path's product.
+
+use crate::proto::psn::Psn;
+
+/// The allowance over the estimated product, in quarters: 5/4, enough headroom to grow
+/// while a queue of a quarter of the product at most builds in front of the link.
+pub const ALLOWANCE_GAIN_QUARTERS: u32 = 5;
+
+/// The estimate falls by at most 1/`DECAY` of itself per sample, so a few round trips of
+/// a requester with less to send (the tail of a message, a pause) do not forget the path.
+const DECAY: u32 = 8;
+
+/// The path estimate of one requester.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PathEstimate {
+    /// The least round trip measured, microseconds (0: none yet).
+    min_rtt_us: u64,
+    /// The estimated bandwidth-delay product, PSNs (a maximum that decays per sample).
+    bdp_psns: u32,
+}
+
+impl PathEstimate {
+    pub(super) const fn new() -> Self {
+        PathEstimate {
+            min_rtt_us: 0,
+            bdp_psns: 0,
+        }
+    }
+
+    /// A round trip of `r` microseconds was measured on a packet sent when UNACK was
+    /// `una_then`; UNACK is `una_now` as its acknowledgment arrives.
+    pub(super) fn sample(&mut self, r: u64, una_then: Psn, una_now: Psn) {
+        let r = r.max(1);
+        if self.min_rtt_us == 0 || r < self.min_rtt_us {
+            self.min_rtt_us = r;
+        }
+        let delivered = u64::try_from(una_now.diff(una_then).max(0)).unwrap_or(0);
+        let bdp = u32::try_from(delivered.saturating_mul(self.min_rtt_us) / r).unwrap_or(u32::MAX);
+        let decayed = self.bdp_psns - self.bdp_psns / DECAY;
+        self.bdp_psns = bdp.max(decayed);
+    }
+
+    /// The PSNs the path holds, by the estimate (0 before a sample).
+    #[cfg(test)]
+    pub(super) fn bdp_psns(&self) -> u32 {
+        self.bdp_psns
+    }
+
+    /// The PSNs this requester may let be in flight by the path: the estimate with
+    /// [`ALLOWANCE_GAIN_QUARTERS`] headroom.
+    pub(super) fn allowance(&self) -> u32 {
+        let q = u64::from(self.bdp_psns) * u64::from(ALLOWANCE_GAIN_QUARTERS) / 4;
+        u32::try_from(q).unwrap_or(u32::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grows_by_the_gain_while_the_limit_holds_the_sender_back() {
+        let mut p = PathEstimate::new();
+        let mut limit = 256u32;
+        let mut una = Psn::new(0);
+        // A path of 40 ms carrying 12 PSNs per ms (BDP 480): each round trip delivers the
+        // whole limit, and a limit past the product queues, lengthening the round trip.
+        for _ in 0..20 {
+            let delivered = limit;
+            let r = 40_000 * u64::from(limit.max(480)) / 480;
+            let then = una;
+            una = una.add(delivered);
+            p.sample(r, then, una);
+            limit = limit.max(p.allowance());
+        }
+        assert!((470..=490).contains(&p.bdp_psns()), "bdp {}", p.bdp_psns());
+        assert_eq!(p.allowance(), p.bdp_psns() * 5 / 4);
+    }
+
+    #[test]
+    fn a_queue_does_not_inflate_the_estimate() {
+        let mut p = PathEstimate::new();
+        p.sample(10_000, Psn::new(0), Psn::new(100));
+        // Twice the PSNs in flight over twice the round trip: the same rate.
+        p.sample(20_000, Psn::new(100), Psn::new(300));
+        assert_eq!(p.bdp_psns(), 100);
+    }
+
+    #[test]
+    fn forgets_slowly_and_ignores_no_progress() {
+        let mut p = PathEstimate::new();
+        p.sample(1_000, Psn::new(0), Psn::new(800));
+        p.sample(1_000, Psn::new(800), Psn::new(800));
+        assert_eq!(p.bdp_psns(), 700);
+        // UNACK behind the probe's send (cannot be, but a wrapped difference must not be
+        // taken for a huge delivery).
+        p.sample(1_000, Psn::new(900), Psn::new(800));
+        assert_eq!(p.bdp_psns(), 613);
+    }
+}
