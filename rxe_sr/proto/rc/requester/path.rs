@@ -17,7 +17,7 @@ use crate::proto::psn::Psn;
 
 /// The allowance over the estimated product, in quarters: 5/4, enough headroom to grow
 /// while a queue of a quarter of the product at most builds in front of the link.
-pub const ALLOWANCE_GAIN_QUARTERS: u32 = 5;
+pub(super) const ALLOWANCE_GAIN_QUARTERS: u32 = 5;
 
 /// The estimate falls by at most 1/`DECAY` of itself per sample, so a few round trips of
 /// a requester with less to send (the tail of a message, a pause) do not forget the path.
