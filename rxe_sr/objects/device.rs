@@ -205,13 +205,13 @@ impl DeviceState {
         self.wake_inflight();
     }
 
-    /// A requester that held `held` of the device's path sum now holds `now` (its path
-    /// allowance; 0 when it stops): the budget stretches or shrinks with the sum, and
+    /// A requester whose path allowance was `held` (as the device last took it) now has
+    /// `now` (0 when it stops): the budget stretches or shrinks with the largest, and
     /// waiters are woken when it grew.
     pub(crate) fn settle_path(&self, held: &mut u32, now: u32) {
-        let grew = now > *held;
+        let before = self.inflight.budget.budget();
         self.inflight.budget.settle_path(held, now);
-        if grew {
+        if self.inflight.budget.budget() > before {
             self.wake_inflight();
         }
     }

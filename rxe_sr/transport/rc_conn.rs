@@ -48,7 +48,7 @@ pub(crate) struct RcConn {
     /// The PSNs of the device's in-flight budget the requester held at the end of its last
     /// step (objects::inflight).
     pub(crate) inflight_held: u32,
-    /// The requester's path allowance as the device's path sum last took it
+    /// The requester's path allowance as the device last took it
     /// (`RoceDevice::settle_path`).
     pub(crate) path_held: u32,
 }

@@ -146,7 +146,7 @@ fn send_more(
 }
 
 /// Gives what the step acknowledged back to the device's in-flight budget (out of RTS, all
-/// of it), waking waiters, and settles the requester's part of the device's path sum.
+/// of it), waking waiters, and settles the requester's path allowance with the device.
 fn settle(
     ctx: &QpCtx<'_>,
     env: &mut KEnv<'_>,

@@ -24,12 +24,14 @@
 //! (a 2 GiB WRITE is 2M PSNs at a 1 KiB MTU) shares the budget with the device's other QPs
 //! instead of holding it all until it is acknowledged.
 //!
-//! The budget stretches to the paths: each requester holds its path allowance (its
-//! estimate of what its path holds, with headroom: `requester/path.rs`) in the device's
-//! sum, settled after each step as its in-flight PSNs are ([`Inflight::settle_path`]), and
-//! the device admits up to the larger of the budget and that sum. A path longer than the
-//! budget so fills, while on short paths the sum stays below the budget and changes
-//! nothing.
+//! The budget stretches to the paths: each requester's path allowance (its estimate of
+//! what its path holds, with headroom: `requester/path.rs`) is kept by the device, settled
+//! after each step as its in-flight PSNs are ([`Inflight::settle_path`]), and the device
+//! admits up to the larger of the budget and the largest allowance. The largest, not the
+//! sum: the device's QPs share its link, and each QP, sending alone for a while, measures
+//! the whole link's rate, so a sum counts the same link once per QP. A path longer than
+//! the budget so fills, while on short paths the largest stays below the budget and
+//! changes nothing.
 
 use core::ops::DerefMut;
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -39,6 +41,18 @@ use crate::uabi::queue::Fifo;
 /// The most PSNs of a SEND or WRITE the budget admits at once: a message longer than this
 /// asks again as it goes on.
 pub const ADMIT_CHUNK_PSNS: u32 = 64;
+
+/// The path allowances are counted per bucket of this many PSNs (a bucket covers the
+/// allowances above the one before it, up to its own), so that the largest is found
+/// without a list of the requesters.
+const PATH_BUCKET_PSNS: u32 = 16;
+
+/// Buckets of path allowances: bucket 0 holds requesters with none, the last one every
+/// allowance of [`MAX_PATH_PSNS`] or more.
+const PATH_BUCKETS: usize = 65;
+
+/// The most the path allowances stretch the budget to (the largest RC window with room).
+const MAX_PATH_PSNS: u32 = PATH_BUCKET_PSNS * (PATH_BUCKETS as u32 - 1);
 
 /// The in-flight PSNs of one device and its budget.
 #[derive(Debug)]
@@ -50,8 +64,10 @@ pub struct Inflight {
     /// PSNs the requesters woken for room are expected to ask for, until they run
     /// ([`Self::woken`], [`Self::woken_ran`]): room promised, not yet taken.
     promised: AtomicU32,
-    /// The sum of the requesters' path allowances ([`Self::settle_path`]).
-    paths: AtomicU32,
+    /// Requesters per bucket of path allowance ([`Self::settle_path`]).
+    paths: [AtomicU32; PATH_BUCKETS],
+    /// The largest path allowance, as its bucket's top, when last settled.
+    path_max: AtomicU32,
 }
 
 impl Inflight {
@@ -61,36 +77,43 @@ impl Inflight {
             budget,
             psns: AtomicU32::new(0),
             promised: AtomicU32::new(0),
-            paths: AtomicU32::new(0),
+            paths: [const { AtomicU32::new(0) }; PATH_BUCKETS],
+            path_max: AtomicU32::new(0),
         }
     }
 
-    /// The budget as it stands (0: unbounded): the configured one, or the sum of the
-    /// requesters' path allowances when that is larger.
+    /// The budget as it stands (0: unbounded): the configured one, or the largest of the
+    /// requesters' path allowances (rounded up to its bucket) when that is larger.
     pub fn budget(&self) -> u32 {
         if self.budget == 0 {
             return 0;
         }
-        self.budget.max(self.paths.load(Ordering::Relaxed))
+        self.budget.max(self.path_max.load(Ordering::Relaxed))
     }
 
-    /// A requester that held `held` of the path sum (as last settled) now holds `now`
-    /// (its path allowance; 0 when it stops or is gone): the sum takes the difference.
+    /// A requester whose path allowance was `held` (as last settled) now has `now` (0 when
+    /// it stops or is gone): it moves to `now`'s bucket, and the largest is found again.
+    /// Two requesters settling at once may leave the largest stale until the next settle.
     pub fn settle_path(&self, held: &mut u32, now: u32) {
         let old = core::mem::replace(held, now);
-        if now > old {
-            let _ = self
-                .paths
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-                    Some(v.saturating_add(now - old))
-                });
-        } else if old > now {
-            let _ = self
-                .paths
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-                    Some(v.saturating_sub(old - now))
-                });
+        let (from, to) = (path_bucket(old), path_bucket(now));
+        if from == to {
+            return;
         }
+        if from != 0 {
+            let _ = self.paths[from].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_sub(1))
+            });
+        }
+        if to != 0 {
+            self.paths[to].fetch_add(1, Ordering::Relaxed);
+        }
+        let top = (1..PATH_BUCKETS)
+            .rev()
+            .find(|&b| self.paths[b].load(Ordering::Relaxed) != 0)
+            .unwrap_or(0);
+        self.path_max
+            .store(top as u32 * PATH_BUCKET_PSNS, Ordering::Relaxed);
     }
 
     /// PSNs in flight now.
@@ -206,6 +229,12 @@ pub fn wake_for_room<S: DerefMut<Target = [Waiter]>>(
     woken
 }
 
+/// The bucket of a path allowance of `psns`: 0 for none, else the `PATH_BUCKET_PSNS` step
+/// at or above it, the last for anything past [`MAX_PATH_PSNS`].
+fn path_bucket(psns: u32) -> usize {
+    psns.min(MAX_PATH_PSNS).div_ceil(PATH_BUCKET_PSNS) as usize
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,25 +270,39 @@ mod tests {
     }
 
     #[test]
-    fn the_budget_stretches_to_the_paths_and_back() {
-        let d = Inflight::new(8);
-        let (mut a, mut b) = (0, 0);
-        assert!(d.admit(8));
+    fn the_budget_stretches_to_the_largest_path_and_back() {
+        let d = Inflight::new(40);
+        let (mut a, mut b, mut c) = (0, 0, 0);
+        assert!(d.admit(40));
         assert!(!d.admit(1));
-        // Two requesters whose paths hold 6 and 5: the budget is their sum.
-        d.settle_path(&mut a, 6);
-        d.settle_path(&mut b, 5);
-        assert_eq!((d.budget(), d.room()), (11, 3));
+        // Three requesters whose paths hold 50, 60 and 20: the budget is the largest,
+        // rounded up to its bucket, not the sum (they share the device's link).
+        d.settle_path(&mut a, 50);
+        d.settle_path(&mut b, 60);
+        d.settle_path(&mut c, 20);
+        assert_eq!((d.budget(), d.room()), (64, 24));
         assert!(d.admit(1));
-        // One path shrinks, the other requester stops: back to the configured budget.
-        d.settle_path(&mut a, 2);
+        // The largest shrinks: the next one sets the budget.
+        d.settle_path(&mut b, 10);
+        assert_eq!(d.budget(), 64);
+        d.settle_path(&mut a, 0);
+        assert_eq!((a, d.budget()), (0, 40));
+        // Two at the same bucket: one leaving keeps the other's.
+        d.settle_path(&mut a, 100);
+        d.settle_path(&mut c, 97);
+        d.settle_path(&mut a, 0);
+        assert_eq!(d.budget(), 112);
+        // A path past the last bucket stretches to the most, no further.
+        d.settle_path(&mut b, u32::MAX);
+        assert_eq!(d.budget(), MAX_PATH_PSNS);
         d.settle_path(&mut b, 0);
-        assert_eq!((a, b, d.budget()), (2, 0, 8));
+        d.settle_path(&mut c, 0);
+        assert_eq!((b, c, d.budget()), (0, 0, 40));
         assert!(!d.admit(1));
         // Without a budget the paths change nothing.
         let u = Inflight::new(0);
-        let mut c = 0;
-        u.settle_path(&mut c, 100);
+        let mut e = 0;
+        u.settle_path(&mut e, 100);
         assert_eq!((u.budget(), u.room()), (0, 0));
     }
 
