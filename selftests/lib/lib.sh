@@ -316,6 +316,25 @@ rxe_ref_down() {
   modprobe -r rdma_rxe 2>/dev/null || true
 }
 
+# bench_driver_up DRIVER: rdma_rxe as rxe0, or rxe_sr as sr0 with the recovery= scheme and
+# module parameters DRIVER names (SCHEME or SCHEME+PARAM=VALUE+...), both guests alike;
+# prints the device. bench_driver_down DEV: the device and its driver gone.
+bench_driver_up() {
+  local -a params
+  modprobe -r rxe_sr rdma_rxe 2>/dev/null
+  if [ "$1" = rdma_rxe ]; then
+    rxe_ref_up >&2 && echo rxe0
+  else
+    read -ra params <<< "$(printf '%s' "$1" | tr '+' ' ')"
+    load_rdma_core && modprobe rxe_sr recovery="${params[0]}" "${params[@]:1}" \
+      && rdma link add sr0 type rxe_sr netdev eth0 && wait_port_active sr0 && echo sr0
+  fi
+}
+bench_driver_down() {
+  rdma link del "$1" 2>/dev/null
+  modprobe -r rxe_sr rdma_rxe 2>/dev/null
+}
+
 # retry N CMD...: runs CMD until it succeeds, N tries, 1 s apart (clients racing servers
 # that a slow guest starts late). An attempt that ran 10 s or more got past connecting: its
 # failure is final.

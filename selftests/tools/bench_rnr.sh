@@ -25,29 +25,12 @@ n=0
 is_client && echo "driver,rep,gbps,secs,rnr_naks,retry_exceeded,rnr_exceeded" > "$OUT/bench_rnr.csv"
 log "benchmark: $total runs of ib_send_bw, $iters SENDs of 64 KiB to a receiver with 2 receives posted, ${loss}% loss"
 
-# driver_up DRIVER: rdma_rxe as rxe0, or rxe_sr with recovery=DRIVER as sr0; prints the device.
-driver_up() {
-  modprobe -r rxe_sr rdma_rxe 2>/dev/null
-  if [ "$1" = rdma_rxe ]; then
-    rxe_ref_up >&2 && echo rxe0
-  else
-    load_rdma_core && modprobe rxe_sr recovery="$1" && rdma link add sr0 type rxe_sr netdev eth0 \
-      && wait_port_active sr0 && echo sr0
-  fi
-}
-
-# driver_down DEV: the device and its driver gone.
-driver_down() {
-  rdma link del "$1" 2>/dev/null
-  modprobe -r rxe_sr rdma_rxe 2>/dev/null
-}
-
 # counters DEV: the client's counters that tell how the run went, space-separated.
 counters() { echo "$(stat_of rcvd_rnr_err "$1") $(stat_of retry_exceeded_err "$1") $(stat_of retry_rnr_exceeded_err "$1")"; }
 
 for rep in $(seq "$reps"); do
   for drv in "${drivers[@]}"; do
-    dev=$(driver_up "$drv") || { echo "$drv did not come up"; exit 1; }
+    dev=$(bench_driver_up "$drv") || { echo "$drv did not come up"; exit 1; }
     sync_point "up-$drv-$rep"
     read -r rnr0 dead0 rdead0 <<< "$(counters "$dev")"
     t0=$(date +%s.%N)
@@ -63,7 +46,7 @@ for rep in $(seq "$reps"); do
       log "progress $n/$total: $drv run $rep: ${bw:-failed} Gb/s in $secs s, RNR NAKs $(( ${rnr1:-0} - ${rnr0:-0} )), retries exceeded $(( ${dead1:-0} - ${dead0:-0} ))"
     fi
     sync_point "down-$drv-$rep"
-    driver_down "$dev"
+    bench_driver_down "$dev"
   done
 done
 log "benchmark: done"

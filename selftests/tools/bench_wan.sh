@@ -36,33 +36,13 @@ n=0
 is_client && echo "driver,rtt_ms,loss,rep,gbps,fct_p50_ms,fct_p99_ms" > "$OUT/wan.csv"
 log "benchmark: $total runs (${#cells[@]} cells x ${#drivers[@]} drivers x $reps), link rate ${WAN_RATE:-100mbit}"
 
-# driver_up DRIVER: rdma_rxe as rxe0, or rxe_sr with the scheme and parameters DRIVER
-# names as sr0; prints the device.
-driver_up() {
-  local -a params
-  modprobe -r rxe_sr rdma_rxe 2>/dev/null
-  if [ "$1" = rdma_rxe ]; then
-    rxe_ref_up >&2 && echo rxe0
-  else
-    read -ra params <<< "$(printf '%s' "$1" | tr '+' ' ')"
-    load_rdma_core && modprobe rxe_sr recovery="${params[0]}" "${params[@]:1}" \
-      && rdma link add sr0 type rxe_sr netdev eth0 && wait_port_active sr0 && echo sr0
-  fi
-}
-
-# driver_down DEV: the device and its driver gone.
-driver_down() {
-  rdma link del "$1" 2>/dev/null
-  modprobe -r rxe_sr rdma_rxe 2>/dev/null
-}
-
 for cell in "${cells[@]}"; do
   read -r rtt loss <<< "$cell"
   spec=$(wan_spec "$rtt" "$loss")
   for rep in $(seq "$reps"); do
     for drv in "${drivers[@]}"; do
       key="$drv-$rtt-$loss-$rep"
-      dev=$(driver_up "$drv") || { echo "$drv did not come up"; exit 1; }
+      dev=$(bench_driver_up "$drv") || { echo "$drv did not come up"; exit 1; }
       sync_point "up-$key"
       bw=$(PERF_SIZE=65536 perftest_pair "$dev" ib_write_bw "$spec" "$secs" -u "$tmo") || bw=
       fct=$(fct_pair "$dev" "$spec" "$key" "$iters" --timeout "$tmo") || fct=
@@ -74,7 +54,7 @@ for cell in "${cells[@]}"; do
         log "progress $n/$total: $drv RTT ${rtt} ms loss $loss run $rep: ${bw:-failed} Gb/s, 1 MiB WRITE p50 ${p50:-failed} ms p99 ${p99:-failed} ms"
       fi
       sync_point "down-$key"
-      driver_down "$dev"
+      bench_driver_down "$dev"
     done
   done
 done
