@@ -161,6 +161,8 @@ pub(super) struct LossProbe {
     min_rtt: u64,
     /// The start of the silence last probed ([`Requester::silence_deadline`]).
     silence_probed: Option<u64>,
+    /// The PSN the last probe of UNACK resent.
+    last_probed: Option<Psn>,
 }
 
 impl LossProbe {
@@ -178,6 +180,7 @@ impl LossProbe {
             resend_rttvar: 0,
             min_rtt: 0,
             silence_probed: None,
+            last_probed: None,
         }
     }
 
@@ -364,7 +367,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     }
 
     /// Marks UNACK for resending (no RTT sample across it), with what the scheme's
-    /// responder dropped behind a lost resend of it ([`ReqSr::mark_una_again`]).
+    /// responder dropped behind a lost resend of it ([`ReqSr::mark_una_again`]); or, when
+    /// the probe before this one was answered by UNACK moving just past it and nothing
+    /// after ([`Self::dropped_after_probe`]), goes back to UNACK.
     ///
     /// Choice: a probe asks for UNACK's run only, never for the READs and atomics after it
     /// that have no response yet: those may be queued at the responder rather than lost,
@@ -375,9 +380,33 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     fn resend_una(&mut self) {
         self.rtt_probe = None;
         let una = self.una();
-        if let Some(sr) = self.sr.as_deref_mut().filter(|s| s.active) {
+        let go_back = self.dropped_after_probe(una);
+        self.probe.last_probed = Some(una);
+        let Some(sr) = self.sr.as_deref_mut().filter(|s| s.active) else {
+            return;
+        };
+        if go_back {
+            sr.resend.clear_from(una);
+            self.rewind(una);
+        } else {
             sr.mark_una_again(una, &self.probe.resent);
         }
+    }
+
+    /// Whether the responder dropped, unrecorded, what follows UNACK: the last probe resent
+    /// the PSN before it and was answered by UNACK moving just past that one, and UNACK, of
+    /// a message that takes a receive WQE (a SEND), sent before that probe, has gone
+    /// unanswered since for a probe bound. A responder holding later PSNs would have
+    /// answered them, or shown UNACK missing; this one holds none: SENDs dropped for want
+    /// of a receive WQE behind a lost RNR NAK, whose go-back never came. Probing them one
+    /// a bound each crawled.
+    fn dropped_after_probe(&self, una: Psn) -> bool {
+        self.probe.last_probed.is_some_and(|p| p.next() == una)
+            && una.before(self.sent_high)
+            && self
+                .find(una)
+                .and_then(|i| self.entry(i))
+                .is_some_and(SqEntry::consumes_recv)
     }
 
     /// Whether READ response `psn` is still missing: its READ sent and unanswered, and
