@@ -10,7 +10,9 @@ use rxe_sr::proto::wire::ext_headers::{
     Aeth, AtomicAckEth, AtomicEth, Deth, Feth, Ieth, ImmDt, Reth, AETH_NAK_PSN_SEQ_ERROR,
 };
 use rxe_sr::proto::wire::ip::RoceDatagram;
-use rxe_sr::proto::wire::sr_ext::{MsnEth, SrAckEth, SrAckKind};
+use rxe_sr::proto::wire::sr_ext::{
+    MsnEth, SrAckEth, SrAckKind, SR_WINDOW_LOG2_MAX, SR_WINDOW_LOG2_MIN,
+};
 use rxe_sr::proto::wire::{
     icrc, BthRepr, Error, ExtHeaders, Headers, Opcode, Packet, PacketRepr, ResponderCaps, SrCap,
     BTH_LEN, BTH_TVER_SR, ICRC_LEN,
@@ -76,7 +78,8 @@ prop_compose! {
     /// One of every header, with random fields; the opcode picks which ones stay.
     fn arb_all_headers()(
         msn in (0u32..1 << 24, 0u32..1 << 24),
-        sr_ack in (0u8..5, 0u8..8, any::<bool>(), 0u32..1 << 24, 0u32..1 << 24),
+        sr_ack in (0u8..5, 0u8..8, any::<bool>(), 0u32..1 << 24, 0u32..1 << 24,
+            SR_WINDOW_LOG2_MIN..=SR_WINDOW_LOG2_MAX),
         deth in (any::<u32>(), any::<u8>(), 0u32..1 << 24),
         feth in any::<u32>(),
         reth in (any::<u64>(), any::<u32>(), any::<u32>()),
@@ -92,6 +95,7 @@ prop_compose! {
                 lost_cnt_overflow: sr_ack.2,
                 sack_high: Psn::new(sr_ack.3),
                 trigger_psn: Psn::new(sr_ack.4),
+                window_log2: sr_ack.5,
             }),
             deth: Some(Deth { qkey: deth.0, resv8: deth.1, src_qpn: deth.2 }),
             feth: Some(Feth { bits: feth }),

@@ -162,6 +162,7 @@ fn sack_and_fnack_round_trip() {
         lost_cnt_overflow: false,
         sack_high: Psn::new(105),
         trigger_psn: Psn::new(105),
+        window_log2: 10,
     };
     let fnack = SrAckEth { kind: SrAckKind::Fnack, trigger_psn: Psn::new(103), ..sack };
     for s in [sack, fnack] {

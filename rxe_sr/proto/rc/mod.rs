@@ -23,6 +23,7 @@ pub mod responder;
 pub mod sr;
 
 use crate::proto::recovery::any::SharedPools;
+use crate::proto::wire::sr_ext::SrAckEth;
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::recv_wqe::RecvWqe;
@@ -320,6 +321,15 @@ pub const MAX_UNACKED_PSNS: u32 = 128;
 /// Every engine's receiver tracks at least this many PSNs past RCV-NXT (IRN's and SRNIC's
 /// bitmaps; FaSR's and MELO's shared pools, which fall back to go-back-N when they run out).
 pub const SR_MAX_UNACKED_PSNS: u32 = 512;
+
+/// [`SR_MAX_UNACKED_PSNS`] as log2: the window every SR acknowledgment of this responder
+/// carries (SR-ACK-ETH `Window`).
+pub const SR_WINDOW_LOG2: u8 = 9;
+
+const _: () = {
+    assert!(SR_MAX_UNACKED_PSNS == 1 << SR_WINDOW_LOG2);
+    assert!(SrAckEth::window_valid(SR_WINDOW_LOG2));
+};
 
 /// PSNs a FaSR requester lets be in flight past the highest PSN known received (see
 /// `Requester::pipe_full`) unless the module parameter `sr_pipe_psns` says otherwise:

@@ -27,6 +27,7 @@
 //! way round).
 
 use crate::proto::psn::Psn;
+use crate::proto::rc::SR_WINDOW_LOG2;
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::{Feedback, Hole, RtoConfig};
 use crate::proto::wire::caps::{SrCap, SrScheme};
@@ -92,7 +93,8 @@ pub struct SrAckPacket {
     pub aeth: Aeth,
 }
 
-/// The SR-format acknowledgments that carry `fb` (one, or one per hole), oldest first.
+/// The SR-format acknowledgments that carry `fb` (one, or one per hole), oldest first,
+/// each advertising this responder's SR window.
 pub fn encode_feedback(fb: &Feedback, msn: u32, mut out: impl FnMut(SrAckPacket)) {
     let nak = Aeth::nak(0, msn);
     let sr = |kind, sack_high, trigger_psn, lost_cnt: u8, overflow| SrAckEth {
@@ -101,6 +103,7 @@ pub fn encode_feedback(fb: &Feedback, msn: u32, mut out: impl FnMut(SrAckPacket)
         lost_cnt_overflow: overflow,
         sack_high,
         trigger_psn,
+        window_log2: SR_WINDOW_LOG2,
     };
     match *fb {
         Feedback::Ack { rcv_nxt } => out(SrAckPacket {
@@ -207,6 +210,7 @@ mod tests {
         let mut n = 0;
         encode_feedback(&fb, 7, |p| {
             assert_eq!(p.sr.check_aeth(&p.aeth), Ok(()));
+            assert_eq!(p.sr.window_log2, SR_WINDOW_LOG2);
             let got = match decode_feedback(p.psn, &p.sr, &p.aeth) {
                 SrAckMeaning::Feedback(f) => f,
                 SrAckMeaning::Ibta => {

@@ -47,10 +47,12 @@
 //! only ever sees a nonzero reserved field in the few requests sent while probing.
 
 /// Version of rxe_sr's SR wire format (the layouts of [`sr_ext`](super::sr_ext) and what
-/// their fields mean). 2: a SACK's TriggerPSN is the first PSN of the run of out-of-order
-/// PSNs it reports (SACKs held back are reported by the next one); in version 1 it was
-/// the one packet that drew the SACK.
-pub const SR_WIRE_VERSION: u8 = 2;
+/// their fields mean). 3: SR-ACK-ETH byte 4, reserved before, carries the SR window of the
+/// end that sends the acknowledgment ([`SrAckEth::window_log2`](super::sr_ext::SrAckEth)).
+/// 2: a SACK's TriggerPSN is the first PSN of the run of out-of-order PSNs it reports
+/// (SACKs held back are reported by the next one); in version 1 it was the one packet
+/// that drew the SACK.
+pub const SR_WIRE_VERSION: u8 = 3;
 
 const CAP_BIT: u8 = 0x40;
 
@@ -313,10 +315,12 @@ mod tests {
 
     #[test]
     fn resv7_encoding() {
-        assert_eq!(FASR.to_resv7(), 0x4a);
-        assert_eq!(SrCap::from_resv7(0x4a), Some(FASR));
-        // Version 1 (another TriggerPSN meaning) is not ours: no echo, standard RoCEv2.
+        assert_eq!(FASR.to_resv7(), 0x4b);
+        assert_eq!(SrCap::from_resv7(0x4b), Some(FASR));
+        // Versions 1 and 2 (another TriggerPSN meaning, no window in SR-ACK-ETH) are not
+        // ours: no echo, standard RoCEv2.
         assert_ne!(SrCap::from_resv7(0x49), Some(FASR));
+        assert_ne!(SrCap::from_resv7(0x4a), Some(FASR));
         assert_eq!(SrCap::from_resv7(0), None);
         assert_eq!(SrCap::from_resv7(0x40), None); // no scheme, no version
         assert_eq!(SrCap::from_resv7(0x48), None); // version 0
@@ -344,7 +348,7 @@ mod tests {
             m,
             CapAnswer {
                 tver: 0,
-                resv7: 0x4a
+                resv7: 0x4b
             }
         );
         let a = resp.answer(m.tver, m.resv7);
@@ -352,7 +356,7 @@ mod tests {
             a,
             CapAnswer {
                 tver: 0,
-                resv7: 0x4a
+                resv7: 0x4b
             }
         );
         assert_eq!(req.on_response(a.tver, a.resv7), RequesterState::Sr(FASR));
@@ -393,21 +397,29 @@ mod tests {
         assert_eq!(req.on_response(a.tver, a.resv7), RequesterState::Standard);
     }
 
-    /// A peer of SR wire version 1 (the same scheme): neither end takes the other's
+    /// A peer of SR wire version 1 or 2 (the same scheme): neither end takes the other's
     /// capability, so the QP stays standard RoCEv2 both ways.
     #[test]
     fn an_older_wire_version_falls_back() {
-        let v1 = SrCap {
-            scheme: SrScheme::Fasr,
-            version: 1,
-        };
-        let resp = ResponderCaps::new(Some(FASR));
-        assert_eq!(
-            resp.answer(0, v1.to_resv7()),
-            CapAnswer { tver: 0, resv7: 0 }
-        );
-        let mut req = RequesterCaps::new(Some(FASR));
-        assert_eq!(req.on_response(0, v1.to_resv7()), RequesterState::Standard);
+        for version in [1, 2] {
+            let old = SrCap {
+                scheme: SrScheme::Fasr,
+                version,
+            };
+            let resp = ResponderCaps::new(Some(FASR));
+            assert_eq!(
+                resp.answer(0, old.to_resv7()),
+                CapAnswer { tver: 0, resv7: 0 }
+            );
+            let mut req = RequesterCaps::new(Some(FASR));
+            assert_eq!(req.on_response(0, old.to_resv7()), RequesterState::Standard);
+            // Nor does an old peer take ours.
+            let old_resp = ResponderCaps::new(Some(old));
+            assert_eq!(
+                old_resp.answer(0, FASR.to_resv7()),
+                CapAnswer { tver: 0, resv7: 0 }
+            );
+        }
     }
 
     /// A silent peer gets plain requests after three probe timeouts; its first answer,

@@ -28,8 +28,8 @@
 //! Only RC uses the SR format (UC/UD/CNP with TVer = 1 are [`Error::BadVersion`]).
 //!
 //! What each end may do with these headers (the SR format is adopted only after the
-//! offer's echo, nothing outside `[RCV-NXT, RCV-NXT + 512)` changes any state, every NAK
-//! carries RCV-NXT) is stated in Documentation/sr-wire-format.md.
+//! offer's echo, nothing outside the responder's SR window past RCV-NXT changes any state,
+//! every NAK carries RCV-NXT) is stated in Documentation/sr-wire-format.md.
 //!
 //! # Layouts
 //!
@@ -39,7 +39,7 @@
 //!
 //! ```text
 //! MSN-ETH     | Resv8 (0) | MSN (24)       | Resv8 (0) | Offset (24)       |
-//! SR-ACK-ETH  | Kind(4) O(1) LostCnt(3) | SackHigh (24) | Resv8 (0) | TriggerPSN (24) |
+//! SR-ACK-ETH  | Kind(4) O(1) LostCnt(3) | SackHigh (24) | Window (8) | TriggerPSN (24) |
 //! ```
 //!
 //! | packet (RC, TVer = 1)                   | headers after the BTH                  | why |
@@ -98,12 +98,16 @@
 //!   holes at once; each goes out as its own HOLE acknowledgment, oldest first, in one
 //!   burst (a hole list needs no header of variable length that way, and a lost HOLE
 //!   costs one hole, not three).
+//! - `Window` (8 bits): the SR window of the end that sends the acknowledgment (its
+//!   responder side), as log2 of PSNs, [`SR_WINDOW_LOG2_MIN`]..=[`SR_WINDOW_LOG2_MAX`]
+//!   (512 PSNs, what every end of this version tracks, up to 2^22, inside the PSN
+//!   half-space); any other value is [`Error::BadSrHeader`].
 //!
 //! # Capability exchange, and a standard peer is never sent one
 //!
 //! Details and rationale in [`caps`](super::caps); in short: while probing, the requester
 //! sends ordinary TVer = 0 requests with BTH Resv7 = `CAP(1) | scheme(3) | version(3)`
-//! (FaSR, version 2: 0x4a), which every IBTA receiver ignores. An rxe_sr responder running
+//! (FaSR, version 3: 0x4b), which every IBTA receiver ignores. An rxe_sr responder running
 //! the same scheme and version echoes that value in the Resv7 of its response; every other
 //! responder (rdma_rxe, hardware, rxe_sr `recovery=gbn`) answers with Resv7 = 0, which the
 //! requester reads as "standard peer": GBN for the life of the QP. Probe timeouts decide
@@ -129,6 +133,13 @@ pub const BTH_TVER_SR: u8 = 1;
 
 /// Largest value of the 3-bit lost-cnt.
 pub const LOST_CNT_MAX: u8 = 7;
+
+/// The least SR window an SR-ACK-ETH may advertise, as log2 of PSNs: 512 PSNs, which every
+/// end of this wire version tracks past RCV-NXT.
+pub const SR_WINDOW_LOG2_MIN: u8 = 9;
+/// The largest SR window an SR-ACK-ETH may advertise, as log2 of PSNs: 2^22 PSNs, inside
+/// the PSN half-space (2^23) in which PSNs compare.
+pub const SR_WINDOW_LOG2_MAX: u8 = 22;
 
 /// MSN-ETH: message sequence number and packet offset of a SEND, WRITE-with-immediate,
 /// READ request or READ response packet in the SR format.
@@ -225,6 +236,9 @@ pub struct SrAckEth {
     pub sack_high: Psn,
     /// The PSN whose arrival produced this acknowledgment.
     pub trigger_psn: Psn,
+    /// The sender's SR window (PSNs its responder tracks past RCV-NXT), as log2 of PSNs:
+    /// [`SR_WINDOW_LOG2_MIN`]..=[`SR_WINDOW_LOG2_MAX`].
+    pub window_log2: u8,
 }
 
 impl Default for SrAckEth {
@@ -235,6 +249,7 @@ impl Default for SrAckEth {
             lost_cnt_overflow: false,
             sack_high: Psn::new(0),
             trigger_psn: Psn::new(0),
+            window_log2: SR_WINDOW_LOG2_MIN,
         }
     }
 }
@@ -243,15 +258,16 @@ impl SrAckEth {
     /// Length in bytes.
     pub const LEN: usize = 8;
 
-    /// Parses the first [`Self::LEN`] bytes of `b`; an unknown kind or a nonzero reserved
-    /// byte is [`Error::BadSrHeader`].
+    /// Parses the first [`Self::LEN`] bytes of `b`; an unknown kind or a window out of
+    /// range is [`Error::BadSrHeader`].
     pub fn parse(b: &[u8]) -> Result<Self> {
         if b.len() < Self::LEN {
             return Err(Error::Truncated);
         }
         let b0 = field::u8_at(b, 0)?;
         let kind = SrAckKind::from_wire(b0 >> 4).ok_or(Error::BadSrHeader)?;
-        if field::u8_at(b, 4)? != 0 {
+        let window_log2 = field::u8_at(b, 4)?;
+        if !Self::window_valid(window_log2) {
             return Err(Error::BadSrHeader);
         }
         Ok(SrAckEth {
@@ -260,12 +276,18 @@ impl SrAckEth {
             lost_cnt_overflow: b0 & 0x8 != 0,
             sack_high: Psn::new(field::be24(b, 1)?),
             trigger_psn: Psn::new(field::be24(b, 5)?),
+            window_log2,
         })
+    }
+
+    /// True when `window_log2` is a window an SR-ACK-ETH may carry.
+    pub const fn window_valid(window_log2: u8) -> bool {
+        SR_WINDOW_LOG2_MIN <= window_log2 && window_log2 <= SR_WINDOW_LOG2_MAX
     }
 
     /// Writes the header into the first [`Self::LEN`] bytes of `b`.
     pub fn emit(&self, b: &mut [u8]) -> Result<()> {
-        if self.lost_cnt > LOST_CNT_MAX {
+        if self.lost_cnt > LOST_CNT_MAX || !Self::window_valid(self.window_log2) {
             return Err(Error::BadField);
         }
         let b = b.get_mut(..Self::LEN).ok_or(Error::BufferTooSmall)?;
@@ -273,7 +295,7 @@ impl SrAckEth {
             (self.kind.to_wire() << 4) | (u8::from(self.lost_cnt_overflow) << 3) | self.lost_cnt;
         field::put_u8(b, 0, b0)?;
         field::put_be24(b, 1, self.sack_high.get())?;
-        field::put_u8(b, 4, 0)?;
+        field::put_u8(b, 4, self.window_log2)?;
         field::put_be24(b, 5, self.trigger_psn.get())
     }
 
@@ -328,10 +350,11 @@ mod tests {
             lost_cnt_overflow: true,
             sack_high: Psn::new(0x000102),
             trigger_psn: Psn::new(0xfffffe),
+            window_log2: 10,
         };
         let mut b = [0u8; 8];
         s.emit(&mut b).unwrap();
-        assert_eq!(b, [0x1d, 0x00, 0x01, 0x02, 0x00, 0xff, 0xff, 0xfe]);
+        assert_eq!(b, [0x1d, 0x00, 0x01, 0x02, 0x0a, 0xff, 0xff, 0xfe]);
         assert_eq!(SrAckEth::parse(&b), Ok(s));
         let mut bad = b;
         bad[0] = 0x5d;
@@ -341,6 +364,32 @@ mod tests {
         assert_eq!(SrAckEth::parse(&bad), Err(Error::BadSrHeader));
         let over = SrAckEth { lost_cnt: 8, ..s };
         assert_eq!(over.emit(&mut b), Err(Error::BadField));
+    }
+
+    #[test]
+    fn the_window_round_trips_and_out_of_range_is_malformed() {
+        let s = SrAckEth::default();
+        let mut b = [0u8; 8];
+        for w in SR_WINDOW_LOG2_MIN..=SR_WINDOW_LOG2_MAX {
+            let s = SrAckEth {
+                window_log2: w,
+                ..s
+            };
+            s.emit(&mut b).unwrap();
+            assert_eq!(b[4], w);
+            assert_eq!(SrAckEth::parse(&b), Ok(s));
+        }
+        assert_eq!((SR_WINDOW_LOG2_MIN, SR_WINDOW_LOG2_MAX), (9, 22));
+        // The reserved 0 of version 2, one below and above the bounds, the top value.
+        for w in [0, 8, 23, 255] {
+            b[4] = w;
+            assert_eq!(SrAckEth::parse(&b), Err(Error::BadSrHeader), "window {w}");
+            let bad = SrAckEth {
+                window_log2: w,
+                ..s
+            };
+            assert_eq!(bad.emit(&mut b), Err(Error::BadField), "window {w}");
+        }
     }
 
     #[test]

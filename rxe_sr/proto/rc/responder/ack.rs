@@ -2,7 +2,8 @@
 //! The responder's header-only responses (IBTA 9.7.5.2; rdma_rxe's send_ack and
 //! send_atomic_ack): ACK, NAK and RNR NAK (an AETH with the MSN), and the atomic ACK with
 //! the original value; each in the format of the request it answers (the capability echo
-//! in BTH Resv7, or the SR format with an SR-ACK-ETH of kind ACK).
+//! in BTH Resv7, or the SR format with an SR-ACK-ETH of kind ACK, which advertises the
+//! responder's SR window).
 
 use core::ops::DerefMut;
 
@@ -10,7 +11,7 @@ use super::RdRes;
 use super::Responder;
 use super::{RecvSlot, RespSr};
 use crate::proto::psn::Psn;
-use crate::proto::rc::{PayloadSrc, RcConfig, RcEnv};
+use crate::proto::rc::{PayloadSrc, RcConfig, RcEnv, SR_WINDOW_LOG2};
 use crate::proto::wire::ext_headers::{Aeth, AtomicAckEth};
 use crate::proto::wire::sr_ext::{SrAckEth, SrAckKind, BTH_TVER_SR};
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
@@ -53,6 +54,7 @@ impl<
             lost_cnt_overflow: false,
             sack_high: psn,
             trigger_psn: psn,
+            window_log2: SR_WINDOW_LOG2,
         });
         let ext = ExtHeaders {
             aeth: Some(aeth),

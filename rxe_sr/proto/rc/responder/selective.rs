@@ -142,9 +142,10 @@ pub struct RespSr {
     pub counters: RespSrCounters,
 }
 
-/// True when `psn` lies in the SR window `[rcv_nxt, rcv_nxt + SR_MAX_UNACKED_PSNS)`: the
-/// PSNs a requester in the SR format may have outstanding, as its UNACK is never past
-/// RCV-NXT. Nothing outside it changes any state.
+/// True when `psn` lies in the SR window `[rcv_nxt, rcv_nxt + SR_MAX_UNACKED_PSNS)`, the
+/// window every SR acknowledgment of this responder advertises: the PSNs a requester in
+/// the SR format may have outstanding, as its UNACK is never past RCV-NXT. Nothing outside
+/// it changes any state.
 pub(super) fn in_sr_window(psn: Psn, rcv_nxt: Psn) -> bool {
     psn.distance_from(rcv_nxt) < SR_MAX_UNACKED_PSNS
 }
