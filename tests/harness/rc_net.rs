@@ -594,6 +594,9 @@ struct Net {
     /// B's application as perftest's receiver: each receive completion's WQE is posted
     /// again this long after it.
     b_reposts: Option<Reposts>,
+    /// B's SR acknowledgments reach A advertising this window (SR-ACK-ETH byte 4, log2 of
+    /// PSNs) instead of B's own, as from a peer of another build (`None`: as sent).
+    b_window_log2: Option<u8>,
 }
 
 /// Receive WQEs B's application posts again, each at its time.
@@ -637,6 +640,7 @@ impl Net {
             popped: 0,
             b_events: VecDeque::new(),
             b_reposts: None,
+            b_window_log2: None,
             forged_refused: 0,
             forged_taken: 0,
         }
@@ -651,6 +655,15 @@ impl Net {
     /// Bytes that do not parse are refused (the wire's own packets are checked in
     /// [`Net::run`]; a forged one may be anything), as the kernel's receive path does.
     fn deliver(&mut self, from_a: bool, bytes: &[u8]) -> Vec<Vec<u8>> {
+        let advertised;
+        let bytes = match self.b_window_log2 {
+            // An SR ACKNOWLEDGE (opcode 0x11, TVer 1): SR-ACK-ETH follows the 12-byte BTH.
+            Some(w) if !from_a && bytes.len() > 16 && bytes[0] == 0x11 && bytes[1] & 0xf == 1 => {
+                advertised = [&bytes[..16], &[w], &bytes[17..]].concat();
+                &advertised[..]
+            }
+            _ => bytes,
+        };
         let mut out = vec![];
         let Some((p, info)) = PacketRepr::parse(bytes).ok().and_then(|p| Some((p, p.bth.opcode.info()?))) else {
             self.forged_refused += 1;

@@ -303,7 +303,8 @@ fn fasr_keeps_its_pipe_short_and_sends_on_past_a_hole_at_unack() {
 #[test]
 fn fasr_without_a_pipe_sends_the_whole_sr_window() {
     // sr_pipe_psns=0: no pipe, the SR window from UNACK alone bounds what is in flight.
-    let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, Scheme::Fasr, Scheme::Fasr);
+    // (PMTU 256: the 900 WRITEs of 1 KiB are 3600 PSNs, more than the window.)
+    let mut n = Net::with_schemes(Service::Rc, 256, Link::CLEAN, Scheme::Fasr, Scheme::Fasr);
     let psn = Psn::new(100 + 17);
     let sr = setup(Scheme::Fasr).map(|s| Box::new(ReqSr::new(SrSetup { pipe_psns: 0, ..s }, psn)));
     n.a.req = Requester::new(
@@ -313,8 +314,12 @@ fn fasr_without_a_pipe_sends_the_whole_sr_window() {
         sr,
     );
     let mut posted = 0;
-    post_small_writes(&mut n, &mut posted, 4);
-    assert!(n.run(100_000));
+    // The switch to the SR format, then SR acknowledgments: the peer's window is known.
+    for _ in 0..2 {
+        post_small_writes(&mut n, &mut posted, 4);
+        assert!(n.run(100_000));
+    }
+    assert_eq!(n.a.req.window(), SR_MAX_UNACKED_PSNS);
     post_small_writes(&mut n, &mut posted, 900);
     assert_eq!(n.send(true).len(), SR_MAX_UNACKED_PSNS as usize);
     assert!(n.run(1_000_000));

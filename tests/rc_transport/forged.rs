@@ -52,10 +52,10 @@ fn sr_packets_past_the_window_or_refused_past_rcv_nxt_change_nothing() {
         let sent = n.send(true);
         assert!(PacketRepr::parse(&sent[0]).unwrap().is_sr(), "{scheme:?}");
         let before = (n.b.shared.sr_pool().usage(), n.b.shared.bits_pool().usage());
-        // Far past RCV-NXT (FaSR's and MELO's bitmaps would reach there), and a WRITE
-        // with a bad R_Key past it.
-        n.deliver(true, &forge(&sent[0], 1, 1100));
-        n.deliver(true, &forge(&sent[3], 1, 600));
+        // Far past RCV-NXT (FaSR's and MELO's bitmaps would reach there), just past the
+        // window, and a WRITE with a bad R_Key past RCV-NXT.
+        n.deliver(true, &forge(&sent[0], 1, 2200));
+        n.deliver(true, &forge(&sent[3], 1, 1100));
         let mut bad = PacketRepr::parse(&sent[1])
             .unwrap()
             .ext

@@ -353,10 +353,11 @@ fn sr_reads_of_every_size_mixed_with_writes_and_atomics_over_many_seeds() {
 #[test]
 fn a_read_longer_than_the_sr_window_is_a_few_engine_steps() {
     for scheme in SR_SCHEMES {
-        let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
+        let mut n = Net::with_schemes(Service::Rc, 256, Link::CLEAN, scheme, scheme);
         post_write(&mut n, 1024, 1);
         assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
-        // A READ of all of B's 1 MiB region at a 1 KiB MTU: 1024 PSNs, twice the SR window.
+        // A READ of all of B's 1 MiB region at a 256-byte MTU: 4096 PSNs, four times the SR
+        // window.
         let data = pattern(7, 1 << 20);
         n.b.mem.region(0x200).copy_from_slice(&data);
         let op = SendOp::RdmaRead {
@@ -378,10 +379,10 @@ fn a_read_longer_than_the_sr_window_is_a_few_engine_steps() {
         let calls = SHARED_CALLS.get() - before;
         assert_eq!(
             n.b.resp.epsn(),
-            epsn.add(1024),
+            epsn.add(4096),
             "{scheme:?}: RCV-NXT past the READ at once"
         );
-        // MELO's engine needs the device's pools for every event: a handful, not 1024.
+        // MELO's engine needs the device's pools for every event: a handful, not 4096.
         if scheme == Scheme::Melo {
             assert!(
                 calls <= 4,

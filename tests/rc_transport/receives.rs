@@ -354,14 +354,15 @@ fn a_send_dropped_past_rcv_nxt_for_want_of_a_receive_draws_its_rnr_nak_at_rcv_nx
 }
 
 /// ib_send_bw -r 2: `count` SENDs of `len` bytes to a receiver with two receives posted,
-/// each posted again `delay_us` after its completion; returns the virtual time taken.
+/// each posted again `delay_us` after its completion, the receiver advertising SR window
+/// `window_log2` (`None`: its own); returns the virtual time taken.
 fn rnr_stream(
     scheme: Scheme,
     loss_ppm: u32,
     seed: u64,
-    count: u64,
-    len: u32,
+    (count, len): (u64, u32),
     delay_us: u64,
+    window_log2: Option<u8>,
 ) -> (u64, Net) {
     let link = Link {
         loss_ppm,
@@ -370,6 +371,7 @@ fn rnr_stream(
         seed,
     };
     let mut n = Net::with_schemes(Service::Rc, 1024, link, scheme, scheme);
+    n.b_window_log2 = window_log2;
     n.b.cfg.min_rnr_timer = 12;
     let wqes: Vec<RecvWqe> = (0..2u64)
         .map(|i| recv_wqe(i, 0x100, 0x10_0000 + i * u64::from(len), len))
@@ -521,7 +523,7 @@ fn a_receiver_that_posts_again_after_each_completion_gets_every_send_under_loss(
         Scheme::Melo,
     ] {
         for seed in 1..=3 {
-            let (_, n) = rnr_stream(scheme, 10_000, seed, 40, 16384, 300);
+            let (_, n) = rnr_stream(scheme, 10_000, seed, (40, 16384), 300, None);
             let ids: Vec<u64> = n.b.recv_cqes.iter().map(|c| c.wr_id).collect();
             let want: Vec<u64> = (0..40).map(|i| i % 2).collect();
             assert_eq!(ids, want, "{scheme:?} seed {seed}");
@@ -543,7 +545,7 @@ fn a_receiver_short_of_receives_under_loss_leaves_little_to_the_stall_probe() {
     // moving one PSN goes back, instead of probing the rest one PSN at a time.
     for scheme in SR_SCHEMES {
         for seed in 1..=12 {
-            let (_, n) = rnr_stream(scheme, 10_000, seed, 100, 65536, 300);
+            let (_, n) = rnr_stream(scheme, 10_000, seed, (100, 65536), 300, None);
             let probes = n.a.req.sr().unwrap().counters.stall_probes;
             assert!(probes <= 4, "{scheme:?} seed {seed}: {probes} stall probes");
             assert_eq!(n.b.recv_cqes.len(), 100, "{scheme:?} seed {seed}");

@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
-//! What holds the requester back and when it asks for an acknowledgment: the window and the
-//! READ limit, AckReq coalescing, and the device's in-flight budget.
+//! What holds the requester back and when it asks for an acknowledgment: the window (in the
+//! SR format the one its peer advertises) and the READ limit, AckReq coalescing, and the
+//! device's in-flight budget.
 
 use super::common::{
-    exchange, finish_small_writes, finish_small_writes_checked, post_small_writes, psn_of,
+    exchange, finish_small_writes, finish_small_writes_checked, post_small_writes, post_write,
+    psn_of,
 };
 use super::*;
 use rxe_sr::proto::rc::dev_inflight::ADMIT_CHUNK_PSNS;
+use rxe_sr::proto::rc::{MAX_UNACKED_PSNS, SR_ASSUMED_WINDOW_PSNS, SR_MAX_UNACKED_PSNS};
+use rxe_sr::proto::wire::caps::RequesterState;
+use rxe_sr::proto::wire::ext_headers::Aeth;
+use rxe_sr::proto::wire::sr_ext::{SrAckEth, SrAckKind};
+use rxe_sr::proto::wire::{BthRepr, ExtHeaders, Opcode};
 
 #[test]
 fn the_window_and_read_limit_hold_back_the_requester() {
@@ -308,4 +315,193 @@ fn the_in_flight_budget_admits_a_long_message_a_chunk_at_a_time() {
         assert!(n.b.mem.region(0x200)[..len as usize] == n.a.mem.region(0x100)[..len as usize]);
         assert_eq!(n.a.inflight.as_ref().unwrap().psns(), 0, "{scheme:?}");
     }
+}
+
+/// An SR pair (PMTU 256) whose requester A sends no FaSR pipe (so that only the window
+/// bounds it), and whose B advertises `advertised` (log2 of PSNs; `None`: its own window).
+fn sr_window_net(scheme: Scheme, advertised: Option<u8>) -> Net {
+    let mut n = Net::with_schemes(Service::Rc, 256, Link::CLEAN, scheme, scheme);
+    n.b_window_log2 = advertised;
+    let psn = Psn::new(100 + 17);
+    let sr = setup(scheme).map(|s| Box::new(ReqSr::new(SrSetup { pipe_psns: 0, ..s }, psn)));
+    n.a.req = Requester::new(
+        vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 64],
+        psn,
+        &n.a.cfg,
+        sr,
+    );
+    n
+}
+
+/// Posts 16 WRITEs of 64 KiB from A to B (4096 PSNs at PMTU 256); returns their bytes.
+fn post_long_writes(n: &mut Net) -> Vec<u8> {
+    let data = pattern(3, 1 << 20);
+    n.a.mem.region(0x100).copy_from_slice(&data);
+    for i in 0..16u64 {
+        let op = SendOp::RdmaWrite {
+            remote: Remote {
+                addr: 0x20_0000 + (i << 16),
+                rkey: 0x200,
+            },
+        };
+        let w = wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000 + (i << 16), 1 << 16);
+        n.post(true, w).unwrap();
+    }
+    data
+}
+
+/// Runs `sent` (from A) and everything it draws over a lossless FIFO wire; returns the
+/// most PSNs past UNACK A had outstanding as it sent each packet.
+fn most_outstanding(n: &mut Net, sent: Vec<Vec<u8>>) -> u32 {
+    let mut most = 0;
+    let mut wire = VecDeque::new();
+    let mut put = |n: &Net, wire: &mut VecDeque<(bool, Vec<u8>)>, from_a, pkts: Vec<Vec<u8>>| {
+        for p in pkts {
+            if from_a {
+                let ahead = Psn::new(psn_of(&p)).diff(n.a.req.una()) + 1;
+                most = most.max(u32::try_from(ahead).unwrap());
+            }
+            wire.push_back((from_a, p));
+        }
+    };
+    put(n, &mut wire, true, sent);
+    while let Some((from_a, p)) = wire.pop_front() {
+        let out = n.deliver(from_a, &p);
+        put(n, &mut wire, !from_a, out);
+    }
+    most
+}
+
+/// A 4096-PSN WRITE stream after the switch to the SR format, B advertising `advertised`:
+/// the most PSNs A had outstanding past UNACK, and A's window at the end.
+fn long_stream(scheme: Scheme, advertised: Option<u8>) -> (u32, u32) {
+    let mut n = sr_window_net(scheme, advertised);
+    post_write(&mut n, 256, 1);
+    assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
+    let data = post_long_writes(&mut n);
+    let sent = n.send(true);
+    let most = most_outstanding(&mut n, sent);
+    assert!(n.run(1_000_000), "{scheme:?}");
+    assert_eq!(n.a.send_cqes.len(), 17, "{scheme:?}");
+    assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{scheme:?}");
+    assert!(n.b.mem.region(0x200)[..] == data[..], "{scheme:?}: the WRITEs' bytes");
+    assert_eq!(n.a.req.counters.resent_pkts, 0, "{scheme:?}: a lossless run");
+    (most, n.a.req.window())
+}
+
+#[test]
+fn the_requester_keeps_the_window_its_peer_advertises_at_most_its_own() {
+    for scheme in SR_SCHEMES {
+        // B of this build advertises 1024 PSNs; one of another build 512, or 2^22 (A keeps
+        // its own 1024 then).
+        for (advertised, want) in [(None, 1024), (Some(9), 512), (Some(10), 1024), (Some(22), 1024)] {
+            let (most, window) = long_stream(scheme, advertised);
+            assert_eq!(SR_MAX_UNACKED_PSNS, 1024);
+            assert_eq!(
+                (most, window),
+                (want, want),
+                "{scheme:?}: B advertising {advertised:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_window_is_512_until_the_peers_first_sr_acknowledgment() {
+    for scheme in SR_SCHEMES {
+        let mut n = sr_window_net(scheme, None);
+        post_write(&mut n, 256, 1);
+        assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
+        // The switch came with the echo in a standard ACK: no SR acknowledgment yet.
+        assert!(matches!(n.a.req.sr().unwrap().state(), RequesterState::Sr(_)));
+        assert_eq!(n.a.req.window(), SR_ASSUMED_WINDOW_PSNS, "{scheme:?}");
+        post_long_writes(&mut n);
+        let sent = n.send(true);
+        assert_eq!(sent.len(), 512, "{scheme:?}");
+        // Their acknowledgments advertise B's window: A fills it.
+        let most = most_outstanding(&mut n, sent);
+        assert_eq!((most, n.a.req.window()), (1024, 1024), "{scheme:?}");
+        assert!(n.run(1_000_000), "{scheme:?}");
+        assert_eq!(n.a.send_cqes.len(), 17, "{scheme:?}");
+    }
+}
+
+/// An SR ACKNOWLEDGE from B to A at `psn` (kind `kind`, SackHigh = TriggerPSN =
+/// `sack_high`, window 2^`window_log2`), as bytes.
+fn sr_ack(psn: Psn, kind: SrAckKind, sack_high: Psn, window_log2: u8) -> Vec<u8> {
+    let aeth = match kind {
+        SrAckKind::Ack => Aeth::ack(1),
+        _ => Aeth::nak(0, 1),
+    };
+    let p = PacketRepr {
+        bth: BthRepr {
+            opcode: Opcode::RC_ACKNOWLEDGE,
+            dest_qpn: 17,
+            psn,
+            tver: 1,
+            ..Default::default()
+        },
+        ext: ExtHeaders {
+            sr_ack_eth: Some(SrAckEth {
+                kind,
+                lost_cnt: 0,
+                lost_cnt_overflow: false,
+                sack_high,
+                trigger_psn: sack_high,
+                window_log2: 9,
+            }),
+            aeth: Some(aeth),
+            ..Default::default()
+        },
+        payload: &[],
+    };
+    let mut b = vec![0u8; p.buffer_len()];
+    p.emit(&mut b).unwrap();
+    b[16] = window_log2; // emit refuses a window out of range: a forger need not
+    b
+}
+
+#[test]
+fn only_an_sr_acknowledgment_the_requester_takes_sets_its_window() {
+    for scheme in SR_SCHEMES {
+        let mut n = sr_window_net(scheme, None);
+        post_write(&mut n, 256, 1);
+        assert!(n.run(10_000), "{scheme:?}");
+        post_long_writes(&mut n);
+        let sent = n.send(true);
+        let (una, high) = (n.a.req.una(), Psn::new(psn_of(sent.last().unwrap())));
+        let dups = n.a.req.counters.dup_responses;
+        // Not in flight: a PSN acknowledged already, or one never sent.
+        n.deliver(false, &sr_ack(una.sub(1), SrAckKind::Ack, una.sub(1), 10));
+        n.deliver(false, &sr_ack(high.add(1), SrAckKind::Ack, high.add(1), 10));
+        // In flight, but reporting a PSN never sent: not ours.
+        n.deliver(false, &sr_ack(una, SrAckKind::Sack, high.add(5), 10));
+        assert_eq!(n.a.req.counters.dup_responses, dups + 3, "{scheme:?}");
+        // Malformed: a window out of range (the version-2 reserved 0 among them).
+        let refused = n.forged_refused;
+        for w in [0, 8, 23, 255] {
+            n.deliver(false, &sr_ack(una, SrAckKind::Ack, una, w));
+        }
+        assert_eq!(n.forged_refused, refused + 4, "{scheme:?}");
+        assert_eq!(n.a.req.window(), 512, "{scheme:?}: nothing taken");
+        // Taken: a SACK of a PSN in flight, and an ACK; each sets the window.
+        n.deliver(false, &sr_ack(una, SrAckKind::Sack, una.add(2), 10));
+        assert_eq!(n.a.req.window(), 1024, "{scheme:?}");
+        // (An ACK of UNACK moves it: each one after is at the new UNACK.)
+        let una = n.a.req.una();
+        n.deliver(false, &sr_ack(una, SrAckKind::Ack, una, 9));
+        assert_eq!(n.a.req.window(), 512, "{scheme:?}: a later one names another");
+        let una = n.a.req.una();
+        n.deliver(false, &sr_ack(una, SrAckKind::Ack, una, 22));
+        assert_eq!(n.a.req.window(), 1024, "{scheme:?}: at most A's own");
+    }
+    // A requester that stays standard (its peer runs go-back-N) takes no window.
+    let mut n = Net::with_schemes(Service::Rc, 256, Link::CLEAN, Scheme::Fasr, Scheme::Gbn);
+    post_write(&mut n, 256 * 8, 1);
+    let sent = n.send(true);
+    let una = n.a.req.una();
+    assert!(!sent.is_empty());
+    n.deliver(false, &sr_ack(una, SrAckKind::Ack, una, 10));
+    assert_eq!(n.a.req.sr().unwrap().window(), SR_ASSUMED_WINDOW_PSNS);
+    assert_eq!(n.a.req.window(), MAX_UNACKED_PSNS);
 }

@@ -117,7 +117,7 @@ MODULE_PARM_DESC(melo_pool_blocks,
 module_param_named(sr_pipe_psns, rxe_sr_params.sr_pipe_psns, uint, 0444);
 MODULE_PARM_DESC(sr_pipe_psns,
 	"FaSR: PSNs a requester sends past the highest PSN known received (READ requests "
-	"excepted), 0..512 (0: the 512-PSN SR window alone; default 256)");
+	"excepted), 0..1024 (0: the SR window alone; default 256)");
 
 module_param_named(dev_inflight_psns, rxe_sr_params.dev_inflight_psns, uint, 0444);
 MODULE_PARM_DESC(dev_inflight_psns,

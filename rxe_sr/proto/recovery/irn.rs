@@ -14,8 +14,10 @@
 //! un-SACKed outstanding packet.
 //!
 //! Memory (IRN §4 / FaSR §I): five BDP-cap bitmaps and 20 B of SR state per QP. BDP-cap is
-//! sized for the fabric's longest path, not for one flow: we take 800 packets (100 Gb/s
-//! and ~65 us, the FaSR paper's "~500 B" for the five bitmaps) rounded up to 64-bit words.
+//! sized for the fabric's longest path, not for one flow; the paper's 800 packets (100 Gb/s
+//! and ~65 us, the FaSR paper's "~500 B" for the five bitmaps) would be 13 words, but the
+//! responder must track the whole SR window past RCV-NXT
+//! ([`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS), 1024), so we take 16.
 //! This engine itself keeps two of the five (the responder's received bitmap and the
 //! requester's SACK bitmap); the other three serve READ responses and message
 //! completions, which the transport tracks outside the recovery engine.
@@ -27,8 +29,9 @@ use super::{
 };
 use crate::proto::psn::Psn;
 
-/// Default bitmap size in 64-bit words: 13 words = 832 slots >= an 800-packet BDP-cap.
-pub const DEFAULT_WORDS: usize = 13;
+/// Default bitmap size in 64-bit words: 16 words = 1024 slots, the SR window (and more
+/// than the paper's 800-packet BDP-cap).
+pub const DEFAULT_WORDS: usize = 16;
 /// Bitmaps per QP in IRN's accounting.
 pub const BITMAPS_PER_QP: u32 = 5;
 /// SR state bytes per QP in IRN's accounting.
@@ -107,7 +110,7 @@ impl<const WORDS: usize> Irn<WORDS> {
         MODULE,
         expect(
             dead_code,
-            reason = "the simulator (the transport's window of 128 PSNs is inside the BDP-cap)"
+            reason = "the simulator (the transport's SR window is inside the BDP-cap)"
         )
     )]
     /// True when the requester may send new PSN `psn` (BDP-cap).

@@ -101,7 +101,8 @@
 //! - `Window` (8 bits): the SR window of the end that sends the acknowledgment (its
 //!   responder side), as log2 of PSNs, [`SR_WINDOW_LOG2_MIN`]..=[`SR_WINDOW_LOG2_MAX`]
 //!   (512 PSNs, what every end of this version tracks, up to 2^22, inside the PSN
-//!   half-space); any other value is [`Error::BadSrHeader`].
+//!   half-space); any other value is [`Error::BadSrHeader`]. The requester keeps at most
+//!   that many PSNs outstanding past UNACK, and fewer if its own limit is lower.
 //!
 //! # Capability exchange, and a standard peer is never sent one
 //!

@@ -63,7 +63,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     }
 
     /// An AETH (an ACK, NAK or RNR NAK; rdma_rxe's check_ack): SR feedback in the SR
-    /// format, else the syndrome decides.
+    /// format, else the syndrome decides. An SR acknowledgment the requester takes (its
+    /// PSN in flight, and for feedback the PSNs it names too) sets the window in use.
     fn on_aeth(
         &mut self,
         env: &mut dyn RcEnv,
@@ -75,10 +76,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             return Ok(());
         };
         if let Some(sr) = p.ext.sr_ack_eth {
-            match decode_feedback(psn, &sr, &aeth) {
-                SrAckMeaning::Feedback(fb) => return self.on_sr_feedback(env, cfg, fb),
-                SrAckMeaning::ReadAck => return Ok(()),
-                SrAckMeaning::Ibta => {}
+            let meaning = decode_feedback(psn, &sr, &aeth);
+            if let SrAckMeaning::Feedback(fb) = meaning {
+                return self.on_sr_feedback(env, cfg, fb, sr.window_log2);
+            }
+            self.take_window(sr.window_log2);
+            if meaning == SrAckMeaning::ReadAck {
+                return Ok(());
             }
         }
         match aeth.kind() {
@@ -250,6 +254,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         env: &mut dyn RcEnv,
         cfg: &RcConfig,
         fb: Feedback,
+        window_log2: u8,
     ) -> Result<(), Fatal> {
         let ev = match fb {
             Feedback::Sack { .. } => Some(RcEvent::SackRcvd),
@@ -266,6 +271,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             self.count(env, RcEvent::DupResponse);
             return Ok(());
         }
+        self.take_window(window_log2);
         if let Some((_, resume)) = self.first_pending_rd_atomic() {
             if fb.rcv_nxt().after(resume) {
                 return match self.ack_to(env, cfg, fb.rcv_nxt())? {

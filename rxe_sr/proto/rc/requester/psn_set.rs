@@ -7,7 +7,7 @@
 use crate::proto::psn::Psn;
 use crate::proto::rc::SR_MAX_UNACKED_PSNS;
 
-/// PSNs the bitmap spans from its base (UNACK): the SR window.
+/// PSNs the bitmap spans from its base (UNACK): the largest SR window the requester keeps.
 const SPAN: u32 = SR_MAX_UNACKED_PSNS;
 const WORDS: usize = (SPAN / 64) as usize;
 const _: () = assert!(WORDS as u32 * 64 == SPAN && WORDS > 0);

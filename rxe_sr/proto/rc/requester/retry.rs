@@ -11,7 +11,7 @@ use super::Requester;
 use super::SqEntry;
 use super::{RetryCause, RetryNote};
 use crate::proto::psn::Psn;
-use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS};
+use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent};
 use crate::proto::recovery::{ReqEvent, Timer};
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::send_wqe::SendOp;
@@ -200,12 +200,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// most the window: what the pipe and the device's in-flight budget stretch to (0
     /// before a sample).
     pub fn path_allowance(&self) -> u32 {
-        let window = if self.sr_active() {
-            SR_MAX_UNACKED_PSNS
-        } else {
-            MAX_UNACKED_PSNS
-        };
-        self.path.allowance().min(window)
+        self.path.allowance().min(self.window())
     }
 
     /// The retransmission timeout: the QP's local ACK timeout, or longer when the measured

@@ -24,7 +24,9 @@ use super::SqEntry;
 use crate::proto::psn::Psn;
 use crate::proto::rc::event::engine_event;
 use crate::proto::rc::sr::SrSetup;
-use crate::proto::rc::{packets, Fatal, RcConfig, RcEnv, RcEvent, SR_MAX_UNACKED_PSNS};
+use crate::proto::rc::{
+    packets, Fatal, RcConfig, RcEnv, RcEvent, SR_ASSUMED_WINDOW_PSNS, SR_MAX_UNACKED_PSNS,
+};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
 use crate::proto::recovery::{
     Action, ActionSink, Counters, EngineEvent, Recovery, ReqEvent, Timer,
@@ -104,6 +106,8 @@ pub struct ReqSr {
     sacked_high: Option<Psn>,
     /// FaSR: the pipe's length (0: none).
     pipe_psns: u32,
+    /// The SR window in use with this peer ([`ReqSr::window`]).
+    window: u32,
     /// Statistics.
     pub counters: ReqSrCounters,
 }
@@ -137,16 +141,32 @@ impl ReqSr {
             read_acked: None,
             sacked_high: None,
             pipe_psns: setup.pipe_psns,
+            window: SR_ASSUMED_WINDOW_PSNS,
             counters: ReqSrCounters::default(),
         }
     }
 
-    /// The highest PSN known received past UNACK `una` (within the window): a SACK or a
-    /// hole list reported it, or its READ response arrived. While there is one, UNACK is a
-    /// hole (an ACK that moves it is an AACK), and FaSR's pipe is measured from it.
+    /// The PSNs the requester lets be outstanding past UNACK in the SR format: the window
+    /// the peer advertised in the last SR acknowledgment taken, at most
+    /// [`SR_MAX_UNACKED_PSNS`]; [`SR_ASSUMED_WINDOW_PSNS`] until one arrives.
+    pub fn window(&self) -> u32 {
+        self.window
+    }
+
+    /// An SR acknowledgment the requester took advertised a window of 2^`window_log2`
+    /// PSNs (the parser let through only valid ones).
+    pub(super) fn take_window(&mut self, window_log2: u8) {
+        let advertised = 1u32.checked_shl(u32::from(window_log2)).unwrap_or(u32::MAX);
+        self.window = advertised.clamp(SR_ASSUMED_WINDOW_PSNS, SR_MAX_UNACKED_PSNS);
+    }
+
+    /// The highest PSN known received past UNACK `una` (within the window in use): a SACK
+    /// or a hole list reported it, or its READ response arrived. While there is one, UNACK
+    /// is a hole (an ACK that moves it is an AACK), and FaSR's pipe is measured from it.
     pub(super) fn received_past(&self, una: Psn) -> Option<Psn> {
+        let window = i32::try_from(self.window).unwrap_or(i32::MAX);
         self.sacked_high
-            .filter(|h| h.after(una) && h.diff(una) < SR_MAX_UNACKED_PSNS as i32)
+            .filter(|h| h.after(una) && h.diff(una) < window)
     }
 
     /// Marks UNACK `una` to go again, and, if it was resent before (that resend may be
@@ -287,6 +307,15 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.sr.as_deref().is_some_and(|s| s.active)
     }
 
+    /// An SR acknowledgment was taken advertising a window of 2^`window_log2` PSNs: the
+    /// window in use from now on, if this requester sends in the SR format (an SR
+    /// acknowledgment to one that does not answers nothing it sent).
+    pub(super) fn take_window(&mut self, window_log2: u8) {
+        if let Some(sr) = self.sr.as_deref_mut().filter(|s| s.active) {
+            sr.take_window(window_log2);
+        }
+    }
+
     /// A SACK or a hole list reported `psn` received, or its READ response arrived
     /// ([`ReqSr::received_past`] keeps the highest).
     pub(super) fn note_sacked(&mut self, psn: Psn) {
@@ -313,10 +342,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// showed), within the window from UNACK.
     ///
     /// Choice (the paper leaves flow control to the transport): the SR window from UNACK
-    /// ([`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)) filled with new
-    /// packets is also a queue in front of a repair, which then waits behind the whole
-    /// window; a shorter pipe keeps the repair's round trip short. A path that holds more
-    /// than `pipe_psns` stretches the pipe to what it holds ([`Self::path_allowance`]).
+    /// ([`ReqSr::window`]) filled with new packets is also a queue in front of a repair,
+    /// which then waits behind the whole window; a shorter pipe keeps the repair's round
+    /// trip short. A path that holds more than `pipe_psns` stretches the pipe to what it
+    /// holds ([`Self::path_allowance`]).
     pub(super) fn pipe_full(&self, psn: Psn) -> bool {
         let Some(sr) = self.sr.as_deref().filter(|s| s.active) else {
             return false;

@@ -14,9 +14,7 @@ use super::TX_BUSY_WAIT_US;
 use crate::proto::psn::Psn;
 use crate::proto::rc::dev_inflight::ADMIT_CHUNK_PSNS;
 use crate::proto::rc::responder::RECV_WINDOW;
-use crate::proto::rc::{
-    Fatal, RcConfig, RcEnv, RcEvent, Service, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS,
-};
+use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent, Service, MAX_UNACKED_PSNS};
 use crate::proto::recovery::ReqEvent;
 use crate::proto::wire::caps::CapAnswer;
 use crate::uabi::send_wqe::{SendFlags, SendOp};
@@ -72,6 +70,17 @@ impl From<Stall> for Halt {
 }
 
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
+    /// The PSNs the requester lets be outstanding past UNACK: [`MAX_UNACKED_PSNS`] in the
+    /// standard format, in the SR format the window in use with the peer
+    /// ([`ReqSr::window`]: the peer's advertised one, at most
+    /// [`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)).
+    pub fn window(&self) -> u32 {
+        match self.sr.as_deref() {
+            Some(sr) if sr.active => sr.window(),
+            _ => MAX_UNACKED_PSNS,
+        }
+    }
+
     /// Sends what the window, the READ/atomic limit and fences allow, after the PSNs marked
     /// for resending: one `step` of the send cursor at a time until a `Stall`.
     pub fn run(&mut self, env: &mut dyn RcEnv, cfg: &RcConfig) -> Result<(), Fatal> {
@@ -86,11 +95,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             return Ok(());
         }
         let marks = self.marks();
-        let window = if self.sr_active() {
-            SR_MAX_UNACKED_PSNS
-        } else {
-            MAX_UNACKED_PSNS
-        } as i32;
+        let window = i32::try_from(self.window()).unwrap_or(i32::MAX);
         let mut resend = false;
         while self.next < self.len {
             match self.step(env, cfg, marks, window) {
