@@ -7,8 +7,9 @@
 -- It takes UDP port 4791 (RoCEv2). A packet with BTH TVer 0 is standard RoCEv2: it goes to
 -- Wireshark's own InfiniBand dissector, and a capability probe or echo in BTH Resv7 is
 -- shown as an "rxe_sr" tree of its own. A packet with BTH TVer 1 is dissected here: the
--- BTH, rxe_sr's MSN-ETH and SR-ACK-ETH, the IBTA extension headers the opcode carries
--- (with a RETH on every RDMA WRITE packet), the payload and the ICRC.
+-- BTH, rxe_sr's MSN-ETH and SR-ACK-ETH (SR wire version 3: with the sender's window), the
+-- IBTA extension headers the opcode carries (with a RETH on every RDMA WRITE packet), the
+-- payload and the ICRC.
 
 local p = Proto("rxe_sr", "rxe_sr selective-retransmission RoCEv2")
 
@@ -52,6 +53,7 @@ local f = {
   overflow = ProtoField.bool("rxe_sr.srack.overflow", "lost-cnt overflow", 8, nil, 0x08),
   lost_cnt = ProtoField.uint8("rxe_sr.srack.lost_cnt", "lost-cnt", base.DEC, nil, 0x07),
   sack_high = ProtoField.uint24("rxe_sr.srack.sack_high", "sack-high", base.DEC),
+  window = ProtoField.uint8("rxe_sr.srack.window", "Window (log2 of PSNs)", base.DEC),
   trigger = ProtoField.uint24("rxe_sr.srack.trigger_psn", "Trigger PSN", base.DEC),
   reth_va = ProtoField.uint64("rxe_sr.reth.va", "Virtual Address", base.HEX),
   reth_rkey = ProtoField.uint32("rxe_sr.reth.rkey", "Remote Key", base.HEX),
@@ -76,9 +78,11 @@ local e_resv = ProtoExpert.new("rxe_sr.reserved", "Reserved SR header byte is no
   expert.group.MALFORMED, expert.severity.ERROR)
 local e_kind = ProtoExpert.new("rxe_sr.kind", "Unknown SR-ACK-ETH kind",
   expert.group.MALFORMED, expert.severity.ERROR)
+local e_window = ProtoExpert.new("rxe_sr.window", "SR-ACK-ETH window out of 9..22",
+  expert.group.MALFORMED, expert.severity.ERROR)
 local e_op = ProtoExpert.new("rxe_sr.opcode", "Opcode without an SR format (only RC has one)",
   expert.group.MALFORMED, expert.severity.ERROR)
-p.experts = { e_short, e_resv, e_kind, e_op }
+p.experts = { e_short, e_resv, e_kind, e_window, e_op }
 
 -- The headers of an RC opcode in the SR format, in wire order (sr_ext.rs's table).
 local function sr_headers(op)
@@ -156,10 +160,13 @@ local function dissect_sr(tvb, pinfo, tree)
       local k = rshift(b(0, 1):uint(), 4)
       s:add(f.kind, b(0, 1))
       if ack_kinds[k] == nil then s:add_proto_expert_info(e_kind) end
-      if b(4, 1):uint() ~= 0 then s:add_proto_expert_info(e_resv) end
       s:add(f.overflow, b(0, 1))
       s:add(f.lost_cnt, b(0, 1))
       s:add(f.sack_high, b(1, 3))
+      -- SR wire version 3: the sender's SR window, 2^9 to 2^22 PSNs.
+      local w = b(4, 1):uint()
+      s:add(f.window, b(4, 1))
+      if w < 9 or w > 22 then s:add_proto_expert_info(e_window) end
       s:add(f.trigger, b(5, 3))
       info = info .. " " .. (ack_kinds[k] or "?") .. " trigger=" .. b(5, 3):uint()
     elseif h == "reth" then
