@@ -543,12 +543,17 @@ fn a_receiver_short_of_receives_under_loss_leaves_little_to_the_stall_probe() {
     // rather than finding each dropped packet by a stall probe of its own. Where the RNR
     // NAK was lost, or its go-back dropped again, the second probe answered by UNACK
     // moving one PSN goes back, instead of probing the rest one PSN at a time.
-    for scheme in SR_SCHEMES {
+    // Toward a peer of this build (its window) and one advertising 512 PSNs.
+    for (scheme, window) in SR_SCHEMES
+        .into_iter()
+        .flat_map(|s| [(s, None), (s, Some(9))])
+    {
         for seed in 1..=12 {
-            let (_, n) = rnr_stream(scheme, 10_000, seed, (100, 65536), 300, None);
+            let (_, n) = rnr_stream(scheme, 10_000, seed, (100, 65536), 300, window);
             let probes = n.a.req.sr().unwrap().counters.stall_probes;
-            assert!(probes <= 4, "{scheme:?} seed {seed}: {probes} stall probes");
-            assert_eq!(n.b.recv_cqes.len(), 100, "{scheme:?} seed {seed}");
+            let at = format!("{scheme:?} window {window:?} seed {seed}");
+            assert!(probes <= 4, "{at}: {probes} stall probes");
+            assert_eq!(n.b.recv_cqes.len(), 100, "{at}");
         }
     }
 }

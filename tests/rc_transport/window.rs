@@ -344,7 +344,13 @@ fn post_long_writes(n: &mut Net) -> Vec<u8> {
                 rkey: 0x200,
             },
         };
-        let w = wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000 + (i << 16), 1 << 16);
+        let w = wqe(
+            op,
+            SendOpcode::RdmaWrite,
+            0x100,
+            0x10_0000 + (i << 16),
+            1 << 16,
+        );
         n.post(true, w).unwrap();
     }
     data
@@ -383,9 +389,18 @@ fn long_stream(scheme: Scheme, advertised: Option<u8>) -> (u32, u32) {
     let most = most_outstanding(&mut n, sent);
     assert!(n.run(1_000_000), "{scheme:?}");
     assert_eq!(n.a.send_cqes.len(), 17, "{scheme:?}");
-    assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success), "{scheme:?}");
-    assert!(n.b.mem.region(0x200)[..] == data[..], "{scheme:?}: the WRITEs' bytes");
-    assert_eq!(n.a.req.counters.resent_pkts, 0, "{scheme:?}: a lossless run");
+    assert!(
+        n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success),
+        "{scheme:?}"
+    );
+    assert!(
+        n.b.mem.region(0x200)[..] == data[..],
+        "{scheme:?}: the WRITEs' bytes"
+    );
+    assert_eq!(
+        n.a.req.counters.resent_pkts, 0,
+        "{scheme:?}: a lossless run"
+    );
     (most, n.a.req.window())
 }
 
@@ -394,7 +409,12 @@ fn the_requester_keeps_the_window_its_peer_advertises_at_most_its_own() {
     for scheme in SR_SCHEMES {
         // B of this build advertises 1024 PSNs; one of another build 512, or 2^22 (A keeps
         // its own 1024 then).
-        for (advertised, want) in [(None, 1024), (Some(9), 512), (Some(10), 1024), (Some(22), 1024)] {
+        for (advertised, want) in [
+            (None, 1024),
+            (Some(9), 512),
+            (Some(10), 1024),
+            (Some(22), 1024),
+        ] {
             let (most, window) = long_stream(scheme, advertised);
             assert_eq!(SR_MAX_UNACKED_PSNS, 1024);
             assert_eq!(
@@ -413,7 +433,10 @@ fn the_window_is_512_until_the_peers_first_sr_acknowledgment() {
         post_write(&mut n, 256, 1);
         assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
         // The switch came with the echo in a standard ACK: no SR acknowledgment yet.
-        assert!(matches!(n.a.req.sr().unwrap().state(), RequesterState::Sr(_)));
+        assert!(matches!(
+            n.a.req.sr().unwrap().state(),
+            RequesterState::Sr(_)
+        ));
         assert_eq!(n.a.req.window(), SR_ASSUMED_WINDOW_PSNS, "{scheme:?}");
         post_long_writes(&mut n);
         let sent = n.send(true);
@@ -490,7 +513,11 @@ fn only_an_sr_acknowledgment_the_requester_takes_sets_its_window() {
         // (An ACK of UNACK moves it: each one after is at the new UNACK.)
         let una = n.a.req.una();
         n.deliver(false, &sr_ack(una, SrAckKind::Ack, una, 9));
-        assert_eq!(n.a.req.window(), 512, "{scheme:?}: a later one names another");
+        assert_eq!(
+            n.a.req.window(),
+            512,
+            "{scheme:?}: a later one names another"
+        );
         let una = n.a.req.una();
         n.deliver(false, &sr_ack(una, SrAckKind::Ack, una, 22));
         assert_eq!(n.a.req.window(), 1024, "{scheme:?}: at most A's own");
