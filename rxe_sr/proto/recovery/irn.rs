@@ -14,10 +14,10 @@
 //! un-SACKed outstanding packet.
 //!
 //! Memory (IRN §4 / FaSR §I): five BDP-cap bitmaps and 20 B of SR state per QP. BDP-cap is
-//! sized for the fabric's longest path, not for one flow; the paper's 800 packets (100 Gb/s
-//! and ~65 us, the FaSR paper's "~500 B" for the five bitmaps) would be 13 words, but the
-//! responder must track the whole SR window past RCV-NXT
-//! ([`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS), 1024), so we take 16.
+//! sized for the fabric's longest path, not for one flow. The paper's own BDP-cap would fit
+//! in fewer words, but the responder must track the whole SR window past RCV-NXT
+//! ([`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)), so the bitmaps are
+//! sized for it (a compile-time check ties the two).
 //! This engine itself keeps two of the five (the responder's received bitmap and the
 //! requester's SACK bitmap); the other three serve READ responses and message
 //! completions, which the transport tracks outside the recovery engine.
