@@ -164,9 +164,9 @@ pub(crate) const COUNT: usize = 56;
 /// `melo_pool_exhaustions` (MELO pool allocations that failed), `inflight_psns` (PSNs in
 /// flight across the device's RC requesters now: admitted by the in-flight budget and not yet
 /// acknowledged), `inflight_waiters` (QPs waiting for room now), `inflight_budget` (the
-/// budget as it stands: `dev_inflight_psns`, or the sum of the requesters' path allowances
-/// when larger).
-pub(crate) const GAUGES: usize = 11;
+/// budget as it stands: `dev_inflight_psns`, or the largest of the requesters' path
+/// allowances when larger), `inflight_budget_peak` (the largest the budget has stood at).
+pub(crate) const GAUGES: usize = 12;
 
 /// The names of the counters, in [`Counter`] order, then of the gauges.
 pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
@@ -237,6 +237,7 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"inflight_psns",
     c"inflight_waiters",
     c"inflight_budget",
+    c"inflight_budget_peak",
 ];
 
 /// The counters of one device (all-zero is a valid initial value).

@@ -429,6 +429,7 @@ impl HwStatsDriver for RxeSr {
             u64::from(dev.inflight().budget.psns()),
             u64::from(dev.inflight().waiters()),
             u64::from(dev.inflight().budget.budget()),
+            u64::from(dev.inflight().budget.budget_peak()),
         ];
         for (o, v) in out.iter_mut().zip(Iterator::chain(v.iter(), gauges.iter())) {
             *o = *v;

@@ -68,6 +68,8 @@ pub struct Inflight {
     paths: [AtomicU32; PATH_BUCKETS],
     /// The largest path allowance, as its bucket's top, when last settled.
     path_max: AtomicU32,
+    /// The most `path_max` has been: with the budget, the largest the budget stood at.
+    path_peak: AtomicU32,
 }
 
 impl Inflight {
@@ -79,6 +81,7 @@ impl Inflight {
             promised: AtomicU32::new(0),
             paths: [const { AtomicU32::new(0) }; PATH_BUCKETS],
             path_max: AtomicU32::new(0),
+            path_peak: AtomicU32::new(0),
         }
     }
 
@@ -112,8 +115,18 @@ impl Inflight {
             .rev()
             .find(|&b| self.paths[b].load(Ordering::Relaxed) != 0)
             .unwrap_or(0);
-        self.path_max
-            .store(top as u32 * PATH_BUCKET_PSNS, Ordering::Relaxed);
+        let top = top as u32 * PATH_BUCKET_PSNS;
+        self.path_max.store(top, Ordering::Relaxed);
+        self.path_peak.fetch_max(top, Ordering::Relaxed);
+    }
+
+    /// The largest the budget has stood at ([`Self::budget`]; 0: unbounded): what bounds
+    /// the PSNs in flight at any one time, less a message.
+    pub fn budget_peak(&self) -> u32 {
+        if self.budget == 0 {
+            return 0;
+        }
+        self.budget.max(self.path_peak.load(Ordering::Relaxed))
     }
 
     /// PSNs in flight now.
@@ -299,11 +312,13 @@ mod tests {
         d.settle_path(&mut c, 0);
         assert_eq!((b, c, d.budget()), (0, 0, 40));
         assert!(!d.admit(1));
+        // The peak keeps the most the budget stood at.
+        assert_eq!(d.budget_peak(), MAX_PATH_PSNS);
         // Without a budget the paths change nothing.
         let u = Inflight::new(0);
         let mut e = 0;
         u.settle_path(&mut e, 100);
-        assert_eq!((u.budget(), u.room()), (0, 0));
+        assert_eq!((u.budget(), u.room(), u.budget_peak()), (0, 0, 0));
     }
 
     #[test]
