@@ -7,9 +7,13 @@
 //! - [`recovery`]: the sans-IO loss-recovery engines (gbn, irn, fasr, srnic, melo).
 //! - [`rc`]: the RC/UC requester, completer and responder as pure state machines.
 //! - [`pool`]: FaSR's two-level shared SR pool and MELO's shared bits pool.
+//! - [`fec`]: the FEC shim's encoder and decoder (LoWAR); host-only until the transport
+//!   runs it.
 
 #![forbid(unsafe_code)]
 
+#[cfg(not(MODULE))]
+pub mod fec;
 pub mod pool;
 pub mod psn;
 pub mod rc;

@@ -25,6 +25,7 @@
 //! - [`caps`]: the per-QP capability exchange that decides SR or standard GBN.
 //! - [`packet`]: whole IB packet parse/emit: BTH, headers by opcode, payload, pad, ICRC.
 //! - [`icrc`]: the invariant CRC with the RoCEv2 masked fields.
+//! - `repair`: the FEC shim's repair header (host-only until the transport sends it).
 //! - [`pma`]: the Performance Management Agent's MADs (port counters), which the RDMA
 //!   core sends the driver for the port's `counters/` in sysfs.
 
@@ -36,6 +37,8 @@ pub mod ip;
 pub mod opcode;
 pub mod packet;
 pub mod pma;
+#[cfg(not(MODULE))]
+pub mod repair;
 pub mod sr_ext;
 
 pub use bth::{Bth, BthRepr};

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The sending half of the FEC shim: a QP's request packets into repair packets.
+
+use core::ops::DerefMut;
+
+use super::{bit, xor_into, FecParams, RepairHeader, RhKind};
+use crate::proto::psn::Psn;
+
+/// A unit holding fewer packets not yet in a repair than this is not flushed when the
+/// requester runs out of work: a repair of one packet is that packet again.
+pub const FLUSH_MIN: u32 = 2;
+
+/// What the encoder keeps of one unit of the current block (its bytes are in the
+/// encoder's buffer).
+#[derive(Clone, Copy, Debug, Default)]
+struct EncUnit {
+    /// Indices XORed in.
+    covered: u32,
+    /// Of those, how many no repair has covered yet.
+    fresh: u32,
+    /// XOR of the covered packets' lengths.
+    len_xor: u16,
+    /// XOR of their IPv4 Identification fields.
+    ip_id_xor: u16,
+    /// The longest covered packet: the accumulator's length.
+    max_len: usize,
+}
+
+/// The encoder of one QP's request packets. `S` is its accumulators, `d` slots of equal
+/// length, each at least the longest packet the QP sends.
+pub struct Encoder<S: DerefMut<Target = [u8]>> {
+    params: FecParams,
+    dest_qpn: u32,
+    buf: S,
+    units: [EncUnit; FecParams::MAX_D as usize],
+    /// Block number of the units being filled.
+    block: Option<u32>,
+    /// The PSN after the last one first sent: a PSN before it is a resend.
+    next: Option<Psn>,
+}
+
+impl<S: DerefMut<Target = [u8]>> Encoder<S> {
+    /// An encoder with `params` for the QP `dest_qpn` of the peer, over `buf` (zeroed).
+    pub fn new(params: FecParams, dest_qpn: u32, mut buf: S) -> Self {
+        buf.fill(0);
+        Encoder {
+            params,
+            dest_qpn,
+            buf,
+            units: [EncUnit::default(); FecParams::MAX_D as usize],
+            block: None,
+            next: None,
+        }
+    }
+
+    /// The parameters in use.
+    pub fn params(&self) -> FecParams {
+        self.params
+    }
+
+    /// Bytes of one unit's accumulator.
+    fn slot_len(&self) -> usize {
+        self.buf.len() / self.params.d() as usize
+    }
+
+    /// The packet `pkt` (BTH to ICRC) of PSN `psn` went out with IPv4 Identification
+    /// `ip_id`. A first transmission is coded; a unit it completes, or the units of a
+    /// block it leaves, are handed to `emit` as repairs. Returns true if it was coded.
+    pub fn on_sent(
+        &mut self,
+        psn: Psn,
+        ip_id: u16,
+        pkt: &[u8],
+        emit: &mut impl FnMut(&RepairHeader, &[u8]),
+    ) -> bool {
+        if self.next.is_some_and(|n| psn.before(n)) {
+            return false;
+        }
+        self.next = Some(psn.next());
+        let (blk, j, i) = self.params.place(psn);
+        if self.block != Some(blk) {
+            self.close_block(emit);
+            self.block = Some(blk);
+        }
+        let slot = self.slot_len();
+        let len = match u16::try_from(pkt.len()) {
+            Ok(l) if pkt.len() <= slot => l,
+            _ => return false,
+        };
+        let Some(acc) = self
+            .buf
+            .get_mut(j as usize * slot..)
+            .and_then(|b| b.get_mut(..slot))
+        else {
+            return false;
+        };
+        xor_into(acc, pkt);
+        let Some(u) = self.units.get_mut(j as usize) else {
+            return false;
+        };
+        u.covered |= bit(i);
+        u.fresh += 1;
+        u.len_xor ^= len;
+        u.ip_id_xor ^= ip_id;
+        u.max_len = u.max_len.max(pkt.len());
+        if i == self.params.n() - 1 {
+            self.emit_unit(j, emit);
+        }
+        true
+    }
+
+    /// The requester has nothing more to send now: each unit holding at least
+    /// [`FLUSH_MIN`] packets no repair covers gets one, so a loss at the end of a burst
+    /// need not wait for the unit to fill.
+    pub fn flush_idle(&mut self, emit: &mut impl FnMut(&RepairHeader, &[u8])) {
+        for j in 0..self.params.d() {
+            if self
+                .units
+                .get(j as usize)
+                .is_some_and(|u| u.fresh >= FLUSH_MIN)
+            {
+                self.emit_unit(j, emit);
+            }
+        }
+    }
+
+    /// Hands out unit `j`'s repair if it covers anything new.
+    fn emit_unit(&mut self, j: u32, emit: &mut impl FnMut(&RepairHeader, &[u8])) {
+        let (Some(blk), slot) = (self.block, self.slot_len()) else {
+            return;
+        };
+        let Some(u) = self.units.get_mut(j as usize) else {
+            return;
+        };
+        if u.fresh == 0 {
+            return;
+        }
+        u.fresh = 0;
+        let rh = RepairHeader {
+            dest_qpn: self.dest_qpn,
+            kind: RhKind::Repair,
+            params: self.params,
+            first_psn: Psn::new(blk.wrapping_mul(self.params.block()).wrapping_add(j)),
+            covered: u.covered,
+            len_xor: u.len_xor,
+            ip_id_xor: u.ip_id_xor,
+        };
+        let at = j as usize * slot;
+        if let Some(payload) = self.buf.get(at..at + u.max_len) {
+            emit(&rh, payload);
+        }
+    }
+
+    /// The block ends: its units' last repairs go out and the accumulators are cleared.
+    fn close_block(&mut self, emit: &mut impl FnMut(&RepairHeader, &[u8])) {
+        let slot = self.slot_len();
+        for j in 0..self.params.d() {
+            self.emit_unit(j, emit);
+            if let Some(u) = self.units.get_mut(j as usize) {
+                let at = j as usize * slot;
+                if let Some(acc) = self.buf.get_mut(at..at + u.max_len) {
+                    acc.fill(0);
+                }
+                *u = EncUnit::default();
+            }
+        }
+    }
+}

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The repair header (RH) of the FEC shim: LoWAR's repair and negotiation packets.
+//!
+//! A repair packet is a RoCEv2 datagram (UDP port 4791) whose first byte is 0x1F, an RC
+//! opcode the IBTA reserves, followed by the destination QPN as LoWAR has it; a
+//! negotiation ("ask") packet is the header alone. Both end with an ICRC computed as for
+//! any RoCEv2 packet, so a corrupted one is dropped like any other.
+//!
+//! ```text
+//!  byte 0    1..3       4       5      6        7            8      9..11
+//! | 0x1F | DestQPN | Resv 0 | Kind | Version | N|D (log2) | Resv 0 | FirstPSN |
+//!  12..15         16..17   18..19
+//! | CoveredMask | LenXor | IpIdXor |  XOR payload (repair only) | ICRC |
+//! ```
+//!
+//! - Kind: 1 repair, 2 ask (the receiver asks the sender for the parameters in N|D).
+//! - N|D: log2 of the data packets per coding unit (high nibble, 2..=5: 4 to 32) and of the
+//!   interleaving depth (low nibble, 0..=3: 1 to 8). A unit of a repair is the PSNs
+//!   FirstPSN + i * D for i in 0..N; FirstPSN lies in the first D PSNs of a block of N * D
+//!   PSNs (blocks are aligned on multiples of N * D).
+//! - CoveredMask: bit i set when the i-th PSN of the unit is in the XOR (the repair covers
+//!   the unit as sent so far: a prefix of it in send order, or all of it).
+//! - LenXor: XOR of the covered packets' lengths (BTH to ICRC inclusive); IpIdXor: XOR of
+//!   their IPv4 Identification fields (0 over IPv6), which the ICRC covers.
+//! - XOR payload: the covered packets from BTH to ICRC inclusive, each zero-padded to the
+//!   longest, XORed together; a multiple of 4 bytes, as every RoCEv2 packet is.
+//!
+//! Byte 4 is reserved because the ICRC masks BTH byte 4: whatever sits there is not
+//! protected. Only a peer that accepted the FEC offer is ever sent an RH.
+
+use super::{Error, Result, U24_MAX};
+use crate::proto::psn::Psn;
+
+/// The first byte of a repair or ask packet: RC opcode 0x1F, reserved by the IBTA.
+pub const RH_OPCODE: u8 = 0x1f;
+
+/// Length of the repair header in bytes.
+pub const RH_LEN: usize = 20;
+
+/// The version of the repair header this file describes.
+pub const RH_VERSION: u8 = 1;
+
+/// The longest packet (BTH to ICRC) a unit codes: a 4096-byte MTU's payload and every
+/// header an RC request can carry, with room to spare. Longer packets are not coded.
+pub const FEC_MAX_PACKET: usize = 4096 + 128;
+
+/// What an RH is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RhKind {
+    /// A repair packet: header and XOR payload.
+    Repair,
+    /// The receiver asks for other parameters (header only).
+    Ask,
+}
+
+/// The coding parameters: data packets per unit and interleaving depth, both powers of
+/// two, so that a block of `n * d` PSNs divides the PSN space.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct FecParams {
+    n_log2: u8,
+    d_log2: u8,
+}
+
+impl FecParams {
+    /// Fewest data packets per unit.
+    pub const MIN_N: u32 = 4;
+    /// Most data packets per unit (the covered mask's width).
+    pub const MAX_N: u32 = 32;
+    /// Deepest interleaving.
+    pub const MAX_D: u32 = 8;
+    /// LoWAR's 32:1, interleaved 4 deep.
+    pub const DEFAULT: FecParams = FecParams {
+        n_log2: 5,
+        d_log2: 2,
+    };
+
+    /// `n` data packets per unit and depth `d`; `None` unless both are powers of two in
+    /// range.
+    pub fn new(n: u32, d: u32) -> Option<Self> {
+        let ok = n.is_power_of_two()
+            && (Self::MIN_N..=Self::MAX_N).contains(&n)
+            && d.is_power_of_two()
+            && d <= Self::MAX_D;
+        ok.then(|| FecParams {
+            n_log2: n.trailing_zeros() as u8,
+            d_log2: d.trailing_zeros() as u8,
+        })
+    }
+
+    /// Data packets per unit.
+    pub const fn n(self) -> u32 {
+        1 << self.n_log2
+    }
+
+    /// Interleaving depth: units coded side by side.
+    pub const fn d(self) -> u32 {
+        1 << self.d_log2
+    }
+
+    /// PSNs per block (`n * d`).
+    pub const fn block(self) -> u32 {
+        1 << (self.n_log2 + self.d_log2)
+    }
+
+    /// The PSN's place: (block number, unit in the block, index in the unit).
+    pub const fn place(self, psn: Psn) -> (u32, u32, u32) {
+        let p = psn.get();
+        let off = p & (self.block() - 1);
+        (
+            p >> (self.n_log2 + self.d_log2),
+            off & (self.d() - 1),
+            off >> self.d_log2,
+        )
+    }
+
+    /// The PSN of index `i` of the unit whose index 0 is `first`.
+    pub const fn psn_of(self, first: Psn, i: u32) -> Psn {
+        first.add(i << self.d_log2)
+    }
+
+    fn to_wire(self) -> u8 {
+        (self.n_log2 << 4) | self.d_log2
+    }
+
+    fn from_wire(b: u8) -> Option<Self> {
+        Self::new(1 << (b >> 4), 1 << (b & 0xf))
+    }
+}
+
+/// A parsed repair header.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct RepairHeader {
+    /// The QP the packet is for.
+    pub dest_qpn: u32,
+    /// Repair or ask.
+    pub kind: RhKind,
+    /// The unit's parameters (a repair), or those asked for (an ask).
+    pub params: FecParams,
+    /// PSN of the unit's index 0 (0 in an ask).
+    pub first_psn: Psn,
+    /// Indices in the XOR (0 in an ask).
+    pub covered: u32,
+    /// XOR of the covered packets' lengths.
+    pub len_xor: u16,
+    /// XOR of the covered packets' IPv4 Identification fields.
+    pub ip_id_xor: u16,
+}
+
+impl RepairHeader {
+    /// Parses an RH and its payload from `ib` (the UDP payload without the ICRC, which the
+    /// caller checked): the header and the XOR payload, checked against each other.
+    pub fn parse(ib: &[u8]) -> Result<(Self, &[u8])> {
+        let h: [u8; RH_LEN] = crate::bytes::array(ib).ok_or(Error::Truncated)?;
+        let payload = ib.get(RH_LEN..).ok_or(Error::Truncated)?;
+        if h[0] != RH_OPCODE || h[4] != 0 || h[8] != 0 || h[6] != RH_VERSION {
+            return Err(Error::BadField);
+        }
+        let kind = match h[5] {
+            1 => RhKind::Repair,
+            2 => RhKind::Ask,
+            _ => return Err(Error::BadField),
+        };
+        let params = FecParams::from_wire(h[7]).ok_or(Error::BadField)?;
+        let rh = RepairHeader {
+            dest_qpn: u32::from_be_bytes([0, h[1], h[2], h[3]]),
+            kind,
+            params,
+            first_psn: Psn::new(u32::from_be_bytes([0, h[9], h[10], h[11]])),
+            covered: u32::from_be_bytes([h[12], h[13], h[14], h[15]]),
+            len_xor: u16::from_be_bytes([h[16], h[17]]),
+            ip_id_xor: u16::from_be_bytes([h[18], h[19]]),
+        };
+        rh.check(payload.len())?;
+        Ok((rh, payload))
+    }
+
+    /// The header's fields against each other and a payload of `len` bytes.
+    fn check(&self, len: usize) -> Result<()> {
+        if self.kind == RhKind::Ask {
+            let zero =
+                self.first_psn.get() | self.covered | u32::from(self.len_xor | self.ip_id_xor);
+            return if zero == 0 && len == 0 {
+                Ok(())
+            } else {
+                Err(Error::BadField)
+            };
+        }
+        let p = self.params;
+        let wide = p.n() < 32 && self.covered >> p.n() != 0;
+        let (_, _, i) = p.place(self.first_psn);
+        if self.covered == 0 || wide || i != 0 {
+            return Err(Error::BadField);
+        }
+        if len == 0 || len & 3 != 0 || len > FEC_MAX_PACKET {
+            return Err(Error::BadLength);
+        }
+        Ok(())
+    }
+
+    /// Writes the header into the first [`RH_LEN`] bytes of `out`, for a payload of
+    /// `payload_len` bytes (checked as [`Self::parse`] would).
+    pub fn emit(&self, out: &mut [u8], payload_len: usize) -> Result<()> {
+        if self.dest_qpn > U24_MAX {
+            return Err(Error::BadField);
+        }
+        self.check(payload_len)?;
+        let h = out.get_mut(..RH_LEN).ok_or(Error::BufferTooSmall)?;
+        let q = self.dest_qpn.to_be_bytes();
+        let f = self.first_psn.get().to_be_bytes();
+        let kind = match self.kind {
+            RhKind::Repair => 1,
+            RhKind::Ask => 2,
+        };
+        let [c0, c1, c2, c3] = self.covered.to_be_bytes();
+        let [l0, l1] = self.len_xor.to_be_bytes();
+        let [i0, i1] = self.ip_id_xor.to_be_bytes();
+        h.copy_from_slice(&[
+            RH_OPCODE,
+            q[1],
+            q[2],
+            q[3],
+            0,
+            kind,
+            RH_VERSION,
+            self.params.to_wire(),
+            0,
+            f[1],
+            f[2],
+            f[3],
+            c0,
+            c1,
+            c2,
+            c3,
+            l0,
+            l1,
+            i0,
+            i1,
+        ]);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repair(first: u32, covered: u32) -> RepairHeader {
+        RepairHeader {
+            dest_qpn: 0x12_3456,
+            kind: RhKind::Repair,
+            params: FecParams::DEFAULT,
+            first_psn: Psn::new(first),
+            covered,
+            len_xor: 0x0420,
+            ip_id_xor: 0xbeef,
+        }
+    }
+
+    #[test]
+    fn parameters_are_powers_of_two_in_range() {
+        assert_eq!(FecParams::DEFAULT, FecParams::new(32, 4).unwrap());
+        assert!(FecParams::new(24, 4).is_none());
+        assert!(FecParams::new(2, 1).is_none());
+        assert!(FecParams::new(64, 1).is_none());
+        assert!(FecParams::new(32, 16).is_none());
+        assert!(FecParams::new(32, 0).is_none());
+        let p = FecParams::new(8, 2).unwrap();
+        assert_eq!((p.n(), p.d(), p.block()), (8, 2, 16));
+        // PSN 37 = block 2 (32..48), offset 5: unit 1, index 2.
+        assert_eq!(p.place(Psn::new(37)), (2, 1, 2));
+        assert_eq!(p.psn_of(Psn::new(33), 2), Psn::new(37));
+        // The last block ends at the end of the PSN space.
+        assert_eq!(p.place(Psn::new(0xff_ffff)), (0xff_ffff / 16, 1, 7));
+    }
+
+    #[test]
+    fn emit_then_parse_is_the_identity() {
+        let rh = repair(0x00_1202, 0x8000_0001);
+        let mut b = [0u8; RH_LEN + 8];
+        rh.emit(&mut b, 8).unwrap();
+        assert_eq!(
+            &b[..12],
+            &[0x1f, 0x12, 0x34, 0x56, 0, 1, 1, 0x52, 0, 0, 0x12, 0x02]
+        );
+        assert_eq!(RepairHeader::parse(&b).unwrap(), (rh, &[0u8; 8][..]));
+        let ask = RepairHeader {
+            kind: RhKind::Ask,
+            params: FecParams::new(16, 1).unwrap(),
+            first_psn: Psn::new(0),
+            covered: 0,
+            len_xor: 0,
+            ip_id_xor: 0,
+            ..rh
+        };
+        let mut a = [0u8; RH_LEN];
+        ask.emit(&mut a, 0).unwrap();
+        assert_eq!(RepairHeader::parse(&a).unwrap(), (ask, &[][..]));
+    }
+
+    #[test]
+    fn malformed_headers_are_refused() {
+        let mut good = [0u8; RH_LEN + 4];
+        repair(0x00_1200, 1).emit(&mut good, 4).unwrap();
+        assert!(RepairHeader::parse(&good).is_ok());
+        // Each byte that is checked, changed alone.
+        for (at, v) in [
+            (0, 0x1e),
+            (4, 1),
+            (5, 3),
+            (6, 2),
+            (7, 0x62),
+            (7, 0x14),
+            (8, 1),
+        ] {
+            let mut b = good;
+            b[at] = v;
+            assert!(RepairHeader::parse(&b).is_err(), "byte {at} = {v:#x}");
+        }
+        // FirstPSN not at index 0 of its unit, an empty mask, a payload of 3 bytes.
+        let mut b = good;
+        b[11] = 0x04;
+        assert_eq!(RepairHeader::parse(&b), Err(Error::BadField));
+        let mut b = good;
+        b[15] = 0;
+        assert_eq!(RepairHeader::parse(&b), Err(Error::BadField));
+        assert_eq!(
+            RepairHeader::parse(&good[..RH_LEN + 3]),
+            Err(Error::BadLength)
+        );
+        assert_eq!(RepairHeader::parse(&good[..RH_LEN]), Err(Error::BadLength));
+        assert_eq!(
+            RepairHeader::parse(&good[..RH_LEN - 1]),
+            Err(Error::Truncated)
+        );
+        // A mask past N: 8 packets per unit, bit 8 set.
+        let p8 = FecParams::new(8, 1).unwrap();
+        let rh = RepairHeader {
+            params: p8,
+            covered: 0x100,
+            ..repair(0x00_1200, 1)
+        };
+        assert_eq!(rh.emit(&mut [0u8; RH_LEN + 4], 4), Err(Error::BadField));
+        // An ask with a payload or fields set.
+        let ask = RepairHeader {
+            kind: RhKind::Ask,
+            ..repair(0, 1)
+        };
+        assert_eq!(ask.emit(&mut [0u8; RH_LEN], 0), Err(Error::BadField));
+    }
+}
