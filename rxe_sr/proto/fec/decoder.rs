@@ -25,6 +25,9 @@ struct DecUnit {
     poisoned: bool,
     /// A repair found two or more of its packets missing (counted once).
     given_up: bool,
+    /// Indices some repair of the unit covered: a packet among them still missing after
+    /// that repair is not rebuilt by a later one (unless it was two or more).
+    seen_covered: u32,
     /// XOR of the received packets' lengths.
     len_xor: u16,
     /// XOR of their IPv4 Identification fields.
@@ -168,6 +171,21 @@ impl<S: DerefMut<Target = [u8]>> Decoder<S> {
         }
     }
 
+    /// True when nothing will rebuild `psn` if it is missing: its unit is older than the
+    /// units kept, was given up or cannot be decoded, or a repair covering it has come and
+    /// gone. A unit no packet has reached yet still may be (its packets are interleaved
+    /// with others). A receiver holding packets back for `psn` stops waiting when true.
+    pub fn hopeless(&self, psn: Psn) -> bool {
+        let (blk, j, i) = self.params.place(psn);
+        let Some(u) = self.units.get(self.slot(blk, j)) else {
+            return true;
+        };
+        if !u.live || (u.block != blk && self.after(blk, u.block)) {
+            return false;
+        }
+        u.block != blk || u.given_up || u.poisoned || u.seen_covered & bit(i) != 0
+    }
+
     /// A repair (its ICRC checked) with its XOR payload: rebuilds into `out` the one
     /// packet of its unit that is missing, if exactly one is.
     pub fn on_repair(
@@ -188,6 +206,9 @@ impl<S: DerefMut<Target = [u8]>> Decoder<S> {
         // A unit with nothing received is not started by a repair: no repair moves the
         // decoder to a block the peer has not sent into.
         let fits = u.live && u.block == blk && !u.poisoned && payload.len() <= slot;
+        if u.live && u.block == blk {
+            u.seen_covered |= rh.covered;
+        }
         if !fits || u.received & !rh.covered != 0 || u.max_len > payload.len() {
             return RepairOutcome::Unusable;
         }

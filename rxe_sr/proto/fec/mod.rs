@@ -15,12 +15,17 @@
 //! to `d` losses costs each unit one packet. Only the accumulators are kept (one packet's
 //! bytes per unit), never the packets themselves.
 //!
+//! Packets after a loss are held back ([`hold`]) until the loss is rebuilt, so that the
+//! transport sees the packets in order; [`rx::FecRx`] puts decoder and holder together.
+//!
 //! A resend is not coded: its bytes need not equal the first transmission's (its IPv4
 //! Identification never does). A receiver that takes a resend into a unit only makes that
 //! unit's rebuild fail its ICRC, which drops it like any corrupt packet.
 
 pub mod decoder;
 pub mod encoder;
+pub mod hold;
+pub mod rx;
 
 pub use crate::proto::wire::repair::{FecParams, RepairHeader, RhKind, FEC_MAX_PACKET};
 
