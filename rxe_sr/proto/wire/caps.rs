@@ -54,7 +54,8 @@
 /// that drew the SACK.
 pub const SR_WIRE_VERSION: u8 = 3;
 
-const CAP_BIT: u8 = 0x40;
+/// Resv7 carries a capability.
+pub const CAP_BIT: u8 = 0x40;
 
 /// The loss-recovery scheme an SR capability names; both ends must run the same one.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]

@@ -25,13 +25,16 @@
 //! - [`caps`]: the per-QP capability exchange that decides SR or standard GBN.
 //! - [`packet`]: whole IB packet parse/emit: BTH, headers by opcode, payload, pad, ICRC.
 //! - [`icrc`]: the invariant CRC with the RoCEv2 masked fields.
-//! - `repair`: the FEC shim's repair header (host-only until the transport sends it).
+//! - `repair`, `fec_caps`: the FEC shim's repair header and its offer in BTH Resv7
+//!   (host-only until the transport sends them).
 //! - [`pma`]: the Performance Management Agent's MADs (port counters), which the RDMA
 //!   core sends the driver for the port's `counters/` in sysfs.
 
 pub mod bth;
 pub mod caps;
 pub mod ext_headers;
+#[cfg(not(MODULE))]
+pub mod fec_caps;
 pub mod icrc;
 pub mod ip;
 pub mod opcode;

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The FEC offer: how a requester learns that its peer decodes repair packets.
+//!
+//! A repair packet starts with a reserved RC opcode, which a standard receiver must never
+//! see (rdma_rxe's completer warns on an opcode it does not know), so a QP sends repairs
+//! only after the peer's responder said, in band, that it takes them. The carrier is the
+//! same as the SR offer's ([`caps`](super::caps)): BTH Resv7, with the scheme field set
+//! to 7, which names no recovery scheme:
+//!
+//! ```text
+//! Resv7 = | CAP 1 | 7 (3 bits) | FEC version (3 bits) |   FEC_OFFER = 0x79
+//! ```
+//!
+//! - The requester marks its requests with [`FEC_OFFER`] once the SR exchange is decided
+//!   (Resv7 carries the SR offer until then), in either format: a standard request or an
+//!   SR-format one (TVer = 1).
+//! - A responder that takes repairs answers a request carrying exactly [`FEC_OFFER`] with
+//!   [`FEC_OFFER`] in its response's Resv7; any other responder answers with Resv7 = 0
+//!   (rdma_rxe, hardware) or its SR echo, which is not the offer.
+//! - The first response to a marked request decides, once: the echo turns repairs on,
+//!   anything else leaves them off for the QP's life. A response to a request sent before
+//!   the marking began decides nothing. After [`FecRequesterCaps::MAX_UNANSWERED_PROBES`]
+//!   probe timeouts with no response the requests go out plain, and the first response
+//!   then decides (off).
+
+use super::caps::CAP_BIT;
+use crate::proto::psn::Psn;
+
+/// Version of the FEC shim's wire format ([`repair`](super::repair)).
+pub const FEC_WIRE_VERSION: u8 = 1;
+
+/// BTH Resv7 of a request offering to send repairs, and of a response taking them.
+pub const FEC_OFFER: u8 = CAP_BIT | (7 << 3) | FEC_WIRE_VERSION;
+
+/// Where a requester stands in the FEC exchange.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FecState {
+    /// FEC is off on this device: never offered.
+    Off,
+    /// Waiting for the SR exchange to be decided (Resv7 is the SR offer's until then).
+    Waiting,
+    /// Marking requests with the offer from PSN `from` (once one was marked).
+    Probing {
+        /// The first request marked.
+        from: Option<Psn>,
+        /// Probe timeouts with no response.
+        unanswered: u8,
+    },
+    /// The peer takes repairs.
+    On,
+    /// The peer does not: no repair for the QP's life.
+    Refused,
+}
+
+/// The requester half of the FEC exchange, one per QP.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct FecRequesterCaps {
+    state: FecState,
+}
+
+impl FecRequesterCaps {
+    /// Probe timeouts after which the requests go out unmarked.
+    pub const MAX_UNANSWERED_PROBES: u8 = 3;
+
+    /// A requester on a device with FEC `enabled` or not.
+    pub const fn new(enabled: bool) -> Self {
+        FecRequesterCaps {
+            state: if enabled {
+                FecState::Waiting
+            } else {
+                FecState::Off
+            },
+        }
+    }
+
+    /// The current state.
+    pub const fn state(&self) -> FecState {
+        self.state
+    }
+
+    /// True once repairs may be sent.
+    pub const fn is_on(&self) -> bool {
+        matches!(self.state, FecState::On)
+    }
+
+    /// The SR exchange is decided: the offer may take Resv7.
+    pub fn on_sr_decided(&mut self) {
+        if self.state == FecState::Waiting {
+            self.state = FecState::Probing {
+                from: None,
+                unanswered: 0,
+            };
+        }
+    }
+
+    /// Resv7 for the request of PSN `psn` about to go out: the offer while probing (the
+    /// first one marked is noted), else `None` (the caller's own value stands).
+    pub fn mark(&mut self, psn: Psn) -> Option<u8> {
+        let FecState::Probing { from, unanswered } = &mut self.state else {
+            return None;
+        };
+        if *unanswered >= Self::MAX_UNANSWERED_PROBES {
+            return None;
+        }
+        from.get_or_insert(psn);
+        Some(FEC_OFFER)
+    }
+
+    /// A response for PSN `psn` (the PSN it acknowledges or answers) arrived with BTH
+    /// Resv7 `resv7`: while probing, the first answer to a marked request decides.
+    pub fn on_response(&mut self, psn: Psn, resv7: u8) -> FecState {
+        if let FecState::Probing { from: Some(f), .. } = self.state {
+            if !psn.before(f) {
+                self.state = if resv7 == FEC_OFFER {
+                    FecState::On
+                } else {
+                    FecState::Refused
+                };
+            }
+        }
+        self.state
+    }
+
+    /// A marked request timed out with no response at all.
+    pub fn on_probe_timeout(&mut self) {
+        if let FecState::Probing {
+            from: Some(_),
+            unanswered,
+        } = &mut self.state
+        {
+            *unanswered = unanswered.saturating_add(1);
+        }
+    }
+}
+
+/// The responder half: Resv7 for a response to a request that carried `resv7`, when the
+/// device takes repairs (`enabled`): the echo of an exact offer, else `None` (the SR
+/// exchange's answer stands).
+pub const fn fec_answer(enabled: bool, resv7: u8) -> Option<u8> {
+    if enabled && resv7 == FEC_OFFER {
+        Some(FEC_OFFER)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::caps::{SrCap, SrScheme};
+    use super::*;
+
+    fn probing() -> FecRequesterCaps {
+        let mut c = FecRequesterCaps::new(true);
+        assert_eq!((c.state(), c.mark(Psn::new(1))), (FecState::Waiting, None));
+        c.on_sr_decided();
+        c
+    }
+
+    #[test]
+    fn the_offer_is_no_sr_capability_and_no_sr_offer_is_it() {
+        assert_eq!(FEC_OFFER, 0x79);
+        assert_eq!(SrCap::from_resv7(FEC_OFFER), None);
+        for s in [
+            SrScheme::Fasr,
+            SrScheme::Srnic,
+            SrScheme::Irn,
+            SrScheme::Melo,
+        ] {
+            assert_eq!(fec_answer(true, SrCap::new(s).to_resv7()), None);
+        }
+        assert_eq!(fec_answer(true, FEC_OFFER), Some(FEC_OFFER));
+        assert_eq!(fec_answer(false, FEC_OFFER), None);
+        assert_eq!(fec_answer(true, 0), None);
+        assert_eq!(fec_answer(true, FEC_OFFER - 1), None); // another version
+    }
+
+    #[test]
+    fn the_echo_of_a_marked_request_turns_repairs_on() {
+        let mut c = probing();
+        // A response to a request sent before marking began decides nothing.
+        assert_eq!(c.mark(Psn::new(10)), Some(FEC_OFFER));
+        assert_eq!(c.mark(Psn::new(11)), Some(FEC_OFFER));
+        assert!(matches!(
+            c.on_response(Psn::new(9), 0),
+            FecState::Probing { .. }
+        ));
+        assert_eq!(c.on_response(Psn::new(10), FEC_OFFER), FecState::On);
+        assert!(c.is_on());
+        assert_eq!(c.mark(Psn::new(12)), None);
+        // Nothing changes it afterwards.
+        assert_eq!(c.on_response(Psn::new(12), 0), FecState::On);
+    }
+
+    #[test]
+    fn any_other_answer_to_a_marked_request_refuses_for_good() {
+        for answer in [0u8, 0x4b, FEC_OFFER ^ 1] {
+            let mut c = probing();
+            c.mark(Psn::new(0xff_ffff));
+            // PSN 0 comes after 0xffffff: an answer to the marked request.
+            assert_eq!(c.on_response(Psn::new(0), answer), FecState::Refused);
+            assert_eq!(c.on_response(Psn::new(1), FEC_OFFER), FecState::Refused);
+            assert_eq!(c.mark(Psn::new(2)), None);
+        }
+    }
+
+    #[test]
+    fn a_silent_peer_gets_plain_requests_and_the_first_answer_decides() {
+        let mut c = probing();
+        // No timeout counts before a request was marked.
+        c.on_probe_timeout();
+        for k in 0..FecRequesterCaps::MAX_UNANSWERED_PROBES {
+            assert_eq!(c.mark(Psn::new(u32::from(k))), Some(FEC_OFFER));
+            c.on_probe_timeout();
+        }
+        assert_eq!(c.mark(Psn::new(5)), None);
+        assert_eq!(c.on_response(Psn::new(5), 0), FecState::Refused);
+        // Off never marks, whatever comes back.
+        let mut off = FecRequesterCaps::new(false);
+        off.on_sr_decided();
+        assert_eq!(off.mark(Psn::new(0)), None);
+        assert_eq!(off.on_response(Psn::new(0), FEC_OFFER), FecState::Off);
+    }
+}
