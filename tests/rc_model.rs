@@ -88,6 +88,8 @@ struct Schedule {
     /// B's QP takes its receives from a shared receive queue (the SR responder's window of
     /// receive WQEs taken ahead is one).
     srq: bool,
+    /// Both devices run the FEC shim with these parameters.
+    fec: Option<FecParams>,
 }
 
 impl Schedule {
@@ -140,7 +142,16 @@ impl Schedule {
             short_recv,
             revoke_at,
             srq,
+            fec: None,
         }
+    }
+
+    /// The schedule of `seed` with both devices running FEC, the parameters picked by the
+    /// seed.
+    fn with_fec(seed: u64, service: Service, scheme: Scheme) -> Schedule {
+        let geometries = [(4, 1), (8, 2), (16, 1), (32, 4), (4, 8)];
+        let (n, d) = geometries[(seed % geometries.len() as u64) as usize];
+        Schedule { fec: FecParams::new(n, d), ..Schedule::new(seed, service, scheme) }
     }
 }
 
@@ -155,12 +166,12 @@ fn recv_wqe_at(k: usize, short: bool) -> RecvWqe {
 /// Builds the net, posts the schedule and runs it; returns the net and whether it finished.
 fn run(s: &Schedule) -> (Net, bool) {
     SRNIC_DELAY_US.set(s.srnic_delay_us);
-    let mut n = Net::with_schemes(s.service, 1024, s.link, s.scheme, s.scheme);
+    let mut n = Net::with_fec(s.service, 1024, s.link, (s.scheme, s.fec), (s.scheme, s.fec));
     if s.srq && s.service == Service::Rc {
         let epsn = n.b.resp.epsn();
         let sr = setup(s.scheme).map(|x| Box::new(RespSr::new(x, epsn)));
         let window = if sr.is_some() { SRQ_RECV_WINDOW } else { 0 };
-        n.b.resp = Responder::new(epsn, vec![None; MAX_RD_RES], sr, vec![None; window]);
+        n.b.resp = Responder::new(epsn, vec![None; MAX_RD_RES], sr, vec![None; window]).with_fec(s.fec.is_some());
     }
     SRNIC_DELAY_US.set(0);
     n.b.mem.region(0x100)[READ_SRC_OFF..READ_SRC_OFF + MAX_LEN as usize].copy_from_slice(&data_of(999, MAX_LEN));
@@ -392,15 +403,29 @@ fn first_seed() -> u64 {
 
 /// Runs the schedules of one scheme; panics with the first schedule that breaks the model.
 fn model(service: Service, scheme: Scheme) {
+    model_with(service, scheme, Schedule::new);
+}
+
+/// [`model`] with FEC on both devices; some losses must have been rebuilt.
+fn model_fec(scheme: Scheme) {
+    let rebuilt = model_with(Service::Rc, scheme, Schedule::with_fec);
+    assert!(rebuilt > 0, "{scheme:?}: FEC rebuilt nothing over {} schedules", schedules());
+}
+
+/// Runs the schedules `make` builds; returns the packets FEC rebuilt over them.
+fn model_with(service: Service, scheme: Scheme, make: fn(u64, Service, Scheme) -> Schedule) -> u64 {
     let mut failures = vec![];
+    let mut rebuilt = 0;
     for seed in first_seed()..first_seed() + schedules() {
-        let s = Schedule::new(seed, service, scheme);
+        let s = make(seed, service, scheme);
         let (mut n, done) = run(&s);
+        rebuilt += n.b.fec.as_ref().map_or(0, |f| f.rebuilt);
         if let Err(e) = check(&s, &mut n, done) {
             failures.push(format!("seed {seed}: {e}\n  {s:?}"));
         }
     }
     assert!(failures.is_empty(), "{} of {} schedules broke the model; first:\n{}", failures.len(), schedules(), failures[0]);
+    rebuilt
 }
 
 #[test]
@@ -426,6 +451,31 @@ fn model_irn() {
 #[test]
 fn model_melo() {
     model(Service::Rc, Scheme::Melo);
+}
+
+#[test]
+fn model_gbn_fec() {
+    model_fec(Scheme::Gbn);
+}
+
+#[test]
+fn model_fasr_fec() {
+    model_fec(Scheme::Fasr);
+}
+
+#[test]
+fn model_srnic_fec() {
+    model_fec(Scheme::Srnic);
+}
+
+#[test]
+fn model_irn_fec() {
+    model_fec(Scheme::Irn);
+}
+
+#[test]
+fn model_melo_fec() {
+    model_fec(Scheme::Melo);
 }
 
 #[test]

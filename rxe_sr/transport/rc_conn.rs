@@ -83,6 +83,7 @@ pub(crate) fn config(
         max_dest_rd_atomic: u32::from(attrs.max_dest_rd_atomic),
         sig_all: shape.sq_sig_type == SigType::AllWr,
         port: 1,
+        fec: false,
     })
 }
 

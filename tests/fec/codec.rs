@@ -112,23 +112,51 @@ fn a_flush_covers_what_was_sent_and_the_unit_goes_on() {
 }
 
 #[test]
-fn resends_are_not_coded() {
+fn unmarked_packets_are_not_coded() {
     let p = FecParams::new(4, 1).unwrap();
     let mut rng = Rng(11);
-    // Exactly 0, 1, 2 and 3 are coded: the first sends, not the resends; the one repair
-    // covers the four.
+    // 0, 1 and 2 are first sent (marked as coded), then resent (unmarked), then 3 is sent:
+    // the four first sends are coded, the resends not, on either side.
     let mut enc = Encoder::new(p, 0x11, vec![0u8; FEC_MAX_PACKET]);
+    let mut dec = Decoder::new(p, vec![0u8; DEC_UNITS * FEC_MAX_PACKET]);
     let mut masks = Vec::new();
-    let coded: Vec<bool> = [0u32, 1, 2, 1, 2, 0, 3]
-        .iter()
-        .map(|&k| {
-            let s = packet(&mut rng, Psn::new(k), 100);
-            enc.on_sent(s.psn, s.ip_id, &s.bytes, &mut |rh, _| {
-                masks.push(rh.covered)
-            })
-        })
-        .collect();
-    assert_eq!(coded, [true, true, true, false, false, false, true]);
+    let coded: Vec<(bool, DataOutcome)> = [
+        (0u32, true),
+        (1, true),
+        (2, true),
+        (1, false),
+        (2, false),
+        (0, false),
+        (3, true),
+    ]
+    .iter()
+    .map(|&(k, first)| {
+        let mut s = packet(&mut rng, Psn::new(k), 100);
+        if !first {
+            s.bytes[8] = 0;
+            let (ip, udp) = headers(s.bytes.len(), s.ip_id);
+            icrc::fill(&ip, &udp, &mut s.bytes).unwrap();
+        }
+        let c = enc.on_sent(s.psn, s.ip_id, &s.bytes, &mut |rh, _| {
+            masks.push(rh.covered)
+        });
+        (c, dec.on_data(s.psn, s.ip_id, &s.bytes))
+    })
+    .collect();
+    let u = DataOutcome::Uncoded;
+    let c = DataOutcome::Coded;
+    assert_eq!(
+        coded,
+        [
+            (true, c),
+            (true, c),
+            (true, c),
+            (false, u),
+            (false, u),
+            (false, u),
+            (true, c)
+        ]
+    );
     assert_eq!(masks, [0xf]);
 }
 

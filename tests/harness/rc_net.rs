@@ -106,6 +106,10 @@ struct Side {
     /// of it this QP held at the end of its last step.
     inflight: Option<Inflight>,
     held: u32,
+    /// The device's FEC shim (`rc_fec.rs`; `None`: no FEC).
+    fec: Option<Box<SideFec>>,
+    /// Repair packets that reached this side without FEC (dropped as malformed).
+    repairs_refused: u64,
 }
 
 struct Env<'a> {
@@ -124,6 +128,8 @@ struct Env<'a> {
     taken: u32,
     /// The events counted through this environment (the kernel's device counters).
     counted: Tally,
+    /// Each packet gets an ICRC over the net's fixed IP/UDP headers (FEC sides).
+    icrc: bool,
 }
 
 /// Counts by event (`RcEvent as usize`; a peak for [`RcEvent::OnloadQueuePeak`]).
@@ -326,6 +332,9 @@ impl RcEnv for Env<'_> {
         }
         let mut bytes = vec![0u8; p.buffer_len()];
         p.emit(&mut bytes).expect("the transport builds valid packets");
+        if self.icrc {
+            fec_fill_icrc(&mut bytes);
+        }
         self.out.push(bytes);
         Ok(())
     }
@@ -441,7 +450,8 @@ enum SideEvent {
 }
 
 impl Side {
-    fn with_scheme(service: Service, qpn: u32, dest: u32, pmtu: u32, scheme: Scheme) -> Side {
+    /// A side whose device runs `scheme`, and the FEC shim with `fec` (`None`: off).
+    fn with_options(service: Service, qpn: u32, dest: u32, pmtu: u32, scheme: Scheme, fec: Option<FecParams>) -> Side {
         let cfg = RcConfig {
             service,
             qpn,
@@ -455,6 +465,7 @@ impl Side {
             max_dest_rd_atomic: 16,
             sig_all: true,
             port: 1,
+            fec: fec.is_some(),
         };
         let slots = vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 64];
         let sq_psn = Psn::new(100 + qpn);
@@ -468,7 +479,8 @@ impl Side {
                 vec![None; MAX_RD_RES],
                 sr.map(|s| Box::new(RespSr::new(s, rq_psn))),
                 vec![None; if sr.is_some() { RECV_WINDOW } else { 0 }],
-            ),
+            )
+            .with_fec(fec.is_some()),
             shared: Box::new(DeviceShared::new()),
             sr_packets: 0,
             mem: Mem::default(),
@@ -480,6 +492,8 @@ impl Side {
             error: false,
             inflight: None,
             held: 0,
+            fec: fec.map(|p| SideFec::new(p, dest)),
+            repairs_refused: 0,
         }
     }
 
@@ -498,8 +512,13 @@ impl Side {
             inflight: self.inflight.as_ref().map(|d| (d, &mut self.held)),
             taken: 0,
             counted: [0; 64],
+            icrc: self.fec.is_some(),
         };
+        let from = env.out.len();
         let r = f(&mut self.req, &mut self.resp, &self.cfg, &mut env);
+        if let Some(fec) = self.fec.as_mut().filter(|_| self.req.fec_on()) {
+            fec.code_sent(env.out, from);
+        }
         // As the kernel's drive does after each step: what was acknowledged goes back.
         let taken = env.taken;
         let counted = env.counted;
@@ -589,6 +608,8 @@ struct Net {
     /// Forged packets the receive path refused as malformed, and those it took in.
     forged_refused: u64,
     forged_taken: u64,
+    /// Repair packets the link lost.
+    repairs_lost: u64,
     /// B's application: each event happens once this many packets were delivered, in order.
     b_events: VecDeque<(u64, SideEvent)>,
     /// B's application as perftest's receiver: each receive completion's WQE is posted
@@ -615,8 +636,13 @@ impl Net {
     }
 
     fn with_schemes(service: Service, pmtu: u32, link: Link, sa: Scheme, sb: Scheme) -> Net {
-        let mut a = Side::with_scheme(service, 17, 18, pmtu, sa);
-        let mut b = Side::with_scheme(service, 18, 17, pmtu, sb);
+        Net::with_fec(service, pmtu, link, (sa, None), (sb, None))
+    }
+
+    /// A net whose sides run the scheme and FEC (`None`: off) given for each.
+    fn with_fec(service: Service, pmtu: u32, link: Link, a: (Scheme, Option<FecParams>), b: (Scheme, Option<FecParams>)) -> Net {
+        let mut a = Side::with_options(service, 17, 18, pmtu, a.0, a.1);
+        let mut b = Side::with_options(service, 18, 17, pmtu, b.0, b.1);
         for s in [&mut a, &mut b] {
             s.mem.reg(0x100, 0x10_0000, 1 << 20, ALL);
             s.mem.reg(0x200, 0x20_0000, 1 << 20, ALL | FLUSH_GLOBAL);
@@ -643,6 +669,7 @@ impl Net {
             b_window_log2: None,
             forged_refused: 0,
             forged_taken: 0,
+            repairs_lost: 0,
         }
     }
 
@@ -655,6 +682,60 @@ impl Net {
     /// Bytes that do not parse are refused (the wire's own packets are checked in
     /// [`Net::run`]; a forged one may be anything), as the kernel's receive path does.
     fn deliver(&mut self, from_a: bool, bytes: &[u8]) -> Vec<Vec<u8>> {
+        let dst = if from_a { &mut self.b } else { &mut self.a };
+        if is_repair(bytes) {
+            let Some(fec) = dst.fec.as_mut() else {
+                dst.repairs_refused += 1;
+                self.forged_refused += 1;
+                return vec![];
+            };
+            let rebuilt = fec.on_repair(bytes);
+            let mut out = rebuilt.map(|r| self.fec_pass(from_a, &r)).unwrap_or_default();
+            let dst = if from_a { &mut self.b } else { &mut self.a };
+            let mut released = vec![];
+            if let Some(fec) = dst.fec.as_mut() {
+                fec.rx.settle(&mut |p| released.push(p));
+            }
+            for p in released {
+                out.extend(self.deliver_now(from_a, &p));
+            }
+            return out;
+        }
+        if dst.fec.is_none() {
+            return self.deliver_now(from_a, bytes);
+        }
+        self.fec_pass(from_a, bytes)
+    }
+
+    /// A packet for a side with FEC: a request is coded, then delivered with what it puts
+    /// in order, or held; anything else goes on.
+    fn fec_pass(&mut self, from_a: bool, bytes: &[u8]) -> Vec<Vec<u8>> {
+        let dst = if from_a { &mut self.b } else { &mut self.a };
+        let pmtu = dst.cfg.pmtu;
+        // A READ request stands for its responses' PSNs.
+        let psn = PacketRepr::parse(bytes)
+            .ok()
+            .filter(|p| p.bth.opcode.info().is_some_and(|i| is_request(i.kind)))
+            .map(|p| match (p.bth.opcode.info().map(|i| i.kind), p.ext.reth) {
+                (Some(OpKind::RdmaReadRequest), Some(r)) => (p.bth.psn, r.dma_len.div_ceil(pmtu).max(1)),
+                _ => (p.bth.psn, 1),
+            });
+        let (Some((psn, span)), Some(fec)) = (psn, dst.fec.as_mut()) else {
+            return self.deliver_now(from_a, bytes);
+        };
+        let epsn = dst.resp.epsn();
+        fec.rx.code(psn, 0, bytes, epsn);
+        let mut released = vec![];
+        fec.rx.pass(psn, span, bytes.to_vec(), epsn, &mut |p| released.push(p));
+        let mut out = vec![];
+        for p in released {
+            out.extend(self.deliver_now(from_a, &p));
+        }
+        out
+    }
+
+    /// Hands one packet to the side it is for, as it is.
+    fn deliver_now(&mut self, from_a: bool, bytes: &[u8]) -> Vec<Vec<u8>> {
         let advertised;
         let bytes = match self.b_window_log2 {
             // An SR ACKNOWLEDGE (opcode 0x11, TVer 1): SR-ACK-ETH follows the 12-byte BTH.
@@ -747,6 +828,18 @@ impl Net {
                     let out = self.deliver(from_a, &f);
                     self.forged_taken += u64::from(self.forged_refused == refused);
                     wire.extend(out.into_iter().map(|p| (!from_a, p)));
+                }
+                if is_repair(&bytes) {
+                    if self.link.roll(self.link.loss_ppm) {
+                        self.repairs_lost += 1;
+                        continue;
+                    }
+                    if self.link.roll(self.link.dup_ppm) {
+                        wire.push_back((from_a, bytes.clone()));
+                    }
+                    let out = self.deliver(from_a, &bytes);
+                    wire.extend(out.into_iter().map(|p| (!from_a, p)));
+                    continue;
                 }
                 let p = PacketRepr::parse(&bytes).expect("valid packet on the wire");
                 let request = p.bth.opcode.info().is_some_and(|i| is_request(i.kind));
@@ -947,3 +1040,5 @@ impl Mutation {
         v
     }
 }
+
+include!("rc_fec.rs");

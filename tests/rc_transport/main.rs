@@ -17,6 +17,7 @@
 //! - `sr_schemes`: every SR scheme end to end, peers kept standard, short pools;
 //! - `selective`: selective retransmission of WRITE streams, lost resends, probes;
 //! - `fasr`: FaSR's resends, FNACKs and pipe;
+//! - `fec`: the FEC shim between the QPs;
 //! - `forged`: forged packets among the real ones.
 //!
 //! `common` holds the helpers they share.
@@ -28,6 +29,7 @@ mod delivery;
 mod duplicates;
 mod errors;
 mod fasr;
+mod fec;
 mod forged;
 mod operations;
 mod read_repairs;

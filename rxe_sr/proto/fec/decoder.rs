@@ -4,7 +4,7 @@
 
 use core::ops::DerefMut;
 
-use super::{bit, xor_into, FecParams, RepairHeader, RhKind};
+use super::{bit, is_coded, xor_into, FecParams, RepairHeader, RhKind};
 use crate::proto::psn::Psn;
 use crate::proto::wire::{BTH_LEN, ICRC_LEN};
 
@@ -45,6 +45,8 @@ pub enum DataOutcome {
     Duplicate,
     /// Its block is older than the units kept.
     Stale,
+    /// It is not marked as coded (a resend, or sent before repairs were on).
+    Uncoded,
 }
 
 /// What a repair did.
@@ -117,6 +119,9 @@ impl<S: DerefMut<Target = [u8]>> Decoder<S> {
     /// A request packet `pkt` (BTH to ICRC, its ICRC checked) of PSN `psn` arrived in a
     /// datagram with IPv4 Identification `ip_id` (0 over IPv6).
     pub fn on_data(&mut self, psn: Psn, ip_id: u16, pkt: &[u8]) -> DataOutcome {
+        if !is_coded(pkt) {
+            return DataOutcome::Uncoded;
+        }
         let (blk, j, i) = self.params.place(psn);
         let s = self.slot(blk, j);
         let Some(u) = self.units.get(s).copied() else {

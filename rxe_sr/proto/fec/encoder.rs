@@ -3,7 +3,7 @@
 
 use core::ops::DerefMut;
 
-use super::{bit, xor_into, FecParams, RepairHeader, RhKind};
+use super::{bit, is_coded, xor_into, FecParams, RepairHeader, RhKind};
 use crate::proto::psn::Psn;
 
 /// A unit holding fewer packets not yet in a repair than this is not flushed when the
@@ -35,8 +35,6 @@ pub struct Encoder<S: DerefMut<Target = [u8]>> {
     units: [EncUnit; FecParams::MAX_D as usize],
     /// Block number of the units being filled.
     block: Option<u32>,
-    /// The PSN after the last one first sent: a PSN before it is a resend.
-    next: Option<Psn>,
 }
 
 impl<S: DerefMut<Target = [u8]>> Encoder<S> {
@@ -49,7 +47,6 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
             buf,
             units: [EncUnit::default(); FecParams::MAX_D as usize],
             block: None,
-            next: None,
         }
     }
 
@@ -64,7 +61,7 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
     }
 
     /// The packet `pkt` (BTH to ICRC) of PSN `psn` went out with IPv4 Identification
-    /// `ip_id`. A first transmission is coded; a unit it completes, or the units of a
+    /// `ip_id`. A packet marked as coded (a first transmission) is coded; a unit it completes, or the units of a
     /// block it leaves, are handed to `emit` as repairs. Returns true if it was coded.
     pub fn on_sent(
         &mut self,
@@ -73,10 +70,9 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
         pkt: &[u8],
         emit: &mut impl FnMut(&RepairHeader, &[u8]),
     ) -> bool {
-        if self.next.is_some_and(|n| psn.before(n)) {
+        if !is_coded(pkt) {
             return false;
         }
-        self.next = Some(psn.next());
         let (blk, j, i) = self.params.place(psn);
         if self.block != Some(blk) {
             self.close_block(emit);

@@ -13,10 +13,11 @@ use core::ops::DerefMut;
 
 use crate::proto::psn::Psn;
 
-/// Request packets held after a gap. `S` is the slots: the largest power of two of them
+/// Request packets held after a gap, each with the PSNs it stands for (a READ request
+/// its responses'). `S` is the slots: the largest power of two of them
 /// that fits is used, and it should be at least the PSNs between a loss and its unit's
 /// repair (twice a block).
-pub struct Holder<P, S: DerefMut<Target = [Option<P>]>> {
+pub struct Holder<P, S: DerefMut<Target = [Option<(P, u32)>]>> {
     /// The PSN expected next in order (none until the first packet).
     next: Option<Psn>,
     slots: S,
@@ -24,7 +25,7 @@ pub struct Holder<P, S: DerefMut<Target = [Option<P>]>> {
     held: usize,
 }
 
-impl<P, S: DerefMut<Target = [Option<P>]>> Holder<P, S> {
+impl<P, S: DerefMut<Target = [Option<(P, u32)>]>> Holder<P, S> {
     /// An empty holder over `slots` (emptied).
     pub fn new(mut slots: S) -> Self {
         slots.iter_mut().for_each(|s| *s = None);
@@ -66,20 +67,28 @@ impl<P, S: DerefMut<Target = [Option<P>]>> Holder<P, S> {
         psn.get() as usize & self.cap().saturating_sub(1)
     }
 
-    /// A request packet of PSN `psn` passed its checks: it is handed to `deliver`, with
-    /// the held packets it puts in order, or held when it comes after a gap and `may_hold`
-    /// (nothing has given the gap up). A packet too far past the gap to hold releases
-    /// everything held first.
-    pub fn on_packet(&mut self, psn: Psn, pkt: P, may_hold: bool, deliver: &mut impl FnMut(P)) {
+    /// A request packet of PSN `psn`, standing for `span` PSNs (1, or a READ's
+    /// responses), passed its checks: it is handed to `deliver`, with the held packets it
+    /// puts in order, or held when it comes after a gap and `may_hold` (nothing has given
+    /// the gap up). A packet too far past the gap to hold releases everything held first.
+    pub fn on_packet(
+        &mut self,
+        psn: Psn,
+        span: u32,
+        pkt: P,
+        may_hold: bool,
+        deliver: &mut impl FnMut(P),
+    ) {
+        let end = psn.add(span.max(1));
         let Some(next) = self.next else {
-            self.next = Some(psn.next());
+            self.next = Some(end);
             deliver(pkt);
             return;
         };
         if !psn.after(next) {
             deliver(pkt);
-            if psn == next {
-                self.next = Some(next.next());
+            if end.after(next) {
+                self.next = Some(end);
                 self.drain(deliver);
             }
             return;
@@ -88,14 +97,14 @@ impl<P, S: DerefMut<Target = [Option<P>]>> Holder<P, S> {
         if !may_hold || dist >= self.cap() {
             self.release_before(psn, deliver);
             deliver(pkt);
-            self.next = Some(psn.next());
+            self.next = Some(end);
             self.drain(deliver);
             return;
         }
         let at = self.slot_of(psn);
         match self.slots.get_mut(at) {
             Some(s @ None) => {
-                *s = Some(pkt);
+                *s = Some((pkt, span.max(1)));
                 self.held += 1;
             }
             // The same PSN held already: the transport sees the duplicate.
@@ -124,11 +133,13 @@ impl<P, S: DerefMut<Target = [Option<P>]>> Holder<P, S> {
     fn release_before(&mut self, psn: Psn, deliver: &mut impl FnMut(P)) {
         while let Some(next) = self.next.filter(|n| self.held > 0 && n.before(psn)) {
             let at = self.slot_of(next);
-            if let Some(p) = self.slots.get_mut(at).and_then(Option::take) {
+            let mut step = 1;
+            if let Some((p, span)) = self.slots.get_mut(at).and_then(Option::take) {
                 self.held -= 1;
                 deliver(p);
+                step = span;
             }
-            self.next = Some(next.next());
+            self.next = Some(next.add(step));
         }
     }
 
@@ -136,12 +147,12 @@ impl<P, S: DerefMut<Target = [Option<P>]>> Holder<P, S> {
     fn drain(&mut self, deliver: &mut impl FnMut(P)) {
         while let Some(next) = self.next {
             let at = self.slot_of(next);
-            let Some(p) = self.slots.get_mut(at).and_then(Option::take) else {
+            let Some((p, span)) = self.slots.get_mut(at).and_then(Option::take) else {
                 return;
             };
             self.held -= 1;
             deliver(p);
-            self.next = Some(next.next());
+            self.next = Some(next.add(span));
         }
     }
 

@@ -18,15 +18,17 @@
 //! Packets after a loss are held back ([`hold`]) until the loss is rebuilt, so that the
 //! transport sees the packets in order; [`rx::FecRx`] puts decoder and holder together.
 //!
-//! A resend is not coded: its bytes need not equal the first transmission's (its IPv4
-//! Identification never does). A receiver that takes a resend into a unit only makes that
-//! unit's rebuild fail its ICRC, which drops it like any corrupt packet.
+//! Only the packets marked as coded (BTH Resv7 [`FEC_CODED`]: the first transmission of
+//! each PSN) are coded, on both sides. A resend's bytes need not equal the first
+//! transmission's (its IPv4 Identification never does), and the ICRC cannot tell a wrong
+//! rebuild: the XOR of an odd number of valid packets of one length passes it.
 
 pub mod decoder;
 pub mod encoder;
 pub mod hold;
 pub mod rx;
 
+pub use crate::proto::wire::fec_caps::FEC_CODED;
 pub use crate::proto::wire::repair::{FecParams, RepairHeader, RhKind, FEC_MAX_PACKET};
 
 /// XORs `src` into the start of `dst` (as far as both go).
@@ -34,6 +36,11 @@ fn xor_into(dst: &mut [u8], src: &[u8]) {
     for (d, s) in dst.iter_mut().zip(src) {
         *d ^= *s;
     }
+}
+
+/// True when the request packet `pkt` (BTH first) is marked as coded (BTH Resv7).
+fn is_coded(pkt: &[u8]) -> bool {
+    pkt.get(8).is_some_and(|b| b & 0x7f == FEC_CODED)
 }
 
 /// The bit of index `i` in a covered or received mask.

@@ -15,19 +15,33 @@ use super::hold::Holder;
 use super::{FecParams, RepairHeader};
 use crate::proto::psn::Psn;
 
-/// The decoder and the held packets of one QP's receiving side.
-pub struct FecRx<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<P>]>> {
-    dec: Decoder<B>,
-    hold: Holder<P, H>,
+/// PSNs from the responder's ePSN on (the SR window) that the shim codes and holds: a
+/// request packet before ePSN (a duplicate) or past them goes straight to the transport
+/// and changes no state of the shim, as no packet outside the receive window may.
+pub const FEC_WINDOW_PSNS: u32 = crate::proto::rc::SR_MAX_UNACKED_PSNS;
+
+/// True when `psn` lies in the shim's window from `epsn`.
+pub fn in_window(psn: Psn, epsn: Psn) -> bool {
+    psn.distance_from(epsn) < FEC_WINDOW_PSNS
 }
 
-impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<P>]>> FecRx<P, B, H> {
+/// The decoder and the held packets of one QP's receiving side.
+pub struct FecRx<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> {
+    dec: Decoder<B>,
+    hold: Holder<P, H>,
+    /// A repair of our geometry arrived: the peer sends them, so a gap is worth waiting
+    /// for (before that, holding would only delay the transport's own recovery).
+    armed: bool,
+}
+
+impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> FecRx<P, B, H> {
     /// A receiving side for units of `params`, with the decoder's accumulators `buf` and
     /// the slots `slots` for packets held.
     pub fn new(params: FecParams, buf: B, slots: H) -> Self {
         FecRx {
             dec: Decoder::new(params, buf),
             hold: Holder::new(slots),
+            armed: false,
         }
     }
 
@@ -41,16 +55,26 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<P>]>> FecRx<P, 
         self.hold.held()
     }
 
-    /// A request packet's bytes (BTH to ICRC, checked) into its unit.
-    pub fn code(&mut self, psn: Psn, ip_id: u16, pkt: &[u8]) -> DataOutcome {
+    /// A request packet's bytes (BTH to ICRC, checked) into its unit, if its PSN lies in
+    /// the window from the responder's ePSN `epsn` ([`in_window`]).
+    pub fn code(&mut self, psn: Psn, ip_id: u16, pkt: &[u8], epsn: Psn) -> DataOutcome {
+        if !in_window(psn, epsn) {
+            return DataOutcome::Stale;
+        }
         self.dec.on_data(psn, ip_id, pkt)
     }
 
-    /// The packet `pkt` of PSN `psn`, already coded: delivered, with what it puts in
-    /// order, or held.
-    pub fn pass(&mut self, psn: Psn, pkt: P, deliver: &mut impl FnMut(P)) {
-        let may_hold = self.hold.expected().is_some_and(|n| !self.dec.hopeless(n));
-        self.hold.on_packet(psn, pkt, may_hold, deliver);
+    /// The packet `pkt` of PSN `psn`, standing for `span` PSNs (a READ request for its
+    /// responses'), already coded: delivered, with what it puts in
+    /// order, or held. Outside the window from `epsn` it is delivered and changes nothing
+    /// here.
+    pub fn pass(&mut self, psn: Psn, span: u32, pkt: P, epsn: Psn, deliver: &mut impl FnMut(P)) {
+        if !in_window(psn, epsn) {
+            deliver(pkt);
+            return;
+        }
+        let may_hold = self.armed && self.hold.expected().is_some_and(|n| !self.dec.hopeless(n));
+        self.hold.on_packet(psn, span, pkt, may_hold, deliver);
         self.settle(deliver);
     }
 
@@ -61,6 +85,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<P>]>> FecRx<P, 
         payload: &[u8],
         out: &mut [u8],
     ) -> RepairOutcome {
+        self.armed |= rh.params == self.dec.params();
         self.dec.on_repair(rh, payload, out)
     }
 

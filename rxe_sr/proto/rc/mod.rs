@@ -70,6 +70,9 @@ pub struct RcConfig {
     pub sig_all: bool,
     /// Port number for receive completions.
     pub port: u8,
+    /// The device runs the FEC shim: the requester offers repairs (RC, once the SR
+    /// exchange is decided), the responder takes them.
+    pub fec: bool,
 }
 
 /// Where a packet's payload comes from.

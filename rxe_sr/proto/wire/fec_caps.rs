@@ -12,11 +12,13 @@
 //! ```
 //!
 //! - The requester marks its requests with [`FEC_OFFER`] once the SR exchange is decided
-//!   (Resv7 carries the SR offer until then), in either format: a standard request or an
-//!   SR-format one (TVer = 1).
+//!   (Resv7 carries the SR offer until then, and any answer would decide that), in either
+//!   format: a standard request or an SR-format one (TVer = 1).
 //! - A responder that takes repairs answers a request carrying exactly [`FEC_OFFER`] with
 //!   [`FEC_OFFER`] in its response's Resv7; any other responder answers with Resv7 = 0
 //!   (rdma_rxe, hardware) or its SR echo, which is not the offer.
+//! - Once repairs are on, each request packet sent for the first time carries
+//!   [`FEC_CODED`] in Resv7 and is coded; the peer codes exactly the packets so marked.
 //! - The first response to a marked request decides, once: the echo turns repairs on,
 //!   anything else leaves them off for the QP's life. A response to a request sent before
 //!   the marking began decides nothing. After [`FecRequesterCaps::MAX_UNANSWERED_PROBES`]
@@ -32,6 +34,12 @@ pub const FEC_WIRE_VERSION: u8 = 1;
 /// BTH Resv7 of a request offering to send repairs, and of a response taking them.
 pub const FEC_OFFER: u8 = CAP_BIT | (7 << 3) | FEC_WIRE_VERSION;
 
+/// BTH Resv7 of a request packet in a coding unit, once the peer takes repairs: the first
+/// transmission of its PSN. Resends and packets sent before carry 0 and are not coded, on
+/// either side: a repair is decoded only from exactly the packets it was coded from, as
+/// the XOR of valid packets can pass the ICRC.
+pub const FEC_CODED: u8 = CAP_BIT | (7 << 3) | 2;
+
 /// Where a requester stands in the FEC exchange.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum FecState {
@@ -39,10 +47,10 @@ pub enum FecState {
     Off,
     /// Waiting for the SR exchange to be decided (Resv7 is the SR offer's until then).
     Waiting,
-    /// Marking requests with the offer from PSN `from` (once one was marked).
+    /// Marking requests with the offer from PSN `from` on.
     Probing {
-        /// The first request marked.
-        from: Option<Psn>,
+        /// The first PSN marked.
+        from: Psn,
         /// Probe timeouts with no response.
         unanswered: u8,
     },
@@ -74,6 +82,7 @@ impl FecRequesterCaps {
     }
 
     /// The current state.
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     pub const fn state(&self) -> FecState {
         self.state
     }
@@ -83,33 +92,32 @@ impl FecRequesterCaps {
         matches!(self.state, FecState::On)
     }
 
-    /// The SR exchange is decided: the offer may take Resv7.
-    pub fn on_sr_decided(&mut self) {
+    /// The SR exchange is decided (or there is none): requests from PSN `from` on carry
+    /// the offer.
+    pub fn start(&mut self, from: Psn) {
         if self.state == FecState::Waiting {
             self.state = FecState::Probing {
-                from: None,
+                from,
                 unanswered: 0,
             };
         }
     }
 
-    /// Resv7 for the request of PSN `psn` about to go out: the offer while probing (the
-    /// first one marked is noted), else `None` (the caller's own value stands).
-    pub fn mark(&mut self, psn: Psn) -> Option<u8> {
-        let FecState::Probing { from, unanswered } = &mut self.state else {
-            return None;
-        };
-        if *unanswered >= Self::MAX_UNANSWERED_PROBES {
-            return None;
+    /// Resv7 for the next request: the offer while probing, else `None` (the caller's own
+    /// value stands).
+    pub const fn marks(&self) -> Option<u8> {
+        match self.state {
+            FecState::Probing { unanswered, .. } if unanswered < Self::MAX_UNANSWERED_PROBES => {
+                Some(FEC_OFFER)
+            }
+            _ => None,
         }
-        from.get_or_insert(psn);
-        Some(FEC_OFFER)
     }
 
     /// A response for PSN `psn` (the PSN it acknowledges or answers) arrived with BTH
     /// Resv7 `resv7`: while probing, the first answer to a marked request decides.
     pub fn on_response(&mut self, psn: Psn, resv7: u8) -> FecState {
-        if let FecState::Probing { from: Some(f), .. } = self.state {
+        if let FecState::Probing { from: f, .. } = self.state {
             if !psn.before(f) {
                 self.state = if resv7 == FEC_OFFER {
                     FecState::On
@@ -123,11 +131,7 @@ impl FecRequesterCaps {
 
     /// A marked request timed out with no response at all.
     pub fn on_probe_timeout(&mut self) {
-        if let FecState::Probing {
-            from: Some(_),
-            unanswered,
-        } = &mut self.state
-        {
+        if let FecState::Probing { unanswered, .. } = &mut self.state {
             *unanswered = unanswered.saturating_add(1);
         }
     }
@@ -149,10 +153,10 @@ mod tests {
     use super::super::caps::{SrCap, SrScheme};
     use super::*;
 
-    fn probing() -> FecRequesterCaps {
+    fn probing(from: u32) -> FecRequesterCaps {
         let mut c = FecRequesterCaps::new(true);
-        assert_eq!((c.state(), c.mark(Psn::new(1))), (FecState::Waiting, None));
-        c.on_sr_decided();
+        assert_eq!((c.state(), c.marks()), (FecState::Waiting, None));
+        c.start(Psn::new(from));
         c
     }
 
@@ -176,17 +180,16 @@ mod tests {
 
     #[test]
     fn the_echo_of_a_marked_request_turns_repairs_on() {
-        let mut c = probing();
+        let mut c = probing(10);
         // A response to a request sent before marking began decides nothing.
-        assert_eq!(c.mark(Psn::new(10)), Some(FEC_OFFER));
-        assert_eq!(c.mark(Psn::new(11)), Some(FEC_OFFER));
+        assert_eq!(c.marks(), Some(FEC_OFFER));
         assert!(matches!(
             c.on_response(Psn::new(9), 0),
             FecState::Probing { .. }
         ));
         assert_eq!(c.on_response(Psn::new(10), FEC_OFFER), FecState::On);
         assert!(c.is_on());
-        assert_eq!(c.mark(Psn::new(12)), None);
+        assert_eq!(c.marks(), None);
         // Nothing changes it afterwards.
         assert_eq!(c.on_response(Psn::new(12), 0), FecState::On);
     }
@@ -194,30 +197,30 @@ mod tests {
     #[test]
     fn any_other_answer_to_a_marked_request_refuses_for_good() {
         for answer in [0u8, 0x4b, FEC_OFFER ^ 1] {
-            let mut c = probing();
-            c.mark(Psn::new(0xff_ffff));
-            // PSN 0 comes after 0xffffff: an answer to the marked request.
+            let mut c = probing(0xff_ffff);
+            // PSN 0 comes after 0xffffff: an answer to a marked request.
             assert_eq!(c.on_response(Psn::new(0), answer), FecState::Refused);
             assert_eq!(c.on_response(Psn::new(1), FEC_OFFER), FecState::Refused);
-            assert_eq!(c.mark(Psn::new(2)), None);
+            assert_eq!(c.marks(), None);
         }
     }
 
     #[test]
     fn a_silent_peer_gets_plain_requests_and_the_first_answer_decides() {
-        let mut c = probing();
-        // No timeout counts before a request was marked.
+        let mut c = FecRequesterCaps::new(true);
+        // No timeout counts before the marking began.
         c.on_probe_timeout();
-        for k in 0..FecRequesterCaps::MAX_UNANSWERED_PROBES {
-            assert_eq!(c.mark(Psn::new(u32::from(k))), Some(FEC_OFFER));
+        c.start(Psn::new(0));
+        for _ in 0..FecRequesterCaps::MAX_UNANSWERED_PROBES {
+            assert_eq!(c.marks(), Some(FEC_OFFER));
             c.on_probe_timeout();
         }
-        assert_eq!(c.mark(Psn::new(5)), None);
+        assert_eq!(c.marks(), None);
         assert_eq!(c.on_response(Psn::new(5), 0), FecState::Refused);
         // Off never marks, whatever comes back.
         let mut off = FecRequesterCaps::new(false);
-        off.on_sr_decided();
-        assert_eq!(off.mark(Psn::new(0)), None);
+        off.start(Psn::new(0));
+        assert_eq!(off.marks(), None);
         assert_eq!(off.on_response(Psn::new(0), FEC_OFFER), FecState::Off);
     }
 }

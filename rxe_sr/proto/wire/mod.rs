@@ -33,7 +33,6 @@
 pub mod bth;
 pub mod caps;
 pub mod ext_headers;
-#[cfg(not(MODULE))]
 pub mod fec_caps;
 pub mod icrc;
 pub mod ip;

@@ -39,6 +39,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             return Ok(());
         }
         self.on_caps(env, p.bth.tver, p.bth.resv7);
+        self.on_fec_caps(psn, p.bth.resv7);
         self.note_heard(env.now_us());
         let Some(info) = p.bth.opcode.info() else {
             return Ok(());

@@ -36,6 +36,7 @@
 //!   READ response PSNs placed out of order.
 
 mod completer;
+mod fec;
 mod loss_probe;
 mod path;
 mod psn_set;
@@ -53,6 +54,7 @@ use crate::proto::psn::Psn;
 use crate::proto::rc::{RcConfig, RcEnv, RcEvent};
 use crate::proto::recovery::gbn::Gbn;
 use crate::proto::recovery::RtoConfig;
+use crate::proto::wire::fec_caps::FecRequesterCaps;
 use crate::uabi::send_wqe::SendOpcode;
 
 pub use self::selective::{ReqSr, ReqSrCounters};
@@ -170,6 +172,8 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     pub counters: ReqCounters,
     /// Set when the requester gave up on the peer (RETRY_EXC_ERR), for the kernel log.
     pub retry_note: Option<RetryNote>,
+    /// The FEC offer's exchange (`fec.rs`).
+    fec: FecRequesterCaps,
 }
 
 /// What drew the resend that found no retry left.
@@ -208,6 +212,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// A requester whose first packet carries `sq_psn`, over `slots` (its capacity), with
     /// `sr` (made with [`ReqSr::new`] for `sq_psn`) when the device runs an SR scheme.
     pub fn new(slots: S, sq_psn: Psn, cfg: &RcConfig, sr: Option<E>) -> Self {
+        let sr_probes = sr.is_some();
         let rto = RtoConfig {
             rto_low: cfg.timeout_us,
             rto_high: cfg.timeout_us,
@@ -244,6 +249,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             pmtu: NonZeroU32::new(cfg.pmtu).unwrap_or(NonZeroU32::MIN),
             counters: ReqCounters::default(),
             retry_note: None,
+            fec: fec::initial_caps(cfg, sq_psn, sr_probes),
         }
     }
 

@@ -60,6 +60,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 self.count(env, RcEvent::Timeout);
                 self.backoff = (self.backoff + 1).min(MAX_BACKOFF);
                 self.on_probe_timeout();
+                self.on_fec_probe_timeout();
                 let acts = self.feed(
                     env,
                     ReqEvent::Timer {

@@ -361,9 +361,13 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
 
     /// BTH TVer and Resv7 of the next request packet.
     pub(super) fn marks(&self) -> CapAnswer {
-        match self.sr.as_deref() {
+        let m = match self.sr.as_deref() {
             Some(sr) => sr.caps.request_marks(),
             None => CapAnswer { tver: 0, resv7: 0 },
+        };
+        CapAnswer {
+            resv7: self.fec_marks(m.resv7),
+            ..m
         }
     }
 
@@ -488,8 +492,12 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 sr.read_placed = PsnSet::new(una);
                 sr.active = true;
                 self.probe = LossProbe::new(una);
+                self.start_fec_offer();
             }
-            RequesterState::Standard => env.count(RcEvent::SrDeclined, 1),
+            RequesterState::Standard => {
+                env.count(RcEvent::SrDeclined, 1);
+                self.start_fec_offer();
+            }
             RequesterState::Probing { .. } => {}
         }
     }

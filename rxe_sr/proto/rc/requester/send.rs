@@ -149,6 +149,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         }
         // Send the packet and account for it.
         let at = self.packet_at(env, rc, psn, last_pkt, window);
+        let marks = self.coded_marks(marks, psn);
         let (last, used) = self.send_at(env, cfg, at, marks)?;
         if rc {
             self.account_sent(env, cfg, psn, used)?;

@@ -227,6 +227,8 @@ pub struct Responder<
     sr: Option<E>,
     /// SR: receive WQEs fetched ahead, slot `msn % len` for message `msn`.
     window: W,
+    /// The device takes FEC repair packets: the FEC offer is echoed.
+    fec: bool,
 }
 
 /// Result of executing one in-sequence packet.
@@ -315,7 +317,19 @@ impl<
             answer: CapAnswer { tver: 0, resv7: 0 },
             sr,
             window,
+            fec: false,
         }
+    }
+
+    /// The responder of a device that takes FEC repair packets (`on`): it echoes the
+    /// FEC offer.
+    #[cfg_attr(
+        MODULE,
+        expect(dead_code, reason = "the transport does not run the FEC shim yet")
+    )]
+    pub fn with_fec(mut self, on: bool) -> Self {
+        self.fec = on;
+        self
     }
 
     /// ePSN (`ibv_query_qp`'s rq_psn).

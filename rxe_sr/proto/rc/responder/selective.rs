@@ -47,6 +47,7 @@ use crate::proto::recovery::{
     Action, ActionSink, Counters, EngineEvent, Feedback, Recovery, RespEvent, Timer,
 };
 use crate::proto::wire::caps::ResponderCaps;
+use crate::proto::wire::fec_caps::fec_answer;
 use crate::proto::wire::sr_ext::BTH_TVER_SR;
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
 
@@ -232,6 +233,8 @@ struct Sink<'a> {
     ack_req: bool,
     sacks: &'a mut SackCoalescer,
     counters: &'a mut RespSrCounters,
+    /// BTH Resv7 of the acknowledgments (the FEC offer's echo, or 0).
+    resv7: u8,
 }
 
 impl ActionSink for Sink<'_> {
@@ -307,7 +310,7 @@ impl Sink<'_> {
 
     /// Sends `fb` as SR-format acknowledgments.
     fn emit(&mut self, fb: &Feedback) {
-        let (env, cfg) = (&mut *self.env, self.cfg);
+        let (env, cfg, resv7) = (&mut *self.env, self.cfg, self.resv7);
         encode_feedback(fb, self.msn, |a| {
             let hdr = PacketRepr {
                 bth: BthRepr {
@@ -315,6 +318,7 @@ impl Sink<'_> {
                     dest_qpn: cfg.dest_qpn,
                     psn: a.psn,
                     tver: BTH_TVER_SR,
+                    resv7,
                     ..Default::default()
                 },
                 ext: ExtHeaders {
@@ -356,6 +360,9 @@ impl<
             }
             None => crate::proto::wire::caps::CapAnswer { tver: 0, resv7: 0 },
         };
+        if let Some(echo) = fec_answer(self.fec, resv7) {
+            self.answer.resv7 = echo;
+        }
     }
 
     /// True when the SR format is in use (standard requests ahead of RCV-NXT are stale).
@@ -433,7 +440,7 @@ impl<
         ack_req: bool,
     ) -> Fate {
         let mut fate = Fate::default();
-        let msn = self.msn;
+        let (msn, resv7) = (self.msn, self.answer.resv7);
         let in_order = match ev {
             RespEvent::Data { psn, .. } => Some(psn.next()),
             RespEvent::Timer { .. } => None,
@@ -459,6 +466,7 @@ impl<
                 ack_req,
                 sacks: &mut *sacks,
                 counters: &mut *counters,
+                resv7,
             },
         );
         if !local {
@@ -476,6 +484,7 @@ impl<
                         ack_req,
                         sacks: &mut *sacks,
                         counters: &mut *counters,
+                        resv7,
                     },
                 )
             });
