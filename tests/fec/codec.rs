@@ -318,3 +318,25 @@ fn forged_repairs_rebuild_nothing_that_passes_the_icrc() {
         "tried {tried}, rebuilt {rebuilt}"
     );
 }
+
+/// A coded packet that did not go out (the egress refused it) breaks its unit: the unit
+/// gets no repair, the others theirs; the packet sent again later is not coded twice.
+#[test]
+fn a_packet_that_did_not_go_out_breaks_its_unit() {
+    let p = FecParams::new(4, 2).unwrap();
+    let mut rng = Rng(5);
+    let mut enc = Encoder::new(p, 0x11, vec![0u8; 2 * FEC_MAX_PACKET]);
+    let mut firsts = Vec::new();
+    for k in 0..8u32 {
+        let s = packet(&mut rng, Psn::new(k), 200);
+        let mut emit = |rh: &RepairHeader, _: &[u8]| firsts.push(rh.first_psn.get());
+        enc.prepare(s.psn, &mut emit);
+        assert!(enc.code(s.psn, s.ip_id, &s.bytes));
+        if k == 3 {
+            // Refused: unit 1 (PSNs 1, 3, 5, 7) is broken.
+            enc.poison(s.psn);
+        }
+        enc.emit_due(&mut emit);
+    }
+    assert_eq!(firsts, [0], "unit 0's repair only");
+}

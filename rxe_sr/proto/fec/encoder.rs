@@ -24,6 +24,8 @@ struct EncUnit {
     ip_id_xor: u16,
     /// The longest covered packet: the accumulator's length.
     max_len: usize,
+    /// A coded packet did not go out as coded: no repair for this unit.
+    broken: bool,
 }
 
 /// The encoder of one QP's request packets. `S` is its accumulators, `d` slots of equal
@@ -35,6 +37,8 @@ pub struct Encoder<S: DerefMut<Target = [u8]>> {
     units: [EncUnit; FecParams::MAX_D as usize],
     /// Block number of the units being filled.
     block: Option<u32>,
+    /// Units (bits) completed and not yet repaired.
+    due: u32,
 }
 
 impl<S: DerefMut<Target = [u8]>> Encoder<S> {
@@ -47,6 +51,7 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
             buf,
             units: [EncUnit::default(); FecParams::MAX_D as usize],
             block: None,
+            due: 0,
         }
     }
 
@@ -61,8 +66,8 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
     }
 
     /// The packet `pkt` (BTH to ICRC) of PSN `psn` went out with IPv4 Identification
-    /// `ip_id`. A packet marked as coded (a first transmission) is coded; a unit it completes, or the units of a
-    /// block it leaves, are handed to `emit` as repairs. Returns true if it was coded.
+    /// `ip_id`: [`Self::prepare`], [`Self::code`] and [`Self::emit_due`] in one. Returns
+    /// true if it was coded.
     pub fn on_sent(
         &mut self,
         psn: Psn,
@@ -73,15 +78,33 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
         if !is_coded(pkt) {
             return false;
         }
-        let (blk, j, i) = self.params.place(psn);
+        self.prepare(psn, emit);
+        let coded = self.code(psn, ip_id, pkt);
+        self.emit_due(emit);
+        coded
+    }
+
+    /// A coded packet of PSN `psn` is about to be built: if it starts another block, the
+    /// repairs of the block it leaves go out first (their packets are all out).
+    pub fn prepare(&mut self, psn: Psn, emit: &mut impl FnMut(&RepairHeader, &[u8])) {
+        let (blk, _, _) = self.params.place(psn);
         if self.block != Some(blk) {
             self.close_block(emit);
             self.block = Some(blk);
         }
+    }
+
+    /// Codes the packet `pkt` (BTH to ICRC, marked as coded) of PSN `psn`, about to go
+    /// out with IPv4 Identification `ip_id`; a unit it completes is due
+    /// ([`Self::emit_due`], once the packet is out). A packet that cannot be coded (too
+    /// long, or not [`Self::prepare`]d) breaks its unit: no repair covers it any more.
+    pub fn code(&mut self, psn: Psn, ip_id: u16, pkt: &[u8]) -> bool {
+        let (blk, j, i) = self.params.place(psn);
         let slot = self.slot_len();
-        let len = match u16::try_from(pkt.len()) {
-            Ok(l) if pkt.len() <= slot => l,
-            _ => return false,
+        let fits = self.block == Some(blk) && pkt.len() <= slot && is_coded(pkt);
+        let (Ok(len), true) = (u16::try_from(pkt.len()), fits) else {
+            self.poison(psn);
+            return false;
         };
         let Some(acc) = self
             .buf
@@ -100,9 +123,30 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
         u.ip_id_xor ^= ip_id;
         u.max_len = u.max_len.max(pkt.len());
         if i == self.params.n() - 1 {
-            self.emit_unit(j, emit);
+            self.due |= bit(j);
         }
         true
+    }
+
+    /// The repairs of the units completed since the last call go out.
+    pub fn emit_due(&mut self, emit: &mut impl FnMut(&RepairHeader, &[u8])) {
+        let due = core::mem::take(&mut self.due);
+        for j in 0..self.params.d() {
+            if due & bit(j) != 0 {
+                self.emit_unit(j, emit);
+            }
+        }
+    }
+
+    /// The coded packet of PSN `psn` did not go out (or was coded wrong): its unit, in the
+    /// current block, gets no repair any more (the peer would rebuild garbage from it).
+    pub fn poison(&mut self, psn: Psn) {
+        let (blk, j, _) = self.params.place(psn);
+        if self.block == Some(blk) {
+            if let Some(u) = self.units.get_mut(j as usize) {
+                u.broken = true;
+            }
+        }
     }
 
     /// The requester has nothing more to send now: each unit holding at least
@@ -128,7 +172,7 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
         let Some(u) = self.units.get_mut(j as usize) else {
             return;
         };
-        if u.fresh == 0 {
+        if u.fresh == 0 || u.broken {
             return;
         }
         u.fresh = 0;
