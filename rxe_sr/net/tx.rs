@@ -26,7 +26,18 @@ pub(crate) fn send(dev: &RoceDevice, nd: &NetDev, av: &Av, sport: u16, ib: &[u8]
             Err(EINVAL)
         }
     };
-    send_with(dev, nd, av, sport, ib.len(), 0..0, |_| Ok(()), copy).map_err(Error::from)
+    send_with(
+        dev,
+        nd,
+        av,
+        sport,
+        ib.len(),
+        0..0,
+        |_| Ok(()),
+        copy,
+        |_, _| {},
+    )
+    .map_err(Error::from)
 }
 
 /// The IP and UDP fields of a datagram to `av`.
@@ -51,8 +62,9 @@ fn route(av: &Av, sport: u16) -> RoceRoute {
 /// As [`send`], for a packet of `len` IB bytes written straight into the skb, with no
 /// intermediate copy: first `fill_payload` appends the payload (the IB bytes in `payload`)
 /// through a [`PayloadSink`], then `fill` writes the other IB bytes (the ICRC is filled
-/// afterwards). The payload is not zeroed before it is written: a copy of the payload is
-/// the only pass over its bytes before the ICRC's.
+/// afterwards), and `tap` sees the finished datagram (its IP header and IB bytes) before
+/// it goes. The payload is not zeroed before it is written: a copy of the payload is the
+/// only pass over its bytes before the ICRC's.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn send_with<E>(
     dev: &RoceDevice,
@@ -63,6 +75,7 @@ pub(crate) fn send_with<E>(
     payload: core::ops::Range<usize>,
     fill_payload: impl FnOnce(&mut PayloadSink<'_>) -> core::result::Result<(), E>,
     fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+    tap: impl FnOnce(&[u8], &[u8]),
 ) -> core::result::Result<(), SendError<E>> {
     let route = route(av, sport);
     let hdrs = route.header_len();
@@ -85,7 +98,7 @@ pub(crate) fn send_with<E>(
         let (head, ib_bytes) = data.split_at_mut(hdrs);
         let (ip, udp) = head.split_at(hdrs - 8);
         icrc::fill_with::<KernelCrc32>(ip, udp, ib_bytes)
-            .map(|_| ())
+            .map(|_| tap(ip, ib_bytes))
             .map_err(|_| SendError::Net(EINVAL))
     })?;
     let mcast = av.is_multicast();

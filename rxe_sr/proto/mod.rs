@@ -12,7 +12,6 @@
 
 #![forbid(unsafe_code)]
 
-#[cfg(not(MODULE))]
 pub mod fec;
 pub mod pool;
 pub mod psn;

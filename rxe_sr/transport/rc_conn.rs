@@ -10,6 +10,7 @@ use crate::kx::ib_verbs::{PathMtu, QpType, SigType};
 use crate::objects::ah::Av;
 use crate::objects::device::RoceDevice;
 use crate::objects::qp::{QpAttrs, QpShape};
+use crate::proto::fec::FecParams;
 use crate::proto::psn::Psn;
 use crate::proto::rc::requester::{ReqSr, Requester, SqEntry};
 use crate::proto::rc::responder::{RdRes, RecvSlot, RespSr, Responder, MAX_RD_RES};
@@ -18,6 +19,7 @@ use crate::proto::rc::sr::SrSetup;
 use crate::proto::rc::{timeout_us, RcConfig, Service};
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::RtoConfig;
+use crate::transport::rc_fec::{new_encoder, KEncoder};
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendOpcode, SendWqe};
 
 /// Send WQEs the transport holds at most per QP (fewer when the send queue is smaller):
@@ -51,6 +53,10 @@ pub(crate) struct RcConn {
     /// The requester's path allowance as the device last took it
     /// (`RoceDevice::settle_path`).
     pub(crate) path_held: u32,
+    /// The FEC shim's parameters (`None`: the device runs none).
+    fec: Option<FecParams>,
+    /// The FEC encoder of the requests (from RTS, with FEC).
+    pub(crate) fec_tx: Option<KBox<KEncoder>>,
 }
 
 /// The service of a connected QP type.
@@ -135,6 +141,8 @@ impl RcConn {
                 sr,
                 inflight_held: 0,
                 path_held: 0,
+                fec: None,
+                fec_tx: None,
             },
             GFP_KERNEL,
         )?)
@@ -183,6 +191,9 @@ impl RcConn {
             )?),
             None => None,
         };
+        if let Some(p) = self.fec.filter(|_| self.cfg.fec) {
+            self.fec_tx = Some(new_encoder(p, self.cfg.dest_qpn)?);
+        }
         self.req = Some(Requester::new(slots, psn, &self.cfg, sr));
         Ok(())
     }

@@ -57,6 +57,7 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev, step: Step<'_
         req,
         inflight_held,
         path_held,
+        fec_tx,
         ..
     } = conn;
     let mut env = {
@@ -74,8 +75,13 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev, step: Step<'_
             ctx.cqs,
             &ctx.st.kq,
         );
+        // The encoder codes once the peer took the FEC offer.
+        let fec = fec_tx
+            .as_deref_mut()
+            .filter(|_| req.as_ref().is_some_and(|r| r.fec_on()));
         if cfg.service == Service::Rc {
             env.with_inflight(&ctx.qp.inflight, inflight_held)
+                .with_fec(fec)
         } else {
             env
         }
@@ -84,6 +90,9 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev, step: Step<'_
     let mut outcome = run_step(&mut env, cfg, req, resp, rts, step);
     if let (Ok(()), Some(r), true) = (outcome, req.as_mut(), rts) {
         outcome = send_more(ctx, &mut env, cfg, r);
+        if r.sent_all() {
+            env.flush_fec();
+        }
     }
     settle(ctx, &mut env, req, rts, path_held);
     rearm(ctx, &env, req, resp, rts, outcome);

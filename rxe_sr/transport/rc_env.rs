@@ -22,9 +22,11 @@ use crate::proto::rc::mw::BindReq;
 use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RcEvent, RemoteErr, RemoteOp, TxError};
 use crate::proto::recovery::any::SharedPools;
 use crate::proto::wire::ext_headers::Feth;
+use crate::proto::wire::fec_caps::FEC_CODED;
 use crate::proto::wire::PacketRepr;
 use crate::transport::qp::{KernelQueueLock, QpCqs};
 use crate::transport::rc_counters;
+use crate::transport::rc_fec::{self, KEncoder, RepairPath};
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::queue::FromClientQueue;
 use crate::uabi::recv_wqe::RecvWqe;
@@ -59,6 +61,8 @@ pub(crate) struct KEnv<'a> {
     inflight: Option<(&'a QpInflight, &'a mut u32)>,
     /// PSNs the budget admitted since then.
     taken: u32,
+    /// The QP's FEC encoder, once its peer took the offer ([`Self::with_fec`]).
+    fec: Option<&'a mut KEncoder>,
 }
 
 /// A step may send many packets (a whole READ response, a window of requests): every this
@@ -102,6 +106,32 @@ impl<'a> KEnv<'a> {
             sent: 0,
             inflight: None,
             taken: 0,
+            fec: None,
+        }
+    }
+
+    /// Codes the request packets marked as coded with `enc` and sends its repairs.
+    pub(crate) fn with_fec(mut self, enc: Option<&'a mut KEncoder>) -> Self {
+        self.fec = enc;
+        self
+    }
+
+    /// The requester has nothing more to send now: the encoder's units that hold enough
+    /// packets no repair covers get one.
+    pub(crate) fn flush_fec(&mut self) {
+        let path = self.repair_path();
+        if let Some(enc) = self.fec.as_deref_mut() {
+            enc.flush_idle(&mut |rh, pl| path.send(rh, pl));
+        }
+    }
+
+    /// Where this QP's repairs go.
+    fn repair_path(&self) -> RepairPath<'a> {
+        RepairPath {
+            dev: self.dev,
+            nd: self.nd,
+            av: self.av,
+            sport: self.sport,
         }
     }
 
@@ -117,6 +147,37 @@ impl<'a> KEnv<'a> {
     pub(crate) fn take_inflight(&mut self) -> Option<(&'a QpInflight, &'a mut u32, u32)> {
         let taken = core::mem::take(&mut self.taken);
         self.inflight.take().map(|(q, h)| (q, h, taken))
+    }
+}
+
+/// Writes a request's or response's payload (`plen` bytes from `payload`) into the skb
+/// through its sink: bytes given, gathered by L_Key, or read by R_Key for a READ.
+fn payload_filler<'p>(
+    dev: &'p RoceDevice,
+    pd: PdId,
+    qpn: u32,
+    payload: PayloadSrc<'p>,
+    plen: usize,
+) -> impl FnOnce(&mut PayloadSink<'_>) -> Result<(), TxError> + 'p {
+    move |dst: &mut PayloadSink<'_>| match payload {
+        PayloadSrc::None => Ok(()),
+        PayloadSrc::Bytes(src) => {
+            if src.len() == plen && dst.put(src) {
+                Ok(())
+            } else {
+                Err(TxError::Local(WcStatus::LocLenErr))
+            }
+        }
+        PayloadSrc::Local { sges, offset } => {
+            gather(dev, pd, sges, offset, dst).map_err(TxError::Local)
+        }
+        PayloadSrc::Remote { rkey, va } => {
+            if mr_access::read_into(dev, pd, rkey, va, plen, dst, Access::RemoteRead(qpn)) {
+                Ok(())
+            } else {
+                Err(TxError::Local(WcStatus::RemAccessErr))
+            }
+        }
     }
 }
 
@@ -201,29 +262,25 @@ impl RcEnv for KEnv<'_> {
             .ok_or(TxError::Dropped)?;
         // The payload, then the headers, are written straight into the skb.
         let off = hdr.header_len();
-        let fill_payload = |dst: &mut PayloadSink<'_>| match payload {
-            PayloadSrc::None => Ok(()),
-            PayloadSrc::Bytes(src) => {
-                if src.len() == plen && dst.put(src) {
-                    Ok(())
-                } else {
-                    Err(TxError::Local(WcStatus::LocLenErr))
-                }
-            }
-            PayloadSrc::Local { sges, offset } => {
-                gather(dev, pd, sges, offset, dst).map_err(TxError::Local)
-            }
-            PayloadSrc::Remote { rkey, va } => {
-                if mr_access::read_into(dev, pd, rkey, va, plen, dst, Access::RemoteRead(qpn)) {
-                    Ok(())
-                } else {
-                    Err(TxError::Local(WcStatus::RemAccessErr))
-                }
-            }
-        };
+        let fill_payload = payload_filler(dev, pd, qpn, payload, plen);
         let emit = |ib: &mut [u8]| match hdr.emit_headers(plen, ib) {
             Ok((at, _)) if at == off => Ok(()),
             _ => Err(TxError::Dropped),
+        };
+        // A packet marked as coded is coded in its skb, once its ICRC is filled.
+        let (psn, path) = (hdr.bth.psn, self.repair_path());
+        let mut enc = self
+            .fec
+            .as_deref_mut()
+            .filter(|_| hdr.bth.resv7 == FEC_CODED);
+        if let Some(e) = enc.as_deref_mut() {
+            e.prepare(psn, &mut |rh, pl| path.send(rh, pl));
+        }
+        let mut coded = false;
+        let tap = |ip: &[u8], ib: &[u8]| {
+            if let Some(e) = enc.as_deref_mut() {
+                coded = e.code(psn, rc_fec::ip_id(ip), ib);
+            }
         };
         let sent = crate::net::tx::send_with(
             dev,
@@ -234,7 +291,15 @@ impl RcEnv for KEnv<'_> {
             off..off + plen,
             fill_payload,
             emit,
+            tap,
         );
+        if let Some(e) = self.fec.as_deref_mut().filter(|_| coded) {
+            match sent {
+                Ok(()) => e.emit_due(&mut |rh, pl| path.send(rh, pl)),
+                // Coded, and not sent: the requester sends the PSN again.
+                Err(_) => e.poison(psn),
+            }
+        }
         match sent {
             Ok(()) => Ok(()),
             Err(crate::net::tx::SendError::Fill(e)) => Err(e),

@@ -56,6 +56,7 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
     }
 
     /// The parameters in use.
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     pub fn params(&self) -> FecParams {
         self.params
     }
@@ -68,6 +69,7 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
     /// The packet `pkt` (BTH to ICRC) of PSN `psn` went out with IPv4 Identification
     /// `ip_id`: [`Self::prepare`], [`Self::code`] and [`Self::emit_due`] in one. Returns
     /// true if it was coded.
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     pub fn on_sent(
         &mut self,
         psn: Psn,

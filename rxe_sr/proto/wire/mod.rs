@@ -39,7 +39,6 @@ pub mod ip;
 pub mod opcode;
 pub mod packet;
 pub mod pma;
-#[cfg(not(MODULE))]
 pub mod repair;
 pub mod sr_ext;
 

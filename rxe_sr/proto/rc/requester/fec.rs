@@ -23,12 +23,14 @@ pub(super) fn initial_caps(cfg: &RcConfig, sq_psn: Psn, sr_probes: bool) -> FecR
 
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// True once the peer takes repair packets.
-    #[cfg_attr(
-        MODULE,
-        expect(dead_code, reason = "the transport does not run the FEC shim yet")
-    )]
     pub fn fec_on(&self) -> bool {
         self.fec.is_on()
+    }
+
+    /// True when every packet of the work posted so far has been sent once: the
+    /// requester has nothing more to send now.
+    pub fn sent_all(&self) -> bool {
+        self.next >= self.len
     }
 
     /// The SR exchange was decided: the next new request and those after it carry the
