@@ -234,3 +234,33 @@ fn random_schedules_deliver_each_packet_once() {
         }
     }
 }
+
+/// In order with nothing held, a packet goes straight on (the kernel's fast path, no
+/// handing over); after a gap it must be handed over, and once the gap is filled the fast
+/// path opens again.
+#[test]
+fn in_order_packets_take_the_fast_path() {
+    let p = FecParams::new(4, 1).unwrap();
+    let mut rx = new_rx(p, 8);
+    let e = Psn::new(100);
+    assert!(rx.pass_in_order(Psn::new(100), 1, e));
+    // A READ request for three PSNs: the next expected is 104.
+    assert!(rx.pass_in_order(Psn::new(101), 3, e));
+    assert!(rx.pass_in_order(Psn::new(104), 1, e));
+    // A duplicate goes straight on and changes nothing; outside the window too.
+    assert!(rx.pass_in_order(Psn::new(102), 1, e));
+    assert!(rx.pass_in_order(Psn::new(99), 1, e));
+    assert!(rx.pass_in_order(Psn::new(100 + 5000), 1, e));
+    // 105 is missing: 106 is not in order.
+    assert!(!rx.pass_in_order(Psn::new(106), 1, e));
+    let mut out = vec![];
+    rx.pass(
+        Psn::new(105),
+        1,
+        (packet(&mut Rng(1), Psn::new(105), 64), 1),
+        e,
+        &mut |x| out.push(x.0.psn.get()),
+    );
+    assert_eq!(out, [105]);
+    assert!(rx.pass_in_order(Psn::new(106), 1, e));
+}

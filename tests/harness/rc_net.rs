@@ -725,6 +725,10 @@ impl Net {
         };
         let epsn = dst.resp.epsn();
         fec.rx.code(psn, 0, bytes, epsn);
+        // As the kernel: in order with nothing held, straight on.
+        if fec.rx.pass_in_order(psn, span, epsn) {
+            return self.deliver_now(from_a, bytes);
+        }
         let mut released = vec![];
         fec.rx.pass(psn, span, bytes.to_vec(), epsn, &mut |p| released.push(p));
         let mut out = vec![];

@@ -112,6 +112,24 @@ impl<P, S: DerefMut<Target = [Option<(P, u32)>]>> Holder<P, S> {
         }
     }
 
+    /// The packet of PSN `psn`, standing for `span` PSNs, can go straight on without being
+    /// handed over: nothing is held, and it is the one expected next (or one before it).
+    /// Notes it as passed when so.
+    pub fn pass_in_order(&mut self, psn: Psn, span: u32) -> bool {
+        if self.held != 0 {
+            return false;
+        }
+        let end = psn.add(span.max(1));
+        match self.next {
+            Some(next) if psn.after(next) => false,
+            Some(next) if !end.after(next) => true,
+            _ => {
+                self.next = Some(end);
+                true
+            }
+        }
+    }
+
     /// Nothing will fill the gap: the held packets up to the next gap go on (the
     /// transport sees the loss).
     pub fn skip_gap(&mut self, deliver: &mut impl FnMut(P)) {

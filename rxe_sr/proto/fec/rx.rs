@@ -78,6 +78,13 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
         self.settle(deliver);
     }
 
+    /// True when the packet of PSN `psn` (standing for `span` PSNs) goes straight to the
+    /// transport, without [`Self::pass`]: outside the window, or in order with nothing
+    /// held (noted as passed).
+    pub fn pass_in_order(&mut self, psn: Psn, span: u32, epsn: Psn) -> bool {
+        !in_window(psn, epsn) || self.hold.pass_in_order(psn, span)
+    }
+
     /// A repair: what it rebuilds is written to `out` ([`Decoder::on_repair`]).
     pub fn on_repair(
         &mut self,
