@@ -19,7 +19,7 @@ use crate::proto::rc::sr::SrSetup;
 use crate::proto::rc::{timeout_us, RcConfig, Service};
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::RtoConfig;
-use crate::transport::rc_fec::{new_encoder, KEncoder};
+use crate::transport::rc_fec::{new_encoder, new_fec_rx, FecRxState, KEncoder};
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendOpcode, SendWqe};
 
 /// Send WQEs the transport holds at most per QP (fewer when the send queue is smaller):
@@ -57,6 +57,8 @@ pub(crate) struct RcConn {
     fec: Option<FecParams>,
     /// The FEC encoder of the requests (from RTS, with FEC).
     pub(crate) fec_tx: Option<KBox<KEncoder>>,
+    /// The FEC shim's receiving half (from RTR, with FEC).
+    pub(crate) fec_rx: Option<KBox<FecRxState>>,
 }
 
 /// The service of a connected QP type.
@@ -105,9 +107,15 @@ impl RcConn {
         cfg: RcConfig,
         av: Av,
         rq_psn: u32,
-        scheme: Scheme,
+        (scheme, fec): (Scheme, Option<FecParams>),
         srq: bool,
     ) -> Result<KBox<RcConn>> {
+        // FEC codes RC requests only (a UC responder answers no offer).
+        let fec = fec.filter(|_| cfg.service == Service::Rc);
+        let cfg = RcConfig {
+            fec: fec.is_some(),
+            ..cfg
+        };
         let n = (cfg.max_dest_rd_atomic as usize).clamp(1, MAX_RD_RES);
         let res = KVVec::from_elem(None, n, GFP_KERNEL)?;
         // SRNIC's slow path serves its queue in a work item of its own (`qp_slow_path`).
@@ -136,13 +144,17 @@ impl RcConn {
                 sport: 0xc000 | (cfg.qpn & 0x3fff) as u16,
                 cfg,
                 av,
-                resp: new_responder(psn, res, resp_sr, window)?,
+                resp: new_responder(psn, res, resp_sr, window, cfg.fec)?,
                 req: None,
                 sr,
                 inflight_held: 0,
                 path_held: 0,
-                fec: None,
+                fec,
                 fec_tx: None,
+                fec_rx: match fec {
+                    Some(p) => Some(new_fec_rx(p)?),
+                    None => None,
+                },
             },
             GFP_KERNEL,
         )?)
@@ -151,6 +163,8 @@ impl RcConn {
     /// Gives what the QP holds of the device back: its part of the in-flight budget, and
     /// the SR engines' pool units and blocks. The QP is reset, failed or destroyed.
     pub(crate) fn release_shared(&mut self, dev: &RoceDevice) {
+        // The packets the FEC shim held go with the state that receives them.
+        self.fec_rx = None;
         dev.give_back_inflight(&mut self.inflight_held);
         dev.settle_path(&mut self.path_held, 0);
         if self.sr.is_none() {
@@ -217,8 +231,12 @@ fn new_responder(
     res: KVVec<Option<RdRes>>,
     sr: Option<KBox<RespSr>>,
     window: KVVec<Option<RecvSlot>>,
+    fec: bool,
 ) -> Result<KBox<KResponder>> {
-    Ok(KBox::new(Responder::new(psn, res, sr, window), GFP_KERNEL)?)
+    Ok(KBox::new(
+        Responder::new(psn, res, sr, window).with_fec(fec),
+        GFP_KERNEL,
+    )?)
 }
 
 #[inline(never)]

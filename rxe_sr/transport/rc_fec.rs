@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The FEC shim's sending half in the kernel: a QP's encoder (`proto::fec` codes) and the
-//! repair packets it sends to the QP's peer.
+//! The FEC shim in the kernel (`proto::fec` codes and decodes): a QP's encoder and the
+//! repair packets it sends to its peer; its receiving half, whose held packets are skbs,
+//! and the datagram of a packet a repair rebuilt.
 
 use kernel::alloc::{flags::GFP_KERNEL, KBox, KVVec};
 use kernel::prelude::*;
 
 use crate::kx::netdevice::NetDev;
+use crate::kx::skbuff::{IpAddrs, RoceRoute, SkBuff, TxSkb};
 use crate::objects::ah::Av;
 use crate::objects::device::RoceDevice;
+use crate::proto::fec::decoder::{RepairOutcome, DEC_UNITS};
 use crate::proto::fec::encoder::Encoder;
+use crate::proto::fec::rx::FecRx;
 use crate::proto::fec::{FecParams, RepairHeader, FEC_MAX_PACKET};
+use crate::proto::wire::ip::{ipv4_checksum, RoceDatagram};
+use crate::proto::wire::opcode::OpKind;
 use crate::proto::wire::repair::RH_LEN;
-use crate::proto::wire::ICRC_LEN;
+use crate::proto::wire::{PacketRepr, ICRC_LEN};
 
 /// A QP's encoder, its accumulators on the heap.
 pub(crate) type KEncoder = Encoder<KVVec<u8>>;
@@ -59,5 +65,99 @@ pub(crate) fn ip_id(ip: &[u8]) -> u16 {
     match ip {
         [b, _, _, _, hi, lo, ..] if b >> 4 == 4 => u16::from_be_bytes([*hi, *lo]),
         _ => 0,
+    }
+}
+
+/// A QP's receiving side: decoder and held packets, in skbs.
+pub(crate) type KFecRx = FecRx<SkBuff, KVVec<u8>, KVVec<Option<(SkBuff, u32)>>>;
+
+/// The FEC shim's receiving half of a QP, and room for the packet a repair rebuilds.
+pub(crate) struct FecRxState {
+    pub(crate) rx: KFecRx,
+    out: KVVec<u8>,
+}
+
+/// The receiving half for units of `params`: slots for the packets of two blocks.
+#[inline(never)]
+pub(crate) fn new_fec_rx(params: FecParams) -> Result<KBox<FecRxState>> {
+    let buf = KVVec::from_elem(0u8, DEC_UNITS * FEC_MAX_PACKET, GFP_KERNEL)?;
+    let n = 2 * params.block() as usize;
+    let mut slots = KVVec::with_capacity(n, GFP_KERNEL)?;
+    for _ in 0..n {
+        slots.push(None, GFP_KERNEL)?;
+    }
+    let out = KVVec::from_elem(0u8, FEC_MAX_PACKET, GFP_KERNEL)?;
+    Ok(KBox::new(
+        FecRxState {
+            rx: FecRx::new(params, buf, slots),
+            out,
+        },
+        GFP_KERNEL,
+    )?)
+}
+
+impl FecRxState {
+    /// A repair (its datagram `d`, its ICRC checked) for this QP: the packet it rebuilds,
+    /// as a received datagram from the same peer, to go through the receive checks.
+    pub(crate) fn repair(
+        &mut self,
+        nd: &NetDev,
+        d: &RoceDatagram<'_>,
+        rh: &RepairHeader,
+        payload: &[u8],
+    ) -> Option<SkBuff> {
+        match self.rx.on_repair(rh, payload, &mut self.out) {
+            RepairOutcome::Rebuilt { ip_id, len, .. } => {
+                received_datagram(nd, d, self.out.get(..len)?, ip_id)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A datagram as if received from the sender of `d` (its addresses and UDP source port),
+/// carrying `ib` (BTH to ICRC) with IPv4 Identification `ip_id`: what the peer sent.
+fn received_datagram(nd: &NetDev, d: &RoceDatagram<'_>, ib: &[u8], ip_id: u16) -> Option<SkBuff> {
+    let ip = d.ip_header;
+    let addrs = match ip.first().map(|b| b >> 4) {
+        Some(4) => IpAddrs::V4 {
+            saddr: crate::bytes::array(ip.get(12..16)?)?,
+            daddr: crate::bytes::array(ip.get(16..20)?)?,
+        },
+        _ => IpAddrs::V6 {
+            saddr: crate::bytes::array(ip.get(8..24)?)?,
+            daddr: crate::bytes::array(ip.get(24..40)?)?,
+            flow_label: 0,
+        },
+    };
+    let udp = d.udp_header;
+    let route = RoceRoute {
+        addrs,
+        sport: u16::from_be_bytes([*udp.first()?, *udp.get(1)?]),
+        traffic_class: 0,
+        ttl: 64,
+        local: true,
+    };
+    let hdrs = route.header_len();
+    let mut skb = TxSkb::new(nd, &route, ib.len(), 0..0).ok()?;
+    let data = skb.data_mut();
+    if !crate::bytes::copy(data.get_mut(hdrs..)?, ib) {
+        return None;
+    }
+    if let IpAddrs::V4 { .. } = route.addrs {
+        let h = data.get_mut(..20)?;
+        h.get_mut(4..6)?.copy_from_slice(&ip_id.to_be_bytes());
+        h.get_mut(10..12)?.copy_from_slice(&[0, 0]);
+        let sum = ipv4_checksum(h);
+        h.get_mut(10..12)?.copy_from_slice(&sum.to_be_bytes());
+    }
+    Some(skb.into_received())
+}
+
+/// The PSNs a request packet stands for: a READ request its responses', any other one.
+pub(crate) fn span(p: &PacketRepr<'_>, pmtu: u32) -> u32 {
+    match (p.bth.opcode.info().map(|i| i.kind), p.ext.reth) {
+        (Some(OpKind::RdmaReadRequest), Some(r)) => r.dma_len.div_ceil(pmtu.max(1)).max(1),
+        _ => 1,
     }
 }

@@ -12,6 +12,8 @@ use crate::kx::skbuff::SkBuff;
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
 use crate::objects::device::RxeSr;
+use crate::proto::fec::RepairHeader;
+use crate::proto::psn::Psn;
 use crate::proto::rc::Service;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::PacketRepr;
@@ -19,6 +21,7 @@ use crate::transport::qp::{CqEvents, QpCtx, QpInner, QpObject, RoceQp};
 use crate::transport::qp_error::flush;
 use crate::transport::rc_conn;
 use crate::transport::rc_drive::{drive, is_request, Step};
+use crate::transport::rc_fec;
 use crate::uabi::layout;
 
 /// `post_send` on an RC or UC QP: the doorbell. In RTS, unless the requester runs again
@@ -75,6 +78,53 @@ pub(crate) enum Delivery {
     /// A request for a QP still sending READ responses: hand the packet to
     /// [`Later::hold`], which queues it for the QP's work.
     Later(Later),
+    /// A request after a gap the QP's FEC shim may fill: hand the packet to
+    /// [`FecLater::pass`].
+    Fec(FecLater),
+}
+
+/// Where [`deliver_to`] sends a packet it did not drop.
+enum Route {
+    /// Taken.
+    Done,
+    /// To be held back ([`Delivery::Later`]).
+    Later,
+    /// To the FEC shim: its PSN and the PSNs it stands for.
+    Fec(Psn, u32),
+}
+
+/// A request the QP's FEC shim takes in (it may hold it for a rebuild).
+pub(crate) struct FecLater {
+    qp: QpRef<RxeSr>,
+    psn: Psn,
+    span: u32,
+}
+
+impl FecLater {
+    /// Hands the packet to the QP's FEC shim, which holds it, or lets it go on with the
+    /// packets it puts in order: those join the QP's queue of held requests, which its
+    /// work runs. False when the QP no longer receives (the packet is dropped).
+    pub(crate) fn pass(self, skb: SkBuff) -> bool {
+        let st: &QpObject = &self.qp;
+        let Some(held) = st.held.as_ref() else {
+            return false;
+        };
+        let mut g = st.inner.lock();
+        let state = g.attrs.state;
+        let Some(conn) = g.rc.as_deref_mut().filter(|_| receiving(state)) else {
+            return false;
+        };
+        let epsn = conn.resp.epsn();
+        let Some(f) = conn.fec_rx.as_deref_mut() else {
+            return false;
+        };
+        f.rx.pass(self.psn, self.span, skb, epsn, &mut |s| {
+            let _ = held.push(s);
+        });
+        drop(g);
+        self.qp.timer().kick();
+        true
+    }
 }
 
 /// A QP that holds back its requests while its READ responses go out.
@@ -111,21 +161,22 @@ pub(crate) fn connected_deliver(
         return Delivery::Dropped;
     };
     match deliver_to(dev, &qp, d, p) {
-        Some(true) => Delivery::Done,
-        Some(false) => Delivery::Later(Later(qp)),
+        Some(Route::Done) => Delivery::Done,
+        Some(Route::Later) => Delivery::Later(Later(qp)),
+        Some(Route::Fec(psn, span)) => Delivery::Fec(FecLater { qp, psn, span }),
         None => Delivery::Dropped,
     }
 }
 
-/// [`connected_deliver`] on QP `qp`: `Some(true)` taken, `Some(false)` a request to hold
-/// back (the QP is still sending READ responses, or requests held before it wait), `None`
-/// dropped.
+/// [`connected_deliver`] on QP `qp`: taken, a request to hold back (the QP is still
+/// sending READ responses, or requests held before it wait), one for the FEC shim, or
+/// dropped (`None`).
 fn deliver_to(
     dev: &RoceDevice,
     qp: &RoceQp,
     d: &RoceDatagram<'_>,
     p: &PacketRepr<'_>,
-) -> Option<bool> {
+) -> Option<Route> {
     let st: &QpObject = qp;
     let want = match rc_conn::service(st.shape.qp_type)? {
         Service::Rc => crate::proto::wire::Transport::Rc,
@@ -143,13 +194,77 @@ fn deliver_to(
         dev.counters().inc(Counter::RcvdAddrMismatch);
         return None;
     }
+    if is_request(p) {
+        if let Some(fec) = fec_code(&mut g, d, p) {
+            return Some(fec);
+        }
+    }
+    let conn = g.rc.as_ref()?;
     let busy = conn.resp.read_pending() || st.held.as_ref().is_some_and(|h| h.len() > 0);
     // A repair of lost READ responses (SR format) is not held behind the new READs.
     if busy && is_request(p) && !conn.resp.repair_goes_ahead(p) {
-        return Some(false);
+        return Some(Route::Later);
     }
     ctx.with_netdev(|nd| drive(&ctx, &mut g, nd, Step::Packet(p)))
-        .map(|()| true)
+        .map(|()| Route::Done)
+}
+
+/// The FEC shim's part of a request's delivery (with FEC on the QP): the request is coded
+/// into its unit; `Some` when it must be handed to the shim rather than go on now.
+fn fec_code(g: &mut QpInner, d: &RoceDatagram<'_>, p: &PacketRepr<'_>) -> Option<Route> {
+    let conn = g.rc.as_deref_mut()?;
+    let (epsn, pmtu) = (conn.resp.epsn(), conn.cfg.pmtu);
+    let f = conn.fec_rx.as_deref_mut()?;
+    let psn = p.bth.psn;
+    f.rx.code(psn, rc_fec::ip_id(d.ip_header), d.ib, epsn);
+    let span = rc_fec::span(p, pmtu);
+    if f.rx.pass_in_order(psn, span, epsn) {
+        return None;
+    }
+    Some(Route::Fec(psn, span))
+}
+
+/// A repair packet (its datagram `d`, its ICRC checked, its header `rh` and payload) for
+/// its QP, from the QP's peer: the packet it rebuilt, as a received datagram, and the QP
+/// ([`fec_settle`] once that went through the receive path). `None`: dropped.
+pub(crate) fn repair_deliver(
+    dev: &RoceDevice,
+    d: &RoceDatagram<'_>,
+    rh: &RepairHeader,
+    payload: &[u8],
+) -> Option<(QpRef<RxeSr>, Option<SkBuff>)> {
+    let qp = dev.qps().get(rh.dest_qpn)?;
+    let rebuilt = {
+        let st: &QpObject = &qp;
+        let ctx = QpCtx::new(&qp);
+        let mut g = st.inner.lock();
+        let state = g.attrs.state;
+        let conn = g.rc.as_deref_mut().filter(|_| receiving(state))?;
+        if conn.av.dgid != d.src_gid() || conn.av.sgid != d.dest_gid() {
+            dev.counters().inc(Counter::RcvdAddrMismatch);
+            return None;
+        }
+        let f = conn.fec_rx.as_deref_mut()?;
+        ctx.with_netdev(|nd| f.repair(nd, d, rh, payload)).flatten()
+    };
+    Some((qp, rebuilt))
+}
+
+/// After a repair, and the packet it rebuilt: the packets the QP's FEC shim held for a
+/// gap nothing will fill go on, into the QP's queue of held requests.
+pub(crate) fn fec_settle(qp: &RoceQp) {
+    let st: &QpObject = qp;
+    let Some(held) = st.held.as_ref() else {
+        return;
+    };
+    let mut g = st.inner.lock();
+    if let Some(f) = g.rc.as_deref_mut().and_then(|c| c.fec_rx.as_deref_mut()) {
+        f.rx.settle(&mut |s| {
+            let _ = held.push(s);
+        });
+    }
+    drop(g);
+    qp.timer().kick();
 }
 
 /// Requests held back at most per run of the QP's work (then it queues itself again).

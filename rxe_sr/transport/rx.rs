@@ -9,8 +9,11 @@ use crate::kx::skbuff::SkBuff;
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
 use crate::objects::mcast::MULTICAST_QPN;
+use crate::proto::fec::{RepairHeader, RhKind};
+use crate::proto::wire::icrc;
 use crate::proto::wire::ip::RoceDatagram;
-use crate::proto::wire::{Opcode, PacketRepr, Transport};
+use crate::proto::wire::repair::RH_OPCODE;
+use crate::proto::wire::{Opcode, PacketRepr, Transport, ICRC_LEN};
 use crate::transport::rc_qp::{self, Delivery};
 use crate::transport::ud_qp;
 
@@ -35,6 +38,9 @@ fn deliver(dev: &RoceDevice, mut skb: SkBuff) -> bool {
             return false;
         };
         dev.counters().add(Counter::RcvdBytes, d.ib.len() as u64);
+        if d.ib.first() == Some(&RH_OPCODE) {
+            return repair(dev, &d);
+        }
         let parsed = PacketRepr::parse_checked_with::<KernelCrc32>(d.ip_header, d.udp_header, d.ib);
         let Ok(p) = &parsed else {
             dev.counters().inc(Counter::RcvdMalformed);
@@ -55,10 +61,37 @@ fn deliver(dev: &RoceDevice, mut skb: SkBuff) -> bool {
                     Delivery::Done => return true,
                     Delivery::Dropped => return false,
                     Delivery::Later(h) => h,
+                    Delivery::Fec(f) => {
+                        return f.pass(skb);
+                    }
                 }
             }
             _ => return false,
         }
     };
     later.hold(skb)
+}
+
+/// A repair packet of the FEC shim (RC opcode 0x1F, reserved by the IBTA): its ICRC and
+/// header checked, it goes to its QP, and the packet it rebuilds through [`deliver`] like
+/// any received datagram. False when it was dropped (malformed, or for no QP that takes
+/// repairs from its sender).
+fn repair(dev: &RoceDevice, d: &RoceDatagram<'_>) -> bool {
+    let body = d.ib.len().checked_sub(ICRC_LEN).and_then(|n| d.ib.get(..n));
+    let checked = icrc::verify_with::<KernelCrc32>(d.ip_header, d.udp_header, d.ib).is_ok();
+    let Some(Ok((rh, payload))) = body.filter(|_| checked).map(RepairHeader::parse) else {
+        dev.counters().inc(Counter::RcvdMalformed);
+        return false;
+    };
+    if rh.kind != RhKind::Repair {
+        return false;
+    }
+    let Some((qp, rebuilt)) = rc_qp::repair_deliver(dev, d, &rh, payload) else {
+        return false;
+    };
+    if let Some(skb) = rebuilt {
+        receive(dev, skb);
+    }
+    rc_qp::fec_settle(&qp);
+    true
 }

@@ -105,7 +105,13 @@ fn connect(
         QpState::Rtr if cur != QpState::Rtr => {
             let av = av.ok_or(EINVAL)?;
             let srq = shape.srq;
-            g.rc = Some(RcConn::new(cfg, av, g.attrs.rq_psn, dev.scheme(), srq)?);
+            g.rc = Some(RcConn::new(
+                cfg,
+                av,
+                g.attrs.rq_psn,
+                (dev.scheme(), None),
+                srq,
+            )?);
         }
         QpState::Rts => {
             let conn = g.rc.as_mut().ok_or(EINVAL)?;

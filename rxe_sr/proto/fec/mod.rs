@@ -23,12 +23,9 @@
 //! transmission's (its IPv4 Identification never does), and the ICRC cannot tell a wrong
 //! rebuild: the XOR of an odd number of valid packets of one length passes it.
 
-#[cfg(not(MODULE))]
 pub mod decoder;
 pub mod encoder;
-#[cfg(not(MODULE))]
 pub mod hold;
-#[cfg(not(MODULE))]
 pub mod rx;
 
 pub use crate::proto::wire::fec_caps::FEC_CODED;

@@ -148,10 +148,6 @@ fn ipv6_udp_offset(d: &[u8]) -> Result<usize> {
 
 /// The IPv4 header checksum (RFC 791) of `hdr` as it is, checksum field included: 0 when
 /// the header is consistent. Used by the tests to build correct literal packets.
-#[cfg_attr(
-    MODULE,
-    expect(dead_code, reason = "host-side API; the module does not use it yet")
-)]
 pub fn ipv4_checksum(hdr: &[u8]) -> u16 {
     let mut sum: u32 = 0;
     for pair in hdr.chunks(2) {

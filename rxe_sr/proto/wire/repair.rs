@@ -71,7 +71,7 @@ impl FecParams {
     /// LoWAR's 32:1, interleaved 4 deep.
     #[cfg_attr(
         MODULE,
-        expect(dead_code, reason = "the receiving side is not in the module yet")
+        expect(dead_code, reason = "the device has no FEC setting yet")
     )]
     pub const DEFAULT: FecParams = FecParams {
         n_log2: 5,
@@ -118,10 +118,6 @@ impl FecParams {
     }
 
     /// The PSN of index `i` of the unit whose index 0 is `first`.
-    #[cfg_attr(
-        MODULE,
-        expect(dead_code, reason = "the receiving side is not in the module yet")
-    )]
     pub const fn psn_of(self, first: Psn, i: u32) -> Psn {
         first.add(i << self.d_log2)
     }
@@ -157,10 +153,6 @@ pub struct RepairHeader {
 impl RepairHeader {
     /// Parses an RH and its payload from `ib` (the UDP payload without the ICRC, which the
     /// caller checked): the header and the XOR payload, checked against each other.
-    #[cfg_attr(
-        MODULE,
-        expect(dead_code, reason = "the receiving side is not in the module yet")
-    )]
     pub fn parse(ib: &[u8]) -> Result<(Self, &[u8])> {
         let h: [u8; RH_LEN] = crate::bytes::array(ib).ok_or(Error::Truncated)?;
         let payload = ib.get(RH_LEN..).ok_or(Error::Truncated)?;

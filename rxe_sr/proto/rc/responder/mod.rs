@@ -323,10 +323,6 @@ impl<
 
     /// The responder of a device that takes FEC repair packets (`on`): it echoes the
     /// FEC offer.
-    #[cfg_attr(
-        MODULE,
-        expect(dead_code, reason = "the transport does not run the FEC shim yet")
-    )]
     pub fn with_fec(mut self, on: bool) -> Self {
         self.fec = on;
         self
