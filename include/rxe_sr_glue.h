@@ -88,6 +88,8 @@ struct rxe_sr_params {
 	unsigned int sr_pipe_psns;
 	unsigned int dev_inflight_psns;
 	unsigned int max_objects;
+	unsigned int fec_unit;
+	unsigned int fec_depth;
 };
 extern struct rxe_sr_params rxe_sr_params;
 const struct attribute_group *rxe_sr_glue_device_group(int (*get)(struct ib_device *),

@@ -53,6 +53,18 @@ struct RxeSr {
     icrc: Option<kx::rxe::icrc::IcrcTransform>,
 }
 
+/// FEC parameters as the load message names them.
+struct FecName(Option<proto::fec::FecParams>);
+
+impl core::fmt::Display for FecName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            Some(p) => write!(f, "{}:1, depth {}", p.n(), p.d()),
+            None => f.write_str("off"),
+        }
+    }
+}
+
 impl kernel::Module for RxeSr {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let recovery = kx::rxe::moduleparam::recovery();
@@ -81,6 +93,15 @@ impl kernel::Module for RxeSr {
             );
             return Err(EINVAL);
         }
+        let (unit, depth) = kx::rxe::moduleparam::fec_raw();
+        if unit != 0 && kx::rxe::moduleparam::fec().is_none() {
+            pr_err!(
+                "fec_unit={} fec_depth={}: the unit is 4, 8, 16 or 32 packets (0: no FEC), the depth 1, 2, 4 or 8\n",
+                unit,
+                depth
+            );
+            return Err(EINVAL);
+        }
         let icrc = kx::rxe::icrc::IcrcTransform::new().ok_or(EBUSY)?;
         // The RoCEv2 sockets are opened per namespace with its first link
         // (net/namespaces.rs), so rdma_rxe may be loaded beside rxe_sr.
@@ -89,13 +110,14 @@ impl kernel::Module for RxeSr {
         let notifier = kx::netdevice::NotifierRegistration::register::<verbs::link::Links>()?;
         let link = kx::rdma_netlink::LinkTypeRegistration::register::<verbs::link::Links>()?;
         pr_info!(
-            "loaded (recovery={}; SR pools: {} units, {} blocks; MELO pool: {} blocks; FaSR pipe: {} PSNs; in flight per device: {} PSNs; ICRC: {})\n",
+            "loaded (recovery={}; SR pools: {} units, {} blocks; MELO pool: {} blocks; FaSR pipe: {} PSNs; in flight per device: {} PSNs; FEC: {}; ICRC: {})\n",
             recovery.name(),
             sizes.sr_units,
             sizes.sr_blocks,
             sizes.melo_blocks,
             pipe,
             inflight,
+            FecName(kx::rxe::moduleparam::fec()),
             icrc.driver().to_str().unwrap_or("?")
         );
         Ok(RxeSr {

@@ -150,10 +150,20 @@ pub(crate) enum Counter {
     /// Runs of a UD QP's send path (the caller's doorbell, or the QP's work) that met
     /// their budget of requests and left the rest of the ring to the QP's work (rxe_sr's).
     UdSendDeferred = 55,
+    /// FEC repair packets sent (rxe_sr's).
+    FecRepairsSent = 56,
+    /// FEC repair packets received that reached their QP's shim (rxe_sr's).
+    FecRepairsRcvd = 57,
+    /// Request packets the FEC shim rebuilt from a repair, before the receive checks
+    /// (one that fails them is also counted in `rcvd_malformed`; rxe_sr's).
+    FecRebuilt = 58,
+    /// FEC coding units a repair found two or more packets short of (the transport
+    /// recovers them; rxe_sr's).
+    FecUnrepairable = 59,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 56;
+pub(crate) const COUNT: usize = 60;
 
 /// Statistics read from the device's SR pools and in-flight budget when asked (not
 /// counters), after the counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use
@@ -226,6 +236,10 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"sr_early_refused",
     c"sr_out_of_window",
     c"ud_send_deferred",
+    c"fec_repairs_sent",
+    c"fec_repairs_rcvd",
+    c"fec_rebuilt",
+    c"fec_unrepairable",
     c"sr_pool_units",
     c"sr_pool_units_peak",
     c"sr_pool_blocks",

@@ -23,6 +23,7 @@ use crate::objects::inflight::{DeviceInflight, QpInflight};
 use crate::objects::mcast::McastGroups;
 use crate::objects::mw::MwTableEntry;
 use crate::objects::sr_pools::{DevicePools, DeviceSr};
+use crate::proto::fec::FecParams;
 use crate::proto::rc::dev_inflight::Waiter;
 use crate::proto::recovery::scheme::Scheme;
 
@@ -72,6 +73,8 @@ pub(crate) struct DeviceState {
     /// The loss-recovery scheme and the SR pools.
     #[pin]
     sr: DeviceSr,
+    /// The FEC shim of RC QPs connected from now on: [`FecParams::to_byte`], 0 for none.
+    fec: AtomicU32,
     /// The PSNs in flight across the RC requesters, their budget and the QPs waiting for
     /// room.
     #[pin]
@@ -163,7 +166,7 @@ impl DeviceState {
         port: PortState,
         active_mtu: PathMtu,
         max: ObjectLimits,
-        scheme: Scheme,
+        (scheme, fec): (Scheme, Option<FecParams>),
         pools: DevicePools,
         (budget, waiters): (u32, KVVec<Waiter>),
         ns: NsShare,
@@ -184,6 +187,7 @@ impl DeviceState {
             mcast <- new_mutex!(McastGroups::default(), "rxe_sr_mcast"),
             used: ObjectCounts::new(max),
             sr <- DeviceSr::new(scheme, pools),
+            fec: AtomicU32::new(fec.map_or(0, |p| u32::from(p.to_byte()))),
             inflight <- DeviceInflight::new(budget, waiters),
             _ns: ns,
         }? Error)
@@ -256,6 +260,12 @@ impl DeviceState {
     /// Sets the scheme of RC QPs connected from now on.
     pub(crate) fn set_scheme(&self, scheme: Scheme) {
         self.sr.set_scheme(scheme);
+    }
+
+    /// The FEC shim of RC QPs connected from now on (`None`: none).
+    pub(crate) fn fec(&self) -> Option<FecParams> {
+        let b = self.fec.load(Ordering::Relaxed);
+        u8::try_from(b).ok().and_then(FecParams::from_byte)
     }
 
     /// The device's counters.

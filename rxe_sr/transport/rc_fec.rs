@@ -9,6 +9,7 @@ use kernel::prelude::*;
 use crate::kx::netdevice::NetDev;
 use crate::kx::skbuff::{IpAddrs, RoceRoute, SkBuff, TxSkb};
 use crate::objects::ah::Av;
+use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
 use crate::proto::fec::decoder::{RepairOutcome, DEC_UNITS};
 use crate::proto::fec::encoder::Encoder;
@@ -54,8 +55,11 @@ impl RepairPath<'_> {
             }
         };
         let (dev, nd, av, sport) = (self.dev, self.nd, self.av, self.sport);
-        let _ =
+        let sent =
             crate::net::tx::send_with(dev, nd, av, sport, len, 0..0, |_| Ok(()), fill, |_, _| {});
+        if sent.is_ok() {
+            dev.counters().inc(Counter::FecRepairsSent);
+        }
     }
 }
 
@@ -101,14 +105,21 @@ impl FecRxState {
     /// as a received datagram from the same peer, to go through the receive checks.
     pub(crate) fn repair(
         &mut self,
-        nd: &NetDev,
+        (dev, nd): (&RoceDevice, &NetDev),
         d: &RoceDatagram<'_>,
         rh: &RepairHeader,
         payload: &[u8],
     ) -> Option<SkBuff> {
+        let c = dev.counters();
+        c.inc(Counter::FecRepairsRcvd);
         match self.rx.on_repair(rh, payload, &mut self.out) {
             RepairOutcome::Rebuilt { ip_id, len, .. } => {
+                c.inc(Counter::FecRebuilt);
                 received_datagram(nd, d, self.out.get(..len)?, ip_id)
+            }
+            RepairOutcome::Unrepairable { first: true } => {
+                c.inc(Counter::FecUnrepairable);
+                None
             }
             _ => None,
         }

@@ -245,7 +245,8 @@ pub(crate) fn repair_deliver(
             return None;
         }
         let f = conn.fec_rx.as_deref_mut()?;
-        ctx.with_netdev(|nd| f.repair(nd, d, rh, payload)).flatten()
+        ctx.with_netdev(|nd| f.repair((dev, nd), d, rh, payload))
+            .flatten()
     };
     Some((qp, rebuilt))
 }

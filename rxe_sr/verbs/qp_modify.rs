@@ -109,7 +109,7 @@ fn connect(
                 cfg,
                 av,
                 g.attrs.rq_psn,
-                (dev.scheme(), None),
+                (dev.scheme(), dev.fec()),
                 srq,
             )?);
         }

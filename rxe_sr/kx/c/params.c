@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rxe_sr: the module's parameters (recovery=, the SR pool sizes, sr_pipe_psns,
- * dev_inflight_psns, max_objects) and the per-device sysfs attribute `recovery`. C because
+ * dev_inflight_psns, max_objects, fec_unit, fec_depth) and the per-device sysfs attribute `recovery`. C because
  * 6.12's `module!` macro declares no parameters and an attribute group is a static table built
  * by C macros; Rust parses and names the scheme (kx/moduleparam.rs) and checks the sizes at
  * load. Moves to Rust once the kernel crate declares parameters and attributes.
@@ -23,6 +23,8 @@ struct rxe_sr_params rxe_sr_params = {
 	.sr_pipe_psns = 256,
 	.dev_inflight_psns = 256,
 	.max_objects = 0,
+	.fec_unit = 0,
+	.fec_depth = 4,
 };
 
 static int rxe_sr_recovery_set(const char *val, const struct kernel_param *kp)
@@ -124,6 +126,16 @@ MODULE_PARM_DESC(dev_inflight_psns,
 	"Every scheme: PSNs in flight across all of a device's RC requesters before a new "
 	"message waits for an acknowledgment to give room back, 0..4194304 (0: no bound; "
 	"default 256)");
+
+module_param_named(fec_unit, rxe_sr_params.fec_unit, uint, 0444);
+MODULE_PARM_DESC(fec_unit,
+	"FEC (LoWAR): request packets per coding unit of each RC QP's repair packets, 4, 8, "
+	"16 or 32 (32: LoWAR's 32:1), sent only to a peer that takes them; 0 (default): no FEC");
+
+module_param_named(fec_depth, rxe_sr_params.fec_depth, uint, 0444);
+MODULE_PARM_DESC(fec_depth,
+	"FEC: coding units interleaved, 1, 2, 4 or 8 (a burst of this many losses costs each "
+	"unit one packet; default 4)");
 
 module_param_named(max_objects, rxe_sr_params.max_objects, uint, 0444);
 MODULE_PARM_DESC(max_objects,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The module parameters (include/linux/moduleparam.h): `recovery`, the SR pool sizes,
-//! FaSR's pipe, the device's in-flight budget and `max_objects`.
+//! FaSR's pipe, the device's in-flight budget, `max_objects` and the FEC shim's.
 //!
 //! 6.12's `module!` macro declares no parameters, so kx/c/params.c declares them, as fields
 //! of one C struct read here: `recovery` with `module_param_cb`, whose setter and getter
@@ -13,6 +13,7 @@ use kernel::prelude::*;
 use kernel::str::CStr;
 
 use crate::kx::bindings;
+use crate::proto::fec::FecParams;
 use crate::proto::recovery::scheme::Scheme;
 
 /// The SR pool sizes given at load (checked by the module's init).
@@ -56,6 +57,19 @@ pub(crate) fn sr_pipe_psns() -> u32 {
 /// `dev_inflight_psns` as given at load (not yet checked).
 pub(crate) fn dev_inflight_psns() -> u32 {
     values().dev_inflight_psns
+}
+
+/// `fec_unit` and `fec_depth` as given at load (not yet checked; a unit of 0: no FEC).
+pub(crate) fn fec_raw() -> (u32, u32) {
+    let v = values();
+    (v.fec_unit, v.fec_depth)
+}
+
+/// The FEC shim `fec_unit` and `fec_depth` ask for: `None` for none, or when they are out
+/// of range (refused at load).
+pub(crate) fn fec() -> Option<FecParams> {
+    let (unit, depth) = fec_raw();
+    FecParams::new(unit, depth)
 }
 
 /// `max_objects`: the cap on each kind of verbs object of a device (0: none).

@@ -122,6 +122,16 @@ impl FecParams {
         first.add(i << self.d_log2)
     }
 
+    /// The parameters as one byte (never 0): log2 of N, then of D, a nibble each.
+    pub fn to_byte(self) -> u8 {
+        self.to_wire()
+    }
+
+    /// The parameters [`Self::to_byte`] gave, or `None`.
+    pub fn from_byte(b: u8) -> Option<Self> {
+        Self::from_wire(b)
+    }
+
     fn to_wire(self) -> u8 {
         (self.n_log2 << 4) | self.d_log2
     }

@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 1200
+# The FEC shim (fec_unit, fec_depth) between two rxe_sr devices, and toward peers that do
+# not run it. rc_verify.py (SEND, WRITE with immediate, READ and atomics both ways at
+# once, every byte checked) passes in every case.
+# 1. gbn and fasr, unit 8 depth 2, lossless: both guests' requesters had their offer
+#    taken and sent repairs, each guest received repairs, nothing was rebuilt, nothing was
+#    malformed.
+# 2. The same under 2% loss on both egresses: losses were rebuilt (fec_rebuilt > 0).
+# 3. gbn, unit 8 depth 4, under bursts (netem's Gilbert-Elliott model): rebuilt too.
+# 4. gbn, unit 32 depth 1, under 25% loss: units lost two or more packets
+#    (fec_unrepairable > 0), which the transport recovered.
+# 5. A standard peer: g1 runs FEC, g2 rdma_rxe (then rxe_sr without FEC): g1 sends no
+#    repair, and g2's capture holds no datagram starting with 0x1F.
+. "$HOST_SHARE/selftests/lib/lib.sh"
+[ "$GUESTS" -ge 2 ] || skip "needs two guests"
+trap 'log "counters at exit: $(rdma statistic show link sr0/1 2>/dev/null)"' EXIT
+
+# fec_up SCHEME UNIT DEPTH: rxe_sr as sr0 with the scheme and FEC parameters.
+fec_up() {
+  modprobe -r rxe_sr rdma_rxe 2>/dev/null
+  dmesg_mark
+  check "load the verbs core" load_rdma_core
+  check "load rxe_sr recovery=$1 fec_unit=$2 fec_depth=$3" \
+    modprobe rxe_sr recovery="$1" fec_unit="$2" fec_depth="$3"
+  check "rdma link add sr0" rdma link add sr0 type rxe_sr netdev eth0
+  check "port ACTIVE" wait_port_active sr0
+}
+at_least() { # NAME MIN WHAT
+  local v; v=$(stat_of "$1")
+  [ -n "$v" ] && [ "$v" -ge "$2" ] || fail "$3: counter $1 is '$v', expected >= $2"
+}
+is_zero() { # NAME WHAT
+  [ "$(stat_of "$1")" = 0 ] || fail "$2: counter $1 is $(stat_of "$1"), expected 0"
+}
+# verify SPEC TAG: rc_verify under the netem SPEC on both egresses.
+verify() {
+  netem_set "$1"
+  sync_point "verify-$2"
+  rc_verify_pair sr0 "fec-$2" 1 || fail "$2: rc_verify under netem '$1'"
+  netem_set 0
+  log "ok: $2: rc_verify under netem '$1', every byte checked"
+}
+
+check "rejects a unit of 24" bash -c '! modprobe rxe_sr fec_unit=24 2>/dev/null'
+for scheme in gbn fasr; do
+  fec_up "$scheme" 8 2
+  verify 0 "$scheme-lossless"
+  sync_point "counted-$scheme-lossless"
+  at_least fec_repairs_sent 1 "$scheme lossless"
+  at_least fec_repairs_rcvd 1 "$scheme lossless"
+  is_zero fec_rebuilt "$scheme lossless"
+  is_zero rcvd_malformed "$scheme lossless"
+  verify 2 "$scheme-loss"
+  sync_point "counted-$scheme-loss"
+  at_least fec_rebuilt 1 "$scheme at 2% loss"
+  is_zero rcvd_malformed "$scheme at 2% loss"
+  log "$scheme counters: $(rdma statistic show link sr0/1)"
+  sync_point "down-$scheme"
+  sr_down_clean
+done
+
+fec_up gbn 8 4
+verify "loss gemodel 1% 30% 70% 0%" gbn-bursts
+sync_point counted-bursts
+at_least fec_rebuilt 1 "gbn under bursts"
+sync_point down-bursts
+sr_down_clean
+
+fec_up gbn 32 1
+verify 25 gbn-heavy
+sync_point counted-heavy
+at_least fec_unrepairable 1 "gbn, unit 32, 25% loss"
+sync_point down-heavy
+sr_down_clean
+
+for peer in rdma_rxe plain; do
+  if is_server; then
+    fec_up gbn 8 2
+    dev=sr0
+  else
+    if [ $peer = rdma_rxe ]; then
+      check "rdma_rxe up as rxe0" rxe_ref_up
+      dev=rxe0
+    else
+      sr_up gbn
+      dev=sr0
+    fi
+    tcpdump -i eth0 -s 64 -w /tmp/fec.pcap 'udp port 4791 and udp[8] == 0x1f' 2>/tmp/tcpdump.err &
+    cap=$!
+    sleep 1
+  fi
+  sync_point "peer-$peer"
+  netem_set 1
+  rc_verify_pair "$dev" "fec-peer-$peer" 1 || fail "FEC <-> $peer: rc_verify under 1% loss"
+  netem_set 0
+  sync_point "peer-$peer-done"
+  if is_server; then
+    is_zero fec_repairs_sent "toward $peer"
+  else
+    sleep 1
+    kill "$cap"
+    wait "$cap" 2>/dev/null
+    n=$(tcpdump -r /tmp/fec.pcap 2>/dev/null | wc -l)
+    [ "$n" = 0 ] || fail "$peer received $n repair packets"
+    log "ok: $peer: no repair packet reached it"
+  fi
+  sync_point "peer-$peer-down"
+  if [ "$dev" = rxe0 ]; then rxe_ref_down; else sr_down_clean; fi
+done
