@@ -9,7 +9,7 @@
 #    malformed.
 # 2. The same under 2% loss on both egresses: losses were rebuilt (fec_rebuilt > 0).
 # 3. gbn, unit 8 depth 4, under bursts (netem's Gilbert-Elliott model): rebuilt too.
-# 4. gbn, unit 32 depth 1, under 25% loss: units lost two or more packets
+# 4. gbn, unit 32 depth 1, under 5% loss: units lost two or more packets
 #    (fec_unrepairable > 0), which the transport recovered.
 # 5. A standard peer: g1 runs FEC, g2 rdma_rxe (then rxe_sr without FEC): g1 sends no
 #    repair, and g2's capture holds no datagram starting with 0x1F.
@@ -69,9 +69,9 @@ sync_point down-bursts
 sr_down_clean
 
 fec_up gbn 32 1
-verify 25 gbn-heavy
+verify 5 gbn-heavy
 sync_point counted-heavy
-at_least fec_unrepairable 1 "gbn, unit 32, 25% loss"
+at_least fec_unrepairable 1 "gbn, unit 32, 5% loss"
 sync_point down-heavy
 sr_down_clean
 

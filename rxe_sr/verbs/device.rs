@@ -286,7 +286,10 @@ pub(crate) fn add(name: &CStr, nd: &NetDev) -> Result {
         port_state(nd.is_running(), nd.carrier_ok()),
         ib_mtu_from_eth_mtu(nd.mtu()),
         object_limits(crate::kx::rxe::moduleparam::max_objects()),
-        (crate::kx::rxe::moduleparam::recovery(), crate::kx::rxe::moduleparam::fec()),
+        (
+            crate::kx::rxe::moduleparam::recovery(),
+            crate::kx::rxe::moduleparam::fec(),
+        ),
         pools,
         (budget, crate::objects::inflight::waiter_slots(budget)?),
         ns,

@@ -9,6 +9,7 @@ use crate::kx::ib_verbs::{self, QpAttr, QpAttrMask, QpState};
 use crate::objects::ah::Av;
 use crate::objects::device::RoceDevice;
 use crate::objects::qp::QpShape;
+use crate::proto::rc::RcConfig;
 use crate::transport::qp::{CqEvents, QpInner, QpObject, RoceQp};
 use crate::transport::qp_error::enter_error;
 use crate::transport::rc_conn::{self, RcConn};
@@ -115,7 +116,11 @@ fn connect(
         }
         QpState::Rts => {
             let conn = g.rc.as_mut().ok_or(EINVAL)?;
-            conn.cfg = cfg;
+            // The attributes as RTS has them; FEC stays what RTR found.
+            conn.cfg = RcConfig {
+                fec: conn.cfg.fec,
+                ..cfg
+            };
             if let Some(av) = av {
                 conn.av = av;
             }
