@@ -978,6 +978,9 @@ fn recv_wqe(wr_id: u64, lkey: u32, addr: u64, len: u32) -> RecvWqe {
 
 const SR_SCHEMES: [Scheme; 4] = [Scheme::Fasr, Scheme::Srnic, Scheme::Irn, Scheme::Melo];
 
+/// Go-back-N and every SR scheme.
+const ALL_SCHEMES: [Scheme; 5] = [Scheme::Gbn, Scheme::Fasr, Scheme::Srnic, Scheme::Irn, Scheme::Melo];
+
 /// Gives both sides' SR resources back and checks the device pools are empty again.
 fn release_and_check_pools(n: &mut Net) {
     for s in [&mut n.a, &mut n.b] {

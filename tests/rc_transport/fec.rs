@@ -32,13 +32,7 @@ fn writes_fec(link: Link, scheme: Scheme, f: Option<FecParams>) -> (u64, Net) {
 
 #[test]
 fn repairs_go_only_to_a_peer_that_took_the_offer() {
-    for scheme in [
-        Scheme::Gbn,
-        Scheme::Fasr,
-        Scheme::Srnic,
-        Scheme::Irn,
-        Scheme::Melo,
-    ] {
+    for scheme in ALL_SCHEMES {
         let (_, n) = writes_fec(Link::CLEAN, scheme, fec());
         let a = n.a.fec.as_ref().unwrap();
         assert!(
@@ -79,13 +73,7 @@ fn repairs_go_only_to_a_peer_that_took_the_offer() {
 /// the requester resends fewer packets than on the same link without FEC.
 #[test]
 fn losses_are_rebuilt_under_every_scheme() {
-    for scheme in [
-        Scheme::Gbn,
-        Scheme::Fasr,
-        Scheme::Srnic,
-        Scheme::Irn,
-        Scheme::Melo,
-    ] {
+    for scheme in ALL_SCHEMES {
         let (mut with, mut without, mut rebuilt) = (0, 0, 0);
         for seed in 1..=4u64 {
             let link = Link {
