@@ -94,7 +94,8 @@ impl kernel::Module for RxeSr {
             return Err(EINVAL);
         }
         let (unit, depth) = kx::rxe::moduleparam::fec_raw();
-        if unit != 0 && kx::rxe::moduleparam::fec().is_none() {
+        let depth_ok = proto::fec::FecParams::new(4, depth).is_some();
+        if !depth_ok || (unit != 0 && kx::rxe::moduleparam::fec().is_none()) {
             pr_err!(
                 "fec_unit={} fec_depth={}: the unit is 4, 8, 16 or 32 packets (0: no FEC), the depth 1, 2, 4 or 8\n",
                 unit,
