@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 420
+# timeout: 600
 # guests: 1
 # rxe_sr and rdma_rxe in one kernel. Both load at once. rdma_rxe (6.12)
 # binds UDP 4791 in the initial namespace when it loads, so an rxe_sr link there is refused,
