@@ -122,21 +122,14 @@ impl FecParams {
         first.add(i << self.d_log2)
     }
 
-    /// The parameters as one byte (never 0): log2 of N, then of D, a nibble each.
+    /// The parameters as one byte (never 0), as the repair header carries them: log2 of
+    /// N, then of D, a nibble each.
     pub fn to_byte(self) -> u8 {
-        self.to_wire()
+        (self.n_log2 << 4) | self.d_log2
     }
 
     /// The parameters [`Self::to_byte`] gave, or `None`.
     pub fn from_byte(b: u8) -> Option<Self> {
-        Self::from_wire(b)
-    }
-
-    fn to_wire(self) -> u8 {
-        (self.n_log2 << 4) | self.d_log2
-    }
-
-    fn from_wire(b: u8) -> Option<Self> {
         Self::new(1 << (b >> 4), 1 << (b & 0xf))
     }
 }
@@ -174,7 +167,7 @@ impl RepairHeader {
             2 => RhKind::Ask,
             _ => return Err(Error::BadField),
         };
-        let params = FecParams::from_wire(h[7]).ok_or(Error::BadField)?;
+        let params = FecParams::from_byte(h[7]).ok_or(Error::BadField)?;
         let rh = RepairHeader {
             dest_qpn: u32::from_be_bytes([0, h[1], h[2], h[3]]),
             kind,
@@ -236,7 +229,7 @@ impl RepairHeader {
             0,
             kind,
             RH_VERSION,
-            self.params.to_wire(),
+            self.params.to_byte(),
             0,
             f[1],
             f[2],
