@@ -92,8 +92,14 @@ struct rxe_sr_params {
 	unsigned int fec_depth;
 };
 extern struct rxe_sr_params rxe_sr_params;
-const struct attribute_group *rxe_sr_glue_device_group(int (*get)(struct ib_device *),
-							void (*set)(struct ib_device *, int));
+/* The accessors of the device attributes `recovery` and `fec` (kx/rxe/soft_roce.rs). */
+struct rxe_sr_dev_accessors {
+	int (*scheme_get)(struct ib_device *ibdev);
+	void (*scheme_set)(struct ib_device *ibdev, int index);
+	int (*fec_get)(struct ib_device *ibdev);
+	int (*fec_set)(struct ib_device *ibdev, const char *buf);
+};
+const struct attribute_group *rxe_sr_glue_device_group(const struct rxe_sr_dev_accessors *acc);
 void rxe_sr_glue_gid_work_init(void (*fn)(void));
 void rxe_sr_glue_gid_work_schedule(void);
 void rxe_sr_glue_gid_work_cancel_sync(void);

@@ -13,6 +13,9 @@
 #    (fec_unrepairable > 0), which the transport recovered.
 # 5. A standard peer: g1 runs FEC, g2 rdma_rxe (then rxe_sr without FEC): g1 sends no
 #    repair, and g2's capture holds no datagram starting with 0x1F.
+# 6. The device attribute `fec`: "8:2" written on a device loaded without FEC turns it on
+#    for the QPs connected after (repairs sent and rebuilt under 2% loss), "off" off again;
+#    it reads back what was written, and anything else is refused.
 . "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 trap 'log "counters at exit: $(rdma statistic show link sr0/1 2>/dev/null)"' EXIT
@@ -109,3 +112,23 @@ for peer in rdma_rxe plain; do
   sync_point "peer-$peer-down"
   if [ "$dev" = rxe0 ]; then rxe_ref_down; else sr_down_clean; fi
 done
+
+sr_up gbn
+attr=/sys/class/infiniband/sr0/fec
+check "fec reads off" test "$(cat $attr)" = off
+check "fec=24:4 refused" bash -c "! echo 24:4 > $attr"
+check "fec=on refused" bash -c "! echo on > $attr"
+check "fec=8:2 taken" bash -c "echo 8:2 > $attr"
+check "fec reads 8:2" test "$(cat $attr)" = 8:2
+verify 2 sysfs-on
+sync_point counted-sysfs-on
+at_least fec_repairs_sent 1 "fec=8:2 in sysfs"
+at_least fec_rebuilt 1 "fec=8:2 in sysfs, 2% loss"
+sent=$(stat_of fec_repairs_sent)
+check "fec=off taken" bash -c "echo off > $attr"
+verify 0 sysfs-off
+sync_point counted-sysfs-off
+[ "$(stat_of fec_repairs_sent)" = "$sent" ] || fail "fec=off: repairs still sent ($sent, then $(stat_of fec_repairs_sent))"
+log "ok: the device attribute fec turns FEC on and off for the QPs connected after it"
+sync_point down-sysfs
+sr_down_clean

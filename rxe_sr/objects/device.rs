@@ -262,6 +262,12 @@ impl DeviceState {
         self.sr.set_scheme(scheme);
     }
 
+    /// Sets the FEC shim of RC QPs connected from now on (`None`: none).
+    pub(crate) fn set_fec(&self, fec: Option<FecParams>) {
+        self.fec
+            .store(fec.map_or(0, |p| u32::from(p.to_byte())), Ordering::Relaxed);
+    }
+
     /// The FEC shim of RC QPs connected from now on (`None`: none).
     pub(crate) fn fec(&self) -> Option<FecParams> {
         let b = self.fec.load(Ordering::Relaxed);

@@ -35,6 +35,7 @@ use crate::objects::counters::{self, Counter};
 use crate::objects::device::RxeSr;
 use crate::objects::mr::{MAX_MR_INDEX, MAX_MW_INDEX, MIN_MR_INDEX, MIN_MW_INDEX};
 use crate::objects::sr_pools;
+use crate::proto::fec::FecParams;
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::wire::pma;
 use crate::uabi::limits;
@@ -331,7 +332,7 @@ impl WorkDriver for RxeSr {
     }
 }
 
-/// The device attribute `recovery` is the device's scheme.
+/// The device attributes `recovery` and `fec` are the device's scheme and FEC shim.
 impl SoftRoce for RxeSr {
     fn scheme(dev: &Device<Self>) -> Scheme {
         dev.scheme()
@@ -339,6 +340,14 @@ impl SoftRoce for RxeSr {
 
     fn set_scheme(dev: &Device<Self>, scheme: Scheme) {
         dev.set_scheme(scheme);
+    }
+
+    fn fec(dev: &Device<Self>) -> Option<FecParams> {
+        dev.fec()
+    }
+
+    fn set_fec(dev: &Device<Self>, fec: Option<FecParams>) {
+        dev.set_fec(fec);
     }
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rxe_sr: the module's parameters (recovery=, the SR pool sizes, sr_pipe_psns,
- * dev_inflight_psns, max_objects, fec_unit, fec_depth) and the per-device sysfs attribute `recovery`. C because
+ * dev_inflight_psns, max_objects, fec_unit, fec_depth) and the per-device sysfs attributes
+ * `recovery` and `fec`. C because
  * 6.12's `module!` macro declares no parameters and an attribute group is a static table built
  * by C macros; Rust parses and names the scheme (kx/moduleparam.rs) and checks the sizes at
  * load. Moves to Rust once the kernel crate declares parameters and attributes.
@@ -59,14 +60,13 @@ MODULE_PARM_DESC(recovery,
 	"any other peer a QP stays standard RoCEv2 go-back-N");
 
 /* The driver's accessors, set before the first device registers (one driver). */
-static int (*rxe_sr_dev_scheme_get)(struct ib_device *ibdev);
-static void (*rxe_sr_dev_scheme_set)(struct ib_device *ibdev, int index);
+static struct rxe_sr_dev_accessors rxe_sr_dev_acc;
 
 static ssize_t recovery_show(struct device *device, struct device_attribute *attr, char *buf)
 {
 	struct ib_device *ibdev = rdma_device_to_ibdev(device);
 
-	return sysfs_emit(buf, "%s\n", rxe_sr_rs_recovery_name(rxe_sr_dev_scheme_get(ibdev)));
+	return sysfs_emit(buf, "%s\n", rxe_sr_rs_recovery_name(rxe_sr_dev_acc.scheme_get(ibdev)));
 }
 
 static ssize_t recovery_store(struct device *device, struct device_attribute *attr,
@@ -77,14 +77,35 @@ static ssize_t recovery_store(struct device *device, struct device_attribute *at
 
 	if (idx < 0)
 		return -EINVAL;
-	rxe_sr_dev_scheme_set(ibdev, idx);
+	rxe_sr_dev_acc.scheme_set(ibdev, idx);
 	return count;
 }
 
 static DEVICE_ATTR_RW(recovery);
 
+/* `fec`: "off", or N:D from the parameters' byte (log2 N, log2 D: a nibble each). */
+static ssize_t fec_show(struct device *device, struct device_attribute *attr, char *buf)
+{
+	int b = rxe_sr_dev_acc.fec_get(rdma_device_to_ibdev(device));
+
+	if (!b)
+		return sysfs_emit(buf, "off\n");
+	return sysfs_emit(buf, "%u:%u\n", 1u << ((b >> 4) & 0xf), 1u << (b & 0xf));
+}
+
+static ssize_t fec_store(struct device *device, struct device_attribute *attr,
+			 const char *buf, size_t count)
+{
+	int err = rxe_sr_dev_acc.fec_set(rdma_device_to_ibdev(device), buf);
+
+	return err ? err : count;
+}
+
+static DEVICE_ATTR_RW(fec);
+
 static struct attribute *rxe_sr_dev_attrs[] = {
 	&dev_attr_recovery.attr,
+	&dev_attr_fec.attr,
 	NULL,
 };
 
@@ -93,11 +114,9 @@ static const struct attribute_group rxe_sr_dev_attr_group = {
 };
 
 /* The driver's attribute group (ib_device_ops.device_group), over the driver's accessors. */
-const struct attribute_group *rxe_sr_glue_device_group(int (*get)(struct ib_device *),
-							void (*set)(struct ib_device *, int))
+const struct attribute_group *rxe_sr_glue_device_group(const struct rxe_sr_dev_accessors *acc)
 {
-	rxe_sr_dev_scheme_get = get;
-	rxe_sr_dev_scheme_set = set;
+	rxe_sr_dev_acc = *acc;
 	return &rxe_sr_dev_attr_group;
 }
 

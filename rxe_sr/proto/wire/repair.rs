@@ -128,6 +128,36 @@ impl FecParams {
         (self.n_log2 << 4) | self.d_log2
     }
 
+    /// A setting as written to the device attribute `fec`: "off" (or "0") for none, else
+    /// "N:D" (e.g. "32:4"); surrounding white space is ignored. [`Error::BadField`] when
+    /// it is neither.
+    pub fn from_setting(s: &[u8]) -> Result<Option<Self>> {
+        let first = s
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .unwrap_or(s.len());
+        let last = s
+            .iter()
+            .rposition(|c| !c.is_ascii_whitespace())
+            .map_or(first, |i| i + 1);
+        let s = s.get(first..last).unwrap_or(&[]);
+        if s == b"off" || s == b"0" {
+            return Ok(None);
+        }
+        let at = s.iter().position(|&c| c == b':').ok_or(Error::BadField)?;
+        let (n, d) = (
+            s.get(..at).ok_or(Error::BadField)?,
+            s.get(at + 1..).ok_or(Error::BadField)?,
+        );
+        let num = |t: &[u8]| -> Result<u32> {
+            if t.is_empty() || t.len() > 2 || !t.iter().all(u8::is_ascii_digit) {
+                return Err(Error::BadField);
+            }
+            Ok(t.iter().fold(0, |v, &c| v * 10 + u32::from(c - b'0')))
+        };
+        Self::new(num(n)?, num(d)?).map(Some).ok_or(Error::BadField)
+    }
+
     /// The parameters [`Self::to_byte`] gave, or `None`.
     pub fn from_byte(b: u8) -> Option<Self> {
         Self::new(1 << (b >> 4), 1 << (b & 0xf))
@@ -278,6 +308,43 @@ mod tests {
         assert_eq!(p.psn_of(Psn::new(33), 2), Psn::new(37));
         // The last block ends at the end of the PSN space.
         assert_eq!(p.place(Psn::new(0xff_ffff)), (0xff_ffff / 16, 1, 7));
+    }
+
+    #[test]
+    fn settings_are_off_or_n_colon_d() {
+        assert_eq!(FecParams::from_setting(b"off\n"), Ok(None));
+        assert_eq!(FecParams::from_setting(b" 0 "), Ok(None));
+        assert_eq!(
+            FecParams::from_setting(b"32:4\n"),
+            Ok(FecParams::new(32, 4))
+        );
+        assert_eq!(FecParams::from_setting(b"8:1"), Ok(FecParams::new(8, 1)));
+        for bad in [
+            &b"32"[..],
+            b"24:4",
+            b"32:3",
+            b"32:",
+            b":4",
+            b"032:4",
+            b"+8:1",
+            b"on",
+            b"8:1:1",
+            b"",
+        ] {
+            assert_eq!(
+                FecParams::from_setting(bad),
+                Err(Error::BadField),
+                "{:?}",
+                core::str::from_utf8(bad)
+            );
+        }
+        // Every setting names back to itself.
+        for n in [4, 8, 16, 32] {
+            for d in [1, 2, 4, 8] {
+                let p = FecParams::new(n, d).unwrap();
+                assert_eq!(FecParams::from_byte(p.to_byte()), Some(p));
+            }
+        }
     }
 
     #[test]
