@@ -10,12 +10,16 @@
 # 2. The same under 2% loss on both egresses: losses were rebuilt (fec_rebuilt > 0).
 # 3. gbn, unit 8 depth 4, under bursts (netem's Gilbert-Elliott model): rebuilt too.
 # 4. gbn, unit 32 depth 1, under 5% loss: units lost two or more packets
-#    (fec_unrepairable > 0), which the transport recovered.
+#    (fec_unrepairable > 0), which the transport recovered; each receiving side asked for
+#    more redundancy and each requester took the ask.
 # 5. A standard peer: g1 runs FEC, g2 rdma_rxe (then rxe_sr without FEC): g1 sends no
 #    repair, and g2's capture holds no datagram starting with 0x1F.
 # 6. The device attribute `fec`: "8:2" written on a device loaded without FEC turns it on
 #    for the QPs connected after (repairs sent and rebuilt under 2% loss), "off" off again;
 #    it reads back what was written, and anything else is refused.
+# 7. Devices set differently (fasr; g1 unit 8 depth 2, g2 unit 32 depth 4), under 2% loss:
+#    each guest's receiving side asked for its own setting (fec_asks_sent > 0), each
+#    requester took the peer's ask (fec_asks_taken > 0), and losses were rebuilt.
 . "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 trap 'log "counters at exit: $(rdma statistic show link sr0/1 2>/dev/null)"' EXIT
@@ -37,11 +41,12 @@ at_least() { # NAME MIN WHAT
 is_zero() { # NAME WHAT
   [ "$(stat_of "$1")" = 0 ] || fail "$2: counter $1 is $(stat_of "$1"), expected 0"
 }
-# verify SPEC TAG: rc_verify under the netem SPEC on both egresses.
+# verify SPEC TAG [ROUNDS]: rc_verify (ROUNDS rounds, default 1) under the netem SPEC on
+# both egresses.
 verify() {
   netem_set "$1"
   sync_point "verify-$2"
-  rc_verify_pair sr0 "fec-$2" 1 || fail "$2: rc_verify under netem '$1'"
+  rc_verify_pair sr0 "fec-$2" "${3:-1}" || fail "$2: rc_verify under netem '$1'"
   netem_set 0
   log "ok: $2: rc_verify under netem '$1', every byte checked"
 }
@@ -72,9 +77,12 @@ sync_point down-bursts
 sr_down_clean
 
 fec_up gbn 32 1
-verify 5 gbn-heavy
+verify 5 gbn-heavy 3
 sync_point counted-heavy
 at_least fec_unrepairable 1 "gbn, unit 32, 5% loss"
+at_least fec_asks_sent 1 "gbn, unit 32, 5% loss: the receiving side asks for more redundancy"
+at_least fec_asks_taken 1 "gbn, unit 32, 5% loss: the requester takes the ask"
+log "heavy counters: $(rdma statistic show link sr0/1 | grep -o 'fec_[a-z_]* [0-9]*' | tr '\n' ' ')"
 sync_point down-heavy
 sr_down_clean
 
@@ -131,4 +139,15 @@ sync_point counted-sysfs-off
 [ "$(stat_of fec_repairs_sent)" = "$sent" ] || fail "fec=off: repairs still sent ($sent, then $(stat_of fec_repairs_sent))"
 log "ok: the device attribute fec turns FEC on and off for the QPs connected after it"
 sync_point down-sysfs
+sr_down_clean
+
+if is_server; then fec_up fasr 8 2; else fec_up fasr 32 4; fi
+verify 2 differently-set
+sync_point counted-differently-set
+at_least fec_asks_sent 1 "set differently: the receiving side asks for its setting"
+at_least fec_asks_taken 1 "set differently: the requester takes the peer's ask"
+at_least fec_rebuilt 1 "set differently, 2% loss"
+is_zero rcvd_malformed "set differently"
+log "ok: set differently: $(rdma statistic show link sr0/1 | grep -o 'fec_[a-z_]* [0-9]*' | tr '\n' ' ')"
+sync_point down-differently-set
 sr_down_clean

@@ -88,8 +88,10 @@ struct Schedule {
     /// B's QP takes its receives from a shared receive queue (the SR responder's window of
     /// receive WQEs taken ahead is one).
     srq: bool,
-    /// Both devices run the FEC shim with these parameters.
+    /// A's device runs the FEC shim with these parameters.
     fec: Option<FecParams>,
+    /// B's FEC setting, when A's is on.
+    fec_b: Option<FecParams>,
 }
 
 impl Schedule {
@@ -143,15 +145,20 @@ impl Schedule {
             revoke_at,
             srq,
             fec: None,
+            fec_b: None,
         }
     }
 
-    /// The schedule of `seed` with both devices running FEC, the parameters picked by the
-    /// seed.
+    /// The schedule of `seed` with both devices running FEC, the parameters of each picked
+    /// by the seed: B's differ from A's in four schedules of five, so that B asks for its
+    /// own (and, as loss goes, for more redundancy).
     fn with_fec(seed: u64, service: Service, scheme: Scheme) -> Schedule {
         let geometries = [(4, 1), (8, 2), (16, 1), (32, 4), (4, 8)];
-        let (n, d) = geometries[(seed % geometries.len() as u64) as usize];
-        Schedule { fec: FecParams::new(n, d), ..Schedule::new(seed, service, scheme) }
+        let pick = |k: u64| {
+            let (n, d) = geometries[(k % geometries.len() as u64) as usize];
+            FecParams::new(n, d)
+        };
+        Schedule { fec: pick(seed), fec_b: pick(seed / 5 + seed), ..Schedule::new(seed, service, scheme) }
     }
 }
 
@@ -166,12 +173,12 @@ fn recv_wqe_at(k: usize, short: bool) -> RecvWqe {
 /// Builds the net, posts the schedule and runs it; returns the net and whether it finished.
 fn run(s: &Schedule) -> (Net, bool) {
     SRNIC_DELAY_US.set(s.srnic_delay_us);
-    let mut n = Net::with_fec(s.service, 1024, s.link, (s.scheme, s.fec), (s.scheme, s.fec));
+    let mut n = Net::with_fec(s.service, 1024, s.link, (s.scheme, s.fec), (s.scheme, s.fec_b));
     if s.srq && s.service == Service::Rc {
         let epsn = n.b.resp.epsn();
         let sr = setup(s.scheme).map(|x| Box::new(RespSr::new(x, epsn)));
         let window = if sr.is_some() { SRQ_RECV_WINDOW } else { 0 };
-        n.b.resp = Responder::new(epsn, vec![None; MAX_RD_RES], sr, vec![None; window]).with_fec(s.fec.is_some());
+        n.b.resp = Responder::new(epsn, vec![None; MAX_RD_RES], sr, vec![None; window]).with_fec(s.fec_b.is_some());
     }
     SRNIC_DELAY_US.set(0);
     n.b.mem.region(0x100)[READ_SRC_OFF..READ_SRC_OFF + MAX_LEN as usize].copy_from_slice(&data_of(999, MAX_LEN));
@@ -406,26 +413,30 @@ fn model(service: Service, scheme: Scheme) {
     model_with(service, scheme, Schedule::new);
 }
 
-/// [`model`] with FEC on both devices; some losses must have been rebuilt.
+/// [`model`] with FEC on both devices; some losses must have been rebuilt, and some asks
+/// taken.
 fn model_fec(scheme: Scheme) {
-    let rebuilt = model_with(Service::Rc, scheme, Schedule::with_fec);
+    let (rebuilt, asks) = model_with(Service::Rc, scheme, Schedule::with_fec);
     assert!(rebuilt > 0, "{scheme:?}: FEC rebuilt nothing over {} schedules", schedules());
+    assert!(asks > 0, "{scheme:?}: no ask taken over {} schedules", schedules());
 }
 
-/// Runs the schedules `make` builds; returns the packets FEC rebuilt over them.
-fn model_with(service: Service, scheme: Scheme, make: fn(u64, Service, Scheme) -> Schedule) -> u64 {
+/// Runs the schedules `make` builds; returns the packets FEC rebuilt over them and the
+/// asks for other parameters A took.
+fn model_with(service: Service, scheme: Scheme, make: fn(u64, Service, Scheme) -> Schedule) -> (u64, usize) {
     let mut failures = vec![];
-    let mut rebuilt = 0;
+    let (mut rebuilt, mut asks) = (0, 0);
     for seed in first_seed()..first_seed() + schedules() {
         let s = make(seed, service, scheme);
         let (mut n, done) = run(&s);
         rebuilt += n.b.fec.as_ref().map_or(0, |f| f.rebuilt);
+        asks += n.a.fec.as_ref().map_or(0, |f| f.asks_taken.len());
         if let Err(e) = check(&s, &mut n, done) {
             failures.push(format!("seed {seed}: {e}\n  {s:?}"));
         }
     }
     assert!(failures.is_empty(), "{} of {} schedules broke the model; first:\n{}", failures.len(), schedules(), failures[0]);
-    rebuilt
+    (rebuilt, asks)
 }
 
 #[test]

@@ -160,10 +160,16 @@ pub(crate) enum Counter {
     /// FEC coding units a repair found two or more packets short of (the transport
     /// recovers them; rxe_sr's).
     FecUnrepairable = 59,
+    /// FEC asks sent: the receiving side asked its peer for other coding parameters
+    /// (rxe_sr's).
+    FecAsksSent = 60,
+    /// FEC asks the requester took: its next packets are coded with the parameters asked
+    /// for (rxe_sr's).
+    FecAsksTaken = 61,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 60;
+pub(crate) const COUNT: usize = 62;
 
 /// Statistics read from the device's SR pools and in-flight budget when asked (not
 /// counters), after the counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use
@@ -240,6 +246,8 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"fec_repairs_rcvd",
     c"fec_rebuilt",
     c"fec_unrepairable",
+    c"fec_asks_sent",
+    c"fec_asks_taken",
     c"sr_pool_units",
     c"sr_pool_units_peak",
     c"sr_pool_blocks",

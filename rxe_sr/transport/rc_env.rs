@@ -22,7 +22,7 @@ use crate::proto::rc::mw::BindReq;
 use crate::proto::rc::{AtomicOp, PayloadSrc, RcEnv, RcEvent, RemoteErr, RemoteOp, TxError};
 use crate::proto::recovery::any::SharedPools;
 use crate::proto::wire::ext_headers::Feth;
-use crate::proto::wire::fec_caps::FEC_CODED;
+use crate::proto::wire::fec_caps::coded_epoch;
 use crate::proto::wire::PacketRepr;
 use crate::transport::qp::{KernelQueueLock, QpCqs};
 use crate::transport::rc_counters;
@@ -269,12 +269,10 @@ impl RcEnv for KEnv<'_> {
         };
         // A packet marked as coded is coded in its skb, once its ICRC is filled.
         let (psn, path) = (hdr.bth.psn, self.repair_path());
-        let mut enc = self
-            .fec
-            .as_deref_mut()
-            .filter(|_| hdr.bth.resv7 == FEC_CODED);
-        if let Some(e) = enc.as_deref_mut() {
-            e.prepare(psn, &mut |rh, pl| path.send(rh, pl));
+        let epoch = coded_epoch(hdr.bth.resv7);
+        let mut enc = self.fec.as_deref_mut().filter(|_| epoch.is_some());
+        if let (Some(e), Some(epoch)) = (enc.as_deref_mut(), epoch) {
+            e.prepare(psn, epoch, &mut |rh, pl| path.send(rh, pl));
         }
         let mut coded = false;
         let tap = |ip: &[u8], ib: &[u8]| {

@@ -12,9 +12,10 @@ use crate::objects::ah::Av;
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
 use crate::proto::fec::decoder::{RepairOutcome, DEC_UNITS};
-use crate::proto::fec::encoder::Encoder;
-use crate::proto::fec::rx::FecRx;
-use crate::proto::fec::{FecParams, RepairHeader, FEC_MAX_PACKET};
+use crate::proto::fec::encoder::{Encoder, ENC_UNITS};
+use crate::proto::fec::rx::{FecRx, HOLD_SLOTS};
+use crate::proto::fec::{FecParams, RepairHeader, RhKind, FEC_MAX_PACKET};
+use crate::proto::psn::Psn;
 use crate::proto::wire::ip::{ipv4_checksum, RoceDatagram};
 use crate::proto::wire::opcode::OpKind;
 use crate::proto::wire::repair::RH_LEN;
@@ -26,7 +27,7 @@ pub(crate) type KEncoder = Encoder<KVVec<u8>>;
 /// The encoder of a QP whose peer QP is `dest_qpn`.
 #[inline(never)]
 pub(crate) fn new_encoder(params: FecParams, dest_qpn: u32) -> Result<KBox<KEncoder>> {
-    let buf = KVVec::from_elem(0u8, params.d() as usize * FEC_MAX_PACKET, GFP_KERNEL)?;
+    let buf = KVVec::from_elem(0u8, ENC_UNITS * FEC_MAX_PACKET, GFP_KERNEL)?;
     Ok(KBox::new(Encoder::new(params, dest_qpn, buf), GFP_KERNEL)?)
 }
 
@@ -41,8 +42,8 @@ pub(crate) struct RepairPath<'a> {
 }
 
 impl RepairPath<'_> {
-    /// Sends one repair packet: its header, the XOR payload, an ICRC. A repair that
-    /// cannot be sent is lost like any packet.
+    /// Sends one repair or ask packet: its header, the XOR payload (none in an ask), an
+    /// ICRC. One that cannot be sent is lost like any packet.
     pub(crate) fn send(&self, rh: &RepairHeader, payload: &[u8]) {
         let len = RH_LEN + payload.len() + ICRC_LEN;
         let fill = |ib: &mut [u8]| {
@@ -58,7 +59,10 @@ impl RepairPath<'_> {
         let sent =
             crate::net::tx::send_with(dev, nd, av, sport, len, 0..0, |_| Ok(()), fill, |_, _| {});
         if sent.is_ok() {
-            dev.counters().inc(Counter::FecRepairsSent);
+            dev.counters().inc(match rh.kind {
+                RhKind::Repair => Counter::FecRepairsSent,
+                RhKind::Ask => Counter::FecAsksSent,
+            });
         }
     }
 }
@@ -81,11 +85,12 @@ pub(crate) struct FecRxState {
     out: KVVec<u8>,
 }
 
-/// The receiving half for units of `params`: slots for the packets of two blocks.
+/// The receiving half of a device set to `params`: slots for the packets of two of the
+/// largest blocks, as an ask may move it to any parameters.
 #[inline(never)]
 pub(crate) fn new_fec_rx(params: FecParams) -> Result<KBox<FecRxState>> {
     let buf = KVVec::from_elem(0u8, DEC_UNITS * FEC_MAX_PACKET, GFP_KERNEL)?;
-    let n = 2 * params.block() as usize;
+    let n = HOLD_SLOTS;
     let mut slots = KVVec::with_capacity(n, GFP_KERNEL)?;
     for _ in 0..n {
         slots.push(None, GFP_KERNEL)?;
@@ -122,6 +127,14 @@ impl FecRxState {
                 None
             }
             _ => None,
+        }
+    }
+
+    /// Sends the peer QP `dest_qpn` the ask the receiving side has due, if any, its ePSN
+    /// being `epsn`.
+    pub(crate) fn send_ask(&mut self, path: &RepairPath<'_>, dest_qpn: u32, epsn: Psn) {
+        if let Some((epoch, params)) = self.rx.take_ask() {
+            path.send(&RepairHeader::ask(dest_qpn, epoch, params, epsn), &[]);
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::transport::qp::{CqEvents, QpCtx, QpInner, QpObject, RoceQp};
 use crate::transport::qp_error::flush;
 use crate::transport::rc_conn;
 use crate::transport::rc_drive::{drive, is_request, Step};
-use crate::transport::rc_fec;
+use crate::transport::rc_fec::{self, RepairPath};
 use crate::uabi::layout;
 
 /// `post_send` on an RC or UC QP: the doorbell. In RTS, unless the requester runs again
@@ -244,11 +244,44 @@ pub(crate) fn repair_deliver(
             dev.counters().inc(Counter::RcvdAddrMismatch);
             return None;
         }
+        let epsn = conn.resp.epsn();
+        let (av, sport, dest_qpn) = (&conn.av, conn.sport, conn.cfg.dest_qpn);
         let f = conn.fec_rx.as_deref_mut()?;
-        ctx.with_netdev(|nd| f.repair((dev, nd), d, rh, payload))
-            .flatten()
+        ctx.with_netdev(|nd| {
+            let rebuilt = f.repair((dev, nd), d, rh, payload);
+            f.send_ask(&RepairPath { dev, nd, av, sport }, dest_qpn, epsn);
+            rebuilt
+        })
+        .flatten()
     };
     Some((qp, rebuilt))
+}
+
+/// An ask of the FEC shim (its datagram `d`, its ICRC checked, its header `rh`) from the
+/// peer of the QP it names: the requester takes it or not, and its encoder follows. False
+/// when it was dropped (no such QP sending, or not from its peer).
+pub(crate) fn fec_ask(dev: &RoceDevice, d: &RoceDatagram<'_>, rh: &RepairHeader) -> bool {
+    let Some(qp) = dev.qps().get(rh.dest_qpn) else {
+        return false;
+    };
+    let st: &QpObject = &qp;
+    let mut g = st.inner.lock();
+    let rts = g.attrs.state == QpState::Rts;
+    let Some(conn) = g.rc.as_deref_mut().filter(|_| rts) else {
+        return false;
+    };
+    if conn.av.dgid != d.src_gid() || conn.av.sgid != d.dest_gid() {
+        dev.counters().inc(Counter::RcvdAddrMismatch);
+        return false;
+    }
+    let (Some(req), Some(enc)) = (conn.req.as_mut(), conn.fec_tx.as_deref_mut()) else {
+        return false;
+    };
+    if req.on_fec_ask(rh.epoch, rh.first_psn) {
+        enc.take_ask(rh.epoch, rh.params);
+        dev.counters().inc(Counter::FecAsksTaken);
+    }
+    true
 }
 
 /// After a repair, and the packet it rebuilt: the packets the QP's FEC shim held for a

@@ -83,8 +83,8 @@ fn repair(dev: &RoceDevice, d: &RoceDatagram<'_>) -> bool {
         dev.counters().inc(Counter::RcvdMalformed);
         return false;
     };
-    if rh.kind != RhKind::Repair {
-        return false;
+    if rh.kind == RhKind::Ask {
+        return rc_qp::fec_ask(dev, d, &rh);
     }
     let Some((qp, rebuilt)) = rc_qp::repair_deliver(dev, d, &rh, payload) else {
         return false;

@@ -5,7 +5,7 @@
 
 use crate::common::*;
 use rxe_sr::proto::fec::decoder::{DataOutcome, Decoder, RepairOutcome, DEC_UNITS};
-use rxe_sr::proto::fec::encoder::Encoder;
+use rxe_sr::proto::fec::encoder::{Encoder, ENC_UNITS};
 use rxe_sr::proto::fec::{FecParams, RepairHeader, FEC_MAX_PACKET};
 use rxe_sr::proto::psn::Psn;
 use rxe_sr::proto::wire::icrc;
@@ -81,7 +81,7 @@ fn a_burst_as_deep_as_the_interleaving_is_rebuilt() {
 fn a_flush_covers_what_was_sent_and_the_unit_goes_on() {
     let p = FecParams::new(32, 1).unwrap();
     let mut rng = Rng(3);
-    let mut enc = Encoder::new(p, 0x11, vec![0u8; FEC_MAX_PACKET]);
+    let mut enc = Encoder::new(p, 0x11, vec![0u8; ENC_UNITS * FEC_MAX_PACKET]);
     let mut wire = Vec::new();
     let mut sent = Vec::new();
     for (from, count) in [(0u32, 1u32), (1, 9), (10, 22)] {
@@ -117,7 +117,7 @@ fn unmarked_packets_are_not_coded() {
     let mut rng = Rng(11);
     // 0, 1 and 2 are first sent (marked as coded), then resent (unmarked), then 3 is sent:
     // the four first sends are coded, the resends not, on either side.
-    let mut enc = Encoder::new(p, 0x11, vec![0u8; FEC_MAX_PACKET]);
+    let mut enc = Encoder::new(p, 0x11, vec![0u8; ENC_UNITS * FEC_MAX_PACKET]);
     let mut dec = Decoder::new(p, vec![0u8; DEC_UNITS * FEC_MAX_PACKET]);
     let mut masks = Vec::new();
     let coded: Vec<(bool, DataOutcome)> = [
@@ -325,12 +325,12 @@ fn forged_repairs_rebuild_nothing_that_passes_the_icrc() {
 fn a_packet_that_did_not_go_out_breaks_its_unit() {
     let p = FecParams::new(4, 2).unwrap();
     let mut rng = Rng(5);
-    let mut enc = Encoder::new(p, 0x11, vec![0u8; 2 * FEC_MAX_PACKET]);
+    let mut enc = Encoder::new(p, 0x11, vec![0u8; ENC_UNITS * FEC_MAX_PACKET]);
     let mut firsts = Vec::new();
     for k in 0..8u32 {
         let s = packet(&mut rng, Psn::new(k), 200);
         let mut emit = |rh: &RepairHeader, _: &[u8]| firsts.push(rh.first_psn.get());
-        enc.prepare(s.psn, &mut emit);
+        enc.prepare(s.psn, 0, &mut emit);
         assert!(enc.code(s.psn, s.ip_id, &s.bytes));
         if k == 3 {
             // Refused: unit 1 (PSNs 1, 3, 5, 7) is broken.

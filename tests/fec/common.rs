@@ -3,8 +3,8 @@
 //! reading of it.
 
 use rxe_sr::proto::fec::decoder::{DataOutcome, Decoder, RepairOutcome, DEC_UNITS};
-use rxe_sr::proto::fec::encoder::Encoder;
-use rxe_sr::proto::fec::{FecParams, RepairHeader, FEC_CODED, FEC_MAX_PACKET};
+use rxe_sr::proto::fec::encoder::{Encoder, ENC_UNITS};
+use rxe_sr::proto::fec::{fec_coded, FecParams, RepairHeader, FEC_MAX_PACKET};
 use rxe_sr::proto::psn::Psn;
 use rxe_sr::proto::wire::icrc;
 
@@ -52,7 +52,7 @@ pub(crate) fn packet(rng: &mut Rng, psn: Psn, max: usize) -> Sent {
     let len = 16 + 4 * rng.below((max as u64 - 16) / 4 + 1) as usize;
     let mut bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
     bytes[0] = 0x0a; // RC RDMA WRITE MIDDLE
-    bytes[8] = FEC_CODED; // AckReq clear, coded
+    bytes[8] = fec_coded(0); // AckReq clear, coded in epoch 0
     bytes[9..12].copy_from_slice(&psn.get().to_be_bytes()[1..]);
     let ip_id = rng.next() as u16;
     let (ip, udp) = headers(len, ip_id);
@@ -76,7 +76,7 @@ pub(crate) fn send(
     count: u32,
     flush: bool,
 ) -> (Vec<Sent>, Vec<Wire>) {
-    let mut enc = Encoder::new(p, 0x11, vec![0u8; p.d() as usize * FEC_MAX_PACKET]);
+    let mut enc = Encoder::new(p, 0x11, vec![0u8; ENC_UNITS * FEC_MAX_PACKET]);
     let (mut sent, mut wire) = (Vec::new(), Vec::new());
     for k in 0..count {
         let s = packet(rng, Psn::new(start).add(k), 1100);

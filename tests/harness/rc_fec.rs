@@ -6,9 +6,9 @@
 // which a rebuilt packet must pass before the responder sees it.
 
 use rxe_sr::proto::fec::decoder::{RepairOutcome, DEC_UNITS};
-use rxe_sr::proto::fec::encoder::Encoder;
-use rxe_sr::proto::fec::rx::FecRx;
-use rxe_sr::proto::fec::{FecParams, RepairHeader, FEC_MAX_PACKET};
+use rxe_sr::proto::fec::encoder::{Encoder, ENC_UNITS};
+use rxe_sr::proto::fec::rx::{FecRx, HOLD_SLOTS};
+use rxe_sr::proto::fec::{FecParams, RepairHeader, RhKind, FEC_MAX_PACKET};
 use rxe_sr::proto::wire::icrc;
 use rxe_sr::proto::wire::repair::{RH_LEN, RH_OPCODE};
 
@@ -39,7 +39,12 @@ struct SideFec {
     enc: Encoder<Vec<u8>>,
     rx: NetFecRx,
     out: Vec<u8>,
+    /// The peer's QPN, which asks are sent to.
+    peer_qpn: u32,
     repairs_sent: u64,
+    asks_sent: u64,
+    /// Asks the requester took, with the parameters asked for.
+    asks_taken: Vec<FecParams>,
     rebuilt: u64,
     rebuilt_bad: u64,
     unrepairable: u64,
@@ -48,14 +53,17 @@ struct SideFec {
 impl SideFec {
     fn new(params: FecParams, dest_qpn: u32) -> Box<SideFec> {
         Box::new(SideFec {
-            enc: Encoder::new(params, dest_qpn, vec![0; params.d() as usize * FEC_MAX_PACKET]),
+            enc: Encoder::new(params, dest_qpn, vec![0; ENC_UNITS * FEC_MAX_PACKET]),
             rx: FecRx::new(
                 params,
                 vec![0; DEC_UNITS * FEC_MAX_PACKET],
-                (0..2 * params.block()).map(|_| None).collect(),
+                (0..HOLD_SLOTS).map(|_| None).collect(),
             ),
             out: vec![0; FEC_MAX_PACKET],
+            peer_qpn: dest_qpn,
             repairs_sent: 0,
+            asks_sent: 0,
+            asks_taken: vec![],
             rebuilt: 0,
             rebuilt_bad: 0,
             unrepairable: 0,
@@ -87,11 +95,23 @@ impl SideFec {
         out.extend(repairs);
     }
 
-    /// A repair arrived: what it rebuilds, if that passes its ICRC.
-    fn on_repair(&mut self, bytes: &[u8]) -> Option<Vec<u8>> {
+    /// A repair or ask packet whose ICRC and header check.
+    fn parse(bytes: &[u8]) -> Option<(RepairHeader, &[u8])> {
         let (ip, udp) = fec_headers(bytes.len());
         icrc::verify(&ip, &udp, bytes).ok()?;
-        let (rh, pl) = RepairHeader::parse(&bytes[..bytes.len() - 4]).ok()?;
+        RepairHeader::parse(&bytes[..bytes.len() - 4]).ok()
+    }
+
+    /// The ask the receiving side has to send now, if one is due, its ePSN being `epsn`.
+    fn ask_due(&mut self, epsn: Psn) -> Option<Vec<u8>> {
+        let (epoch, params) = self.rx.take_ask()?;
+        self.asks_sent += 1;
+        Some(repair_packet(&RepairHeader::ask(self.peer_qpn, epoch, params, epsn), &[]))
+    }
+
+    /// A repair arrived: what it rebuilds, if that passes its ICRC.
+    fn on_repair(&mut self, bytes: &[u8]) -> Option<Vec<u8>> {
+        let (rh, pl) = Self::parse(bytes).filter(|(rh, _)| rh.kind == RhKind::Repair)?;
         match self.rx.on_repair(&rh, pl, &mut self.out) {
             RepairOutcome::Rebuilt { len, .. } => {
                 let (ip, udp) = fec_headers(len);

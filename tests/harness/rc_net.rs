@@ -689,12 +689,22 @@ impl Net {
                 self.forged_refused += 1;
                 return vec![];
             };
+            // An ask goes to the requester, which takes it or not; the encoder follows.
+            if let Some((rh, _)) = SideFec::parse(bytes).filter(|(rh, _)| rh.kind == RhKind::Ask) {
+                if dst.req.on_fec_ask(rh.epoch, rh.first_psn) {
+                    fec.enc.take_ask(rh.epoch, rh.params);
+                    fec.asks_taken.push(rh.params);
+                }
+                return vec![];
+            }
             let rebuilt = fec.on_repair(bytes);
             let mut out = rebuilt.map(|r| self.fec_pass(from_a, &r)).unwrap_or_default();
             let dst = if from_a { &mut self.b } else { &mut self.a };
             let mut released = vec![];
+            let epsn = dst.resp.epsn();
             if let Some(fec) = dst.fec.as_mut() {
                 fec.rx.settle(&mut |p| released.push(p));
+                out.extend(fec.ask_due(epsn));
             }
             for p in released {
                 out.extend(self.deliver_now(from_a, &p));

@@ -95,3 +95,54 @@ fn losses_are_rebuilt_under_every_scheme() {
         );
     }
 }
+
+/// Units given up (5% loss, 32 packets a unit) make B ask for more redundancy; A takes
+/// each ask and both code with what B asked for last, every byte arriving. Devices set
+/// differently meet at the receiving side's setting.
+#[test]
+fn the_receiver_asks_for_its_parameters_and_for_more_redundancy() {
+    let wide = FecParams::new(32, 1);
+    for scheme in ALL_SCHEMES {
+        let link = Link {
+            loss_ppm: 50_000,
+            seed: 104_729,
+            ..Link::CLEAN
+        };
+        let (_, n) = writes_fec(link, scheme, wide);
+        let (a, b) = (n.a.fec.as_ref().unwrap(), n.b.fec.as_ref().unwrap());
+        assert!(b.asks_sent > 0, "{scheme:?}: B never asked");
+        let last = *a.asks_taken.last().expect("A took no ask");
+        assert!(
+            last.n() < 32 && a.asks_taken.iter().all(|p| *p != wide.unwrap()),
+            "{scheme:?}: asked for {:?}",
+            a.asks_taken
+        );
+        // Both code with one of the parameters asked for (the last ask may have come
+        // after the last coded packet).
+        assert_eq!(a.enc.params(), b.rx.params(), "{scheme:?}");
+        assert!(a.asks_taken.contains(&a.enc.params()), "{scheme:?}");
+        assert_eq!(b.rebuilt_bad, 0, "{scheme:?}");
+        assert!(b.rebuilt > 0, "{scheme:?}: nothing rebuilt after the asks");
+
+        // A is set to 32:4, B to 8:2: B asks for its own once, and losses are rebuilt.
+        let link = Link {
+            loss_ppm: 10_000,
+            seed: 7919,
+            ..Link::CLEAN
+        };
+        let settle = scheme != Scheme::Gbn;
+        let first = if settle { Link::CLEAN } else { link };
+        let n = Net::with_fec(
+            Service::Rc,
+            1024,
+            first,
+            (scheme, FecParams::new(32, 4)),
+            (scheme, fec()),
+        );
+        let (_, n) = writes_on(n, link, scheme, settle);
+        let (a, b) = (n.a.fec.as_ref().unwrap(), n.b.fec.as_ref().unwrap());
+        assert_eq!(a.asks_taken.first().copied(), fec(), "{scheme:?}");
+        assert_eq!(b.rx.params(), a.enc.params(), "{scheme:?}");
+        assert!(b.rebuilt > 0 && b.rebuilt_bad == 0, "{scheme:?}");
+    }
+}

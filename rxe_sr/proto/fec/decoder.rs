@@ -4,7 +4,7 @@
 
 use core::ops::DerefMut;
 
-use super::{bit, is_coded, xor_into, FecParams, RepairHeader, RhKind};
+use super::{bit, packet_epoch, xor_into, FecParams, RepairHeader, RhKind};
 use crate::proto::psn::Psn;
 use crate::proto::wire::{BTH_LEN, ICRC_LEN};
 
@@ -45,7 +45,9 @@ pub enum DataOutcome {
     Duplicate,
     /// Its block is older than the units kept.
     Stale,
-    /// It is not marked as coded (a resend, or sent before repairs were on).
+    /// It is not marked as coded (a resend, or sent before repairs were on), or coded in
+    /// a parameter epoch the decoder has no parameters for (it is not in use, nor asked
+    /// for).
     Uncoded,
 }
 
@@ -80,6 +82,14 @@ pub enum RepairOutcome {
 /// [`DEC_UNITS`] slots of equal length, each at least the longest packet the peer sends.
 pub struct Decoder<S: DerefMut<Target = [u8]>> {
     params: FecParams,
+    /// The parameter epoch `params` belong to.
+    epoch: u8,
+    /// The epoch asked for and its parameters: the first packet coded in it moves the
+    /// decoder there.
+    next: Option<(u8, FecParams)>,
+    /// The first packet of the epoch in use came with this PSN (none before the first
+    /// move): a PSN before it was coded in an earlier epoch, and is not rebuilt.
+    since: Option<Psn>,
     buf: S,
     units: [DecUnit; DEC_UNITS],
 }
@@ -90,6 +100,9 @@ impl<S: DerefMut<Target = [u8]>> Decoder<S> {
         buf.fill(0);
         Decoder {
             params,
+            epoch: 0,
+            next: None,
+            since: None,
             buf,
             units: [DecUnit::default(); DEC_UNITS],
         }
@@ -98,6 +111,30 @@ impl<S: DerefMut<Target = [u8]>> Decoder<S> {
     /// The parameters in use.
     pub fn params(&self) -> FecParams {
         self.params
+    }
+
+    /// The parameter epoch in use.
+    pub fn epoch(&self) -> u8 {
+        self.epoch
+    }
+
+    /// The receiving side asked for `params` as parameter epoch `epoch`: the first packet
+    /// coded in that epoch moves the decoder to them.
+    pub fn expect(&mut self, epoch: u8, params: FecParams) {
+        self.next = Some((epoch, params));
+    }
+
+    /// The packet of PSN `psn` is the first of the epoch asked for: the units of the epoch
+    /// before are dropped (a packet of theirs still missing is recovered by the
+    /// transport), and the decoder codes with the new parameters.
+    fn move_to(&mut self, epoch: u8, params: FecParams, psn: Psn) {
+        for s in 0..DEC_UNITS {
+            self.reset(s, 0);
+            if let Some(u) = self.units.get_mut(s) {
+                u.live = false;
+            }
+        }
+        (self.params, self.epoch, self.next, self.since) = (params, epoch, None, Some(psn));
     }
 
     /// Bytes of one unit's accumulator.
@@ -119,8 +156,10 @@ impl<S: DerefMut<Target = [u8]>> Decoder<S> {
     /// A request packet `pkt` (BTH to ICRC, its ICRC checked) of PSN `psn` arrived in a
     /// datagram with IPv4 Identification `ip_id` (0 over IPv6).
     pub fn on_data(&mut self, psn: Psn, ip_id: u16, pkt: &[u8]) -> DataOutcome {
-        if !is_coded(pkt) {
-            return DataOutcome::Uncoded;
+        match (packet_epoch(pkt), self.next) {
+            (Some(e), _) if e == self.epoch => {}
+            (Some(e), Some((next, p))) if e == next => self.move_to(e, p, psn),
+            _ => return DataOutcome::Uncoded,
         }
         let (blk, j, i) = self.params.place(psn);
         let s = self.slot(blk, j);
@@ -176,11 +215,22 @@ impl<S: DerefMut<Target = [u8]>> Decoder<S> {
         }
     }
 
+    /// True when `psn` comes before the first packet received in the epoch in use, within
+    /// the shim's window: coded, if at all, in an earlier epoch whose units are gone (or
+    /// lost before that packet: not waited for either).
+    fn earlier_epoch(&self, psn: Psn) -> bool {
+        self.since
+            .is_some_and(|s| psn.before(s) && s.distance_from(psn) < super::FEC_WINDOW_PSNS)
+    }
+
     /// True when nothing will rebuild `psn` if it is missing: its unit is older than the
     /// units kept, was given up or cannot be decoded, or a repair covering it has come and
     /// gone. A unit no packet has reached yet still may be (its packets are interleaved
     /// with others). A receiver holding packets back for `psn` stops waiting when true.
     pub fn hopeless(&self, psn: Psn) -> bool {
+        if self.earlier_epoch(psn) {
+            return true;
+        }
         let (blk, j, i) = self.params.place(psn);
         let Some(u) = self.units.get(self.slot(blk, j)) else {
             return true;
@@ -199,7 +249,7 @@ impl<S: DerefMut<Target = [u8]>> Decoder<S> {
         payload: &[u8],
         out: &mut [u8],
     ) -> RepairOutcome {
-        if rh.kind != RhKind::Repair || rh.params != self.params {
+        if rh.kind != RhKind::Repair || rh.params != self.params || rh.epoch != self.epoch {
             return RepairOutcome::Unusable;
         }
         let (blk, j, _) = self.params.place(rh.first_psn);

@@ -3,7 +3,7 @@
 
 use core::ops::DerefMut;
 
-use super::{bit, is_coded, xor_into, FecParams, RepairHeader, RhKind};
+use super::{bit, packet_epoch, xor_into, FecParams, RepairHeader, RhKind};
 use crate::proto::psn::Psn;
 
 /// A unit holding fewer packets not yet in a repair than this is not flushed when the
@@ -28,10 +28,19 @@ struct EncUnit {
     broken: bool,
 }
 
-/// The encoder of one QP's request packets. `S` is its accumulators, `d` slots of equal
-/// length, each at least the longest packet the QP sends.
+/// Accumulators an encoder's buffer holds: one per unit of the deepest interleaving, so
+/// that an ask may change the depth.
+pub const ENC_UNITS: usize = FecParams::MAX_D as usize;
+
+/// The encoder of one QP's request packets. `S` is its accumulators, [`ENC_UNITS`] slots
+/// of equal length, each at least the longest packet the QP sends.
 pub struct Encoder<S: DerefMut<Target = [u8]>> {
     params: FecParams,
+    /// The parameter epoch `params` belong to.
+    epoch: u8,
+    /// The next epoch and its parameters, once the requester took the peer's ask: they
+    /// apply from the first packet marked with that epoch.
+    next: Option<(u8, FecParams)>,
     dest_qpn: u32,
     buf: S,
     units: [EncUnit; FecParams::MAX_D as usize],
@@ -47,6 +56,8 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
         buf.fill(0);
         Encoder {
             params,
+            epoch: 0,
+            next: None,
             dest_qpn,
             buf,
             units: [EncUnit::default(); FecParams::MAX_D as usize],
@@ -63,7 +74,13 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
 
     /// Bytes of one unit's accumulator.
     fn slot_len(&self) -> usize {
-        self.buf.len() / self.params.d() as usize
+        self.buf.len() / ENC_UNITS
+    }
+
+    /// The requester took the peer's ask for `params` as parameter epoch `epoch`: they
+    /// apply from the first packet marked with it.
+    pub fn take_ask(&mut self, epoch: u8, params: FecParams) {
+        self.next = Some((epoch, params));
     }
 
     /// The packet `pkt` (BTH to ICRC) of PSN `psn` went out with IPv4 Identification
@@ -77,18 +94,23 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
         pkt: &[u8],
         emit: &mut impl FnMut(&RepairHeader, &[u8]),
     ) -> bool {
-        if !is_coded(pkt) {
+        let Some(epoch) = packet_epoch(pkt) else {
             return false;
-        }
-        self.prepare(psn, emit);
+        };
+        self.prepare(psn, epoch, emit);
         let coded = self.code(psn, ip_id, pkt);
         self.emit_due(emit);
         coded
     }
 
-    /// A coded packet of PSN `psn` is about to be built: if it starts another block, the
-    /// repairs of the block it leaves go out first (their packets are all out).
-    pub fn prepare(&mut self, psn: Psn, emit: &mut impl FnMut(&RepairHeader, &[u8])) {
+    /// A coded packet of PSN `psn` and parameter epoch `epoch` is about to be built: if it
+    /// starts another block, or the next epoch, the repairs of the block it leaves go out
+    /// first (their packets are all out).
+    pub fn prepare(&mut self, psn: Psn, epoch: u8, emit: &mut impl FnMut(&RepairHeader, &[u8])) {
+        if let Some((e, p)) = self.next.filter(|&(e, _)| e == epoch) {
+            self.close_block(emit);
+            (self.params, self.epoch, self.block, self.next) = (p, e, None, None);
+        }
         let (blk, _, _) = self.params.place(psn);
         if self.block != Some(blk) {
             self.close_block(emit);
@@ -99,11 +121,13 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
     /// Codes the packet `pkt` (BTH to ICRC, marked as coded) of PSN `psn`, about to go
     /// out with IPv4 Identification `ip_id`; a unit it completes is due
     /// ([`Self::emit_due`], once the packet is out). A packet that cannot be coded (too
-    /// long, or not [`Self::prepare`]d) breaks its unit: no repair covers it any more.
+    /// long, not [`Self::prepare`]d, or of an epoch whose parameters the encoder lacks)
+    /// breaks its unit: no repair covers it any more.
     pub fn code(&mut self, psn: Psn, ip_id: u16, pkt: &[u8]) -> bool {
         let (blk, j, i) = self.params.place(psn);
         let slot = self.slot_len();
-        let fits = self.block == Some(blk) && pkt.len() <= slot && is_coded(pkt);
+        let ours = packet_epoch(pkt) == Some(self.epoch);
+        let fits = self.block == Some(blk) && pkt.len() <= slot && ours;
         let (Ok(len), true) = (u16::try_from(pkt.len()), fits) else {
             self.poison(psn);
             return false;
@@ -182,6 +206,7 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
             dest_qpn: self.dest_qpn,
             kind: RhKind::Repair,
             params: self.params,
+            epoch: self.epoch,
             first_psn: Psn::new(blk.wrapping_mul(self.params.block()).wrapping_add(j)),
             covered: u.covered,
             len_xor: u.len_xor,

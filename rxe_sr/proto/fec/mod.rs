@@ -18,29 +18,51 @@
 //! Packets after a loss are held back ([`hold`]) until the loss is rebuilt, so that the
 //! transport sees the packets in order; [`rx::FecRx`] puts decoder and holder together.
 //!
-//! Only the packets marked as coded (BTH Resv7 [`FEC_CODED`]: the first transmission of
-//! each PSN) are coded, on both sides. A resend's bytes need not equal the first
+//! Only the packets marked as coded (BTH Resv7 [`fec_coded`]: the first transmission of
+//! each PSN) are coded, on both sides, each with the parameters of the epoch its mark
+//! names: the receiving side may ask for other parameters ([`ask`]), and the requester
+//! that takes an ask codes its next packets in the next epoch. A resend's bytes need not equal the first
 //! transmission's (its IPv4 Identification never does), and the ICRC cannot tell a wrong
 //! rebuild: the XOR of an odd number of valid packets of one length passes it.
 
+pub mod ask;
 pub mod decoder;
 pub mod encoder;
 pub mod hold;
 pub mod rx;
 
-pub use crate::proto::wire::fec_caps::FEC_CODED;
+pub use crate::proto::wire::fec_caps::{coded_epoch, fec_coded, FEC_EPOCHS};
 pub use crate::proto::wire::repair::{FecParams, RepairHeader, RhKind, FEC_MAX_PACKET};
 
-/// XORs `src` into the start of `dst` (as far as both go).
+/// PSNs from the responder's ePSN on (the SR window) that the shim codes and holds: a
+/// request packet before ePSN (a duplicate) or past them goes straight to the transport
+/// and changes no state of the shim, as no packet outside the receive window may.
+pub const FEC_WINDOW_PSNS: u32 = crate::proto::rc::SR_MAX_UNACKED_PSNS;
+
+/// XORs `src` into the start of `dst` (as far as both go), a 64-bit word at a time: the
+/// kernel is built without vector registers, so a byte loop would stay a byte loop.
 fn xor_into(dst: &mut [u8], src: &[u8]) {
+    let mut dst_words = dst.chunks_exact_mut(8);
+    let mut src_words = src.chunks_exact(8);
+    for (d, s) in (&mut dst_words).zip(&mut src_words) {
+        let (Ok(dw), Ok(sw)) = (<[u8; 8]>::try_from(&*d), <[u8; 8]>::try_from(s)) else {
+            return;
+        };
+        d.copy_from_slice(&(u64::from_ne_bytes(dw) ^ u64::from_ne_bytes(sw)).to_ne_bytes());
+    }
+    let tail = dst.len().min(src.len()) & !7;
+    let (Some(dst), Some(src)) = (dst.get_mut(tail..), src.get(tail..)) else {
+        return;
+    };
     for (d, s) in dst.iter_mut().zip(src) {
         *d ^= *s;
     }
 }
 
-/// True when the request packet `pkt` (BTH first) is marked as coded (BTH Resv7).
-fn is_coded(pkt: &[u8]) -> bool {
-    pkt.get(8).is_some_and(|b| b & 0x7f == FEC_CODED)
+/// The parameter epoch of the request packet `pkt` (BTH first), if it is marked as coded
+/// (BTH Resv7).
+fn packet_epoch(pkt: &[u8]) -> Option<u8> {
+    pkt.get(8).and_then(|&b| coded_epoch(b))
 }
 
 /// The bit of index `i` in a covered or received mask.

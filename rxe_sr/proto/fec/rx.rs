@@ -10,15 +10,17 @@
 
 use core::ops::DerefMut;
 
+use super::ask::Asker;
 use super::decoder::{DataOutcome, Decoder, RepairOutcome};
 use super::hold::Holder;
 use super::{FecParams, RepairHeader};
 use crate::proto::psn::Psn;
 
-/// PSNs from the responder's ePSN on (the SR window) that the shim codes and holds: a
-/// request packet before ePSN (a duplicate) or past them goes straight to the transport
-/// and changes no state of the shim, as no packet outside the receive window may.
-pub const FEC_WINDOW_PSNS: u32 = crate::proto::rc::SR_MAX_UNACKED_PSNS;
+use super::FEC_WINDOW_PSNS;
+
+/// Slots for held packets a receiving side needs: twice the largest block, as an ask may
+/// move it to any parameters.
+pub const HOLD_SLOTS: usize = 2 * (FecParams::MAX_N * FecParams::MAX_D) as usize;
 
 /// True when `psn` lies in the shim's window from `epsn`.
 pub fn in_window(psn: Psn, epsn: Psn) -> bool {
@@ -29,18 +31,20 @@ pub fn in_window(psn: Psn, epsn: Psn) -> bool {
 pub struct FecRx<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> {
     dec: Decoder<B>,
     hold: Holder<P, H>,
+    ask: Asker,
     /// A repair of our geometry arrived: the peer sends them, so a gap is worth waiting
     /// for (before that, holding would only delay the transport's own recovery).
     armed: bool,
 }
 
 impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> FecRx<P, B, H> {
-    /// A receiving side for units of `params`, with the decoder's accumulators `buf` and
-    /// the slots `slots` for packets held.
+    /// A receiving side whose device is set to `params`, with the decoder's accumulators
+    /// `buf` and the slots `slots` for packets held ([`HOLD_SLOTS`]).
     pub fn new(params: FecParams, buf: B, slots: H) -> Self {
         FecRx {
             dec: Decoder::new(params, buf),
             hold: Holder::new(slots),
+            ask: Asker::new(params),
             armed: false,
         }
     }
@@ -63,7 +67,21 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
         if !in_window(psn, epsn) {
             return DataOutcome::Stale;
         }
-        self.dec.on_data(psn, ip_id, pkt)
+        let outcome = self.dec.on_data(psn, ip_id, pkt);
+        if self
+            .ask
+            .pending()
+            .is_some_and(|(e, _)| e == self.dec.epoch())
+        {
+            self.ask.taken();
+        }
+        outcome
+    }
+
+    /// The ask to send the peer now, if one is due ([`Asker`]): the parameter epoch and
+    /// the parameters asked for.
+    pub fn take_ask(&mut self) -> Option<(u8, FecParams)> {
+        self.ask.take_due()
     }
 
     /// The packet `pkt` of PSN `psn`, standing for `span` PSNs (a READ request for its
@@ -94,8 +112,13 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
         payload: &[u8],
         out: &mut [u8],
     ) -> RepairOutcome {
-        self.armed |= rh.params == self.dec.params();
-        self.dec.on_repair(rh, payload, out)
+        self.armed |= rh.params == self.dec.params() && rh.epoch == self.dec.epoch();
+        let outcome = self.dec.on_repair(rh, payload, out);
+        self.ask.on_repair(rh, outcome);
+        if let Some((epoch, params)) = self.ask.pending() {
+            self.dec.expect(epoch, params);
+        }
+        outcome
     }
 
     /// The held packets waiting for a gap nothing will fill go on, gap after gap.

@@ -9,6 +9,7 @@
 //!
 //! ```text
 //! Resv7 = | CAP 1 | 7 (3 bits) | FEC version (3 bits) |   FEC_OFFER = 0x79
+//! Resv7 = | CAP 1 | 7 (3 bits) | 2 + epoch (3 bits)   |   fec_coded(epoch) = 0x7a..0x7d
 //! ```
 //!
 //! - The requester marks its requests with [`FEC_OFFER`] once the SR exchange is decided
@@ -18,7 +19,8 @@
 //!   [`FEC_OFFER`] in its response's Resv7; any other responder answers with Resv7 = 0
 //!   (rdma_rxe, hardware) or its SR echo, which is not the offer.
 //! - Once repairs are on, each request packet sent for the first time carries
-//!   [`FEC_CODED`] in Resv7 and is coded; the peer codes exactly the packets so marked.
+//!   [`fec_coded`] of the parameter epoch in Resv7 (0x7a to 0x7d) and is coded; the peer
+//!   codes exactly the packets so marked, with the parameters of that epoch.
 //! - The first response to a marked request decides, once: the echo turns repairs on,
 //!   anything else leaves them off for the QP's life. A response to a request sent before
 //!   the marking began decides nothing. After [`FecRequesterCaps::MAX_UNANSWERED_PROBES`]
@@ -34,11 +36,29 @@ pub const FEC_WIRE_VERSION: u8 = 1;
 /// BTH Resv7 of a request offering to send repairs, and of a response taking them.
 pub const FEC_OFFER: u8 = CAP_BIT | (7 << 3) | FEC_WIRE_VERSION;
 
-/// BTH Resv7 of a request packet in a coding unit, once the peer takes repairs: the first
-/// transmission of its PSN. Resends and packets sent before carry 0 and are not coded, on
-/// either side: a repair is decoded only from exactly the packets it was coded from, as
-/// the XOR of valid packets can pass the ICRC.
-pub const FEC_CODED: u8 = CAP_BIT | (7 << 3) | 2;
+/// Parameter epochs a QP's coding goes through, counted modulo this: each ask the
+/// requester takes starts the next one ([`super::repair`]).
+pub const FEC_EPOCHS: u8 = 4;
+
+/// BTH Resv7 of a request packet in a coding unit of parameter epoch `epoch` (modulo
+/// [`FEC_EPOCHS`]), once the peer takes repairs: the first transmission of its PSN.
+/// Resends and packets sent before carry 0 and are not coded, on either side: a repair is
+/// decoded only from exactly the packets it was coded from, as the XOR of valid packets
+/// can pass the ICRC.
+pub const fn fec_coded(epoch: u8) -> u8 {
+    CAP_BIT | (7 << 3) | (2 + epoch % FEC_EPOCHS)
+}
+
+/// The parameter epoch of a request packet whose BTH Resv7 is `resv7` (the AckReq bit
+/// aside), if it is marked as coded.
+pub const fn coded_epoch(resv7: u8) -> Option<u8> {
+    let v = resv7 & 0x7f;
+    if v >= fec_coded(0) && v <= fec_coded(FEC_EPOCHS - 1) {
+        Some(v - fec_coded(0))
+    } else {
+        None
+    }
+}
 
 /// Where a requester stands in the FEC exchange.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -54,8 +74,12 @@ pub enum FecState {
         /// Probe timeouts with no response.
         unanswered: u8,
     },
-    /// The peer takes repairs.
-    On,
+    /// The peer takes repairs; request packets are coded with the parameters of `epoch`
+    /// (modulo [`FEC_EPOCHS`]: each ask taken starts the next).
+    On {
+        /// The parameter epoch in use.
+        epoch: u8,
+    },
     /// The peer does not: no repair for the QP's life.
     Refused,
 }
@@ -89,7 +113,28 @@ impl FecRequesterCaps {
 
     /// True once repairs may be sent.
     pub const fn is_on(&self) -> bool {
-        matches!(self.state, FecState::On)
+        matches!(self.state, FecState::On { .. })
+    }
+
+    /// Resv7 of a request packet sent for the first time while repairs are on.
+    pub const fn coded_marks(&self) -> Option<u8> {
+        match self.state {
+            FecState::On { epoch } => Some(fec_coded(epoch)),
+            _ => None,
+        }
+    }
+
+    /// The peer asked for other parameters as parameter epoch `epoch`: taken (true) when
+    /// repairs are on and it is the epoch after the one in use, so that a repeated or
+    /// stale ask changes nothing. From then on requests are marked with that epoch.
+    pub fn take_ask(&mut self, epoch: u8) -> bool {
+        match &mut self.state {
+            FecState::On { epoch: e } if (*e + 1) % FEC_EPOCHS == epoch => {
+                *e = epoch;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The SR exchange is decided (or there is none): requests from PSN `from` on carry
@@ -120,7 +165,7 @@ impl FecRequesterCaps {
         if let FecState::Probing { from: f, .. } = self.state {
             if !psn.before(f) {
                 self.state = if resv7 == FEC_OFFER {
-                    FecState::On
+                    FecState::On { epoch: 0 }
                 } else {
                     FecState::Refused
                 };
@@ -187,11 +232,61 @@ mod tests {
             c.on_response(Psn::new(9), 0),
             FecState::Probing { .. }
         ));
-        assert_eq!(c.on_response(Psn::new(10), FEC_OFFER), FecState::On);
+        let on = FecState::On { epoch: 0 };
+        assert_eq!(c.on_response(Psn::new(10), FEC_OFFER), on);
         assert!(c.is_on());
         assert_eq!(c.marks(), None);
+        assert_eq!(c.coded_marks(), Some(0x7a));
         // Nothing changes it afterwards.
-        assert_eq!(c.on_response(Psn::new(12), 0), FecState::On);
+        assert_eq!(c.on_response(Psn::new(12), 0), on);
+    }
+
+    #[test]
+    fn each_epoch_has_its_mark_and_no_other_value_is_one() {
+        assert_eq!(
+            [
+                fec_coded(0),
+                fec_coded(1),
+                fec_coded(2),
+                fec_coded(3),
+                fec_coded(4)
+            ],
+            [0x7a, 0x7b, 0x7c, 0x7d, 0x7a]
+        );
+        for v in 0..=255u8 {
+            let want = match v & 0x7f {
+                0x7a..=0x7d => Some((v & 0x7f) - 0x7a),
+                _ => None,
+            };
+            assert_eq!(coded_epoch(v), want, "{v:#x}");
+        }
+        assert_eq!(coded_epoch(FEC_OFFER), None);
+    }
+
+    #[test]
+    fn only_the_ask_for_the_next_epoch_is_taken() {
+        let mut c = probing(0);
+        assert!(!c.take_ask(1), "not on yet");
+        c.on_response(Psn::new(0), FEC_OFFER);
+        for (ask, taken, epoch) in [
+            (0, false, 0),
+            (2, false, 0),
+            (1, true, 1),
+            (1, false, 1),
+            (0, false, 1),
+            (2, true, 2),
+            (3, true, 3),
+            (0, true, 0),
+            (7, false, 0),
+        ] {
+            assert_eq!(c.take_ask(ask), taken, "ask {ask}");
+            assert_eq!(c.state(), FecState::On { epoch });
+            assert_eq!(c.coded_marks(), Some(fec_coded(epoch)));
+        }
+        let mut refused = probing(0);
+        refused.on_response(Psn::new(0), 0);
+        assert!(!refused.take_ask(1));
+        assert_eq!(refused.coded_marks(), None);
     }
 
     #[test]

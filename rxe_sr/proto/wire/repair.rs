@@ -8,17 +8,22 @@
 //!
 //! ```text
 //!  byte 0    1..3       4       5      6        7            8      9..11
-//! | 0x1F | DestQPN | Resv 0 | Kind | Version | N|D (log2) | Resv 0 | FirstPSN |
+//! | 0x1F | DestQPN | Resv 0 | Kind | Version | N|D (log2) | Epoch | FirstPSN |
 //!  12..15         16..17   18..19
 //! | CoveredMask | LenXor | IpIdXor |  XOR payload (repair only) | ICRC |
 //! ```
 //!
 //! - Kind: 1 repair, 2 ask (the receiver asks the sender for the parameters in N|D).
+//! - Epoch: the parameter epoch (0 to 3, counted modulo 4) of the unit a repair covers, or
+//!   the one an ask asks the parameters for: the epoch after the one in use. Request
+//!   packets carry the epoch they were coded in (BTH Resv7, [`super::fec_caps`]).
+//! - FirstPSN: a repair's unit's index 0; an ask's is the receiver's ePSN, which the
+//!   requester checks as it would an acknowledgment's PSN.
 //! - N|D: log2 of the data packets per coding unit (high nibble, 2..=5: 4 to 32) and of the
 //!   interleaving depth (low nibble, 0..=3: 1 to 8). A unit of a repair is the PSNs
 //!   FirstPSN + i * D for i in 0..N; FirstPSN lies in the first D PSNs of a block of N * D
 //!   PSNs (blocks are aligned on multiples of N * D).
-//! - CoveredMask: bit i set when the i-th PSN of the unit is in the XOR (the repair covers
+//! - CoveredMask (0 in an ask): bit i set when the i-th PSN of the unit is in the XOR (the repair covers
 //!   the unit as sent so far: a prefix of it in send order, or all of it).
 //! - LenXor: XOR of the covered packets' lengths (BTH to ICRC inclusive); IpIdXor: XOR of
 //!   their IPv4 Identification fields (0 over IPv6), which the ICRC covers.
@@ -28,6 +33,7 @@
 //! Byte 4 is reserved because the ICRC masks BTH byte 4: whatever sits there is not
 //! protected. Only a peer that accepted the FEC offer is ever sent an RH.
 
+use super::fec_caps::FEC_EPOCHS;
 use super::{Error, Result, U24_MAX};
 use crate::proto::psn::Psn;
 
@@ -173,7 +179,10 @@ pub struct RepairHeader {
     pub kind: RhKind,
     /// The unit's parameters (a repair), or those asked for (an ask).
     pub params: FecParams,
-    /// PSN of the unit's index 0 (0 in an ask).
+    /// The unit's parameter epoch (a repair), or the one asked for (an ask): below
+    /// [`FEC_EPOCHS`].
+    pub epoch: u8,
+    /// PSN of the unit's index 0 (a repair), or the receiver's ePSN (an ask).
     pub first_psn: Psn,
     /// Indices in the XOR (0 in an ask).
     pub covered: u32,
@@ -184,12 +193,27 @@ pub struct RepairHeader {
 }
 
 impl RepairHeader {
+    /// An ask to the QP `dest_qpn` for `params` as parameter epoch `epoch`, from a
+    /// receiving side whose ePSN is `epsn`.
+    pub const fn ask(dest_qpn: u32, epoch: u8, params: FecParams, epsn: Psn) -> Self {
+        RepairHeader {
+            dest_qpn,
+            kind: RhKind::Ask,
+            params,
+            epoch,
+            first_psn: epsn,
+            covered: 0,
+            len_xor: 0,
+            ip_id_xor: 0,
+        }
+    }
+
     /// Parses an RH and its payload from `ib` (the UDP payload without the ICRC, which the
     /// caller checked): the header and the XOR payload, checked against each other.
     pub fn parse(ib: &[u8]) -> Result<(Self, &[u8])> {
         let h: [u8; RH_LEN] = crate::bytes::array(ib).ok_or(Error::Truncated)?;
         let payload = ib.get(RH_LEN..).ok_or(Error::Truncated)?;
-        if h[0] != RH_OPCODE || h[4] != 0 || h[8] != 0 || h[6] != RH_VERSION {
+        if h[0] != RH_OPCODE || h[4] != 0 || h[8] >= FEC_EPOCHS || h[6] != RH_VERSION {
             return Err(Error::BadField);
         }
         let kind = match h[5] {
@@ -202,6 +226,7 @@ impl RepairHeader {
             dest_qpn: u32::from_be_bytes([0, h[1], h[2], h[3]]),
             kind,
             params,
+            epoch: h[8],
             first_psn: Psn::new(u32::from_be_bytes([0, h[9], h[10], h[11]])),
             covered: u32::from_be_bytes([h[12], h[13], h[14], h[15]]),
             len_xor: u16::from_be_bytes([h[16], h[17]]),
@@ -213,9 +238,11 @@ impl RepairHeader {
 
     /// The header's fields against each other and a payload of `len` bytes.
     fn check(&self, len: usize) -> Result<()> {
+        if self.epoch >= FEC_EPOCHS {
+            return Err(Error::BadField);
+        }
         if self.kind == RhKind::Ask {
-            let zero =
-                self.first_psn.get() | self.covered | u32::from(self.len_xor | self.ip_id_xor);
+            let zero = self.covered | u32::from(self.len_xor | self.ip_id_xor);
             return if zero == 0 && len == 0 {
                 Ok(())
             } else {
@@ -260,7 +287,7 @@ impl RepairHeader {
             kind,
             RH_VERSION,
             self.params.to_byte(),
-            0,
+            self.epoch,
             f[1],
             f[2],
             f[3],
@@ -286,6 +313,7 @@ mod tests {
             dest_qpn: 0x12_3456,
             kind: RhKind::Repair,
             params: FecParams::DEFAULT,
+            epoch: 0,
             first_psn: Psn::new(first),
             covered,
             len_xor: 0x0420,
@@ -360,7 +388,8 @@ mod tests {
         let ask = RepairHeader {
             kind: RhKind::Ask,
             params: FecParams::new(16, 1).unwrap(),
-            first_psn: Psn::new(0),
+            epoch: 3,
+            first_psn: Psn::new(0xab_cdef),
             covered: 0,
             len_xor: 0,
             ip_id_xor: 0,
@@ -368,6 +397,7 @@ mod tests {
         };
         let mut a = [0u8; RH_LEN];
         ask.emit(&mut a, 0).unwrap();
+        assert_eq!(a[7..12], [0x40, 3, 0xab, 0xcd, 0xef]);
         assert_eq!(RepairHeader::parse(&a).unwrap(), (ask, &[][..]));
     }
 
@@ -384,7 +414,8 @@ mod tests {
             (6, 2),
             (7, 0x62),
             (7, 0x14),
-            (8, 1),
+            (8, 4),
+            (8, 0x80),
         ] {
             let mut b = good;
             b[at] = v;
@@ -420,5 +451,10 @@ mod tests {
             ..repair(0, 1)
         };
         assert_eq!(ask.emit(&mut [0u8; RH_LEN], 0), Err(Error::BadField));
+        let epoch4 = RepairHeader {
+            epoch: 4,
+            ..repair(0x00_1200, 1)
+        };
+        assert_eq!(epoch4.emit(&mut [0u8; RH_LEN + 4], 4), Err(Error::BadField));
     }
 }

@@ -8,7 +8,7 @@ use super::{ReqSr, Requester, SqEntry};
 use crate::proto::psn::Psn;
 use crate::proto::rc::{RcConfig, Service};
 use crate::proto::wire::caps::CapAnswer;
-use crate::proto::wire::fec_caps::{FecRequesterCaps, FEC_CODED};
+use crate::proto::wire::fec_caps::FecRequesterCaps;
 
 /// The exchange as a QP starts: off unless the device runs FEC on an RC QP (a UC
 /// responder answers nothing); with no SR exchange to wait for, the first request
@@ -47,13 +47,20 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// The marks of the request packet of PSN `psn`: once repairs are on, a first
     /// transmission is marked as coded.
     pub(super) fn coded_marks(&self, marks: CapAnswer, psn: Psn) -> CapAnswer {
-        if self.fec.is_on() && !psn.before(self.sent_high) {
-            return CapAnswer {
-                resv7: FEC_CODED,
-                ..marks
-            };
+        match self.fec.coded_marks() {
+            Some(resv7) if !psn.before(self.sent_high) => CapAnswer { resv7, ..marks },
+            _ => marks,
         }
-        marks
+    }
+
+    /// The peer's receiving side asked for other coding parameters as parameter epoch
+    /// `epoch`, when its ePSN was `epsn`: true when taken, and the requests sent for the
+    /// first time from now on carry that epoch. Only an ask whose ePSN lies between UNACK
+    /// and the next PSN to send (inclusive) can come from the peer now; any other is
+    /// stale or forged and changes nothing.
+    pub fn on_fec_ask(&mut self, epoch: u8, epsn: Psn) -> bool {
+        let sent = !epsn.before(self.una()) && !epsn.after(self.sent_high);
+        sent && self.fec.take_ask(epoch)
     }
 
     /// A response for PSN `psn` (sent, not yet acknowledged) came with Resv7 `resv7`.
