@@ -17,9 +17,12 @@ echo 0 > /proc/sys/kernel/kptr_restrict
 echo -1 > /proc/sys/kernel/perf_event_paranoid
 load_rdma_core || exit 1
 # The device under test: rdma_rxe's rxe0 for the scheme name "rdma_rxe" (the reference,
-# profiled the same way), rxe_sr's sr0 for the others.
+# profiled the same way), rxe_sr's sr0 for the others; "SCHEME+fec=N:D" also sets the
+# device's FEC shim (attribute fec), which is off otherwise.
 dev=
 use() {
+  local fec=off
+  case $1 in *+fec=*) fec=${1##*+fec=} ;; esac
   case $1 in
     rdma_rxe)
       [ "$dev" = rxe0 ] && return 0
@@ -28,9 +31,10 @@ use() {
     *)
       if [ "$dev" != sr0 ]; then
         [ "$dev" = rxe0 ] && rxe_ref_down
-        modprobe rxe_sr recovery="$1" && rdma link add sr0 type rxe_sr netdev eth0 && wait_port_active sr0 && dev=sr0
+        modprobe rxe_sr recovery="${1%%+*}" && rdma link add sr0 type rxe_sr netdev eth0 && wait_port_active sr0 && dev=sr0
       fi
-      echo "$1" > /sys/class/infiniband/sr0/recovery ;;
+      echo "${1%%+*}" > /sys/class/infiniband/sr0/recovery
+      echo "$fec" > /sys/class/infiniband/sr0/fec ;;
   esac
 }
 # moved: the packets the device's port sent and received (both drivers count them).
