@@ -8,7 +8,7 @@ use kernel::prelude::*;
 use crate::kx::ib_qp::QpRef;
 use crate::kx::ib_verbs::QpState;
 use crate::kx::rxe::icrc::KernelCrc32;
-use crate::kx::skbuff::SkBuff;
+use crate::kx::skbuff::{SkBuff, SkbQueue};
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
 use crate::objects::device::RxeSr;
@@ -118,12 +118,19 @@ impl FecLater {
         let Some(f) = conn.fec_rx.as_deref_mut() else {
             return false;
         };
-        f.rx.pass(self.psn, self.span, skb, epsn, &mut |s| {
-            let _ = held.push(s);
-        });
+        let dev = self.qp.device();
+        f.rx.pass(self.psn, self.span, skb, epsn, &mut |s| hold(held, dev, s));
         drop(g);
         self.qp.timer().kick();
         true
+    }
+}
+
+/// Queues a packet the FEC shim let go on the QP's queue of held requests; a full queue
+/// drops it, counted.
+fn hold(held: &SkbQueue, dev: &RoceDevice, skb: SkBuff) {
+    if held.push(skb).is_err() {
+        dev.counters().inc(Counter::RcvdDropped);
     }
 }
 
@@ -291,11 +298,10 @@ pub(crate) fn fec_settle(qp: &RoceQp) {
     let Some(held) = st.held.as_ref() else {
         return;
     };
+    let dev = qp.device();
     let mut g = st.inner.lock();
     if let Some(f) = g.rc.as_deref_mut().and_then(|c| c.fec_rx.as_deref_mut()) {
-        f.rx.settle(&mut |s| {
-            let _ = held.push(s);
-        });
+        f.rx.settle(&mut |s| hold(held, dev, s));
     }
     drop(g);
     qp.timer().kick();
