@@ -129,10 +129,7 @@ impl<S: DerefMut<Target = [u8]>> Decoder<S> {
     /// transport), and the decoder codes with the new parameters.
     fn move_to(&mut self, epoch: u8, params: FecParams, psn: Psn) {
         for s in 0..DEC_UNITS {
-            self.reset(s, 0);
-            if let Some(u) = self.units.get_mut(s) {
-                u.live = false;
-            }
+            self.clear(s);
         }
         (self.params, self.epoch, self.next, self.since) = (params, epoch, None, Some(psn));
     }
@@ -198,6 +195,14 @@ impl<S: DerefMut<Target = [u8]>> Decoder<S> {
 
     /// Slot `s` starts over for block `blk`, nothing received.
     fn reset(&mut self, s: usize, blk: u32) {
+        self.clear(s);
+        if let Some(u) = self.units.get_mut(s) {
+            (u.live, u.block) = (true, blk);
+        }
+    }
+
+    /// Slot `s` holds no unit, its accumulator zeroed.
+    fn clear(&mut self, s: usize) {
         let slot = self.slot_len();
         if let Some(u) = self.units.get_mut(s) {
             if let Some(acc) = self
@@ -207,11 +212,7 @@ impl<S: DerefMut<Target = [u8]>> Decoder<S> {
             {
                 acc.fill(0);
             }
-            *u = DecUnit {
-                live: true,
-                block: blk,
-                ..DecUnit::default()
-            };
+            *u = DecUnit::default();
         }
     }
 

@@ -21,9 +21,10 @@
 //! Only the packets marked as coded (BTH Resv7 [`fec_coded`]: the first transmission of
 //! each PSN) are coded, on both sides, each with the parameters of the epoch its mark
 //! names: the receiving side may ask for other parameters ([`ask`]), and the requester
-//! that takes an ask codes its next packets in the next epoch. A resend's bytes need not equal the first
-//! transmission's (its IPv4 Identification never does), and the ICRC cannot tell a wrong
-//! rebuild: the XOR of an odd number of valid packets of one length passes it.
+//! that takes an ask codes its next packets in the next epoch. A resend's bytes need not
+//! equal the first transmission's (its IPv4 Identification never does), and the ICRC
+//! cannot tell a wrong rebuild: the XOR of an odd number of valid packets of one length
+//! passes it.
 
 pub mod ask;
 pub mod decoder;
