@@ -39,9 +39,6 @@ const GIVEN_UP_MAX: u32 = 2;
 pub struct Asker {
     /// The device's setting: the least redundancy asked for.
     base: FecParams,
-    /// The epoch in use and its parameters.
-    epoch: u8,
-    params: FecParams,
     /// The ask made and not yet taken: the epoch and the parameters asked for.
     pending: Option<(u8, FecParams)>,
     /// The pending ask is to be sent.
@@ -57,13 +54,10 @@ pub struct Asker {
 }
 
 impl Asker {
-    /// The choice of a receiving side whose device is set to `base`, in epoch 0 with
-    /// `base` in use.
+    /// The choice of a receiving side whose device is set to `base`.
     pub const fn new(base: FecParams) -> Self {
         Asker {
             base,
-            epoch: 0,
-            params: base,
             pending: None,
             due: false,
             since_sent: 0,
@@ -89,37 +83,43 @@ impl Asker {
 
     /// A packet of the pending ask's epoch arrived: the requester took it.
     pub fn taken(&mut self) {
-        if let Some((epoch, params)) = self.pending.take() {
-            (self.epoch, self.params) = (epoch, params);
+        if self.pending.take().is_some() {
             self.forget();
         }
     }
 
-    /// What the repair `rh` found ([`super::decoder::Decoder::on_repair`]'s `outcome`).
-    pub fn on_repair(&mut self, rh: &RepairHeader, outcome: RepairOutcome) {
+    /// What the repair `rh` found ([`super::decoder::Decoder::on_repair`]'s `outcome`),
+    /// the decoder being in parameter epoch `epoch` with `params`.
+    pub fn on_repair(
+        &mut self,
+        rh: &RepairHeader,
+        outcome: RepairOutcome,
+        (epoch, params): (u8, FecParams),
+    ) {
         if self.pending.is_some() {
             self.since_sent += 1;
             self.due |= self.since_sent >= ASK_AGAIN;
             return;
         }
-        if rh.epoch == (self.epoch + FEC_EPOCHS - 1) % FEC_EPOCHS {
+        if rh.epoch == (epoch + FEC_EPOCHS - 1) % FEC_EPOCHS {
             // The epoch before: a repair sent before our ask was taken.
             return;
         }
-        if rh.epoch != self.epoch {
+        if rh.epoch != epoch {
             // An epoch not asked for: meet again in the one after it.
-            self.ask(rh.epoch, self.params);
+            self.ask(rh.epoch, params);
             return;
         }
-        if rh.params != self.params {
-            self.ask(self.epoch, self.params);
+        if rh.params != params {
+            self.ask(epoch, params);
             return;
         }
-        self.judge(outcome);
+        self.judge(outcome, epoch, params);
     }
 
-    /// Counts a repair of the epoch in use and decides once enough were seen.
-    fn judge(&mut self, outcome: RepairOutcome) {
+    /// Counts a repair of the epoch in use, `epoch` with `params`, and decides once enough
+    /// were seen.
+    fn judge(&mut self, outcome: RepairOutcome, epoch: u8, params: FecParams) {
         match outcome {
             RepairOutcome::Rebuilt { .. } => self.lossy += 1,
             RepairOutcome::Unrepairable { first } => {
@@ -131,28 +131,17 @@ impl Asker {
         }
         self.judged += 1;
         if self.given_up >= GIVEN_UP_MAX {
-            match self.more_redundancy() {
-                Some(p) => self.ask(self.epoch, p),
+            match more_redundancy(params) {
+                Some(p) => self.ask(epoch, p),
                 None => self.forget(),
             }
         } else if self.judged >= ASK_WINDOW {
-            match self.less_redundancy().filter(|_| self.lossy == 0) {
-                Some(p) => self.ask(self.epoch, p),
+            let less = less_redundancy(params).filter(|p| p.n() <= self.base.n());
+            match less.filter(|_| self.lossy == 0) {
+                Some(p) => self.ask(epoch, p),
                 None => self.forget(),
             }
         }
-    }
-
-    /// Half the packets per unit, or else twice the depth.
-    fn more_redundancy(&self) -> Option<FecParams> {
-        let (n, d) = (self.params.n(), self.params.d());
-        FecParams::new(n / 2, d).or_else(|| FecParams::new(n, d * 2))
-    }
-
-    /// Twice the packets per unit, up to the device's setting.
-    fn less_redundancy(&self) -> Option<FecParams> {
-        let (n, d) = (self.params.n(), self.params.d());
-        FecParams::new(n * 2, d).filter(|p| p.n() <= self.base.n())
     }
 
     /// Asks for `params` as the epoch after `after`.
@@ -168,11 +157,53 @@ impl Asker {
     }
 }
 
+/// Half the packets per unit of `p`, or else twice the depth.
+fn more_redundancy(p: FecParams) -> Option<FecParams> {
+    let (n, d) = (p.n(), p.d());
+    FecParams::new(n / 2, d).or_else(|| FecParams::new(n, d * 2))
+}
+
+/// Twice the packets per unit of `p`.
+fn less_redundancy(p: FecParams) -> Option<FecParams> {
+    FecParams::new(p.n() * 2, p.d())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::proto::fec::RhKind;
     use crate::proto::psn::Psn;
+
+    /// An asker with the decoder's epoch and parameters beside it, moved as `FecRx`
+    /// moves them when the pending ask is taken.
+    struct Asker {
+        a: super::Asker,
+        cur: (u8, FecParams),
+    }
+
+    impl Asker {
+        fn new(base: FecParams) -> Self {
+            Asker {
+                a: super::Asker::new(base),
+                cur: (0, base),
+            }
+        }
+        fn on_repair(&mut self, rh: &RepairHeader, o: RepairOutcome) {
+            self.a.on_repair(rh, o, self.cur);
+        }
+        fn take_due(&mut self) -> Option<(u8, FecParams)> {
+            self.a.take_due()
+        }
+        fn pending(&self) -> Option<(u8, FecParams)> {
+            self.a.pending()
+        }
+        fn taken(&mut self) {
+            if let Some(next) = self.a.pending() {
+                self.cur = next;
+            }
+            self.a.taken();
+        }
+    }
 
     fn p(n: u32, d: u32) -> FecParams {
         FecParams::new(n, d).unwrap()

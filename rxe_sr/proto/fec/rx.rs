@@ -114,7 +114,8 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     ) -> RepairOutcome {
         self.armed |= rh.params == self.dec.params() && rh.epoch == self.dec.epoch();
         let outcome = self.dec.on_repair(rh, payload, out);
-        self.ask.on_repair(rh, outcome);
+        let current = (self.dec.epoch(), self.dec.params());
+        self.ask.on_repair(rh, outcome, current);
         if let Some((epoch, params)) = self.ask.pending() {
             self.dec.expect(epoch, params);
         }
