@@ -85,6 +85,15 @@ impl kernel::Module for RxeSr {
             );
             return Err(EINVAL);
         }
+        let gbn_window = kx::rxe::moduleparam::gbn_window_psns();
+        if !(proto::rc::MAX_UNACKED_PSNS..=proto::rc::SR_MAX_UNACKED_PSNS).contains(&gbn_window) {
+            pr_err!(
+                "gbn_window_psns: out of range: {}..={}\n",
+                proto::rc::MAX_UNACKED_PSNS,
+                proto::rc::SR_MAX_UNACKED_PSNS
+            );
+            return Err(EINVAL);
+        }
         let inflight = kx::rxe::moduleparam::dev_inflight_psns();
         if inflight > objects::inflight::MAX_BUDGET {
             pr_err!(
@@ -111,12 +120,13 @@ impl kernel::Module for RxeSr {
         let notifier = kx::netdevice::NotifierRegistration::register::<verbs::link::Links>()?;
         let link = kx::rdma_netlink::LinkTypeRegistration::register::<verbs::link::Links>()?;
         pr_info!(
-            "loaded (recovery={}; SR pools: {} units, {} blocks; MELO pool: {} blocks; FaSR pipe: {} PSNs; in flight per device: {} PSNs; FEC: {}; ICRC: {})\n",
+            "loaded (recovery={}; SR pools: {} units, {} blocks; MELO pool: {} blocks; FaSR pipe: {} PSNs; go-back-N window: {} PSNs; in flight per device: {} PSNs; FEC: {}; ICRC: {})\n",
             recovery.name(),
             sizes.sr_units,
             sizes.sr_blocks,
             sizes.melo_blocks,
             pipe,
+            gbn_window,
             inflight,
             FecName(kx::rxe::moduleparam::fec()),
             icrc.driver().to_str().unwrap_or("?")

@@ -4,7 +4,8 @@
 # guests: 1
 # The `recovery` parameter is documented in modinfo, takes the five schemes, and an unknown
 # value is rejected at load with a message; the SR pool sizes are documented, and a size out
-# of 1..65534 is refused at load with a message naming it; so is a FaSR pipe past 1024 PSNs.
+# of 1..65534 is refused at load with a message naming it; so is a FaSR pipe past 1024 PSNs,
+# and a go-back-N window outside 128..1024.
 . "$HOST_SHARE/selftests/lib/lib.sh"
 modprobe -r rxe_sr 2>/dev/null
 dmesg_mark
@@ -50,6 +51,12 @@ expect_grep "modinfo documents sr_pipe_psns" "^parm: +sr_pipe_psns:.*0\.\.1024" 
 refused sr_pipe_psns 1025
 check "load with no FaSR pipe" modprobe rxe_sr recovery=fasr sr_pipe_psns=0
 expect_grep "the pipe is in effect" "FaSR pipe: 0 PSNs" "$(dmesg | tail -n 5)"
+modprobe -r rxe_sr
+expect_grep "modinfo documents gbn_window_psns" "^parm: +gbn_window_psns:.*128\.\.1024" "$info"
+refused gbn_window_psns 127
+refused gbn_window_psns 1025
+check "load with a long go-back-N window" modprobe rxe_sr gbn_window_psns=1024
+expect_grep "the window is in effect" "go-back-N window: 1024 PSNs" "$(dmesg | tail -n 5)"
 modprobe -r rxe_sr
 expect_grep "modinfo documents dev_inflight_psns" "^parm: +dev_inflight_psns:.*0\.\.4194304" "$info"
 refused dev_inflight_psns 4194305

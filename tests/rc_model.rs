@@ -25,6 +25,7 @@
 
 include!("harness/rc_net.rs");
 
+use rxe_sr::proto::rc::SR_MAX_UNACKED_PSNS;
 use rxe_sr::proto::rc::responder::SRQ_RECV_WINDOW;
 use rxe_sr::uabi::cqe::WcEx;
 
@@ -92,6 +93,8 @@ struct Schedule {
     fec: Option<FecParams>,
     /// B's FEC setting, when A's is on.
     fec_b: Option<FecParams>,
+    /// A's window in the standard format (`gbn_window_psns`).
+    gbn_window: u32,
 }
 
 impl Schedule {
@@ -133,6 +136,7 @@ impl Schedule {
         let short_recv = (recvs > 0 && r.below(8) == 0).then(|| r.below(recvs as u64) as usize);
         let revoke_at = (r.below(8) == 0).then(|| r.below(200));
         let srq = r.below(4) == 0;
+        let gbn_window = r.pick(&[MAX_UNACKED_PSNS, MAX_UNACKED_PSNS, 160, SR_MAX_UNACKED_PSNS]);
         Schedule {
             service,
             scheme,
@@ -146,6 +150,7 @@ impl Schedule {
             srq,
             fec: None,
             fec_b: None,
+            gbn_window,
         }
     }
 
@@ -181,6 +186,12 @@ fn run(s: &Schedule) -> (Net, bool) {
         n.b.resp = Responder::new(epsn, vec![None; MAX_RD_RES], sr, vec![None; window]).with_fec(s.fec_b.is_some());
     }
     SRNIC_DELAY_US.set(0);
+    if s.gbn_window != n.a.cfg.gbn_window {
+        n.a.cfg.gbn_window = s.gbn_window;
+        let psn = n.a.req.una();
+        let sr = setup(s.scheme).filter(|_| s.service == Service::Rc).map(|x| Box::new(ReqSr::new(x, psn)));
+        n.a.req = Requester::new(vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 64], psn, &n.a.cfg, sr);
+    }
     n.b.mem.region(0x100)[READ_SRC_OFF..READ_SRC_OFF + MAX_LEN as usize].copy_from_slice(&data_of(999, MAX_LEN));
     let mut recv_k = 0;
     for (i, &op) in s.ops.iter().enumerate() {

@@ -92,6 +92,7 @@ pub(crate) fn config(
         sig_all: shape.sq_sig_type == SigType::AllWr,
         port: 1,
         fec: false,
+        gbn_window: crate::kx::rxe::moduleparam::gbn_window_psns(),
     })
 }
 

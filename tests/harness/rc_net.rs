@@ -20,7 +20,7 @@ use rxe_sr::proto::recovery::RtoConfig;
 type Resp = Responder<Vec<Option<RdRes>>, Vec<Option<RecvSlot>>, Box<RespSr>>;
 type Req = Requester<Vec<SqEntry>, Box<ReqSr>>;
 use rxe_sr::proto::rc::{
-    AtomicOp, Fatal, PayloadSrc, RcConfig, RcEnv, RcEvent, RemoteErr, RemoteOp, Service, TxError,
+    AtomicOp, Fatal, PayloadSrc, RcConfig, RcEnv, RcEvent, RemoteErr, RemoteOp, Service, TxError, MAX_UNACKED_PSNS,
 };
 use rxe_sr::proto::recovery::Counters;
 use rxe_sr::proto::wire::caps::RequesterState;
@@ -466,6 +466,7 @@ impl Side {
             sig_all: true,
             port: 1,
             fec: fec.is_some(),
+            gbn_window: MAX_UNACKED_PSNS,
         };
         let slots = vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 64];
         let sq_psn = Psn::new(100 + qpn);

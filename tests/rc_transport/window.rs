@@ -532,3 +532,75 @@ fn only_an_sr_acknowledgment_the_requester_takes_sets_its_window() {
     assert_eq!(n.a.req.sr().unwrap().window(), SR_ASSUMED_WINDOW_PSNS);
     assert_eq!(n.a.req.window(), MAX_UNACKED_PSNS);
 }
+
+/// A go-back-N requester (A) whose window is `window`, as `gbn_window_psns` sets it, and
+/// its go-back-N peer, over `link`.
+fn gbn_window_net(window: u32, link: Link) -> Net {
+    let mut n = Net::new(Service::Rc, 256, link);
+    n.a.cfg.gbn_window = window;
+    n.a.req = Requester::new(
+        vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 64],
+        Psn::new(100 + 17),
+        &n.a.cfg,
+        None,
+    );
+    n
+}
+
+/// Runs `n` to the end; checks that A's 16 long WRITEs succeeded and placed `data`, in the
+/// standard format on both sides.
+fn finish_long_writes(n: &mut Net, data: &[u8], what: &str) {
+    assert!(n.run(5_000_000), "{what}");
+    assert_eq!(n.a.send_cqes.len(), 16, "{what}");
+    assert!(
+        n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success),
+        "{what}"
+    );
+    assert!(
+        n.b.mem.region(0x200)[..] == data[..],
+        "{what}: the WRITEs' bytes"
+    );
+    assert_eq!((n.a.sr_packets, n.b.sr_packets), (0, 0), "{what}");
+}
+
+#[test]
+fn a_go_back_n_requester_keeps_its_configured_window() {
+    // Below rdma_rxe's window or above the SR window, the setting is clamped.
+    for (window, want) in [
+        (128, 128),
+        (512, 512),
+        (1024, 1024),
+        (16, 128),
+        (4096, 1024),
+    ] {
+        let mut n = gbn_window_net(window, Link::CLEAN);
+        let data = post_long_writes(&mut n);
+        let sent = n.send(true);
+        assert_eq!(sent.len(), want as usize, "window {window}");
+        assert_eq!(n.a.req.window(), want, "window {window}");
+        let most = most_outstanding(&mut n, sent);
+        assert_eq!(most, want, "window {window}");
+        finish_long_writes(&mut n, &data, &format!("window {window}"));
+        assert_eq!(
+            n.a.req.counters.resent_pkts, 0,
+            "window {window}: a lossless run"
+        );
+    }
+    // Over a link that loses, duplicates and reorders, going back over the longer window
+    // still places every byte.
+    for (window, seed) in [(512, 3), (1024, 5), (1024, 11)] {
+        let link = Link {
+            loss_ppm: 20_000,
+            dup_ppm: 10_000,
+            reorder_ppm: 10_000,
+            seed,
+        };
+        let mut n = gbn_window_net(window, link);
+        let data = post_long_writes(&mut n);
+        finish_long_writes(&mut n, &data, &format!("window {window}, seed {seed}"));
+        assert!(
+            n.a.req.counters.resent_pkts > 0,
+            "window {window}: nothing was lost"
+        );
+    }
+}

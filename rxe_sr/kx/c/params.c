@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rxe_sr: the module's parameters (recovery=, the SR pool sizes, sr_pipe_psns,
+ * rxe_sr: the module's parameters (recovery=, the SR pool sizes, sr_pipe_psns, gbn_window_psns,
  * dev_inflight_psns, max_objects, fec_unit, fec_depth) and the per-device sysfs attributes
  * `recovery` and `fec`. C because
  * 6.12's `module!` macro declares no parameters and an attribute group is a static table built
@@ -22,6 +22,7 @@ struct rxe_sr_params rxe_sr_params = {
 	.sr_pool_blocks = 70,
 	.melo_pool_blocks = 128,
 	.sr_pipe_psns = 256,
+	.gbn_window_psns = 128,
 	.dev_inflight_psns = 256,
 	.max_objects = 0,
 	.fec_unit = 0,
@@ -139,6 +140,11 @@ module_param_named(sr_pipe_psns, rxe_sr_params.sr_pipe_psns, uint, 0444);
 MODULE_PARM_DESC(sr_pipe_psns,
 	"FaSR: PSNs a requester sends past the highest PSN known received (READ requests "
 	"excepted), 0..1024 (0: the SR window alone; default 256)");
+
+module_param_named(gbn_window_psns, rxe_sr_params.gbn_window_psns, uint, 0444);
+MODULE_PARM_DESC(gbn_window_psns,
+	"Every scheme in the standard format (go-back-N): PSNs a requester lets be "
+	"outstanding past the oldest unacknowledged one, 128..1024 (default 128, rdma_rxe's)");
 
 module_param_named(dev_inflight_psns, rxe_sr_params.dev_inflight_psns, uint, 0444);
 MODULE_PARM_DESC(dev_inflight_psns,

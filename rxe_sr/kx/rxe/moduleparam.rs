@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The module parameters (include/linux/moduleparam.h): `recovery`, the SR pool sizes,
-//! FaSR's pipe, the device's in-flight budget, `max_objects` and the FEC shim's.
+//! FaSR's pipe, the go-back-N window, the device's in-flight budget, `max_objects` and the FEC shim's.
 //!
 //! 6.12's `module!` macro declares no parameters, so kx/c/params.c declares them, as fields
 //! of one C struct read here: `recovery` with `module_param_cb`, whose setter and getter
@@ -52,6 +52,11 @@ pub(crate) fn pool_sizes() -> PoolSizes {
 /// `sr_pipe_psns` as given at load (not yet checked).
 pub(crate) fn sr_pipe_psns() -> u32 {
     values().sr_pipe_psns
+}
+
+/// `gbn_window_psns` as given at load (not yet checked).
+pub(crate) fn gbn_window_psns() -> u32 {
+    values().gbn_window_psns
 }
 
 /// `dev_inflight_psns` as given at load (not yet checked).

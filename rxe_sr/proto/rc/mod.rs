@@ -73,6 +73,9 @@ pub struct RcConfig {
     /// The device runs the FEC shim: the requester offers repairs (RC, once the SR
     /// exchange is decided), the responder takes them.
     pub fec: bool,
+    /// Requester: PSNs outstanding past UNACK in the standard format (go-back-N), at least
+    /// [`MAX_UNACKED_PSNS`] and at most [`SR_MAX_UNACKED_PSNS`] (clamped).
+    pub gbn_window: u32,
 }
 
 /// Where a packet's payload comes from.
@@ -314,8 +317,9 @@ pub const MAX_PKT_PER_ACK: u32 = 64;
 /// drew an acknowledgment for every four data packets.
 pub const ACK_COALESCE_PKTS: u32 = 16;
 
-/// PSNs the requester lets be outstanding in the standard format (rdma_rxe's
-/// RXE_MAX_UNACKED_PSNS): go-back-N resends all of them after a loss, so it stays small.
+/// PSNs the requester lets be outstanding in the standard format unless the module
+/// parameter `gbn_window_psns` says more (rdma_rxe's RXE_MAX_UNACKED_PSNS): go-back-N
+/// resends all of them after a loss, so it stays small on a short path.
 pub const MAX_UNACKED_PSNS: u32 = 128;
 
 /// The most PSNs this requester lets be outstanding once the peer agreed to the SR format,

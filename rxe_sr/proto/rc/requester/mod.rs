@@ -7,7 +7,7 @@
 //! time: one PSN per packet of a SEND or RDMA WRITE, one per expected response packet of
 //! an RDMA READ, one for an atomic. The requester walks the ring with a send cursor
 //! (`next`, `next_pkt`), stopping at the unacknowledged-PSN window ([`MAX_UNACKED_PSNS`]
-//! in the standard format; in the SR format the window the peer advertises in its SR
+//! in the standard format unless `RcConfig::gbn_window` is larger; in the SR format the window the peer advertises in its SR
 //! acknowledgments, at most [`SR_MAX_UNACKED_PSNS`]), at the RDMA READ/atomic limit, at a
 //! fence, or while an RNR NAK's delay runs.
 //!
@@ -51,7 +51,7 @@ use core::num::NonZeroU32;
 use core::ops::DerefMut;
 
 use crate::proto::psn::Psn;
-use crate::proto::rc::{RcConfig, RcEnv, RcEvent};
+use crate::proto::rc::{RcConfig, RcEnv, RcEvent, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS};
 use crate::proto::recovery::gbn::Gbn;
 use crate::proto::recovery::RtoConfig;
 use crate::proto::wire::fec_caps::FecRequesterCaps;
@@ -128,6 +128,8 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     admitted_end: Psn,
     /// Go-back-N: the engine while the format is standard RoCEv2.
     engine: Gbn,
+    /// The window in the standard format (`RcConfig::gbn_window`, clamped).
+    gbn_window: u32,
     /// Selective retransmission (`None`: standard RoCEv2 only).
     sr: Option<E>,
     /// MSN-ETH numbers for the next message that consumes a receive WQE (SEND, RDMA WRITE
@@ -228,6 +230,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             sent_high: sq_psn,
             admitted_end: sq_psn,
             engine: Gbn::new(sq_psn, sq_psn, rto),
+            gbn_window: cfg.gbn_window.clamp(MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS),
             sr,
             recv_msn: 0,
             read_msn: 0,

@@ -14,7 +14,7 @@ use super::TX_BUSY_WAIT_US;
 use crate::proto::psn::Psn;
 use crate::proto::rc::dev_inflight::ADMIT_CHUNK_PSNS;
 use crate::proto::rc::responder::RECV_WINDOW;
-use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent, Service, MAX_UNACKED_PSNS};
+use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent, Service};
 use crate::proto::recovery::ReqEvent;
 use crate::proto::wire::caps::CapAnswer;
 use crate::uabi::send_wqe::{SendFlags, SendOp};
@@ -70,14 +70,16 @@ impl From<Stall> for Halt {
 }
 
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
-    /// The PSNs the requester lets be outstanding past UNACK: [`MAX_UNACKED_PSNS`] in the
-    /// standard format, in the SR format the window in use with the peer
+    /// The PSNs the requester lets be outstanding past UNACK: in the standard format the
+    /// go-back-N window (`RcConfig::gbn_window`,
+    /// [`MAX_UNACKED_PSNS`](crate::proto::rc::MAX_UNACKED_PSNS) by default), in the
+    /// SR format the window in use with the peer
     /// ([`ReqSr::window`]: the peer's advertised one, at most
     /// [`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)).
     pub fn window(&self) -> u32 {
         match self.sr.as_deref() {
             Some(sr) if sr.active => sr.window(),
-            _ => MAX_UNACKED_PSNS,
+            _ => self.gbn_window,
         }
     }
 
@@ -212,12 +214,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if rc && !is_read && self.pipe_full(psn) {
             return Some(Stall::Pipe);
         }
-        if rc
-            && is_read
-            && window > MAX_UNACKED_PSNS as i32
-            && psn != una
-            && e.end_psn().diff(una) > window
-        {
+        if rc && is_read && self.sr_active() && psn != una && e.end_psn().diff(una) > window {
             // SR format: a READ's responses all fall inside the window, where they are
             // placed out of order (read_response.rs). A READ longer than the window goes
             // once it is the oldest request.
