@@ -8,12 +8,13 @@
 #    taken and sent repairs, each guest received repairs, nothing was rebuilt, nothing was
 #    malformed.
 # 2. The same under 2% loss on both egresses: losses were rebuilt (fec_rebuilt > 0).
-# 3. gbn, unit 8 depth 4, under bursts (netem's Gilbert-Elliott model): rebuilt too.
+# 3. gbn with a window of 1024 PSNs, unit 8 depth 4, under bursts (netem's Gilbert-Elliott
+#    model): rebuilt too.
 # 4. gbn, unit 32 depth 1, under 5% loss: units lost two or more packets
 #    (fec_unrepairable > 0), which the transport recovered; each receiving side asked for
 #    more redundancy and each requester took the ask.
-# 5. A standard peer: g1 runs FEC, g2 rdma_rxe (then rxe_sr without FEC): g1 sends no
-#    repair, and g2's capture holds no datagram starting with 0x1F.
+# 5. A standard peer: g1 runs FEC with a go-back-N window of 1024 PSNs, g2 rdma_rxe (then
+#    rxe_sr without FEC): g1 sends no repair, and g2's capture holds no datagram starting with 0x1F.
 # 6. The device attribute `fec`: "8:2" written on a device loaded without FEC turns it on
 #    for the QPs connected after (repairs sent and rebuilt under 2% loss), "off" off again;
 #    it reads back what was written, and anything else is refused.
@@ -25,13 +26,14 @@
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 trap 'log "counters at exit: $(rdma statistic show link sr0/1 2>/dev/null)"' EXIT
 
-# fec_up SCHEME UNIT DEPTH: rxe_sr as sr0 with the scheme and FEC parameters.
+# fec_up SCHEME UNIT DEPTH [PARAM=VALUE...]: rxe_sr as sr0 with the scheme, FEC
+# parameters and any other module parameters.
 fec_up() {
   modprobe -r rxe_sr rdma_rxe 2>/dev/null
   dmesg_mark
   check "load the verbs core" load_rdma_core
-  check "load rxe_sr recovery=$1 fec_unit=$2 fec_depth=$3" \
-    modprobe rxe_sr recovery="$1" fec_unit="$2" fec_depth="$3"
+  check "load rxe_sr recovery=$1 fec_unit=$2 fec_depth=$3 ${*:4}" \
+    modprobe rxe_sr recovery="$1" fec_unit="$2" fec_depth="$3" "${@:4}"
   check "rdma link add sr0" rdma link add sr0 type rxe_sr netdev eth0
   check "port ACTIVE" wait_port_active sr0
 }
@@ -70,7 +72,7 @@ for scheme in gbn fasr; do
   sr_down_clean
 done
 
-fec_up gbn 8 4
+fec_up gbn 8 4 gbn_window_psns=1024
 verify "loss gemodel 1% 30% 70% 0%" gbn-bursts
 sync_point counted-bursts
 at_least fec_rebuilt 1 "gbn under bursts"
@@ -89,7 +91,7 @@ sr_down_clean
 
 for peer in rdma_rxe plain; do
   if is_server; then
-    fec_up gbn 8 2
+    fec_up gbn 8 2 gbn_window_psns=1024
     dev=sr0
   else
     if [ $peer = rdma_rxe ]; then

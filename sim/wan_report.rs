@@ -2,8 +2,8 @@
 //! `bench-report --wan CSV OUTDIR`: the long-haul sweep's tables and plots. Reads
 //! `driver,rtt_ms,loss,rep,gbps,fct_p50_ms,fct_p99_ms` (one row per run; an empty figure is
 //! a failed part of a run) and prints, per round trip time, the median goodput of every
-//! driver at every loss, its same-run ratios to rdma_rxe and to rxe_sr's go-back-N, its
-//! ratio to the driver's own lossless goodput at RTT 0 (what the window leaves of the
+//! driver at every loss, its same-run ratios to rdma_rxe, to rxe_sr's go-back-N and, with
+//! FEC, to the same driver without it, its ratio to the driver's own lossless goodput at RTT 0 (what the window leaves of the
 //! link), and the medians of the runs' 1 MiB message completion times (p50 and p99) with
 //! the p99's ratio to the driver's own lossless p99 at that RTT. One PNG per RTT: goodput
 //! against the (Bernoulli) loss rate, 1.0 the driver's lossless goodput at RTT 0.
@@ -81,6 +81,16 @@ impl Sweep {
         s
     }
 
+    /// The width of the driver column: the longest driver name.
+    fn width(&self) -> usize {
+        self.drivers
+            .iter()
+            .map(|d| d.len())
+            .max()
+            .unwrap_or(0)
+            .max(13)
+    }
+
     fn runs(&self, rtt: &str, loss: &str, d: &str) -> Option<&Vec<Run>> {
         self.cells
             .get(&(rtt.to_string(), loss.to_string(), d.to_string()))
@@ -125,7 +135,7 @@ pub(crate) fn wan_report(csv: &str, outdir: &str) {
     let s = Sweep::parse(&read_csv(csv));
     let header = |what: &str| {
         println!("--- {what} ---");
-        print!("{:<13}", "driver");
+        print!("{:<w$}", "driver", w = s.width());
         for l in &s.losses {
             print!(
                 " {:>9} ",
@@ -143,10 +153,11 @@ pub(crate) fn wan_report(csv: &str, outdir: &str) {
         for d in &s.drivers {
             let f = |fig| s.med("0", "0", d, fig);
             println!(
-                "{d:<13} goodput {} Gb/s, 1 MiB WRITE p50 {} ms p99 {} ms",
+                "{d:<w$} goodput {} Gb/s, 1 MiB WRITE p50 {} ms p99 {} ms",
                 cell(f(Fig::Gbps), 4, s.fails("0", "0", d, Fig::Gbps), true),
                 cell(f(Fig::P50), 1, s.fails("0", "0", d, Fig::P50), true),
-                cell(f(Fig::P99), 1, s.fails("0", "0", d, Fig::P99), true)
+                cell(f(Fig::P99), 1, s.fails("0", "0", d, Fig::P99), true),
+                w = s.width()
             );
         }
     }
@@ -155,7 +166,7 @@ pub(crate) fn wan_report(csv: &str, outdir: &str) {
         let table = |what: &str, fig: Fig, prec: usize| {
             header(what);
             for d in &s.drivers {
-                print!("{d:<13}");
+                print!("{d:<w$}", w = s.width());
                 for l in &s.losses {
                     let ran = s.runs(rtt, l, d).is_some();
                     print!(
@@ -179,7 +190,7 @@ pub(crate) fn wan_report(csv: &str, outdir: &str) {
                 .iter()
                 .filter(|d| *d != reference && *d != "rdma_rxe")
             {
-                print!("{d:<13}");
+                print!("{d:<w$}", w = s.width());
                 for l in &s.losses {
                     let g = |x: &str| s.med(rtt, l, x, Fig::Gbps);
                     print!(" {}", ratio(g(d), g(reference)));
@@ -187,9 +198,10 @@ pub(crate) fn wan_report(csv: &str, outdir: &str) {
                 println!();
             }
         }
+        fec_gain(&s, rtt, &header);
         header("goodput: ratio to the driver's own lossless goodput at RTT 0");
         for d in &s.drivers {
-            print!("{d:<13}");
+            print!("{d:<w$}", w = s.width());
             for l in &s.losses {
                 print!(
                     " {}",
@@ -210,7 +222,7 @@ pub(crate) fn wan_report(csv: &str, outdir: &str) {
         );
         header("p99: ratio to the driver's own lossless p99 at this RTT");
         for d in &s.drivers {
-            print!("{d:<13}");
+            print!("{d:<w$}", w = s.width());
             for l in &s.losses {
                 print!(
                     " {}",
@@ -238,6 +250,42 @@ pub(crate) fn wan_report(csv: &str, outdir: &str) {
     if !failed.is_empty() {
         println!("\nFAILED RUNS (cells marked ! have their median over the runs that succeeded):");
         println!("{}", failed.join("\n"));
+    }
+}
+
+/// The driver `d` names without its FEC parameters (`+fec_unit=N`, `+fec_depth=D`), or
+/// `None` when it names none.
+fn without_fec(d: &str) -> Option<String> {
+    let parts: Vec<&str> = d.split('+').collect();
+    let kept: Vec<&str> = parts
+        .iter()
+        .copied()
+        .filter(|p| !p.starts_with("fec_unit=") && !p.starts_with("fec_depth="))
+        .collect();
+    (kept.len() < parts.len()).then(|| kept.join("+"))
+}
+
+/// FEC's gain at `rtt`: each driver with FEC against the same driver without it, same run.
+fn fec_gain(s: &Sweep, rtt: &str, header: &dyn Fn(&str)) {
+    let pairs: Vec<(&String, String)> = s
+        .drivers
+        .iter()
+        .filter_map(|d| Some((d, without_fec(d)?)))
+        .filter(|(_, base)| s.drivers.contains(base))
+        .collect();
+    if pairs.is_empty() {
+        return;
+    }
+    header("goodput: ratio to the same driver without FEC (same run)");
+    for (d, base) in pairs {
+        print!("{d:<w$}", w = s.width());
+        for l in &s.losses {
+            print!(
+                " {}",
+                ratio(s.med(rtt, l, d, Fig::Gbps), s.med(rtt, l, &base, Fig::Gbps))
+            );
+        }
+        println!();
     }
 }
 

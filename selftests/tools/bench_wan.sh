@@ -22,7 +22,7 @@ TEST_INDEX=bench_wan
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 read -r -a rtts <<< "${BENCH_WAN_RTTS:-20 40 80}"
 read -r -a losses <<< "${BENCH_WAN_LOSSES:-0 0.001 0.01 0.1 1 ge30 ge70}"
-read -r -a drivers <<< "${BENCH_WAN_DRIVERS:-rdma_rxe gbn fasr srnic gbn+fec_unit=32+fec_depth=4 fasr+fec_unit=32+fec_depth=4}"
+read -r -a drivers <<< "${BENCH_WAN_DRIVERS:-rdma_rxe gbn gbn+gbn_window_psns=1024 fasr srnic gbn+gbn_window_psns=1024+fec_unit=32+fec_depth=4 fasr+fec_unit=32+fec_depth=4}"
 reps=${BENCH_WAN_REPS:-3}
 secs=${BENCH_WAN_SECS:-10}
 iters=${BENCH_WAN_FCT_ITERS:-30}
