@@ -14,7 +14,8 @@
 #    (fec_unrepairable > 0), which the transport recovered; each receiving side asked for
 #    more redundancy and each requester took the ask.
 # 5. A standard peer: g1 runs FEC with a go-back-N window of 1024 PSNs, g2 rdma_rxe (then
-#    rxe_sr without FEC): g1 sends no repair, and g2's capture holds no datagram starting with 0x1F.
+#    rxe_sr without FEC): g1 sends no repair, and g2's capture holds no datagram starting
+#    with 0x1F.
 # 6. The device attribute `fec`: "8:2" written on a device loaded without FEC turns it on
 #    for the QPs connected after (repairs sent and rebuilt under 2% loss), "off" off again;
 #    it reads back what was written, and anything else is refused.

@@ -3,8 +3,8 @@
 //! `driver,rtt_ms,loss,rep,gbps,fct_p50_ms,fct_p99_ms` (one row per run; an empty figure is
 //! a failed part of a run) and prints, per round trip time, the median goodput of every
 //! driver at every loss, its same-run ratios to rdma_rxe, to rxe_sr's go-back-N and, with
-//! FEC, to the same driver without it, its ratio to the driver's own lossless goodput at RTT 0 (what the window leaves of the
-//! link), and the medians of the runs' 1 MiB message completion times (p50 and p99) with
+//! FEC, to the same driver without it, its ratio to the driver's own lossless goodput at
+//! RTT 0 (what the window leaves of the link), and the medians of the runs' 1 MiB message completion times (p50 and p99) with
 //! the p99's ratio to the driver's own lossless p99 at that RTT. One PNG per RTT: goodput
 //! against the (Bernoulli) loss rate, 1.0 the driver's lossless goodput at RTT 0.
 

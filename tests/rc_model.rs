@@ -188,9 +188,7 @@ fn run(s: &Schedule) -> (Net, bool) {
     SRNIC_DELAY_US.set(0);
     if s.gbn_window != n.a.cfg.gbn_window {
         n.a.cfg.gbn_window = s.gbn_window;
-        let psn = n.a.req.una();
-        let sr = setup(s.scheme).filter(|_| s.service == Service::Rc).map(|x| Box::new(ReqSr::new(x, psn)));
-        n.a.req = Requester::new(vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 64], psn, &n.a.cfg, sr);
+        n.restart_a_requester(64, setup(s.scheme).filter(|_| s.service == Service::Rc));
     }
     n.b.mem.region(0x100)[READ_SRC_OFF..READ_SRC_OFF + MAX_LEN as usize].copy_from_slice(&data_of(999, MAX_LEN));
     let mut recv_k = 0;

@@ -632,6 +632,16 @@ struct Reposts {
 }
 
 impl Net {
+    /// Builds A's requester again as the QP's creation would, with A's configuration as it
+    /// is now: a send ring of `slots` entries and the SR state `sr` (`None`: the standard
+    /// format only).
+    fn restart_a_requester(&mut self, slots: usize, sr: Option<SrSetup>) {
+        let psn = Psn::new(100 + self.a.cfg.qpn);
+        let empty = SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0));
+        let sr = sr.map(|s| Box::new(ReqSr::new(s, psn)));
+        self.a.req = Requester::new(vec![empty; slots], psn, &self.a.cfg, sr);
+    }
+
     fn new(service: Service, pmtu: u32, link: Link) -> Net {
         Net::with_schemes(service, pmtu, link, Scheme::Gbn, Scheme::Gbn)
     }

@@ -123,14 +123,7 @@ fn fasr_reads_are_bound_by_the_window_and_their_responses_move_the_pipe() {
     // the pipe measured from UNACK, while the missing response is asked for again.
     let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, Scheme::Fasr, Scheme::Fasr);
     n.a.cfg.max_rd_atomic = 16;
-    let psn = Psn::new(100 + 17);
-    let sr = setup(Scheme::Fasr).map(|s| Box::new(ReqSr::new(s, psn)));
-    n.a.req = Requester::new(
-        vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 1024],
-        psn,
-        &n.a.cfg,
-        sr,
-    );
+    n.restart_a_requester(1024, setup(Scheme::Fasr));
     let op = SendOp::RdmaWrite {
         remote: Remote {
             addr: 0x20_0000,
@@ -236,14 +229,7 @@ fn fasr_keeps_its_pipe_short_and_sends_on_past_a_hole_at_unack() {
     // SR window (a full SR window in flight is a long queue in front of every repair); SACKs
     // past a missing UNACK let it send on, within the SR window.
     let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, Scheme::Fasr, Scheme::Fasr);
-    let psn = Psn::new(100 + 17);
-    let sr = setup(Scheme::Fasr).map(|s| Box::new(ReqSr::new(s, psn)));
-    n.a.req = Requester::new(
-        vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 1024],
-        psn,
-        &n.a.cfg,
-        sr,
-    );
+    n.restart_a_requester(1024, setup(Scheme::Fasr));
     let mut posted = 0;
     post_small_writes(&mut n, &mut posted, 4);
     assert!(n.run(100_000));
@@ -305,13 +291,9 @@ fn fasr_without_a_pipe_sends_the_whole_sr_window() {
     // sr_pipe_psns=0: no pipe, the SR window from UNACK alone bounds what is in flight.
     // (PMTU 256: the 900 WRITEs of 1 KiB are 3600 PSNs, more than the window.)
     let mut n = Net::with_schemes(Service::Rc, 256, Link::CLEAN, Scheme::Fasr, Scheme::Fasr);
-    let psn = Psn::new(100 + 17);
-    let sr = setup(Scheme::Fasr).map(|s| Box::new(ReqSr::new(SrSetup { pipe_psns: 0, ..s }, psn)));
-    n.a.req = Requester::new(
-        vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 1024],
-        psn,
-        &n.a.cfg,
-        sr,
+    n.restart_a_requester(
+        1024,
+        setup(Scheme::Fasr).map(|s| SrSetup { pipe_psns: 0, ..s }),
     );
     let mut posted = 0;
     // The switch to the SR format, then SR acknowledgments: the peer's window is known.

@@ -43,12 +43,7 @@ fn rnr_nak_then_retry_when_a_receive_is_posted() {
 fn rnr_retry_exceeded_is_reported() {
     let mut n = Net::new(Service::Rc, 1024, Link::CLEAN);
     n.a.cfg.rnr_retry = 2;
-    n.a.req = Requester::new(
-        vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 8],
-        Psn::new(117),
-        &n.a.cfg,
-        None,
-    );
+    n.restart_a_requester(8, None);
     n.post(
         true,
         wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 100),
@@ -133,14 +128,7 @@ fn sr_sends_stay_inside_the_receive_window() {
             seed: 21,
         };
         let mut n = Net::with_schemes(Service::Rc, 1024, link, scheme, scheme);
-        let psn = Psn::new(100 + 17);
-        let sr = setup(scheme).map(|s| Box::new(ReqSr::new(s, psn)));
-        n.a.req = Requester::new(
-            vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 512],
-            psn,
-            &n.a.cfg,
-            sr,
-        );
+        n.restart_a_requester(512, setup(scheme));
         let len = 200usize;
         for i in 0..300u64 {
             let off = i as usize * 256;

@@ -322,14 +322,7 @@ fn the_in_flight_budget_admits_a_long_message_a_chunk_at_a_time() {
 fn sr_window_net(scheme: Scheme, advertised: Option<u8>) -> Net {
     let mut n = Net::with_schemes(Service::Rc, 256, Link::CLEAN, scheme, scheme);
     n.b_window_log2 = advertised;
-    let psn = Psn::new(100 + 17);
-    let sr = setup(scheme).map(|s| Box::new(ReqSr::new(SrSetup { pipe_psns: 0, ..s }, psn)));
-    n.a.req = Requester::new(
-        vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 64],
-        psn,
-        &n.a.cfg,
-        sr,
-    );
+    n.restart_a_requester(64, setup(scheme).map(|s| SrSetup { pipe_psns: 0, ..s }));
     n
 }
 
@@ -529,12 +522,7 @@ fn only_an_sr_acknowledgment_the_requester_takes_sets_its_window() {
 fn gbn_window_net(window: u32, link: Link) -> Net {
     let mut n = Net::new(Service::Rc, 256, link);
     n.a.cfg.gbn_window = window;
-    n.a.req = Requester::new(
-        vec![SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0)); 64],
-        Psn::new(100 + 17),
-        &n.a.cfg,
-        None,
-    );
+    n.restart_a_requester(64, None);
     n
 }
 

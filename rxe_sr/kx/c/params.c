@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rxe_sr: the module's parameters (recovery=, the SR pool sizes, sr_pipe_psns, gbn_window_psns,
- * dev_inflight_psns, max_objects, fec_unit, fec_depth) and the per-device sysfs attributes
- * `recovery` and `fec`. C because
- * 6.12's `module!` macro declares no parameters and an attribute group is a static table built
- * by C macros; Rust parses and names the scheme (kx/moduleparam.rs) and checks the sizes at
- * load. Moves to Rust once the kernel crate declares parameters and attributes.
+ * rxe_sr: the module's parameters (recovery=, the SR pool sizes, sr_pipe_psns,
+ * gbn_window_psns, dev_inflight_psns, max_objects, fec_unit, fec_depth) and the per-device
+ * sysfs attributes `recovery` and `fec`. C because 6.12's `module!` macro declares no
+ * parameters and an attribute group is a static table built by C macros; Rust parses and
+ * names the scheme (kx/moduleparam.rs) and checks the sizes at load. Moves to Rust once
+ * the kernel crate declares parameters and attributes.
  */
 #include <linux/module.h>
 #include <linux/moduleparam.h>

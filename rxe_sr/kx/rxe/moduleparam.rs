@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The module parameters (include/linux/moduleparam.h): `recovery`, the SR pool sizes,
-//! FaSR's pipe, the go-back-N window, the device's in-flight budget, `max_objects` and the FEC shim's.
+//! FaSR's pipe, the go-back-N window, the device's in-flight budget, `max_objects` and the
+//! FEC shim's.
 //!
 //! 6.12's `module!` macro declares no parameters, so kx/c/params.c declares them, as fields
 //! of one C struct read here: `recovery` with `module_param_cb`, whose setter and getter
