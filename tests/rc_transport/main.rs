@@ -18,11 +18,13 @@
 //! - `selective`: selective retransmission of WRITE streams, lost resends, probes;
 //! - `fasr`: FaSR's resends, FNACKs and pipe;
 //! - `fec`: the FEC shim between the QPs;
-//! - `forged`: forged packets among the real ones.
+//! - `forged`: forged packets among the real ones;
+//! - `long_path`: WRITE streams over a long fat path (`harness/rc_wan.rs`).
 //!
 //! `common` holds the helpers they share.
 
 include!("../harness/rc_net.rs");
+include!("../harness/rc_wan.rs");
 
 mod common;
 mod delivery;
@@ -31,6 +33,7 @@ mod errors;
 mod fasr;
 mod fec;
 mod forged;
+mod long_path;
 mod operations;
 mod read_repairs;
 mod reads;

@@ -16,9 +16,10 @@
 //! atomic whole, as one request asks for all its responses), before the chunk's first
 //! packet (and before the packet ahead of it, which goes without AckReq only if more
 //! follows: [`crate::proto::rc::RcEnv::admit`]); resends take nothing. What it holds is its
-//! PSNs from UNACK to the end of the last chunk admitted
-//! ([`crate::proto::rc::requester::Requester::admitted_psns`]): the caller settles that
-//! after each step ([`Inflight::settle`]), which gives back what was acknowledged.
+//! PSNs not known received, from UNACK (or from past what a SACK reported) to the end of
+//! the last chunk admitted ([`crate::proto::rc::requester::Requester::admitted_psns`]): the
+//! caller settles that after each step ([`Inflight::settle`]), which gives back what was
+//! acknowledged.
 //! A chunk is admitted while fewer than the budget are in flight, so the sum passes the
 //! budget by less than a chunk per QP admitted at the same instant, and one long message
 //! (a 2 GiB WRITE is 2M PSNs at a 1 KiB MTU) shares the budget with the device's other QPs

@@ -124,7 +124,7 @@ pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr
     /// The highest PSN range ever sent ends here (new packets vs resent).
     sent_high: Psn,
     /// The messages the device's in-flight budget admitted end here (RC): what the
-    /// requester holds of it is `[UNACK, admitted_end)` ([`Self::admitted_psns`]).
+    /// requester holds of it ends at `admitted_end` ([`Self::admitted_psns`]).
     admitted_end: Psn,
     /// Go-back-N: the engine while the format is standard RoCEv2.
     engine: Gbn,

@@ -432,11 +432,23 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             && self.recv_window_open(n)
     }
 
-    /// The PSNs this requester holds of the device's in-flight budget: from UNACK to the
-    /// end of the last message admitted (0 once UNACK passed it, as on a UC QP, which
-    /// asks for none).
+    /// The PSNs this requester holds of the device's in-flight budget: those admitted and
+    /// not known received, from UNACK (in the SR format, from past the highest PSN a SACK
+    /// reported) to the end of the last chunk admitted (0 once UNACK passed it, as on a UC
+    /// QP, which asks for none).
+    ///
+    /// Choice: what a SACK reported is off the path, so it holds none of a budget meant
+    /// for the packets on it. Counted from UNACK, a hole held the requester's share while
+    /// its repair took a round trip, and a long path stood idle for most of it.
     pub fn admitted_psns(&self) -> u32 {
-        u32::try_from(self.admitted_end.diff(self.una())).unwrap_or(0)
+        let una = self.una();
+        let from = self
+            .sr
+            .as_deref()
+            .filter(|s| s.active)
+            .and_then(|s| s.received_past(una))
+            .map_or(una, Psn::next);
+        u32::try_from(self.admitted_end.diff(from)).unwrap_or(0)
     }
 
     /// The egress queue refused a packet: sending pauses for [`TX_BUSY_WAIT_US`], and the
