@@ -8,16 +8,29 @@
 //! Each RTT sample (a packet sent once, Karn) measures how many PSNs UNACK moved over the
 //! packet's round trip: `delivered` PSNs in `r` microseconds is a rate, and that rate over
 //! the least round trip is the path's product. A requester held back by its own limit
-//! delivers its whole limit each round trip, so the estimate (and the limit, its
-//! [`ALLOWANCE_GAIN_QUARTERS`] quarters) grows by that gain per round trip until the link, not the
-//! limit, sets the rate; past that point a longer queue lengthens `r` as much as it adds
-//! to `delivered`, and the estimate stays at the path's product.
+//! delivers its whole limit each round trip, so the estimate (and the limit, a gain over
+//! it) grows by about that gain per round trip until the link, not the limit, sets the
+//! rate; past that point a longer queue lengthens `r` as much as it adds to `delivered`,
+//! and the estimate stays at the path's product.
+//!
+//! As BBR's startup, the gain is twice the estimate ([`STARTUP_GAIN_QUARTERS`]) until the
+//! estimate stops growing by a quarter for [`FULL_ROUNDS`] samples, then 5/4
+//! ([`ALLOWANCE_GAIN_QUARTERS`]). A sample's round trip includes the time its message's
+//! packets queue behind it before the acknowledgment that covers it, so a gain of 5/4
+//! alone grew the estimate by less than a tenth per round trip on a long path.
 
 use crate::proto::psn::Psn;
 
 /// The allowance over the estimated product, in quarters: 5/4, enough headroom to grow
 /// while a queue of a quarter of the product at most builds in front of the link.
 pub(super) const ALLOWANCE_GAIN_QUARTERS: u32 = 5;
+
+/// The allowance over the estimated product while the estimate still grows: twice.
+const STARTUP_GAIN_QUARTERS: u32 = 8;
+
+/// Samples in a row that did not grow the estimate by a quarter, after which the path is
+/// taken as filled and the allowance keeps [`ALLOWANCE_GAIN_QUARTERS`].
+const FULL_ROUNDS: u8 = 3;
 
 /// The estimate falls by at most 1/`DECAY` of itself per sample, so a few round trips of
 /// a requester with less to send (the tail of a message, a pause) do not forget the path.
@@ -30,6 +43,10 @@ pub(super) struct PathEstimate {
     min_rtt_us: u64,
     /// The estimated bandwidth-delay product, PSNs (a maximum that decays per sample).
     bdp_psns: u32,
+    /// Startup: the estimate a sample must pass by a quarter to count as growth, and the
+    /// samples in a row that did not ([`FULL_ROUNDS`] of them end the startup).
+    grown_from: u32,
+    flat_rounds: u8,
 }
 
 impl PathEstimate {
@@ -37,6 +54,8 @@ impl PathEstimate {
         PathEstimate {
             min_rtt_us: 0,
             bdp_psns: 0,
+            grown_from: 0,
+            flat_rounds: 0,
         }
     }
 
@@ -51,6 +70,25 @@ impl PathEstimate {
         let bdp = u32::try_from(delivered.saturating_mul(self.min_rtt_us) / r).unwrap_or(u32::MAX);
         let decayed = self.bdp_psns - self.bdp_psns / DECAY;
         self.bdp_psns = bdp.max(decayed);
+        self.note_growth();
+    }
+
+    /// Startup: whether the last sample grew the estimate by a quarter.
+    fn note_growth(&mut self) {
+        if self.filled() {
+            return;
+        }
+        if u64::from(self.bdp_psns) * 4 >= u64::from(self.grown_from) * 5 && self.bdp_psns != 0 {
+            self.grown_from = self.bdp_psns;
+            self.flat_rounds = 0;
+        } else {
+            self.flat_rounds += 1;
+        }
+    }
+
+    /// Whether the estimate stopped growing: the startup is over.
+    fn filled(&self) -> bool {
+        self.flat_rounds >= FULL_ROUNDS
     }
 
     /// The PSNs the path holds, by the estimate (0 before a sample).
@@ -60,9 +98,14 @@ impl PathEstimate {
     }
 
     /// The PSNs this requester may let be in flight by the path: the estimate with
-    /// [`ALLOWANCE_GAIN_QUARTERS`] headroom.
+    /// [`ALLOWANCE_GAIN_QUARTERS`] headroom ([`STARTUP_GAIN_QUARTERS`] in the startup).
     pub(super) fn allowance(&self) -> u32 {
-        let q = u64::from(self.bdp_psns) * u64::from(ALLOWANCE_GAIN_QUARTERS) / 4;
+        let gain = if self.filled() {
+            ALLOWANCE_GAIN_QUARTERS
+        } else {
+            STARTUP_GAIN_QUARTERS
+        };
+        let q = u64::from(self.bdp_psns) * u64::from(gain) / 4;
         u32::try_from(q).unwrap_or(u32::MAX)
     }
 }
@@ -88,6 +131,31 @@ mod tests {
         }
         assert!((470..=490).contains(&p.bdp_psns()), "bdp {}", p.bdp_psns());
         assert_eq!(p.allowance(), p.bdp_psns() * 5 / 4);
+    }
+
+    #[test]
+    fn starts_at_twice_the_estimate_until_it_stops_growing() {
+        let mut p = PathEstimate::new();
+        let mut una = Psn::new(0);
+        let mut delivered = |p: &mut PathEstimate, n: u32| {
+            let then = una;
+            una = una.add(n);
+            p.sample(10_000, then, una);
+        };
+        delivered(&mut p, 100);
+        assert_eq!(p.allowance(), 200);
+        delivered(&mut p, 200);
+        assert_eq!(p.allowance(), 400);
+        // Three samples in a row that do not grow it by a quarter end the startup.
+        for _ in 0..2 {
+            delivered(&mut p, 240);
+            assert_eq!((p.bdp_psns(), p.allowance()), (240, 480));
+        }
+        delivered(&mut p, 249);
+        assert_eq!((p.bdp_psns(), p.allowance()), (249, 311));
+        // Growth later does not start it again.
+        delivered(&mut p, 400);
+        assert_eq!(p.allowance(), 500);
     }
 
     #[test]
