@@ -72,8 +72,9 @@ impl SideFec {
 
     /// Codes the request packets among `out[from..]` (this side sent them, the peer took
     /// the offer) and puts each repair right after the packet that completed its unit,
-    /// then the repairs of a flush (the side's step ended) at the end.
-    fn code_sent(&mut self, out: &mut Vec<Vec<u8>>, from: usize) {
+    /// then, when the requester has sent all its work (`idle`), the repairs of a flush at
+    /// the end, as the kernel's drive does after a step.
+    fn code_sent(&mut self, out: &mut Vec<Vec<u8>>, from: usize, idle: bool) {
         let sent: Vec<Vec<u8>> = out.drain(from..).collect();
         for bytes in sent {
             let psn = PacketRepr::parse(&bytes)
@@ -88,6 +89,9 @@ impl SideFec {
                 self.repairs_sent += repairs.len() as u64;
                 out.extend(repairs);
             }
+        }
+        if !idle {
+            return;
         }
         let mut repairs = vec![];
         self.enc.flush_idle(&mut |rh, pl| repairs.push(repair_packet(rh, pl)));

@@ -518,7 +518,7 @@ impl Side {
         let from = env.out.len();
         let r = f(&mut self.req, &mut self.resp, &self.cfg, &mut env);
         if let Some(fec) = self.fec.as_mut().filter(|_| self.req.fec_on()) {
-            fec.code_sent(env.out, from);
+            fec.code_sent(env.out, from, self.req.sent_all());
         }
         // As the kernel's drive does after each step: what was acknowledged goes back.
         let taken = env.taken;
