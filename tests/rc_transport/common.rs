@@ -493,3 +493,16 @@ pub(crate) fn post_write(n: &mut Net, len: usize, seed: u8) -> Vec<u8> {
     .unwrap();
     data
 }
+
+/// Posts a WRITE of the `i`th 64 KiB of A's 0x100 region to the same place in B's 0x200
+/// region (`i` below 16).
+pub(crate) fn post_sixteenth(n: &mut Net, i: u64) -> Result<(), PostError> {
+    let op = SendOp::RdmaWrite {
+        remote: Remote {
+            addr: 0x20_0000 + (i << 16),
+            rkey: 0x200,
+        },
+    };
+    let at = 0x10_0000 + (i << 16);
+    n.post(true, wqe(op, SendOpcode::RdmaWrite, 0x100, at, 1 << 16))
+}

@@ -2,6 +2,7 @@
 //! WRITE streams over a long fat path (`harness/rc_wan.rs`), in simulated time: a repair
 //! must not idle the path.
 
+use super::common::post_sixteenth;
 use super::*;
 use rxe_sr::proto::fec::FecParams;
 
@@ -32,21 +33,7 @@ fn long_path_net(scheme: Scheme, fec: Option<FecParams>) -> Net {
 fn keep_sixteen_posted(n: &mut Net, posted: &mut u64) -> bool {
     let mut any = false;
     while *posted < n.a.send_cqes.len() as u64 + 16 {
-        let i = *posted % 16;
-        let op = SendOp::RdmaWrite {
-            remote: Remote {
-                addr: 0x20_0000 + (i << 16),
-                rkey: 0x200,
-            },
-        };
-        let w = wqe(
-            op,
-            SendOpcode::RdmaWrite,
-            0x100,
-            0x10_0000 + (i << 16),
-            1 << 16,
-        );
-        n.post(true, w).unwrap();
+        post_sixteenth(n, *posted % 16).unwrap();
         *posted += 1;
         any = true;
     }

@@ -4,8 +4,8 @@
 //! device's in-flight budget.
 
 use super::common::{
-    exchange, finish_small_writes, finish_small_writes_checked, post_small_writes, post_write,
-    psn_of,
+    exchange, finish_small_writes, finish_small_writes_checked, post_sixteenth, post_small_writes,
+    post_write, psn_of,
 };
 use super::*;
 use rxe_sr::proto::rc::dev_inflight::ADMIT_CHUNK_PSNS;
@@ -331,20 +331,7 @@ fn post_long_writes(n: &mut Net) -> Vec<u8> {
     let data = pattern(3, 1 << 20);
     n.a.mem.region(0x100).copy_from_slice(&data);
     for i in 0..16u64 {
-        let op = SendOp::RdmaWrite {
-            remote: Remote {
-                addr: 0x20_0000 + (i << 16),
-                rkey: 0x200,
-            },
-        };
-        let w = wqe(
-            op,
-            SendOpcode::RdmaWrite,
-            0x100,
-            0x10_0000 + (i << 16),
-            1 << 16,
-        );
-        n.post(true, w).unwrap();
+        post_sixteenth(n, i).unwrap();
     }
     data
 }
