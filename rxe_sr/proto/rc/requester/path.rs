@@ -59,15 +59,24 @@ impl PathEstimate {
         }
     }
 
-    /// A round trip of `r` microseconds was measured on a packet sent when UNACK was
-    /// `una_then`; UNACK is `una_now` as its acknowledgment arrives.
-    pub(super) fn sample(&mut self, r: u64, una_then: Psn, una_now: Psn) {
+    /// A round trip of `r` microseconds was measured on packet `probe`, sent when UNACK
+    /// was `una_then`; UNACK is `una_now` as its acknowledgment arrives.
+    ///
+    /// As BBR's application-limited samples: when fewer PSNs than the estimate were in
+    /// flight ahead of the probe (the requester had little to send, as at the start of a
+    /// message on an idle QP), the sample measures the application, not the path, and may
+    /// only raise the estimate.
+    pub(super) fn sample(&mut self, r: u64, una_then: Psn, probe: Psn, una_now: Psn) {
         let r = r.max(1);
         if self.min_rtt_us == 0 || r < self.min_rtt_us {
             self.min_rtt_us = r;
         }
         let delivered = u64::try_from(una_now.diff(una_then).max(0)).unwrap_or(0);
         let bdp = u32::try_from(delivered.saturating_mul(self.min_rtt_us) / r).unwrap_or(u32::MAX);
+        let ahead = u32::try_from(probe.diff(una_then)).unwrap_or(0);
+        if ahead < self.bdp_psns && bdp <= self.bdp_psns {
+            return;
+        }
         let decayed = self.bdp_psns - self.bdp_psns / DECAY;
         self.bdp_psns = bdp.max(decayed);
         self.note_growth();
@@ -114,6 +123,13 @@ impl PathEstimate {
 mod tests {
     use super::*;
 
+    /// A sample of a requester that its own limit held back: the probe went out last of
+    /// the `n` PSNs in flight from `then`, and its acknowledgment moved UNACK past them.
+    fn held(p: &mut PathEstimate, r: u64, then: Psn, n: u32) -> Psn {
+        p.sample(r, then, then.add(n.max(1) - 1), then.add(n));
+        then.add(n)
+    }
+
     #[test]
     fn grows_by_the_gain_while_the_limit_holds_the_sender_back() {
         let mut p = PathEstimate::new();
@@ -122,11 +138,8 @@ mod tests {
         // A path of 40 ms carrying 12 PSNs per ms (BDP 480): each round trip delivers the
         // whole limit, and a limit past the product queues, lengthening the round trip.
         for _ in 0..20 {
-            let delivered = limit;
             let r = 40_000 * u64::from(limit.max(480)) / 480;
-            let then = una;
-            una = una.add(delivered);
-            p.sample(r, then, una);
+            una = held(&mut p, r, una, limit);
             limit = limit.max(p.allowance());
         }
         assert!((470..=490).contains(&p.bdp_psns()), "bdp {}", p.bdp_psns());
@@ -137,45 +150,65 @@ mod tests {
     fn starts_at_twice_the_estimate_until_it_stops_growing() {
         let mut p = PathEstimate::new();
         let mut una = Psn::new(0);
-        let mut delivered = |p: &mut PathEstimate, n: u32| {
-            let then = una;
-            una = una.add(n);
-            p.sample(10_000, then, una);
-        };
-        delivered(&mut p, 100);
+        una = held(&mut p, 10_000, una, 100);
         assert_eq!(p.allowance(), 200);
-        delivered(&mut p, 200);
+        una = held(&mut p, 10_000, una, 200);
         assert_eq!(p.allowance(), 400);
-        // Three samples in a row that do not grow it by a quarter end the startup.
-        for _ in 0..2 {
-            delivered(&mut p, 240);
-            assert_eq!((p.bdp_psns(), p.allowance()), (240, 480));
+        // Three samples in a row that do not grow it by a quarter end the startup (the
+        // link, not the limit, sets the rate: the allowance is ahead of each probe, and
+        // the queue it builds lengthens the round trip as much).
+        for n in [240u32, 240, 249] {
+            let ahead = p.allowance();
+            p.sample(
+                10_000 * u64::from(ahead) / u64::from(n),
+                una,
+                una.add(ahead),
+                una.add(ahead + 1),
+            );
+            una = una.add(ahead + 1);
         }
-        delivered(&mut p, 249);
         assert_eq!((p.bdp_psns(), p.allowance()), (249, 311));
         // Growth later does not start it again.
-        delivered(&mut p, 400);
+        held(&mut p, 10_000, una, 400);
         assert_eq!(p.allowance(), 500);
+    }
+
+    #[test]
+    fn a_sample_with_little_ahead_of_the_probe_only_raises() {
+        let mut p = PathEstimate::new();
+        let una = held(&mut p, 1_000, Psn::new(0), 800);
+        // A message on an idle QP: its first packet is the probe, and the acknowledgment
+        // that covers it covers 16 PSNs. That is the application's rate, not the path's.
+        p.sample(1_000, una, una, una.add(16));
+        assert_eq!(p.bdp_psns(), 800);
+        // Nor does it count as a round without growth in the startup.
+        assert_eq!(p.allowance(), 1600);
+        // With as many ahead of it as the estimate, it lowers it (by an eighth at most).
+        p.sample(1_000, una, una.add(800), una.add(100));
+        assert_eq!(p.bdp_psns(), 700);
+        // One with little ahead of it but more delivered raises it.
+        p.sample(1_000, una, una, una.add(900));
+        assert_eq!(p.bdp_psns(), 900);
     }
 
     #[test]
     fn a_queue_does_not_inflate_the_estimate() {
         let mut p = PathEstimate::new();
-        p.sample(10_000, Psn::new(0), Psn::new(100));
+        let una = held(&mut p, 10_000, Psn::new(0), 100);
         // Twice the PSNs in flight over twice the round trip: the same rate.
-        p.sample(20_000, Psn::new(100), Psn::new(300));
+        held(&mut p, 20_000, una, 200);
         assert_eq!(p.bdp_psns(), 100);
     }
 
     #[test]
     fn forgets_slowly_and_ignores_no_progress() {
         let mut p = PathEstimate::new();
-        p.sample(1_000, Psn::new(0), Psn::new(800));
-        p.sample(1_000, Psn::new(800), Psn::new(800));
+        held(&mut p, 1_000, Psn::new(0), 800);
+        p.sample(1_000, Psn::new(800), Psn::new(1600), Psn::new(800));
         assert_eq!(p.bdp_psns(), 700);
         // UNACK behind the probe's send (cannot be, but a wrapped difference must not be
         // taken for a huge delivery).
-        p.sample(1_000, Psn::new(900), Psn::new(800));
+        p.sample(1_000, Psn::new(900), Psn::new(1600), Psn::new(800));
         assert_eq!(p.bdp_psns(), 613);
     }
 }

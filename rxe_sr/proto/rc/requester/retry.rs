@@ -192,7 +192,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.rtt_probe = None;
         let r = env.now_us().saturating_sub(sent).max(1);
         self.probe.note_rtt(r);
-        self.path.sample(r, una_then, una);
+        self.path.sample(r, una_then, psn, una);
         smooth_rtt(&mut self.srtt_us, &mut self.rttvar_us, r);
         true
     }
