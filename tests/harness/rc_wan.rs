@@ -7,7 +7,7 @@
 // path allowance stretches it after each step, as the kernel's drive settles it.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::BinaryHeap;
 
 /// Which packets the path loses.
 #[derive(Clone, Copy, Debug)]
@@ -33,10 +33,9 @@ struct Wan {
     busy_until_ns: [u64; 2],
     /// Packets on the path, earliest arrival first.
     path: BinaryHeap<OnPath>,
-    put: u64,
-    /// A's first request PSN, and the request PSNs from A that entered the link.
+    order: u64,
+    /// A's first request PSN.
     first_psn: u32,
-    sent: HashSet<u32>,
     /// A's path allowance as the device last settled it.
     path_held: u32,
     /// Packets the path lost.
@@ -52,34 +51,29 @@ impl Wan {
             loss,
             busy_until_ns: [0; 2],
             path: BinaryHeap::new(),
-            put: 0,
+            order: 0,
             first_psn,
-            sent: HashSet::new(),
             path_held: 0,
             lost: 0,
         }
     }
 
-    /// Whether the path loses `bytes`, put on it from A (`from_a`) or B.
-    fn loses(&mut self, link: &mut Link, from_a: bool, bytes: &[u8]) -> bool {
+    /// Whether the path loses a packet; `first_from_a`: it is the first sending of A's
+    /// request PSN.
+    fn loses(&mut self, link: &mut Link, first_from_a: Option<u32>) -> bool {
         match self.loss {
             WanLoss::None => false,
             WanLoss::Ppm(ppm) => link.roll(ppm),
             WanLoss::EveryNth { every, at } => {
-                let Some(p) = PacketRepr::parse(bytes).ok().filter(|_| from_a && !is_repair(bytes)) else {
-                    return false;
-                };
-                let request = p.bth.opcode.info().is_some_and(|i| is_request(i.kind));
-                let psn = p.bth.psn.get();
-                request && self.sent.insert(psn) && psn.wrapping_sub(self.first_psn) % every == at
+                first_from_a.is_some_and(|psn| psn.wrapping_sub(self.first_psn) % every == at)
             }
         }
     }
 
     /// Puts `bytes` on the path at `now_us`: it waits for the link, crosses it, and
     /// arrives a one-way delay later (unless lost).
-    fn put(&mut self, link: &mut Link, now_us: u64, from_a: bool, bytes: Vec<u8>) {
-        if self.loses(link, from_a, &bytes) {
+    fn put(&mut self, link: &mut Link, now_us: u64, from_a: bool, bytes: Vec<u8>, first_from_a: Option<u32>) {
+        if self.loses(link, first_from_a) {
             self.lost += 1;
             return;
         }
@@ -89,12 +83,20 @@ impl Wan {
         let end = start + bytes.len() as u64 * self.ns_per_byte;
         self.busy_until_ns[dir] = end;
         let arrive = end.div_ceil(1000) + self.delay_us;
-        self.put += 1;
-        self.path.push(Reverse((arrive, self.put, from_a, bytes)));
+        self.order += 1;
+        self.path.push(Reverse((arrive, self.order, from_a, bytes)));
     }
 }
 
 impl Net {
+    /// The PSN of `bytes` if it is a request packet reaching the link for the first time
+    /// (noted in `on_wire`, as [`Net::run`] notes it).
+    fn first_sending(&mut self, from_a: bool, bytes: &[u8]) -> Option<u32> {
+        let p = PacketRepr::parse(bytes).ok().filter(|_| !is_repair(bytes))?;
+        let psn = p.bth.psn.get();
+        (p.bth.opcode.info().is_some_and(|i| is_request(i.kind)) && self.on_wire.insert((from_a, psn))).then_some(psn)
+    }
+
     /// Runs over `wan` until simulated time `until_us`, or until both sides are idle and
     /// nothing is on the path (false then). After each event `app` may post more work
     /// requests; it returns whether it did, and A's requester runs then.
@@ -108,7 +110,8 @@ impl Net {
                 out.extend(self.send(true).into_iter().map(|p| (true, p)));
             }
             for (from_a, p) in out.drain(..) {
-                wan.put(&mut self.link, self.now, from_a, p);
+                let first = if from_a { self.first_sending(true, &p) } else { None };
+                wan.put(&mut self.link, self.now, from_a, p, first);
             }
             if let Some(d) = self.a.inflight.as_ref() {
                 d.settle_path(&mut wan.path_held, self.a.req.path_allowance());

@@ -2,7 +2,7 @@
 //! WRITE streams over a long fat path (`harness/rc_wan.rs`), in simulated time: a repair
 //! must not idle the path.
 
-use super::common::post_sixteenth;
+use super::common::{post_sixteenth, post_write};
 use super::*;
 use rxe_sr::proto::fec::FecParams;
 
@@ -119,14 +119,7 @@ fn the_path_estimate_outlives_messages_sent_one_at_a_time() {
         if posted > 0 {
             times_ms.push((n.now - started) / 1000);
         }
-        let op = SendOp::RdmaWrite {
-            remote: Remote {
-                addr: 0x20_0000,
-                rkey: 0x200,
-            },
-        };
-        let w = wqe(op, SendOpcode::RdmaWrite, 0x100, 0x10_0000, 1 << 20);
-        n.post(true, w).unwrap();
+        post_write(n, 1 << 20, 7);
         posted += 1;
         started = n.now;
         true
