@@ -86,11 +86,11 @@ impl kernel::Module for RxeSr {
             return Err(EINVAL);
         }
         let gbn_window = kx::rxe::moduleparam::gbn_window_psns();
-        if !(proto::rc::MAX_UNACKED_PSNS..=proto::rc::SR_MAX_UNACKED_PSNS).contains(&gbn_window) {
+        if !(proto::rc::MAX_UNACKED_PSNS..=proto::rc::GBN_MAX_UNACKED_PSNS).contains(&gbn_window) {
             pr_err!(
                 "gbn_window_psns: out of range: {}..={}\n",
                 proto::rc::MAX_UNACKED_PSNS,
-                proto::rc::SR_MAX_UNACKED_PSNS
+                proto::rc::GBN_MAX_UNACKED_PSNS
             );
             return Err(EINVAL);
         }

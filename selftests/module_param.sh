@@ -4,7 +4,7 @@
 # guests: 1
 # The `recovery` parameter is documented in modinfo, takes the five schemes, and an unknown
 # value is rejected at load with a message; the SR pool sizes are documented, and a size out
-# of 1..65534 is refused at load with a message naming it; so is a FaSR pipe past 1024 PSNs,
+# of 1..65534 is refused at load with a message naming it; so is a FaSR pipe past 4096 PSNs,
 # and a go-back-N window outside 128..1024.
 . "$HOST_SHARE/selftests/lib/lib.sh"
 modprobe -r rxe_sr 2>/dev/null
@@ -47,8 +47,8 @@ for p in sr_pool_units sr_pool_blocks melo_pool_blocks; do
     refused "$p" "$v"
   done
 done
-expect_grep "modinfo documents sr_pipe_psns" "^parm: +sr_pipe_psns:.*0\.\.1024" "$info"
-refused sr_pipe_psns 1025
+expect_grep "modinfo documents sr_pipe_psns" "^parm: +sr_pipe_psns:.*0\.\.4096" "$info"
+refused sr_pipe_psns 4097
 check "load with no FaSR pipe" modprobe rxe_sr recovery=fasr sr_pipe_psns=0
 expect_grep "the pipe is in effect" "FaSR pipe: 0 PSNs" "$(dmesg | tail -n 5)"
 modprobe -r rxe_sr

@@ -140,25 +140,26 @@ impl RcConn {
             ),
             None => (None, KVVec::new()),
         };
-        Ok(KBox::new(
-            RcConn {
-                sport: 0xc000 | (cfg.qpn & 0x3fff) as u16,
-                cfg,
-                av,
-                resp: new_responder(psn, res, resp_sr, window, cfg.fec)?,
-                req: None,
-                sr,
-                inflight_held: 0,
-                path_held: 0,
-                fec,
-                fec_tx: None,
-                fec_rx: match fec {
-                    Some(p) => Some(new_fec_rx(p)?),
-                    None => None,
-                },
-            },
-            GFP_KERNEL,
-        )?)
+        let resp = new_responder(psn, res, resp_sr, window, cfg.fec)?;
+        let fec_rx = match fec {
+            Some(p) => Some(new_fec_rx(p)?),
+            None => None,
+        };
+        // Written into its heap slot rather than built on the stack: it holds the requester.
+        let slot = KBox::<RcConn>::new_uninit(GFP_KERNEL)?;
+        Ok(slot.write(RcConn {
+            sport: 0xc000 | (cfg.qpn & 0x3fff) as u16,
+            cfg,
+            av,
+            resp,
+            req: None,
+            sr,
+            inflight_held: 0,
+            path_held: 0,
+            fec,
+            fec_tx: None,
+            fec_rx,
+        }))
     }
 
     /// Gives what the QP holds of the device back: its part of the in-flight budget, and
@@ -245,7 +246,11 @@ fn new_resp_sr(s: SrSetup, psn: Psn) -> Result<KBox<RespSr>> {
     Ok(KBox::new(RespSr::new(s, psn), GFP_KERNEL)?)
 }
 
+// The constant blank state is copied into the heap slot and started there: built by value,
+// the whole state would sit on the stack first.
 #[inline(never)]
 fn new_req_sr(s: SrSetup, psn: Psn) -> Result<KBox<ReqSr>> {
-    Ok(KBox::new(ReqSr::new(s, psn), GFP_KERNEL)?)
+    let mut sr = KBox::<ReqSr>::new_uninit(GFP_KERNEL)?.write(ReqSr::BLANK);
+    sr.start(s, psn);
+    Ok(sr)
 }

@@ -9,6 +9,11 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use rxe_sr::proto::pool::bits_pool::BitsPool;
+use rxe_sr::proto::pool::sr_pool::SrPool;
+use rxe_sr::proto::rc::SR_MAX_UNACKED_PSNS;
+use rxe_sr::proto::recovery::any::SharedIn;
+
 /// Which packets the path loses.
 #[derive(Clone, Copy, Debug)]
 enum WanLoss {
@@ -135,5 +140,23 @@ impl Net {
                 self.fire_timers(&mut out);
             }
         }
+    }
+}
+
+/// The FaSR pool's bitmap blocks per device at the module's default (`sr_pool_blocks`):
+/// the paper's 70 and a chain across a whole SR window.
+const MODULE_SR_POOL_BLOCKS: usize = 70 + SR_MAX_UNACKED_PSNS as usize / 16;
+
+impl Net {
+    /// Gives both devices the pools at the module's default sizes (the net's other tests
+    /// keep the papers').
+    fn with_module_pools(mut self) -> Self {
+        for s in [&mut self.a, &mut self.b] {
+            s.shared = Box::new(SharedIn {
+                sr_pool: SrPool::<20, MODULE_SR_POOL_BLOCKS>::new(),
+                bits_pool: BitsPool::<128>::new(),
+            });
+        }
+        self
     }
 }

@@ -2,7 +2,9 @@
 //! FaSR's own rules: about one resend per loss and one FNACK per lost resend, its pipe (moved
 //! by SACKs and READ responses), and held SACK runs.
 
-use super::common::{post_small_writes, psn_of, stream_like_perftest, stream_of_writes};
+use super::common::{
+    post_sixteenth, post_small_writes, psn_of, stream_like_perftest, stream_of_writes,
+};
 use super::*;
 use rxe_sr::proto::rc::{SR_MAX_UNACKED_PSNS, SR_PIPE_PSNS};
 use rxe_sr::proto::wire::caps::RequesterState;
@@ -289,7 +291,7 @@ fn fasr_keeps_its_pipe_short_and_sends_on_past_a_hole_at_unack() {
 #[test]
 fn fasr_without_a_pipe_sends_the_whole_sr_window() {
     // sr_pipe_psns=0: no pipe, the SR window from UNACK alone bounds what is in flight.
-    // (PMTU 256: the 900 WRITEs of 1 KiB are 3600 PSNs, more than the window.)
+    // (PMTU 256: the 24 WRITEs of 64 KiB are 6144 PSNs, more than the window.)
     let mut n = Net::with_schemes(Service::Rc, 256, Link::CLEAN, Scheme::Fasr, Scheme::Fasr);
     n.restart_a_requester(
         1024,
@@ -302,7 +304,10 @@ fn fasr_without_a_pipe_sends_the_whole_sr_window() {
         assert!(n.run(100_000));
     }
     assert_eq!(n.a.req.window(), SR_MAX_UNACKED_PSNS);
-    post_small_writes(&mut n, &mut posted, 900);
+    for i in 0..24 {
+        post_sixteenth(&mut n, i % 16).unwrap();
+        posted += 1;
+    }
     assert_eq!(n.send(true).len(), SR_MAX_UNACKED_PSNS as usize);
     assert!(n.run(1_000_000));
     assert_eq!(n.a.send_cqes.len(), posted as usize);

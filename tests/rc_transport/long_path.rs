@@ -25,14 +25,14 @@ fn long_path_net(scheme: Scheme, fec: Option<FecParams>) -> Net {
     };
     n.restart_a_requester(64, setup(scheme).map(|s| SrSetup { rto, ..s }));
     n.a.inflight = Some(Inflight::new(256));
-    n
+    n.with_module_pools()
 }
 
-/// Posts 64 KiB WRITEs from A to B until 16 are outstanding, as perftest keeps its queue
-/// full; returns whether it posted any.
-fn keep_sixteen_posted(n: &mut Net, posted: &mut u64) -> bool {
+/// Posts 64 KiB WRITEs from A to B until `depth` are outstanding, as perftest keeps its
+/// queue full; returns whether it posted any.
+fn keep_posted(n: &mut Net, posted: &mut u64, depth: u64) -> bool {
     let mut any = false;
-    while *posted < n.a.send_cqes.len() as u64 + 16 {
+    while *posted < n.a.send_cqes.len() as u64 + depth {
         post_sixteenth(n, *posted % 16).unwrap();
         *posted += 1;
         any = true;
@@ -40,9 +40,10 @@ fn keep_sixteen_posted(n: &mut Net, posted: &mut u64) -> bool {
     any
 }
 
-/// Streams WRITEs from A to B over a path of round trip `rtt_us` that loses `loss` for
-/// [`SECS`]; returns the bytes of the WRITEs completed, each with success.
-fn stream(scheme: Scheme, fec: Option<FecParams>, rtt_us: u64, loss: WanLoss) -> u64 {
+/// Streams WRITEs from A to B, `depth` of them outstanding, over a path of round trip
+/// `rtt_us` that loses `loss` for [`SECS`]; returns the bytes of the WRITEs completed, each
+/// with success.
+fn stream(scheme: Scheme, fec: Option<FecParams>, rtt_us: u64, loss: WanLoss, depth: u64) -> u64 {
     let mut n = long_path_net(scheme, fec);
     let first = n.a.req.una().get();
     let mut wan = Wan::new(NS_PER_BYTE, rtt_us, loss, first);
@@ -51,9 +52,10 @@ fn stream(scheme: Scheme, fec: Option<FecParams>, rtt_us: u64, loss: WanLoss) ->
     let mut posted = 0;
     let what = format!("{scheme:?}, FEC {fec:?}, {loss:?}");
     assert!(
-        n.run_wan(&mut wan, SECS * 1_000_000, |n| keep_sixteen_posted(
+        n.run_wan(&mut wan, SECS * 1_000_000, |n| keep_posted(
             n,
-            &mut posted
+            &mut posted,
+            depth
         )),
         "{what}: the stream stopped"
     );
@@ -85,14 +87,14 @@ fn a_repair_does_not_idle_a_long_path() {
     // hole a round trip after it was sent and goes on sending past it meanwhile: what B
     // reported received holds none of the device's budget, so the stream keeps nine tenths
     // of its lossless goodput. Bernoulli loss at the same rate (either way, ACKs too) as
-    // well. (With a loss every two round trips at 40 ms, the 1024-PSN SR window from UNACK
-    // is the limit.)
+    // well. (With a loss every two round trips at 40 ms, the 16 WRITEs kept posted, 1024
+    // PSNs, are the limit.)
     for (rtt_us, every) in [(20_000, 1000), (40_000, 2000)] {
         for fec in [None, FecParams::new(32, 4)] {
-            let clean = stream(Scheme::Fasr, fec, rtt_us, WanLoss::None);
+            let clean = stream(Scheme::Fasr, fec, rtt_us, WanLoss::None, 16);
             let ppm = 1_000_000 / every;
             for loss in [WanLoss::EveryNth { every, at: 500 }, WanLoss::Ppm(ppm)] {
-                let lossy = stream(Scheme::Fasr, fec, rtt_us, loss);
+                let lossy = stream(Scheme::Fasr, fec, rtt_us, loss, 16);
                 assert!(
                     lossy * 10 >= clean * 9,
                     "RTT {rtt_us} us, FEC {fec:?}, {loss:?}: {lossy} bytes, {clean} lossless"
@@ -129,4 +131,28 @@ fn the_path_estimate_outlives_messages_sent_one_at_a_time() {
     assert!(times_ms.len() >= 10, "{times_ms:?}");
     // The first waits for the estimate; every later one is within a tenth of the ideal.
     assert!(times_ms[1..].iter().all(|&t| t <= 140), "{times_ms:?}");
+}
+
+#[test]
+fn the_sr_window_covers_a_long_path_and_its_repairs() {
+    // At 80 ms a round trip holds about 950 PSNs. perftest keeps 64 WRITEs of 64 KiB posted
+    // (4096 PSNs): while a hole waits a round trip for its repair, A goes on sending a
+    // second round trip's worth past it, so the SR window from UNACK must hold about two
+    // products, and B's FaSR pool the chain across them (the module's default pool).
+    for fec in [None, FecParams::new(32, 4)] {
+        let clean = stream(Scheme::Fasr, fec, 80_000, WanLoss::None, 64);
+        for loss in [
+            WanLoss::EveryNth {
+                every: 1000,
+                at: 500,
+            },
+            WanLoss::Ppm(1000),
+        ] {
+            let lossy = stream(Scheme::Fasr, fec, 80_000, loss, 64);
+            assert!(
+                lossy * 100 >= clean * 85,
+                "FEC {fec:?}, {loss:?}: {lossy} bytes, {clean} lossless"
+            );
+        }
+    }
 }

@@ -4,6 +4,7 @@
 
 use super::common::{exchange, post_write, read_request, read_stream, to_b};
 use super::*;
+use rxe_sr::proto::rc::SR_MAX_UNACKED_PSNS;
 use rxe_sr::proto::wire::caps::RequesterState;
 
 /// A long READ goes out in batches: the request sends READ_BUDGET responses, each
@@ -356,10 +357,12 @@ fn a_read_longer_than_the_sr_window_is_a_few_engine_steps() {
         let mut n = Net::with_schemes(Service::Rc, 256, Link::CLEAN, scheme, scheme);
         post_write(&mut n, 1024, 1);
         assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
-        // A READ of all of B's 1 MiB region at a 256-byte MTU: 4096 PSNs, four times the SR
-        // window.
-        let data = pattern(7, 1 << 20);
-        n.b.mem.region(0x200).copy_from_slice(&data);
+        // A READ of four SR windows at a 256-byte MTU, B's region grown to hold it.
+        let psns = 4 * SR_MAX_UNACKED_PSNS;
+        let len = psns as usize * 256;
+        let data = pattern(7, len);
+        n.a.mem.region(0x100).resize(len, 0);
+        n.b.mem.region(0x200).clone_from(&data);
         let op = SendOp::RdmaRead {
             remote: Remote {
                 addr: 0x20_0000,
@@ -368,7 +371,7 @@ fn a_read_longer_than_the_sr_window_is_a_few_engine_steps() {
         };
         n.post(
             true,
-            wqe(op, SendOpcode::RdmaRead, 0x100, 0x10_0000, 1 << 20),
+            wqe(op, SendOpcode::RdmaRead, 0x100, 0x10_0000, len as u32),
         )
         .unwrap();
         let sent = n.send(true);
@@ -379,10 +382,10 @@ fn a_read_longer_than_the_sr_window_is_a_few_engine_steps() {
         let calls = SHARED_CALLS.get() - before;
         assert_eq!(
             n.b.resp.epsn(),
-            epsn.add(4096),
+            epsn.add(psns),
             "{scheme:?}: RCV-NXT past the READ at once"
         );
-        // MELO's engine needs the device's pools for every event: a handful, not 4096.
+        // MELO's engine needs the device's pools for every event: a handful, not one per PSN.
         if scheme == Scheme::Melo {
             assert!(
                 calls <= 4,

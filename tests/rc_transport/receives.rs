@@ -530,8 +530,9 @@ fn a_receiver_short_of_receives_under_loss_leaves_little_to_the_stall_probe() {
     // of a receive WQE is reported by RNR NAKs at RCV-NXT, so the requester goes back
     // rather than finding each dropped packet by a stall probe of its own. Where the RNR
     // NAK was lost, or its go-back dropped again, the second probe answered by UNACK
-    // moving one PSN goes back, instead of probing the rest one PSN at a time.
-    // Toward a peer of this build (its window) and one advertising 512 PSNs.
+    // moving one PSN goes back, instead of probing the rest one PSN at a time (which took
+    // hundreds of probes). Toward a peer of this build (its window, with no device budget
+    // in front of it) and one advertising 512 PSNs.
     for (scheme, window) in SR_SCHEMES
         .into_iter()
         .flat_map(|s| [(s, None), (s, Some(9))])
@@ -540,7 +541,7 @@ fn a_receiver_short_of_receives_under_loss_leaves_little_to_the_stall_probe() {
             let (_, n) = rnr_stream(scheme, 10_000, seed, (100, 65536), 300, window);
             let probes = n.a.req.sr().unwrap().counters.stall_probes;
             let at = format!("{scheme:?} window {window:?} seed {seed}");
-            assert!(probes <= 4, "{at}: {probes} stall probes");
+            assert!(probes <= 6, "{at}: {probes} stall probes");
             assert_eq!(n.b.recv_cqes.len(), 100, "{at}");
         }
     }

@@ -326,12 +326,16 @@ fn sr_window_net(scheme: Scheme, advertised: Option<u8>) -> Net {
     n
 }
 
-/// Posts 16 WRITEs of 64 KiB from A to B (4096 PSNs at PMTU 256); returns their bytes.
-fn post_long_writes(n: &mut Net) -> Vec<u8> {
+/// Rounds of [`post_long_writes`] that outlast the SR window four times over.
+const LONG_ROUNDS: u64 = 4;
+
+/// Posts `rounds` times 16 WRITEs of 64 KiB from A to B (4096 PSNs at PMTU 256 each
+/// round), each round over the same 1 MiB; returns its bytes.
+fn post_long_writes(n: &mut Net, rounds: u64) -> Vec<u8> {
     let data = pattern(3, 1 << 20);
     n.a.mem.region(0x100).copy_from_slice(&data);
-    for i in 0..16u64 {
-        post_sixteenth(n, i).unwrap();
+    for i in 0..16 * rounds {
+        post_sixteenth(n, i % 16).unwrap();
     }
     data
 }
@@ -358,16 +362,22 @@ fn most_outstanding(n: &mut Net, sent: Vec<Vec<u8>>) -> u32 {
     most
 }
 
-/// A 4096-PSN WRITE stream after the switch to the SR format, B advertising `advertised`:
+/// A WRITE stream of four SR windows after the switch to the SR format, B advertising
+/// `advertised`:
 /// the most PSNs A had outstanding past UNACK, and A's window at the end.
 fn long_stream(scheme: Scheme, advertised: Option<u8>) -> (u32, u32) {
     let mut n = sr_window_net(scheme, advertised);
     post_write(&mut n, 256, 1);
     assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
-    let data = post_long_writes(&mut n);
+    let data = post_long_writes(&mut n, LONG_ROUNDS);
     let sent = n.send(true);
     let most = most_outstanding(&mut n, sent);
-    finish_long_writes(&mut n, &data, 17, &format!("{scheme:?}"));
+    finish_long_writes(
+        &mut n,
+        &data,
+        1 + 16 * LONG_ROUNDS as usize,
+        &format!("{scheme:?}"),
+    );
     assert_eq!(
         n.a.req.counters.resent_pkts, 0,
         "{scheme:?}: a lossless run"
@@ -378,16 +388,17 @@ fn long_stream(scheme: Scheme, advertised: Option<u8>) -> (u32, u32) {
 #[test]
 fn the_requester_keeps_the_window_its_peer_advertises_at_most_its_own() {
     for scheme in SR_SCHEMES {
-        // B of this build advertises 1024 PSNs; one of another build 512, or 2^22 (A keeps
-        // its own 1024 then).
+        // B of this build advertises 4096 PSNs; one of another build 512 or 1024 (an
+        // older rxe_sr), or 2^22 (A keeps its own 4096 then).
         for (advertised, want) in [
-            (None, 1024),
+            (None, 4096),
             (Some(9), 512),
             (Some(10), 1024),
-            (Some(22), 1024),
+            (Some(12), 4096),
+            (Some(22), 4096),
         ] {
             let (most, window) = long_stream(scheme, advertised);
-            assert_eq!(SR_MAX_UNACKED_PSNS, 1024);
+            assert_eq!(SR_MAX_UNACKED_PSNS, 4096);
             assert_eq!(
                 (most, window),
                 (want, want),
@@ -409,14 +420,18 @@ fn the_window_is_512_until_the_peers_first_sr_acknowledgment() {
             RequesterState::Sr(_)
         ));
         assert_eq!(n.a.req.window(), SR_ASSUMED_WINDOW_PSNS, "{scheme:?}");
-        post_long_writes(&mut n);
+        post_long_writes(&mut n, LONG_ROUNDS);
         let sent = n.send(true);
         assert_eq!(sent.len(), 512, "{scheme:?}");
         // Their acknowledgments advertise B's window: A fills it.
         let most = most_outstanding(&mut n, sent);
-        assert_eq!((most, n.a.req.window()), (1024, 1024), "{scheme:?}");
+        assert_eq!((most, n.a.req.window()), (4096, 4096), "{scheme:?}");
         assert!(n.run(1_000_000), "{scheme:?}");
-        assert_eq!(n.a.send_cqes.len(), 17, "{scheme:?}");
+        assert_eq!(
+            n.a.send_cqes.len(),
+            1 + 16 * LONG_ROUNDS as usize,
+            "{scheme:?}"
+        );
     }
 }
 
@@ -461,7 +476,7 @@ fn only_an_sr_acknowledgment_the_requester_takes_sets_its_window() {
         let mut n = sr_window_net(scheme, None);
         post_write(&mut n, 256, 1);
         assert!(n.run(10_000), "{scheme:?}");
-        post_long_writes(&mut n);
+        post_long_writes(&mut n, 1);
         let sent = n.send(true);
         let (una, high) = (n.a.req.una(), Psn::new(psn_of(sent.last().unwrap())));
         let dups = n.a.req.counters.dup_responses;
@@ -491,7 +506,7 @@ fn only_an_sr_acknowledgment_the_requester_takes_sets_its_window() {
         );
         let una = n.a.req.una();
         n.deliver(false, &sr_ack(una, SrAckKind::Ack, una, 22));
-        assert_eq!(n.a.req.window(), 1024, "{scheme:?}: at most A's own");
+        assert_eq!(n.a.req.window(), 4096, "{scheme:?}: at most A's own");
     }
     // A requester that stays standard (its peer runs go-back-N) takes no window.
     let mut n = Net::with_schemes(Service::Rc, 256, Link::CLEAN, Scheme::Fasr, Scheme::Gbn);
@@ -539,7 +554,7 @@ fn a_go_back_n_requester_keeps_its_configured_window() {
         (4096, 1024),
     ] {
         let mut n = gbn_window_net(window, Link::CLEAN);
-        let data = post_long_writes(&mut n);
+        let data = post_long_writes(&mut n, 1);
         let sent = n.send(true);
         assert_eq!(sent.len(), want as usize, "window {window}");
         assert_eq!(n.a.req.window(), want, "window {window}");
@@ -563,7 +578,7 @@ fn a_go_back_n_requester_keeps_its_configured_window() {
             seed,
         };
         let mut n = gbn_window_net(window, link);
-        let data = post_long_writes(&mut n);
+        let data = post_long_writes(&mut n, 1);
         let what = format!("window {window}, seed {seed}");
         finish_long_writes(&mut n, &data, 16, &what);
         assert_eq!((n.a.sr_packets, n.b.sr_packets), (0, 0), "{what}");

@@ -19,7 +19,7 @@
 struct rxe_sr_params rxe_sr_params = {
 	.recovery = 0,
 	.sr_pool_units = 20,
-	.sr_pool_blocks = 70,
+	.sr_pool_blocks = 326,
 	.melo_pool_blocks = 128,
 	.sr_pipe_psns = 256,
 	.gbn_window_psns = 128,
@@ -129,7 +129,7 @@ MODULE_PARM_DESC(sr_pool_units,
 module_param_named(sr_pool_blocks, rxe_sr_params.sr_pool_blocks, uint, 0444);
 MODULE_PARM_DESC(sr_pool_blocks,
 	"FaSR: level-2 bitmap blocks (16 bits each) in each device's shared SR pool, 1..65534 "
-	"(default 70, the FaSR paper's)");
+	"(default 326: the FaSR paper's 70 and a chain across a whole 4096-PSN SR window)");
 
 module_param_named(melo_pool_blocks, rxe_sr_params.melo_pool_blocks, uint, 0444);
 MODULE_PARM_DESC(melo_pool_blocks,
@@ -139,7 +139,7 @@ MODULE_PARM_DESC(melo_pool_blocks,
 module_param_named(sr_pipe_psns, rxe_sr_params.sr_pipe_psns, uint, 0444);
 MODULE_PARM_DESC(sr_pipe_psns,
 	"FaSR: PSNs a requester sends past the highest PSN known received (READ requests "
-	"excepted), 0..1024 (0: the SR window alone; default 256)");
+	"excepted), 0..4096 (0: the SR window alone; default 256)");
 
 module_param_named(gbn_window_psns, rxe_sr_params.gbn_window_psns, uint, 0444);
 MODULE_PARM_DESC(gbn_window_psns,

@@ -48,7 +48,7 @@ pub struct SrUnit {
     pub lost_cnt: u8,
     /// lost-cnt overflowed during this recovery.
     pub overflow: bool,
-    /// compression-cnt (10 bits): PSNs `rcv_nxt + 1 ..= rcv_nxt + compression_cnt` are known
+    /// compression-cnt (12 bits): PSNs `rcv_nxt + 1 ..= rcv_nxt + compression_cnt` are known
     /// received without bitmap bits (bitmap acceleration, §III-D).
     pub compression_cnt: u16,
     /// The QP fell back to go-back-N and stays there until this recovery completes.

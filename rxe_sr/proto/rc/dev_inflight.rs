@@ -46,14 +46,15 @@ pub const ADMIT_CHUNK_PSNS: u32 = 64;
 /// The path allowances are counted per bucket of this many PSNs (a bucket covers the
 /// allowances above the one before it, up to its own), so that the largest is found
 /// without a list of the requesters.
-const PATH_BUCKET_PSNS: u32 = 16;
+const PATH_BUCKET_PSNS: u32 = 64;
 
 /// Buckets of path allowances: bucket 0 holds requesters with none, the last one every
 /// allowance of [`MAX_PATH_PSNS`] or more.
 const PATH_BUCKETS: usize = 65;
 
-/// The most the path allowances stretch the budget to (the largest RC window with room).
+/// The most the path allowances stretch the budget to: the largest SR window.
 const MAX_PATH_PSNS: u32 = PATH_BUCKET_PSNS * (PATH_BUCKETS as u32 - 1);
+const _: () = assert!(MAX_PATH_PSNS == super::SR_MAX_UNACKED_PSNS);
 
 /// The in-flight PSNs of one device and its budget.
 #[derive(Debug)]
@@ -285,33 +286,33 @@ mod tests {
 
     #[test]
     fn the_budget_stretches_to_the_largest_path_and_back() {
-        let d = Inflight::new(40);
+        let d = Inflight::new(100);
         let (mut a, mut b, mut c) = (0, 0, 0);
-        assert!(d.admit(40));
+        assert!(d.admit(100));
         assert!(!d.admit(1));
-        // Three requesters whose paths hold 50, 60 and 20: the budget is the largest,
+        // Three requesters whose paths hold 150, 180 and 20: the budget is the largest,
         // rounded up to its bucket, not the sum (they share the device's link).
-        d.settle_path(&mut a, 50);
-        d.settle_path(&mut b, 60);
+        d.settle_path(&mut a, 150);
+        d.settle_path(&mut b, 180);
         d.settle_path(&mut c, 20);
-        assert_eq!((d.budget(), d.room()), (64, 24));
+        assert_eq!((d.budget(), d.room()), (192, 92));
         assert!(d.admit(1));
         // The largest shrinks: the next one sets the budget.
         d.settle_path(&mut b, 10);
-        assert_eq!(d.budget(), 64);
+        assert_eq!(d.budget(), 192);
         d.settle_path(&mut a, 0);
-        assert_eq!((a, d.budget()), (0, 40));
+        assert_eq!((a, d.budget()), (0, 100));
         // Two at the same bucket: one leaving keeps the other's.
-        d.settle_path(&mut a, 100);
-        d.settle_path(&mut c, 97);
+        d.settle_path(&mut a, 300);
+        d.settle_path(&mut c, 280);
         d.settle_path(&mut a, 0);
-        assert_eq!(d.budget(), 112);
+        assert_eq!(d.budget(), 320);
         // A path past the last bucket stretches to the most, no further.
         d.settle_path(&mut b, u32::MAX);
         assert_eq!(d.budget(), MAX_PATH_PSNS);
         d.settle_path(&mut b, 0);
         d.settle_path(&mut c, 0);
-        assert_eq!((b, c, d.budget()), (0, 0, 40));
+        assert_eq!((b, c, d.budget()), (0, 0, 100));
         assert!(!d.admit(1));
         // The peak keeps the most the budget stood at.
         assert_eq!(d.budget_peak(), MAX_PATH_PSNS);

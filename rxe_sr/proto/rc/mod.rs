@@ -23,7 +23,6 @@ pub mod responder;
 pub mod sr;
 
 use crate::proto::recovery::any::SharedPools;
-use crate::proto::recovery::{irn, srnic};
 use crate::proto::wire::sr_ext::{SrAckEth, SR_WINDOW_LOG2_MIN};
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, WcStatus};
@@ -74,7 +73,7 @@ pub struct RcConfig {
     /// exchange is decided), the responder takes them.
     pub fec: bool,
     /// Requester: PSNs outstanding past UNACK in the standard format (go-back-N), at least
-    /// [`MAX_UNACKED_PSNS`] and at most [`SR_MAX_UNACKED_PSNS`] (clamped).
+    /// [`MAX_UNACKED_PSNS`] and at most [`GBN_MAX_UNACKED_PSNS`] (clamped).
     pub gbn_window: u32,
 }
 
@@ -322,20 +321,25 @@ pub const ACK_COALESCE_PKTS: u32 = 16;
 /// resends all of them after a loss, so it stays small on a short path.
 pub const MAX_UNACKED_PSNS: u32 = 128;
 
+/// The most `gbn_window_psns` may say: go-back-N resends the whole window after a loss.
+pub const GBN_MAX_UNACKED_PSNS: u32 = 1024;
+
 /// The most PSNs this requester lets be outstanding once the peer agreed to the SR format,
 /// and the SR window its responder tracks past RCV-NXT and advertises in every SR
 /// acknowledgment ([`SR_WINDOW_LOG2`]). A hole at UNACK is repaired by resending it alone
 /// while new packets keep flowing, so the window must cover the round trip of that repair
 /// as well as the path's own: with only [`MAX_UNACKED_PSNS`] every loss stalled the sender
-/// until its resend was acknowledged. Every engine's receiver tracks at least this many
-/// PSNs past RCV-NXT (IRN's and SRNIC's bitmaps; FaSR's and MELO's shared pools, which fall
-/// back to go-back-N when they run out). Toward a given peer the requester keeps at most
-/// the smaller of this and the window the peer advertises.
-pub const SR_MAX_UNACKED_PSNS: u32 = 1024;
+/// until its resend was acknowledged. A long fat path needs its bandwidth-delay product on
+/// top of that; on a short one the device's in-flight budget, stretched only by the
+/// path's estimate, keeps far fewer outstanding. Every engine's receiver tracks at least
+/// this many PSNs past RCV-NXT (IRN's and SRNIC's bitmaps; FaSR's and MELO's shared pools,
+/// which fall back to go-back-N when they run out). Toward a given peer the requester keeps
+/// at most the smaller of this and the window the peer advertises.
+pub const SR_MAX_UNACKED_PSNS: u32 = 4096;
 
 /// [`SR_MAX_UNACKED_PSNS`] as log2: the window every SR acknowledgment of this responder
 /// carries (SR-ACK-ETH `Window`).
-pub const SR_WINDOW_LOG2: u8 = 10;
+pub const SR_WINDOW_LOG2: u8 = 12;
 
 /// The SR window a requester assumes until its peer's first SR acknowledgment names one:
 /// the least any end of this wire version tracks.
@@ -345,9 +349,12 @@ const _: () = {
     assert!(SR_MAX_UNACKED_PSNS == 1 << SR_WINDOW_LOG2);
     assert!(SrAckEth::window_valid(SR_WINDOW_LOG2));
     assert!(SR_ASSUMED_WINDOW_PSNS <= SR_MAX_UNACKED_PSNS);
-    // The bitmaps of IRN and SRNIC cover the whole window past RCV-NXT.
-    assert!(irn::DEFAULT_WORDS * 64 >= SR_MAX_UNACKED_PSNS as usize);
-    assert!(srnic::DEFAULT_WORDS * 64 >= SR_MAX_UNACKED_PSNS as usize);
+    // The bitmaps of IRN and SRNIC, and FaSR's compression-cnt, cover the whole window
+    // past RCV-NXT.
+    assert!(crate::proto::recovery::fasr::COMPRESSION_CNT_MAX + 1 >= SR_MAX_UNACKED_PSNS);
+    assert!(crate::proto::recovery::any::ENGINE_WORDS * 64 >= SR_MAX_UNACKED_PSNS as usize);
+    assert!(MAX_UNACKED_PSNS <= GBN_MAX_UNACKED_PSNS);
+    assert!(GBN_MAX_UNACKED_PSNS <= SR_MAX_UNACKED_PSNS);
 };
 
 /// PSNs a FaSR requester lets be in flight past the highest PSN known received (see

@@ -28,6 +28,7 @@
 
 use crate::proto::psn::Psn;
 use crate::proto::rc::SR_WINDOW_LOG2;
+use crate::proto::recovery::any::AnyEngine;
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::{Feedback, Hole, RtoConfig};
 use crate::proto::wire::caps::{SrCap, SrScheme};
@@ -79,6 +80,11 @@ impl SrSetup {
             SrScheme::Irn => Scheme::Irn,
             SrScheme::Melo => Scheme::Melo,
         }
+    }
+
+    /// A fresh engine of the scheme, both directions starting at `psn`.
+    pub fn engine(&self, psn: Psn) -> AnyEngine {
+        AnyEngine::new(self.scheme(), psn, psn, self.rto, self.srnic_delay_us)
     }
 }
 

@@ -10,7 +10,7 @@ use super::gbn::Gbn;
 use super::irn::Irn;
 use super::melo::Melo;
 use super::scheme::Scheme;
-use super::srnic::Srnic;
+use super::srnic::{self, Srnic};
 use super::{ActionSink, Counters, Recovery, ReqEvent, RespEvent, RtoConfig};
 #[cfg(not(MODULE))]
 use crate::proto::pool::bits_pool::BitsPool;
@@ -78,7 +78,11 @@ impl Default for DeviceShared {
     }
 }
 
-/// One QP's engine, whichever scheme the device runs (default pool and bitmap sizes).
+/// IRN's and SRNIC's bitmaps in a QP's engine, in 64-bit words: they cover the longest
+/// SR window (the simulator keeps the papers' sizes).
+pub const ENGINE_WORDS: usize = 64;
+
+/// One QP's engine, whichever scheme the device runs (bitmaps of [`ENGINE_WORDS`]).
 ///
 /// Its size is the largest variant's (SRNIC's modelled slow-path queue); a transport that
 /// wants each QP to cost only its own scheme's state can hold the concrete engine type
@@ -89,11 +93,11 @@ pub enum AnyEngine {
     /// rdma_rxe go-back-N.
     Gbn(Gbn),
     /// IRN.
-    Irn(Irn),
+    Irn(Irn<ENGINE_WORDS>),
     /// FaSR.
     Fasr(Fasr),
     /// SRNIC.
-    Srnic(Srnic),
+    Srnic(Srnic<{ srnic::DEFAULT_QUEUE }, ENGINE_WORDS>),
     /// MELO.
     Melo(Melo),
 }

@@ -14,10 +14,11 @@
 //! un-SACKed outstanding packet.
 //!
 //! Memory (IRN §4 / FaSR §I): five BDP-cap bitmaps and 20 B of SR state per QP. BDP-cap is
-//! sized for the fabric's longest path, not for one flow. The paper's own BDP-cap would fit
-//! in fewer words, but the responder must track the whole SR window past RCV-NXT
-//! ([`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)), so the bitmaps are
-//! sized for it (a compile-time check ties the two).
+//! sized for the fabric's longest path, not for one flow. The simulator keeps the paper's
+//! (about 800, rounded up to [`DEFAULT_WORDS`]); in the module the responder must track the
+//! whole SR window past RCV-NXT
+//! ([`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)), so its QPs' bitmaps
+//! are [`ENGINE_WORDS`](super::any::ENGINE_WORDS) long (a compile-time check ties the two).
 //! This engine itself keeps two of the five (the responder's received bitmap and the
 //! requester's SACK bitmap); the other three serve READ responses and message
 //! completions, which the transport tracks outside the recovery engine.
@@ -29,8 +30,8 @@ use super::{
 };
 use crate::proto::psn::Psn;
 
-/// Default bitmap size in 64-bit words: 16 words = 1024 slots, the SR window (and more
-/// than the paper's 800-packet BDP-cap).
+/// Default bitmap size in 64-bit words: 16 words = 1024 slots, the paper's 800-packet
+/// BDP-cap rounded up (the simulator's).
 pub const DEFAULT_WORDS: usize = 16;
 /// Bitmaps per QP in IRN's accounting.
 pub const BITMAPS_PER_QP: u32 = 5;

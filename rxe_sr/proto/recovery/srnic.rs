@@ -39,7 +39,7 @@ use crate::proto::psn::Psn;
 
 /// Default slow-path queue entries per QP.
 pub const DEFAULT_QUEUE: usize = 64;
-/// Default software bitmap size in 64-bit words (1024 PSNs).
+/// Default software bitmap size in 64-bit words (1024 PSNs; the simulator's).
 pub const DEFAULT_WORDS: usize = 16;
 #[cfg_attr(
     MODULE,

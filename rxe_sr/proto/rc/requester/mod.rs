@@ -29,7 +29,7 @@
 //! - `read_response`: RDMA READ responses and atomic ACKs.
 //! - `retry`: the retransmission and RNR timers, going back, and the RTT estimate.
 //! - `selective`: the capability exchange, the engine's actions, per-PSN resends, retry
-//!   counting.
+//!   counting; `sr_counters`: what it counts.
 //! - `loss_probe`: finding a lost resend, a lost last packet or a lost READ repair before
 //!   the retransmission timeout (a bound on the measured round trip), spending no retry.
 //! - `psn_set`: a bitmap of PSNs over the SR window: those marked for resending, and the
@@ -46,20 +46,22 @@ mod retry;
 mod selective;
 mod send;
 mod send_queue;
+mod sr_counters;
 
 use core::num::NonZeroU32;
 use core::ops::DerefMut;
 
 use crate::proto::psn::Psn;
-use crate::proto::rc::{RcConfig, RcEnv, RcEvent, MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS};
+use crate::proto::rc::{RcConfig, RcEnv, RcEvent, GBN_MAX_UNACKED_PSNS, MAX_UNACKED_PSNS};
 use crate::proto::recovery::gbn::Gbn;
 use crate::proto::recovery::RtoConfig;
 use crate::proto::wire::fec_caps::FecRequesterCaps;
 use crate::uabi::send_wqe::SendOpcode;
 
-pub use self::selective::{ReqSr, ReqSrCounters};
+pub use self::selective::ReqSr;
 pub use self::send_queue::PostError;
 pub use self::send_queue::SqEntry;
+pub use self::sr_counters::ReqSrCounters;
 
 /// The requester's tallies of its events ([`RcEvent`]; rdma_rxe's names where they exist).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -230,7 +232,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             sent_high: sq_psn,
             admitted_end: sq_psn,
             engine: Gbn::new(sq_psn, sq_psn, rto),
-            gbn_window: cfg.gbn_window.clamp(MAX_UNACKED_PSNS, SR_MAX_UNACKED_PSNS),
+            gbn_window: cfg.gbn_window.clamp(MAX_UNACKED_PSNS, GBN_MAX_UNACKED_PSNS),
             sr,
             recv_msn: 0,
             read_msn: 0,

@@ -30,6 +30,13 @@ impl PsnSet {
         }
     }
 
+    /// Empties the set and moves its base to `base`, in place.
+    pub(super) fn restart(&mut self, base: Psn) {
+        self.base = base;
+        self.bits.fill(0);
+        self.far = None;
+    }
+
     fn set(&mut self, off: u32) {
         if let Some(w) = self.bits.get_mut((off / 64) as usize) {
             *w |= 1u64 << (off % 64);

@@ -18,6 +18,7 @@ use core::ops::DerefMut;
 use super::loss_probe::{LossProbe, UnaResend};
 use super::psn_set::PsnSet;
 use super::request_packet::{PacketAt, PacketError};
+use super::sr_counters::ReqSrCounters;
 use super::Requester;
 use super::RetryCause;
 use super::SqEntry;
@@ -28,56 +29,12 @@ use crate::proto::rc::{
     packets, Fatal, RcConfig, RcEnv, RcEvent, SR_ASSUMED_WINDOW_PSNS, SR_MAX_UNACKED_PSNS,
 };
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
+use crate::proto::recovery::gbn::Gbn;
 use crate::proto::recovery::{
-    Action, ActionSink, Counters, EngineEvent, Recovery, ReqEvent, Timer,
+    Action, ActionSink, Counters, EngineEvent, Recovery, ReqEvent, RtoConfig, Timer,
 };
 use crate::proto::wire::caps::{CapAnswer, RequesterCaps, RequesterState};
 use crate::uabi::send_wqe::SendOp;
-
-/// Selective-retransmission counters of a requester.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ReqSrCounters {
-    /// SACKs received.
-    pub sacks_rcvd: u64,
-    /// FNACKs received.
-    pub fnacks_rcvd: u64,
-    /// HOLE acknowledgments (MELO / SRNIC hole lists) received.
-    pub holes_rcvd: u64,
-    /// ACKs received that moved UNACK while a later PSN was known received (a SACK or a
-    /// hole list reported it, or its READ response arrived): UNACK was a hole, now filled
-    /// (FaSR's AACK).
-    pub aacks_rcvd: u64,
-    /// Packets resent one by one (the engine's ranges, not a go-back).
-    pub selective_resent: u64,
-    /// Resends of RCV-NXT found lost: a SACK named a packet first sent after the resend
-    /// while RCV-NXT was still missing, or no acknowledgment of it came within the
-    /// measured round trip's bound; it was resent again without waiting for the
-    /// retransmission timeout.
-    pub lost_resends: u64,
-    /// Probes that sent UNACK again without waiting for the retransmission timeout: UNACK
-    /// unanswered for the probe bound after it last moved or was sent (a tail loss; a
-    /// READ request lost with the NAK its successors drew), or nothing at all back for
-    /// twice the least round trip (the pipe drained; the READ repairs still missing went
-    /// too).
-    pub stall_probes: u64,
-}
-
-impl ReqSrCounters {
-    /// Adds `n` to the tally of `ev`, if it is one of these.
-    fn record(&mut self, ev: RcEvent, n: u64) {
-        let c = match ev {
-            RcEvent::SackRcvd => &mut self.sacks_rcvd,
-            RcEvent::FnackRcvd => &mut self.fnacks_rcvd,
-            RcEvent::HoleRcvd => &mut self.holes_rcvd,
-            RcEvent::AackRcvd => &mut self.aacks_rcvd,
-            RcEvent::SelectiveResent => &mut self.selective_resent,
-            RcEvent::LostResend => &mut self.lost_resends,
-            RcEvent::StallProbe => &mut self.stall_probes,
-            _ => return,
-        };
-        *c += n;
-    }
-}
 
 /// A requester's selective-retransmission state (kept apart from the requester so the
 /// kernel can hold it on the heap).
@@ -123,27 +80,56 @@ impl ReqSr {
     }
 
     /// The SR state of a requester whose first packet carries `sq_psn`: probing.
+    #[cfg_attr(
+        MODULE,
+        expect(dead_code, reason = "the module starts it in its heap slot")
+    )]
     pub fn new(setup: SrSetup, sq_psn: Psn) -> Self {
-        ReqSr {
-            caps: RequesterCaps::new(Some(setup.cap)),
-            engine: AnyEngine::new(
-                setup.scheme(),
-                sq_psn,
-                sq_psn,
-                setup.rto,
-                setup.srnic_delay_us,
-            ),
-            active: false,
-            resend: PsnSet::new(sq_psn),
-            read_placed: PsnSet::new(sq_psn),
-            read_high: None,
-            read_last: None,
-            read_acked: None,
-            sacked_high: None,
-            pipe_psns: setup.pipe_psns,
-            window: SR_ASSUMED_WINDOW_PSNS,
-            counters: ReqSrCounters::default(),
-        }
+        let mut sr = Self::BLANK;
+        sr.start(setup, sq_psn);
+        sr
+    }
+
+    /// A state to [`Self::start`] in place: a constant, so that a caller writing it into
+    /// a heap slot copies it there without building the whole state on its stack.
+    pub const BLANK: ReqSr = ReqSr {
+        caps: RequesterCaps::new(None),
+        engine: AnyEngine::Gbn(Gbn::new(
+            Psn::new(0),
+            Psn::new(0),
+            RtoConfig {
+                rto_low: 0,
+                rto_high: 0,
+                n_low: 0,
+            },
+        )),
+        active: false,
+        resend: PsnSet::new(Psn::new(0)),
+        read_placed: PsnSet::new(Psn::new(0)),
+        read_high: None,
+        read_last: None,
+        read_acked: None,
+        sacked_high: None,
+        pipe_psns: 0,
+        window: SR_ASSUMED_WINDOW_PSNS,
+        counters: ReqSrCounters::ZERO,
+    };
+
+    /// Makes this the SR state of a requester whose first packet carries `sq_psn`,
+    /// probing, field by field (only the engine is built on the stack).
+    pub fn start(&mut self, setup: SrSetup, sq_psn: Psn) {
+        self.caps = RequesterCaps::new(Some(setup.cap));
+        self.engine = setup.engine(sq_psn);
+        self.active = false;
+        self.resend.restart(sq_psn);
+        self.read_placed.restart(sq_psn);
+        self.read_high = None;
+        self.read_last = None;
+        self.read_acked = None;
+        self.sacked_high = None;
+        self.pipe_psns = setup.pipe_psns;
+        self.window = SR_ASSUMED_WINDOW_PSNS;
+        self.counters = ReqSrCounters::ZERO;
     }
 
     /// The PSNs the requester lets be outstanding past UNACK in the SR format: the window

@@ -156,13 +156,7 @@ impl RespSr {
     pub fn new(setup: SrSetup, rq_psn: Psn) -> Self {
         RespSr {
             caps: ResponderCaps::new(Some(setup.cap)),
-            engine: AnyEngine::new(
-                setup.scheme(),
-                rq_psn,
-                rq_psn,
-                setup.rto,
-                setup.srnic_delay_us,
-            ),
+            engine: setup.engine(rq_psn),
             active: false,
             offered: false,
             fetched: 0,

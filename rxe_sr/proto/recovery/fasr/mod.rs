@@ -14,7 +14,7 @@
 //!   retransmission RCV-NXT is found by querying the bitmap and returned in an AACK. When
 //!   lost-cnt falls back to 1 the chain is released (fast path again).
 //! - bitmap acceleration: on entering the slow path with a run of at least one block of
-//!   received PSNs after RCV-NXT, the run is kept as compression-cnt (10 bits) instead of
+//!   received PSNs after RCV-NXT, the run is kept as compression-cnt (12 bits) instead of
 //!   bits, and the chain starts after it.
 //! - FNACK: a packet between RCV-NXT and sack-high on the slow path means a retransmission
 //!   was lost: its PSN is returned in an FNACK (the paper discards the packet; here it is
@@ -97,8 +97,9 @@ use crate::proto::psn::Psn;
 
 /// Largest lost-cnt value the 3-bit SACK field carries.
 pub const LOST_CNT_MAX: u8 = 7;
-/// Largest compression-cnt (10 bits).
-pub const COMPRESSION_CNT_MAX: u32 = 1023;
+/// Largest compression-cnt (12 bits: the paper's 10 cover its 1024-PSN window, these the
+/// module's SR window).
+pub const COMPRESSION_CNT_MAX: u32 = 4095;
 #[cfg_attr(
     MODULE,
     expect(dead_code, reason = "the simulator's memory accounting")
