@@ -144,7 +144,7 @@ pub(crate) enum Counter {
     /// SR-format request packets past RCV-NXT that would have been refused (a NAK and the
     /// QP's error): dropped unrecorded, as such a NAK goes only at RCV-NXT (rxe_sr's).
     SrEarlyRefused = 53,
-    /// SR-format request packets at or past RCV-NXT + the SR window (1024 PSNs), which no
+    /// SR-format request packets at or past RCV-NXT + the SR window (4096 PSNs), which no
     /// requester has outstanding: dropped unrecorded (rxe_sr's).
     SrOutOfWindow = 54,
     /// Runs of a UD QP's send path (the caller's doorbell, or the QP's work) that met
