@@ -10,7 +10,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use rxe_sr::proto::pool::bits_pool::BitsPool;
-use rxe_sr::proto::pool::sr_pool::SrPool;
+use rxe_sr::proto::pool::sr_pool::{self, SrPool};
 use rxe_sr::proto::rc::SR_MAX_UNACKED_PSNS;
 use rxe_sr::proto::recovery::any::SharedIn;
 
@@ -144,8 +144,9 @@ impl Net {
 }
 
 /// The FaSR pool's bitmap blocks per device at the module's default (`sr_pool_blocks`):
-/// the paper's 70 and a chain across a whole SR window.
-const MODULE_SR_POOL_BLOCKS: usize = 70 + SR_MAX_UNACKED_PSNS as usize / 16;
+/// the paper's and a chain across a whole SR window.
+const MODULE_SR_POOL_BLOCKS: usize =
+    sr_pool::DEFAULT_BLOCKS + (SR_MAX_UNACKED_PSNS / sr_pool::DEFAULT_BLOCK_BITS) as usize;
 
 impl Net {
     /// Gives both devices the pools at the module's default sizes (the net's other tests
@@ -153,8 +154,8 @@ impl Net {
     fn with_module_pools(mut self) -> Self {
         for s in [&mut self.a, &mut self.b] {
             s.shared = Box::new(SharedIn {
-                sr_pool: SrPool::<20, MODULE_SR_POOL_BLOCKS>::new(),
-                bits_pool: BitsPool::<128>::new(),
+                sr_pool: SrPool::<{ sr_pool::DEFAULT_UNITS }, MODULE_SR_POOL_BLOCKS>::new(),
+                bits_pool: <BitsPool>::new(),
             });
         }
         self

@@ -115,9 +115,10 @@ impl ReqSr {
         counters: ReqSrCounters::ZERO,
     };
 
-    /// Makes this the SR state of a requester whose first packet carries `sq_psn`,
-    /// probing, field by field (only the engine is built on the stack).
-    pub fn start(&mut self, setup: SrSetup, sq_psn: Psn) {
+    /// Makes [`Self::BLANK`] the SR state of a requester whose first packet carries
+    /// `sq_psn`, probing, field by field (only the engine is built on the stack). Its
+    /// engine is replaced unreleased, so it holds no pool units: only a blank state.
+    pub(crate) fn start(&mut self, setup: SrSetup, sq_psn: Psn) {
         self.caps = RequesterCaps::new(Some(setup.cap));
         self.engine = setup.engine(sq_psn);
         self.active = false;
