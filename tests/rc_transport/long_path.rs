@@ -156,3 +156,43 @@ fn the_sr_window_covers_a_long_path_and_its_repairs() {
         }
     }
 }
+
+#[test]
+fn a_message_longer_than_the_probe_bound_is_not_probed() {
+    // 64 KiB WRITEs one at a time, each taking about 5.6 ms on a 100 Mbit/s link with a
+    // round trip of 200 us: only a message's last packet asks for the acknowledgment, so
+    // UNACK, its first, is answered a serialization after it went. The fourth message's
+    // last packet (the SR format is in use by then) is lost: a probe of UNACK has the rest
+    // acknowledged, a second one resends the tail. That measures a resend's round trip,
+    // and the bound falls to its floor, below a message's serialization. Every other
+    // message arrives whole: none may be probed.
+    for scheme in [Scheme::Fasr, Scheme::Srnic] {
+        let mut n = long_path_net(scheme, None);
+        let first = n.a.req.una().get();
+        let tail = WanLoss::EveryNth {
+            every: 1 << 30,
+            at: 4 * 64 - 1,
+        };
+        let mut wan = Wan::new(NS_PER_BYTE, 200, tail, first);
+        let mut posted = 0u64;
+        let one_at_a_time = |n: &mut Net| {
+            if posted != n.a.send_cqes.len() as u64 || posted >= 100 {
+                return false;
+            }
+            post_write(n, 1 << 16, 7);
+            posted += 1;
+            true
+        };
+        assert!(!n.run_wan(&mut wan, 5_000_000, one_at_a_time), "{scheme:?}");
+        assert_eq!(n.a.send_cqes.len(), 100, "{scheme:?}");
+        assert!(n.a.send_cqes.iter().all(|c| c.status == WcStatus::Success));
+        assert_eq!(wan.lost, 1, "{scheme:?}");
+        let sr = &n.a.req.sr().expect("SR state").counters;
+        assert!(
+            (1..=2).contains(&sr.stall_probes) && sr.lost_resends == 0,
+            "{scheme:?}: {} probes, {} lost resends; the tail loss alone is probed",
+            sr.stall_probes,
+            sr.lost_resends
+        );
+    }
+}

@@ -314,8 +314,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
 
     /// When nothing has come back since the silence began (the last response, or UNACK's
     /// last move or send by the cursor, whichever is later) for twice the least round trip
-    /// measured (at least [`PROBE_MIN_US`]): the pipe drained, and what is outstanding was
-    /// lost. Once per silence.
+    /// measured (at least [`PROBE_MIN_US`]) and the time the path takes to deliver what
+    /// was sent past UNACK ([`Self::drain_us`]): the pipe drained, and what is outstanding
+    /// was lost. Once per silence.
     ///
     /// Choice: once the repair of a READ response is lost, the READs after it are answered
     /// (each keeps its max_rd_atomic place, recount_rd_atomic) and then nothing more comes.
@@ -335,7 +336,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             return None;
         }
         let bound = (2 * self.probe.min_rtt).max(PROBE_MIN_US);
-        Some(start.saturating_add(bound))
+        Some(start.saturating_add(bound).saturating_add(self.drain_us()))
     }
 
     /// When the silence began: the last response, or UNACK's last move or send by the
@@ -470,7 +471,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     }
 
     /// SR format: when UNACK, sent and not resent, counts as lost if nothing has answered
-    /// it: the probe bound after UNACK last moved (or was first sent, if later). Once per
+    /// it: the probe bound and the path's time to deliver what was sent past UNACK
+    /// ([`Self::drain_us`]) after UNACK last moved (or was first sent, if later). Once per
     /// UNACK; not while an RNR NAK or a full egress queue holds sending back.
     ///
     /// Choice (a tail-loss probe; the papers leave timeouts to the transport): the SR
@@ -492,7 +494,19 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         {
             return None;
         }
-        Some(u.at.saturating_add(self.probe_us()?))
+        Some(
+            u.at.saturating_add(self.probe_us()?)
+                .saturating_add(self.drain_us()),
+        )
+    }
+
+    /// How long the path takes to deliver the PSNs sent past UNACK, at the rate it was
+    /// measured at. Sent in a burst, the last of them (a message's packets ask for an
+    /// acknowledgment only at its end) is answered no sooner, however short the round
+    /// trip of an empty path.
+    fn drain_us(&self) -> u64 {
+        let out = u32::try_from(self.sent_high.diff(self.una())).unwrap_or(0);
+        self.path.drain_us(out)
     }
 
     /// The probe deadline passed. If UNACK is still the PSN resent, that resend was lost

@@ -106,6 +106,12 @@ impl PathEstimate {
         self.bdp_psns
     }
 
+    /// How long the path takes to deliver `psns` PSNs at the rate it was measured at (the
+    /// estimate over the least round trip), microseconds; 0 before a sample.
+    pub(super) fn drain_us(&self, psns: u32) -> u64 {
+        u64::from(psns).saturating_mul(self.min_rtt_us) / u64::from(self.bdp_psns.max(1))
+    }
+
     /// The PSNs this requester may let be in flight by the path: the estimate with
     /// [`ALLOWANCE_GAIN_QUARTERS`] headroom ([`STARTUP_GAIN_QUARTERS`] in the startup).
     pub(super) fn allowance(&self) -> u32 {
@@ -171,6 +177,22 @@ mod tests {
         // Growth later does not start it again.
         held(&mut p, 10_000, una, 400);
         assert_eq!(p.allowance(), 500);
+    }
+
+    #[test]
+    fn drains_at_the_rate_measured() {
+        let mut p = PathEstimate::new();
+        assert_eq!(p.drain_us(64), 0);
+        // 64 PSNs acknowledged 5.6 ms after they went in one burst, on a path whose
+        // empty round trip is 280 us: 3 PSNs per round trip.
+        held(&mut p, 280, Psn::new(0), 1);
+        held(&mut p, 5_600, Psn::new(1), 64);
+        assert_eq!(p.bdp_psns(), 3);
+        assert_eq!(p.drain_us(64), 64 * 280 / 3);
+        // A rate under one PSN per round trip drains at one.
+        let mut slow = PathEstimate::new();
+        held(&mut slow, 50_000, Psn::new(0), 1);
+        assert_eq!(slow.drain_us(10), 500_000);
     }
 
     #[test]
