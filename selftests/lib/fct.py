@@ -8,6 +8,7 @@
 # with short sleeps, so the guest's one CPU stays with the transport. Side a then checks
 # every byte of its buffer against the last message. Side b prints one line
 #   fct: n N p50_ms X p99_ms Y max_ms Z
+# and one with every message's time in the order sent ("fct_each_ms: T1 T2 ...").
 # and both print "checked: OK" and exit 0 when every WRITE completed and the bytes matched.
 # T is the QP's local ACK timeout exponent (4.096 us x 2^T).
 import argparse, os, sys, time
@@ -101,6 +102,7 @@ if role == "b":
         v = sorted(times)
         print("fct: n %d p50_ms %.2f p99_ms %.2f max_ms %.2f"
               % (len(v), percentile(v, 0.5), percentile(v, 0.99), v[-1]), flush=True)
+        print("fct_each_ms: " + " ".join("%.1f" % t for t in times), flush=True)
     ok = sh.get("checked-a")
     if ok != [1]:
         fail("side a found the bytes wrong")
