@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `bench-report --wan CSV OUTDIR`: the long-haul sweep's tables and plots. Reads
-//! `driver,rtt_ms,loss,rep,gbps,fct_p50_ms,fct_p99_ms` (one row per run; an empty figure is
-//! a failed part of a run) and prints, per round trip time, the median goodput of every
-//! driver at every loss, its same-run ratios to rdma_rxe, to rxe_sr's go-back-N and, with
-//! FEC, to the same driver without it, its ratio to the driver's own lossless goodput at
-//! RTT 0 (what the window leaves of the link), and the medians of the runs' 1 MiB message completion times (p50 and p99) with
-//! the p99's ratio to the driver's own lossless p99 at that RTT. One PNG per RTT: goodput
-//! against the (Bernoulli) loss rate, 1.0 the driver's lossless goodput at RTT 0.
+//! `driver,rtt_ms,loss,rep,gbps,fct_p50_ms,fct_p99_ms[,fct_first_ms]` (one row per run; an
+//! empty figure is a failed part of a run) and prints, per round trip time, the median
+//! goodput of every driver at every loss, its same-run ratios to rdma_rxe, to rxe_sr's
+//! go-back-N and, with FEC, to the same driver without it, its ratio to the driver's own
+//! lossless goodput at RTT 0 (what the window leaves of the link), the medians of the
+//! runs' 1 MiB message completion times (p50 and p99 after the first message) with the
+//! p99's ratio to the driver's own lossless p99 at that RTT, and of the first message's
+//! (the new QP's) when the CSV has it. One PNG per RTT: goodput against the (Bernoulli)
+//! loss rate, 1.0 the driver's lossless goodput at RTT 0.
 
 use std::collections::BTreeMap;
 
@@ -18,6 +20,7 @@ struct Run {
     gbps: Option<f64>,
     p50: Option<f64>,
     p99: Option<f64>,
+    first: Option<f64>,
 }
 
 /// Which figure of a run.
@@ -26,6 +29,7 @@ enum Fig {
     Gbps,
     P50,
     P99,
+    First,
 }
 
 impl Run {
@@ -34,6 +38,7 @@ impl Run {
             Fig::Gbps => self.gbps,
             Fig::P50 => self.p50,
             Fig::P99 => self.p99,
+            Fig::First => self.first,
         }
     }
 }
@@ -74,6 +79,7 @@ impl Sweep {
                 gbps: num(f[4]),
                 p50: num(f[5]),
                 p99: num(f[6]),
+                first: f.get(7).and_then(|x| num(x)),
             };
             let key = (f[1].to_string(), f[2].to_string(), f[0].to_string());
             s.cells.entry(key).or_default().push(run);
@@ -152,13 +158,17 @@ pub(crate) fn wan_report(csv: &str, outdir: &str) {
         println!("\n=== RTT 0, lossless: the reference ===");
         for d in &s.drivers {
             let f = |fig| s.med("0", "0", d, fig);
-            println!(
+            print!(
                 "{d:<w$} goodput {} Gb/s, 1 MiB WRITE p50 {} ms p99 {} ms",
                 cell(f(Fig::Gbps), 4, s.fails("0", "0", d, Fig::Gbps), true),
                 cell(f(Fig::P50), 1, s.fails("0", "0", d, Fig::P50), true),
                 cell(f(Fig::P99), 1, s.fails("0", "0", d, Fig::P99), true),
                 w = s.width()
             );
+            match f(Fig::First) {
+                Some(v) => println!(" first {} ms", cell(Some(v), 1, 0, true)),
+                None => println!(),
+            }
         }
     }
     for rtt in s.rtts.iter().filter(|r| *r != "0") {
@@ -230,6 +240,13 @@ pub(crate) fn wan_report(csv: &str, outdir: &str) {
                 );
             }
             println!();
+        }
+        if s.cells.values().flatten().any(|r| r.first.is_some()) {
+            table(
+                "1 MiB WRITE completion time of the first message on its new QP, ms (median of the runs)",
+                Fig::First,
+                1,
+            );
         }
         plot_rtt(&s, rtt, outdir);
     }

@@ -7,8 +7,11 @@
 # completion time of a message as its sender sees it (all of it acknowledged). It polls
 # with short sleeps, so the guest's one CPU stays with the transport. Side a then checks
 # every byte of its buffer against the last message. Side b prints one line
-#   fct: n N p50_ms X p99_ms Y max_ms Z
-# and one with every message's time in the order sent ("fct_each_ms: T1 T2 ...").
+#   fct: n N p50_ms X p99_ms Y max_ms Z first_ms F
+# where F is the first message's time, on the new QP (its requester has measured no round
+# trip yet, and an SR scheme's offer is still unanswered), and the percentiles and the
+# maximum are those of the N - 1 messages after it (all N when N is 1); then one line
+# with every message's time in the order sent ("fct_each_ms: T1 T2 ...").
 # and both print "checked: OK" and exit 0 when every WRITE completed and the bytes matched.
 # T is the QP's local ACK timeout exponent (4.096 us x 2^T).
 import argparse, os, sys, time
@@ -99,9 +102,9 @@ if role == "b":
         times.append((time.perf_counter() - t0) * 1000)
     sh.put("done", [len(times)])
     if len(times) == args.iters:
-        v = sorted(times)
-        print("fct: n %d p50_ms %.2f p99_ms %.2f max_ms %.2f"
-              % (len(v), percentile(v, 0.5), percentile(v, 0.99), v[-1]), flush=True)
+        v = sorted(times[1:] or times)
+        print("fct: n %d p50_ms %.2f p99_ms %.2f max_ms %.2f first_ms %.2f"
+              % (len(v), percentile(v, 0.5), percentile(v, 0.99), v[-1], times[0]), flush=True)
         print("fct_each_ms: " + " ".join("%.1f" % t for t in times), flush=True)
     ok = sh.get("checked-a")
     if ok != [1]:

@@ -540,8 +540,8 @@ msg_check_pair() {
 
 # fct_pair DEV SPEC TAG ITERS [ARGS...]: fct.py between the guests on DEV (g2 writes, g1
 # receives) under the netem SPEC on both egresses, ITERS messages; the client prints
-# "P50_MS P99_MS" of the messages' completion times. Non-zero unless every message
-# completed and every byte was checked.
+# "P50_MS P99_MS FIRST_MS": the completion times' p50 and p99 after the first message, and
+# the first's. Non-zero unless every message completed and every byte was checked.
 fct_pair() {
   local dev=$1 spec=$2 tag=$3 iters=$4 gidx side out rc=0; shift 4
   gidx=$(roce_gid_index "$dev") || { log "no RoCEv2 GID on $dev"; return 1; }
@@ -553,7 +553,7 @@ fct_pair() {
   sync_point "fct-$tag-done" 300 || rc=1
   printf '%s\n' "$out" >&2
   printf '%s\n' "$out" | grep -q '^checked: OK' || rc=1
-  is_client && printf '%s\n' "$out" | awk '/^fct:/ { print $5, $7 }'
+  is_client && printf '%s\n' "$out" | awk '/^fct:/ { print $5, $7, $11 }'
   return $rc
 }
 
