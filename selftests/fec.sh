@@ -29,15 +29,7 @@ trap 'log "counters at exit: $(rdma statistic show link sr0/1 2>/dev/null)"' EXI
 
 # fec_up SCHEME UNIT DEPTH [PARAM=VALUE...]: rxe_sr as sr0 with the scheme, FEC
 # parameters and any other module parameters.
-fec_up() {
-  modprobe -r rxe_sr rdma_rxe 2>/dev/null
-  dmesg_mark
-  check "load the verbs core" load_rdma_core
-  check "load rxe_sr recovery=$1 fec_unit=$2 fec_depth=$3 ${*:4}" \
-    modprobe rxe_sr recovery="$1" fec_unit="$2" fec_depth="$3" "${@:4}"
-  check "rdma link add sr0" rdma link add sr0 type rxe_sr netdev eth0
-  check "port ACTIVE" wait_port_active sr0
-}
+fec_up() { sr_up "$1" fec_unit="$2" fec_depth="$3" "${@:4}"; }
 at_least() { # NAME MIN WHAT
   local v; v=$(stat_of "$1")
   [ -n "$v" ] && [ "$v" -ge "$2" ] || fail "$3: counter $1 is '$v', expected >= $2"

@@ -42,22 +42,13 @@ drop_psns() {
 dropped() {
   tc -s filter show dev eth0 ingress | grep -o 'dropped [0-9]*' | awk '{ n += $2 } END { print n + 0 }'
 }
-fec_up() { # SCHEME UNIT DEPTH
-  modprobe -r rxe_sr rdma_rxe 2>/dev/null
-  dmesg_mark
-  check "load the verbs core" load_rdma_core
-  check "load rxe_sr recovery=$1 fec_unit=$2 fec_depth=$3" \
-    modprobe rxe_sr recovery="$1" fec_unit="$2" fec_depth="$3"
-  check "rdma link add sr0" rdma link add sr0 type rxe_sr netdev eth0
-  check "port ACTIVE" wait_port_active sr0
-}
 # run_case TAG SCHEME UNIT DEPTH VALUE MASK...: the module up with FEC N:D, the drops set,
 # msg_check both ways; sets DROPS to what this guest's filters dropped and the counters
 # R (rebuilt), U (units given up), G (gaps: requests past ePSN), and of the peer's
 # requester S (resends of any kind) and T (retransmission timeouts).
 run_case() {
   local tag=$1 scheme=$2 unit=$3 depth=$4 gidx peer; shift 4
-  fec_up "$scheme" "$unit" "$depth"
+  sr_up "$scheme" fec_unit="$unit" fec_depth="$depth"
   drop_psns "$@"
   gidx=$(roce_gid_index sr0) || fail "$tag: no RoCEv2 GID on sr0"
   sync_point "go-$tag"

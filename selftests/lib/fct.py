@@ -10,9 +10,9 @@
 #   fct: n N p50_ms X p99_ms Y max_ms Z first_ms F
 # where F is the first message's time, on the new QP (its requester has measured no round
 # trip yet, and an SR scheme's offer is still unanswered), and the percentiles and the
-# maximum are those of the N - 1 messages after it (all N when N is 1); then one line
-# with every message's time in the order sent ("fct_each_ms: T1 T2 ...").
-# and both print "checked: OK" and exit 0 when every WRITE completed and the bytes matched.
+# maximum are those of the N - 1 messages after it (all N when N is 1), then one line
+# with every message's time in the order sent ("fct_each_ms: T1 T2 ..."). Both sides print
+# "checked: OK" and exit 0 when every WRITE completed and the bytes matched.
 # T is the QP's local ACK timeout exponent (4.096 us x 2^T).
 import argparse, os, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

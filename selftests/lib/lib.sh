@@ -663,8 +663,9 @@ rping_pair() {
   return $rc
 }
 
-# sr_up [SCHEME]: a fresh rxe_sr device sr0 on eth0 (module reloaded with recovery=SCHEME,
-# else RXE_SR_RECOVERY's, else the default go-back-N; kernel log marked).
+# sr_up [SCHEME [PARAM=VALUE...]]: a fresh rxe_sr device sr0 on eth0 (module reloaded with
+# recovery=SCHEME, else RXE_SR_RECOVERY's, else the default go-back-N, and any other module
+# parameters given; kernel log marked).
 sr_up() {
   local scheme=${1:-${RXE_SR_RECOVERY:-}} m
   # A driver an earlier step left loaded goes first, and its unload is checked.
@@ -673,7 +674,7 @@ sr_up() {
   done
   dmesg_mark
   check "load the verbs core" load_rdma_core
-  check "load rxe_sr${scheme:+ recovery=$scheme}" modprobe rxe_sr ${scheme:+recovery=$scheme}
+  check "load rxe_sr${scheme:+ recovery=$scheme}${2:+ ${*:2}}" modprobe rxe_sr ${scheme:+recovery=$scheme} "${@:2}"
   check "rdma link add sr0" rdma link add sr0 type rxe_sr netdev eth0
   check "port ACTIVE" wait_port_active sr0
 }
