@@ -16,6 +16,10 @@
 #    fewer rebuilt than dropped, the transport recovered the rest.
 # 3. N = 8, D = 4, a burst of four adjacent losses: interleaving puts each in its own
 #    unit, and every one is rebuilt.
+# 4. UC, N = 8, D = 1, the losses of case 1: each side's take answered the other's offer
+#    (fec_takes_sent > 0; UC has no response to echo it), every loss was rebuilt, no unit
+#    given up, and every message arrived: a UC message with a packet lost is dropped
+#    whole, which msg_check would not survive.
 . "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 trap 'log "counters at exit: $(rdma statistic show link sr0/1 2>/dev/null)"; tc qdisc del dev eth0 clsact 2>/dev/null' EXIT
@@ -43,7 +47,7 @@ dropped() {
   tc -s filter show dev eth0 ingress | grep -o 'dropped [0-9]*' | awk '{ n += $2 } END { print n + 0 }'
 }
 # run_case TAG SCHEME UNIT DEPTH VALUE MASK...: the module up with FEC N:D, the drops set,
-# msg_check both ways; sets DROPS to what this guest's filters dropped and the counters
+# msg_check both ways (with the options in MSG_ARGS, if set); sets DROPS to what this guest's filters dropped and the counters
 # R (rebuilt), U (units given up), G (gaps: requests past ePSN), and of the peer's
 # requester S (resends of any kind) and T (retransmission timeouts).
 run_case() {
@@ -52,7 +56,7 @@ run_case() {
   drop_psns "$@"
   gidx=$(roce_gid_index sr0) || fail "$tag: no RoCEv2 GID on sr0"
   sync_point "go-$tag"
-  msg_check_pair sr0 "$gidx" "$tag" --iters $ITERS --size 65536 || fail "$tag: msg_check"
+  msg_check_pair sr0 "$gidx" "$tag" --iters $ITERS --size 65536 ${MSG_ARGS:-} || fail "$tag: msg_check"
   sync_point "done-$tag"
   DROPS=$(dropped)
   R=$(stat_of fec_rebuilt) U=$(stat_of fec_unrepairable) G=$(stat_of out_of_seq_request)
@@ -93,3 +97,11 @@ run_case burst gbn 8 4 0x10 0xfc
 [ "$U" = 0 ] || fail "burst: $U units given up, the bursts interleaved"
 log "ok: burst: all $R losses rebuilt"
 case_down burst
+
+MSG_ARGS="--type uc" run_case uc gbn 8 1 0x05 0xff 0x83 0xff
+takes=$(stat_of fec_takes_sent)
+[ "$takes" -ge 1 ] || fail "uc: no take sent for the peer's offer"
+[ "$R" = "$DROPS" ] || fail "uc: $DROPS lost, one per unit, but $R rebuilt"
+[ "$U" = 0 ] || fail "uc: $U units given up with one loss each"
+log "ok: uc: $takes takes sent, all $R losses rebuilt, every message arrived"
+case_down uc

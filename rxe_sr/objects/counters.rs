@@ -166,10 +166,12 @@ pub(crate) enum Counter {
     /// FEC asks the requester took: its next packets are coded with the parameters asked
     /// for (rxe_sr's).
     FecAsksTaken = 61,
+    /// FEC takes sent: a UC receiving side took its peer's offer (rxe_sr's).
+    FecTakesSent = 62,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 62;
+pub(crate) const COUNT: usize = 63;
 
 /// Statistics read from the device's SR pools and in-flight budget when asked (not
 /// counters), after the counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use
@@ -248,6 +250,7 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"fec_unrepairable",
     c"fec_asks_sent",
     c"fec_asks_taken",
+    c"fec_takes_sent",
     c"sr_pool_units",
     c"sr_pool_units_peak",
     c"sr_pool_blocks",

@@ -111,8 +111,6 @@ impl RcConn {
         (scheme, fec): (Scheme, Option<FecParams>),
         srq: bool,
     ) -> Result<KBox<RcConn>> {
-        // FEC codes RC requests only (a UC responder answers no offer).
-        let fec = fec.filter(|_| cfg.service == Service::Rc);
         let cfg = RcConfig {
             fec: fec.is_some(),
             ..cfg

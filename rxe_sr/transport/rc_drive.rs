@@ -79,12 +79,12 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev, step: Step<'_
         let fec = fec_tx
             .as_deref_mut()
             .filter(|_| req.as_ref().is_some_and(|r| r.fec_on()));
-        if cfg.service == Service::Rc {
+        let env = if cfg.service == Service::Rc {
             env.with_inflight(&ctx.qp.inflight, inflight_held)
-                .with_fec(fec)
         } else {
             env
-        }
+        };
+        env.with_fec(fec)
     };
     let rts = attrs.state == QpState::Rts;
     let mut outcome = run_step(&mut env, cfg, req, resp, rts, step);

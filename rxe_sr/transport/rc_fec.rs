@@ -62,6 +62,7 @@ impl RepairPath<'_> {
             dev.counters().inc(match rh.kind {
                 RhKind::Repair => Counter::FecRepairsSent,
                 RhKind::Ask => Counter::FecAsksSent,
+                RhKind::Take => Counter::FecTakesSent,
             });
         }
     }
@@ -106,18 +107,19 @@ pub(crate) fn new_fec_rx(params: FecParams) -> Result<KBox<FecRxState>> {
 }
 
 impl FecRxState {
-    /// A repair (its datagram `d`, its ICRC checked) for this QP: the packet it rebuilds,
-    /// as a received datagram from the same peer, to go through the receive checks.
+    /// A repair (its datagram `d`, its ICRC checked) for this QP, whose responder expects
+    /// `epsn`: the packet it rebuilds, as a received datagram from the same peer, to go
+    /// through the receive checks.
     pub(crate) fn repair(
         &mut self,
         (dev, nd): (&RoceDevice, &NetDev),
         d: &RoceDatagram<'_>,
-        rh: &RepairHeader,
-        payload: &[u8],
+        (rh, payload): (&RepairHeader, &[u8]),
+        epsn: Psn,
     ) -> Option<SkBuff> {
         let c = dev.counters();
         c.inc(Counter::FecRepairsRcvd);
-        match self.rx.on_repair(rh, payload, &mut self.out) {
+        match self.rx.on_repair(rh, payload, &mut self.out, epsn) {
             RepairOutcome::Rebuilt { ip_id, len, .. } => {
                 c.inc(Counter::FecRebuilt);
                 received_datagram(nd, d, self.out.get(..len)?, ip_id)

@@ -12,9 +12,10 @@ use crate::kx::skbuff::{SkBuff, SkbQueue};
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
 use crate::objects::device::RxeSr;
-use crate::proto::fec::RepairHeader;
+use crate::proto::fec::{RepairHeader, RhKind};
 use crate::proto::psn::Psn;
 use crate::proto::rc::Service;
+use crate::proto::wire::fec_caps::FEC_OFFER;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::PacketRepr;
 use crate::transport::qp::{CqEvents, QpCtx, QpInner, QpObject, RoceQp};
@@ -202,6 +203,7 @@ fn deliver_to(
         return None;
     }
     if is_request(p) {
+        fec_take(&ctx, &mut g, p);
         if let Some(fec) = fec_code(&mut g, d, p) {
             return Some(fec);
         }
@@ -214,6 +216,26 @@ fn deliver_to(
     }
     ctx.with_netdev(|nd| drive(&ctx, &mut g, nd, Step::Packet(p)))
         .map(|()| Route::Done)
+}
+
+/// A UC request carrying the FEC offer, to a QP whose device runs FEC: the take due, if
+/// any, goes to the peer, as UC has no response to echo the offer in.
+fn fec_take(ctx: &QpCtx<'_>, g: &mut QpInner, p: &PacketRepr<'_>) {
+    let Some(conn) = g.rc.as_deref_mut() else {
+        return;
+    };
+    if conn.cfg.service != Service::Uc || p.bth.resv7 != FEC_OFFER {
+        return;
+    }
+    let Some(f) = conn.fec_rx.as_deref_mut() else {
+        return;
+    };
+    if !f.rx.take_due() {
+        return;
+    }
+    let rh = RepairHeader::take(conn.cfg.dest_qpn, f.rx.params(), p.bth.psn);
+    let (dev, av, sport) = (ctx.dev, &conn.av, conn.sport);
+    let _ = ctx.with_netdev(|nd| RepairPath { dev, nd, av, sport }.send(&rh, &[]));
 }
 
 /// The FEC shim's part of a request's delivery (with FEC on the QP): the request is coded
@@ -255,7 +277,7 @@ pub(crate) fn repair_deliver(
         let (av, sport, dest_qpn) = (&conn.av, conn.sport, conn.cfg.dest_qpn);
         let f = conn.fec_rx.as_deref_mut()?;
         ctx.with_netdev(|nd| {
-            let rebuilt = f.repair((dev, nd), d, rh, payload);
+            let rebuilt = f.repair((dev, nd), d, (rh, payload), epsn);
             f.send_ask(&RepairPath { dev, nd, av, sport }, dest_qpn, epsn);
             rebuilt
         })
@@ -264,9 +286,9 @@ pub(crate) fn repair_deliver(
     Some((qp, rebuilt))
 }
 
-/// An ask of the FEC shim (its datagram `d`, its ICRC checked, its header `rh`) from the
-/// peer of the QP it names: the requester takes it or not, and its encoder follows. False
-/// when it was dropped (no such QP sending, or not from its peer).
+/// An ask or a take of the FEC shim (its datagram `d`, its ICRC checked, its header `rh`)
+/// from the peer of the QP it names: the requester takes it or not, and its encoder
+/// follows. False when it was dropped (no such QP sending, or not from its peer).
 pub(crate) fn fec_ask(dev: &RoceDevice, d: &RoceDatagram<'_>, rh: &RepairHeader) -> bool {
     let Some(qp) = dev.qps().get(rh.dest_qpn) else {
         return false;
@@ -284,7 +306,9 @@ pub(crate) fn fec_ask(dev: &RoceDevice, d: &RoceDatagram<'_>, rh: &RepairHeader)
     let (Some(req), Some(enc)) = (conn.req.as_mut(), conn.fec_tx.as_deref_mut()) else {
         return false;
     };
-    if req.on_fec_ask(rh.epoch, rh.first_psn) {
+    if rh.kind == RhKind::Take {
+        req.on_fec_take(&conn.cfg, rh.first_psn);
+    } else if req.on_fec_ask(&conn.cfg, rh.epoch, rh.first_psn) {
         enc.take_ask(rh.epoch, rh.params);
         dev.counters().inc(Counter::FecAsksTaken);
     }

@@ -83,7 +83,7 @@ fn repair(dev: &RoceDevice, d: &RoceDatagram<'_>) -> bool {
         dev.counters().inc(Counter::RcvdMalformed);
         return false;
     };
-    if rh.kind == RhKind::Ask {
+    if rh.kind != RhKind::Repair {
         return rc_qp::fec_ask(dev, d, &rh);
     }
     let Some((qp, rebuilt)) = rc_qp::repair_deliver(dev, d, &rh, payload) else {

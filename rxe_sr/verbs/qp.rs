@@ -25,7 +25,6 @@ use crate::objects::device::RxeSr;
 use crate::objects::inflight::QpInflight;
 use crate::objects::live::{self, Counted};
 use crate::objects::qp::{QpAttrs, QpShape};
-use crate::proto::rc::Service;
 use crate::transport::qp::{KernelQueues, QpInner, QpObject, RoceQp};
 use crate::transport::rc_conn;
 use crate::uabi::queue::{self, FromClientQueue};
@@ -208,7 +207,7 @@ pub(crate) fn create(
             (sq, rq, None)
         }
     };
-    let held = if rc_conn::service(shape.qp_type) == Some(Service::Rc) {
+    let held = if rc_conn::service(shape.qp_type).is_some() {
         Some(SkbQueue::new()?)
     } else {
         None

@@ -68,7 +68,7 @@ fn feed(rx: &mut Rx, gbn: &mut Gbn, wire: &[Wire], order: &[usize]) -> u32 {
                 to_gbn(v, gbn);
             }
             Wire::Repair(rh, pl) => {
-                if let RepairOutcome::Rebuilt { psn, ip_id, len } = rx.on_repair(rh, pl, &mut out) {
+                if let RepairOutcome::Rebuilt { psn, ip_id, len } = rx.on_repair(rh, pl, &mut out, gbn.epsn.unwrap_or(rh.first_psn)) {
                     let (ip, udp) = headers(len, ip_id);
                     if icrc::verify(&ip, &udp, &out[..len]).is_ok() {
                         let s = Sent {

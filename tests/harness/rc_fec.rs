@@ -9,6 +9,7 @@ use rxe_sr::proto::fec::decoder::{RepairOutcome, DEC_UNITS};
 use rxe_sr::proto::fec::encoder::{Encoder, ENC_UNITS};
 use rxe_sr::proto::fec::rx::{FecRx, HOLD_SLOTS};
 use rxe_sr::proto::fec::{FecParams, RepairHeader, RhKind, FEC_MAX_PACKET};
+use rxe_sr::proto::wire::fec_caps::FEC_OFFER;
 use rxe_sr::proto::wire::icrc;
 use rxe_sr::proto::wire::repair::{RH_LEN, RH_OPCODE};
 
@@ -43,6 +44,8 @@ struct SideFec {
     peer_qpn: u32,
     repairs_sent: u64,
     asks_sent: u64,
+    /// Takes sent by a UC receiving side.
+    takes_sent: u64,
     /// Asks the requester took, with the parameters asked for.
     asks_taken: Vec<FecParams>,
     rebuilt: u64,
@@ -63,6 +66,7 @@ impl SideFec {
             peer_qpn: dest_qpn,
             repairs_sent: 0,
             asks_sent: 0,
+            takes_sent: 0,
             asks_taken: vec![],
             rebuilt: 0,
             rebuilt_bad: 0,
@@ -113,10 +117,11 @@ impl SideFec {
         Some(repair_packet(&RepairHeader::ask(self.peer_qpn, epoch, params, epsn), &[]))
     }
 
-    /// A repair arrived: what it rebuilds, if that passes its ICRC.
-    fn on_repair(&mut self, bytes: &[u8]) -> Option<Vec<u8>> {
+    /// A repair arrived, the responder expecting `epsn`: what it rebuilds, if that passes
+    /// its ICRC.
+    fn on_repair(&mut self, bytes: &[u8], epsn: Psn) -> Option<Vec<u8>> {
         let (rh, pl) = Self::parse(bytes).filter(|(rh, _)| rh.kind == RhKind::Repair)?;
-        match self.rx.on_repair(&rh, pl, &mut self.out) {
+        match self.rx.on_repair(&rh, pl, &mut self.out, epsn) {
             RepairOutcome::Rebuilt { len, .. } => {
                 let (ip, udp) = fec_headers(len);
                 if icrc::verify(&ip, &udp, &self.out[..len]).is_ok() {

@@ -700,15 +700,18 @@ impl Net {
                 self.forged_refused += 1;
                 return vec![];
             };
-            // An ask goes to the requester, which takes it or not; the encoder follows.
-            if let Some((rh, _)) = SideFec::parse(bytes).filter(|(rh, _)| rh.kind == RhKind::Ask) {
-                if dst.req.on_fec_ask(rh.epoch, rh.first_psn) {
+            // An ask or a take goes to the requester, which takes it or not; the encoder
+            // follows.
+            if let Some((rh, _)) = SideFec::parse(bytes).filter(|(rh, _)| rh.kind != RhKind::Repair) {
+                if rh.kind == RhKind::Take {
+                    dst.req.on_fec_take(&dst.cfg, rh.first_psn);
+                } else if dst.req.on_fec_ask(&dst.cfg, rh.epoch, rh.first_psn) {
                     fec.enc.take_ask(rh.epoch, rh.params);
                     fec.asks_taken.push(rh.params);
                 }
                 return vec![];
             }
-            let rebuilt = fec.on_repair(bytes);
+            let rebuilt = fec.on_repair(bytes, dst.resp.epsn());
             let mut out = rebuilt.map(|r| self.fec_pass(from_a, &r)).unwrap_or_default();
             let dst = if from_a { &mut self.b } else { &mut self.a };
             let mut released = vec![];
@@ -744,15 +747,21 @@ impl Net {
         let (Some((psn, span)), Some(fec)) = (psn, dst.fec.as_mut()) else {
             return self.deliver_now(from_a, bytes);
         };
+        // As the kernel: a UC request carrying the offer is answered by a take, when due.
+        let mut out = vec![];
+        if dst.cfg.service == Service::Uc && PacketRepr::parse(bytes).is_ok_and(|p| p.bth.resv7 == FEC_OFFER) && fec.rx.take_due() {
+            fec.takes_sent += 1;
+            out.push(repair_packet(&RepairHeader::take(fec.peer_qpn, fec.rx.params(), psn), &[]));
+        }
         let epsn = dst.resp.epsn();
         fec.rx.code(psn, 0, bytes, epsn);
         // As the kernel: in order with nothing held, straight on.
         if fec.rx.pass_in_order(psn, span, epsn) {
-            return self.deliver_now(from_a, bytes);
+            out.extend(self.deliver_now(from_a, bytes));
+            return out;
         }
         let mut released = vec![];
         fec.rx.pass(psn, span, bytes.to_vec(), epsn, &mut |p| released.push(p));
-        let mut out = vec![];
         for p in released {
             out.extend(self.deliver_now(from_a, &p));
         }

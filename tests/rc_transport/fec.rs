@@ -146,3 +146,119 @@ fn the_receiver_asks_for_its_parameters_and_for_more_redundancy() {
         assert!(b.rebuilt > 0 && b.rebuilt_bad == 0, "{scheme:?}");
     }
 }
+
+/// 120 UC WRITEs of 8 KiB from A to B, the first on a clean link (the offer settles: UC
+/// has no response, B's take answers it), the rest on `link`; A's and B's devices run FEC
+/// as given. Returns the WRITEs whose every byte arrived, and the net.
+fn uc_writes(link: Link, fa: Option<FecParams>, fb: Option<FecParams>) -> (usize, Net) {
+    let (len, count) = (8192usize, 120usize);
+    let mut n = Net::with_fec(
+        Service::Uc,
+        1024,
+        Link::CLEAN,
+        (Scheme::Gbn, fa),
+        (Scheme::Gbn, fb),
+    );
+    for i in 0..count {
+        let off = i * len;
+        n.a.mem.region(0x100)[off..off + len].copy_from_slice(&pattern(i as u8, len));
+        let op = SendOp::RdmaWrite {
+            remote: Remote {
+                addr: 0x20_0000 + off as u64,
+                rkey: 0x200,
+            },
+        };
+        let w = wqe(
+            op,
+            SendOpcode::RdmaWrite,
+            0x100,
+            0x10_0000 + off as u64,
+            len as u32,
+        );
+        n.post(true, w).unwrap();
+        if i == 0 || i % 40 == 39 || i + 1 == count {
+            assert!(n.run(4_000_000), "stalled");
+        }
+        if i == 0 {
+            assert_eq!(n.a.req.fec_on(), fa.is_some() && fb.is_some());
+            n.link = link;
+        }
+    }
+    assert_eq!(n.a.send_cqes.len(), count);
+    let whole = (0..count)
+        .filter(|i| {
+            let r = i * len..(i + 1) * len;
+            n.b.mem.region(0x200)[r.clone()] == n.a.mem.region(0x100)[r]
+        })
+        .count();
+    (whole, n)
+}
+
+/// UC: B's take answers A's offer (no response could carry the echo), and losses are
+/// rebuilt before B's responder sees them, so whole WRITEs arrive where without FEC they
+/// break off. A peer without FEC gets offers and no repair; a device without FEC offers
+/// nothing and takes nothing.
+#[test]
+fn uc_takes_the_offer_in_a_take_and_rebuilds_losses() {
+    let (mut broken_with, mut broken_without, mut rebuilt) = (0, 0, 0);
+    for seed in 1..=6u64 {
+        let link = Link {
+            loss_ppm: 10_000,
+            seed: seed * 7919,
+            ..Link::CLEAN
+        };
+        let (whole, n) = uc_writes(link, fec(), fec());
+        let (a, b) = (n.a.fec.as_ref().unwrap(), n.b.fec.as_ref().unwrap());
+        assert!(
+            a.repairs_sent > 100,
+            "seed {seed}: {} repairs",
+            a.repairs_sent
+        );
+        assert!(b.takes_sent >= 1 && b.rebuilt_bad == 0, "seed {seed}");
+        rebuilt += b.rebuilt;
+        broken_with += 120 - whole;
+        broken_without += 120 - uc_writes(link, None, None).0;
+    }
+    assert!(rebuilt > 20, "{rebuilt} rebuilt");
+    assert!(
+        broken_with * 4 <= broken_without && broken_without > 10,
+        "{broken_with} WRITEs broke off with FEC, {broken_without} without"
+    );
+    // Lossless, B without FEC: offers unanswered, no repair, every WRITE whole.
+    let (whole, n) = uc_writes(Link::CLEAN, fec(), None);
+    assert!(!n.a.req.fec_on() && whole == 120);
+    assert_eq!(n.a.fec.as_ref().unwrap().repairs_sent, 0);
+    // A without FEC: nothing offered, so B takes nothing.
+    let (whole, n) = uc_writes(Link::CLEAN, None, fec());
+    assert_eq!((whole, n.b.fec.as_ref().unwrap().takes_sent), (120, 0));
+}
+
+/// A take changes nothing unless it answers a UC request sent with the offer: one for a
+/// PSN not sent yet is refused, and on RC, where responses answer, any take is.
+#[test]
+fn a_take_for_a_psn_not_sent_or_on_rc_changes_nothing() {
+    for service in [Service::Uc, Service::Rc] {
+        let mut n = Net::with_fec(
+            service,
+            1024,
+            Link::CLEAN,
+            (Scheme::Gbn, fec()),
+            (Scheme::Gbn, None),
+        );
+        let (cfg, next) = (n.a.cfg, n.a.req.sq_psn());
+        for psn in [next, next.add(1000), next.sub(1)] {
+            assert!(!n.a.req.on_fec_take(&cfg, psn), "{service:?} {psn:?}");
+        }
+        let w = wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000, 4096);
+        n.b.rq.push_back(recv_wqe(1, 0x100, 0x10_0000, 8192));
+        n.post(true, w).unwrap();
+        assert!(n.run(100_000));
+        // PSN `next` went out with the offer; B, without FEC, never answered it.
+        let taken = n.a.req.on_fec_take(&cfg, next);
+        assert_eq!(taken, service == Service::Uc, "{service:?}");
+        assert!(
+            !n.a.req.on_fec_take(&cfg, next.add(4)),
+            "{service:?}: not sent"
+        );
+    }
+}

@@ -27,8 +27,8 @@ pub(crate) trait SoftRoce: Driver {
     /// A write of the device attribute `recovery` (sysfs, process context).
     fn set_scheme(dev: &Device<Self>, scheme: Scheme);
 
-    /// The device attribute `fec`: the FEC shim of RC QPs connected from now on (`None`:
-    /// none).
+    /// The device attribute `fec`: the FEC shim of RC and UC QPs connected from now on
+    /// (`None`: none).
     fn fec(dev: &Device<Self>) -> Option<FecParams>;
 
     /// A write of the device attribute `fec` (sysfs, process context).

@@ -121,7 +121,7 @@ impl Asker {
     /// were seen.
     fn judge(&mut self, outcome: RepairOutcome, epoch: u8, params: FecParams) {
         match outcome {
-            RepairOutcome::Rebuilt { .. } => self.lossy += 1,
+            RepairOutcome::Rebuilt { .. } | RepairOutcome::Late { .. } => self.lossy += 1,
             RepairOutcome::Unrepairable { first } => {
                 self.lossy += 1;
                 self.given_up += u32::from(first);

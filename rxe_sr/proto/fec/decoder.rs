@@ -72,6 +72,13 @@ pub enum RepairOutcome {
         /// First time for this unit.
         first: bool,
     },
+    /// The one missing packet was rebuilt, but the responder's ePSN is past its PSN: it is
+    /// not delivered (RC would take it for a duplicate, UC for the start of a message, out
+    /// of order). Only [`FecRx`](super::rx::FecRx) says so; the decoder does not know ePSN.
+    Late {
+        /// The rebuilt packet's PSN.
+        psn: Psn,
+    },
     /// The repair does not fit what was received (its unit is not kept, a packet outside
     /// its mask or longer than the accumulator was received, or its lengths disagree): it
     /// is ignored.

@@ -35,7 +35,13 @@ pub struct FecRx<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P,
     /// A repair of our geometry arrived: the peer sends them, so a gap is worth waiting
     /// for (before that, holding would only delay the transport's own recovery).
     armed: bool,
+    /// UC requests carrying the offer to pass before the next take ([`Self::take_due`]).
+    offers_to_take: u32,
 }
+
+/// A UC receiving side answers the first request carrying the FEC offer with a take, then
+/// every this many more, as a take may be lost.
+pub const TAKE_EVERY: u32 = 32;
 
 impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> FecRx<P, B, H> {
     /// A receiving side whose device is set to `params`, with the decoder's accumulators
@@ -46,11 +52,11 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
             hold: Holder::new(slots),
             ask: Asker::new(params),
             armed: false,
+            offers_to_take: 0,
         }
     }
 
     /// The decoder's parameters.
-    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     pub fn params(&self) -> FecParams {
         self.dec.params()
     }
@@ -84,6 +90,18 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
         self.ask.take_due()
     }
 
+    /// A UC request carrying the FEC offer arrived: true when a take is due, for the first
+    /// and then every [`TAKE_EVERY`] more (a UC responder has no response to carry the
+    /// echo; the requester stops offering once a take reached it).
+    pub fn take_due(&mut self) -> bool {
+        let due = self.offers_to_take == 0;
+        self.offers_to_take = match self.offers_to_take {
+            0 => TAKE_EVERY - 1,
+            n => n - 1,
+        };
+        due
+    }
+
     /// The packet `pkt` of PSN `psn`, standing for `span` PSNs (a READ request for its
     /// responses'), already coded: delivered, with what it puts in
     /// order, or held. Outside the window from `epsn` it is delivered and changes nothing
@@ -105,12 +123,15 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
         !in_window(psn, epsn) || self.hold.pass_in_order(psn, span)
     }
 
-    /// A repair: what it rebuilds is written to `out` ([`Decoder::on_repair`]).
+    /// A repair: what it rebuilds is written to `out` ([`Decoder::on_repair`]); a packet
+    /// rebuilt behind the responder's ePSN `epsn` is [`RepairOutcome::Late`], not to be
+    /// delivered.
     pub fn on_repair(
         &mut self,
         rh: &RepairHeader,
         payload: &[u8],
         out: &mut [u8],
+        epsn: Psn,
     ) -> RepairOutcome {
         self.armed |= rh.params == self.dec.params() && rh.epoch == self.dec.epoch();
         let outcome = self.dec.on_repair(rh, payload, out);
@@ -119,7 +140,10 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
         if let Some((epoch, params)) = self.ask.pending() {
             self.dec.expect(epoch, params);
         }
-        outcome
+        match outcome {
+            RepairOutcome::Rebuilt { psn, .. } if psn.before(epsn) => RepairOutcome::Late { psn },
+            o => o,
+        }
     }
 
     /// The held packets waiting for a gap nothing will fill go on, gap after gap.

@@ -3,7 +3,7 @@
 //!
 //! A repair packet is a RoCEv2 datagram (UDP port 4791) whose first byte is 0x1F, an RC
 //! opcode the IBTA reserves, followed by the destination QPN as LoWAR has it; a
-//! negotiation ("ask") packet is the header alone. Both end with an ICRC computed as for
+//! negotiation packet (an ask, or a UC receiver's take) is the header alone. Both end with an ICRC computed as for
 //! any RoCEv2 packet, so a corrupted one is dropped like any other.
 //!
 //! ```text
@@ -13,17 +13,19 @@
 //! | CoveredMask | LenXor | IpIdXor |  XOR payload (repair only) | ICRC |
 //! ```
 //!
-//! - Kind: 1 repair, 2 ask (the receiver asks the sender for the parameters in N|D).
+//! - Kind: 1 repair, 2 ask (the receiver asks the sender for the parameters in N|D), 3
+//!   take (a UC receiver takes the offer, which no response of its can carry).
 //! - Epoch: the parameter epoch (0 to 3, counted modulo 4) of the unit a repair covers, or
-//!   the one an ask asks the parameters for: the epoch after the one in use. Request
-//!   packets carry the epoch they were coded in (BTH Resv7, [`super::fec_caps`]).
+//!   the one an ask asks the parameters for: the epoch after the one in use; 0 in a take.
+//!   Request packets carry the epoch they were coded in (BTH Resv7, [`super::fec_caps`]).
 //! - FirstPSN: a repair's unit's index 0; an ask's is the receiver's ePSN, which the
-//!   requester checks as it would an acknowledgment's PSN.
+//!   requester checks as it would an acknowledgment's PSN; a take's is the PSN of the
+//!   offering request it answers.
 //! - N|D: log2 of the data packets per coding unit (high nibble, 2..=5: 4 to 32) and of the
 //!   interleaving depth (low nibble, 0..=3: 1 to 8). A unit of a repair is the PSNs
 //!   FirstPSN + i * D for i in 0..N; FirstPSN lies in the first D PSNs of a block of N * D
 //!   PSNs (blocks are aligned on multiples of N * D).
-//! - CoveredMask (0 in an ask): bit i set when the i-th PSN of the unit is in the XOR (the repair covers
+//! - CoveredMask (0 in an ask or take): bit i set when the i-th PSN of the unit is in the XOR (the repair covers
 //!   the unit as sent so far: a prefix of it in send order, or all of it).
 //! - LenXor: XOR of the covered packets' lengths (BTH to ICRC inclusive); IpIdXor: XOR of
 //!   their IPv4 Identification fields (0 over IPv6), which the ICRC covers.
@@ -57,6 +59,8 @@ pub enum RhKind {
     Repair,
     /// The receiver asks for other parameters (header only).
     Ask,
+    /// A UC receiver takes the offer (header only): UC has no response to echo it in.
+    Take,
 }
 
 /// The coding parameters: data packets per unit and interleaving depth, both powers of
@@ -208,6 +212,15 @@ impl RepairHeader {
         }
     }
 
+    /// A UC receiving side set to `params` takes the offer of the QP `dest_qpn`, answering
+    /// its request of PSN `psn`.
+    pub const fn take(dest_qpn: u32, params: FecParams, psn: Psn) -> Self {
+        RepairHeader {
+            kind: RhKind::Take,
+            ..Self::ask(dest_qpn, 0, params, psn)
+        }
+    }
+
     /// Parses an RH and its payload from `ib` (the UDP payload without the ICRC, which the
     /// caller checked): the header and the XOR payload, checked against each other.
     pub fn parse(ib: &[u8]) -> Result<(Self, &[u8])> {
@@ -219,6 +232,7 @@ impl RepairHeader {
         let kind = match h[5] {
             1 => RhKind::Repair,
             2 => RhKind::Ask,
+            3 => RhKind::Take,
             _ => return Err(Error::BadField),
         };
         let params = FecParams::from_byte(h[7]).ok_or(Error::BadField)?;
@@ -241,8 +255,11 @@ impl RepairHeader {
         if self.epoch >= FEC_EPOCHS {
             return Err(Error::BadField);
         }
-        if self.kind == RhKind::Ask {
-            let zero = self.covered | u32::from(self.len_xor | self.ip_id_xor);
+        if self.kind != RhKind::Repair {
+            let mut zero = self.covered | u32::from(self.len_xor | self.ip_id_xor);
+            if self.kind == RhKind::Take {
+                zero |= u32::from(self.epoch);
+            }
             return if zero == 0 && len == 0 {
                 Ok(())
             } else {
@@ -274,6 +291,7 @@ impl RepairHeader {
         let kind = match self.kind {
             RhKind::Repair => 1,
             RhKind::Ask => 2,
+            RhKind::Take => 3,
         };
         let [c0, c1, c2, c3] = self.covered.to_be_bytes();
         let [l0, l1] = self.len_xor.to_be_bytes();
@@ -410,7 +428,7 @@ mod tests {
         for (at, v) in [
             (0, 0x1e),
             (4, 1),
-            (5, 3),
+            (5, 4),
             (6, 2),
             (7, 0x62),
             (7, 0x14),
@@ -451,6 +469,15 @@ mod tests {
             ..repair(0, 1)
         };
         assert_eq!(ask.emit(&mut [0u8; RH_LEN], 0), Err(Error::BadField));
+        // A take with an epoch, or with a payload.
+        let take = RepairHeader::take(7, FecParams::DEFAULT, Psn::new(9));
+        let mut t = [0u8; RH_LEN + 4];
+        take.emit(&mut t, 0).unwrap();
+        assert_eq!(t[5], 3);
+        assert_eq!(RepairHeader::parse(&t[..RH_LEN]).unwrap(), (take, &[][..]));
+        assert_eq!(RepairHeader::parse(&t), Err(Error::BadField));
+        t[8] = 1;
+        assert_eq!(RepairHeader::parse(&t[..RH_LEN]), Err(Error::BadField));
         let epoch4 = RepairHeader {
             epoch: 4,
             ..repair(0x00_1200, 1)

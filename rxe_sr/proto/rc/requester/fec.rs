@@ -8,13 +8,12 @@ use super::{ReqSr, Requester, SqEntry};
 use crate::proto::psn::Psn;
 use crate::proto::rc::{RcConfig, Service};
 use crate::proto::wire::caps::CapAnswer;
-use crate::proto::wire::fec_caps::FecRequesterCaps;
+use crate::proto::wire::fec_caps::{FecRequesterCaps, FEC_OFFER};
 
-/// The exchange as a QP starts: off unless the device runs FEC on an RC QP (a UC
-/// responder answers nothing); with no SR exchange to wait for, the first request
-/// carries the offer.
+/// The exchange as a QP starts: off unless the device runs FEC; with no SR exchange to
+/// wait for (UC has none), the first request carries the offer.
 pub(super) fn initial_caps(cfg: &RcConfig, sq_psn: Psn, sr_probes: bool) -> FecRequesterCaps {
-    let mut caps = FecRequesterCaps::new(cfg.fec && cfg.service == Service::Rc);
+    let mut caps = FecRequesterCaps::new(cfg.fec);
     if !sr_probes {
         caps.start(sq_psn);
     }
@@ -44,6 +43,20 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         self.fec.marks().unwrap_or(resv7)
     }
 
+    /// TVer and Resv7 of a UC request: the standard format, and only the FEC shim's marks.
+    pub(super) fn uc_marks(&self) -> CapAnswer {
+        CapAnswer {
+            tver: 0,
+            resv7: self.fec_marks(0),
+        }
+    }
+
+    /// A UC request went out for the first time, PSNs `psn` on for `used`: what the FEC
+    /// exchange checks a take and an ask against.
+    pub(super) fn note_uc_sent(&mut self, psn: Psn, used: u32) {
+        self.sent_high = psn.add(used);
+    }
+
     /// The marks of the request packet of PSN `psn`: once repairs are on, a first
     /// transmission is marked as coded.
     pub(super) fn coded_marks(&self, marks: CapAnswer, psn: Psn) -> CapAnswer {
@@ -57,10 +70,23 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     /// `epoch`, when its ePSN was `epsn`: true when taken, and the requests sent for the
     /// first time from now on carry that epoch. Only an ask whose ePSN lies between UNACK
     /// and the next PSN to send (inclusive) can come from the peer now; any other is
-    /// stale or forged and changes nothing.
-    pub fn on_fec_ask(&mut self, epoch: u8, epsn: Psn) -> bool {
-        let sent = !epsn.before(self.una()) && !epsn.after(self.sent_high);
-        sent && self.fec.take_ask(epoch)
+    /// stale or forged and changes nothing. UC has no UNACK: an ePSN not past the next
+    /// PSN to send will do.
+    pub fn on_fec_ask(&mut self, cfg: &RcConfig, epoch: u8, epsn: Psn) -> bool {
+        let acked = cfg.service == Service::Uc || !epsn.before(self.una());
+        acked && !epsn.after(self.sent_high) && self.fec.take_ask(epoch)
+    }
+
+    /// A UC peer's receiving side took the offer, answering the request of PSN `psn` (a
+    /// take: UC has no response to echo the offer in): true when repairs are on now. Only
+    /// a take for a PSN sent with the offer counts; on RC, where the responses answer, a
+    /// take changes nothing.
+    pub fn on_fec_take(&mut self, cfg: &RcConfig, psn: Psn) -> bool {
+        if cfg.service != Service::Uc || !psn.before(self.sent_high) {
+            return false;
+        }
+        self.fec.on_response(psn, FEC_OFFER);
+        self.fec.is_on()
     }
 
     /// A response for PSN `psn` (sent, not yet acknowledged) came with Resv7 `resv7`.

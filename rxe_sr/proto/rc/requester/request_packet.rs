@@ -307,7 +307,7 @@ fn send_atomic_write(
 
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// Builds and transmits packet `k` of entry `e` with BTH TVer and Resv7 `marks` (UC:
-    /// none), and counts the packets sent without AckReq. A READ goes as one request for
+    /// TVer 0, Resv7 only the FEC shim's), and counts the packets sent without AckReq. A READ goes as one request for
     /// the rest of its responses, an ATOMIC WRITE by its own step.
     /// Returns (the entry is fully sent, PSNs this packet accounts for).
     pub(super) fn send_packet(
@@ -321,7 +321,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
     ) -> Result<(bool, u32), PacketError> {
         let uc = cfg.service == Service::Uc;
         let marks = if uc {
-            CapAnswer { tver: 0, resv7: 0 }
+            CapAnswer { tver: 0, ..marks }
         } else {
             marks
         };

@@ -96,7 +96,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if self.busy_deadline.is_some() {
             return Ok(());
         }
-        let marks = self.marks();
+        let marks = if rc { self.marks() } else { self.uc_marks() };
         let window = i32::try_from(self.window()).unwrap_or(i32::MAX);
         let mut resend = false;
         while self.next < self.len {
@@ -155,6 +155,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         let (last, used) = self.send_at(env, cfg, at, marks)?;
         if rc {
             self.account_sent(env, cfg, psn, used)?;
+        } else {
+            self.note_uc_sent(psn, used);
         }
         self.advance(env, cfg, last, used, rd_atomic);
         Ok(false)
