@@ -14,8 +14,9 @@
 #    (fec_unrepairable > 0), which the transport recovered; each receiving side asked for
 #    more redundancy and each requester took the ask.
 # 5. A standard peer: g1 runs FEC with a go-back-N window of 1024 PSNs, g2 rdma_rxe (then
-#    rxe_sr without FEC): g1 sends no repair, and g2's capture holds no datagram starting
-#    with 0x1F.
+#    rxe_sr without FEC); rc_verify under 1% loss, then msg_check over UC (whose requests
+#    carry the offer until a take comes, and none does): g1 sends no repair, and g2's
+#    capture holds no datagram starting with 0x1F.
 # 6. The device attribute `fec`: "8:2" written on a device loaded without FEC turns it on
 #    for the QPs connected after (repairs sent and rebuilt under 2% loss), "off" off again;
 #    it reads back what was written, and anything else is refused.
@@ -102,6 +103,9 @@ for peer in rdma_rxe plain; do
   netem_set 1
   rc_verify_pair "$dev" "fec-peer-$peer" 1 || fail "FEC <-> $peer: rc_verify under 1% loss"
   netem_set 0
+  gidx=$(roce_gid_index "$dev") || fail "no RoCEv2 GID on $dev"
+  msg_check_pair "$dev" "$gidx" "fec-peer-$peer-uc" --type uc --iters 200 --size 4096 ||
+    fail "FEC <-> $peer: msg_check over UC"
   sync_point "peer-$peer-done"
   if is_server; then
     is_zero fec_repairs_sent "toward $peer"
