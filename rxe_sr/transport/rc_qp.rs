@@ -15,7 +15,6 @@ use crate::objects::device::RxeSr;
 use crate::proto::fec::{RepairHeader, RhKind};
 use crate::proto::psn::Psn;
 use crate::proto::rc::Service;
-use crate::proto::wire::fec_caps::FEC_OFFER;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::PacketRepr;
 use crate::transport::qp::{CqEvents, QpCtx, QpInner, QpObject, RoceQp};
@@ -218,22 +217,19 @@ fn deliver_to(
         .map(|()| Route::Done)
 }
 
-/// A UC request carrying the FEC offer, to a QP whose device runs FEC: the take due, if
-/// any, goes to the peer, as UC has no response to echo the offer in.
+/// A request to a QP whose device runs FEC: on UC, the take its offer is due, if any, goes
+/// to the peer ([`FecRx::take_for`](crate::proto::fec::rx::FecRx::take_for)).
 fn fec_take(ctx: &QpCtx<'_>, g: &mut QpInner, p: &PacketRepr<'_>) {
     let Some(conn) = g.rc.as_deref_mut() else {
         return;
     };
-    if conn.cfg.service != Service::Uc || p.bth.resv7 != FEC_OFFER {
-        return;
-    }
+    let (uc, dest_qpn) = (conn.cfg.service == Service::Uc, conn.cfg.dest_qpn);
     let Some(f) = conn.fec_rx.as_deref_mut() else {
         return;
     };
-    if !f.rx.take_due() {
+    let Some(rh) = f.rx.take_for(uc, p.bth.resv7, p.bth.psn, dest_qpn) else {
         return;
-    }
-    let rh = RepairHeader::take(conn.cfg.dest_qpn, f.rx.params(), p.bth.psn);
+    };
     let (dev, av, sport) = (ctx.dev, &conn.av, conn.sport);
     let _ = ctx.with_netdev(|nd| RepairPath { dev, nd, av, sport }.send(&rh, &[]));
 }
@@ -289,7 +285,7 @@ pub(crate) fn repair_deliver(
 /// An ask or a take of the FEC shim (its datagram `d`, its ICRC checked, its header `rh`)
 /// from the peer of the QP it names: the requester takes it or not, and its encoder
 /// follows. False when it was dropped (no such QP sending, or not from its peer).
-pub(crate) fn fec_ask(dev: &RoceDevice, d: &RoceDatagram<'_>, rh: &RepairHeader) -> bool {
+pub(crate) fn fec_negotiate(dev: &RoceDevice, d: &RoceDatagram<'_>, rh: &RepairHeader) -> bool {
     let Some(qp) = dev.qps().get(rh.dest_qpn) else {
         return false;
     };

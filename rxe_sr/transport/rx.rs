@@ -84,7 +84,7 @@ fn repair(dev: &RoceDevice, d: &RoceDatagram<'_>) -> bool {
         return false;
     };
     if rh.kind != RhKind::Repair {
-        return rc_qp::fec_ask(dev, d, &rh);
+        return rc_qp::fec_negotiate(dev, d, &rh);
     }
     let Some((qp, rebuilt)) = rc_qp::repair_deliver(dev, d, &rh, payload) else {
         return false;

@@ -9,7 +9,6 @@ use rxe_sr::proto::fec::decoder::{RepairOutcome, DEC_UNITS};
 use rxe_sr::proto::fec::encoder::{Encoder, ENC_UNITS};
 use rxe_sr::proto::fec::rx::{FecRx, HOLD_SLOTS};
 use rxe_sr::proto::fec::{FecParams, RepairHeader, RhKind, FEC_MAX_PACKET};
-use rxe_sr::proto::wire::fec_caps::FEC_OFFER;
 use rxe_sr::proto::wire::icrc;
 use rxe_sr::proto::wire::repair::{RH_LEN, RH_OPCODE};
 

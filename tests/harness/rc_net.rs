@@ -749,9 +749,10 @@ impl Net {
         };
         // As the kernel: a UC request carrying the offer is answered by a take, when due.
         let mut out = vec![];
-        if dst.cfg.service == Service::Uc && PacketRepr::parse(bytes).is_ok_and(|p| p.bth.resv7 == FEC_OFFER) && fec.rx.take_due() {
+        let resv7 = PacketRepr::parse(bytes).map_or(0, |p| p.bth.resv7);
+        if let Some(rh) = fec.rx.take_for(dst.cfg.service == Service::Uc, resv7, psn, fec.peer_qpn) {
             fec.takes_sent += 1;
-            out.push(repair_packet(&RepairHeader::take(fec.peer_qpn, fec.rx.params(), psn), &[]));
+            out.push(repair_packet(&rh, &[]));
         }
         let epsn = dst.resp.epsn();
         fec.rx.code(psn, 0, bytes, epsn);

@@ -15,6 +15,7 @@ use super::decoder::{DataOutcome, Decoder, RepairOutcome};
 use super::hold::Holder;
 use super::{FecParams, RepairHeader};
 use crate::proto::psn::Psn;
+use crate::proto::wire::fec_caps::FEC_OFFER;
 
 use super::FEC_WINDOW_PSNS;
 
@@ -57,6 +58,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     }
 
     /// The decoder's parameters.
+    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     pub fn params(&self) -> FecParams {
         self.dec.params()
     }
@@ -90,16 +92,27 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
         self.ask.take_due()
     }
 
-    /// A UC request carrying the FEC offer arrived: true when a take is due, for the first
-    /// and then every [`TAKE_EVERY`] more (a UC responder has no response to carry the
-    /// echo; the requester stops offering once a take reached it).
-    pub fn take_due(&mut self) -> bool {
+    /// A request of PSN `psn` with BTH Resv7 `resv7` arrived on a UC QP (`uc`) whose peer
+    /// QP is `dest_qpn`: the take to send that peer, if one is due. A UC responder has no
+    /// response to echo the offer in, so the first request carrying exactly the offer, and
+    /// then every [`TAKE_EVERY`] more, is answered by a take (the requester stops offering
+    /// once one reached it).
+    pub fn take_for(
+        &mut self,
+        uc: bool,
+        resv7: u8,
+        psn: Psn,
+        dest_qpn: u32,
+    ) -> Option<RepairHeader> {
+        if !uc || resv7 != FEC_OFFER {
+            return None;
+        }
         let due = self.offers_to_take == 0;
         self.offers_to_take = match self.offers_to_take {
             0 => TAKE_EVERY - 1,
             n => n - 1,
         };
-        due
+        due.then(|| RepairHeader::take(dest_qpn, self.dec.params(), psn))
     }
 
     /// The packet `pkt` of PSN `psn`, standing for `span` PSNs (a READ request for its

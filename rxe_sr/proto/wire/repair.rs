@@ -3,8 +3,9 @@
 //!
 //! A repair packet is a RoCEv2 datagram (UDP port 4791) whose first byte is 0x1F, an RC
 //! opcode the IBTA reserves, followed by the destination QPN as LoWAR has it; a
-//! negotiation packet (an ask, or a UC receiver's take) is the header alone. Both end with an ICRC computed as for
-//! any RoCEv2 packet, so a corrupted one is dropped like any other.
+//! negotiation packet (an ask, or a UC receiver's take) is the header alone. Both end
+//! with an ICRC computed as for any RoCEv2 packet, so a corrupted one is dropped like any
+//! other.
 //!
 //! ```text
 //!  byte 0    1..3       4       5      6        7            8      9..11
@@ -25,8 +26,9 @@
 //!   interleaving depth (low nibble, 0..=3: 1 to 8). A unit of a repair is the PSNs
 //!   FirstPSN + i * D for i in 0..N; FirstPSN lies in the first D PSNs of a block of N * D
 //!   PSNs (blocks are aligned on multiples of N * D).
-//! - CoveredMask (0 in an ask or take): bit i set when the i-th PSN of the unit is in the XOR (the repair covers
-//!   the unit as sent so far: a prefix of it in send order, or all of it).
+//! - CoveredMask (0 in an ask or take): bit i set when the i-th PSN of the unit is in the
+//!   XOR (the repair covers the unit as sent so far: a prefix of it in send order, or all
+//!   of it).
 //! - LenXor: XOR of the covered packets' lengths (BTH to ICRC inclusive); IpIdXor: XOR of
 //!   their IPv4 Identification fields (0 over IPv6), which the ICRC covers.
 //! - XOR payload: the covered packets from BTH to ICRC inclusive, each zero-padded to the

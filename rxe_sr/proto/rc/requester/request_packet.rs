@@ -307,8 +307,8 @@ fn send_atomic_write(
 
 impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
     /// Builds and transmits packet `k` of entry `e` with BTH TVer and Resv7 `marks` (UC:
-    /// TVer 0, Resv7 only the FEC shim's), and counts the packets sent without AckReq. A READ goes as one request for
-    /// the rest of its responses, an ATOMIC WRITE by its own step.
+    /// the FEC shim's alone, `uc_marks`), and counts the packets sent without AckReq. A
+    /// READ goes as one request for the rest of its responses, an ATOMIC WRITE by its own step.
     /// Returns (the entry is fully sent, PSNs this packet accounts for).
     pub(super) fn send_packet(
         env: &mut dyn RcEnv,
@@ -320,11 +320,6 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         marks: CapAnswer,
     ) -> Result<(bool, u32), PacketError> {
         let uc = cfg.service == Service::Uc;
-        let marks = if uc {
-            CapAnswer { tver: 0, ..marks }
-        } else {
-            marks
-        };
         let (k, psn) = (at.k, e.first_psn.add(at.k));
         match e.wqe.op {
             SendOp::RdmaRead { .. } => {
