@@ -181,7 +181,7 @@ fn run(s: &Schedule) -> (Net, bool) {
     let mut n = Net::with_fec(s.service, 1024, s.link, (s.scheme, s.fec), (s.scheme, s.fec_b));
     if s.srq && s.service == Service::Rc {
         let epsn = n.b.resp.epsn();
-        let sr = setup(s.scheme).map(|x| Box::new(RespSr::new(x, epsn)));
+        let sr = setup(s.scheme).map(|x| resp_sr(x, epsn));
         let window = if sr.is_some() { SRQ_RECV_WINDOW } else { 0 };
         n.b.resp = Responder::new(epsn, vec![None; MAX_RD_RES], sr, vec![None; window]).with_fec(s.fec_b.is_some());
     }

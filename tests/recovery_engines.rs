@@ -4,9 +4,10 @@
 use rxe_sr::proto::pool::bits_pool::BitsPool;
 use rxe_sr::proto::psn::Psn;
 use rxe_sr::proto::recovery::gbn::Gbn;
-use rxe_sr::proto::recovery::irn::Irn;
+use rxe_sr::proto::recovery::irn;
 use rxe_sr::proto::recovery::melo::Melo;
-use rxe_sr::proto::recovery::srnic::Srnic;
+use rxe_sr::proto::recovery::srnic;
+use rxe_sr::proto::words::InlineWords;
 use rxe_sr::proto::recovery::{Action, Feedback, Hole, Recovery, ReqEvent, RespEvent, RtoConfig, Timer};
 
 const RTO: RtoConfig = RtoConfig {
@@ -83,7 +84,12 @@ fn gbn_requester_goes_back_on_nak_and_timeout() {
 }
 
 // The default BDP-cap covers the 800-packet fabric BDP the accounting assumes.
-const _: () = assert!(Irn::<{ rxe_sr::proto::recovery::irn::DEFAULT_WORDS }>::BDP_CAP >= 800);
+/// IRN at the paper's bitmap size.
+type Irn = irn::Irn<InlineWords<{ irn::DEFAULT_WORDS }>>;
+/// SRNIC at the simulator's sizes.
+type Srnic = srnic::Srnic<{ srnic::DEFAULT_QUEUE }, InlineWords<{ srnic::DEFAULT_WORDS }>>;
+
+const _: () = assert!(irn::DEFAULT_WORDS * 64 >= 800);
 
 #[test]
 fn irn_rto_low_with_few_packets_in_flight() {
@@ -120,7 +126,7 @@ fn irn_selective_repeat_with_bitmaps() {
     let a = tx(&mut r, &mut (), ReqEvent::Timer { timer: Timer::Rto, now: 2000 });
     assert_eq!(retx(&a), vec![(0, 2), (3, 2), (7, 3)]);
     // Memory: five BDP-cap bitmaps + 20 B.
-    assert_eq!(Irn::<13>::sr_bytes_per_qp(), 5 * 832 / 8 + 20);
+    assert_eq!(irn::Irn::<InlineWords<13>>::sr_bytes_per_qp(), 5 * 832 / 8 + 20);
 }
 
 #[test]

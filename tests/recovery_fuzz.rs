@@ -17,6 +17,7 @@ use rxe_sr::proto::psn::Psn;
 use rxe_sr::proto::recovery::fasr::Fasr;
 use rxe_sr::proto::recovery::gbn::Gbn;
 use rxe_sr::proto::recovery::irn::Irn;
+use rxe_sr::proto::words::InlineWords;
 use rxe_sr::proto::recovery::melo::Melo;
 use rxe_sr::proto::recovery::srnic::Srnic;
 use rxe_sr::proto::recovery::{Action, Feedback, Hole, Recovery, ReqEvent, RespEvent, RtoConfig, Timer};
@@ -165,13 +166,13 @@ proptest! {
 
     #[test]
     fn irn_fuzz(inputs in prop::collection::vec(input(), 0..300)) {
-        let qps = (0..3).map(|_| Irn::<1>::new(Psn::new(BASE), Psn::new(BASE), RTO)).collect();
+        let qps = (0..3).map(|_| Irn::<InlineWords<1>>::new(Psn::new(BASE), Psn::new(BASE), RTO)).collect();
         check(qps, &mut (), &inputs)?;
     }
 
     #[test]
     fn srnic_fuzz(inputs in prop::collection::vec(input(), 0..300), delay in 0u64..50) {
-        let qps = (0..3).map(|_| Srnic::<3, 1>::new(Psn::new(BASE), Psn::new(BASE), RTO, delay)).collect();
+        let qps = (0..3).map(|_| Srnic::<3, InlineWords<1>>::new(Psn::new(BASE), Psn::new(BASE), RTO, delay)).collect();
         check(qps, &mut (), &inputs)?;
     }
 

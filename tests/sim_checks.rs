@@ -13,7 +13,7 @@ mod engine;
 
 use engine::qpc::measure;
 use engine::{
-    fig7, goodput_ratio, run, Config, IrnEngine, LossModel, NicMemory, Report, Scheme, Workload,
+    fig7, goodput_ratio, run, Config, LossModel, NicMemory, Report, Scheme, Workload,
 };
 
 const TICKS: u64 = 120_000;
@@ -138,7 +138,7 @@ fn sr_memory_is_measured_from_the_engines() {
         measure(Scheme::Srnic),
     );
     // IRN holds two BDP-cap bitmaps per QP (responder received, requester SACKed).
-    let bitmaps = 2 * IrnEngine::BDP_CAP as usize / 8;
+    let bitmaps = 2 * rxe_sr::proto::recovery::irn::DEFAULT_WORDS * 64 / 8;
     assert!(irn.per_qp_bytes >= bitmaps, "{irn:?} < {bitmaps}");
     assert!(
         irn.per_qp_bytes >= 10 * fasr.per_qp_bytes.max(1),

@@ -7,8 +7,9 @@
 //! - [`recovery`]: the sans-IO loss-recovery engines (gbn, irn, fasr, srnic, melo).
 //! - [`rc`]: the RC/UC requester, completer and responder as pure state machines.
 //! - [`pool`]: FaSR's two-level shared SR pool and MELO's shared bits pool.
-//! - [`fec`]: the FEC shim's encoder and decoder (LoWAR); host-only until the transport
-//!   runs it.
+//! - [`fec`]: the FEC shim's encoder and decoder (LoWAR).
+//! - [`words`]: the storage of the per-QP bitmaps over an SR window, handed in by the
+//!   caller.
 
 #![forbid(unsafe_code)]
 
@@ -18,3 +19,4 @@ pub mod psn;
 pub mod rc;
 pub mod recovery;
 pub mod wire;
+pub mod words;

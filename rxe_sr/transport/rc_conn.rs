@@ -26,12 +26,16 @@ use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendOpcode, SendWqe};
 /// enough for the unacknowledged-PSN window of small messages.
 const MAX_SQ_ENTRIES: u32 = 256;
 
+/// The words of a bitmap over a QP's SR window, on the heap.
+pub(crate) type KWords = KVVec<u64>;
+
 /// The responder of a connected QP: its READ/atomic resources, receive-WQE window and SR
 /// state on the heap.
-pub(crate) type KResponder = Responder<KVVec<Option<RdRes>>, KVVec<Option<RecvSlot>>, KBox<RespSr>>;
+pub(crate) type KResponder =
+    Responder<KVVec<Option<RdRes>>, KVVec<Option<RecvSlot>>, KBox<RespSr<KWords>>>;
 
 /// The requester of a connected QP: its send-queue entries and SR state on the heap.
-pub(crate) type KRequester = Requester<KVVec<SqEntry>, KBox<ReqSr>>;
+pub(crate) type KRequester = Requester<KVVec<SqEntry>, KBox<ReqSr<KWords>>>;
 
 /// A connected QP's transport.
 pub(crate) struct RcConn {
@@ -229,7 +233,7 @@ fn rto_of(cfg: &RcConfig) -> RtoConfig {
 fn new_responder(
     psn: Psn,
     res: KVVec<Option<RdRes>>,
-    sr: Option<KBox<RespSr>>,
+    sr: Option<KBox<RespSr<KWords>>>,
     window: KVVec<Option<RecvSlot>>,
     fec: bool,
 ) -> Result<KBox<KResponder>> {
@@ -239,16 +243,38 @@ fn new_responder(
     )?)
 }
 
-#[inline(never)]
-fn new_resp_sr(s: SrSetup, psn: Psn) -> Result<KBox<RespSr>> {
-    Ok(KBox::new(RespSr::new(s, psn), GFP_KERNEL)?)
+/// Makes zeroed words for a bitmap over the SR window of `s`, as the SR states ask; when
+/// an allocation fails it hands out empty words and sets `failed`, and the state built
+/// over them is dropped.
+fn window_words(s: SrSetup, failed: &mut bool) -> impl FnMut() -> KWords + '_ {
+    move || {
+        KVVec::from_elem(0u64, s.window_words(), GFP_KERNEL).unwrap_or_else(|_| {
+            *failed = true;
+            KVVec::new()
+        })
+    }
 }
 
-// The constant blank state is copied into the heap slot and started there: built by value,
-// the whole state would sit on the stack first.
 #[inline(never)]
-fn new_req_sr(s: SrSetup, psn: Psn) -> Result<KBox<ReqSr>> {
-    let mut sr = KBox::<ReqSr>::new_uninit(GFP_KERNEL)?.write(ReqSr::BLANK);
-    sr.start(s, psn);
+fn new_resp_sr(s: SrSetup, psn: Psn) -> Result<KBox<RespSr<KWords>>> {
+    let mut failed = false;
+    let sr = KBox::new(
+        RespSr::new(s, psn, &mut window_words(s, &mut failed)),
+        GFP_KERNEL,
+    )?;
+    if failed {
+        return Err(ENOMEM);
+    }
+    Ok(sr)
+}
+
+#[inline(never)]
+fn new_req_sr(s: SrSetup, psn: Psn) -> Result<KBox<ReqSr<KWords>>> {
+    let mut failed = false;
+    let slot = KBox::<ReqSr<KWords>>::new_uninit(GFP_KERNEL)?;
+    let sr = slot.write(ReqSr::new(s, psn, &mut window_words(s, &mut failed)));
+    if failed {
+        return Err(ENOMEM);
+    }
     Ok(sr)
 }

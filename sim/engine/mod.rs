@@ -45,6 +45,7 @@ use rxe_sr::proto::pool::bits_pool::BitsPool;
 use rxe_sr::proto::pool::ops::{BitsPoolOps, SrPoolOps};
 use rxe_sr::proto::pool::sr_pool::SrPool;
 use rxe_sr::proto::recovery::{fasr, gbn, irn, melo, srnic, Counters, RtoConfig};
+use rxe_sr::proto::words::InlineWords;
 
 pub use loss::LossModel;
 pub use qpc::{NicMemory, QpcStats, SrMemory};
@@ -55,9 +56,10 @@ pub type FasrPool = SrPool<20, 70, 16>;
 /// MELO's shared bits pool as the simulator sizes it.
 pub type MeloPool = BitsPool<128, 8>;
 /// IRN with its default BDP-cap.
-pub type IrnEngine = irn::Irn<{ irn::DEFAULT_WORDS }>;
+pub type IrnEngine = irn::Irn<InlineWords<{ irn::DEFAULT_WORDS }>>;
 /// SRNIC with its default slow-path queue and software bitmap.
-pub type SrnicEngine = srnic::Srnic<{ srnic::DEFAULT_QUEUE }, { srnic::DEFAULT_WORDS }>;
+pub type SrnicEngine =
+    srnic::Srnic<{ srnic::DEFAULT_QUEUE }, InlineWords<{ srnic::DEFAULT_WORDS }>>;
 
 /// The schemes the simulator can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

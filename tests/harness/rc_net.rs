@@ -17,8 +17,23 @@ use rxe_sr::proto::recovery::any::{DeviceShared, SharedPools};
 use rxe_sr::proto::recovery::scheme::Scheme;
 use rxe_sr::proto::recovery::RtoConfig;
 
-type Resp = Responder<Vec<Option<RdRes>>, Vec<Option<RecvSlot>>, Box<RespSr>>;
-type Req = Requester<Vec<SqEntry>, Box<ReqSr>>;
+type Resp = Responder<Vec<Option<RdRes>>, Vec<Option<RecvSlot>>, Box<RespSr<Vec<u64>>>>;
+type Req = Requester<Vec<SqEntry>, Box<ReqSr<Vec<u64>>>>;
+
+/// Zeroed words for a bitmap over the SR window of `s`.
+fn window_words(s: SrSetup) -> impl FnMut() -> Vec<u64> {
+    move || vec![0; s.window_words()]
+}
+
+/// The requester's SR state for `s`, first PSN `psn`, its bitmaps on the heap.
+fn req_sr(s: SrSetup, psn: Psn) -> Box<ReqSr<Vec<u64>>> {
+    Box::new(ReqSr::new(s, psn, &mut window_words(s)))
+}
+
+/// The responder's SR state for `s`, expecting `psn`, its bitmaps on the heap.
+fn resp_sr(s: SrSetup, psn: Psn) -> Box<RespSr<Vec<u64>>> {
+    Box::new(RespSr::new(s, psn, &mut window_words(s)))
+}
 use rxe_sr::proto::rc::{
     AtomicOp, Fatal, PayloadSrc, RcConfig, RcEnv, RcEvent, RemoteErr, RemoteOp, Service, TxError, MAX_UNACKED_PSNS,
 };
@@ -474,11 +489,11 @@ impl Side {
         let sr = setup(scheme).filter(|_| service == Service::Rc);
         Side {
             cfg,
-            req: Requester::new(slots, sq_psn, &cfg, sr.map(|s| Box::new(ReqSr::new(s, sq_psn)))),
+            req: Requester::new(slots, sq_psn, &cfg, sr.map(|s| req_sr(s, sq_psn))),
             resp: Responder::new(
                 rq_psn,
                 vec![None; MAX_RD_RES],
-                sr.map(|s| Box::new(RespSr::new(s, rq_psn))),
+                sr.map(|s| resp_sr(s, rq_psn)),
                 vec![None; if sr.is_some() { RECV_WINDOW } else { 0 }],
             )
             .with_fec(fec.is_some()),
@@ -638,7 +653,7 @@ impl Net {
     fn restart_a_requester(&mut self, slots: usize, sr: Option<SrSetup>) {
         let psn = Psn::new(100 + self.a.cfg.qpn);
         let empty = SqEntry::empty(wqe(SendOp::Send, SendOpcode::Send, 0, 0, 0));
-        let sr = sr.map(|s| Box::new(ReqSr::new(s, psn)));
+        let sr = sr.map(|s| req_sr(s, psn));
         self.a.req = Requester::new(vec![empty; slots], psn, &self.a.cfg, sr);
     }
 

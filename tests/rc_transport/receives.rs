@@ -222,11 +222,11 @@ fn a_receiver_that_posts_slowly_under_loss_does_not_exhaust_the_retries() {
 fn srq_net(scheme: Scheme) -> Net {
     let mut n = Net::with_schemes(Service::Rc, 1024, Link::CLEAN, scheme, scheme);
     let epsn = n.b.resp.epsn();
-    let sr = RespSr::new(setup(scheme).unwrap(), epsn);
+    let sr = resp_sr(setup(scheme).unwrap(), epsn);
     n.b.resp = Responder::new(
         epsn,
         vec![None; MAX_RD_RES],
-        Some(Box::new(sr)),
+        Some(sr),
         vec![None; SRQ_RECV_WINDOW],
     );
     n.b.rq.push_back(recv_wqe(0, 0x100, 0x10_0000, 4096));

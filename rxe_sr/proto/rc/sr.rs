@@ -34,6 +34,7 @@ use crate::proto::recovery::{Feedback, Hole, RtoConfig};
 use crate::proto::wire::caps::{SrCap, SrScheme};
 use crate::proto::wire::ext_headers::{Aeth, AETH_NAK_PSN_SEQ_ERROR};
 use crate::proto::wire::sr_ext::{SrAckEth, SrAckKind, LOST_CNT_MAX};
+use crate::proto::words::{words_for, WindowWords};
 
 /// The longest run of PSNs one SACK reports, less one: a SACK whose TriggerPSN lies
 /// further before its SackHigh (or after it) reports SackHigh alone. FaSR's responder
@@ -52,6 +53,9 @@ pub struct SrSetup {
     /// FaSR: PSNs a requester sends past the highest PSN known received (0: the SR window
     /// alone); [`SR_PIPE_PSNS`](crate::proto::rc::SR_PIPE_PSNS) unless set.
     pub pipe_psns: u32,
+    /// The SR window, as log2 of PSNs: what the responder tracks past RCV-NXT and
+    /// advertises, and the most the requester keeps outstanding.
+    pub window_log2: u8,
 }
 
 impl SrSetup {
@@ -69,6 +73,7 @@ impl SrSetup {
             rto,
             srnic_delay_us,
             pipe_psns: crate::proto::rc::SR_PIPE_PSNS,
+            window_log2: SR_WINDOW_LOG2,
         })
     }
 
@@ -82,9 +87,26 @@ impl SrSetup {
         }
     }
 
-    /// A fresh engine of the scheme, both directions starting at `psn`.
-    pub fn engine(&self, psn: Psn) -> AnyEngine {
-        AnyEngine::new(self.scheme(), psn, psn, self.rto, self.srnic_delay_us)
+    /// The SR window in PSNs.
+    pub const fn window_psns(&self) -> u32 {
+        1 << self.window_log2
+    }
+
+    /// The 64-bit words of a bitmap over the SR window.
+    pub const fn window_words(&self) -> usize {
+        words_for(self.window_psns())
+    }
+
+    /// A fresh engine of the scheme, both directions starting at `psn`, its bitmaps over
+    /// storage `words` makes.
+    pub fn engine<B: WindowWords>(&self, psn: Psn, words: &mut dyn FnMut() -> B) -> AnyEngine<B> {
+        AnyEngine::new(
+            self.scheme(),
+            (psn, psn),
+            self.rto,
+            self.srnic_delay_us,
+            words,
+        )
     }
 }
 

@@ -2,8 +2,8 @@
 //! One engine type for a device whose scheme is chosen at load time (`recovery=`).
 //!
 //! The transport keeps one [`DeviceShared`] per device and one [`AnyEngine`] per QP, all
-//! of the variant the module parameter names; dispatch is a `match`, no allocation, no
-//! trait objects.
+//! of the variant the module parameter names; dispatch is a `match`, no trait objects. The
+//! engine allocates nothing: IRN's and SRNIC's bitmaps are over words its maker hands in.
 
 use super::fasr::Fasr;
 use super::gbn::Gbn;
@@ -21,6 +21,7 @@ use crate::proto::pool::slots::Slots;
 use crate::proto::pool::sr_pool::SrPool;
 use crate::proto::pool::sr_pool::{BitmapBlock, SrPoolIn, SrUnit};
 use crate::proto::psn::Psn;
+use crate::proto::words::WindowWords;
 
 /// The device-wide state the QPs of an SR scheme share (object safe: the transport lends
 /// it as `&mut (dyn SharedPools + 'static)`, whatever the pools' storage).
@@ -78,39 +79,49 @@ impl Default for DeviceShared {
     }
 }
 
-/// IRN's and SRNIC's bitmaps in a QP's engine, in 64-bit words: they cover the longest
-/// SR window (the simulator keeps the papers' sizes).
-pub const ENGINE_WORDS: usize = 64;
-
-/// One QP's engine, whichever scheme the device runs (bitmaps of [`ENGINE_WORDS`]).
+/// One QP's engine, whichever scheme the device runs; IRN's and SRNIC's bitmaps are over
+/// words `B`, as long as the QP's SR window.
 ///
 /// Its size is the largest variant's (SRNIC's modelled slow-path queue); a transport that
 /// wants each QP to cost only its own scheme's state can hold the concrete engine type
 /// instead.
 #[derive(Clone, Debug)]
 #[allow(clippy::large_enum_variant)] // Deliberate: no allocation in proto, sized once per QP.
-pub enum AnyEngine {
+pub enum AnyEngine<B> {
     /// rdma_rxe go-back-N.
     Gbn(Gbn),
     /// IRN.
-    Irn(Irn<ENGINE_WORDS>),
+    Irn(Irn<B>),
     /// FaSR.
     Fasr(Fasr),
     /// SRNIC.
-    Srnic(Srnic<{ srnic::DEFAULT_QUEUE }, ENGINE_WORDS>),
+    Srnic(Srnic<{ srnic::DEFAULT_QUEUE }, B>),
     /// MELO.
     Melo(Melo),
 }
 
-impl AnyEngine {
+impl<B: WindowWords> AnyEngine<B> {
     /// The engine of `scheme` for a QP whose requester starts at `sq_psn` and whose
     /// responder expects `rq_psn`; `srnic_delay` is SRNIC's slow-path delay in ticks.
-    pub fn new(scheme: Scheme, sq_psn: Psn, rq_psn: Psn, rto: RtoConfig, srnic_delay: u64) -> Self {
+    /// `words` makes each bitmap's storage (zeroed, the SR window's length).
+    pub fn new(
+        scheme: Scheme,
+        (sq_psn, rq_psn): (Psn, Psn),
+        rto: RtoConfig,
+        srnic_delay: u64,
+        words: &mut dyn FnMut() -> B,
+    ) -> Self {
         match scheme {
             Scheme::Gbn => AnyEngine::Gbn(Gbn::new(sq_psn, rq_psn, rto)),
             Scheme::Fasr => AnyEngine::Fasr(Fasr::new(sq_psn, rq_psn, rto)),
-            Scheme::Srnic => AnyEngine::Srnic(Srnic::new(sq_psn, rq_psn, rto, srnic_delay)),
-            Scheme::Irn => AnyEngine::Irn(Irn::new(sq_psn, rq_psn, rto)),
+            Scheme::Srnic => {
+                let sw = words();
+                AnyEngine::Srnic(Srnic::with_words(sq_psn, rq_psn, rto, srnic_delay, sw))
+            }
+            Scheme::Irn => {
+                let (sacked, received) = (words(), words());
+                AnyEngine::Irn(Irn::with_words(sq_psn, rq_psn, rto, sacked, received))
+            }
             Scheme::Melo => AnyEngine::Melo(Melo::new(sq_psn, rq_psn, rto)),
         }
     }
@@ -138,7 +149,7 @@ impl AnyEngine {
     }
 }
 
-impl AnyEngine {
+impl<B: WindowWords> AnyEngine<B> {
     /// Where a resend of UNACK that was lost leaves later resends useless: MELO's
     /// responder drops a resend for the middle of its bitmap (a hole other than RCV.NXT,
     /// §3.2.3), so once the resend at RCV.NXT was lost, each later hole resent up to the
@@ -202,7 +213,7 @@ impl AnyEngine {
     }
 }
 
-impl Recovery for AnyEngine {
+impl<B: WindowWords> Recovery for AnyEngine<B> {
     type Shared = dyn SharedPools;
 
     fn on_requester(
@@ -260,6 +271,9 @@ impl Recovery for AnyEngine {
 mod tests {
     use super::*;
     use crate::proto::recovery::Action;
+    use crate::proto::words::InlineWords;
+
+    type Engine = AnyEngine<InlineWords<1>>;
 
     #[test]
     fn dispatches_to_the_variant_and_its_pool() {
@@ -269,7 +283,7 @@ mod tests {
             n_low: 3,
         };
         let mut sh = DeviceShared::new();
-        let mut e = AnyEngine::Fasr(Fasr::new(Psn::new(0), Psn::new(0), rto));
+        let mut e = Engine::Fasr(Fasr::new(Psn::new(0), Psn::new(0), rto));
         let mut n = 0;
         e.on_responder(
             &mut sh,
@@ -283,7 +297,7 @@ mod tests {
         assert_eq!(sh.sr_pool.used_units(), 1);
         e.release(&mut sh);
         assert_eq!(sh.sr_pool.used_units(), 0);
-        let mut g = AnyEngine::Gbn(Gbn::new(Psn::new(0), Psn::new(0), rto));
+        let mut g = Engine::Gbn(Gbn::new(Psn::new(0), Psn::new(0), rto));
         g.on_responder(
             &mut sh,
             RespEvent::Data {

@@ -16,9 +16,8 @@
 //! Memory (IRN §4 / FaSR §I): five BDP-cap bitmaps and 20 B of SR state per QP. BDP-cap is
 //! sized for the fabric's longest path, not for one flow. The simulator keeps the paper's
 //! (about 800, rounded up to [`DEFAULT_WORDS`]); in the module the responder must track the
-//! whole SR window past RCV-NXT
-//! ([`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)), so its QPs' bitmaps
-//! are [`ENGINE_WORDS`](super::any::ENGINE_WORDS) long (a compile-time check ties the two).
+//! whole SR window past RCV-NXT, so its QPs' bitmaps are as long as the device's SR window
+//! (the transport hands them in, [`crate::proto::words`]).
 //! This engine itself keeps two of the five (the responder's received bitmap and the
 //! requester's SACK bitmap); the other three serve READ responses and message
 //! completions, which the transport tracks outside the recovery engine.
@@ -29,42 +28,64 @@ use super::{
     Timer,
 };
 use crate::proto::psn::Psn;
+#[cfg(not(MODULE))]
+use crate::proto::words::InlineWords;
+use crate::proto::words::WindowWords;
 
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "the simulator's and host tests' sizes")
+)]
 /// Default bitmap size in 64-bit words: 16 words = 1024 slots, the paper's 800-packet
 /// BDP-cap rounded up (the simulator's).
 pub const DEFAULT_WORDS: usize = 16;
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "the simulator's and host tests' sizes")
+)]
 /// Bitmaps per QP in IRN's accounting.
 pub const BITMAPS_PER_QP: u32 = 5;
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "the simulator's and host tests' sizes")
+)]
 /// SR state bytes per QP in IRN's accounting.
 pub const STATE_BYTES: u32 = 20;
 
-/// One QP's IRN state; `WORDS * 64` is the BDP-cap.
+/// One QP's IRN state over bitmaps of words `B`, whose length in bits is the BDP-cap.
 #[derive(Clone, Debug)]
-pub struct Irn<const WORDS: usize = DEFAULT_WORDS> {
+pub struct Irn<B> {
     req: ReqBase,
     rto: RtoConfig,
-    sacked: RingBits<WORDS>,
+    sacked: RingBits<B>,
     in_recovery: bool,
     recovery_psn: Psn,
     sack_high: Psn,
     /// Holes before this PSN were already retransmitted in this round.
     retx_nxt: Psn,
     rcv_nxt: Psn,
-    received: RingBits<WORDS>,
+    received: RingBits<B>,
     counters: Counters,
 }
 
-impl<const WORDS: usize> Irn<WORDS> {
-    /// BDP-cap: the most PSNs outstanding / tracked.
-    pub const BDP_CAP: u32 = RingBits::<WORDS>::CAP;
+#[cfg(not(MODULE))]
+impl<const N: usize> Irn<InlineWords<N>> {
+    /// A QP whose requester starts at `sq_psn` and whose responder expects `rq_psn`, with
+    /// bitmaps of `N` words kept inline.
+    pub const fn new(sq_psn: Psn, rq_psn: Psn, rto: RtoConfig) -> Self {
+        Self::with_words(sq_psn, rq_psn, rto, InlineWords::ZERO, InlineWords::ZERO)
+    }
 
-    #[cfg_attr(
-        MODULE,
-        expect(dead_code, reason = "the simulator's memory accounting")
-    )]
     /// Per-QP SR bytes in IRN's accounting: five BDP-cap bitmaps + 20 B state.
     pub const fn sr_bytes_per_qp() -> u32 {
-        BITMAPS_PER_QP * (Self::BDP_CAP / 8) + STATE_BYTES
+        BITMAPS_PER_QP * (N as u32 * 64 / 8) + STATE_BYTES
+    }
+}
+
+impl<B: WindowWords> Irn<B> {
+    /// BDP-cap: the most PSNs outstanding / tracked.
+    pub fn bdp_cap(&self) -> u32 {
+        self.received.cap()
     }
 
     /// Requester UNACK (first unacknowledged PSN).
@@ -91,18 +112,25 @@ impl<const WORDS: usize> Irn<WORDS> {
         self.received.clear(rcv_nxt);
     }
 
-    /// A QP whose requester starts at `sq_psn` and whose responder expects `rq_psn`.
-    pub const fn new(sq_psn: Psn, rq_psn: Psn, rto: RtoConfig) -> Self {
+    /// A QP whose requester starts at `sq_psn` and whose responder expects `rq_psn`, over
+    /// the `sacked` and `received` bitmaps' words (zeroed, of one length).
+    pub const fn with_words(
+        sq_psn: Psn,
+        rq_psn: Psn,
+        rto: RtoConfig,
+        sacked: B,
+        received: B,
+    ) -> Self {
         Irn {
             req: ReqBase::new(sq_psn),
             rto,
-            sacked: RingBits::new(sq_psn),
+            sacked: RingBits::new(sacked, sq_psn),
             in_recovery: false,
             recovery_psn: sq_psn,
             sack_high: sq_psn,
             retx_nxt: sq_psn,
             rcv_nxt: rq_psn,
-            received: RingBits::new(rq_psn),
+            received: RingBits::new(received, rq_psn),
             counters: Counters::ZERO,
         }
     }
@@ -116,7 +144,7 @@ impl<const WORDS: usize> Irn<WORDS> {
     )]
     /// True when the requester may send new PSN `psn` (BDP-cap).
     pub fn may_send(&self, psn: Psn) -> bool {
-        span(self.req.una, psn) < Self::BDP_CAP
+        span(self.req.una, psn) < self.bdp_cap()
     }
 
     fn retransmit_holes(&mut self, from: Psn, to: Psn, out: &mut dyn ActionSink) {
@@ -152,7 +180,7 @@ impl<const WORDS: usize> Irn<WORDS> {
     }
 }
 
-impl<const WORDS: usize> Recovery for Irn<WORDS> {
+impl<B: WindowWords> Recovery for Irn<B> {
     type Shared = ();
 
     fn on_requester(&mut self, _shared: &mut (), ev: ReqEvent, out: &mut dyn ActionSink) {

@@ -385,6 +385,7 @@ pub trait Recovery {
 pub(crate) mod util {
     use super::{Action, ActionSink, Counters, EngineEvent, Feedback, RtoConfig, Timer};
     use crate::proto::psn::Psn;
+    use crate::proto::words::WindowWords;
 
     /// The requester state every scheme keeps in the QPC: UNACK, the next new PSN and
     /// whether the RTO is armed.
@@ -476,36 +477,38 @@ pub(crate) mod util {
         }
     }
 
-    /// A per-QP bitmap of `W * 64` PSNs starting at `base`, kept as a ring so moving the
-    /// base is O(distance moved).
+    /// A per-QP bitmap of `words.len() * 64` PSNs starting at `base`, kept as a ring so
+    /// moving the base is O(distance moved).
     #[derive(Clone, Copy, Debug)]
-    pub(crate) struct RingBits<const W: usize> {
-        words: [u64; W],
+    pub(crate) struct RingBits<B> {
+        words: B,
         /// PSN of the bit at `head`.
         pub(crate) base: Psn,
         head: u32,
     }
 
-    impl<const W: usize> RingBits<W> {
-        pub(crate) const CAP: u32 = {
-            assert!(W > 0 && W < (1 << 20));
-            (W as u32) * 64
-        };
-
-        pub(crate) const fn new(base: Psn) -> Self {
+    impl<B: WindowWords> RingBits<B> {
+        /// A clear bitmap over the `words` (zeroed) from `base`.
+        pub(crate) const fn new(words: B, base: Psn) -> Self {
             RingBits {
-                words: [0; W],
+                words,
                 base,
                 head: 0,
             }
         }
 
+        /// PSNs the bitmap covers.
+        pub(crate) fn cap(&self) -> u32 {
+            u32::try_from(self.words.len().saturating_mul(64)).unwrap_or(u32::MAX)
+        }
+
         fn slot(&self, psn: Psn) -> Option<(usize, u32)> {
             let off = psn.diff(self.base);
-            if off < 0 || off.unsigned_abs() >= Self::CAP {
+            let cap = self.cap();
+            if off < 0 || off.unsigned_abs() >= cap {
                 return None;
             }
-            let i = (self.head + off.unsigned_abs()) % Self::CAP;
+            let i = (self.head + off.unsigned_abs()) % cap;
             Some(((i / 64) as usize, i % 64))
         }
 
@@ -538,8 +541,9 @@ pub(crate) mod util {
         /// Moves the base forward to `to`, clearing the bits passed.
         pub(crate) fn advance_to(&mut self, to: Psn) {
             let n = span(self.base, to);
-            if n >= Self::CAP {
-                self.words = [0; W];
+            let cap = self.cap();
+            if n >= cap {
+                self.words.fill(0);
                 self.head = 0;
             } else {
                 for _ in 0..n {
@@ -548,7 +552,7 @@ pub(crate) mod util {
                             *x &= !(1u64 << b);
                         }
                     }
-                    self.head = (self.head + 1) % Self::CAP;
+                    self.head = (self.head + 1) % cap;
                     self.base = self.base.next();
                 }
             }
@@ -557,7 +561,7 @@ pub(crate) mod util {
 
         /// Clears every bit.
         pub(crate) fn clear(&mut self, base: Psn) {
-            self.words = [0; W];
+            self.words.fill(0);
             self.head = 0;
             self.base = base;
         }
@@ -568,7 +572,7 @@ pub(crate) mod util {
             let mut p = from;
             let mut start = from;
             let mut len = 0u32;
-            let mut n = span(from, to).min(Self::CAP);
+            let mut n = span(from, to).min(self.cap());
             while n > 0 {
                 if self.get(p) {
                     if len > 0 {

@@ -36,9 +36,16 @@ use super::{
     RtoConfig, Timer,
 };
 use crate::proto::psn::Psn;
+#[cfg(not(MODULE))]
+use crate::proto::words::InlineWords;
+use crate::proto::words::WindowWords;
 
 /// Default slow-path queue entries per QP.
 pub const DEFAULT_QUEUE: usize = 64;
+#[cfg_attr(
+    MODULE,
+    expect(dead_code, reason = "the simulator's and host tests' sizes")
+)]
 /// Default software bitmap size in 64-bit words (1024 PSNs; the simulator's).
 pub const DEFAULT_WORDS: usize = 16;
 #[cfg_attr(
@@ -63,7 +70,7 @@ const META0: Meta = Meta {
 
 /// One QP's SRNIC state: hardware QPC fields plus the modelled software slow path.
 #[derive(Clone, Debug)]
-pub struct Srnic<const QUEUE: usize = DEFAULT_QUEUE, const WORDS: usize = DEFAULT_WORDS> {
+pub struct Srnic<const QUEUE: usize, B> {
     req: ReqBase,
     rto: RtoConfig,
     /// The responder reported holes not yet all acknowledged.
@@ -80,14 +87,24 @@ pub struct Srnic<const QUEUE: usize = DEFAULT_QUEUE, const WORDS: usize = DEFAUL
     q_len: usize,
     delay: u64,
     // Software.
-    sw_bits: RingBits<WORDS>,
+    sw_bits: RingBits<B>,
     sw_high: Psn,
     /// The ePSN at which software last named again holes whose retransmission was lost.
     renamed_at: Option<Psn>,
     counters: Counters,
 }
 
-impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
+#[cfg(not(MODULE))]
+impl<const QUEUE: usize, const N: usize> Srnic<QUEUE, InlineWords<N>> {
+    /// A QP whose requester starts at `sq_psn`, whose responder expects `rq_psn`, and whose
+    /// slow path answers `delay` ticks after an entry is queued, its bitmap of `N` words
+    /// kept inline.
+    pub const fn new(sq_psn: Psn, rq_psn: Psn, rto: RtoConfig, delay: u64) -> Self {
+        Self::with_words(sq_psn, rq_psn, rto, delay, InlineWords::ZERO)
+    }
+}
+
+impl<const QUEUE: usize, B: WindowWords> Srnic<QUEUE, B> {
     /// Requester UNACK (first unacknowledged PSN).
     pub const fn una(&self) -> Psn {
         self.req.una
@@ -115,9 +132,16 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
         self.sw_high = rcv_nxt.sub(1);
     }
 
-    /// A QP whose requester starts at `sq_psn`, whose responder expects `rq_psn`, and whose
-    /// slow path answers `delay` ticks after an entry is queued.
-    pub const fn new(sq_psn: Psn, rq_psn: Psn, rto: RtoConfig, delay: u64) -> Self {
+    /// A QP whose requester starts at `sq_psn`, whose responder expects `rq_psn`, whose
+    /// slow path answers `delay` ticks after an entry is queued, and whose software bitmap
+    /// is over the words `sw_words` (zeroed).
+    pub const fn with_words(
+        sq_psn: Psn,
+        rq_psn: Psn,
+        rto: RtoConfig,
+        delay: u64,
+        sw_words: B,
+    ) -> Self {
         Srnic {
             req: ReqBase::new(sq_psn),
             rto,
@@ -131,7 +155,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
             q_head: 0,
             q_len: 0,
             delay,
-            sw_bits: RingBits::new(rq_psn),
+            sw_bits: RingBits::new(sw_words, rq_psn),
             sw_high: rq_psn.sub(1),
             renamed_at: None,
             counters: Counters::ZERO,
@@ -149,7 +173,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
     pub const fn onchip_state_bytes() -> usize {
         core::mem::size_of::<Self>()
             - core::mem::size_of::<[Meta; QUEUE]>()
-            - core::mem::size_of::<RingBits<WORDS>>()
+            - core::mem::size_of::<RingBits<B>>()
             - core::mem::size_of::<Psn>()
             - core::mem::size_of::<Option<Psn>>()
             - core::mem::size_of::<u64>()
@@ -311,7 +335,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
     }
 
     fn sw_bits_fit(&self, psn: Psn) -> bool {
-        span(self.e_psn, psn) < RingBits::<WORDS>::CAP
+        span(self.e_psn, psn) < self.sw_bits.cap()
     }
 
     /// The software consumer serves every entry that is due.
@@ -449,7 +473,7 @@ impl<const QUEUE: usize, const WORDS: usize> Srnic<QUEUE, WORDS> {
     }
 }
 
-impl<const QUEUE: usize, const WORDS: usize> Recovery for Srnic<QUEUE, WORDS> {
+impl<const QUEUE: usize, B: WindowWords> Recovery for Srnic<QUEUE, B> {
     type Shared = ();
 
     fn on_requester(&mut self, _shared: &mut (), ev: ReqEvent, out: &mut dyn ActionSink) {

@@ -17,10 +17,13 @@ use crate::proto::recovery::{Feedback, ReqEvent};
 use crate::proto::wire::ext_headers::AethKind;
 use crate::proto::wire::opcode::{OpKind, Position};
 use crate::proto::wire::PacketRepr;
+use crate::proto::words::WindowWords;
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::send_wqe::{SendFlags, SendOp};
 
-impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
+impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr<B>>>
+    Requester<S, E>
+{
     /// A response packet (ACK, NAK, READ response, atomic ACK) from the responder.
     pub fn on_response(
         &mut self,

@@ -9,6 +9,7 @@ use crate::proto::psn::Psn;
 use crate::proto::rc::{RcConfig, Service};
 use crate::proto::wire::caps::CapAnswer;
 use crate::proto::wire::fec_caps::{FecRequesterCaps, FEC_OFFER};
+use crate::proto::words::WindowWords;
 
 /// The exchange as a QP starts: off unless the device runs FEC; with no SR exchange to
 /// wait for (UC has none), the first request carries the offer.
@@ -20,7 +21,9 @@ pub(super) fn initial_caps(cfg: &RcConfig, sq_psn: Psn, sr_probes: bool) -> FecR
     caps
 }
 
-impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
+impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr<B>>>
+    Requester<S, E>
+{
     /// True once the peer takes repair packets.
     pub fn fec_on(&self) -> bool {
         self.fec.is_on()

@@ -14,6 +14,7 @@ use super::Requester;
 use super::SqEntry;
 use crate::proto::psn::Psn;
 use crate::proto::rc::{RcEnv, RcEvent};
+use crate::proto::words::WindowWords;
 use crate::uabi::send_wqe::SendOp;
 
 /// The least time a resend of UNACK is given before it counts as lost, microseconds (the
@@ -39,24 +40,31 @@ struct UnaSince {
 /// repair (the state stays small): `young` gathers the repairs sent since `young_since`;
 /// a probe bound later it becomes `old`, due a probe bound after its last repair, and a
 /// new `young` starts. A lost repair is found between one and two bounds after it went.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct RepairWatch {
-    young: PsnSet,
+#[derive(Clone, Debug)]
+pub(super) struct RepairWatch<B> {
+    young: PsnSet<B>,
     young_since: u64,
     young_last: u64,
-    old: PsnSet,
+    old: PsnSet<B>,
     old_due: u64,
 }
 
-impl RepairWatch {
-    pub(super) const fn new(base: Psn) -> Self {
+impl<B: WindowWords> RepairWatch<B> {
+    /// Nothing watched, over the words `young` and `old` (zeroed), PSNs from `base` on.
+    pub(super) const fn new(young: B, old: B, base: Psn) -> Self {
         RepairWatch {
-            young: PsnSet::new(base),
+            young: PsnSet::new(young, base),
             young_since: 0,
             young_last: 0,
-            old: PsnSet::new(base),
+            old: PsnSet::new(old, base),
             old_due: 0,
         }
+    }
+
+    /// Forgets every repair watched; PSNs from `base` on.
+    pub(super) fn restart(&mut self, base: Psn) {
+        self.young.restart(base);
+        self.old.restart(base);
     }
 
     /// The repair of the run from `psn` went out at `now`.
@@ -75,7 +83,7 @@ impl RepairWatch {
     }
 
     /// When the watch next has something to do, for probe bound `probe`.
-    fn deadline(&self, probe: u64) -> Option<u64> {
+    pub(super) fn deadline(&self, probe: u64) -> Option<u64> {
         if !self.old.is_empty() {
             Some(self.old_due)
         } else if !self.young.is_empty() {
@@ -85,30 +93,28 @@ impl RepairWatch {
         }
     }
 
-    /// The repairs due at `now` (sent at least `probe` before it), taken from the watch.
-    fn take_due(&mut self, now: u64, probe: u64) -> Option<PsnSet> {
+    /// Whether repairs are due at `now` (sent at least `probe` before it): they are then
+    /// the ones [`Self::take_due`] gives.
+    pub(super) fn due(&mut self, now: u64, probe: u64) -> bool {
         if self.old.is_empty()
             && !self.young.is_empty()
             && self.young_since.saturating_add(probe) <= now
         {
-            self.old = self.young;
+            core::mem::swap(&mut self.old, &mut self.young);
             self.old_due = self.young_last.saturating_add(probe);
-            self.young = PsnSet::new(self.old.base());
+            self.young.restart(self.old.base());
         }
-        if self.old.is_empty() || self.old_due > now {
-            return None;
-        }
-        let due = self.old;
-        self.old = PsnSet::new(due.base());
-        Some(due)
+        !self.old.is_empty() && self.old_due <= now
     }
 
-    /// Every repair watched, taken from the watch.
-    fn take_all(&mut self) -> [PsnSet; 2] {
-        let all = [self.old, self.young];
-        self.old = PsnSet::new(all[0].base());
-        self.young = PsnSet::new(all[1].base());
-        all
+    /// Takes the oldest due repair (after [`Self::due`] said there are some).
+    pub(super) fn take_due(&mut self) -> Option<Psn> {
+        self.old.take_first()
+    }
+
+    /// Takes the oldest repair watched, due or not.
+    pub(super) fn take_any(&mut self) -> Option<Psn> {
+        self.old.take_first().or_else(|| self.young.take_first())
     }
 }
 
@@ -126,9 +132,9 @@ pub(super) struct UnaResend {
     pub(super) probe_at: Option<u64>,
 }
 
-/// The requester's watch for losses nothing after them shows (kept in the requester, not
-/// in [`ReqSr`]: the kernel builds that on the stack before boxing it). Meaningful in the
-/// SR format only.
+/// The requester's watch for losses nothing after them shows, less its PSN sets (the PSNs
+/// resent and the READ repairs watched, kept in [`ReqSr`] over its window's storage).
+/// Meaningful in the SR format only.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct LossProbe {
     /// The last resend of UNACK, watched for its loss until UNACK moves past it.
@@ -138,16 +144,11 @@ pub(super) struct LossProbe {
     silent_probes: u32,
     /// When the last probe (of UNACK, a stall or a silence) went.
     probed_at: u64,
-    /// The PSNs resent and not yet acknowledged ([`ReqSr::mark_una_again`]).
-    pub(super) resent: PsnSet,
     /// UNACK, and when the silence about it began: when UNACK last moved, or when its
     /// packet was sent by the send cursor if later. Probed once per UNACK.
     una_since: Option<UnaSince>,
     /// When the last response or acknowledgment of an outstanding PSN arrived.
     heard_at: u64,
-    /// READ repairs sent, watched for their loss. Without this a lost repair of a run past
-    /// UNACK waits until UNACK reaches it, and then a stall probe of its own.
-    pub(super) repairs: RepairWatch,
     /// The round trip of a resend of UNACK, smoothed, and its mean deviation (RFC 6298),
     /// microseconds; 0 before a sample. A resend (a READ repair is served ahead of the
     /// responses queued at the responder) and UNACK itself (everything older answered)
@@ -166,16 +167,14 @@ pub(super) struct LossProbe {
 }
 
 impl LossProbe {
-    /// Nothing watched, PSNs from `una` on.
-    pub(super) const fn new(una: Psn) -> Self {
+    /// Nothing watched.
+    pub(super) const fn new() -> Self {
         LossProbe {
             una_resend: None,
             silent_probes: 0,
             probed_at: 0,
-            resent: PsnSet::new(una),
             una_since: None,
             heard_at: 0,
-            repairs: RepairWatch::new(una),
             resend_srtt: 0,
             resend_rttvar: 0,
             min_rtt: 0,
@@ -198,8 +197,6 @@ impl LossProbe {
             self.sample_resend_rtt(now.saturating_sub(r.sent_at).max(1));
         }
         self.silent_probes = 0;
-        self.repairs.advance(una);
-        self.resent.advance(una);
         if !self.una_since.is_some_and(|u| u.psn == una) {
             self.una_since = Some(UnaSince {
                 psn: una,
@@ -232,7 +229,9 @@ pub(super) fn smooth_rtt(srtt: &mut u64, rttvar: &mut u64, r: u64) {
     }
 }
 
-impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
+impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr<B>>>
+    Requester<S, E>
+{
     /// A SACK, or a READ response, arrived for `sack_psn`: if that is a packet first sent
     /// after the last resend of RCV-NXT, and RCV-NXT is still missing, that resend was lost
     /// (the path delivered what followed it): RCV-NXT is marked to go again now. Without
@@ -248,7 +247,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         if let (Some(r), Some(sr)) = (lost, self.sr.as_deref_mut()) {
             self.probe.una_resend = None;
             sr.count(env, RcEvent::LostResend);
-            sr.mark_una_again(r.psn, &self.probe.resent);
+            sr.mark_una_again(r.psn);
         }
     }
 
@@ -305,7 +304,10 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             Some(r) => r.probe_at,
             None => self.stall_probe_deadline(),
         };
-        let repairs = self.probe_us().and_then(|t| self.probe.repairs.deadline(t));
+        let repairs = self
+            .probe_us()
+            .zip(self.sr.as_deref())
+            .and_then(|(t, sr)| sr.repairs.deadline(t));
         [una, repairs, self.silence_deadline()]
             .into_iter()
             .flatten()
@@ -362,9 +364,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             sr.count(env, RcEvent::StallProbe);
         }
         self.resend_una();
-        for set in self.probe.repairs.take_all() {
-            self.ask_again_if_missing(env, set);
-        }
+        self.ask_again_if_missing(env, RepairWatch::take_any);
     }
 
     /// Marks UNACK for resending (no RTT sample across it), with what the scheme's
@@ -390,7 +390,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             sr.resend.clear_from(una);
             self.rewind(una);
         } else {
-            sr.mark_una_again(una, &self.probe.resent);
+            sr.mark_una_again(una);
         }
     }
 
@@ -433,15 +433,23 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         let Some(probe) = self.probe_us() else {
             return;
         };
-        if let Some(due) = self.probe.repairs.take_due(now, probe) {
-            self.ask_again_if_missing(env, due);
+        if self
+            .sr
+            .as_deref_mut()
+            .is_some_and(|sr| sr.repairs.due(now, probe))
+        {
+            self.ask_again_if_missing(env, RepairWatch::take_due);
         }
     }
 
-    /// Marks for resending each repair of `repairs` whose run is still missing (a lost
-    /// resend each).
-    fn ask_again_if_missing(&mut self, env: &mut dyn RcEnv, mut repairs: PsnSet) {
-        while let Some(psn) = repairs.take_first() {
+    /// Marks for resending each repair `take` takes from the watch whose run is still
+    /// missing (a lost resend each).
+    fn ask_again_if_missing(
+        &mut self,
+        env: &mut dyn RcEnv,
+        take: fn(&mut RepairWatch<B>) -> Option<Psn>,
+    ) {
+        while let Some(psn) = self.sr.as_deref_mut().and_then(|sr| take(&mut sr.repairs)) {
             if !self.read_response_missing(psn) {
                 continue;
             }

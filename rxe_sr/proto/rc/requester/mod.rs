@@ -56,6 +56,7 @@ use crate::proto::rc::{RcConfig, RcEnv, RcEvent, GBN_MAX_UNACKED_PSNS, MAX_UNACK
 use crate::proto::recovery::gbn::Gbn;
 use crate::proto::recovery::RtoConfig;
 use crate::proto::wire::fec_caps::FecRequesterCaps;
+use crate::proto::words::WindowWords;
 use crate::uabi::send_wqe::SendOpcode;
 
 pub use self::selective::ReqSr;
@@ -113,7 +114,7 @@ pub(super) const TX_BUSY_WAIT_US: u64 = 200;
 
 /// The requester and completer of one connected QP, over a slot ring `S`, with its
 /// selective-retransmission state in `E` when its device runs an SR scheme.
-pub struct Requester<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> {
+pub struct Requester<S, E> {
     slots: S,
     head: usize,
     len: usize,
@@ -212,7 +213,9 @@ pub struct RetryNote {
     pub engine: &'static str,
 }
 
-impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
+impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr<B>>>
+    Requester<S, E>
+{
     /// A requester whose first packet carries `sq_psn`, over `slots` (its capacity), with
     /// `sr` (made with [`ReqSr::new`] for `sq_psn`) when the device runs an SR scheme.
     pub fn new(slots: S, sq_psn: Psn, cfg: &RcConfig, sr: Option<E>) -> Self {
@@ -248,7 +251,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             rtt_probe: None,
             path: path::PathEstimate::new(),
             nak_sample: None,
-            probe: loss_probe::LossProbe::new(sq_psn),
+            probe: loss_probe::LossProbe::new(),
             srtt_us: 0,
             rttvar_us: 0,
             pmtu: NonZeroU32::new(cfg.pmtu).unwrap_or(NonZeroU32::MIN),

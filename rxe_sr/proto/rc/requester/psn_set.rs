@@ -5,29 +5,31 @@
 //! placed out of order.
 
 use crate::proto::psn::Psn;
-use crate::proto::rc::SR_MAX_UNACKED_PSNS;
+use crate::proto::words::WindowWords;
 
-/// PSNs the bitmap spans from its base (UNACK): the largest SR window the requester keeps.
-const SPAN: u32 = SR_MAX_UNACKED_PSNS;
-const WORDS: usize = (SPAN / 64) as usize;
-const _: () = assert!(WORDS as u32 * 64 == SPAN && WORDS > 0);
-
-/// PSNs as a bitmap over `[base, base + SPAN)`; a PSN past it (only an RDMA READ's response
-/// range reaches that far) is kept as `far`, the earliest one.
+/// PSNs as a bitmap over `[base, base + span)`, `span` the bits of its words (the largest
+/// SR window the requester keeps); a PSN past it (only an RDMA READ's response range
+/// reaches that far) is kept as `far`, the earliest one.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct PsnSet {
+pub(super) struct PsnSet<B> {
     base: Psn,
-    bits: [u64; WORDS],
+    bits: B,
     far: Option<Psn>,
 }
 
-impl PsnSet {
-    pub(super) const fn new(base: Psn) -> Self {
+impl<B: WindowWords> PsnSet<B> {
+    /// An empty set from `base` over the words `bits` (zeroed).
+    pub(super) const fn new(bits: B, base: Psn) -> Self {
         PsnSet {
             base,
-            bits: [0; WORDS],
+            bits,
             far: None,
         }
+    }
+
+    /// PSNs the bitmap spans from its base.
+    fn span(&self) -> u32 {
+        u32::try_from(self.bits.len().saturating_mul(64)).unwrap_or(u32::MAX)
     }
 
     /// Empties the set and moves its base to `base`, in place.
@@ -74,7 +76,7 @@ impl PsnSet {
         let start = first.add(skip);
         let off = start.distance_from(self.base);
         let n = count - skip;
-        let in_span = SPAN.saturating_sub(off).min(n);
+        let in_span = self.span().saturating_sub(off).min(n);
         for i in off..off + in_span {
             self.set(i);
         }
@@ -97,11 +99,11 @@ impl PsnSet {
             return;
         }
         let d = d.unsigned_abs();
-        if d >= SPAN {
-            self.bits = [0; WORDS];
+        if d >= self.span() {
+            self.bits.fill(0);
         } else {
             let (words, bits) = ((d / 64) as usize, d % 64);
-            for i in 0..WORDS {
+            for i in 0..self.bits.len() {
                 let lo = self.bits.get(i + words).copied().unwrap_or(0);
                 let hi = self.bits.get(i + words + 1).copied().unwrap_or(0);
                 self.bits[i] = if bits == 0 {
@@ -135,7 +137,7 @@ impl PsnSet {
         };
         while p.before(end) {
             let off = p.distance_from(self.base);
-            if off >= SPAN {
+            if off >= self.span() {
                 break;
             }
             self.clear(off);
@@ -147,7 +149,7 @@ impl PsnSet {
     }
 
     /// Marks each PSN of `[first, end)` that `other` holds.
-    pub(super) fn mark_held(&mut self, other: &PsnSet, first: Psn, end: Psn) {
+    pub(super) fn mark_held(&mut self, other: &PsnSet<B>, first: Psn, end: Psn) {
         let mut p = first;
         while p.before(end) && other.spans(p) {
             if other.contains(p) {
@@ -175,7 +177,7 @@ impl PsnSet {
             return false;
         }
         let off = psn.distance_from(self.base);
-        off < SPAN
+        off < self.span()
             && self
                 .bits
                 .get((off / 64) as usize)
@@ -189,7 +191,7 @@ impl PsnSet {
 
     /// True if `psn` falls inside the bitmap's span.
     pub(super) fn spans(&self, psn: Psn) -> bool {
-        !psn.before(self.base) && psn.distance_from(self.base) < SPAN
+        !psn.before(self.base) && psn.distance_from(self.base) < self.span()
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -200,9 +202,14 @@ impl PsnSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::words::InlineWords;
+
+    /// The span of the sets under test.
+    const SPAN: u32 = 4096;
+    type Set = PsnSet<InlineWords<{ (SPAN / 64) as usize }>>;
 
     /// Takes every marked PSN and checks them against `want`, in order.
-    fn expect(r: &mut PsnSet, want: impl IntoIterator<Item = u32>) {
+    fn expect(r: &mut Set, want: impl IntoIterator<Item = u32>) {
         for (i, w) in want.into_iter().enumerate() {
             assert_eq!(r.take_first().map(Psn::get), Some(w), "mark {i}");
         }
@@ -212,7 +219,7 @@ mod tests {
 
     #[test]
     fn the_psn_set_keeps_every_marked_psn_in_order() {
-        let mut r = PsnSet::new(Psn::new(0xfffff0));
+        let mut r = Set::new(InlineWords::ZERO, Psn::new(0xfffff0));
         r.mark(Psn::new(0xffffe0), 0x12); // Only 0xfffff0, 0xfffff1 are unacknowledged.
         r.mark(Psn::new(5), 2);
         r.mark(Psn::new(0xfffff0 + SPAN + 72), 3); // Past the span: the earliest is kept.
@@ -235,7 +242,7 @@ mod tests {
 
     #[test]
     fn advancing_and_clearing_forget_marks() {
-        let mut r = PsnSet::new(Psn::new(10));
+        let mut r = Set::new(InlineWords::ZERO, Psn::new(10));
         r.mark(Psn::new(10), 20);
         r.advance(Psn::new(15));
         r.clear_range(Psn::new(16), Psn::new(18));
@@ -248,7 +255,7 @@ mod tests {
         // Marks spread over every word, then UNACK moves by amounts that are and are not
         // multiples of the word size: every mark at or past UNACK survives, in order.
         for step in [1u32, 63, 64, 65, 130, SPAN - 1] {
-            let mut r = PsnSet::new(Psn::new(1000));
+            let mut r = Set::new(InlineWords::ZERO, Psn::new(1000));
             for o in (0..SPAN).step_by(7) {
                 r.mark(Psn::new(1000 + o), 1);
             }
@@ -261,7 +268,7 @@ mod tests {
                     .map(|o| 1000 + o),
             );
         }
-        let mut r = PsnSet::new(Psn::new(0));
+        let mut r = Set::new(InlineWords::ZERO, Psn::new(0));
         r.mark(Psn::new(3), 1);
         r.advance(Psn::new(SPAN + 5));
         expect(&mut r, []);
@@ -269,11 +276,11 @@ mod tests {
 
     #[test]
     fn membership_follows_marks_the_base_and_the_span() {
-        let mut r = PsnSet::new(Psn::new(0xfffffe));
+        let mut r = Set::new(InlineWords::ZERO, Psn::new(0xfffffe));
         r.mark(Psn::new(0xfffffe), 1);
         r.mark(Psn::new(3), 1);
         r.mark(Psn::new(0xfffffe + SPAN + 2), 1); // kept as `far`, not a member
-        let has = |r: &PsnSet, x: u32| r.contains(Psn::new(x & 0xffffff));
+        let has = |r: &Set, x: u32| r.contains(Psn::new(x & 0xffffff));
         assert!(has(&r, 0xfffffe) && has(&r, 3));
         assert!(!has(&r, 0xffffff) && !has(&r, 2) && !has(&r, 4));
         assert!(!has(&r, 0xfffffe + SPAN + 2));
@@ -290,7 +297,7 @@ mod tests {
 
     #[test]
     fn clear_from_cuts_inside_a_word() {
-        let mut r = PsnSet::new(Psn::new(0));
+        let mut r = Set::new(InlineWords::ZERO, Psn::new(0));
         r.mark(Psn::new(60), 10); // 60..70 straddles words 0 and 1.
         r.clear_from(Psn::new(66));
         expect(&mut r, [60, 61, 62, 63, 64, 65]);

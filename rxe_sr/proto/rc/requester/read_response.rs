@@ -21,6 +21,7 @@ use super::SqEntry;
 use crate::proto::psn::Psn;
 use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent};
 use crate::proto::wire::PacketRepr;
+use crate::proto::words::WindowWords;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::send_wqe::{Payload, SendOp};
 
@@ -62,7 +63,9 @@ fn place_rd_response(
     }
 }
 
-impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
+impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr<B>>>
+    Requester<S, E>
+{
     pub(super) fn on_read_response(
         &mut self,
         env: &mut dyn RcEnv,

@@ -22,6 +22,7 @@ use crate::proto::wire::ext_headers::{AtomicEth, Feth, Ieth, ImmDt, Reth};
 use crate::proto::wire::opcode::Position;
 use crate::proto::wire::sr_ext::{MsnEth, BTH_TVER_SR};
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
+use crate::proto::words::WindowWords;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::send_wqe::{ImmData, Payload, Remote, SendFlags, SendOp};
 
@@ -305,7 +306,9 @@ fn send_atomic_write(
     request_sent(env.transmit(&hdr, PayloadSrc::Bytes(value), 8))
 }
 
-impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
+impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr<B>>>
+    Requester<S, E>
+{
     /// Builds and transmits packet `k` of entry `e` with BTH TVer and Resv7 `marks` (UC:
     /// the FEC shim's alone, `uc_marks`), and counts the packets sent without AckReq. A
     /// READ goes as one request for the rest of its responses, an ATOMIC WRITE by its own step.

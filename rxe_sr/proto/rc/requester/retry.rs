@@ -13,13 +13,16 @@ use super::{RetryCause, RetryNote};
 use crate::proto::psn::Psn;
 use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent};
 use crate::proto::recovery::{ReqEvent, Timer};
+use crate::proto::words::WindowWords;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::send_wqe::SendOp;
 
 /// Most doublings of the retransmission timeout (64 times the configured one).
 const MAX_BACKOFF: u32 = 6;
 
-impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
+impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr<B>>>
+    Requester<S, E>
+{
     /// The earliest pending timer deadline, in microseconds; none with no request held (a
     /// failed requester has flushed them all: a probe left armed would fire for ever).
     pub fn deadline(&self) -> Option<u64> {

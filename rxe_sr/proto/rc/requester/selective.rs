@@ -15,7 +15,7 @@
 
 use core::ops::DerefMut;
 
-use super::loss_probe::{LossProbe, UnaResend};
+use super::loss_probe::{LossProbe, RepairWatch, UnaResend};
 use super::psn_set::PsnSet;
 use super::request_packet::{PacketAt, PacketError};
 use super::sr_counters::ReqSrCounters;
@@ -25,27 +25,30 @@ use super::SqEntry;
 use crate::proto::psn::Psn;
 use crate::proto::rc::event::engine_event;
 use crate::proto::rc::sr::SrSetup;
-use crate::proto::rc::{
-    packets, Fatal, RcConfig, RcEnv, RcEvent, SR_ASSUMED_WINDOW_PSNS, SR_MAX_UNACKED_PSNS,
-};
+use crate::proto::rc::{packets, Fatal, RcConfig, RcEnv, RcEvent, SR_ASSUMED_WINDOW_PSNS};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
-use crate::proto::recovery::gbn::Gbn;
 use crate::proto::recovery::{
-    Action, ActionSink, Counters, EngineEvent, Recovery, ReqEvent, RtoConfig, Timer,
+    Action, ActionSink, Counters, EngineEvent, Recovery, ReqEvent, Timer,
 };
 use crate::proto::wire::caps::{CapAnswer, RequesterCaps, RequesterState};
+use crate::proto::words::WindowWords;
 use crate::uabi::send_wqe::SendOp;
 
 /// A requester's selective-retransmission state (kept apart from the requester so the
 /// kernel can hold it on the heap).
-pub struct ReqSr {
+pub struct ReqSr<B> {
     caps: RequesterCaps,
-    engine: AnyEngine,
+    engine: AnyEngine<B>,
     /// The engine runs: the peer echoed the capability.
     pub(super) active: bool,
-    pub(super) resend: PsnSet,
+    pub(super) resend: PsnSet<B>,
     /// READ response PSNs placed ahead of their READ's first missing response.
-    pub(super) read_placed: PsnSet,
+    pub(super) read_placed: PsnSet<B>,
+    /// The PSNs resent and not yet acknowledged ([`ReqSr::mark_una_again`]).
+    pub(super) resent: PsnSet<B>,
+    /// READ repairs sent, watched for their loss. Without this a lost repair of a run past
+    /// UNACK waits until UNACK reaches it, and then a stall probe of its own.
+    pub(super) repairs: RepairWatch<B>,
     /// The highest READ response PSN placed: a response past it shows the READ responses
     /// and atomic ACKs between as missing, once.
     pub(super) read_high: Option<Psn>,
@@ -65,11 +68,14 @@ pub struct ReqSr {
     pipe_psns: u32,
     /// The SR window in use with this peer ([`ReqSr::window`]).
     window: u32,
+    /// The most this requester keeps outstanding, whatever the peer advertises: the
+    /// device's SR window.
+    max_window: u32,
     /// Statistics.
     pub counters: ReqSrCounters,
 }
 
-impl ReqSr {
+impl<B: WindowWords> ReqSr<B> {
     /// For the kernel log: the SR format's state and the engine's.
     pub fn describe(&self) -> &'static str {
         if self.active {
@@ -79,63 +85,33 @@ impl ReqSr {
         }
     }
 
-    /// The SR state of a requester whose first packet carries `sq_psn`: probing.
-    #[cfg_attr(
-        MODULE,
-        expect(dead_code, reason = "the module starts it in its heap slot")
-    )]
-    pub fn new(setup: SrSetup, sq_psn: Psn) -> Self {
-        let mut sr = Self::BLANK;
-        sr.start(setup, sq_psn);
-        sr
-    }
-
-    /// A state to [`Self::start`] in place: a constant, so that a caller writing it into
-    /// a heap slot copies it there without building the whole state on its stack.
-    pub const BLANK: ReqSr = ReqSr {
-        caps: RequesterCaps::new(None),
-        engine: AnyEngine::Gbn(Gbn::new(
-            Psn::new(0),
-            Psn::new(0),
-            RtoConfig {
-                rto_low: 0,
-                rto_high: 0,
-                n_low: 0,
-            },
-        )),
-        active: false,
-        resend: PsnSet::new(Psn::new(0)),
-        read_placed: PsnSet::new(Psn::new(0)),
-        read_high: None,
-        read_last: None,
-        read_acked: None,
-        sacked_high: None,
-        pipe_psns: 0,
-        window: SR_ASSUMED_WINDOW_PSNS,
-        counters: ReqSrCounters::ZERO,
-    };
-
-    /// Makes [`Self::BLANK`] the SR state of a requester whose first packet carries
-    /// `sq_psn`, probing, field by field (only the engine is built on the stack). Its
-    /// engine is replaced unreleased, so it holds no pool units: only a blank state.
-    pub(crate) fn start(&mut self, setup: SrSetup, sq_psn: Psn) {
-        self.caps = RequesterCaps::new(Some(setup.cap));
-        self.engine = setup.engine(sq_psn);
-        self.active = false;
-        self.resend.restart(sq_psn);
-        self.read_placed.restart(sq_psn);
-        self.read_high = None;
-        self.read_last = None;
-        self.read_acked = None;
-        self.sacked_high = None;
-        self.pipe_psns = setup.pipe_psns;
-        self.window = SR_ASSUMED_WINDOW_PSNS;
-        self.counters = ReqSrCounters::ZERO;
+    /// The SR state of a requester whose first packet carries `sq_psn`: probing. `words`
+    /// makes the storage of each bitmap over the SR window (zeroed). Out of line, so the
+    /// engine it builds does not share a stack frame with the state its caller holds.
+    #[inline(never)]
+    pub fn new(setup: SrSetup, sq_psn: Psn, words: &mut dyn FnMut() -> B) -> Self {
+        ReqSr {
+            caps: RequesterCaps::new(Some(setup.cap)),
+            engine: setup.engine(sq_psn, words),
+            active: false,
+            resend: PsnSet::new(words(), sq_psn),
+            read_placed: PsnSet::new(words(), sq_psn),
+            resent: PsnSet::new(words(), sq_psn),
+            repairs: RepairWatch::new(words(), words(), sq_psn),
+            read_high: None,
+            read_last: None,
+            read_acked: None,
+            sacked_high: None,
+            pipe_psns: setup.pipe_psns,
+            window: SR_ASSUMED_WINDOW_PSNS,
+            max_window: setup.window_psns(),
+            counters: ReqSrCounters::ZERO,
+        }
     }
 
     /// The PSNs the requester lets be outstanding past UNACK in the SR format: the window
-    /// the peer advertised in the last SR acknowledgment taken, at most
-    /// [`SR_MAX_UNACKED_PSNS`]; [`SR_ASSUMED_WINDOW_PSNS`] until one arrives.
+    /// the peer advertised in the last SR acknowledgment taken, at most the device's SR
+    /// window; [`SR_ASSUMED_WINDOW_PSNS`] until one arrives.
     pub fn window(&self) -> u32 {
         self.window
     }
@@ -144,7 +120,7 @@ impl ReqSr {
     /// PSNs (the parser let through only valid ones).
     pub(super) fn take_window(&mut self, window_log2: u8) {
         let advertised = 1u32.checked_shl(u32::from(window_log2)).unwrap_or(u32::MAX);
-        self.window = advertised.clamp(SR_ASSUMED_WINDOW_PSNS, SR_MAX_UNACKED_PSNS);
+        self.window = advertised.clamp(SR_ASSUMED_WINDOW_PSNS, self.max_window);
     }
 
     /// The highest PSN known received past UNACK `una` (within the window in use): a SACK
@@ -158,15 +134,17 @@ impl ReqSr {
 
     /// Marks UNACK `una` to go again, and, if it was resent before (that resend may be
     /// lost), every later resend the scheme's responder dropped behind such a loss: the
-    /// PSNs of `resent` (those resent and not yet acknowledged) up to
+    /// PSNs of [`ReqSr::resent`] (those resent and not yet acknowledged) up to
     /// [`AnyEngine::lost_resend_end`] (MELO's resends of later holes, each dropped for
     /// filling the middle of its bitmap). Only the resends: the packets between them were
     /// received (going back over the whole range, MELO's probes resent many times the
     /// holes, and on a slow responder faster than it could drop them).
-    pub(super) fn mark_una_again(&mut self, una: Psn, resent: &PsnSet) {
+    pub(super) fn mark_una_again(&mut self, una: Psn) {
         self.resend.mark(una, 1);
         match self.engine.lost_resend_end() {
-            Some(end) if resent.contains(una) => self.resend.mark_held(resent, una.next(), end),
+            Some(end) if self.resent.contains(una) => {
+                self.resend.mark_held(&self.resent, una.next(), end)
+            }
             _ => {}
         }
     }
@@ -220,15 +198,15 @@ struct Resend {
     read_len: Option<u32>,
 }
 
-struct Sink<'a> {
+struct Sink<'a, B> {
     /// Where the engine's counted events are reported.
     env: &'a mut dyn RcEnv,
     acts: &'a mut Acts,
     /// Standard mode (go-back-N engine) has no resend set: a range becomes a go-back.
-    resend: Option<&'a mut PsnSet>,
+    resend: Option<&'a mut PsnSet<B>>,
 }
 
-impl Sink<'_> {
+impl<B> Sink<'_, B> {
     fn go_back(&mut self, from: Psn) {
         let earliest = match self.acts.go_back {
             Some(g) => from.before(g),
@@ -240,7 +218,7 @@ impl Sink<'_> {
     }
 }
 
-impl ActionSink for Sink<'_> {
+impl<B: WindowWords> ActionSink for Sink<'_, B> {
     fn push(&mut self, a: Action) {
         match a {
             Action::Acked { una } => self.acts.acked = Some(una),
@@ -269,7 +247,9 @@ impl ActionSink for Sink<'_> {
     }
 }
 
-impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
+impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr<B>>>
+    Requester<S, E>
+{
     /// UNACK: the first unacknowledged PSN.
     pub fn una(&self) -> Psn {
         match self.sr.as_deref() {
@@ -280,12 +260,12 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
 
     #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// The SR state, when the QP's device runs an SR scheme.
-    pub fn sr(&self) -> Option<&ReqSr> {
+    pub fn sr(&self) -> Option<&ReqSr<B>> {
         self.sr.as_deref()
     }
 
     /// The SR state, mutable (to release its shared resources).
-    pub fn sr_mut(&mut self) -> Option<&mut ReqSr> {
+    pub fn sr_mut(&mut self) -> Option<&mut ReqSr<B>> {
         self.sr.as_deref_mut()
     }
 
@@ -390,7 +370,7 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
                 &mut Sink {
                     env,
                     acts: &mut acts,
-                    resend: None,
+                    resend: None::<&mut PsnSet<B>>,
                 },
             ),
         }
@@ -422,6 +402,8 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             if let Some(sr) = self.sr.as_deref_mut() {
                 sr.resend.advance(una);
                 sr.read_placed.advance(una);
+                sr.resent.advance(una);
+                sr.repairs.advance(una);
             }
             self.probe.advance(una, env.now_us());
             self.retire(env, cfg);
@@ -475,10 +457,12 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             RequesterState::Sr(_) => {
                 env.count(RcEvent::SrAgreed, 1);
                 sr.engine.start_requester(una, sent);
-                sr.resend = PsnSet::new(una);
-                sr.read_placed = PsnSet::new(una);
+                sr.resend.restart(una);
+                sr.read_placed.restart(una);
+                sr.resent.restart(una);
+                sr.repairs.restart(una);
                 sr.active = true;
-                self.probe = LossProbe::new(una);
+                self.probe = LossProbe::new();
                 self.start_fec_offer();
             }
             RequesterState::Standard => {
@@ -615,7 +599,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
         used: u32,
         read: bool,
     ) -> Result<(), Fatal> {
-        self.probe.resent.mark(at, used);
+        if let Some(sr) = self.sr.as_deref_mut() {
+            sr.resent.mark(at, used);
+        }
         self.count(env, RcEvent::Resent);
         let now = env.now_us();
         let watch = (at == self.una() && (used == 1 || read)).then(|| UnaResend {
@@ -631,7 +617,9 @@ impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, 
             self.probe.una_resend = watch;
         } else if read {
             // A repair past UNACK (one at UNACK is watched as its resend).
-            self.probe.repairs.sent(at, now);
+            if let Some(sr) = self.sr.as_deref_mut() {
+                sr.repairs.sent(at, now);
+            }
         }
         let acts = self.feed(
             env,

@@ -17,6 +17,7 @@ use crate::proto::rc::responder::RECV_WINDOW;
 use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent, Service};
 use crate::proto::recovery::ReqEvent;
 use crate::proto::wire::caps::CapAnswer;
+use crate::proto::words::WindowWords;
 use crate::uabi::send_wqe::{SendFlags, SendOp};
 
 /// The PSNs of entry `e` from `psn` on that the device's in-flight budget admits at once:
@@ -69,7 +70,9 @@ impl From<Stall> for Halt {
     }
 }
 
-impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
+impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr<B>>>
+    Requester<S, E>
+{
     /// The PSNs the requester lets be outstanding past UNACK: in the standard format the
     /// go-back-N window (`RcConfig::gbn_window`,
     /// [`MAX_UNACKED_PSNS`](crate::proto::rc::MAX_UNACKED_PSNS) by default), in the

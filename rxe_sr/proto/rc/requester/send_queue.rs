@@ -9,6 +9,7 @@ use super::ReqSr;
 use super::Requester;
 use crate::proto::psn::Psn;
 use crate::proto::rc::{packets, RcConfig, Service};
+use crate::proto::words::WindowWords;
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::send_wqe::{SendOp, SendWqe};
 
@@ -87,7 +88,9 @@ pub enum PostError {
     Unsupported(WcStatus),
 }
 
-impl<S: DerefMut<Target = [SqEntry]>, E: DerefMut<Target = ReqSr>> Requester<S, E> {
+impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr<B>>>
+    Requester<S, E>
+{
     /// Unretired entries.
     pub fn len(&self) -> usize {
         self.len

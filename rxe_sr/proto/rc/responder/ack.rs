@@ -15,11 +15,13 @@ use crate::proto::rc::{PayloadSrc, RcConfig, RcEnv, SR_WINDOW_LOG2};
 use crate::proto::wire::ext_headers::{Aeth, AtomicAckEth};
 use crate::proto::wire::sr_ext::{SrAckEth, SrAckKind, BTH_TVER_SR};
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
+use crate::proto::words::WindowWords;
 
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
         W: DerefMut<Target = [Option<RecvSlot>]>,
-        E: DerefMut<Target = RespSr>,
+        B: WindowWords,
+        E: DerefMut<Target = RespSr<B>>,
     > Responder<R, W, E>
 {
     /// Sends a header-only response (ACK, NAK, atomic ACK) for `psn`. A lost one is

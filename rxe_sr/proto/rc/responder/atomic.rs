@@ -13,11 +13,13 @@ use crate::proto::psn::Psn;
 use crate::proto::rc::{AtomicOp, RcConfig, RcEnv, RemoteOp};
 use crate::proto::wire::opcode::OpKind;
 use crate::proto::wire::PacketRepr;
+use crate::proto::words::WindowWords;
 
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
         W: DerefMut<Target = [Option<RecvSlot>]>,
-        E: DerefMut<Target = RespSr>,
+        B: WindowWords,
+        E: DerefMut<Target = RespSr<B>>,
     > Responder<R, W, E>
 {
     /// IBTA 1.5 ATOMIC WRITE: 8 bytes at an 8-byte aligned address, needing remote write.

@@ -16,11 +16,13 @@ use crate::proto::rc::{packets, RcConfig, RcEnv, RcEvent, RemoteOp};
 use crate::proto::wire::ext_headers::Aeth;
 use crate::proto::wire::opcode::OpKind;
 use crate::proto::wire::PacketRepr;
+use crate::proto::words::WindowWords;
 
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
         W: DerefMut<Target = [Option<RecvSlot>]>,
-        E: DerefMut<Target = RespSr>,
+        B: WindowWords,
+        E: DerefMut<Target = RespSr<B>>,
     > Responder<R, W, E>
 {
     /// A request before ePSN: answer without executing it again (READs are served again

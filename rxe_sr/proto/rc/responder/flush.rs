@@ -17,11 +17,13 @@ use super::{RecvSlot, RespSr};
 use crate::proto::rc::RcEnv;
 use crate::proto::wire::ext_headers::Feth;
 use crate::proto::wire::PacketRepr;
+use crate::proto::words::WindowWords;
 
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
         W: DerefMut<Target = [Option<RecvSlot>]>,
-        E: DerefMut<Target = RespSr>,
+        B: WindowWords,
+        E: DerefMut<Target = RespSr<B>>,
     > Responder<R, W, E>
 {
     /// A FLUSH at ePSN.

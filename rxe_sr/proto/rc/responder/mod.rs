@@ -64,6 +64,7 @@ use crate::proto::psn::Psn;
 use crate::proto::rc::{nak, packets, RcEnv, RcEvent, RemoteErr};
 use crate::proto::wire::caps::CapAnswer;
 use crate::proto::wire::{Opcode, PacketRepr};
+use crate::proto::words::WindowWords;
 use crate::uabi::cqe::WcStatus;
 use crate::uabi::recv_wqe::RecvWqe;
 
@@ -184,7 +185,7 @@ impl InProgress {
 pub struct Responder<
     R: DerefMut<Target = [Option<RdRes>]>,
     W: DerefMut<Target = [Option<RecvSlot>]>,
-    E: DerefMut<Target = RespSr>,
+    E,
 > {
     epsn: Psn,
     /// The PSN after the last SEND, WRITE or atomic packet executed: a duplicate SEND or
@@ -277,7 +278,8 @@ impl Exec {
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
         W: DerefMut<Target = [Option<RecvSlot>]>,
-        E: DerefMut<Target = RespSr>,
+        B: WindowWords,
+        E: DerefMut<Target = RespSr<B>>,
     > Responder<R, W, E>
 {
     /// A responder expecting `rq_psn` first, keeping its READ/atomic resources in `res`

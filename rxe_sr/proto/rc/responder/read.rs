@@ -21,6 +21,7 @@ use crate::proto::wire::caps::CapAnswer;
 use crate::proto::wire::ext_headers::Aeth;
 use crate::proto::wire::sr_ext::{MsnEth, BTH_TVER_SR};
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
+use crate::proto::words::WindowWords;
 use crate::uabi::cqe::WcStatus;
 
 /// READ responses still to send (a new READ's or a replayed one's).
@@ -45,7 +46,8 @@ pub(super) struct ReadStream {
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
         W: DerefMut<Target = [Option<RecvSlot>]>,
-        E: DerefMut<Target = RespSr>,
+        B: WindowWords,
+        E: DerefMut<Target = RespSr<B>>,
     > Responder<R, W, E>
 {
     pub(super) fn exec_read(

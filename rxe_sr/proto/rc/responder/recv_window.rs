@@ -16,6 +16,7 @@ use super::Responder;
 use crate::proto::psn::Psn;
 use crate::proto::rc::{nak, Fatal, RcConfig, RcEnv, RcEvent};
 use crate::proto::wire::{Opcode, PacketRepr};
+use crate::proto::words::WindowWords;
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
 use crate::uabi::recv_wqe::RecvWqe;
 
@@ -65,7 +66,8 @@ pub(super) fn msn_diff(a: u32, b: u32) -> i32 {
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
         W: DerefMut<Target = [Option<RecvSlot>]>,
-        E: DerefMut<Target = RespSr>,
+        B: WindowWords,
+        E: DerefMut<Target = RespSr<B>>,
     > Responder<R, W, E>
 {
     /// Window slots in use: slot `msn % window_len` holds message `msn`.

@@ -19,12 +19,14 @@ use crate::proto::rc::{nak, Fatal, RcConfig, RcEnv, RcEvent, Service};
 use crate::proto::wire::ext_headers::Aeth;
 use crate::proto::wire::opcode::{OpInfo, OpKind, Position};
 use crate::proto::wire::PacketRepr;
+use crate::proto::words::WindowWords;
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
 
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
         W: DerefMut<Target = [Option<RecvSlot>]>,
-        E: DerefMut<Target = RespSr>,
+        B: WindowWords,
+        E: DerefMut<Target = RespSr<B>>,
     > Responder<R, W, E>
 {
     /// A request packet for this QP: the READ stream in progress may hold it back; an

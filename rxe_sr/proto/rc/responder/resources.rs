@@ -9,6 +9,7 @@ use super::Responder;
 use super::{RecvSlot, RespSr};
 use crate::proto::psn::Psn;
 use crate::proto::rc::RcConfig;
+use crate::proto::words::WindowWords;
 
 /// A READ or atomic the responder executed: what a duplicate of it may ask again. The
 /// caller provides the storage for them (`max_dest_rd_atomic` entries at most are used;
@@ -41,7 +42,8 @@ pub enum RdRes {
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
         W: DerefMut<Target = [Option<RecvSlot>]>,
-        E: DerefMut<Target = RespSr>,
+        B: WindowWords,
+        E: DerefMut<Target = RespSr<B>>,
     > Responder<R, W, E>
 {
     /// Saves a READ or atomic resource, over the oldest when `max_dest_rd_atomic` are kept.

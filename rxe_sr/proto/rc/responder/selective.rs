@@ -50,6 +50,7 @@ use crate::proto::wire::caps::ResponderCaps;
 use crate::proto::wire::fec_caps::fec_answer;
 use crate::proto::wire::sr_ext::BTH_TVER_SR;
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
+use crate::proto::words::WindowWords;
 
 /// Selective-retransmission counters of a responder.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -116,9 +117,9 @@ impl RespSrCounters {
 
 /// A responder's selective-retransmission state (kept apart so the kernel can hold it on
 /// the heap).
-pub struct RespSr {
+pub struct RespSr<B> {
     pub(super) caps: ResponderCaps,
-    pub(super) engine: AnyEngine,
+    pub(super) engine: AnyEngine<B>,
     /// The SR format is in use (a TVer = 1 request arrived after the offer was noted).
     pub(super) active: bool,
     /// The peer offered our scheme in a standard request inside the SR window.
@@ -151,12 +152,15 @@ pub(super) fn in_sr_window(psn: Psn, rcv_nxt: Psn) -> bool {
     psn.distance_from(rcv_nxt) < SR_MAX_UNACKED_PSNS
 }
 
-impl RespSr {
-    /// The SR state of a responder expecting `rq_psn` first.
-    pub fn new(setup: SrSetup, rq_psn: Psn) -> Self {
+impl<B: WindowWords> RespSr<B> {
+    /// The SR state of a responder expecting `rq_psn` first; `words` makes the storage of
+    /// each bitmap over the SR window (zeroed). Out of line, so the engine it builds does
+    /// not share a stack frame with the state its caller holds.
+    #[inline(never)]
+    pub fn new(setup: SrSetup, rq_psn: Psn, words: &mut dyn FnMut() -> B) -> Self {
         RespSr {
             caps: ResponderCaps::new(Some(setup.cap)),
-            engine: setup.engine(rq_psn),
+            engine: setup.engine(rq_psn, words),
             active: false,
             offered: false,
             fetched: 0,
@@ -331,7 +335,8 @@ impl Sink<'_> {
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
         W: DerefMut<Target = [Option<RecvSlot>]>,
-        E: DerefMut<Target = RespSr>,
+        B: WindowWords,
+        E: DerefMut<Target = RespSr<B>>,
     > Responder<R, W, E>
 {
     /// Sets the format of the responses to request `p`. A standard request offering our
@@ -366,12 +371,12 @@ impl<
 
     #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     /// The SR state, when the QP's device runs an SR scheme.
-    pub fn sr(&self) -> Option<&RespSr> {
+    pub fn sr(&self) -> Option<&RespSr<B>> {
         self.sr.as_deref()
     }
 
     /// The SR state, mutable (to release its shared resources).
-    pub fn sr_mut(&mut self) -> Option<&mut RespSr> {
+    pub fn sr_mut(&mut self) -> Option<&mut RespSr<B>> {
         self.sr.as_deref_mut()
     }
 

@@ -13,13 +13,15 @@ use super::{RecvSlot, RespSr};
 use crate::proto::rc::{nak, RcConfig, RcEnv};
 use crate::proto::wire::opcode::Position;
 use crate::proto::wire::PacketRepr;
+use crate::proto::words::WindowWords;
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
 use crate::uabi::recv_wqe::RecvWqe;
 
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
         W: DerefMut<Target = [Option<RecvSlot>]>,
-        E: DerefMut<Target = RespSr>,
+        B: WindowWords,
+        E: DerefMut<Target = RespSr<B>>,
     > Responder<R, W, E>
 {
     /// One SEND packet at ePSN: its length checked, the receive WQE of the message taken

@@ -17,12 +17,14 @@ use crate::proto::rc::{nak, Fatal, RcConfig, RcEnv, RcEvent, RemoteErr, RemoteOp
 use crate::proto::recovery::RespEvent;
 use crate::proto::wire::opcode::{OpInfo, OpKind};
 use crate::proto::wire::PacketRepr;
+use crate::proto::words::WindowWords;
 use crate::uabi::cqe::WcStatus;
 
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
         W: DerefMut<Target = [Option<RecvSlot>]>,
-        E: DerefMut<Target = RespSr>,
+        B: WindowWords,
+        E: DerefMut<Target = RespSr<B>>,
     > Responder<R, W, E>
 {
     /// An SR-format request (BTH TVer = 1).

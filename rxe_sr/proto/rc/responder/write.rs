@@ -13,6 +13,7 @@ use super::{RecvSlot, RespSr};
 use crate::proto::rc::{RcConfig, RcEnv, RemoteOp};
 use crate::proto::wire::opcode::Position;
 use crate::proto::wire::PacketRepr;
+use crate::proto::words::WindowWords;
 use crate::uabi::cqe::{Completion, RecvInfo, WcStatus};
 use crate::uabi::recv_wqe::RecvWqe;
 
@@ -40,7 +41,8 @@ impl WriteCur {
 impl<
         R: DerefMut<Target = [Option<RdRes>]>,
         W: DerefMut<Target = [Option<RecvSlot>]>,
-        E: DerefMut<Target = RespSr>,
+        B: WindowWords,
+        E: DerefMut<Target = RespSr<B>>,
     > Responder<R, W, E>
 {
     /// One RDMA WRITE packet at ePSN: the message's target (checked on its first packet),
