@@ -86,6 +86,7 @@ struct rxe_sr_params {
 	unsigned int sr_pool_blocks;
 	unsigned int melo_pool_blocks;
 	unsigned int sr_pipe_psns;
+	unsigned int sr_window_psns;
 	unsigned int gbn_window_psns;
 	unsigned int dev_inflight_psns;
 	unsigned int max_objects;

@@ -77,20 +77,31 @@ impl kernel::Module for RxeSr {
             );
             return Err(EINVAL);
         }
-        let pipe = kx::rxe::moduleparam::sr_pipe_psns();
-        if pipe > proto::rc::SR_MAX_UNACKED_PSNS {
-            pr_err!(
-                "sr_pipe_psns: out of range: 0..={} (0: the SR window alone)\n",
-                proto::rc::SR_MAX_UNACKED_PSNS
-            );
-            return Err(EINVAL);
-        }
         let gbn_window = kx::rxe::moduleparam::gbn_window_psns();
         if !(proto::rc::MAX_UNACKED_PSNS..=proto::rc::GBN_MAX_UNACKED_PSNS).contains(&gbn_window) {
             pr_err!(
                 "gbn_window_psns: out of range: {}..={}\n",
                 proto::rc::MAX_UNACKED_PSNS,
                 proto::rc::GBN_MAX_UNACKED_PSNS
+            );
+            return Err(EINVAL);
+        }
+        let window = kx::rxe::moduleparam::sr_window_psns();
+        if !proto::rc::sr_window_valid(window) || window < gbn_window {
+            pr_err!(
+                "sr_window_psns: out of range: {} (a power of two from {} to {}, at least gbn_window_psns, {})\n",
+                window,
+                proto::rc::SR_ASSUMED_WINDOW_PSNS,
+                1u32 << proto::rc::SR_MAX_WINDOW_LOG2,
+                gbn_window
+            );
+            return Err(EINVAL);
+        }
+        let pipe = kx::rxe::moduleparam::sr_pipe_psns();
+        if pipe > window {
+            pr_err!(
+                "sr_pipe_psns: out of range: 0..={} (sr_window_psns; 0: the SR window alone)\n",
+                window
             );
             return Err(EINVAL);
         }
@@ -120,12 +131,13 @@ impl kernel::Module for RxeSr {
         let notifier = kx::netdevice::NotifierRegistration::register::<verbs::link::Links>()?;
         let link = kx::rdma_netlink::LinkTypeRegistration::register::<verbs::link::Links>()?;
         pr_info!(
-            "loaded (recovery={}; SR pools: {} units, {} blocks; MELO pool: {} blocks; FaSR pipe: {} PSNs; go-back-N window: {} PSNs; in flight per device: {} PSNs; FEC: {}; ICRC: {})\n",
+            "loaded (recovery={}; SR pools: {} units, {} blocks; MELO pool: {} blocks; FaSR pipe: {} PSNs; SR window: {} PSNs; go-back-N window: {} PSNs; in flight per device: {} PSNs; FEC: {}; ICRC: {})\n",
             recovery.name(),
             sizes.sr_units,
             sizes.sr_blocks,
             sizes.melo_blocks,
             pipe,
+            window,
             gbn_window,
             inflight,
             FecName(kx::rxe::moduleparam::fec()),

@@ -4,8 +4,9 @@
 # guests: 1
 # The `recovery` parameter is documented in modinfo, takes the five schemes, and an unknown
 # value is rejected at load with a message; the SR pool sizes are documented, and a size out
-# of 1..65534 is refused at load with a message naming it; so is a FaSR pipe past 4096 PSNs,
-# and a go-back-N window outside 128..1024.
+# of 1..65534 is refused at load with a message naming it; so is an SR window that is not
+# a power of two from 512 to 4194304 or is below the go-back-N window, a FaSR pipe past
+# the SR window, and a go-back-N window outside 128..1024.
 . "$HOST_SHARE/selftests/lib/lib.sh"
 modprobe -r rxe_sr 2>/dev/null
 dmesg_mark
@@ -47,7 +48,20 @@ for p in sr_pool_units sr_pool_blocks melo_pool_blocks; do
     refused "$p" "$v"
   done
 done
-expect_grep "modinfo documents sr_pipe_psns" "^parm: +sr_pipe_psns:.*0\.\.4096" "$info"
+expect_grep "modinfo documents sr_window_psns" "^parm: +sr_window_psns:.*power of two, 512\.\.4194304" "$info"
+refused sr_window_psns 256
+refused sr_window_psns 1000
+refused sr_window_psns 8388608
+dmesg_mark
+if modprobe rxe_sr sr_window_psns=512 gbn_window_psns=1024 2>/dev/null; then
+  modprobe -r rxe_sr
+  fail "an SR window below the go-back-N window was accepted"
+fi
+expect_grep "sr_window_psns below gbn_window_psns refused" "sr_window_psns: out of range: 512" "$(dmesg_since_mark)"
+check "load with a wide SR window" modprobe rxe_sr recovery=irn sr_window_psns=65536 sr_pipe_psns=8192
+expect_grep "the window is in effect" "FaSR pipe: 8192 PSNs; SR window: 65536 PSNs" "$(dmesg | tail -n 5)"
+modprobe -r rxe_sr
+expect_grep "modinfo documents sr_pipe_psns" "^parm: +sr_pipe_psns:.*0 up to sr_window_psns" "$info"
 refused sr_pipe_psns 4097
 check "load with no FaSR pipe" modprobe rxe_sr recovery=fasr sr_pipe_psns=0
 expect_grep "the pipe is in effect" "FaSR pipe: 0 PSNs" "$(dmesg | tail -n 5)"

@@ -25,7 +25,7 @@
 
 include!("harness/rc_net.rs");
 
-use rxe_sr::proto::rc::SR_MAX_UNACKED_PSNS;
+use rxe_sr::proto::rc::SR_DEFAULT_WINDOW_PSNS;
 use rxe_sr::proto::rc::responder::SRQ_RECV_WINDOW;
 use rxe_sr::uabi::cqe::WcEx;
 
@@ -136,7 +136,7 @@ impl Schedule {
         let short_recv = (recvs > 0 && r.below(8) == 0).then(|| r.below(recvs as u64) as usize);
         let revoke_at = (r.below(8) == 0).then(|| r.below(200));
         let srq = r.below(4) == 0;
-        let gbn_window = r.pick(&[MAX_UNACKED_PSNS, MAX_UNACKED_PSNS, 160, SR_MAX_UNACKED_PSNS]);
+        let gbn_window = r.pick(&[MAX_UNACKED_PSNS, MAX_UNACKED_PSNS, 160, SR_DEFAULT_WINDOW_PSNS]);
         Schedule {
             service,
             scheme,

@@ -128,6 +128,7 @@ impl RcConn {
             .filter(|_| cfg.service == Service::Rc)
             .map(|s| SrSetup {
                 pipe_psns: crate::kx::rxe::moduleparam::sr_pipe_psns(),
+                window_log2: sr_window_log2(),
                 ..s
             });
         let psn = Psn::new(rq_psn);
@@ -144,7 +145,7 @@ impl RcConn {
         };
         let resp = new_responder(psn, res, resp_sr, window, cfg.fec)?;
         let fec_rx = match fec {
-            Some(p) => Some(new_fec_rx(p)?),
+            Some(p) => Some(new_fec_rx(p, 1 << sr_window_log2())?),
             None => None,
         };
         // Written into its heap slot rather than built on the stack: it holds the requester.
@@ -215,6 +216,11 @@ impl RcConn {
         self.req = Some(Requester::new(slots, psn, &self.cfg, sr));
         Ok(())
     }
+}
+
+/// The SR window the module was loaded with, as log2 (its value was checked at load).
+fn sr_window_log2() -> u8 {
+    crate::kx::rxe::moduleparam::sr_window_psns().trailing_zeros() as u8
 }
 
 /// The SR engines' retransmission timeouts: the QP's local ACK timeout (the requester

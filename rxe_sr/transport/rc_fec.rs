@@ -89,7 +89,7 @@ pub(crate) struct FecRxState {
 /// The receiving half of a device set to `params`: slots for the packets of two of the
 /// largest blocks, as an ask may move it to any parameters.
 #[inline(never)]
-pub(crate) fn new_fec_rx(params: FecParams) -> Result<KBox<FecRxState>> {
+pub(crate) fn new_fec_rx(params: FecParams, window: u32) -> Result<KBox<FecRxState>> {
     let buf = KVVec::from_elem(0u8, DEC_UNITS * FEC_MAX_PACKET, GFP_KERNEL)?;
     let n = HOLD_SLOTS;
     let mut slots = KVVec::with_capacity(n, GFP_KERNEL)?;
@@ -99,7 +99,7 @@ pub(crate) fn new_fec_rx(params: FecParams) -> Result<KBox<FecRxState>> {
     let out = KVVec::from_elem(0u8, FEC_MAX_PACKET, GFP_KERNEL)?;
     Ok(KBox::new(
         FecRxState {
-            rx: FecRx::new(params, buf, slots),
+            rx: FecRx::new(params, window, buf, slots),
             out,
         },
         GFP_KERNEL,

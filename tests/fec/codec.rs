@@ -8,6 +8,7 @@ use rxe_sr::proto::fec::decoder::{DataOutcome, Decoder, RepairOutcome, DEC_UNITS
 use rxe_sr::proto::fec::encoder::{Encoder, ENC_UNITS};
 use rxe_sr::proto::fec::{FecParams, RepairHeader, FEC_MAX_PACKET};
 use rxe_sr::proto::psn::Psn;
+use rxe_sr::proto::rc::SR_DEFAULT_WINDOW_PSNS;
 use rxe_sr::proto::wire::icrc;
 use rxe_sr::proto::wire::repair::RH_LEN;
 
@@ -118,7 +119,7 @@ fn unmarked_packets_are_not_coded() {
     // 0, 1 and 2 are first sent (marked as coded), then resent (unmarked), then 3 is sent:
     // the four first sends are coded, the resends not, on either side.
     let mut enc = Encoder::new(p, 0x11, vec![0u8; ENC_UNITS * FEC_MAX_PACKET]);
-    let mut dec = Decoder::new(p, vec![0u8; DEC_UNITS * FEC_MAX_PACKET]);
+    let mut dec = Decoder::new(p, SR_DEFAULT_WINDOW_PSNS, vec![0u8; DEC_UNITS * FEC_MAX_PACKET]);
     let mut masks = Vec::new();
     let coded: Vec<(bool, DataOutcome)> = [
         (0u32, true),
@@ -197,7 +198,7 @@ fn random_schedules_rebuild_only_what_was_sent() {
                 }
             }
         }
-        let mut dec = Decoder::new(p, vec![0u8; DEC_UNITS * FEC_MAX_PACKET]);
+        let mut dec = Decoder::new(p, SR_DEFAULT_WINDOW_PSNS, vec![0u8; DEC_UNITS * FEC_MAX_PACKET]);
         let mut out = vec![0u8; FEC_MAX_PACKET];
         let by_psn = |psn: Psn| sent.iter().find(|s| s.psn == psn).unwrap();
         let mut rebuilt = std::collections::HashSet::new();
@@ -268,7 +269,7 @@ fn forged_repairs_rebuild_nothing_that_passes_the_icrc() {
     let p = FecParams::DEFAULT;
     let mut rng = Rng(0xbad);
     let (sent, _) = send(&mut rng, p, 0, 2 * p.block(), false);
-    let mut dec = Decoder::new(p, vec![0u8; DEC_UNITS * FEC_MAX_PACKET]);
+    let mut dec = Decoder::new(p, SR_DEFAULT_WINDOW_PSNS, vec![0u8; DEC_UNITS * FEC_MAX_PACKET]);
     let mut out = vec![0u8; FEC_MAX_PACKET];
     // Everything but one packet per unit arrives; no genuine repair does.
     let mut len_xor = [0u16; 8];

@@ -6,6 +6,7 @@ use rxe_sr::proto::fec::decoder::{DataOutcome, Decoder, RepairOutcome, DEC_UNITS
 use rxe_sr::proto::fec::encoder::{Encoder, ENC_UNITS};
 use rxe_sr::proto::fec::{fec_coded, FecParams, RepairHeader, FEC_MAX_PACKET};
 use rxe_sr::proto::psn::Psn;
+use rxe_sr::proto::rc::SR_DEFAULT_WINDOW_PSNS;
 use rxe_sr::proto::wire::icrc;
 
 /// A small deterministic generator (xorshift64*).
@@ -99,7 +100,7 @@ pub(crate) struct Decoded {
 }
 
 pub(crate) fn decode(p: FecParams, wire: &[Wire], lost: impl Fn(usize) -> bool) -> Decoded {
-    let mut dec = Decoder::new(p, vec![0u8; DEC_UNITS * FEC_MAX_PACKET]);
+    let mut dec = Decoder::new(p, SR_DEFAULT_WINDOW_PSNS, vec![0u8; DEC_UNITS * FEC_MAX_PACKET]);
     let mut out = vec![0u8; FEC_MAX_PACKET];
     let mut d = Decoded {
         rebuilt: Vec::new(),

@@ -8,6 +8,7 @@ use rxe_sr::proto::fec::decoder::{RepairOutcome, DEC_UNITS};
 use rxe_sr::proto::fec::rx::FecRx;
 use rxe_sr::proto::fec::{FecParams, FEC_MAX_PACKET};
 use rxe_sr::proto::psn::Psn;
+use rxe_sr::proto::rc::SR_DEFAULT_WINDOW_PSNS;
 use rxe_sr::proto::wire::icrc;
 
 /// What a go-back-N responder makes of the packets the shim delivers: it takes ePSN
@@ -39,6 +40,7 @@ type Rx = FecRx<(Sent, u32), Vec<u8>, Vec<Option<((Sent, u32), u32)>>>;
 fn new_rx(p: FecParams, slots: usize) -> Rx {
     FecRx::new(
         p,
+        SR_DEFAULT_WINDOW_PSNS,
         vec![0u8; DEC_UNITS * FEC_MAX_PACKET],
         (0..slots).map(|_| None).collect(),
     )

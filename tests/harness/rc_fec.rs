@@ -58,6 +58,7 @@ impl SideFec {
             enc: Encoder::new(params, dest_qpn, vec![0; ENC_UNITS * FEC_MAX_PACKET]),
             rx: FecRx::new(
                 params,
+                rxe_sr::proto::rc::SR_DEFAULT_WINDOW_PSNS,
                 vec![0; DEC_UNITS * FEC_MAX_PACKET],
                 (0..HOLD_SLOTS).map(|_| None).collect(),
             ),

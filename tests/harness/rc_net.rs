@@ -657,6 +657,20 @@ impl Net {
         self.a.req = Requester::new(vec![empty; slots], psn, &self.a.cfg, sr);
     }
 
+    /// Builds B's responder again as the QP's creation would, with the SR state `sr`.
+    #[allow(dead_code, reason = "not every test file sets B's SR window")]
+    fn restart_b_responder(&mut self, sr: SrSetup) {
+        let epsn = self.b.resp.epsn();
+        let fec = self.b.fec.is_some();
+        self.b.resp = Responder::new(
+            epsn,
+            vec![None; MAX_RD_RES],
+            Some(resp_sr(sr, epsn)),
+            vec![None; RECV_WINDOW],
+        )
+        .with_fec(fec);
+    }
+
     fn new(service: Service, pmtu: u32, link: Link) -> Net {
         Net::with_schemes(service, pmtu, link, Scheme::Gbn, Scheme::Gbn)
     }

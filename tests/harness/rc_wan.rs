@@ -11,7 +11,7 @@ use std::collections::BinaryHeap;
 
 use rxe_sr::proto::pool::bits_pool::BitsPool;
 use rxe_sr::proto::pool::sr_pool::{self, SrPool};
-use rxe_sr::proto::rc::SR_MAX_UNACKED_PSNS;
+use rxe_sr::proto::rc::SR_DEFAULT_WINDOW_PSNS;
 use rxe_sr::proto::recovery::any::SharedIn;
 
 /// Which packets the path loses.
@@ -146,7 +146,7 @@ impl Net {
 /// The FaSR pool's bitmap blocks per device at the module's default (`sr_pool_blocks`):
 /// the paper's and a chain across a whole SR window.
 const MODULE_SR_POOL_BLOCKS: usize =
-    sr_pool::DEFAULT_BLOCKS + (SR_MAX_UNACKED_PSNS / sr_pool::DEFAULT_BLOCK_BITS) as usize;
+    sr_pool::DEFAULT_BLOCKS + (SR_DEFAULT_WINDOW_PSNS / sr_pool::DEFAULT_BLOCK_BITS) as usize;
 
 impl Net {
     /// Gives both devices the pools at the module's default sizes (the net's other tests

@@ -6,7 +6,7 @@ use super::common::{
     post_sixteenth, post_small_writes, psn_of, stream_like_perftest, stream_of_writes,
 };
 use super::*;
-use rxe_sr::proto::rc::{SR_MAX_UNACKED_PSNS, SR_PIPE_PSNS};
+use rxe_sr::proto::rc::{SR_DEFAULT_WINDOW_PSNS, SR_PIPE_PSNS};
 use rxe_sr::proto::wire::caps::RequesterState;
 
 /// What FaSR's WRITE streams over a FIFO link cost, summed over seeds.
@@ -271,7 +271,7 @@ fn fasr_keeps_its_pipe_short_and_sends_on_past_a_hole_at_unack() {
         .map(|&p| Psn::new(p).diff(Psn::new(hole)))
         .max()
         .unwrap();
-    assert!(high < SR_MAX_UNACKED_PSNS as i32);
+    assert!(high < SR_DEFAULT_WINDOW_PSNS as i32);
     assert!(
         more.iter().any(|p| psn_of(p) == hole),
         "the hole was resent"
@@ -303,12 +303,12 @@ fn fasr_without_a_pipe_sends_the_whole_sr_window() {
         post_small_writes(&mut n, &mut posted, 4);
         assert!(n.run(100_000));
     }
-    assert_eq!(n.a.req.window(), SR_MAX_UNACKED_PSNS);
+    assert_eq!(n.a.req.window(), SR_DEFAULT_WINDOW_PSNS);
     for i in 0..24 {
         post_sixteenth(&mut n, i % 16).unwrap();
         posted += 1;
     }
-    assert_eq!(n.send(true).len(), SR_MAX_UNACKED_PSNS as usize);
+    assert_eq!(n.send(true).len(), SR_DEFAULT_WINDOW_PSNS as usize);
     assert!(n.run(1_000_000));
     assert_eq!(n.a.send_cqes.len(), posted as usize);
 }

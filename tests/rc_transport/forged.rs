@@ -6,7 +6,7 @@ use super::common::{check_mixed_data, exchange, post_mixed, post_write};
 use super::*;
 use proptest::prelude::*;
 use proptest::test_runner::{RngSeed, TestRunner};
-use rxe_sr::proto::rc::SR_MAX_UNACKED_PSNS;
+use rxe_sr::proto::rc::SR_DEFAULT_WINDOW_PSNS;
 use rxe_sr::proto::wire::caps::RequesterState;
 
 /// `bytes` with BTH TVer set to `tver` and the PSN moved by `d`.
@@ -55,7 +55,7 @@ fn sr_packets_past_the_window_or_refused_past_rcv_nxt_change_nothing() {
         let before = (n.b.shared.sr_pool().usage(), n.b.shared.bits_pool().usage());
         // Far past RCV-NXT (FaSR's and MELO's bitmaps would reach there), just past the
         // window, and a WRITE with a bad R_Key past RCV-NXT.
-        let window = SR_MAX_UNACKED_PSNS as i32;
+        let window = SR_DEFAULT_WINDOW_PSNS as i32;
         n.deliver(true, &forge(&sent[0], 1, 2 * window + 152));
         n.deliver(true, &forge(&sent[3], 1, window + 76));
         let mut bad = PacketRepr::parse(&sent[1])

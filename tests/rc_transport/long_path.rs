@@ -5,6 +5,7 @@
 use super::common::{post_sixteenth, post_write};
 use super::*;
 use rxe_sr::proto::fec::FecParams;
+use rxe_sr::proto::rc::SR_DEFAULT_WINDOW_LOG2;
 
 /// 100 Mbit/s each way, as the guests' WAN profile.
 const NS_PER_BYTE: u64 = 80;
@@ -16,6 +17,12 @@ const SECS: u64 = 4;
 /// A net whose A sends to B under `scheme` (with FEC `fec`) as the module's QP would:
 /// perftest's timeout, the device's in-flight budget at its default.
 fn long_path_net(scheme: Scheme, fec: Option<FecParams>) -> Net {
+    wide_path_net(scheme, fec, SR_DEFAULT_WINDOW_LOG2, 64)
+}
+
+/// As [`long_path_net`], with an SR window of 2^`window_log2` at both ends and a send ring
+/// of `slots` entries.
+fn wide_path_net(scheme: Scheme, fec: Option<FecParams>, window_log2: u8, slots: usize) -> Net {
     let mut n = Net::with_fec(Service::Rc, 1024, Link::CLEAN, (scheme, fec), (scheme, fec));
     n.a.cfg.timeout_us = PERFTEST_TIMEOUT_US;
     let rto = RtoConfig {
@@ -23,7 +30,15 @@ fn long_path_net(scheme: Scheme, fec: Option<FecParams>) -> Net {
         rto_high: PERFTEST_TIMEOUT_US,
         n_low: 3,
     };
-    n.restart_a_requester(64, setup(scheme).map(|s| SrSetup { rto, ..s }));
+    let sr = setup(scheme).map(|s| SrSetup {
+        rto,
+        window_log2,
+        ..s
+    });
+    n.restart_a_requester(slots, sr);
+    if let Some(s) = sr {
+        n.restart_b_responder(s);
+    }
     n.a.inflight = Some(Inflight::new(256));
     n.with_module_pools()
 }
@@ -44,15 +59,28 @@ fn keep_posted(n: &mut Net, posted: &mut u64, depth: u64) -> bool {
 /// `rtt_us` that loses `loss` for [`SECS`]; returns the bytes of the WRITEs completed, each
 /// with success.
 fn stream(scheme: Scheme, fec: Option<FecParams>, rtt_us: u64, loss: WanLoss, depth: u64) -> u64 {
-    let mut n = long_path_net(scheme, fec);
+    let n = long_path_net(scheme, fec);
+    stream_on(n, scheme, (NS_PER_BYTE, rtt_us, SECS), loss, depth, fec)
+}
+
+/// As [`stream`], on the net `n` (A running `scheme`) and a path of `ns_per_byte` and
+/// `rtt_us` for `secs`.
+fn stream_on(
+    mut n: Net,
+    scheme: Scheme,
+    (ns_per_byte, rtt_us, secs): (u64, u64, u64),
+    loss: WanLoss,
+    depth: u64,
+    fec: Option<FecParams>,
+) -> u64 {
     let first = n.a.req.una().get();
-    let mut wan = Wan::new(NS_PER_BYTE, rtt_us, loss, first);
+    let mut wan = Wan::new(ns_per_byte, rtt_us, loss, first);
     let data = pattern(5, 1 << 20);
     n.a.mem.region(0x100).copy_from_slice(&data);
     let mut posted = 0;
     let what = format!("{scheme:?}, FEC {fec:?}, {loss:?}");
     assert!(
-        n.run_wan(&mut wan, SECS * 1_000_000, |n| keep_posted(
+        n.run_wan(&mut wan, secs * 1_000_000, |n| keep_posted(
             n,
             &mut posted,
             depth
@@ -155,6 +183,28 @@ fn the_sr_window_covers_a_long_path_and_its_repairs() {
             );
         }
     }
+}
+
+#[test]
+fn a_wider_sr_window_fills_a_longer_fatter_path() {
+    // 1 Gbit/s at 80 ms holds about 9500 PSNs of 1 KiB. With the default window of 4096 a
+    // QP sends at most 4096 PSNs a round trip, about four tenths of the link; with
+    // sr_window_psns = 16384 at both ends the path estimate stretches the FaSR pipe and the
+    // device's budget past 4096 until the link sets the rate. 512 WRITEs of 64 KiB posted.
+    let path = (8, 80_000, 3);
+    let goodput = |log2| {
+        let n = wide_path_net(Scheme::Fasr, None, log2, 600);
+        stream_on(n, Scheme::Fasr, path, WanLoss::None, 512, None)
+    };
+    let (narrow, wide) = (goodput(SR_DEFAULT_WINDOW_LOG2), goodput(14));
+    // The link carries 125 MB/s; the first second is the estimate's climb.
+    let link = 125_000_000 * path.2;
+    eprintln!("1 Gbit/s, 80 ms: window 4096 {narrow} B, 16384 {wide} B, link {link} B");
+    assert!(narrow * 10 <= link * 5, "{narrow} bytes with 4096");
+    assert!(
+        wide * 10 >= narrow * 16,
+        "{wide} bytes with 16384, {narrow} with 4096"
+    );
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use super::common::{exchange, post_write, read_request, read_stream, to_b};
 use super::*;
-use rxe_sr::proto::rc::SR_MAX_UNACKED_PSNS;
+use rxe_sr::proto::rc::SR_DEFAULT_WINDOW_PSNS;
 use rxe_sr::proto::wire::caps::RequesterState;
 
 /// A long READ goes out in batches: the request sends READ_BUDGET responses, each
@@ -358,7 +358,7 @@ fn a_read_longer_than_the_sr_window_is_a_few_engine_steps() {
         post_write(&mut n, 1024, 1);
         assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
         // A READ of four SR windows at a 256-byte MTU, B's region grown to hold it.
-        let psns = 4 * SR_MAX_UNACKED_PSNS;
+        let psns = 4 * SR_DEFAULT_WINDOW_PSNS;
         let len = psns as usize * 256;
         let data = pattern(7, len);
         n.a.mem.region(0x100).resize(len, 0);

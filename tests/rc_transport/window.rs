@@ -4,12 +4,12 @@
 //! device's in-flight budget.
 
 use super::common::{
-    exchange, finish_small_writes, finish_small_writes_checked, post_sixteenth, post_small_writes,
-    post_write, psn_of,
+    exchange, exchange_from, finish_small_writes, finish_small_writes_checked, post_sixteenth,
+    post_small_writes, post_write, psn_of,
 };
 use super::*;
 use rxe_sr::proto::rc::dev_inflight::ADMIT_CHUNK_PSNS;
-use rxe_sr::proto::rc::{MAX_UNACKED_PSNS, SR_ASSUMED_WINDOW_PSNS, SR_MAX_UNACKED_PSNS};
+use rxe_sr::proto::rc::{MAX_UNACKED_PSNS, SR_ASSUMED_WINDOW_PSNS, SR_DEFAULT_WINDOW_PSNS};
 use rxe_sr::proto::wire::caps::RequesterState;
 use rxe_sr::proto::wire::ext_headers::Aeth;
 use rxe_sr::proto::wire::sr_ext::{SrAckEth, SrAckKind};
@@ -367,22 +367,98 @@ fn most_outstanding(n: &mut Net, sent: Vec<Vec<u8>>) -> u32 {
 /// the most PSNs A had outstanding past UNACK, and A's window at the end.
 fn long_stream(scheme: Scheme, advertised: Option<u8>) -> (u32, u32) {
     let mut n = sr_window_net(scheme, advertised);
-    post_write(&mut n, 256, 1);
-    assert!(n.run(10_000), "{scheme:?}: the switch to the SR format");
-    let data = post_long_writes(&mut n, LONG_ROUNDS);
+    stream_rounds(&mut n, LONG_ROUNDS, &format!("{scheme:?}"))
+}
+
+/// `rounds` of [`post_long_writes`] from A to B after the switch to the SR format, over a
+/// lossless FIFO wire: the most PSNs A had outstanding past UNACK, and A's window at the
+/// end.
+fn stream_rounds(n: &mut Net, rounds: u64, what: &str) -> (u32, u32) {
+    post_write(n, 256, 1);
+    assert!(n.run(10_000), "{what}: the switch to the SR format");
+    let data = post_long_writes(n, rounds);
     let sent = n.send(true);
-    let most = most_outstanding(&mut n, sent);
-    finish_long_writes(
-        &mut n,
-        &data,
-        1 + 16 * LONG_ROUNDS as usize,
-        &format!("{scheme:?}"),
-    );
-    assert_eq!(
-        n.a.req.counters.resent_pkts, 0,
-        "{scheme:?}: a lossless run"
-    );
+    let most = most_outstanding(n, sent);
+    finish_long_writes(n, &data, 1 + 16 * rounds as usize, what);
+    assert_eq!(n.a.req.counters.resent_pkts, 0, "{what}: a lossless run");
     (most, n.a.req.window())
+}
+
+/// An SR pair (PMTU 256, no FaSR pipe) whose ends both keep an SR window of 2^`log2`.
+fn wide_window_net(scheme: Scheme, log2: u8) -> Net {
+    let with = |log2| {
+        setup(scheme).map(|s| SrSetup {
+            window_log2: log2,
+            pipe_psns: 0,
+            ..s
+        })
+    };
+    let mut n = Net::with_schemes(Service::Rc, 256, Link::CLEAN, scheme, scheme);
+    n.restart_a_requester(320, with(log2));
+    n.restart_b_responder(with(log2).unwrap());
+    n
+}
+
+#[test]
+fn a_lost_unack_leaves_the_rest_of_a_wider_window_placed() {
+    // IRN's and SRNIC's bitmaps are as long as the window, and FaSR compresses the run
+    // behind the hole: every packet of a 2^14 window past a lost UNACK is placed out of
+    // order, and the one resend completes the stream. (MELO's bits pool, 1 Kb, is its
+    // bound: it falls back to go-back-N on so long a run.)
+    for scheme in [Scheme::Fasr, Scheme::Srnic, Scheme::Irn] {
+        let mut n = wide_window_net(scheme, 14);
+        stream_rounds(&mut n, 1, &format!("{scheme:?}: the switch"));
+        assert_eq!(n.a.req.window(), 1 << 14, "{scheme:?}");
+        let data = post_long_writes(&mut n, 4);
+        let sent = n.send(true);
+        assert_eq!(sent.len(), 1 << 14, "{scheme:?}: a whole window goes");
+        let placed = n.b.resp.sr().unwrap().counters.ooo_placed;
+        let mut answers = vec![];
+        for p in &sent[1..] {
+            answers.extend(n.deliver(true, p));
+        }
+        let c = n.b.resp.sr().unwrap().counters;
+        assert_eq!(
+            (c.ooo_placed - placed, c.out_of_window),
+            ((1 << 14) - 1, 0),
+            "{scheme:?}: all but UNACK placed"
+        );
+        exchange_from(&mut n, false, answers);
+        exchange(&mut n, sent[..1].to_vec());
+        finish_long_writes(&mut n, &data, 1 + 16 + 64, &format!("{scheme:?}"));
+        assert_eq!(
+            n.a.req.counters.resent_pkts, 1,
+            "{scheme:?}: UNACK alone went again"
+        );
+    }
+}
+
+#[test]
+fn each_end_keeps_its_configured_sr_window_and_the_smaller_one_is_used() {
+    // sr_window_psns at A (its requester) and at B (its responder, which advertises it).
+    for scheme in SR_SCHEMES {
+        for (a_log2, b_log2, want) in [
+            (14, 14, 16384),
+            (14, 12, 4096),
+            (12, 14, 4096),
+            (9, 14, 512),
+        ] {
+            let with = |log2| {
+                setup(scheme).map(|s| SrSetup {
+                    window_log2: log2,
+                    pipe_psns: 0,
+                    ..s
+                })
+            };
+            let mut n = Net::with_schemes(Service::Rc, 256, Link::CLEAN, scheme, scheme);
+            n.restart_a_requester(320, with(a_log2));
+            n.restart_b_responder(with(b_log2).unwrap());
+            let what = format!("{scheme:?}: A 2^{a_log2}, B 2^{b_log2}");
+            // Four of the larger windows' worth: 16 rounds of 4096 PSNs.
+            let (most, window) = stream_rounds(&mut n, 16, &what);
+            assert_eq!((most, window), (want, want), "{what}");
+        }
+    }
 }
 
 #[test]
@@ -398,7 +474,7 @@ fn the_requester_keeps_the_window_its_peer_advertises_at_most_its_own() {
             (Some(22), 4096),
         ] {
             let (most, window) = long_stream(scheme, advertised);
-            assert_eq!(SR_MAX_UNACKED_PSNS, 4096);
+            assert_eq!(SR_DEFAULT_WINDOW_PSNS, 4096);
             assert_eq!(
                 (most, window),
                 (want, want),

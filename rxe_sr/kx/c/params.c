@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rxe_sr: the module's parameters (recovery=, the SR pool sizes, sr_pipe_psns,
- * gbn_window_psns, dev_inflight_psns, max_objects, fec_unit, fec_depth) and the per-device
+ * sr_window_psns, gbn_window_psns, dev_inflight_psns, max_objects, fec_unit, fec_depth) and the per-device
  * sysfs attributes `recovery` and `fec`. C because 6.12's `module!` macro declares no
  * parameters and an attribute group is a static table built by C macros; Rust parses and
  * names the scheme (kx/moduleparam.rs) and checks the sizes at load. Moves to Rust once
@@ -22,6 +22,7 @@ struct rxe_sr_params rxe_sr_params = {
 	.sr_pool_blocks = 326,
 	.melo_pool_blocks = 128,
 	.sr_pipe_psns = 256,
+	.sr_window_psns = 4096,
 	.gbn_window_psns = 128,
 	.dev_inflight_psns = 256,
 	.max_objects = 0,
@@ -139,7 +140,14 @@ MODULE_PARM_DESC(melo_pool_blocks,
 module_param_named(sr_pipe_psns, rxe_sr_params.sr_pipe_psns, uint, 0444);
 MODULE_PARM_DESC(sr_pipe_psns,
 	"FaSR: PSNs a requester sends past the highest PSN known received (READ requests "
-	"excepted), 0..4096 (0: the SR window alone; default 256)");
+	"excepted), 0 up to sr_window_psns (0: the SR window alone; default 256)");
+
+module_param_named(sr_window_psns, rxe_sr_params.sr_window_psns, uint, 0444);
+MODULE_PARM_DESC(sr_window_psns,
+	"Every SR scheme: the SR window, PSNs a requester keeps outstanding in the SR format "
+	"and its responder tracks past RCV-NXT; toward a peer the smaller of the two ends' "
+	"windows is used. A power of two, 512..4194304 and at least gbn_window_psns "
+	"(default 4096). Each SR QP keeps five to nine bitmaps of this many bits");
 
 module_param_named(gbn_window_psns, rxe_sr_params.gbn_window_psns, uint, 0444);
 MODULE_PARM_DESC(gbn_window_psns,

@@ -55,6 +55,11 @@ pub(crate) fn sr_pipe_psns() -> u32 {
     values().sr_pipe_psns
 }
 
+/// `sr_window_psns` as given at load (checked at load: a valid SR window).
+pub(crate) fn sr_window_psns() -> u32 {
+    values().sr_window_psns
+}
+
 /// `gbn_window_psns` as given at load (not yet checked).
 pub(crate) fn gbn_window_psns() -> u32 {
     values().gbn_window_psns

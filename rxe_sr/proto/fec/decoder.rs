@@ -97,19 +97,24 @@ pub struct Decoder<S: DerefMut<Target = [u8]>> {
     /// The first packet of the epoch in use came with this PSN (none before the first
     /// move): a PSN before it was coded in an earlier epoch, and is not rebuilt.
     since: Option<Psn>,
+    /// The shim's window from ePSN, PSNs: how far before `since` a PSN is still taken for
+    /// one of an earlier epoch.
+    window: u32,
     buf: S,
     units: [DecUnit; DEC_UNITS],
 }
 
 impl<S: DerefMut<Target = [u8]>> Decoder<S> {
-    /// A decoder for units of `params`, over `buf` (zeroed).
-    pub fn new(params: FecParams, mut buf: S) -> Self {
+    /// A decoder for units of `params` in a shim whose window from ePSN is `window` PSNs,
+    /// over `buf` (zeroed).
+    pub fn new(params: FecParams, window: u32, mut buf: S) -> Self {
         buf.fill(0);
         Decoder {
             params,
             epoch: 0,
             next: None,
             since: None,
+            window,
             buf,
             units: [DecUnit::default(); DEC_UNITS],
         }
@@ -228,7 +233,7 @@ impl<S: DerefMut<Target = [u8]>> Decoder<S> {
     /// lost before that packet: not waited for either).
     fn earlier_epoch(&self, psn: Psn) -> bool {
         self.since
-            .is_some_and(|s| psn.before(s) && s.distance_from(psn) < super::FEC_WINDOW_PSNS)
+            .is_some_and(|s| psn.before(s) && s.distance_from(psn) < self.window)
     }
 
     /// True when nothing will rebuild `psn` if it is missing: its unit is older than the

@@ -35,11 +35,6 @@ pub mod rx;
 pub use crate::proto::wire::fec_caps::{coded_epoch, fec_coded, FEC_EPOCHS};
 pub use crate::proto::wire::repair::{FecParams, RepairHeader, RhKind, FEC_MAX_PACKET};
 
-/// PSNs from the responder's ePSN on (the SR window) that the shim codes and holds: a
-/// request packet before ePSN (a duplicate) or past them goes straight to the transport
-/// and changes no state of the shim, as no packet outside the receive window may.
-pub const FEC_WINDOW_PSNS: u32 = crate::proto::rc::SR_MAX_UNACKED_PSNS;
-
 /// XORs `src` into the start of `dst` (as far as both go), a 64-bit word at a time: the
 /// kernel is built without vector registers, so a byte loop would stay a byte loop.
 fn xor_into(dst: &mut [u8], src: &[u8]) {

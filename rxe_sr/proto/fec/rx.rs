@@ -17,15 +17,15 @@ use super::{FecParams, RepairHeader};
 use crate::proto::psn::Psn;
 use crate::proto::wire::fec_caps::FEC_OFFER;
 
-use super::FEC_WINDOW_PSNS;
-
 /// Slots for held packets a receiving side needs: twice the largest block, as an ask may
 /// move it to any parameters.
 pub const HOLD_SLOTS: usize = 2 * (FecParams::MAX_N * FecParams::MAX_D) as usize;
 
-/// True when `psn` lies in the shim's window from `epsn`.
-pub fn in_window(psn: Psn, epsn: Psn) -> bool {
-    psn.distance_from(epsn) < FEC_WINDOW_PSNS
+/// True when `psn` lies in the shim's window of `window` PSNs from `epsn`: a request packet
+/// before ePSN (a duplicate) or past the window goes straight to the transport and changes
+/// no state of the shim, as no packet outside the receive window may.
+fn in_window(psn: Psn, epsn: Psn, window: u32) -> bool {
+    psn.distance_from(epsn) < window
 }
 
 /// The decoder and the held packets of one QP's receiving side.
@@ -38,6 +38,8 @@ pub struct FecRx<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P,
     armed: bool,
     /// UC requests carrying the offer to pass before the next take ([`Self::take_due`]).
     offers_to_take: u32,
+    /// PSNs from the responder's ePSN on that the shim codes and holds: the SR window.
+    window: u32,
 }
 
 /// A UC receiving side answers the first request carrying the FEC offer with a take, then
@@ -45,15 +47,17 @@ pub struct FecRx<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P,
 pub const TAKE_EVERY: u32 = 32;
 
 impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> FecRx<P, B, H> {
-    /// A receiving side whose device is set to `params`, with the decoder's accumulators
-    /// `buf` and the slots `slots` for packets held ([`HOLD_SLOTS`]).
-    pub fn new(params: FecParams, buf: B, slots: H) -> Self {
+    /// A receiving side whose device is set to `params`, holding what comes in the
+    /// `window` PSNs from ePSN, with the decoder's accumulators `buf` and the slots `slots`
+    /// for packets held ([`HOLD_SLOTS`]).
+    pub fn new(params: FecParams, window: u32, buf: B, slots: H) -> Self {
         FecRx {
-            dec: Decoder::new(params, buf),
+            dec: Decoder::new(params, window, buf),
             hold: Holder::new(slots),
             ask: Asker::new(params),
             armed: false,
             offers_to_take: 0,
+            window,
         }
     }
 
@@ -70,9 +74,9 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     }
 
     /// A request packet's bytes (BTH to ICRC, checked) into its unit, if its PSN lies in
-    /// the window from the responder's ePSN `epsn` ([`in_window`]).
+    /// the window from the responder's ePSN `epsn`.
     pub fn code(&mut self, psn: Psn, ip_id: u16, pkt: &[u8], epsn: Psn) -> DataOutcome {
-        if !in_window(psn, epsn) {
+        if !in_window(psn, epsn, self.window) {
             return DataOutcome::Stale;
         }
         let outcome = self.dec.on_data(psn, ip_id, pkt);
@@ -120,7 +124,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     /// order, or held. Outside the window from `epsn` it is delivered and changes nothing
     /// here.
     pub fn pass(&mut self, psn: Psn, span: u32, pkt: P, epsn: Psn, deliver: &mut impl FnMut(P)) {
-        if !in_window(psn, epsn) {
+        if !in_window(psn, epsn, self.window) {
             deliver(pkt);
             return;
         }
@@ -133,7 +137,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     /// transport, without [`Self::pass`]: outside the window, or in order with nothing
     /// held (noted as passed).
     pub fn pass_in_order(&mut self, psn: Psn, span: u32, epsn: Psn) -> bool {
-        !in_window(psn, epsn) || self.hold.pass_in_order(psn, span)
+        !in_window(psn, epsn, self.window) || self.hold.pass_in_order(psn, span)
     }
 
     /// A repair: what it rebuilds is written to `out` ([`Decoder::on_repair`]); a packet

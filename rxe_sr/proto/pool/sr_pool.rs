@@ -48,9 +48,9 @@ pub struct SrUnit {
     pub lost_cnt: u8,
     /// lost-cnt overflowed during this recovery.
     pub overflow: bool,
-    /// compression-cnt (12 bits): PSNs `rcv_nxt + 1 ..= rcv_nxt + compression_cnt` are known
+    /// compression-cnt (22 bits): PSNs `rcv_nxt + 1 ..= rcv_nxt + compression_cnt` are known
     /// received without bitmap bits (bitmap acceleration, §III-D).
-    pub compression_cnt: u16,
+    pub compression_cnt: u32,
     /// The QP fell back to go-back-N and stays there until this recovery completes.
     pub gbn: bool,
     /// PSN of bit 0 of the head bitmap block.

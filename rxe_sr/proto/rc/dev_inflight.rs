@@ -43,18 +43,29 @@ use crate::uabi::queue::Fifo;
 /// asks again as it goes on.
 pub const ADMIT_CHUNK_PSNS: u32 = 64;
 
-/// The path allowances are counted per bucket of this many PSNs (a bucket covers the
-/// allowances above the one before it, up to its own), so that the largest is found
-/// without a list of the requesters.
+/// The path allowances are counted per bucket (a bucket covers the allowances above the
+/// one before it, up to its own top), so that the largest is found without a list of the
+/// requesters. Up to [`LINEAR_PATH_PSNS`] the buckets are this many PSNs apart.
 const PATH_BUCKET_PSNS: u32 = 64;
 
-/// Buckets of path allowances: bucket 0 holds requesters with none, the last one every
-/// allowance of [`MAX_PATH_PSNS`] or more.
-const PATH_BUCKETS: usize = 65;
+/// Where the buckets stop being [`PATH_BUCKET_PSNS`] apart: past it each top is about 19%
+/// above the one before (four steps per doubling), so that a long fat path is not counted
+/// in thousands of buckets, nor rounded up by more than a fifth.
+const LINEAR_PATH_PSNS: u32 = 4096;
+
+/// The linear buckets, bucket 0 (requesters with no allowance) included.
+const LINEAR_BUCKETS: usize = (LINEAR_PATH_PSNS / PATH_BUCKET_PSNS) as usize + 1;
 
 /// The most the path allowances stretch the budget to: the largest SR window.
-const MAX_PATH_PSNS: u32 = PATH_BUCKET_PSNS * (PATH_BUCKETS as u32 - 1);
-const _: () = assert!(MAX_PATH_PSNS == super::SR_MAX_UNACKED_PSNS);
+const MAX_PATH_PSNS: u32 = 1 << super::SR_MAX_WINDOW_LOG2;
+
+/// Buckets of path allowances: the linear ones, then four per doubling up to
+/// [`MAX_PATH_PSNS`]; the last holds every allowance of that or more.
+const PATH_BUCKETS: usize =
+    LINEAR_BUCKETS + 4 * (super::SR_MAX_WINDOW_LOG2 as usize - LINEAR_PATH_PSNS.ilog2() as usize);
+
+const _: () =
+    assert!(LINEAR_PATH_PSNS.is_power_of_two() && path_top(PATH_BUCKETS - 1) == MAX_PATH_PSNS);
 
 /// The in-flight PSNs of one device and its budget.
 #[derive(Debug)]
@@ -117,7 +128,7 @@ impl Inflight {
             .rev()
             .find(|&b| self.paths[b].load(Ordering::Relaxed) != 0)
             .unwrap_or(0);
-        let top = top as u32 * PATH_BUCKET_PSNS;
+        let top = path_top(top);
         self.path_max.store(top, Ordering::Relaxed);
         self.path_peak.fetch_max(top, Ordering::Relaxed);
     }
@@ -244,10 +255,28 @@ pub fn wake_for_room<S: DerefMut<Target = [Waiter]>>(
     woken
 }
 
-/// The bucket of a path allowance of `psns`: 0 for none, else the `PATH_BUCKET_PSNS` step
-/// at or above it, the last for anything past [`MAX_PATH_PSNS`].
+/// The bucket of a path allowance of `psns`: 0 for none, else the one whose top is the
+/// first at or above it, the last for anything past [`MAX_PATH_PSNS`].
 fn path_bucket(psns: u32) -> usize {
-    psns.min(MAX_PATH_PSNS).div_ceil(PATH_BUCKET_PSNS) as usize
+    let psns = psns.min(MAX_PATH_PSNS);
+    if psns <= LINEAR_PATH_PSNS {
+        return psns.div_ceil(PATH_BUCKET_PSNS) as usize;
+    }
+    (LINEAR_BUCKETS..PATH_BUCKETS)
+        .find(|&b| path_top(b) >= psns)
+        .unwrap_or(PATH_BUCKETS - 1)
+}
+
+/// The largest path allowance bucket `b` holds.
+const fn path_top(b: usize) -> u32 {
+    if b < LINEAR_BUCKETS {
+        return b as u32 * PATH_BUCKET_PSNS;
+    }
+    // Tops 2^(k/4) apart past the linear part, with 2^(1/4), 2^(2/4) and 2^(3/4) taken
+    // as 19/16, 23/16 and 27/16: exact at each doubling.
+    let k = (b - LINEAR_BUCKETS + 1) as u32;
+    let step = [16, 19, 23, 27][(k % 4) as usize];
+    (LINEAR_PATH_PSNS << (k / 4)) / 16 * step
 }
 
 #[cfg(test)]
@@ -321,6 +350,25 @@ mod tests {
         let mut e = 0;
         u.settle_path(&mut e, 100);
         assert_eq!((u.budget(), u.room(), u.budget_peak()), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_long_fat_path_stretches_the_budget_to_within_a_fifth_of_it() {
+        // Past the linear buckets the tops climb four steps per doubling, up to the largest
+        // SR window, each at or above the path and less than a fifth over it.
+        let d = Inflight::new(100);
+        let mut a = 0;
+        for want in [4097, 5000, 10_000, 16_384, 100_000, 3_000_000, 1 << 22] {
+            d.settle_path(&mut a, want);
+            let got = d.budget();
+            assert!(
+                got >= want && u64::from(got) * 5 < u64::from(want) * 6,
+                "{want}: {got}"
+            );
+        }
+        assert!((1..PATH_BUCKETS).all(|b| path_top(b) > path_top(b - 1)));
+        assert_eq!(path_bucket(path_top(70)), 70);
+        assert_eq!(path_bucket(path_top(70) + 1), 71);
     }
 
     #[test]

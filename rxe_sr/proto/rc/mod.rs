@@ -23,7 +23,7 @@ pub mod responder;
 pub mod sr;
 
 use crate::proto::recovery::any::SharedPools;
-use crate::proto::wire::sr_ext::{SrAckEth, SR_WINDOW_LOG2_MIN};
+use crate::proto::wire::sr_ext::{SrAckEth, SR_WINDOW_LOG2_MAX, SR_WINDOW_LOG2_MIN};
 use crate::proto::wire::PacketRepr;
 use crate::uabi::cqe::{Completion, WcStatus};
 use crate::uabi::recv_wqe::RecvWqe;
@@ -324,35 +324,44 @@ pub const MAX_UNACKED_PSNS: u32 = 128;
 /// The most `gbn_window_psns` may say: go-back-N resends the whole window after a loss.
 pub const GBN_MAX_UNACKED_PSNS: u32 = 1024;
 
-/// The most PSNs this requester lets be outstanding once the peer agreed to the SR format,
-/// and the SR window its responder tracks past RCV-NXT and advertises in every SR
-/// acknowledgment ([`SR_WINDOW_LOG2`]). A hole at UNACK is repaired by resending it alone
-/// while new packets keep flowing, so the window must cover the round trip of that repair
-/// as well as the path's own: with only [`MAX_UNACKED_PSNS`] every loss stalled the sender
-/// until its resend was acknowledged. A long fat path needs its bandwidth-delay product on
-/// top of that; on a short one the device's in-flight budget, stretched only by the
-/// path's estimate, keeps far fewer outstanding. Every engine's receiver tracks at least
-/// this many PSNs past RCV-NXT (IRN's and SRNIC's bitmaps; FaSR's and MELO's shared pools,
-/// which fall back to go-back-N when they run out). Toward a given peer the requester keeps
-/// at most the smaller of this and the window the peer advertises.
-pub const SR_MAX_UNACKED_PSNS: u32 = 4096;
+/// The SR window unless the module parameter `sr_window_psns` says otherwise: the most PSNs
+/// a requester lets be outstanding once the peer agreed to the SR format, and the window its
+/// responder tracks past RCV-NXT and advertises in every SR acknowledgment
+/// ([`SrSetup::window_log2`](sr::SrSetup::window_log2)). A hole at UNACK is repaired by
+/// resending it alone while new packets keep flowing, so the window must cover the round
+/// trip of that repair as well as the path's own: with only [`MAX_UNACKED_PSNS`] every loss
+/// stalled the sender until its resend was acknowledged. A long fat path needs its
+/// bandwidth-delay product on top of that; on a short one the device's in-flight budget,
+/// stretched only by the path's estimate, keeps far fewer outstanding. Every engine's
+/// receiver tracks the whole window past RCV-NXT (IRN's and SRNIC's bitmaps; FaSR's and
+/// MELO's shared pools, which fall back to go-back-N when they run out). Toward a given
+/// peer the requester keeps at most the smaller of its window and the one the peer
+/// advertises.
+pub const SR_DEFAULT_WINDOW_PSNS: u32 = 4096;
 
-/// [`SR_MAX_UNACKED_PSNS`] as log2: the window every SR acknowledgment of this responder
-/// carries (SR-ACK-ETH `Window`).
-pub const SR_WINDOW_LOG2: u8 = 12;
+/// [`SR_DEFAULT_WINDOW_PSNS`] as log2.
+pub const SR_DEFAULT_WINDOW_LOG2: u8 = 12;
+
+/// The largest SR window, as log2 of PSNs: what SR-ACK-ETH can advertise, a quarter of
+/// the PSN space, so that every PSN of the window compares as after RCV-NXT.
+pub const SR_MAX_WINDOW_LOG2: u8 = SR_WINDOW_LOG2_MAX;
 
 /// The SR window a requester assumes until its peer's first SR acknowledgment names one:
 /// the least any end of this wire version tracks.
 pub const SR_ASSUMED_WINDOW_PSNS: u32 = 1 << SR_WINDOW_LOG2_MIN;
 
+/// Whether `psns` may be the SR window: a power of two an SR acknowledgment advertises.
+pub const fn sr_window_valid(psns: u32) -> bool {
+    psns.is_power_of_two() && SrAckEth::window_valid(psns.trailing_zeros() as u8)
+}
+
 const _: () = {
-    assert!(SR_MAX_UNACKED_PSNS == 1 << SR_WINDOW_LOG2);
-    assert!(SrAckEth::window_valid(SR_WINDOW_LOG2));
-    assert!(SR_ASSUMED_WINDOW_PSNS <= SR_MAX_UNACKED_PSNS);
-    // FaSR's compression-cnt covers the whole window past RCV-NXT.
-    assert!(crate::proto::recovery::fasr::COMPRESSION_CNT_MAX + 1 >= SR_MAX_UNACKED_PSNS);
+    assert!(SR_DEFAULT_WINDOW_PSNS == 1 << SR_DEFAULT_WINDOW_LOG2);
+    assert!(sr_window_valid(SR_DEFAULT_WINDOW_PSNS));
+    assert!(SR_ASSUMED_WINDOW_PSNS <= SR_DEFAULT_WINDOW_PSNS);
+    // FaSR's compression-cnt covers the largest window past RCV-NXT.
+    assert!(crate::proto::recovery::fasr::COMPRESSION_CNT_MAX + 1 >= 1 << SR_MAX_WINDOW_LOG2);
     assert!(MAX_UNACKED_PSNS <= GBN_MAX_UNACKED_PSNS);
-    assert!(GBN_MAX_UNACKED_PSNS <= SR_MAX_UNACKED_PSNS);
 };
 
 /// PSNs a FaSR requester lets be in flight past the highest PSN known received (see

@@ -27,7 +27,7 @@
 //! way round).
 
 use crate::proto::psn::Psn;
-use crate::proto::rc::SR_WINDOW_LOG2;
+use crate::proto::rc::SR_DEFAULT_WINDOW_LOG2;
 use crate::proto::recovery::any::AnyEngine;
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::{Feedback, Hole, RtoConfig};
@@ -73,7 +73,7 @@ impl SrSetup {
             rto,
             srnic_delay_us,
             pipe_psns: crate::proto::rc::SR_PIPE_PSNS,
-            window_log2: SR_WINDOW_LOG2,
+            window_log2: SR_DEFAULT_WINDOW_LOG2,
         })
     }
 
@@ -122,8 +122,8 @@ pub struct SrAckPacket {
 }
 
 /// The SR-format acknowledgments that carry `fb` (one, or one per hole), oldest first,
-/// each advertising this responder's SR window.
-pub fn encode_feedback(fb: &Feedback, msn: u32, mut out: impl FnMut(SrAckPacket)) {
+/// each advertising this responder's SR window of 2^`window_log2` PSNs.
+pub fn encode_feedback(fb: &Feedback, msn: u32, window_log2: u8, mut out: impl FnMut(SrAckPacket)) {
     let nak = Aeth::nak(0, msn);
     let sr = |kind, sack_high, trigger_psn, lost_cnt: u8, overflow| SrAckEth {
         kind,
@@ -131,7 +131,7 @@ pub fn encode_feedback(fb: &Feedback, msn: u32, mut out: impl FnMut(SrAckPacket)
         lost_cnt_overflow: overflow,
         sack_high,
         trigger_psn,
-        window_log2: SR_WINDOW_LOG2,
+        window_log2,
     };
     match *fb {
         Feedback::Ack { rcv_nxt } => out(SrAckPacket {
@@ -236,9 +236,9 @@ mod tests {
     fn round_trip(fb: Feedback) -> ([Option<Feedback>; 3], usize) {
         let mut v = [None; 3];
         let mut n = 0;
-        encode_feedback(&fb, 7, |p| {
+        encode_feedback(&fb, 7, SR_DEFAULT_WINDOW_LOG2, |p| {
             assert_eq!(p.sr.check_aeth(&p.aeth), Ok(()));
-            assert_eq!(p.sr.window_log2, SR_WINDOW_LOG2);
+            assert_eq!(p.sr.window_log2, SR_DEFAULT_WINDOW_LOG2);
             let got = match decode_feedback(p.psn, &p.sr, &p.aeth) {
                 SrAckMeaning::Feedback(f) => f,
                 SrAckMeaning::Ibta => {
@@ -311,6 +311,7 @@ mod tests {
                 rcv_nxt: Psn::new(0),
             },
             1,
+            SR_DEFAULT_WINDOW_LOG2,
             |p| seen = Some(p),
         );
         let p = seen.unwrap();

@@ -8,7 +8,7 @@
 //! an RDMA READ, one for an atomic. The requester walks the ring with a send cursor
 //! (`next`, `next_pkt`), stopping at the unacknowledged-PSN window ([`MAX_UNACKED_PSNS`]
 //! in the standard format unless `RcConfig::gbn_window` is larger; in the SR format the
-//! window the peer advertises in its SR acknowledgments, at most [`SR_MAX_UNACKED_PSNS`]),
+//! window the peer advertises in its SR acknowledgments, at most its own SR window),
 //! at the RDMA READ/atomic limit, at a fence, or while an RNR NAK's delay runs.
 //!
 //! The completer takes the responder's packets: an ACK acknowledges every PSN up to its

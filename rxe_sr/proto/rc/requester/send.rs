@@ -77,8 +77,8 @@ impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr
     /// go-back-N window (`RcConfig::gbn_window`,
     /// [`MAX_UNACKED_PSNS`](crate::proto::rc::MAX_UNACKED_PSNS) by default), in the
     /// SR format the window in use with the peer
-    /// ([`ReqSr::window`]: the peer's advertised one, at most
-    /// [`SR_MAX_UNACKED_PSNS`](crate::proto::rc::SR_MAX_UNACKED_PSNS)).
+    /// ([`ReqSr::window`]: the peer's advertised one, at most its own SR window,
+    /// [`SrSetup::window_log2`](crate::proto::rc::sr::SrSetup::window_log2)).
     pub fn window(&self) -> u32 {
         match self.sr.as_deref() {
             Some(sr) if sr.active => sr.window(),

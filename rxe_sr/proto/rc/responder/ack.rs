@@ -11,7 +11,7 @@ use super::RdRes;
 use super::Responder;
 use super::{RecvSlot, RespSr};
 use crate::proto::psn::Psn;
-use crate::proto::rc::{PayloadSrc, RcConfig, RcEnv, SR_WINDOW_LOG2};
+use crate::proto::rc::{PayloadSrc, RcConfig, RcEnv, SR_DEFAULT_WINDOW_LOG2};
 use crate::proto::wire::ext_headers::{Aeth, AtomicAckEth};
 use crate::proto::wire::sr_ext::{SrAckEth, SrAckKind, BTH_TVER_SR};
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
@@ -56,7 +56,10 @@ impl<
             lost_cnt_overflow: false,
             sack_high: psn,
             trigger_psn: psn,
-            window_log2: SR_WINDOW_LOG2,
+            window_log2: self
+                .sr
+                .as_deref()
+                .map_or(SR_DEFAULT_WINDOW_LOG2, |s| s.window_log2),
         });
         let ext = ExtHeaders {
             aeth: Some(aeth),

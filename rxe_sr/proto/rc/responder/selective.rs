@@ -40,7 +40,7 @@ use super::Responder;
 use crate::proto::psn::Psn;
 use crate::proto::rc::event::engine_event;
 use crate::proto::rc::sr::{encode_feedback, SrSetup};
-use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent, SR_MAX_UNACKED_PSNS};
+use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent};
 use crate::proto::recovery::any::{AnyEngine, SharedPools};
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::{
@@ -120,6 +120,8 @@ impl RespSrCounters {
 pub struct RespSr<B> {
     pub(super) caps: ResponderCaps,
     pub(super) engine: AnyEngine<B>,
+    /// The SR window this responder tracks past RCV-NXT and advertises, as log2.
+    pub(super) window_log2: u8,
     /// The SR format is in use (a TVer = 1 request arrived after the offer was noted).
     pub(super) active: bool,
     /// The peer offered our scheme in a standard request inside the SR window.
@@ -144,12 +146,12 @@ pub struct RespSr<B> {
     pub counters: RespSrCounters,
 }
 
-/// True when `psn` lies in the SR window `[rcv_nxt, rcv_nxt + SR_MAX_UNACKED_PSNS)`, the
-/// window every SR acknowledgment of this responder advertises: the PSNs a requester in
-/// the SR format may have outstanding, as its UNACK is never past RCV-NXT. Nothing outside
-/// it changes any state.
-pub(super) fn in_sr_window(psn: Psn, rcv_nxt: Psn) -> bool {
-    psn.distance_from(rcv_nxt) < SR_MAX_UNACKED_PSNS
+/// True when `psn` lies in the SR window `[rcv_nxt, rcv_nxt + window)`, the window every SR
+/// acknowledgment of this responder advertises: the PSNs a requester in the SR format may
+/// have outstanding, as its UNACK is never past RCV-NXT. Nothing outside it changes any
+/// state.
+pub(super) fn in_sr_window(psn: Psn, rcv_nxt: Psn, window: u32) -> bool {
+    psn.distance_from(rcv_nxt) < window
 }
 
 impl<B: WindowWords> RespSr<B> {
@@ -161,6 +163,7 @@ impl<B: WindowWords> RespSr<B> {
         RespSr {
             caps: ResponderCaps::new(Some(setup.cap)),
             engine: setup.engine(rq_psn, words),
+            window_log2: setup.window_log2,
             active: false,
             offered: false,
             fetched: 0,
@@ -171,6 +174,11 @@ impl<B: WindowWords> RespSr<B> {
             sacks: SackCoalescer::new(matches!(setup.scheme(), Scheme::Fasr)),
             counters: RespSrCounters::default(),
         }
+    }
+
+    /// The SR window in PSNs.
+    pub const fn window(&self) -> u32 {
+        1 << self.window_log2
     }
 
     #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
@@ -233,6 +241,8 @@ struct Sink<'a> {
     counters: &'a mut RespSrCounters,
     /// BTH Resv7 of the acknowledgments (the FEC offer's echo, or 0).
     resv7: u8,
+    /// The SR window the acknowledgments advertise, as log2.
+    window_log2: u8,
 }
 
 impl ActionSink for Sink<'_> {
@@ -309,7 +319,7 @@ impl Sink<'_> {
     /// Sends `fb` as SR-format acknowledgments.
     fn emit(&mut self, fb: &Feedback) {
         let (env, cfg, resv7) = (&mut *self.env, self.cfg, self.resv7);
-        encode_feedback(fb, self.msn, |a| {
+        encode_feedback(fb, self.msn, self.window_log2, |a| {
             let hdr = PacketRepr {
                 bth: BthRepr {
                     opcode: Opcode::RC_ACKNOWLEDGE,
@@ -345,9 +355,10 @@ impl<
     /// the offer noted, is adopted only after a peer that saw the echo switches.
     pub(super) fn set_answer(&mut self, p: &PacketRepr<'_>) {
         let (tver, resv7) = (p.bth.tver, p.bth.resv7);
-        let in_window = in_sr_window(p.bth.psn, self.epsn);
+        let epsn = self.epsn;
         self.answer = match self.sr.as_deref_mut() {
             Some(sr) => {
+                let in_window = in_sr_window(p.bth.psn, epsn, sr.window());
                 let mut a = sr.caps.answer(tver, resv7);
                 if a.resv7 != 0 {
                     sr.offered |= in_window;
@@ -448,11 +459,13 @@ impl<
             engine,
             counters,
             sacks,
+            window_log2,
             ..
         }) = self.sr.as_deref_mut()
         else {
             return fate;
         };
+        let window_log2 = *window_log2;
         let local = engine.on_responder_local(
             ev,
             &mut Sink {
@@ -466,6 +479,7 @@ impl<
                 sacks: &mut *sacks,
                 counters: &mut *counters,
                 resv7,
+                window_log2,
             },
         );
         if !local {
@@ -484,6 +498,7 @@ impl<
                         sacks: &mut *sacks,
                         counters: &mut *counters,
                         resv7,
+                        window_log2,
                     },
                 )
             });
@@ -506,7 +521,8 @@ impl<
     ) -> Result<(), Fatal> {
         let mut fate = Fate::default();
         let mut first = 0;
-        if n > SR_MAX_UNACKED_PSNS {
+        let window = self.sr.as_deref().map_or(u32::MAX, RespSr::window);
+        if n > window {
             first = n - 1;
             if let Some(sr) = self.sr.as_deref_mut() {
                 env.with_shared(&mut |sh, _| sr.restart_engine(sh, psn.add(first)));

@@ -43,7 +43,7 @@ impl<
             return Ok(());
         };
         let psn = p.bth.psn;
-        let in_window = in_sr_window(psn, epsn);
+        let in_window = in_sr_window(psn, epsn, sr.window());
         if !in_window && !psn.before(epsn) {
             // Past the SR window: no requester has it outstanding.
             sr.count(env, RcEvent::OutOfWindow);

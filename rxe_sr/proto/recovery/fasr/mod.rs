@@ -97,9 +97,9 @@ use crate::proto::psn::Psn;
 
 /// Largest lost-cnt value the 3-bit SACK field carries.
 pub const LOST_CNT_MAX: u8 = 7;
-/// Largest compression-cnt (12 bits: the paper's 10 cover its 1024-PSN window, these the
-/// module's SR window).
-pub const COMPRESSION_CNT_MAX: u32 = 4095;
+/// Largest compression-cnt (22 bits: the paper's 10 cover its 1024-PSN window, these the
+/// largest SR window of the module).
+pub const COMPRESSION_CNT_MAX: u32 = (1 << 22) - 1;
 #[cfg_attr(
     MODULE,
     expect(dead_code, reason = "the simulator's memory accounting")
@@ -285,7 +285,7 @@ impl Fasr {
         let base = head.next().add(cc);
         pool.start_chain(u, base);
         if let Some(st) = pool.unit_mut(u) {
-            st.compression_cnt = cc as u16;
+            st.compression_cnt = cc;
         }
         if !base.after(sack_high) {
             if pool.cover(u, sack_high).is_err() {

@@ -16,7 +16,7 @@ use crate::proto::recovery::{Action, ActionSink, EngineEvent, Feedback};
 fn query_rcv_nxt(pool: &dyn SrPoolOps, u: UnitId, st: &SrUnit, psn: Psn) -> Psn {
     let end = st.sack_high.next();
     // Skip the compressed run, then query the bitmap from its head.
-    let mut next = psn.next().add(u32::from(st.compression_cnt));
+    let mut next = psn.next().add(st.compression_cnt);
     if next.after(end) {
         next = end;
     }
@@ -268,7 +268,7 @@ impl Fasr {
         out: &mut dyn ActionSink,
     ) {
         let was_slow = slow(st.lost_cnt, st.overflow);
-        let in_run = span(self.rcv_nxt, psn) <= u32::from(st.compression_cnt);
+        let in_run = span(self.rcv_nxt, psn) <= st.compression_cnt;
         let duplicate = !was_slow || in_run || psn.before(st.bm_base) || pool.get(u, psn);
         if st.gbn || duplicate {
             drop_pkt(out, &mut self.counters, psn);
