@@ -25,7 +25,7 @@
 
 include!("harness/rc_net.rs");
 
-use rxe_sr::proto::rc::SR_DEFAULT_WINDOW_PSNS;
+use rxe_sr::proto::rc::{SR_DEFAULT_WINDOW_LOG2, SR_DEFAULT_WINDOW_PSNS};
 use rxe_sr::proto::rc::responder::SRQ_RECV_WINDOW;
 use rxe_sr::uabi::cqe::WcEx;
 
@@ -95,6 +95,8 @@ struct Schedule {
     fec_b: Option<FecParams>,
     /// A's window in the standard format (`gbn_window_psns`).
     gbn_window: u32,
+    /// The SR windows of A and B (log2 of PSNs, `sr_window_psns`).
+    sr_windows: (u8, u8),
 }
 
 impl Schedule {
@@ -137,6 +139,9 @@ impl Schedule {
         let revoke_at = (r.below(8) == 0).then(|| r.below(200));
         let srq = r.below(4) == 0;
         let gbn_window = r.pick(&[MAX_UNACKED_PSNS, MAX_UNACKED_PSNS, 160, SR_DEFAULT_WINDOW_PSNS]);
+        // At least the go-back-N window, as the module requires: mostly the default.
+        let windows = [SR_DEFAULT_WINDOW_LOG2, SR_DEFAULT_WINDOW_LOG2, 10, 14];
+        let sr_windows = (r.pick(&windows), r.pick(&windows));
         Schedule {
             service,
             scheme,
@@ -151,6 +156,7 @@ impl Schedule {
             fec: None,
             fec_b: None,
             gbn_window,
+            sr_windows,
         }
     }
 
@@ -178,7 +184,14 @@ fn recv_wqe_at(k: usize, short: bool) -> RecvWqe {
 /// Builds the net, posts the schedule and runs it; returns the net and whether it finished.
 fn run(s: &Schedule) -> (Net, bool) {
     SRNIC_DELAY_US.set(s.srnic_delay_us);
+    SR_WINDOW_LOG2.set(s.sr_windows.0);
     let mut n = Net::with_fec(s.service, 1024, s.link, (s.scheme, s.fec), (s.scheme, s.fec_b));
+    SR_WINDOW_LOG2.set(s.sr_windows.1);
+    if s.service == Service::Rc && !s.srq {
+        if let Some(b) = setup(s.scheme) {
+            n.restart_b_responder(b);
+        }
+    }
     if s.srq && s.service == Service::Rc {
         let epsn = n.b.resp.epsn();
         let sr = setup(s.scheme).map(|x| resp_sr(x, epsn));
@@ -186,10 +199,12 @@ fn run(s: &Schedule) -> (Net, bool) {
         n.b.resp = Responder::new(epsn, vec![None; MAX_RD_RES], sr, vec![None; window]).with_fec(s.fec_b.is_some());
     }
     SRNIC_DELAY_US.set(0);
+    SR_WINDOW_LOG2.set(s.sr_windows.0);
     if s.gbn_window != n.a.cfg.gbn_window {
         n.a.cfg.gbn_window = s.gbn_window;
         n.restart_a_requester(64, setup(s.scheme).filter(|_| s.service == Service::Rc));
     }
+    SR_WINDOW_LOG2.set(SR_DEFAULT_WINDOW_LOG2);
     n.b.mem.region(0x100)[READ_SRC_OFF..READ_SRC_OFF + MAX_LEN as usize].copy_from_slice(&data_of(999, MAX_LEN));
     let mut recv_k = 0;
     for (i, &op) in s.ops.iter().enumerate() {

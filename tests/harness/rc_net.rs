@@ -446,12 +446,16 @@ impl RcEnv for Env<'_> {
 thread_local! {
     /// SRNIC's slow-path delay (microseconds) in the nets this thread builds.
     static SRNIC_DELAY_US: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// The SR window (log2 of PSNs, `sr_window_psns`) of the nets this thread builds.
+    static SR_WINDOW_LOG2: std::cell::Cell<u8> =
+        const { std::cell::Cell::new(rxe_sr::proto::rc::SR_DEFAULT_WINDOW_LOG2) };
 }
 
 /// The SR setup of `scheme` in the harness (timeouts as the QP's local ACK timeout).
 fn setup(scheme: Scheme) -> Option<SrSetup> {
     let rto = RtoConfig { rto_low: 1000, rto_high: 1000, n_low: 3 };
     SrSetup::new(scheme, rto, SRNIC_DELAY_US.get())
+        .map(|s| SrSetup { window_log2: SR_WINDOW_LOG2.get(), ..s })
 }
 
 /// Something B's application does while the net runs.
