@@ -384,8 +384,9 @@ fn stream_rounds(n: &mut Net, rounds: u64, what: &str) -> (u32, u32) {
     (most, n.a.req.window())
 }
 
-/// An SR pair (PMTU 256, no FaSR pipe) whose ends both keep an SR window of 2^`log2`.
-fn wide_window_net(scheme: Scheme, log2: u8) -> Net {
+/// An SR pair (PMTU 256, no FaSR pipe, 320 send slots) whose A keeps an SR window of
+/// 2^`a_log2` and B one of 2^`b_log2`.
+fn wide_window_net(scheme: Scheme, (a_log2, b_log2): (u8, u8)) -> Net {
     let with = |log2| {
         setup(scheme).map(|s| SrSetup {
             window_log2: log2,
@@ -394,8 +395,8 @@ fn wide_window_net(scheme: Scheme, log2: u8) -> Net {
         })
     };
     let mut n = Net::with_schemes(Service::Rc, 256, Link::CLEAN, scheme, scheme);
-    n.restart_a_requester(320, with(log2));
-    n.restart_b_responder(with(log2).unwrap());
+    n.restart_a_requester(320, with(a_log2));
+    n.restart_b_responder(with(b_log2).unwrap());
     n
 }
 
@@ -406,7 +407,7 @@ fn a_lost_unack_leaves_the_rest_of_a_wider_window_placed() {
     // order, and the one resend completes the stream. (MELO's bits pool, 1 Kb, is its
     // bound: it falls back to go-back-N on so long a run.)
     for scheme in [Scheme::Fasr, Scheme::Srnic, Scheme::Irn] {
-        let mut n = wide_window_net(scheme, 14);
+        let mut n = wide_window_net(scheme, (14, 14));
         stream_rounds(&mut n, 1, &format!("{scheme:?}: the switch"));
         assert_eq!(n.a.req.window(), 1 << 14, "{scheme:?}");
         let data = post_long_writes(&mut n, 4);
@@ -443,16 +444,7 @@ fn each_end_keeps_its_configured_sr_window_and_the_smaller_one_is_used() {
             (12, 14, 4096),
             (9, 14, 512),
         ] {
-            let with = |log2| {
-                setup(scheme).map(|s| SrSetup {
-                    window_log2: log2,
-                    pipe_psns: 0,
-                    ..s
-                })
-            };
-            let mut n = Net::with_schemes(Service::Rc, 256, Link::CLEAN, scheme, scheme);
-            n.restart_a_requester(320, with(a_log2));
-            n.restart_b_responder(with(b_log2).unwrap());
+            let mut n = wide_window_net(scheme, (a_log2, b_log2));
             let what = format!("{scheme:?}: A 2^{a_log2}, B 2^{b_log2}");
             // Four of the larger windows' worth: 16 rounds of 4096 PSNs.
             let (most, window) = stream_rounds(&mut n, 16, &what);

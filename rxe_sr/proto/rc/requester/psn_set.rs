@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 //! A set of PSNs over a requester's unacknowledged window (from UNACK), as a bitmap. In the
-//! SR format the requester keeps two: the PSNs to resend (so no `Retransmit` an engine asks
-//! for is dropped however many ranges one event produces), and the READ response PSNs
-//! placed out of order.
+//! SR format the requester keeps five: the PSNs to resend (so no `Retransmit` an engine asks
+//! for is dropped however many ranges one event produces), the READ response PSNs placed
+//! out of order, the PSNs resent, and two generations of READ repairs watched. Most of the
+//! time little or nothing is marked, so the work of each step is bounded by the words up
+//! to the highest mark, not by the window.
 
 use crate::proto::psn::Psn;
 use crate::proto::words::WindowWords;
@@ -14,6 +16,8 @@ use crate::proto::words::WindowWords;
 pub(super) struct PsnSet<B> {
     base: Psn,
     bits: B,
+    /// One past the last word that may hold a mark: every word from here on is 0.
+    top: usize,
     far: Option<Psn>,
 }
 
@@ -23,6 +27,7 @@ impl<B: WindowWords> PsnSet<B> {
         PsnSet {
             base,
             bits,
+            top: 0,
             far: None,
         }
     }
@@ -35,13 +40,26 @@ impl<B: WindowWords> PsnSet<B> {
     /// Empties the set and moves its base to `base`, in place.
     pub(super) fn restart(&mut self, base: Psn) {
         self.base = base;
-        self.bits.fill(0);
+        self.used_mut().fill(0);
+        self.top = 0;
         self.far = None;
     }
 
+    /// The words that may hold a mark.
+    fn used(&self) -> &[u64] {
+        self.bits.get(..self.top).unwrap_or(&[])
+    }
+
+    fn used_mut(&mut self) -> &mut [u64] {
+        let top = self.top;
+        self.bits.get_mut(..top).unwrap_or(&mut [])
+    }
+
     fn set(&mut self, off: u32) {
-        if let Some(w) = self.bits.get_mut((off / 64) as usize) {
+        let i = (off / 64) as usize;
+        if let Some(w) = self.bits.get_mut(i) {
             *w |= 1u64 << (off % 64);
+            self.top = self.top.max(i + 1);
         }
     }
 
@@ -53,7 +71,7 @@ impl<B: WindowWords> PsnSet<B> {
 
     /// Clears every bit at offset `from` and above.
     fn clear_above(&mut self, from: u32) {
-        for (i, w) in self.bits.iter_mut().enumerate() {
+        for (i, w) in self.used_mut().iter_mut().enumerate() {
             let lo = i as u32 * 64;
             if from <= lo {
                 *w = 0;
@@ -100,10 +118,12 @@ impl<B: WindowWords> PsnSet<B> {
         }
         let d = d.unsigned_abs();
         if d >= self.span() {
-            self.bits.fill(0);
+            self.used_mut().fill(0);
+            self.top = 0;
         } else {
             let (words, bits) = ((d / 64) as usize, d % 64);
-            for i in 0..self.bits.len() {
+            let top = self.top;
+            for i in 0..top {
                 let lo = self.bits.get(i + words).copied().unwrap_or(0);
                 let hi = self.bits.get(i + words + 1).copied().unwrap_or(0);
                 self.bits[i] = if bits == 0 {
@@ -112,6 +132,7 @@ impl<B: WindowWords> PsnSet<B> {
                     (lo >> bits) | (hi << (64 - bits))
                 };
             }
+            self.top = top.saturating_sub(words);
         }
         self.base = una;
         if self.far.is_some_and(|f| f.before(una)) {
@@ -161,13 +182,15 @@ impl<B: WindowWords> PsnSet<B> {
 
     /// Takes the oldest marked PSN.
     pub(super) fn take_first(&mut self) -> Option<Psn> {
-        for (i, w) in self.bits.iter_mut().enumerate() {
+        let base = self.base;
+        for (i, w) in self.used_mut().iter_mut().enumerate() {
             if *w != 0 {
                 let b = w.trailing_zeros();
                 *w &= !(1u64 << b);
-                return Some(self.base.add(i as u32 * 64 + b));
+                return Some(base.add(i as u32 * 64 + b));
             }
         }
+        self.top = 0;
         self.far.take()
     }
 
@@ -195,14 +218,17 @@ impl<B: WindowWords> PsnSet<B> {
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.bits.iter().all(|&w| w == 0) && self.far.is_none()
+        self.used().iter().all(|&w| w == 0) && self.far.is_none()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
+
     use super::*;
     use crate::proto::words::InlineWords;
+    use std::collections::BTreeSet;
 
     /// The span of the sets under test.
     const SPAN: u32 = 4096;
@@ -293,6 +319,64 @@ mod tests {
             "the base moved past 0xfffffe"
         );
         assert!(!r.spans(Psn::new(0xffffff)));
+    }
+
+    #[test]
+    fn the_set_follows_a_model_under_random_steps() {
+        // Marks, advances, cuts and takes at random on a set whose base wraps the PSN
+        // space, against the set of PSNs (unwrapped) it should hold.
+        let mut r = Set::new(InlineWords::ZERO, Psn::new(0xffff00));
+        let mut base: u64 = 0xffff00;
+        let mut model = BTreeSet::new();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let psn = |v: u64| Psn::new((v & 0xff_ffff) as u32);
+        for step in 0..20_000 {
+            let span = u64::from(SPAN);
+            match next(6) {
+                0 | 1 => {
+                    let first = (base + next(span)).saturating_sub(8);
+                    let count = 1 + next(64).min(base + span - first - 1);
+                    r.mark(psn(first), count as u32);
+                    model.extend((first..first + count).filter(|&v| v >= base));
+                }
+                2 => {
+                    base += next(200);
+                    r.advance(psn(base));
+                    model.retain(|&v| v >= base);
+                }
+                3 => {
+                    let from = base + next(span);
+                    r.clear_from(psn(from));
+                    model.retain(|&v| v < from);
+                }
+                4 => {
+                    let (a, b) = (base + next(span), base + next(span));
+                    let (a, b) = (a.min(b), a.max(b));
+                    r.clear_range(psn(a), psn(b));
+                    model.retain(|&v| v < a || v >= b);
+                }
+                _ => {
+                    let want = model.iter().next().copied();
+                    if let Some(v) = want {
+                        model.remove(&v);
+                    }
+                    assert_eq!(r.take_first(), want.map(psn), "step {step}");
+                }
+            }
+            let probe = base + next(span);
+            assert_eq!(
+                r.contains(psn(probe)),
+                model.contains(&probe),
+                "step {step}"
+            );
+            assert_eq!(r.is_empty(), model.is_empty(), "step {step}");
+        }
     }
 
     #[test]
