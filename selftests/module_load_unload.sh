@@ -13,6 +13,6 @@ for i in 1 2 3; do
   check "unload #$i" rmmod rxe_sr
   [ ! -e /sys/module/rxe_sr ] || fail "/sys/module/rxe_sr left after rmmod"
 done
-expect_grep "load message" 'rxe_sr: loaded \(recovery=gbn; SR pools: 20 units, 326 blocks; MELO pool: 128 blocks; FaSR pipe: 256 PSNs; go-back-N window: 128 PSNs; in flight per device: 256 PSNs; FEC: off; ICRC: crc32-generic\)' "$(dmesg_since_mark)"
+expect_grep "load message" 'rxe_sr: loaded \(recovery=gbn; SR pools: 20 units, 326 blocks; MELO pool: 128 blocks; FaSR pipe: 256 PSNs; SR window: 4096 PSNs; go-back-N window: 128 PSNs; in flight per device: 256 PSNs; FEC: off; ICRC: crc32-generic\)' "$(dmesg_since_mark)"
 expect_grep "unload message, nothing left" 'rxe_sr: unloaded \(0 devices were created, 0 are left;' "$(dmesg_since_mark)"
 check "no oops or warning in the kernel log" dmesg_clean
