@@ -249,12 +249,11 @@ fn new_responder(
     )?)
 }
 
-/// Makes zeroed words for a bitmap over the SR window of `s`, as the SR states ask; when
-/// an allocation fails it hands out empty words and sets `failed`, and the state built
-/// over them is dropped.
-fn window_words(s: SrSetup, failed: &mut bool) -> impl FnMut() -> KWords + '_ {
-    move || {
-        KVVec::from_elem(0u64, s.window_words(), GFP_KERNEL).unwrap_or_else(|_| {
+/// Makes `n` zeroed words for a bitmap, as the SR states ask; when an allocation fails it
+/// hands out empty words and sets `failed`, and the state built over them is dropped.
+fn window_words(failed: &mut bool) -> impl FnMut(usize) -> KWords + '_ {
+    move |n| {
+        KVVec::from_elem(0u64, n, GFP_KERNEL).unwrap_or_else(|_| {
             *failed = true;
             KVVec::new()
         })
@@ -265,7 +264,7 @@ fn window_words(s: SrSetup, failed: &mut bool) -> impl FnMut() -> KWords + '_ {
 fn new_resp_sr(s: SrSetup, psn: Psn) -> Result<KBox<RespSr<KWords>>> {
     let mut failed = false;
     let sr = KBox::new(
-        RespSr::new(s, psn, &mut window_words(s, &mut failed)),
+        RespSr::new(s, psn, &mut window_words(&mut failed)),
         GFP_KERNEL,
     )?;
     if failed {
@@ -278,7 +277,7 @@ fn new_resp_sr(s: SrSetup, psn: Psn) -> Result<KBox<RespSr<KWords>>> {
 fn new_req_sr(s: SrSetup, psn: Psn) -> Result<KBox<ReqSr<KWords>>> {
     let mut failed = false;
     let slot = KBox::<ReqSr<KWords>>::new_uninit(GFP_KERNEL)?;
-    let sr = slot.write(ReqSr::new(s, psn, &mut window_words(s, &mut failed)));
+    let sr = slot.write(ReqSr::new(s, psn, &mut window_words(&mut failed)));
     if failed {
         return Err(ENOMEM);
     }

@@ -20,19 +20,14 @@ use rxe_sr::proto::recovery::RtoConfig;
 type Resp = Responder<Vec<Option<RdRes>>, Vec<Option<RecvSlot>>, Box<RespSr<Vec<u64>>>>;
 type Req = Requester<Vec<SqEntry>, Box<ReqSr<Vec<u64>>>>;
 
-/// Zeroed words for a bitmap over the SR window of `s`.
-fn window_words(s: SrSetup) -> impl FnMut() -> Vec<u64> {
-    move || vec![0; s.window_words()]
-}
-
 /// The requester's SR state for `s`, first PSN `psn`, its bitmaps on the heap.
 fn req_sr(s: SrSetup, psn: Psn) -> Box<ReqSr<Vec<u64>>> {
-    Box::new(ReqSr::new(s, psn, &mut window_words(s)))
+    Box::new(ReqSr::new(s, psn, &mut |n| vec![0; n]))
 }
 
 /// The responder's SR state for `s`, expecting `psn`, its bitmaps on the heap.
 fn resp_sr(s: SrSetup, psn: Psn) -> Box<RespSr<Vec<u64>>> {
-    Box::new(RespSr::new(s, psn, &mut window_words(s)))
+    Box::new(RespSr::new(s, psn, &mut |n| vec![0; n]))
 }
 use rxe_sr::proto::rc::{
     AtomicOp, Fatal, PayloadSrc, RcConfig, RcEnv, RcEvent, RemoteErr, RemoteOp, Service, TxError, MAX_UNACKED_PSNS,

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rxe_sr: the module's parameters (recovery=, the SR pool sizes, sr_pipe_psns,
- * sr_window_psns, gbn_window_psns, dev_inflight_psns, max_objects, fec_unit, fec_depth) and the per-device
- * sysfs attributes `recovery` and `fec`. C because 6.12's `module!` macro declares no
- * parameters and an attribute group is a static table built by C macros; Rust parses and
- * names the scheme (kx/moduleparam.rs) and checks the sizes at load. Moves to Rust once
- * the kernel crate declares parameters and attributes.
+ * sr_window_psns, gbn_window_psns, dev_inflight_psns, max_objects, fec_unit, fec_depth)
+ * and the per-device sysfs attributes `recovery` and `fec`. C because 6.12's `module!`
+ * macro declares no parameters and an attribute group is a static table built by C macros;
+ * Rust parses and names the scheme (kx/moduleparam.rs) and checks the sizes at load. Moves
+ * to Rust once the kernel crate declares parameters and attributes.
  */
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -147,7 +147,7 @@ MODULE_PARM_DESC(sr_window_psns,
 	"Every SR scheme: the SR window, PSNs a requester keeps outstanding in the SR format "
 	"and its responder tracks past RCV-NXT; toward a peer the smaller of the two ends' "
 	"windows is used. A power of two, 512..4194304 and at least gbn_window_psns "
-	"(default 4096). Each SR QP keeps five to nine bitmaps of this many bits");
+	"(default 4096). Each SR QP keeps five to seven bitmaps of this many bits");
 
 module_param_named(gbn_window_psns, rxe_sr_params.gbn_window_psns, uint, 0444);
 MODULE_PARM_DESC(gbn_window_psns,

@@ -120,6 +120,11 @@ impl<S: DerefMut<Target = [u8]>> Decoder<S> {
         }
     }
 
+    /// The shim's window from ePSN, PSNs.
+    pub fn window(&self) -> u32 {
+        self.window
+    }
+
     /// The parameters in use.
     pub fn params(&self) -> FecParams {
         self.params

@@ -36,10 +36,8 @@ pub struct FecRx<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P,
     /// A repair of our geometry arrived: the peer sends them, so a gap is worth waiting
     /// for (before that, holding would only delay the transport's own recovery).
     armed: bool,
-    /// UC requests carrying the offer to pass before the next take ([`Self::take_due`]).
+    /// UC requests carrying the offer to pass before the next take ([`Self::take_for`]).
     offers_to_take: u32,
-    /// PSNs from the responder's ePSN on that the shim codes and holds: the SR window.
-    window: u32,
 }
 
 /// A UC receiving side answers the first request carrying the FEC offer with a take, then
@@ -57,7 +55,6 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
             ask: Asker::new(params),
             armed: false,
             offers_to_take: 0,
-            window,
         }
     }
 
@@ -76,7 +73,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     /// A request packet's bytes (BTH to ICRC, checked) into its unit, if its PSN lies in
     /// the window from the responder's ePSN `epsn`.
     pub fn code(&mut self, psn: Psn, ip_id: u16, pkt: &[u8], epsn: Psn) -> DataOutcome {
-        if !in_window(psn, epsn, self.window) {
+        if !in_window(psn, epsn, self.dec.window()) {
             return DataOutcome::Stale;
         }
         let outcome = self.dec.on_data(psn, ip_id, pkt);
@@ -124,7 +121,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     /// order, or held. Outside the window from `epsn` it is delivered and changes nothing
     /// here.
     pub fn pass(&mut self, psn: Psn, span: u32, pkt: P, epsn: Psn, deliver: &mut impl FnMut(P)) {
-        if !in_window(psn, epsn, self.window) {
+        if !in_window(psn, epsn, self.dec.window()) {
             deliver(pkt);
             return;
         }
@@ -137,7 +134,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     /// transport, without [`Self::pass`]: outside the window, or in order with nothing
     /// held (noted as passed).
     pub fn pass_in_order(&mut self, psn: Psn, span: u32, epsn: Psn) -> bool {
-        !in_window(psn, epsn, self.window) || self.hold.pass_in_order(psn, span)
+        !in_window(psn, epsn, self.dec.window()) || self.hold.pass_in_order(psn, span)
     }
 
     /// A repair: what it rebuilds is written to `out` ([`Decoder::on_repair`]); a packet

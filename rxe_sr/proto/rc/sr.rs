@@ -28,7 +28,7 @@
 
 use crate::proto::psn::Psn;
 use crate::proto::rc::SR_DEFAULT_WINDOW_LOG2;
-use crate::proto::recovery::any::AnyEngine;
+use crate::proto::recovery::any::{AnyEngine, EngineSide};
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::{Feedback, Hole, RtoConfig};
 use crate::proto::wire::caps::{SrCap, SrScheme};
@@ -97,15 +97,23 @@ impl SrSetup {
         words_for(self.window_psns())
     }
 
-    /// A fresh engine of the scheme, both directions starting at `psn`, its bitmaps over
-    /// storage `words` makes.
-    pub fn engine<B: WindowWords>(&self, psn: Psn, words: &mut dyn FnMut() -> B) -> AnyEngine<B> {
+    /// A fresh engine of the scheme for `side` of a QP, starting at `psn`: `words(n)` makes
+    /// `n` zeroed words, a window's worth for each bitmap of that side and none for the
+    /// other side's, which it never uses.
+    pub fn engine<B: WindowWords>(
+        &self,
+        side: EngineSide,
+        psn: Psn,
+        words: &mut dyn FnMut(usize) -> B,
+    ) -> AnyEngine<B> {
+        let n = self.window_words();
+        let mut words_of = |s: EngineSide| words(if s == side { n } else { 0 });
         AnyEngine::new(
             self.scheme(),
             (psn, psn),
             self.rto,
             self.srnic_delay_us,
-            words,
+            &mut words_of,
         )
     }
 }

@@ -100,26 +100,38 @@ pub enum AnyEngine<B> {
     Melo(Melo),
 }
 
+/// A side of a QP's engine: the requester's (SACKed PSNs) or the responder's (PSNs
+/// received). A QP runs each side in an engine of its own.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EngineSide {
+    /// The requester's side.
+    Requester,
+    /// The responder's side.
+    Responder,
+}
+
 impl<B: WindowWords> AnyEngine<B> {
     /// The engine of `scheme` for a QP whose requester starts at `sq_psn` and whose
     /// responder expects `rq_psn`; `srnic_delay` is SRNIC's slow-path delay in ticks.
-    /// `words` makes each bitmap's storage (zeroed, the SR window's length).
+    /// `words(side)` makes the storage of a bitmap of that side (zeroed): the SR window's
+    /// length for a side the engine serves, none for the other.
     pub fn new(
         scheme: Scheme,
         (sq_psn, rq_psn): (Psn, Psn),
         rto: RtoConfig,
         srnic_delay: u64,
-        words: &mut dyn FnMut() -> B,
+        words: &mut dyn FnMut(EngineSide) -> B,
     ) -> Self {
         match scheme {
             Scheme::Gbn => AnyEngine::Gbn(Gbn::new(sq_psn, rq_psn, rto)),
             Scheme::Fasr => AnyEngine::Fasr(Fasr::new(sq_psn, rq_psn, rto)),
             Scheme::Srnic => {
-                let sw = words();
+                let sw = words(EngineSide::Responder);
                 AnyEngine::Srnic(Srnic::with_words(sq_psn, rq_psn, rto, srnic_delay, sw))
             }
             Scheme::Irn => {
-                let (sacked, received) = (words(), words());
+                let sacked = words(EngineSide::Requester);
+                let received = words(EngineSide::Responder);
                 AnyEngine::Irn(Irn::with_words(sq_psn, rq_psn, rto, sacked, received))
             }
             Scheme::Melo => AnyEngine::Melo(Melo::new(sq_psn, rq_psn, rto)),

@@ -26,7 +26,7 @@ use crate::proto::psn::Psn;
 use crate::proto::rc::event::engine_event;
 use crate::proto::rc::sr::SrSetup;
 use crate::proto::rc::{packets, Fatal, RcConfig, RcEnv, RcEvent, SR_ASSUMED_WINDOW_PSNS};
-use crate::proto::recovery::any::{AnyEngine, SharedPools};
+use crate::proto::recovery::any::{AnyEngine, EngineSide, SharedPools};
 use crate::proto::recovery::{
     Action, ActionSink, Counters, EngineEvent, Recovery, ReqEvent, Timer,
 };
@@ -85,19 +85,20 @@ impl<B: WindowWords> ReqSr<B> {
         }
     }
 
-    /// The SR state of a requester whose first packet carries `sq_psn`: probing. `words`
-    /// makes the storage of each bitmap over the SR window (zeroed). Out of line, so the
+    /// The SR state of a requester whose first packet carries `sq_psn`: probing.
+    /// `words(n)` makes `n` zeroed words, the storage of a bitmap. Out of line, so the
     /// engine it builds does not share a stack frame with the state its caller holds.
     #[inline(never)]
-    pub fn new(setup: SrSetup, sq_psn: Psn, words: &mut dyn FnMut() -> B) -> Self {
+    pub fn new(setup: SrSetup, sq_psn: Psn, words: &mut dyn FnMut(usize) -> B) -> Self {
+        let n = setup.window_words();
         ReqSr {
             caps: RequesterCaps::new(Some(setup.cap)),
-            engine: setup.engine(sq_psn, words),
+            engine: setup.engine(EngineSide::Requester, sq_psn, words),
             active: false,
-            resend: PsnSet::new(words(), sq_psn),
-            read_placed: PsnSet::new(words(), sq_psn),
-            resent: PsnSet::new(words(), sq_psn),
-            repairs: RepairWatch::new(words(), words(), sq_psn),
+            resend: PsnSet::new(words(n), sq_psn),
+            read_placed: PsnSet::new(words(n), sq_psn),
+            resent: PsnSet::new(words(n), sq_psn),
+            repairs: RepairWatch::new(words(n), words(n), sq_psn),
             read_high: None,
             read_last: None,
             read_acked: None,

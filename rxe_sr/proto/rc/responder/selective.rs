@@ -41,7 +41,7 @@ use crate::proto::psn::Psn;
 use crate::proto::rc::event::engine_event;
 use crate::proto::rc::sr::{encode_feedback, SrSetup};
 use crate::proto::rc::{Fatal, RcConfig, RcEnv, RcEvent};
-use crate::proto::recovery::any::{AnyEngine, SharedPools};
+use crate::proto::recovery::any::{AnyEngine, EngineSide, SharedPools};
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::{
     Action, ActionSink, Counters, EngineEvent, Feedback, Recovery, RespEvent, Timer,
@@ -155,14 +155,14 @@ pub(super) fn in_sr_window(psn: Psn, rcv_nxt: Psn, window: u32) -> bool {
 }
 
 impl<B: WindowWords> RespSr<B> {
-    /// The SR state of a responder expecting `rq_psn` first; `words` makes the storage of
-    /// each bitmap over the SR window (zeroed). Out of line, so the engine it builds does
-    /// not share a stack frame with the state its caller holds.
+    /// The SR state of a responder expecting `rq_psn` first; `words(n)` makes `n` zeroed
+    /// words, the storage of a bitmap. Out of line, so the engine it builds does not share
+    /// a stack frame with the state its caller holds.
     #[inline(never)]
-    pub fn new(setup: SrSetup, rq_psn: Psn, words: &mut dyn FnMut() -> B) -> Self {
+    pub fn new(setup: SrSetup, rq_psn: Psn, words: &mut dyn FnMut(usize) -> B) -> Self {
         RespSr {
             caps: ResponderCaps::new(Some(setup.cap)),
-            engine: setup.engine(rq_psn, words),
+            engine: setup.engine(EngineSide::Responder, rq_psn, words),
             window_log2: setup.window_log2,
             active: false,
             offered: false,
