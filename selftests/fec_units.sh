@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 600
 # The FEC shim under losses chosen by packet, not by chance: each guest drops, as they
-# arrive, the first transmissions of coded request packets (BTH Resv7 = a coded mark) whose
+# arrive, the first transmissions of coded packets (BTH Resv7 = a coded mark) whose
 # PSN's low byte matches a pattern, with a u32 filter on the clsact ingress hook (on the
 # sender's egress the drop would be reported to it as a full queue). msg_check (64 KiB
 # messages both ways, one coding block after another, every byte checked) passes in every
@@ -20,6 +20,12 @@
 #    (fec_takes_sent > 0; UC has no response to echo it), every loss was rebuilt, no unit
 #    given up, and every message arrived: a UC message with a packet lost is dropped
 #    whole, which msg_check would not survive.
+# 5. READs both ways (msg_check --op read), N = 8, D = 1, the losses of case 1, which fall
+#    on READ responses (a 64 KiB READ request stands for 64 PSNs, and its PSNs end in
+#    0x00, 0x40, 0x80 or 0xc0): the requester rebuilt every lost response (the responder
+#    codes the responses of coded requests), no unit given up, and under gbn the requester
+#    asked for no READ again and timed out never (fasr's probes and timer may still fire
+#    on a response that was only slow, as in case 1).
 . "$HOST_SHARE/selftests/lib/lib.sh"
 [ "$GUESTS" -ge 2 ] || skip "needs two guests"
 trap 'log "counters at exit: $(rdma statistic show link sr0/1 2>/dev/null)"; tc qdisc del dev eth0 clsact 2>/dev/null' EXIT
@@ -27,7 +33,7 @@ trap 'log "counters at exit: $(rdma statistic show link sr0/1 2>/dev/null)"; tc 
 ITERS=300
 
 # drop_psns VALUE MASK...: drop arriving coded first transmissions (Resv7 0x7a to 0x7d, any
-# epoch) of request packets whose PSN low byte matches each VALUE/MASK pair. Offsets are
+# epoch) of request packets and READ responses whose PSN low byte matches each VALUE/MASK pair. Offsets are
 # from the IPv4 header: UDP at 20, BTH at 28, its Resv7 byte at 36 and PSN low byte at 39.
 drop_psns() {
   tc qdisc del dev eth0 clsact 2>/dev/null
@@ -105,3 +111,18 @@ takes=$(stat_of fec_takes_sent)
 [ "$U" = 0 ] || fail "uc: $U units given up with one loss each"
 log "ok: uc: $takes takes sent, all $R losses rebuilt, every message arrived"
 case_down uc
+
+for scheme in gbn fasr; do
+  MSG_ARGS="--op read" run_case "read-$scheme" "$scheme" 8 1 0x05 0xff 0x83 0xff
+  own_s=$(( $(stat_of completer_retry_err) + $(stat_of sr_resent_pkts) ))
+  own_t=$(stat_of local_ack_timeout_err)
+  log "read-$scheme: this requester resent $own_s, timed out $own_t"
+  [ "$R" = "$DROPS" ] || fail "read-$scheme: $DROPS READ responses lost, one per unit, but $R rebuilt"
+  [ "$U" = 0 ] || fail "read-$scheme: $U units given up with one loss each"
+  if [ "$scheme" = gbn ]; then
+    [ "$own_t" = 0 ] || fail "read-$scheme: $own_t retransmission timeouts, with every loss rebuilt"
+    [ "$own_s" = 0 ] || fail "read-$scheme: READs asked for again $own_s times, with every loss rebuilt"
+  fi
+  log "ok: read-$scheme: all $R lost READ responses rebuilt"
+  case_down "read-$scheme"
+done

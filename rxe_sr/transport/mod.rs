@@ -12,7 +12,8 @@
 //!   responder) under the QP's lock; [`rc_conn`], the connection state it drives, built
 //!   at RTR and RTS; [`rc_env`], what the state machines act on; [`rc_fetch`], send WQEs
 //!   into the requester; [`rc_counters`], the device counters their events add to;
-//!   [`rc_fec`], the FEC shim's encoder and the repairs it sends.
+//!   [`rc_fec`], the FEC shim's encoders and the repairs they send; [`rc_fec_resp`], the
+//!   shim's direction of the responses (decoded and held for the requester).
 //! - [`ud_qp`]: a UD or GSI QP's sending (user ring, kernel queue) and the delivery of UD
 //!   SENDs (unicast, multicast); [`ud_packet`], one UD message: a work request into its
 //!   DETH packet on the wire, a received one into a receive WQE.
@@ -27,6 +28,7 @@ pub(crate) mod rc_counters;
 pub(crate) mod rc_drive;
 pub(crate) mod rc_env;
 pub(crate) mod rc_fec;
+pub(crate) mod rc_fec_resp;
 pub(crate) mod rc_fetch;
 pub(crate) mod rc_qp;
 pub(crate) mod rx;

@@ -7,8 +7,9 @@ use crate::kx::ib_verbs::QpState;
 use crate::transport::qp::{CqEvents, QpCtx, RoceQp};
 use crate::transport::qp_error::flush_kernel;
 use crate::transport::rc_conn;
+use crate::transport::rc_conn::receiving;
 use crate::transport::rc_drive::{drive, Step};
-use crate::transport::rc_qp::{receiving, serve_held};
+use crate::transport::rc_qp::serve_held;
 use crate::transport::ud_qp::{run_kernel_sends, run_ud_requester};
 
 /// The QP's work item (its timer fired, or a path kicked it): the transport's timer step

@@ -6,7 +6,7 @@
 use kernel::alloc::{flags::GFP_KERNEL, KBox, KVVec};
 use kernel::prelude::*;
 
-use crate::kx::ib_verbs::{PathMtu, QpType, SigType};
+use crate::kx::ib_verbs::{PathMtu, QpState, QpType, SigType};
 use crate::objects::ah::Av;
 use crate::objects::device::RoceDevice;
 use crate::objects::qp::{QpAttrs, QpShape};
@@ -19,7 +19,9 @@ use crate::proto::rc::sr::SrSetup;
 use crate::proto::rc::{timeout_us, RcConfig, Service};
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::RtoConfig;
-use crate::transport::rc_fec::{new_encoder, new_fec_rx, FecRxState, KEncoder};
+use crate::transport::rc_fec::{
+    new_encoder, new_fec_rx, new_resp_rx, FecRxState, KEncoder, RespRxState,
+};
 use crate::uabi::send_wqe::{Payload, SendFlags, SendOp, SendOpcode, SendWqe};
 
 /// Send WQEs the transport holds at most per QP (fewer when the send queue is smaller):
@@ -63,6 +65,10 @@ pub(crate) struct RcConn {
     pub(crate) fec_tx: Option<KBox<KEncoder>>,
     /// The FEC shim's receiving half (from RTR, with FEC).
     pub(crate) fec_rx: Option<KBox<FecRxState>>,
+    /// RC with FEC: the responder's encoder of its coded responses (from RTR), and the
+    /// requester's receiving half of the peer's (from RTS).
+    pub(crate) fec_resp_tx: Option<KBox<KEncoder>>,
+    pub(crate) fec_resp_rx: Option<KBox<RespRxState>>,
 }
 
 /// The service of a connected QP type.
@@ -148,6 +154,10 @@ impl RcConn {
             Some(p) => Some(new_fec_rx(p, 1 << sr_window_log2())?),
             None => None,
         };
+        let fec_resp_tx = match fec.filter(|_| cfg.service == Service::Rc) {
+            Some(p) => Some(new_encoder(p, cfg.dest_qpn, true)?),
+            None => None,
+        };
         // Written into its heap slot rather than built on the stack: it holds the requester.
         let slot = KBox::<RcConn>::new_uninit(GFP_KERNEL)?;
         Ok(slot.write(RcConn {
@@ -162,6 +172,8 @@ impl RcConn {
             fec,
             fec_tx: None,
             fec_rx,
+            fec_resp_tx,
+            fec_resp_rx: None,
         }))
     }
 
@@ -170,6 +182,7 @@ impl RcConn {
     pub(crate) fn release_shared(&mut self, dev: &RoceDevice) {
         // The packets the FEC shim held go with the state that receives them.
         self.fec_rx = None;
+        self.fec_resp_rx = None;
         dev.give_back_inflight(&mut self.inflight_held);
         dev.settle_path(&mut self.path_held, 0);
         if self.sr.is_none() {
@@ -211,7 +224,10 @@ impl RcConn {
             None => None,
         };
         if let Some(p) = self.fec.filter(|_| self.cfg.fec) {
-            self.fec_tx = Some(new_encoder(p, self.cfg.dest_qpn)?);
+            self.fec_tx = Some(new_encoder(p, self.cfg.dest_qpn, false)?);
+            if self.cfg.service == Service::Rc {
+                self.fec_resp_rx = Some(new_resp_rx(p, 1 << sr_window_log2())?);
+            }
         }
         self.req = Some(Requester::new(slots, psn, &self.cfg, sr));
         Ok(())
@@ -282,4 +298,9 @@ fn new_req_sr(s: SrSetup, psn: Psn) -> Result<KBox<ReqSr<KWords>>> {
         return Err(ENOMEM);
     }
     Ok(sr)
+}
+
+/// True for QP states whose responder takes requests.
+pub(crate) fn receiving(state: QpState) -> bool {
+    matches!(state, QpState::Rtr | QpState::Rts)
 }

@@ -9,10 +9,11 @@ use kernel::prelude::*;
 
 use crate::kx::ib_verbs::QpState;
 use crate::kx::netdevice::NetDev;
+use crate::kx::rxe::icrc::KernelCrc32;
 use crate::kx::timer::QpTimer;
 use crate::proto::rc::responder::READ_BUDGET;
 use crate::proto::rc::{Fatal, RcConfig, RcEnv, Service};
-use crate::proto::wire::opcode::OpKind;
+use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::PacketRepr;
 use crate::transport::qp::{QpCtx, QpInner};
 use crate::transport::qp_error::enter_error;
@@ -58,6 +59,7 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev, step: Step<'_
         inflight_held,
         path_held,
         fec_tx,
+        fec_resp_tx,
         ..
     } = conn;
     let mut env = {
@@ -84,14 +86,17 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev, step: Step<'_
         } else {
             env
         };
-        env.with_fec(fec)
+        env.with_fec(fec).with_fec_resp(fec_resp_tx.as_deref_mut())
     };
     let rts = attrs.state == QpState::Rts;
     let mut outcome = run_step(&mut env, cfg, req, resp, rts, step);
+    if !resp.read_pending() {
+        env.flush_fec(true);
+    }
     if let (Ok(()), Some(r), true) = (outcome, req.as_mut(), rts) {
         outcome = send_more(ctx, &mut env, cfg, r);
         if r.sent_all() {
-            env.flush_fec();
+            env.flush_fec(false);
         }
     }
     settle(ctx, &mut env, req, rts, path_held);
@@ -238,10 +243,7 @@ fn report_fatal(qpn: u32, req: &mut Option<KRequester>, resp: &mut KResponder) {
 
 /// True for request packets (to the responder), false for responses (to the completer).
 pub(crate) fn is_request(p: &PacketRepr<'_>) -> bool {
-    !matches!(
-        p.bth.opcode.info().map(|i| i.kind),
-        Some(OpKind::Acknowledge | OpKind::AtomicAcknowledge | OpKind::RdmaReadResponse)
-    )
+    !p.bth.opcode.info().is_some_and(|i| i.kind.is_response())
 }
 
 /// Arms `timer` for `deadline`; one already due (SRNIC's slow path queues work for "now")
@@ -253,4 +255,15 @@ fn arm(timer: &QpTimer, deadline: Option<u64>, now: u64) {
         Some(d) => timer.arm(d),
         None => {}
     }
+}
+
+/// Splits a datagram (from its IP header) and checks its IP/UDP framing, ICRC and IBTA
+/// headers (and rxe_sr's SR headers: the parser takes TVer 1 on RC only). Whether an SR
+/// packet's QP agreed to the SR format is its transport's check: an SR request to a QP
+/// without an SR scheme, or an SR response to a requester that never sent SR requests, is
+/// dropped and counted there.
+pub(crate) fn parse(bytes: &[u8]) -> Option<(RoceDatagram<'_>, PacketRepr<'_>)> {
+    let d = RoceDatagram::parse(bytes).ok()?;
+    let p = PacketRepr::parse_checked_with::<KernelCrc32>(d.ip_header, d.udp_header, d.ib).ok()?;
+    Some((d, p))
 }

@@ -63,6 +63,8 @@ pub(crate) struct KEnv<'a> {
     taken: u32,
     /// The QP's FEC encoder, once its peer took the offer ([`Self::with_fec`]).
     fec: Option<&'a mut KEncoder>,
+    /// The encoder of its responder's coded responses ([`Self::with_fec_resp`]).
+    fec_resp: Option<&'a mut KEncoder>,
 }
 
 /// A step may send many packets (a whole READ response, a window of requests): every this
@@ -107,6 +109,7 @@ impl<'a> KEnv<'a> {
             inflight: None,
             taken: 0,
             fec: None,
+            fec_resp: None,
         }
     }
 
@@ -116,11 +119,22 @@ impl<'a> KEnv<'a> {
         self
     }
 
-    /// The requester has nothing more to send now: the encoder's units that hold enough
-    /// packets no repair covers get one.
-    pub(crate) fn flush_fec(&mut self) {
+    /// Codes the responses marked as coded with `enc` and sends its repairs.
+    pub(crate) fn with_fec_resp(mut self, enc: Option<&'a mut KEncoder>) -> Self {
+        self.fec_resp = enc;
+        self
+    }
+
+    /// The requester (`responses` false) or the responder has nothing more to send now:
+    /// its encoder's units that hold enough packets no repair covers get one.
+    pub(crate) fn flush_fec(&mut self, responses: bool) {
         let path = self.repair_path();
-        if let Some(enc) = self.fec.as_deref_mut() {
+        let enc = if responses {
+            self.fec_resp.as_deref_mut()
+        } else {
+            self.fec.as_deref_mut()
+        };
+        if let Some(enc) = enc {
             enc.flush_idle(&mut |rh, pl| path.send(rh, pl));
         }
     }
@@ -270,7 +284,14 @@ impl RcEnv for KEnv<'_> {
         // A packet marked as coded is coded in its skb, once its ICRC is filled.
         let (psn, path) = (hdr.bth.psn, self.repair_path());
         let epoch = coded_epoch(hdr.bth.resv7);
-        let mut enc = self.fec.as_deref_mut().filter(|_| epoch.is_some());
+        // A response marked coded goes to the responses' encoder.
+        let response = hdr.bth.opcode.info().is_some_and(|i| i.kind.is_response());
+        let mut enc = if response {
+            self.fec_resp.as_deref_mut()
+        } else {
+            self.fec.as_deref_mut()
+        }
+        .filter(|_| epoch.is_some());
         if let (Some(e), Some(epoch)) = (enc.as_deref_mut(), epoch) {
             e.prepare(psn, epoch, &mut |rh, pl| path.send(rh, pl));
         }
@@ -291,7 +312,7 @@ impl RcEnv for KEnv<'_> {
             emit,
             tap,
         );
-        if let Some(e) = self.fec.as_deref_mut().filter(|_| coded) {
+        if let Some(e) = enc.filter(|_| coded) {
             match sent {
                 Ok(()) => e.emit_due(&mut |rh, pl| path.send(rh, pl)),
                 // Coded, and not sent: the requester sends the PSN again.

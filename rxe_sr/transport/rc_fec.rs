@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The FEC shim in the kernel (`proto::fec` codes and decodes): a QP's encoder and the
-//! repair packets it sends to its peer; its receiving half, whose held packets are skbs,
-//! and the datagram of a packet a repair rebuilt.
+//! The FEC shim in the kernel (`proto::fec` codes and decodes): a QP's encoders (of its
+//! requests, and of its responder's coded responses) and the repair packets they send to
+//! its peer; its receiving halves (of the peer's requests, and of the peer's responses),
+//! whose held packets are skbs, and the datagram of a packet a repair rebuilt.
 
 use kernel::alloc::{flags::GFP_KERNEL, KBox, KVVec};
 use kernel::prelude::*;
@@ -13,6 +14,7 @@ use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
 use crate::proto::fec::decoder::{RepairOutcome, DEC_UNITS};
 use crate::proto::fec::encoder::{Encoder, ENC_UNITS};
+use crate::proto::fec::resp_rx::RespRx;
 use crate::proto::fec::rx::{FecRx, HOLD_SLOTS};
 use crate::proto::fec::{FecParams, RepairHeader, RhKind, FEC_MAX_PACKET};
 use crate::proto::psn::Psn;
@@ -24,11 +26,21 @@ use crate::proto::wire::{PacketRepr, ICRC_LEN};
 /// A QP's encoder, its accumulators on the heap.
 pub(crate) type KEncoder = Encoder<KVVec<u8>>;
 
-/// The encoder of a QP whose peer QP is `dest_qpn`.
+/// The encoder of a QP whose peer QP is `dest_qpn`: of its requests, or of its
+/// responder's coded responses (`responses`).
 #[inline(never)]
-pub(crate) fn new_encoder(params: FecParams, dest_qpn: u32) -> Result<KBox<KEncoder>> {
+pub(crate) fn new_encoder(
+    params: FecParams,
+    dest_qpn: u32,
+    responses: bool,
+) -> Result<KBox<KEncoder>> {
     let buf = KVVec::from_elem(0u8, ENC_UNITS * FEC_MAX_PACKET, GFP_KERNEL)?;
-    Ok(KBox::new(Encoder::new(params, dest_qpn, buf), GFP_KERNEL)?)
+    let enc = if responses {
+        Encoder::for_responses(params, dest_qpn, buf)
+    } else {
+        Encoder::new(params, dest_qpn, buf)
+    };
+    Ok(KBox::new(enc, GFP_KERNEL)?)
 }
 
 /// Where a QP's packets go: repairs go the same way as its data packets (addresses, UDP
@@ -60,8 +72,8 @@ impl RepairPath<'_> {
             crate::net::tx::send_with(dev, nd, av, sport, len, 0..0, |_| Ok(()), fill, |_, _| {});
         if sent.is_ok() {
             dev.counters().inc(match rh.kind {
-                RhKind::Repair => Counter::FecRepairsSent,
-                RhKind::Ask => Counter::FecAsksSent,
+                RhKind::Repair | RhKind::RespRepair => Counter::FecRepairsSent,
+                RhKind::Ask | RhKind::RespAsk => Counter::FecAsksSent,
                 RhKind::Take => Counter::FecTakesSent,
             });
         }
@@ -86,17 +98,26 @@ pub(crate) struct FecRxState {
     out: KVVec<u8>,
 }
 
-/// The receiving half of a device set to `params`: slots for the packets of two of the
-/// largest blocks, as an ask may move it to any parameters.
-#[inline(never)]
-pub(crate) fn new_fec_rx(params: FecParams, window: u32) -> Result<KBox<FecRxState>> {
+/// What a receiving half keeps: the decoder's accumulators, slots for the packets of two
+/// of the largest blocks (an ask may move it to any parameters), and room for a rebuilt
+/// packet.
+type RxStorage = (KVVec<u8>, KVVec<Option<(SkBuff, u32)>>, KVVec<u8>);
+
+fn rx_storage() -> Result<RxStorage> {
     let buf = KVVec::from_elem(0u8, DEC_UNITS * FEC_MAX_PACKET, GFP_KERNEL)?;
-    let n = HOLD_SLOTS;
-    let mut slots = KVVec::with_capacity(n, GFP_KERNEL)?;
-    for _ in 0..n {
+    let mut slots = KVVec::with_capacity(HOLD_SLOTS, GFP_KERNEL)?;
+    for _ in 0..HOLD_SLOTS {
         slots.push(None, GFP_KERNEL)?;
     }
     let out = KVVec::from_elem(0u8, FEC_MAX_PACKET, GFP_KERNEL)?;
+    Ok((buf, slots, out))
+}
+
+/// The receiving half of a device set to `params`, for requests in the `window` PSNs
+/// from ePSN.
+#[inline(never)]
+pub(crate) fn new_fec_rx(params: FecParams, window: u32) -> Result<KBox<FecRxState>> {
+    let (buf, slots, out) = rx_storage()?;
     Ok(KBox::new(
         FecRxState {
             rx: FecRx::new(params, window, buf, slots),
@@ -117,19 +138,8 @@ impl FecRxState {
         (rh, payload): (&RepairHeader, &[u8]),
         epsn: Psn,
     ) -> Option<SkBuff> {
-        let c = dev.counters();
-        c.inc(Counter::FecRepairsRcvd);
-        match self.rx.on_repair(rh, payload, &mut self.out, epsn) {
-            RepairOutcome::Rebuilt { ip_id, len, .. } => {
-                c.inc(Counter::FecRebuilt);
-                received_datagram(nd, d, self.out.get(..len)?, ip_id)
-            }
-            RepairOutcome::Unrepairable { first: true } => {
-                c.inc(Counter::FecUnrepairable);
-                None
-            }
-            _ => None,
-        }
+        let outcome = self.rx.on_repair(rh, payload, &mut self.out, epsn);
+        rebuilt_datagram((dev, nd), d, outcome, &self.out)
     }
 
     /// Sends the peer QP `dest_qpn` the ask the receiving side has due, if any, its ePSN
@@ -138,6 +148,77 @@ impl FecRxState {
         if let Some((epoch, params)) = self.rx.take_ask() {
             path.send(&RepairHeader::ask(dest_qpn, epoch, params, epsn), &[]);
         }
+    }
+}
+
+/// A requester's receiving side of the responses: decoder and held responses, in skbs.
+pub(crate) type KRespRx = RespRx<SkBuff, KVVec<u8>, KVVec<Option<(SkBuff, u32)>>>;
+
+/// The requester's receiving half of the FEC shim, and room for the response a repair
+/// rebuilt.
+pub(crate) struct RespRxState {
+    pub(crate) rx: KRespRx,
+    out: KVVec<u8>,
+}
+
+/// The requester's receiving half of a device set to `params`, for responses in the
+/// `window` PSNs from UNACK.
+#[inline(never)]
+pub(crate) fn new_resp_rx(params: FecParams, window: u32) -> Result<KBox<RespRxState>> {
+    let (buf, slots, out) = rx_storage()?;
+    Ok(KBox::new(
+        RespRxState {
+            rx: RespRx::new(params, window, buf, slots),
+            out,
+        },
+        GFP_KERNEL,
+    )?)
+}
+
+impl RespRxState {
+    /// A repair of responses (its datagram `d`, its ICRC checked) for this QP, whose
+    /// requester waits for the response of PSN `owed`: the response it rebuilds, as a
+    /// received datagram, to go through the receive checks.
+    pub(crate) fn repair(
+        &mut self,
+        (dev, nd): (&RoceDevice, &NetDev),
+        d: &RoceDatagram<'_>,
+        (rh, payload): (&RepairHeader, &[u8]),
+        owed: Option<Psn>,
+    ) -> Option<SkBuff> {
+        let outcome = self.rx.on_repair(rh, payload, &mut self.out, owed);
+        rebuilt_datagram((dev, nd), d, outcome, &self.out)
+    }
+
+    /// Sends the peer QP `dest_qpn` the ask for its responses that is due, if any, the
+    /// requester waiting for the response of PSN `owed`.
+    pub(crate) fn send_ask(&mut self, path: &RepairPath<'_>, dest_qpn: u32, owed: Psn) {
+        if let Some((epoch, params)) = self.rx.take_ask() {
+            path.send(&RepairHeader::resp_ask(dest_qpn, epoch, params, owed), &[]);
+        }
+    }
+}
+
+/// Counts a repair that reached its QP and what it did (`outcome`): the packet it
+/// rebuilt into `out`, as a datagram received from the sender of `d`.
+fn rebuilt_datagram(
+    (dev, nd): (&RoceDevice, &NetDev),
+    d: &RoceDatagram<'_>,
+    outcome: RepairOutcome,
+    out: &[u8],
+) -> Option<SkBuff> {
+    let c = dev.counters();
+    c.inc(Counter::FecRepairsRcvd);
+    match outcome {
+        RepairOutcome::Rebuilt { ip_id, len, .. } => {
+            c.inc(Counter::FecRebuilt);
+            received_datagram(nd, d, out.get(..len)?, ip_id)
+        }
+        RepairOutcome::Unrepairable { first: true } => {
+            c.inc(Counter::FecUnrepairable);
+            None
+        }
+        _ => None,
     }
 }
 

@@ -7,7 +7,6 @@ use kernel::prelude::*;
 
 use crate::kx::ib_qp::QpRef;
 use crate::kx::ib_verbs::QpState;
-use crate::kx::rxe::icrc::KernelCrc32;
 use crate::kx::skbuff::{SkBuff, SkbQueue};
 use crate::objects::counters::Counter;
 use crate::objects::device::RoceDevice;
@@ -19,9 +18,10 @@ use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::PacketRepr;
 use crate::transport::qp::{CqEvents, QpCtx, QpInner, QpObject, RoceQp};
 use crate::transport::qp_error::flush;
-use crate::transport::rc_conn;
-use crate::transport::rc_drive::{drive, is_request, Step};
+use crate::transport::rc_conn::{self, receiving};
+use crate::transport::rc_drive::{drive, is_request, parse, Step};
 use crate::transport::rc_fec::{self, RepairPath};
+use crate::transport::rc_fec_resp::{self, peer_conn, rts};
 use crate::uabi::layout;
 
 /// `post_send` on an RC or UC QP: the doorbell. In RTS, unless the requester runs again
@@ -91,13 +91,16 @@ enum Route {
     Later,
     /// To the FEC shim: its PSN and the PSNs it stands for.
     Fec(Psn, u32),
+    /// A response to the requester's FEC shim: its PSN.
+    FecResp(Psn),
 }
 
-/// A request the QP's FEC shim takes in (it may hold it for a rebuild).
+/// A packet the QP's FEC shim takes in (it may hold it for a rebuild).
 pub(crate) struct FecLater {
     qp: QpRef<RxeSr>,
     psn: Psn,
-    span: u32,
+    /// The PSNs a request stands for; `None` for a response.
+    span: Option<u32>,
 }
 
 impl FecLater {
@@ -105,6 +108,9 @@ impl FecLater {
     /// packets it puts in order: those join the QP's queue of held requests, which its
     /// work runs. False when the QP no longer receives (the packet is dropped).
     pub(crate) fn pass(self, skb: SkBuff) -> bool {
+        let Some(span) = self.span else {
+            return rc_fec_resp::pass(&self.qp, self.psn, skb);
+        };
         let st: &QpObject = &self.qp;
         let Some(held) = st.held.as_ref() else {
             return false;
@@ -119,7 +125,7 @@ impl FecLater {
             return false;
         };
         let dev = self.qp.device();
-        f.rx.pass(self.psn, self.span, skb, epsn, &mut |s| hold(held, dev, s));
+        f.rx.pass(self.psn, span, skb, epsn, &mut |s| hold(held, dev, s));
         drop(g);
         self.qp.timer().kick();
         true
@@ -150,11 +156,6 @@ impl Later {
     }
 }
 
-/// True for QP states whose responder takes requests.
-pub(crate) fn receiving(state: QpState) -> bool {
-    matches!(state, QpState::Rtr | QpState::Rts)
-}
-
 /// Delivers an RC or UC packet to its QP: requests to the responder (in RTR and RTS),
 /// responses to the completer (in RTS). The packet must come from the QP's peer and be
 /// addressed to the QP's own GID (rdma_rxe's check_addr): QPNs are easy to guess, IP
@@ -170,7 +171,16 @@ pub(crate) fn connected_deliver(
     match deliver_to(dev, &qp, d, p) {
         Some(Route::Done) => Delivery::Done,
         Some(Route::Later) => Delivery::Later(Later(qp)),
-        Some(Route::Fec(psn, span)) => Delivery::Fec(FecLater { qp, psn, span }),
+        Some(Route::Fec(psn, span)) => Delivery::Fec(FecLater {
+            qp,
+            psn,
+            span: Some(span),
+        }),
+        Some(Route::FecResp(psn)) => Delivery::Fec(FecLater {
+            qp,
+            psn,
+            span: None,
+        }),
         None => Delivery::Dropped,
     }
 }
@@ -206,6 +216,8 @@ fn deliver_to(
         if let Some(fec) = fec_code(&mut g, d, p) {
             return Some(fec);
         }
+    } else if rc_fec_resp::code(&mut g, d, p) {
+        return Some(Route::FecResp(p.bth.psn));
     }
     let conn = g.rc.as_ref()?;
     let busy = conn.resp.read_pending() || st.held.as_ref().is_some_and(|h| h.len() > 0);
@@ -258,28 +270,14 @@ pub(crate) fn repair_deliver(
     rh: &RepairHeader,
     payload: &[u8],
 ) -> Option<(QpRef<RxeSr>, Option<SkBuff>)> {
-    let qp = dev.qps().get(rh.dest_qpn)?;
-    let rebuilt = {
-        let st: &QpObject = &qp;
-        let ctx = QpCtx::new(&qp);
-        let mut g = st.inner.lock();
-        let state = g.attrs.state;
-        let conn = g.rc.as_deref_mut().filter(|_| receiving(state))?;
-        if conn.av.dgid != d.src_gid() || conn.av.sgid != d.dest_gid() {
-            dev.counters().inc(Counter::RcvdAddrMismatch);
-            return None;
-        }
+    rc_fec_resp::repair_to(dev, d, rh.dest_qpn, receiving, |nd, conn| {
         let epsn = conn.resp.epsn();
         let (av, sport, dest_qpn) = (&conn.av, conn.sport, conn.cfg.dest_qpn);
         let f = conn.fec_rx.as_deref_mut()?;
-        ctx.with_netdev(|nd| {
-            let rebuilt = f.repair((dev, nd), d, (rh, payload), epsn);
-            f.send_ask(&RepairPath { dev, nd, av, sport }, dest_qpn, epsn);
-            rebuilt
-        })
-        .flatten()
-    };
-    Some((qp, rebuilt))
+        let rebuilt = f.repair((dev, nd), d, (rh, payload), epsn);
+        f.send_ask(&RepairPath { dev, nd, av, sport }, dest_qpn, epsn);
+        Some(rebuilt)
+    })
 }
 
 /// An ask or a take of the FEC shim (its datagram `d`, its ICRC checked, its header `rh`)
@@ -291,14 +289,9 @@ pub(crate) fn fec_negotiate(dev: &RoceDevice, d: &RoceDatagram<'_>, rh: &RepairH
     };
     let st: &QpObject = &qp;
     let mut g = st.inner.lock();
-    let rts = g.attrs.state == QpState::Rts;
-    let Some(conn) = g.rc.as_deref_mut().filter(|_| rts) else {
+    let Some(conn) = peer_conn(dev, &mut g, d, rts) else {
         return false;
     };
-    if conn.av.dgid != d.src_gid() || conn.av.sgid != d.dest_gid() {
-        dev.counters().inc(Counter::RcvdAddrMismatch);
-        return false;
-    }
     let (Some(req), Some(enc)) = (conn.req.as_mut(), conn.fec_tx.as_deref_mut()) else {
         return false;
     };
@@ -312,17 +305,22 @@ pub(crate) fn fec_negotiate(dev: &RoceDevice, d: &RoceDatagram<'_>, rh: &RepairH
 }
 
 /// After a repair, and the packet it rebuilt: the packets the QP's FEC shim held for a
-/// gap nothing will fill go on, into the QP's queue of held requests.
+/// gap nothing will fill go on, into the QP's queue of held requests (responses go to
+/// the requester at once).
 pub(crate) fn fec_settle(qp: &RoceQp) {
     let st: &QpObject = qp;
     let Some(held) = st.held.as_ref() else {
         return;
     };
     let dev = qp.device();
+    let ctx = QpCtx::new(qp);
+    // Dropped after the lock.
+    let _events = CqEvents::new(qp);
     let mut g = st.inner.lock();
     if let Some(f) = g.rc.as_deref_mut().and_then(|c| c.fec_rx.as_deref_mut()) {
         f.rx.settle(&mut |s| hold(held, dev, s));
     }
+    rc_fec_resp::release(&ctx, &mut g);
     drop(g);
     qp.timer().kick();
 }
@@ -367,15 +365,4 @@ pub(crate) fn serve_held(ctx: &QpCtx<'_>) {
     }
     // More to do: the work runs again after others had their turn.
     ctx.qp.timer().kick();
-}
-
-/// Splits a datagram (from its IP header) and checks its IP/UDP framing, ICRC and IBTA
-/// headers (and rxe_sr's SR headers: the parser takes TVer 1 on RC only). Whether an SR
-/// packet's QP agreed to the SR format is its transport's check: an SR request to a QP
-/// without an SR scheme, or an SR response to a requester that never sent SR requests, is
-/// dropped and counted there.
-fn parse(bytes: &[u8]) -> Option<(RoceDatagram<'_>, PacketRepr<'_>)> {
-    let d = RoceDatagram::parse(bytes).ok()?;
-    let p = PacketRepr::parse_checked_with::<KernelCrc32>(d.ip_header, d.udp_header, d.ib).ok()?;
-    Some((d, p))
 }

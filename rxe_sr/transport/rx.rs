@@ -14,6 +14,7 @@ use crate::proto::wire::icrc;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::repair::RH_OPCODE;
 use crate::proto::wire::{Opcode, PacketRepr, Transport, ICRC_LEN};
+use crate::transport::rc_fec_resp;
 use crate::transport::rc_qp::{self, Delivery};
 use crate::transport::ud_qp;
 
@@ -83,10 +84,13 @@ fn repair(dev: &RoceDevice, d: &RoceDatagram<'_>) -> bool {
         dev.counters().inc(Counter::RcvdMalformed);
         return false;
     };
-    if rh.kind != RhKind::Repair {
-        return rc_qp::fec_negotiate(dev, d, &rh);
-    }
-    let Some((qp, rebuilt)) = rc_qp::repair_deliver(dev, d, &rh, payload) else {
+    let delivered = match rh.kind {
+        RhKind::Repair => rc_qp::repair_deliver(dev, d, &rh, payload),
+        RhKind::RespRepair => rc_fec_resp::repair_deliver(dev, d, &rh, payload),
+        RhKind::RespAsk => return rc_fec_resp::take_ask(dev, d, &rh),
+        RhKind::Ask | RhKind::Take => return rc_qp::fec_negotiate(dev, d, &rh),
+    };
+    let Some((qp, rebuilt)) = delivered else {
         return false;
     };
     if let Some(skb) = rebuilt {

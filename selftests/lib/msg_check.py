@@ -4,7 +4,7 @@
 # pingpong-style selftests (rdma-core's pingpongs check one byte per page, on one side, and
 # still exit 0 on a mismatch):
 #   msg_check.py a|b DEV GID_INDEX TAG [--type rc|uc|ud|srq] [--qps N] [--iters N] [--size S]
-#                [--mtu 1024|4096] [--stall SECS]
+#                [--mtu 1024|4096] [--stall SECS] [--op send|read]
 # Side a sends message i on QP i mod N; side b checks it and answers with its own message i;
 # side a checks the answer before it sends message i + 1 (so a UC sender never outruns the
 # receives). Each message is S bytes: an 8-byte header (role, iteration) then a pattern
@@ -15,6 +15,9 @@
 # handle (a message of at most one path MTU) and also checks the sender's QPN. Each side takes its own GID at
 # GID_INDEX and the peer's from the share, so IPv4 and IPv6 GIDs both work, within one
 # guest (two namespaces) or between guests.
+# With --op read (RC), each side instead RDMA READs message i mod 4 of the peer's, which the
+# peer wrote into its memory at the start, into a poisoned buffer and checks every byte;
+# both sides read at once, so each QP is requester and responder.
 # Prints "connected: ..." once both sides' QPs are ready to send, and "checked: OK ..." and
 # exits 0 when every message and answer was right.
 import argparse, os, sys, time
@@ -40,7 +43,11 @@ p.add_argument("--iters", type=int, default=100)
 p.add_argument("--size", type=int, default=4096)
 p.add_argument("--mtu", type=int, default=1024, choices=[1024, 4096])
 p.add_argument("--stall", type=int, default=60)
+p.add_argument("--op", default="send", choices=["send", "read"])
 args = p.parse_args()
+READ = args.op == "read"
+if READ and args.type not in ("rc", "srq"):
+    sys.exit("msg_check: --op read needs an RC QP")
 role, other = args.role, "b" if args.role == "a" else "a"
 size, nqp = max(args.size, 8), args.qps
 RECVS = 4                    # receives posted per QP (per SRQ: 4 per QP)
@@ -67,7 +74,9 @@ sys.excepthook = on_exception
 ctx = d.Context(name=args.dev)
 pd = PD(ctx)
 cq = CQ(ctx, 2 * SLOTS + 16)
-mr = MR(pd, (SLOTS + 1) * SLOT, e.IBV_ACCESS_LOCAL_WRITE)
+SOURCES = 4                  # --op read: the messages the peer reads, one after another
+ACCESS = e.IBV_ACCESS_LOCAL_WRITE | (e.IBV_ACCESS_REMOTE_READ if READ else 0)
+mr = MR(pd, (SLOTS + 1 + SOURCES) * SLOT, ACCESS)
 srq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=SLOTS, max_sge=1))) if args.type == "srq" else None
 qpt = {"uc": e.IBV_QPT_UC, "ud": e.IBV_QPT_UD}.get(args.type, e.IBV_QPT_RC)
 cap = QPCap(max_send_wr=4, max_recv_wr=0 if srq else RECVS, max_send_sge=1, max_recv_sge=1)
@@ -75,6 +84,7 @@ qps = [QP(pd, QPInitAttr(qp_type=qpt, scq=cq, rcq=cq, srq=srq, cap=cap) if srq
           else QPInitAttr(qp_type=qpt, scq=cq, rcq=cq, cap=cap)) for _ in range(nqp)]
 by_num = {qp.qp_num: k for k, qp in enumerate(qps)}
 SEND_OFF = SLOTS * SLOT
+SRC_OFF = SEND_OFF + SLOT    # --op read: the messages the peer reads
 ah, peer_qpns = None, []     # UD: the address handle of the peer and its QPNs
 
 
@@ -86,7 +96,7 @@ def gid_words(gidx):
 def connect(qp, rqpn, psn, rpsn, dgid):
     """RESET -> INIT -> RTR -> RTS towards QP `rqpn` (RC or UC) at `dgid`."""
     a = QPAttr(); a.qp_state = e.IBV_QPS_INIT; a.pkey_index = 0; a.port_num = 1
-    a.qp_access_flags = e.IBV_ACCESS_LOCAL_WRITE
+    a.qp_access_flags = ACCESS
     qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
     a = QPAttr(); a.qp_state = e.IBV_QPS_RTR; a.path_mtu = MTU; a.dest_qp_num = rqpn; a.rq_psn = rpsn
     a.ah_attr = AHAttr(gr=GlobalRoute(dgid=dgid, sgid_index=args.gidx), is_global=1, port_num=1)
@@ -130,6 +140,23 @@ def send(i):
     if UD:
         wr.set_wr_ud(ah, peer_qpns[i % nqp], QKEY)
     qp.post_send(wr)
+
+
+def read(i):
+    """READs the peer's message i mod SOURCES into the poisoned first slot and checks it."""
+    mr.write(bytes([POISON]) * size, size, 0)
+    wr = SendWR(wr_id=1 << 32 | i, opcode=e.IBV_WR_RDMA_READ, num_sge=1,
+                sg=[SGE(mr.buf, size, mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(peer_rkey, peer_addr + SRC_OFF + (i % SOURCES) * SLOT)
+    qps[i % nqp].post_send(wr)
+    if not poll_until(lambda: i in sends, "READ %d" % i):
+        return False
+    got, want = mr.read(size, 0), message(other, i % SOURCES)
+    if got != want:
+        bad = [k for k in range(size) if got[k] != want[k]]
+        return fail("READ %d: %d of %d bytes differ, the first at offset %d (%#x, want %#x)"
+                    % (i, len(bad), size, bad[0], got[bad[0]], want[bad[0]]))
+    return True
 
 
 sends, recvs = set(), []   # send iterations completed; receive completions, oldest first
@@ -190,10 +217,12 @@ def check(i, wc):
 
 
 psn = 0x1000 if role == "a" else 0x2000
-sh.put("qps-" + role, [qp.qp_num for qp in qps] + gid_words(args.gidx))
+for k in range(SOURCES):
+    mr.write(message(role, k), size, SRC_OFF + k * SLOT)
+sh.put("qps-" + role, [qp.qp_num for qp in qps] + gid_words(args.gidx) + [mr.buf, mr.rkey])
 peer = sh.get("qps-" + other)
-dgid = GID(":".join("%04x" % w for w in peer[nqp:]))
-peer_qpns = peer[:nqp]
+dgid = GID(":".join("%04x" % w for w in peer[nqp:nqp + 8]))
+peer_qpns, (peer_addr, peer_rkey) = peer[:nqp], peer[nqp + 8:nqp + 10]
 if UD:
     ah = AH(pd, attr=AHAttr(gr=GlobalRoute(dgid=dgid, sgid_index=args.gidx), is_global=1, port_num=1))
     for qp in qps:
@@ -208,7 +237,9 @@ print("connected: QPs %s" % " ".join("%#x" % qp.qp_num for qp in qps), flush=Tru
 
 start, done = time.time(), 0
 for i in range(args.iters):
-    if role == "a":
+    if READ:
+        ok = read(i)
+    elif role == "a":
         send(i)
         ok = take(i) and poll_until(lambda: i in sends, "send %d" % i)
     else:
@@ -219,7 +250,7 @@ for i in range(args.iters):
     if not ok:
         break
     done += 1
-if done == args.iters and role == "b":
+if done == args.iters and role == "b" and not READ:
     poll_until(lambda: len(sends) == args.iters, "the last answer's send")
 if len(sends) != done:
     fail("%d sends completed, %d iterations done" % (len(sends), done))
@@ -230,9 +261,9 @@ if failures:
     sh.give_up()
 else:
     sh.barrier("done")        # the QPs stay up until both sides have every completion
-print("checked: %s (%d of %d iterations of %d B on %d %s QP(s) in %.1f s)"
+print("checked: %s (%d of %d iterations of %d B on %d %s QP(s)%s in %.1f s)"
       % ("OK" if not failures else "%d failures" % len(failures), done, args.iters, size, nqp,
-         args.type, secs), flush=True)
+         args.type, " by READ" if READ else "", secs), flush=True)
 for obj in qps + [srq, ah, mr, cq, pd, ctx]:
     if obj is not None:
         obj.close()

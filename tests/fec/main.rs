@@ -4,4 +4,5 @@
 
 mod codec;
 mod common;
+mod resp_rx;
 mod rx;

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 // The FEC shim on the test net (`include!`d by rc_net.rs): a side whose device runs FEC
 // codes its request packets and puts repairs on the wire after them once its peer took
-// the offer, and holds and rebuilds the request packets it receives, as the module's
-// transport does. Packets carry an ICRC over a fixed IPv4/UDP header (Identification 0),
+// the offer, and holds and rebuilds the request packets it receives; its responder codes
+// the responses of coded requests, and its requester holds and rebuilds those, as the
+// module's transport does. Packets carry an ICRC over a fixed IPv4/UDP header (Identification 0),
 // which a rebuilt packet must pass before the responder sees it.
 
 use rxe_sr::proto::fec::decoder::{RepairOutcome, DEC_UNITS};
 use rxe_sr::proto::fec::encoder::{Encoder, ENC_UNITS};
+use rxe_sr::proto::fec::resp_rx::{RespPass, RespRx};
 use rxe_sr::proto::fec::rx::{FecRx, HOLD_SLOTS};
 use rxe_sr::proto::fec::{FecParams, RepairHeader, RhKind, FEC_MAX_PACKET};
 use rxe_sr::proto::wire::icrc;
@@ -34,10 +36,17 @@ fn fec_fill_icrc(bytes: &mut [u8]) {
 /// The receiving side of a side's shim: packets are their bytes.
 type NetFecRx = FecRx<Vec<u8>, Vec<u8>, Vec<Option<(Vec<u8>, u32)>>>;
 
+/// The requester's receiving side of the responses.
+type NetRespRx = RespRx<Vec<u8>, Vec<u8>, Vec<Option<(Vec<u8>, u32)>>>;
+
 /// A side's FEC shim and what it counted.
 struct SideFec {
     enc: Encoder<Vec<u8>>,
     rx: NetFecRx,
+    /// The responder's encoder of its coded responses, and the requester's decoder of
+    /// the peer's.
+    resp_enc: Encoder<Vec<u8>>,
+    resp_rx: NetRespRx,
     out: Vec<u8>,
     /// The peer's QPN, which asks are sent to.
     peer_qpn: u32,
@@ -48,6 +57,8 @@ struct SideFec {
     /// Asks the requester took, with the parameters asked for.
     asks_taken: Vec<FecParams>,
     rebuilt: u64,
+    /// Of those, responses the requester's side rebuilt.
+    resp_rebuilt: u64,
     rebuilt_bad: u64,
     unrepairable: u64,
 }
@@ -62,6 +73,13 @@ impl SideFec {
                 vec![0; DEC_UNITS * FEC_MAX_PACKET],
                 (0..HOLD_SLOTS).map(|_| None).collect(),
             ),
+            resp_enc: Encoder::for_responses(params, dest_qpn, vec![0; ENC_UNITS * FEC_MAX_PACKET]),
+            resp_rx: RespRx::new(
+                params,
+                rxe_sr::proto::rc::SR_DEFAULT_WINDOW_PSNS,
+                vec![0; DEC_UNITS * FEC_MAX_PACKET],
+                (0..HOLD_SLOTS).map(|_| None).collect(),
+            ),
             out: vec![0; FEC_MAX_PACKET],
             peer_qpn: dest_qpn,
             repairs_sent: 0,
@@ -69,6 +87,7 @@ impl SideFec {
             takes_sent: 0,
             asks_taken: vec![],
             rebuilt: 0,
+            resp_rebuilt: 0,
             rebuilt_bad: 0,
             unrepairable: 0,
         })
@@ -103,6 +122,54 @@ impl SideFec {
         out.extend(repairs);
     }
 
+    /// Codes the responses among `out[from..]` this side's responder marked as coded,
+    /// each repair right after the response that completed its unit, then, when the
+    /// responder has no READ responses left to send (`idle`), those of a flush.
+    fn code_responses(&mut self, out: &mut Vec<Vec<u8>>, from: usize, idle: bool) {
+        let sent: Vec<Vec<u8>> = out.drain(from..).collect();
+        let mut coded = false;
+        for bytes in sent {
+            let psn = PacketRepr::parse(&bytes)
+                .ok()
+                .filter(|p| p.bth.opcode.info().is_some_and(|i| !is_request(i.kind)))
+                .filter(|p| rxe_sr::proto::fec::coded_epoch(p.bth.resv7).is_some())
+                .map(|p| p.bth.psn);
+            out.push(bytes);
+            if let Some(psn) = psn {
+                let mut repairs = vec![];
+                let bytes = out.last().expect("just pushed");
+                coded = true;
+                self.resp_enc.on_sent(psn, 0, bytes, &mut |rh, pl| repairs.push(repair_packet(rh, pl)));
+                self.repairs_sent += repairs.len() as u64;
+                out.extend(repairs);
+            }
+        }
+        if !idle || !coded {
+            return;
+        }
+        let mut repairs = vec![];
+        self.resp_enc.flush_idle(&mut |rh, pl| repairs.push(repair_packet(rh, pl)));
+        self.repairs_sent += repairs.len() as u64;
+        out.extend(repairs);
+    }
+
+    /// A repair of responses arrived, the requester waiting for `owed`: what it rebuilds,
+    /// if that passes its ICRC.
+    fn on_resp_repair(&mut self, bytes: &[u8], owed: Option<Psn>) -> Option<Vec<u8>> {
+        let (rh, pl) = Self::parse(bytes).filter(|(rh, _)| rh.kind == RhKind::RespRepair)?;
+        let outcome = self.resp_rx.on_repair(&rh, pl, &mut self.out, owed);
+        let rebuilt = self.rebuilt_of(outcome);
+        self.resp_rebuilt += u64::from(rebuilt.is_some());
+        rebuilt
+    }
+
+    /// The ask of the requester's receiving side due now, if any, waiting for `owed`.
+    fn resp_ask_due(&mut self, owed: Psn) -> Option<Vec<u8>> {
+        let (epoch, params) = self.resp_rx.take_ask()?;
+        self.asks_sent += 1;
+        Some(repair_packet(&RepairHeader::resp_ask(self.peer_qpn, epoch, params, owed), &[]))
+    }
+
     /// A repair or ask packet whose ICRC and header check.
     fn parse(bytes: &[u8]) -> Option<(RepairHeader, &[u8])> {
         let (ip, udp) = fec_headers(bytes.len());
@@ -121,7 +188,13 @@ impl SideFec {
     /// its ICRC.
     fn on_repair(&mut self, bytes: &[u8], epsn: Psn) -> Option<Vec<u8>> {
         let (rh, pl) = Self::parse(bytes).filter(|(rh, _)| rh.kind == RhKind::Repair)?;
-        match self.rx.on_repair(&rh, pl, &mut self.out, epsn) {
+        let outcome = self.rx.on_repair(&rh, pl, &mut self.out, epsn);
+        self.rebuilt_of(outcome)
+    }
+
+    /// The packet a repair's `outcome` rebuilt into `out`, if it passes its ICRC.
+    fn rebuilt_of(&mut self, outcome: RepairOutcome) -> Option<Vec<u8>> {
+        match outcome {
             RepairOutcome::Rebuilt { len, .. } => {
                 let (ip, udp) = fec_headers(len);
                 if icrc::verify(&ip, &udp, &self.out[..len]).is_ok() {

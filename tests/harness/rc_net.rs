@@ -531,8 +531,11 @@ impl Side {
         };
         let from = env.out.len();
         let r = f(&mut self.req, &mut self.resp, &self.cfg, &mut env);
-        if let Some(fec) = self.fec.as_mut().filter(|_| self.req.fec_on()) {
-            fec.code_sent(env.out, from, self.req.sent_all());
+        if let Some(fec) = self.fec.as_mut() {
+            fec.code_responses(env.out, from, !self.resp.read_pending());
+            if self.req.fec_on() {
+                fec.code_sent(env.out, from, self.req.sent_all());
+            }
         }
         // As the kernel's drive does after each step: what was acknowledged goes back.
         let taken = env.taken;
@@ -729,15 +732,23 @@ impl Net {
                 return vec![];
             };
             // An ask or a take goes to the requester, which takes it or not; the encoder
-            // follows.
-            if let Some((rh, _)) = SideFec::parse(bytes).filter(|(rh, _)| rh.kind != RhKind::Repair) {
-                if rh.kind == RhKind::Take {
+            // follows. An ask for the responses goes to the responder.
+            if let Some((rh, _)) = SideFec::parse(bytes).filter(|(rh, _)| !rh.kind.is_repair()) {
+                if rh.kind == RhKind::RespAsk {
+                    if dst.resp.on_fec_resp_ask(rh.epoch, rh.first_psn) {
+                        fec.resp_enc.take_ask(rh.epoch, rh.params);
+                        fec.asks_taken.push(rh.params);
+                    }
+                } else if rh.kind == RhKind::Take {
                     dst.req.on_fec_take(&dst.cfg, rh.first_psn);
                 } else if dst.req.on_fec_ask(&dst.cfg, rh.epoch, rh.first_psn) {
                     fec.enc.take_ask(rh.epoch, rh.params);
                     fec.asks_taken.push(rh.params);
                 }
                 return vec![];
+            }
+            if SideFec::parse(bytes).is_some_and(|(rh, _)| rh.kind == RhKind::RespRepair) {
+                return self.resp_repair(from_a, bytes);
             }
             let rebuilt = fec.on_repair(bytes, dst.resp.epsn());
             let mut out = rebuilt.map(|r| self.fec_pass(from_a, &r)).unwrap_or_default();
@@ -759,11 +770,74 @@ impl Net {
         self.fec_pass(from_a, bytes)
     }
 
+    /// A repair of responses for the requester of the side `from_a` sends to: what it
+    /// rebuilds goes through [`Net::fec_pass`], then the held responses nothing will fill
+    /// the gap for go on, and the ask due, if any, goes to the responder.
+    fn resp_repair(&mut self, from_a: bool, bytes: &[u8]) -> Vec<Vec<u8>> {
+        let dst = if from_a { &mut self.b } else { &mut self.a };
+        let owed = dst.req.owed_response();
+        let Some(fec) = dst.fec.as_mut() else {
+            return vec![];
+        };
+        let rebuilt = fec.on_resp_repair(bytes, owed);
+        let mut out = rebuilt.map(|r| self.fec_pass(from_a, &r)).unwrap_or_default();
+        out.extend(self.release_responses(from_a));
+        let dst = if from_a { &mut self.b } else { &mut self.a };
+        let owed = dst.req.owed_response().unwrap_or(dst.req.una());
+        if let Some(fec) = dst.fec.as_mut() {
+            out.extend(fec.resp_ask_due(owed));
+        }
+        out
+    }
+
+    /// The responses the requester's shim held that may go on now, each delivered as the
+    /// response the requester waits for moves.
+    fn release_responses(&mut self, from_a: bool) -> Vec<Vec<u8>> {
+        let mut out = vec![];
+        loop {
+            let dst = if from_a { &mut self.b } else { &mut self.a };
+            let owed = dst.req.owed_response();
+            let Some(p) = dst.fec.as_mut().and_then(|f| f.resp_rx.release(owed)) else {
+                return out;
+            };
+            out.extend(self.deliver_now(from_a, &p));
+        }
+    }
+
+    /// A response for a side with FEC: coded, then held while a response before it may
+    /// still be rebuilt, or delivered after what the shim held.
+    fn fec_pass_response(&mut self, from_a: bool, bytes: &[u8], psn: Psn) -> Vec<Vec<u8>> {
+        let dst = if from_a { &mut self.b } else { &mut self.a };
+        let (una, owed) = (dst.req.una(), dst.req.owed_response());
+        let Some(fec) = dst.fec.as_mut() else {
+            return self.deliver_now(from_a, bytes);
+        };
+        fec.resp_rx.code(psn, 0, bytes, una);
+        let mut out = vec![];
+        match fec.resp_rx.pass(psn, bytes.to_vec(), owed) {
+            RespPass::Held => return out,
+            RespPass::Now(p) => out.extend(self.deliver_now(from_a, &p)),
+            RespPass::AfterHeld(p) => {
+                out.extend(self.release_responses(from_a));
+                out.extend(self.deliver_now(from_a, &p));
+            }
+        }
+        out.extend(self.release_responses(from_a));
+        out
+    }
+
     /// A packet for a side with FEC: a request is coded, then delivered with what it puts
-    /// in order, or held; anything else goes on.
+    /// in order, or held; a response likewise ([`Net::fec_pass_response`]).
     fn fec_pass(&mut self, from_a: bool, bytes: &[u8]) -> Vec<Vec<u8>> {
         let dst = if from_a { &mut self.b } else { &mut self.a };
         let pmtu = dst.cfg.pmtu;
+        if let Some(p) = PacketRepr::parse(bytes)
+            .ok()
+            .filter(|p| p.bth.opcode.info().is_some_and(|i| !is_request(i.kind)))
+        {
+            let psn = p.bth.psn;
+            return self.fec_pass_response(from_a, bytes, psn);
+        }
         // A READ request stands for its responses' PSNs.
         let psn = PacketRepr::parse(bytes)
             .ok()

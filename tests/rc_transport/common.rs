@@ -356,6 +356,22 @@ pub(crate) fn finish_small_writes_checked(n: &mut Net, posted: u64) {
     release_and_check_pools(n);
 }
 
+/// Posts on A a READ of `len` bytes at offset `off` of B's region 0x100 into the same
+/// offset of A's region 0x200.
+pub(crate) fn post_read(n: &mut Net, off: u64, len: usize) {
+    let op = SendOp::RdmaRead {
+        remote: Remote {
+            addr: 0x10_0000 + off,
+            rkey: 0x100,
+        },
+    };
+    n.post(
+        true,
+        wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000 + off, len as u32),
+    )
+    .unwrap();
+}
+
 /// `n` READs of `len` bytes from B's memory into A's, posted together; runs them and checks
 /// every byte and completion.
 pub(crate) fn read_stream(scheme: Scheme, link: Link, count: u64, len: usize) -> Net {

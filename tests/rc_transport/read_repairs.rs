@@ -2,7 +2,7 @@
 //! Lost READ responses in the SR format: the missing ones asked for again alone and without
 //! waiting for the timeout, repairs served ahead of new responses and never twice.
 
-use super::common::{psn_of, read_stream, stream_like_perftest};
+use super::common::{post_read, psn_of, read_stream, stream_like_perftest};
 use super::*;
 
 #[test]
@@ -382,18 +382,7 @@ fn sr_reads_on_a_slow_lossless_host_are_not_asked_for_again_wholesale() {
         n.pauses = Some((700, 12_000));
         let reads = 56u64;
         for i in 0..reads {
-            let off = (i % 8) * 0x1_0000;
-            let op = SendOp::RdmaRead {
-                remote: Remote {
-                    addr: 0x10_0000 + off,
-                    rkey: 0x100,
-                },
-            };
-            n.post(
-                true,
-                wqe(op, SendOpcode::RdmaRead, 0x200, 0x20_0000 + off, len as u32),
-            )
-            .unwrap();
+            post_read(&mut n, (i % 8) * 0x1_0000, len);
         }
         let before = n.read_responses;
         assert!(n.run(4_000_000), "{scheme:?} stalled");

@@ -4,7 +4,7 @@
 
 use core::ops::DerefMut;
 
-use super::{bit, packet_epoch, xor_into, FecParams, RepairHeader, RhKind};
+use super::{bit, packet_epoch, xor_into, FecParams, RepairHeader};
 use crate::proto::psn::Psn;
 use crate::proto::wire::{BTH_LEN, ICRC_LEN};
 
@@ -267,7 +267,7 @@ impl<S: DerefMut<Target = [u8]>> Decoder<S> {
         payload: &[u8],
         out: &mut [u8],
     ) -> RepairOutcome {
-        if rh.kind != RhKind::Repair || rh.params != self.params || rh.epoch != self.epoch {
+        if !rh.kind.is_repair() || rh.params != self.params || rh.epoch != self.epoch {
             return RepairOutcome::Unusable;
         }
         let (blk, j, _) = self.params.place(rh.first_psn);

@@ -42,6 +42,9 @@ pub struct Encoder<S: DerefMut<Target = [u8]>> {
     /// apply from the first packet marked with that epoch.
     next: Option<(u8, FecParams)>,
     dest_qpn: u32,
+    /// The kind of its repairs: [`RhKind::Repair`] for requests, [`RhKind::RespRepair`]
+    /// for a responder's responses.
+    kind: RhKind,
     buf: S,
     units: [EncUnit; FecParams::MAX_D as usize],
     /// Block number of the units being filled.
@@ -59,10 +62,20 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
             epoch: 0,
             next: None,
             dest_qpn,
+            kind: RhKind::Repair,
             buf,
             units: [EncUnit::default(); FecParams::MAX_D as usize],
             block: None,
             due: 0,
+        }
+    }
+
+    /// The encoder of a responder's coded responses: as [`Self::new`], its repairs of
+    /// kind [`RhKind::RespRepair`].
+    pub fn for_responses(params: FecParams, dest_qpn: u32, buf: S) -> Self {
+        Encoder {
+            kind: RhKind::RespRepair,
+            ..Self::new(params, dest_qpn, buf)
         }
     }
 
@@ -121,13 +134,18 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
     /// Codes the packet `pkt` (BTH to ICRC, marked as coded) of PSN `psn`, about to go
     /// out with IPv4 Identification `ip_id`; a unit it completes is due
     /// ([`Self::emit_due`], once the packet is out). A packet that cannot be coded (too
-    /// long, not [`Self::prepare`]d, or of an epoch whose parameters the encoder lacks)
-    /// breaks its unit: no repair covers it any more.
+    /// long, not [`Self::prepare`]d, of an epoch whose parameters the encoder lacks, or of
+    /// a PSN coded already) breaks its unit: no repair covers it any more.
     pub fn code(&mut self, psn: Psn, ip_id: u16, pkt: &[u8]) -> bool {
         let (blk, j, i) = self.params.place(psn);
         let slot = self.slot_len();
         let ours = packet_epoch(pkt) == Some(self.epoch);
-        let fits = self.block == Some(blk) && pkt.len() <= slot && ours;
+        // A PSN coded twice would leave the unit's XOR matching no packet the peer has.
+        let again = self
+            .units
+            .get(j as usize)
+            .is_some_and(|u| u.covered & bit(i) != 0);
+        let fits = self.block == Some(blk) && pkt.len() <= slot && ours && !again;
         let (Ok(len), true) = (u16::try_from(pkt.len()), fits) else {
             self.poison(psn);
             return false;
@@ -204,7 +222,7 @@ impl<S: DerefMut<Target = [u8]>> Encoder<S> {
         u.fresh = 0;
         let rh = RepairHeader {
             dest_qpn: self.dest_qpn,
-            kind: RhKind::Repair,
+            kind: self.kind,
             params: self.params,
             epoch: self.epoch,
             first_psn: Psn::new(blk.wrapping_mul(self.params.block()).wrapping_add(j)),

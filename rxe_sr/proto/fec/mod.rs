@@ -18,6 +18,11 @@
 //! Packets after a loss are held back ([`hold`]) until the loss is rebuilt, so that the
 //! transport sees the packets in order; [`rx::FecRx`] puts decoder and holder together.
 //!
+//! The other direction is coded the same way: the responder's READ responses and atomic
+//! ACKs, sent for the first time, go through an encoder of their own (repairs of kind
+//! [`RhKind::RespRepair`]), and the requester's [`resp_rx::RespRx`] decodes them and holds
+//! the responses after one it waits for.
+//!
 //! Only the packets marked as coded (BTH Resv7 [`fec_coded`]: the first transmission of
 //! each PSN) are coded, on both sides, each with the parameters of the epoch its mark
 //! names: the receiving side may ask for other parameters ([`ask`]), and the requester
@@ -30,7 +35,9 @@ pub mod ask;
 pub mod decoder;
 pub mod encoder;
 pub mod hold;
+pub mod resp_rx;
 pub mod rx;
+pub mod rx_side;
 
 pub use crate::proto::wire::fec_caps::{coded_epoch, fec_coded, FEC_EPOCHS};
 pub use crate::proto::wire::repair::{FecParams, RepairHeader, RhKind, FEC_MAX_PACKET};

@@ -10,9 +10,9 @@
 
 use core::ops::DerefMut;
 
-use super::ask::Asker;
-use super::decoder::{DataOutcome, Decoder, RepairOutcome};
+use super::decoder::{DataOutcome, RepairOutcome};
 use super::hold::Holder;
+use super::rx_side::RxSide;
 use super::{FecParams, RepairHeader};
 use crate::proto::psn::Psn;
 use crate::proto::wire::fec_caps::FEC_OFFER;
@@ -30,12 +30,8 @@ fn in_window(psn: Psn, epsn: Psn, window: u32) -> bool {
 
 /// The decoder and the held packets of one QP's receiving side.
 pub struct FecRx<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> {
-    dec: Decoder<B>,
+    side: RxSide<B>,
     hold: Holder<P, H>,
-    ask: Asker,
-    /// A repair of our geometry arrived: the peer sends them, so a gap is worth waiting
-    /// for (before that, holding would only delay the transport's own recovery).
-    armed: bool,
     /// UC requests carrying the offer to pass before the next take ([`Self::take_for`]).
     offers_to_take: u32,
 }
@@ -50,10 +46,8 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     /// for packets held ([`HOLD_SLOTS`]).
     pub fn new(params: FecParams, window: u32, buf: B, slots: H) -> Self {
         FecRx {
-            dec: Decoder::new(params, window, buf),
+            side: RxSide::new(params, window, buf),
             hold: Holder::new(slots),
-            ask: Asker::new(params),
-            armed: false,
             offers_to_take: 0,
         }
     }
@@ -61,7 +55,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     /// The decoder's parameters.
     #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
     pub fn params(&self) -> FecParams {
-        self.dec.params()
+        self.side.dec.params()
     }
 
     /// Packets held now.
@@ -73,24 +67,16 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     /// A request packet's bytes (BTH to ICRC, checked) into its unit, if its PSN lies in
     /// the window from the responder's ePSN `epsn`.
     pub fn code(&mut self, psn: Psn, ip_id: u16, pkt: &[u8], epsn: Psn) -> DataOutcome {
-        if !in_window(psn, epsn, self.dec.window()) {
+        if !in_window(psn, epsn, self.side.dec.window()) {
             return DataOutcome::Stale;
         }
-        let outcome = self.dec.on_data(psn, ip_id, pkt);
-        if self
-            .ask
-            .pending()
-            .is_some_and(|(e, _)| e == self.dec.epoch())
-        {
-            self.ask.taken();
-        }
-        outcome
+        self.side.code(psn, ip_id, pkt)
     }
 
     /// The ask to send the peer now, if one is due ([`Asker`]): the parameter epoch and
     /// the parameters asked for.
     pub fn take_ask(&mut self) -> Option<(u8, FecParams)> {
-        self.ask.take_due()
+        self.side.take_ask()
     }
 
     /// A request of PSN `psn` with BTH Resv7 `resv7` arrived on a UC QP (`uc`) whose peer
@@ -113,7 +99,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
             0 => TAKE_EVERY - 1,
             n => n - 1,
         };
-        due.then(|| RepairHeader::take(dest_qpn, self.dec.params(), psn))
+        due.then(|| RepairHeader::take(dest_qpn, self.side.dec.params(), psn))
     }
 
     /// The packet `pkt` of PSN `psn`, standing for `span` PSNs (a READ request for its
@@ -121,11 +107,15 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     /// order, or held. Outside the window from `epsn` it is delivered and changes nothing
     /// here.
     pub fn pass(&mut self, psn: Psn, span: u32, pkt: P, epsn: Psn, deliver: &mut impl FnMut(P)) {
-        if !in_window(psn, epsn, self.dec.window()) {
+        if !in_window(psn, epsn, self.side.dec.window()) {
             deliver(pkt);
             return;
         }
-        let may_hold = self.armed && self.hold.expected().is_some_and(|n| !self.dec.hopeless(n));
+        let may_hold = self.side.armed
+            && self
+                .hold
+                .expected()
+                .is_some_and(|n| !self.side.dec.hopeless(n));
         self.hold.on_packet(psn, span, pkt, may_hold, deliver);
         self.settle(deliver);
     }
@@ -134,7 +124,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     /// transport, without [`Self::pass`]: outside the window, or in order with nothing
     /// held (noted as passed).
     pub fn pass_in_order(&mut self, psn: Psn, span: u32, epsn: Psn) -> bool {
-        !in_window(psn, epsn, self.dec.window()) || self.hold.pass_in_order(psn, span)
+        !in_window(psn, epsn, self.side.dec.window()) || self.hold.pass_in_order(psn, span)
     }
 
     /// A repair: what it rebuilds is written to `out` ([`Decoder::on_repair`]); a packet
@@ -147,14 +137,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
         out: &mut [u8],
         epsn: Psn,
     ) -> RepairOutcome {
-        self.armed |= rh.params == self.dec.params() && rh.epoch == self.dec.epoch();
-        let outcome = self.dec.on_repair(rh, payload, out);
-        let current = (self.dec.epoch(), self.dec.params());
-        self.ask.on_repair(rh, outcome, current);
-        if let Some((epoch, params)) = self.ask.pending() {
-            self.dec.expect(epoch, params);
-        }
-        match outcome {
+        match self.side.on_repair(rh, payload, out) {
             RepairOutcome::Rebuilt { psn, .. } if psn.before(epsn) => RepairOutcome::Late { psn },
             o => o,
         }
@@ -163,7 +146,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     /// The held packets waiting for a gap nothing will fill go on, gap after gap.
     pub fn settle(&mut self, deliver: &mut impl FnMut(P)) {
         while let Some(gap) = self.hold.gap() {
-            if !self.dec.hopeless(gap) {
+            if !self.side.dec.hopeless(gap) {
                 return;
             }
             self.hold.skip_gap(deliver);

@@ -21,6 +21,9 @@
 //! - Once repairs are on, each request packet sent for the first time carries
 //!   [`fec_coded`] of the parameter epoch in Resv7 (0x7a to 0x7d) and is coded; the peer
 //!   codes exactly the packets so marked, with the parameters of that epoch.
+//! - A responder that runs FEC marks the first READ responses and atomic ACK of a coded
+//!   request the same way, with the epoch of its own coding of responses
+//!   ([`FecResponderCaps`]), and the requester decodes them.
 //! - The first response to a marked request decides, once: the echo turns repairs on,
 //!   anything else leaves them off for the QP's life. A response to a request sent before
 //!   the marking began decides nothing. After [`FecRequesterCaps::MAX_UNANSWERED_PROBES`]
@@ -40,8 +43,9 @@ pub const FEC_OFFER: u8 = CAP_BIT | (7 << 3) | FEC_WIRE_VERSION;
 /// requester takes starts the next one ([`super::repair`]).
 pub const FEC_EPOCHS: u8 = 4;
 
-/// BTH Resv7 of a request packet in a coding unit of parameter epoch `epoch` (modulo
-/// [`FEC_EPOCHS`]), once the peer takes repairs: the first transmission of its PSN.
+/// BTH Resv7 of a packet in a coding unit of parameter epoch `epoch` (modulo
+/// [`FEC_EPOCHS`]), once the peer takes repairs: the first transmission of a request's PSN,
+/// or of a coded request's response.
 /// Resends and packets sent before carry 0 and are not coded, on either side: a repair is
 /// decoded only from exactly the packets it was coded from, as the XOR of valid packets
 /// can pass the ICRC.
@@ -179,6 +183,52 @@ impl FecRequesterCaps {
         if let FecState::Probing { unanswered, .. } = &mut self.state {
             *unanswered = unanswered.saturating_add(1);
         }
+    }
+}
+
+/// The responder's coding of its own responses. A request marked as coded shows that its
+/// requester took the echo, and so decodes responses too: the READ responses and the
+/// atomic ACK of such a request, sent for the first time, are marked [`fec_coded`] of the
+/// responses' own parameter epoch and coded; a replay for a duplicate is not.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct FecResponderCaps {
+    /// The device takes and sends repairs.
+    enabled: bool,
+    /// The parameter epoch of the responses coded (each response ask taken starts the
+    /// next).
+    epoch: u8,
+}
+
+impl FecResponderCaps {
+    /// The responder of a device with FEC `enabled` or not.
+    pub const fn new(enabled: bool) -> Self {
+        FecResponderCaps { enabled, epoch: 0 }
+    }
+
+    /// True when the device runs FEC.
+    pub const fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Resv7 of the first transmission of a response (READ response, atomic ACK) to a
+    /// request whose Resv7 is `request_resv7`: the coded mark of the responses' epoch when
+    /// the request was itself coded, else `None`.
+    pub const fn coded_marks(&self, request_resv7: u8) -> Option<u8> {
+        if self.enabled && coded_epoch(request_resv7).is_some() {
+            Some(fec_coded(self.epoch))
+        } else {
+            None
+        }
+    }
+
+    /// The requester asked for other parameters for the responses as parameter epoch
+    /// `epoch`: taken (true) when it is the epoch after the one in use.
+    pub fn take_ask(&mut self, epoch: u8) -> bool {
+        let next = self.enabled && (self.epoch + 1) % FEC_EPOCHS == epoch;
+        if next {
+            self.epoch = epoch;
+        }
+        next
     }
 }
 

@@ -163,6 +163,17 @@ pub enum OpKind {
     Cnp,
 }
 
+impl OpKind {
+    /// True for a response (to the requester's completer): an ACKNOWLEDGE, an ATOMIC
+    /// ACKNOWLEDGE or a READ response.
+    pub const fn is_response(self) -> bool {
+        matches!(
+            self,
+            OpKind::Acknowledge | OpKind::AtomicAcknowledge | OpKind::RdmaReadResponse
+        )
+    }
+}
+
 /// Where a packet sits in its message.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub enum Position {

@@ -15,7 +15,9 @@
 //! ```
 //!
 //! - Kind: 1 repair, 2 ask (the receiver asks the sender for the parameters in N|D), 3
-//!   take (a UC receiver takes the offer, which no response of its can carry).
+//!   take (a UC receiver takes the offer, which no response of its can carry); 4 and 5
+//!   are a repair and an ask of the other direction, the responder's READ responses and
+//!   atomic ACKs, decoded by the requester.
 //! - Epoch: the parameter epoch (0 to 3, counted modulo 4) of the unit a repair covers, or
 //!   the one an ask asks the parameters for: the epoch after the one in use; 0 in a take.
 //!   Request packets carry the epoch they were coded in (BTH Resv7, [`super::fec_caps`]).
@@ -63,6 +65,40 @@ pub enum RhKind {
     Ask,
     /// A UC receiver takes the offer (header only): UC has no response to echo it in.
     Take,
+    /// A repair of the responder's coded responses (READ responses, atomic ACKs).
+    RespRepair,
+    /// The requester asks the responder for other parameters for its responses.
+    RespAsk,
+}
+
+impl RhKind {
+    /// The kind's byte in the header.
+    const fn to_byte(self) -> u8 {
+        match self {
+            RhKind::Repair => 1,
+            RhKind::Ask => 2,
+            RhKind::Take => 3,
+            RhKind::RespRepair => 4,
+            RhKind::RespAsk => 5,
+        }
+    }
+
+    /// The kind a header byte names.
+    const fn from_byte(b: u8) -> Option<Self> {
+        Some(match b {
+            1 => RhKind::Repair,
+            2 => RhKind::Ask,
+            3 => RhKind::Take,
+            4 => RhKind::RespRepair,
+            5 => RhKind::RespAsk,
+            _ => return None,
+        })
+    }
+
+    /// True for a repair (with an XOR payload) of either direction.
+    pub const fn is_repair(self) -> bool {
+        matches!(self, RhKind::Repair | RhKind::RespRepair)
+    }
 }
 
 /// The coding parameters: data packets per unit and interleaving depth, both powers of
@@ -214,6 +250,15 @@ impl RepairHeader {
         }
     }
 
+    /// The requester's ask to the QP `dest_qpn` for `params` as parameter epoch `epoch` of
+    /// the responses it codes, the requester waiting for the response of PSN `owed`.
+    pub const fn resp_ask(dest_qpn: u32, epoch: u8, params: FecParams, owed: Psn) -> Self {
+        RepairHeader {
+            kind: RhKind::RespAsk,
+            ..Self::ask(dest_qpn, epoch, params, owed)
+        }
+    }
+
     /// A UC receiving side set to `params` takes the offer of the QP `dest_qpn`, answering
     /// its request of PSN `psn`.
     pub const fn take(dest_qpn: u32, params: FecParams, psn: Psn) -> Self {
@@ -231,12 +276,7 @@ impl RepairHeader {
         if h[0] != RH_OPCODE || h[4] != 0 || h[8] >= FEC_EPOCHS || h[6] != RH_VERSION {
             return Err(Error::BadField);
         }
-        let kind = match h[5] {
-            1 => RhKind::Repair,
-            2 => RhKind::Ask,
-            3 => RhKind::Take,
-            _ => return Err(Error::BadField),
-        };
+        let kind = RhKind::from_byte(h[5]).ok_or(Error::BadField)?;
         let params = FecParams::from_byte(h[7]).ok_or(Error::BadField)?;
         let rh = RepairHeader {
             dest_qpn: u32::from_be_bytes([0, h[1], h[2], h[3]]),
@@ -257,7 +297,7 @@ impl RepairHeader {
         if self.epoch >= FEC_EPOCHS {
             return Err(Error::BadField);
         }
-        if self.kind != RhKind::Repair {
+        if !self.kind.is_repair() {
             let mut zero = self.covered | u32::from(self.len_xor | self.ip_id_xor);
             if self.kind == RhKind::Take {
                 zero |= u32::from(self.epoch);
@@ -290,11 +330,7 @@ impl RepairHeader {
         let h = out.get_mut(..RH_LEN).ok_or(Error::BufferTooSmall)?;
         let q = self.dest_qpn.to_be_bytes();
         let f = self.first_psn.get().to_be_bytes();
-        let kind = match self.kind {
-            RhKind::Repair => 1,
-            RhKind::Ask => 2,
-            RhKind::Take => 3,
-        };
+        let kind = self.kind.to_byte();
         let [c0, c1, c2, c3] = self.covered.to_be_bytes();
         let [l0, l1] = self.len_xor.to_be_bytes();
         let [i0, i1] = self.ip_id_xor.to_be_bytes();
@@ -419,6 +455,19 @@ mod tests {
         ask.emit(&mut a, 0).unwrap();
         assert_eq!(a[7..12], [0x40, 3, 0xab, 0xcd, 0xef]);
         assert_eq!(RepairHeader::parse(&a).unwrap(), (ask, &[][..]));
+        // The responses' repair and ask: kinds 4 and 5, the same fields.
+        let rr = RepairHeader {
+            kind: RhKind::RespRepair,
+            ..rh
+        };
+        rr.emit(&mut b, 8).unwrap();
+        assert_eq!(b[5], 4);
+        assert_eq!(RepairHeader::parse(&b).unwrap(), (rr, &[0u8; 8][..]));
+        let ra = RepairHeader::resp_ask(0x12_3456, 3, ask.params, ask.first_psn);
+        ra.emit(&mut a, 0).unwrap();
+        assert_eq!(a[5], 5);
+        assert_eq!(RepairHeader::parse(&a).unwrap(), (ra, &[][..]));
+        assert!(rr.kind.is_repair() && !ra.kind.is_repair());
     }
 
     #[test]
@@ -430,7 +479,8 @@ mod tests {
         for (at, v) in [
             (0, 0x1e),
             (4, 1),
-            (5, 4),
+            (5, 0),
+            (5, 6),
             (6, 2),
             (7, 0x62),
             (7, 0x14),

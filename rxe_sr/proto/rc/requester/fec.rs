@@ -29,6 +29,13 @@ impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr
         self.fec.is_on()
     }
 
+    /// The PSN of the response the requester waits for next in order: the first READ
+    /// response or atomic ACK missing (none when no READ or atomic waits). The FEC shim
+    /// holds the responses after it while it may still be rebuilt.
+    pub fn owed_response(&self) -> Option<Psn> {
+        self.first_pending_rd_atomic().map(|(_, psn)| psn)
+    }
+
     /// True when every packet of the work posted so far has been sent once: the
     /// requester has nothing more to send now.
     pub fn sent_all(&self) -> bool {

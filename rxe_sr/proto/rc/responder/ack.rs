@@ -12,6 +12,7 @@ use super::Responder;
 use super::{RecvSlot, RespSr};
 use crate::proto::psn::Psn;
 use crate::proto::rc::{PayloadSrc, RcConfig, RcEnv, SR_DEFAULT_WINDOW_LOG2};
+use crate::proto::wire::caps::CapAnswer;
 use crate::proto::wire::ext_headers::{Aeth, AtomicAckEth};
 use crate::proto::wire::sr_ext::{SrAckEth, SrAckKind, BTH_TVER_SR};
 use crate::proto::wire::{BthRepr, ExtHeaders, Opcode, PacketRepr};
@@ -33,14 +34,15 @@ impl<
         opcode: Opcode,
         psn: Psn,
         ext: ExtHeaders,
+        marks: CapAnswer,
     ) {
         let hdr = PacketRepr {
             bth: BthRepr {
                 opcode,
                 dest_qpn: cfg.dest_qpn,
                 psn,
-                tver: self.answer.tver,
-                resv7: self.answer.resv7,
+                tver: marks.tver,
+                resv7: marks.resv7,
                 ..Default::default()
             },
             ext,
@@ -66,10 +68,18 @@ impl<
             sr_ack_eth: sr,
             ..Default::default()
         };
-        self.send_response(env, cfg, Opcode::RC_ACKNOWLEDGE, psn, ext);
+        self.send_response(env, cfg, Opcode::RC_ACKNOWLEDGE, psn, ext, self.answer);
     }
 
-    pub(super) fn send_atomic_ack(&self, env: &mut dyn RcEnv, cfg: &RcConfig, psn: Psn, orig: u64) {
+    /// The atomic ACK of `psn` with the original value `orig`, marked `marks` (the
+    /// answer's, or coded on a first execution).
+    pub(super) fn send_atomic_ack(
+        &self,
+        env: &mut dyn RcEnv,
+        cfg: &RcConfig,
+        (psn, orig): (Psn, u64),
+        marks: CapAnswer,
+    ) {
         let ext = ExtHeaders {
             aeth: Some(Aeth::ack(self.msn)),
             atomic_ack_eth: Some(AtomicAckEth {
@@ -77,6 +87,6 @@ impl<
             }),
             ..Default::default()
         };
-        self.send_response(env, cfg, Opcode::RC_ATOMIC_ACKNOWLEDGE, psn, ext);
+        self.send_response(env, cfg, Opcode::RC_ATOMIC_ACKNOWLEDGE, psn, ext, marks);
     }
 }

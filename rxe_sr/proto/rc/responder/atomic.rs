@@ -73,7 +73,8 @@ impl<
         };
         self.save_res(cfg, RdRes::Atomic { psn, orig });
         self.bump_msn();
-        self.send_atomic_ack(env, cfg, psn, orig);
+        let marks = self.first_answer(p);
+        self.send_atomic_ack(env, cfg, (psn, orig), marks);
         Exec::Answered(1)
     }
 }

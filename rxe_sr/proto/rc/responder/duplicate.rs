@@ -51,7 +51,7 @@ impl<
                     _ => None,
                 });
                 match saved {
-                    Some(orig) => self.send_atomic_ack(env, cfg, psn, orig),
+                    Some(orig) => self.send_atomic_ack(env, cfg, (psn, orig), self.answer),
                     None => self.count(env, RcEvent::DupUnmatched),
                 }
             }

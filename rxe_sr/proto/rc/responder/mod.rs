@@ -63,6 +63,7 @@ use self::write::WriteCur;
 use crate::proto::psn::Psn;
 use crate::proto::rc::{nak, packets, RcEnv, RcEvent, RemoteErr};
 use crate::proto::wire::caps::CapAnswer;
+use crate::proto::wire::fec_caps::FecResponderCaps;
 use crate::proto::wire::{Opcode, PacketRepr};
 use crate::proto::words::WindowWords;
 use crate::uabi::cqe::WcStatus;
@@ -228,8 +229,9 @@ pub struct Responder<
     sr: Option<E>,
     /// SR: receive WQEs fetched ahead, slot `msn % len` for message `msn`.
     window: W,
-    /// The device takes FEC repair packets: the FEC offer is echoed.
-    fec: bool,
+    /// The device runs FEC: the FEC offer is echoed, and the responses of coded requests
+    /// are coded.
+    fec: FecResponderCaps,
 }
 
 /// Result of executing one in-sequence packet.
@@ -319,15 +321,35 @@ impl<
             answer: CapAnswer { tver: 0, resv7: 0 },
             sr,
             window,
-            fec: false,
+            fec: FecResponderCaps::new(false),
         }
     }
 
-    /// The responder of a device that takes FEC repair packets (`on`): it echoes the
-    /// FEC offer.
+    /// The responder of a device that runs FEC (`on`): it echoes the FEC offer and codes
+    /// the responses of coded requests.
     pub fn with_fec(mut self, on: bool) -> Self {
-        self.fec = on;
+        self.fec = FecResponderCaps::new(on);
         self
+    }
+
+    /// The marks of the first transmission of a response (READ responses, atomic ACK) to
+    /// the request `p`: coded when `p` was ([`FecResponderCaps::coded_marks`]).
+    fn first_answer(&self, p: &PacketRepr<'_>) -> CapAnswer {
+        match self.fec.coded_marks(p.bth.resv7) {
+            Some(resv7) => CapAnswer {
+                resv7,
+                ..self.answer
+            },
+            None => self.answer,
+        }
+    }
+
+    /// The requester asked for other parameters for the responses as parameter epoch
+    /// `epoch`, waiting for the response of PSN `owed`: true when taken (the caller's
+    /// encoder of responses follows). Only an ask whose `owed` lies in a READ or atomic
+    /// the responder keeps can come from the requester now; any other changes nothing.
+    pub fn on_fec_resp_ask(&mut self, epoch: u8, owed: Psn) -> bool {
+        self.owes(owed) && self.fec.take_ask(epoch)
     }
 
     /// ePSN (`ibv_query_qp`'s rq_psn).

@@ -90,7 +90,7 @@ impl<
             n,
             sent: 0,
             replay: false,
-            marks: self.answer,
+            marks: self.first_answer(p),
             msn_eth: p.ext.msn_eth.filter(|_| self.answer.tver == BTH_TVER_SR),
         });
         // The stream holds the request's PSNs from now on: a failure in this first batch is

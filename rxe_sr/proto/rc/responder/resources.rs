@@ -55,4 +55,12 @@ impl<
         }
         self.res_next = (at + 1) % ring;
     }
+
+    /// True when `psn` is the PSN of a response of a READ or atomic the responder keeps.
+    pub(super) fn owes(&self, psn: Psn) -> bool {
+        self.res.iter().flatten().any(|r| match *r {
+            RdRes::Read { first, npsn, .. } => psn.distance_from(first) < npsn,
+            RdRes::Atomic { psn: at, .. } => at == psn,
+        })
+    }
 }

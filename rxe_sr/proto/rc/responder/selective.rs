@@ -370,7 +370,7 @@ impl<
             }
             None => crate::proto::wire::caps::CapAnswer { tver: 0, resv7: 0 },
         };
-        if let Some(echo) = fec_answer(self.fec, resv7) {
+        if let Some(echo) = fec_answer(self.fec.enabled(), resv7) {
             self.answer.resv7 = echo;
         }
     }
