@@ -119,6 +119,11 @@ impl Sweep {
     }
 }
 
+/// The perftest tool that measured the goodput (scripts/bench-wan passes BENCH_WAN_BW).
+fn bw_tool() -> String {
+    std::env::var("BENCH_WAN_BW").unwrap_or_else(|_| "ib_write_bw".into())
+}
+
 /// `v` in a column, or `fail` / `-` when the cell failed / was not measured; `!` marks a
 /// cell some of whose runs failed.
 fn cell(v: Option<f64>, prec: usize, fails: usize, ran: bool) -> String {
@@ -172,7 +177,10 @@ pub(crate) fn wan_report(csv: &str, outdir: &str) {
         }
     }
     for rtt in s.rtts.iter().filter(|r| *r != "0") {
-        println!("\n=== RTT {rtt} ms: ib_write_bw 64 KiB, one QP; 1 MiB WRITEs one at a time ===");
+        println!(
+            "\n=== RTT {rtt} ms: {} 64 KiB, one QP; 1 MiB WRITEs one at a time ===",
+            bw_tool()
+        );
         let table = |what: &str, fig: Fig, prec: usize| {
             header(what);
             for d in &s.drivers {
@@ -330,7 +338,10 @@ fn plot_rtt(s: &Sweep, rtt: &str, outdir: &str) {
         return;
     }
     let path = format!("{outdir}/wan_rtt{rtt}ms.png");
-    let title = format!("ib_write_bw 64 KiB at RTT {rtt} ms - goodput, 1.0 is the driver at RTT 0");
+    let title = format!(
+        "{} 64 KiB at RTT {rtt} ms - goodput, 1.0 is the driver at RTT 0",
+        bw_tool()
+    );
     match plot::write_png(&path, &title, &series) {
         Ok(()) => println!("plot: {path}"),
         Err(e) => eprintln!("bench-report: {path}: {e}"),

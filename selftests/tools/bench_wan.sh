@@ -8,7 +8,8 @@
 # BENCH_WAN_DRIVERS (rdma_rxe, or a recovery= scheme with module parameters after "+", e.g.
 # fasr+sr_pipe_psns=512) is loaded afresh and runs, the drivers taking turns, BENCH_WAN_REPS
 # rounds:
-#   - goodput: ib_write_bw, 64 KiB, one QP, BENCH_WAN_SECS seconds;
+#   - goodput: ib_write_bw (BENCH_WAN_BW=ib_read_bw: READs), 64 KiB, one QP,
+#     BENCH_WAN_SECS seconds;
 #   - message completion time: fct.py, BENCH_WAN_FCT_ITERS WRITEs of 1 MiB one at a time,
 #     each timed from post to completion, every byte checked: the first on its new QP, and
 #     p50 and p99 of the rest.
@@ -28,6 +29,8 @@ reps=${BENCH_WAN_REPS:-3}
 secs=${BENCH_WAN_SECS:-10}
 iters=${BENCH_WAN_FCT_ITERS:-30}
 tmo=${BENCH_WAN_TIMEOUT:-16}
+bw_tool=${BENCH_WAN_BW:-ib_write_bw}
+case "$bw_tool" in ib_write_bw|ib_read_bw) ;; *) echo "BENCH_WAN_BW: not ib_write_bw or ib_read_bw: $bw_tool"; exit 1 ;; esac
 # RTT 0 without loss is the reference: listed again, it would run twice under one key.
 cells=("0 0")
 for r in "${rtts[@]}"; do
@@ -36,7 +39,7 @@ done
 total=$(( ${#cells[@]} * ${#drivers[@]} * reps ))
 n=0
 is_client && echo "driver,rtt_ms,loss,rep,gbps,fct_p50_ms,fct_p99_ms,fct_first_ms" > "$OUT/wan.csv"
-log "benchmark: $total runs (${#cells[@]} cells x ${#drivers[@]} drivers x $reps), link rate ${WAN_RATE:-100mbit}"
+log "benchmark: $total runs (${#cells[@]} cells x ${#drivers[@]} drivers x $reps), link rate ${WAN_RATE:-100mbit}, goodput by $bw_tool"
 
 for cell in "${cells[@]}"; do
   read -r rtt loss <<< "$cell"
@@ -46,7 +49,7 @@ for cell in "${cells[@]}"; do
       key="$drv-$rtt-$loss-$rep"
       dev=$(bench_driver_up "$drv") || { echo "$drv did not come up"; exit 1; }
       sync_point "up-$key"
-      bw=$(PERF_SIZE=65536 perftest_pair "$dev" ib_write_bw "$spec" "$secs" -u "$tmo") || bw=
+      bw=$(PERF_SIZE=65536 perftest_pair "$dev" "$bw_tool" "$spec" "$secs" -u "$tmo") || bw=
       fct=$(fct_pair "$dev" "$spec" "$key" "$iters" --timeout "$tmo") || fct=
       read -r p50 p99 first <<< "$fct"
       rdma statistic show link "$dev/1" > "$OUT/counters-wan-$key.txt" 2>&1 || true

@@ -162,9 +162,9 @@ MODULE_PARM_DESC(dev_inflight_psns,
 
 module_param_named(fec_unit, rxe_sr_params.fec_unit, uint, 0444);
 MODULE_PARM_DESC(fec_unit,
-	"FEC (LoWAR): request packets per coding unit of each RC and UC QP's repair packets, "
-	"4, 8, 16 or 32 (32: LoWAR's 32:1), sent only to a peer that takes them; 0 (default): "
-	"no FEC");
+	"FEC (LoWAR): packets per coding unit of each RC and UC QP's repair packets (its "
+	"requests, and on RC its READ responses and atomic ACKs), 4, 8, 16 or 32 (32: LoWAR's "
+	"32:1), sent only to a peer that takes them; 0 (default): no FEC");
 
 module_param_named(fec_depth, rxe_sr_params.fec_depth, uint, 0444);
 MODULE_PARM_DESC(fec_depth,
