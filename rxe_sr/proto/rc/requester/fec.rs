@@ -33,6 +33,10 @@ impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr
     /// response or atomic ACK missing (none when no READ or atomic waits). The FEC shim
     /// holds the responses after it while it may still be rebuilt.
     pub fn owed_response(&self) -> Option<Psn> {
+        // Most responses are ACKs with no READ or atomic out: no walk of the queue.
+        if self.rd_atomic_out == 0 {
+            return None;
+        }
         self.first_pending_rd_atomic().map(|(_, psn)| psn)
     }
 
