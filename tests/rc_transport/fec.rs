@@ -347,3 +347,31 @@ fn a_take_for_a_psn_not_sent_or_on_rc_changes_nothing() {
         );
     }
 }
+
+/// The requester's ask for the responses' parameters is taken only for the next epoch and
+/// a PSN inside a READ the responder keeps: one for a PSN past ePSN or far ahead, for
+/// another epoch, or repeated once taken changes nothing, nor does any to a responder
+/// without FEC.
+#[test]
+fn a_response_ask_is_taken_only_for_a_response_the_responder_owes() {
+    let (_, mut n) = reads_fec(Link::CLEAN, Scheme::Gbn, fec());
+    let epsn = n.b.resp.epsn();
+    // The last READ (16 packets) ends just before ePSN.
+    for (epoch, psn) in [
+        (1, epsn),
+        (1, epsn.add(1000)),
+        (2, epsn.sub(1)),
+        (0, epsn.sub(1)),
+    ] {
+        assert!(
+            !n.b.resp.on_fec_resp_ask(epoch, psn),
+            "epoch {epoch} {psn:?}"
+        );
+    }
+    assert!(n.b.resp.on_fec_resp_ask(1, epsn.sub(16)));
+    assert!(!n.b.resp.on_fec_resp_ask(1, epsn.sub(1)), "taken already");
+    assert!(n.b.resp.on_fec_resp_ask(2, epsn.sub(1)));
+    let (_, mut n) = reads_fec(Link::CLEAN, Scheme::Gbn, None);
+    let epsn = n.b.resp.epsn();
+    assert!(!n.b.resp.on_fec_resp_ask(1, epsn.sub(1)), "no FEC");
+}
