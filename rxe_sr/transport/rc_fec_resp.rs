@@ -15,7 +15,7 @@ use crate::proto::fec::RepairHeader;
 use crate::proto::psn::Psn;
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::PacketRepr;
-use crate::transport::qp::{CqEvents, QpCtx, QpInner, QpObject};
+use crate::transport::qp::{CqEvents, QpCtx, QpInner, QpObject, RoceQp};
 use crate::transport::rc_conn::{receiving, RcConn};
 use crate::transport::rc_drive::{drive, Step};
 use crate::transport::rc_fec::{self, RepairPath};
@@ -35,6 +35,25 @@ pub(crate) fn peer_conn<'g>(
         return None;
     }
     Some(conn)
+}
+
+/// Runs `f` on the connection of the QP `qpn`, under its lock, when its state passes
+/// `ok` and the datagram `d` comes from its peer ([`peer_conn`]). Returns the QP and what
+/// `f` gave; `None`: no such QP, or not in such a state, or not from its peer.
+pub(crate) fn on_peer_conn<R>(
+    dev: &RoceDevice,
+    d: &RoceDatagram<'_>,
+    qpn: u32,
+    ok: fn(QpState) -> bool,
+    f: impl FnOnce(&RoceQp, &mut RcConn) -> R,
+) -> Option<(QpRef<RxeSr>, R)> {
+    let qp = dev.qps().get(qpn)?;
+    let r = {
+        let st: &QpObject = &qp;
+        let mut g = st.inner.lock();
+        f(&qp, peer_conn(dev, &mut g, d, ok)?)
+    };
+    Some((qp, r))
 }
 
 /// True in RTS, where the requester takes responses.
@@ -149,39 +168,29 @@ pub(crate) fn repair_to(
     ok: fn(QpState) -> bool,
     take: impl FnOnce(&NetDev, &mut RcConn) -> Option<Option<SkBuff>>,
 ) -> Option<(QpRef<RxeSr>, Option<SkBuff>)> {
-    let qp = dev.qps().get(qpn)?;
-    let rebuilt = {
-        let st: &QpObject = &qp;
-        let ctx = QpCtx::new(&qp);
-        let mut g = st.inner.lock();
-        let conn = peer_conn(dev, &mut g, d, ok)?;
-        match ctx.with_netdev(|nd| take(nd, conn)) {
-            Some(None) => return None,
-            Some(Some(rebuilt)) => rebuilt,
-            None => None,
-        }
-    };
-    Some((qp, rebuilt))
+    let (qp, taken) = on_peer_conn(dev, d, qpn, ok, |qp, conn| {
+        QpCtx::new(qp).with_netdev(|nd| take(nd, conn))
+    })?;
+    match taken {
+        Some(None) => None,
+        Some(Some(rebuilt)) => Some((qp, rebuilt)),
+        None => Some((qp, None)),
+    }
 }
 
 /// The requester's ask for other parameters for the responses (its datagram `d`, its
 /// ICRC checked, its header `rh`) from the peer of the QP it names: the responder takes
 /// it or not, and the encoder of its responses follows. False when it was dropped.
 pub(crate) fn take_ask(dev: &RoceDevice, d: &RoceDatagram<'_>, rh: &RepairHeader) -> bool {
-    let Some(qp) = dev.qps().get(rh.dest_qpn) else {
-        return false;
-    };
-    let st: &QpObject = &qp;
-    let mut g = st.inner.lock();
-    let Some(conn) = peer_conn(dev, &mut g, d, receiving) else {
-        return false;
-    };
-    let Some(enc) = conn.fec_resp_tx.as_deref_mut() else {
-        return false;
-    };
-    if conn.resp.on_fec_resp_ask(rh.epoch, rh.first_psn) {
-        enc.take_ask(rh.epoch, rh.params);
-        dev.counters().inc(Counter::FecAsksTaken);
-    }
-    true
+    let taken = on_peer_conn(dev, d, rh.dest_qpn, receiving, |_, conn| {
+        let Some(enc) = conn.fec_resp_tx.as_deref_mut() else {
+            return false;
+        };
+        if conn.resp.on_fec_resp_ask(rh.epoch, rh.first_psn) {
+            enc.take_ask(rh.epoch, rh.params);
+            dev.counters().inc(Counter::FecAsksTaken);
+        }
+        true
+    });
+    taken.is_some_and(|(_, t)| t)
 }

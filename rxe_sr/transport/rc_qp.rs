@@ -21,7 +21,7 @@ use crate::transport::qp_error::flush;
 use crate::transport::rc_conn::{self, receiving};
 use crate::transport::rc_drive::{drive, is_request, parse, Step};
 use crate::transport::rc_fec::{self, RepairPath};
-use crate::transport::rc_fec_resp::{self, peer_conn, rts};
+use crate::transport::rc_fec_resp::{self, on_peer_conn, peer_conn, rts};
 use crate::uabi::layout;
 
 /// `post_send` on an RC or UC QP: the doorbell. In RTS, unless the requester runs again
@@ -206,11 +206,7 @@ fn deliver_to(
     // Dropped after the lock.
     let _events = CqEvents::new(qp);
     let mut g = st.inner.lock();
-    let conn = g.rc.as_ref().filter(|_| receiving(g.attrs.state))?;
-    if conn.av.dgid != d.src_gid() || conn.av.sgid != d.dest_gid() {
-        dev.counters().inc(Counter::RcvdAddrMismatch);
-        return None;
-    }
+    peer_conn(dev, &mut g, d, receiving)?;
     if is_request(p) {
         fec_take(&ctx, &mut g, p);
         if let Some(fec) = fec_code(&mut g, d, p) {
@@ -284,24 +280,19 @@ pub(crate) fn repair_deliver(
 /// from the peer of the QP it names: the requester takes it or not, and its encoder
 /// follows. False when it was dropped (no such QP sending, or not from its peer).
 pub(crate) fn fec_negotiate(dev: &RoceDevice, d: &RoceDatagram<'_>, rh: &RepairHeader) -> bool {
-    let Some(qp) = dev.qps().get(rh.dest_qpn) else {
-        return false;
-    };
-    let st: &QpObject = &qp;
-    let mut g = st.inner.lock();
-    let Some(conn) = peer_conn(dev, &mut g, d, rts) else {
-        return false;
-    };
-    let (Some(req), Some(enc)) = (conn.req.as_mut(), conn.fec_tx.as_deref_mut()) else {
-        return false;
-    };
-    if rh.kind == RhKind::Take {
-        req.on_fec_take(&conn.cfg, rh.first_psn);
-    } else if req.on_fec_ask(&conn.cfg, rh.epoch, rh.first_psn) {
-        enc.take_ask(rh.epoch, rh.params);
-        dev.counters().inc(Counter::FecAsksTaken);
-    }
-    true
+    let taken = on_peer_conn(dev, d, rh.dest_qpn, rts, |_, conn| {
+        let (Some(req), Some(enc)) = (conn.req.as_mut(), conn.fec_tx.as_deref_mut()) else {
+            return false;
+        };
+        if rh.kind == RhKind::Take {
+            req.on_fec_take(&conn.cfg, rh.first_psn);
+        } else if req.on_fec_ask(&conn.cfg, rh.epoch, rh.first_psn) {
+            enc.take_ask(rh.epoch, rh.params);
+            dev.counters().inc(Counter::FecAsksTaken);
+        }
+        true
+    });
+    taken.is_some_and(|(_, t)| t)
 }
 
 /// After a repair, and the packet it rebuilt: the packets the QP's FEC shim held for a

@@ -13,6 +13,20 @@ use core::ops::DerefMut;
 
 use crate::proto::psn::Psn;
 
+/// Slots used of `n` given: the largest power of two at most `n` (a mask, not a
+/// remainder, finds a PSN's slot).
+pub(super) fn slots_in_use(n: usize) -> usize {
+    match n {
+        0 => 0,
+        n => 1 << (usize::BITS - 1 - n.leading_zeros()),
+    }
+}
+
+/// The slot of `psn` among `cap` slots in use.
+pub(super) fn slot_of(psn: Psn, cap: usize) -> usize {
+    psn.get() as usize & cap.saturating_sub(1)
+}
+
 /// Request packets held after a gap, each with the PSNs it stands for (a READ request
 /// its responses'). `S` is the slots: the largest power of two of them
 /// that fits is used, and it should be at least the PSNs between a loss and its unit's
@@ -57,14 +71,11 @@ impl<P, S: DerefMut<Target = [Option<(P, u32)>]>> Holder<P, S> {
     /// Slots in use: the largest power of two at most the slots given (a mask, not a
     /// remainder, finds a PSN's slot).
     fn cap(&self) -> usize {
-        match self.slots.len() {
-            0 => 0,
-            n => 1 << (usize::BITS - 1 - n.leading_zeros()),
-        }
+        slots_in_use(self.slots.len())
     }
 
     fn slot_of(&self, psn: Psn) -> usize {
-        psn.get() as usize & self.cap().saturating_sub(1)
+        slot_of(psn, self.cap())
     }
 
     /// A request packet of PSN `psn`, standing for `span` PSNs (1, or a READ's

@@ -15,6 +15,7 @@
 use core::ops::DerefMut;
 
 use super::decoder::{DataOutcome, RepairOutcome};
+use super::hold::{slot_of, slots_in_use};
 use super::rx_side::RxSide;
 use super::{FecParams, RepairHeader};
 use crate::proto::psn::Psn;
@@ -41,16 +42,12 @@ impl<P, S: DerefMut<Target = [Option<(P, u32)>]>> RespHold<P, S> {
         }
     }
 
-    /// Slots in use: the largest power of two at most the slots given.
-    fn cap(&self) -> u32 {
-        match self.slots.len() {
-            0 => 0,
-            n => 1 << (usize::BITS - 1 - n.leading_zeros()),
-        }
+    fn cap(&self) -> usize {
+        slots_in_use(self.slots.len())
     }
 
     fn slot_of(&self, psn: Psn) -> usize {
-        (psn.get() & self.cap().saturating_sub(1)) as usize
+        slot_of(psn, self.cap())
     }
 
     /// Holds `pkt` of PSN `psn`; gives it back when its PSN is held already (the
@@ -129,12 +126,6 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Re
         }
     }
 
-    /// The decoder's parameters.
-    #[cfg_attr(MODULE, expect(dead_code, reason = "the host tests"))]
-    pub fn params(&self) -> FecParams {
-        self.side.dec.params()
-    }
-
     /// Responses held now.
     pub fn held(&self) -> usize {
         self.hold.held
@@ -143,7 +134,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Re
     /// A response's bytes (BTH to ICRC, checked) into its unit, if its PSN lies in the
     /// window from the requester's UNACK `una` (only marked responses are coded).
     pub fn code(&mut self, psn: Psn, ip_id: u16, pkt: &[u8], una: Psn) -> DataOutcome {
-        if psn.distance_from(una) >= self.side.dec.window() {
+        if !self.side.in_window(psn, una) {
             return DataOutcome::Stale;
         }
         self.side.code(psn, ip_id, pkt)
@@ -159,7 +150,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Re
         if !self.side.armed || self.side.dec.hopeless(o) {
             return RespPass::AfterHeld(pkt);
         }
-        if psn.distance_from(o) >= self.hold.cap() {
+        if psn.distance_from(o) as usize >= self.hold.cap() {
             self.hold.flushing = self.hold.held > 0;
             return RespPass::AfterHeld(pkt);
         }

@@ -21,13 +21,6 @@ use crate::proto::wire::fec_caps::FEC_OFFER;
 /// move it to any parameters.
 pub const HOLD_SLOTS: usize = 2 * (FecParams::MAX_N * FecParams::MAX_D) as usize;
 
-/// True when `psn` lies in the shim's window of `window` PSNs from `epsn`: a request packet
-/// before ePSN (a duplicate) or past the window goes straight to the transport and changes
-/// no state of the shim, as no packet outside the receive window may.
-fn in_window(psn: Psn, epsn: Psn, window: u32) -> bool {
-    psn.distance_from(epsn) < window
-}
-
 /// The decoder and the held packets of one QP's receiving side.
 pub struct FecRx<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> {
     side: RxSide<B>,
@@ -67,7 +60,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     /// A request packet's bytes (BTH to ICRC, checked) into its unit, if its PSN lies in
     /// the window from the responder's ePSN `epsn`.
     pub fn code(&mut self, psn: Psn, ip_id: u16, pkt: &[u8], epsn: Psn) -> DataOutcome {
-        if !in_window(psn, epsn, self.side.dec.window()) {
+        if !self.side.in_window(psn, epsn) {
             return DataOutcome::Stale;
         }
         self.side.code(psn, ip_id, pkt)
@@ -107,7 +100,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     /// order, or held. Outside the window from `epsn` it is delivered and changes nothing
     /// here.
     pub fn pass(&mut self, psn: Psn, span: u32, pkt: P, epsn: Psn, deliver: &mut impl FnMut(P)) {
-        if !in_window(psn, epsn, self.side.dec.window()) {
+        if !self.side.in_window(psn, epsn) {
             deliver(pkt);
             return;
         }
@@ -124,7 +117,7 @@ impl<P, B: DerefMut<Target = [u8]>, H: DerefMut<Target = [Option<(P, u32)>]>> Fe
     /// transport, without [`Self::pass`]: outside the window, or in order with nothing
     /// held (noted as passed).
     pub fn pass_in_order(&mut self, psn: Psn, span: u32, epsn: Psn) -> bool {
-        !in_window(psn, epsn, self.side.dec.window()) || self.hold.pass_in_order(psn, span)
+        !self.side.in_window(psn, epsn) || self.hold.pass_in_order(psn, span)
     }
 
     /// A repair: what it rebuilds is written to `out` ([`Decoder::on_repair`]); a packet

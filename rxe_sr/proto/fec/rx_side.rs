@@ -30,6 +30,14 @@ impl<B: DerefMut<Target = [u8]>> RxSide<B> {
         }
     }
 
+    /// True when `psn` lies in the side's window from `base` (the responder's ePSN, the
+    /// requester's UNACK): a packet before it (a duplicate) or past the window goes
+    /// straight to the transport and changes no state of the shim, as no packet outside
+    /// the receive window may.
+    pub(super) fn in_window(&self, psn: Psn, base: Psn) -> bool {
+        psn.distance_from(base) < self.dec.window()
+    }
+
     /// A received packet's bytes (BTH to ICRC, checked; the caller checked its window)
     /// into its unit; a packet of the epoch asked for shows the ask was taken.
     pub(super) fn code(&mut self, psn: Psn, ip_id: u16, pkt: &[u8]) -> DataOutcome {
