@@ -169,6 +169,17 @@ fn srnic_requester_resends_named_holes() {
     // A timeout during recovery resends UNACK alone.
     let a = tx(&mut e, &mut (), ReqEvent::Timer { timer: Timer::Rto, now: 2000 });
     assert_eq!(retx(&a), vec![(1, 1)]);
+    // Its ACK moves UNACK by that PSN alone and no hole list follows: the responder holds
+    // nothing past it (its slow path dropped the rest), so the next timeout goes back.
+    tx(&mut e, &mut (), fb(Feedback::Ack { rcv_nxt: p(2) }, 2100));
+    let a = tx(&mut e, &mut (), ReqEvent::Timer { timer: Timer::Rto, now: 5000 });
+    assert_eq!(retx(&a), vec![]);
+    assert!(a.contains(&Action::GoBack { from: p(2) }), "{a:?}");
+    // A new hole list allows one lone resend again.
+    let holes = [Hole { first: p(6), count: 1 }, Hole::default(), Hole::default()];
+    assert_eq!(retx(&tx(&mut e, &mut (), fb(Feedback::Holes { rcv_nxt: p(2), holes }, 5100))), vec![(6, 1)]);
+    let a = tx(&mut e, &mut (), ReqEvent::Timer { timer: Timer::Rto, now: 9000 });
+    assert_eq!(retx(&a), vec![(2, 1)]);
 }
 
 #[test]

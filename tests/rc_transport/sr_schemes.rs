@@ -7,6 +7,7 @@ use super::*;
 use rxe_sr::proto::pool::bits_pool::{BitsBlock, BitsPool};
 use rxe_sr::proto::pool::sr_pool::{BitmapBlock, SrPool, SrUnit};
 use rxe_sr::proto::recovery::any::SharedIn;
+use rxe_sr::proto::recovery::srnic;
 use rxe_sr::proto::wire::caps::RequesterState;
 
 #[test]
@@ -380,4 +381,67 @@ fn every_engine_event_is_reported_once_as_the_engine_counts_it() {
         }
     }
     SRNIC_DELAY_US.set(0);
+}
+
+#[test]
+fn srnic_goes_back_for_what_its_full_slow_path_dropped() {
+    // rc_verify's SEND round both ways at 5% loss, SRNIC's slow path answering after 400 us:
+    // its queue of metadata fills and the responder drops packets past ePSN unrecorded. The
+    // requester's timeout resent UNACK alone, and each timeout then moved UNACK one PSN
+    // (some seeds took over a hundred timeouts); it goes back to UNACK instead.
+    const SIZES: [u32; 12] = [
+        1, 7, 100, 1023, 1024, 1025, 4096, 5000, 65536, 204800, 0, 333,
+    ];
+    let (mut full, mut most) = (0, 0);
+    for seed in 0..40u64 {
+        SRNIC_DELAY_US.set(400);
+        let link = Link {
+            loss_ppm: 50_000,
+            dup_ppm: 0,
+            reorder_ppm: 0,
+            seed: seed * 7919 + 3,
+        };
+        let mut n = Net::with_schemes(Service::Rc, 1024, link, Scheme::Srnic, Scheme::Srnic);
+        SRNIC_DELAY_US.set(0);
+        for a_side in [true, false] {
+            let mut off = 0u64;
+            for (i, &len) in SIZES.iter().enumerate() {
+                let s = if a_side { &mut n.a } else { &mut n.b };
+                let bytes = pattern(i as u8 ^ u8::from(a_side), len as usize);
+                s.mem.region(0x100)[off as usize..][..len as usize].copy_from_slice(&bytes);
+                s.rq.push_back(recv_wqe(i as u64, 0x200, 0x20_0000 + off, len.max(1)));
+                let mut w = wqe(SendOp::Send, SendOpcode::Send, 0x100, 0x10_0000 + off, len);
+                w.wr_id = i as u64;
+                n.post(a_side, w).unwrap();
+                off += u64::from(len) + 64;
+            }
+        }
+        assert!(n.run(3_000_000), "seed {seed}: stalled");
+        for (a_side, s) in [(true, &mut n.b), (false, &mut n.a)] {
+            assert!(!s.error, "seed {seed}");
+            assert_eq!(s.recv_cqes.len(), SIZES.len(), "seed {seed}");
+            let mut off = 0usize;
+            for (i, (&len, c)) in SIZES.iter().zip(&s.recv_cqes).enumerate() {
+                assert_eq!(
+                    (c.status, c.byte_len),
+                    (WcStatus::Success, len),
+                    "seed {seed}"
+                );
+                let want = pattern(i as u8 ^ u8::from(a_side), len as usize);
+                assert!(
+                    s.mem.region(0x200)[off..][..len as usize] == want[..],
+                    "seed {seed}: {i}"
+                );
+                off += len as usize + 64;
+            }
+        }
+        for s in [&n.a, &n.b] {
+            let c = s.resp.sr().expect("SR responder").engine_counters();
+            full += u64::from(c.onload_queue_peak == srnic::DEFAULT_QUEUE as u64);
+        }
+        most = most.max(n.a.req.counters.timeouts + n.b.req.counters.timeouts);
+        release_and_check_pools(&mut n);
+    }
+    assert!(full > 0, "no slow-path queue filled");
+    assert!(most <= 15, "{most} timeouts in one round");
 }

@@ -19,7 +19,8 @@
 //!   in `[psn_left, psn_right + 1]`, taking ePSN = psn_right + 1 (the fast-exit rule).
 //! - requester: stateless besides UNACK: it resends the holes the responder names; its
 //!   timeout resends UNACK alone while the responder reported holes (a lost
-//!   retransmission), else goes back to UNACK.
+//!   retransmission) and no timeout did so since the last hole list, else goes back to
+//!   UNACK.
 //!
 //! The delay between arrival and the software's answer is what costs SRNIC goodput as
 //! loss or bandwidth grow (FaSR Fig. 2): ACK progress and hole reports wait for it.
@@ -76,6 +77,8 @@ pub struct Srnic<const QUEUE: usize, B> {
     /// The responder reported holes not yet all acknowledged.
     tx_recovery: bool,
     tx_recovery_psn: Psn,
+    /// A timeout resent UNACK alone and no hole was named since.
+    una_resent: bool,
     // Responder hardware.
     e_psn: Psn,
     in_recovery: bool,
@@ -116,6 +119,7 @@ impl<const QUEUE: usize, B: WindowWords> Srnic<QUEUE, B> {
     pub fn start_requester(&mut self, una: Psn, snd_nxt: Psn) {
         self.req.start(una, snd_nxt);
         self.tx_recovery_psn = una;
+        self.una_resent = false;
     }
 
     /// Starts the responder side expecting `rcv_nxt`, forgetting what it recorded: when the
@@ -147,6 +151,7 @@ impl<const QUEUE: usize, B: WindowWords> Srnic<QUEUE, B> {
             rto,
             tx_recovery: false,
             tx_recovery_psn: sq_psn,
+            una_resent: false,
             e_psn: rq_psn,
             in_recovery: false,
             psn_left: rq_psn,
@@ -334,6 +339,20 @@ impl<const QUEUE: usize, B: WindowWords> Srnic<QUEUE, B> {
         out.push(Action::Deliver { psn });
     }
 
+    /// A timeout in recovery resends UNACK alone (its retransmission was lost), once per
+    /// hole list: the next timeout with no hole named since shows that the responder holds
+    /// nothing past UNACK (its slow-path queue was full and dropped the packets), and goes
+    /// back to UNACK (resending UNACK alone every time would repair that one PSN per
+    /// timeout).
+    fn on_rto(&mut self) {
+        if self.tx_recovery && !self.una_resent {
+            self.una_resent = true;
+        } else {
+            self.tx_recovery = false;
+            self.una_resent = false;
+        }
+    }
+
     fn sw_bits_fit(&self, psn: Psn) -> bool {
         span(self.e_psn, psn) < self.sw_bits.cap()
     }
@@ -483,6 +502,7 @@ impl<const QUEUE: usize, B: WindowWords> Recovery for Srnic<QUEUE, B> {
                 self.req.on_cum_ack(fb.rcv_nxt(), now, &self.rto, out);
                 if self.tx_recovery && !self.req.una.before(self.tx_recovery_psn) {
                     self.tx_recovery = false;
+                    self.una_resent = false;
                 }
                 if let Feedback::Holes { holes, .. } = fb {
                     for h in holes.iter().rev().filter(|h| h.count > 0) {
@@ -497,6 +517,7 @@ impl<const QUEUE: usize, B: WindowWords> Recovery for Srnic<QUEUE, B> {
                         retransmit(out, &mut self.counters, first, span(first, end));
                         self.tx_recovery = true;
                         self.tx_recovery_psn = self.req.snd_nxt;
+                        self.una_resent = false;
                     }
                 }
             }
@@ -507,7 +528,8 @@ impl<const QUEUE: usize, B: WindowWords> Recovery for Srnic<QUEUE, B> {
                 self.req.rto_armed = false;
                 if self.req.in_flight() > 0 {
                     self.counters.rto_fired = self.counters.rto_fired.saturating_add(1);
-                    if self.tx_recovery {
+                    self.on_rto();
+                    if self.una_resent {
                         retransmit(out, &mut self.counters, self.req.una, 1);
                     } else {
                         go_back(out, &mut self.counters, self.req.una);
