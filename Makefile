@@ -3,13 +3,15 @@
 #
 #   make run      set everything up, boot two guests, show rxe_sr, print the goodput table
 #                 and a short QP sweep (1 and 1000 QPs, lossless and 1%, CPU per MB)
-#   make bench    make run, then the full QP sweep (1..5000 QPs, lossless and 1%, every
+#   make bench    on the bench kernel (no Rust overflow checks; BENCH_VARIANT=default: the
+#                 test kernel): make run, then the full QP sweep (1..5000 QPs, lossless and 1%, every
 #                 scheme, CPU per MB, SR pool use), the RNR point (scripts/bench-rnr:
 #                 SENDs to a receiver short of receives at 1% loss, every scheme) and the
 #                 long-haul sweep (scripts/bench-wan: RTT 20-80 ms, loss and bursts)
 #   make test     host cargo tests + the VM selftests; ends with `N passed, N failed, N skipped`
 #   make deps     install Debian packages and bindgen (idempotent)
-#   make kernel   the cached test kernel (VARIANT=debug for KASAN + lockdep)
+#   make kernel   the cached test kernel (VARIANT=debug for KASAN + lockdep, VARIANT=bench
+#                 for make bench's)
 #   make image    the cached guest root file system
 #   make module   rxe_sr.ko against KDIR (default: the test kernel)
 #   make host-test  cargo test only;  make vm-test [TESTS="a.sh b.sh"]  the VM selftests only

@@ -220,11 +220,29 @@ ksrc_tree() {
   printf '%s\n' "$src"
 }
 
-# The kernel build directory for a variant (default or debug); prints the path.
+# The config fragments (over tinyconfig) of a kernel variant: default (the tests'), debug
+# (KASAN, lockdep, kmemleak) or bench (make bench's); prints their paths, one per line.
+kernel_frags() {
+  case ${1:-default} in
+    default) printf '%s\n' "$RXE_SR_ROOT/qemu/kernel.config" ;;
+    debug) printf '%s\n' "$RXE_SR_ROOT/qemu/kernel.config" "$RXE_SR_ROOT/qemu/kernel-debug.config" ;;
+    bench) printf '%s\n' "$RXE_SR_ROOT/qemu/kernel.config" "$RXE_SR_ROOT/qemu/kernel-bench.config" ;;
+    *) die "VARIANT=$1: unknown kernel variant; use default, debug or bench" ;;
+  esac
+}
+
+# make bench's scripts measure on the bench kernel (both drivers, as distributions build
+# them); BENCH_VARIANT=default measures on the test kernel instead, for a comparison.
+bench_variant() {
+  export VARIANT=${BENCH_VARIANT:-bench}
+  kernel_frags "$VARIANT" > /dev/null
+}
+
+# The kernel build directory for a variant; prints the path.
 kernel_dir() {
-  local variant=${1:-default} frags=("$RXE_SR_ROOT/qemu/kernel.config")
-  [ "$variant" = debug ] && frags+=("$RXE_SR_ROOT/qemu/kernel-debug.config")
-  local key
+  local variant=${1:-default} frags key list
+  list=$(kernel_frags "$variant") || exit 1
+  mapfile -t frags <<< "$list"
   key=$(cache_key "$(ksrc_version)" "${frags[@]}" "$(/usr/bin/rustc --version)" \
         "$(clang-19 --version | head -1)" "$("$CACHE/tools/bin/bindgen" --version)" \
         "recipe $KERNEL_RECIPE")
