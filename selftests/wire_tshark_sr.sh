@@ -6,7 +6,7 @@
 # captures its eth0 while the guests, both running the scheme, run rc_verify under 1% loss;
 # then tshark with rxe_sr's Lua dissector (tools/wireshark/rxe_sr.lua) reads the capture:
 # every RoCEv2 datagram is dissected with no malformed packet and no expert warning, the
-# standard ones carry the capability probe or its echo (rxe_sr.cap) of SR wire version 3,
+# standard ones carry the capability probe or its echo (rxe_sr.cap) of SR wire version 4,
 # the SR ones (BTH TVer 1) carry MSN-ETHs and SR-ACK-ETHs, each SR-ACK-ETH advertising the
 # sender's 4096-PSN window (Window 12), and the scheme's own feedback is there: SACKs for
 # fasr and irn, HOLE acknowledgments for srnic and melo.
@@ -43,13 +43,13 @@ for scheme in "${schemes[@]}"; do
     case $scheme in fasr|irn) kind=1 ;; *) kind=4 ;; esac
     want="rxe_sr.srack.kind == $kind"
     read -r sr caps msn acks fb win v3 < <(awk -F';' -v k=$kind '$1 == 1 { s++ } $2 != "" { c++ } $3 != "" { m++ }
-      $4 != "" { a++ } $4 == k { f++ } $5 == 12 { w++ } $2 != "" && $6 == 3 { v++ }
+      $4 != "" { a++ } $4 == k { f++ } $5 == 12 { w++ } $2 != "" && $6 == 4 { v++ }
       END { print s + 0, c + 0, m + 0, a + 0, f + 0, w + 0, v + 0 }' /tmp/fields)
-    log "$scheme: $total datagrams: $sr in the SR format ($msn with an MSN-ETH, $acks SR ACKs, $win of them with Window 12, $fb of '$want'), $caps standard ones with the capability ($v3 of version 3)"
+    log "$scheme: $total datagrams: $sr in the SR format ($msn with an MSN-ETH, $acks SR ACKs, $win of them with Window 12, $fb of '$want'), $caps standard ones with the capability ($v3 of version 4)"
     [ "$total" -gt 300 ] || fail "$scheme: too few packets captured ($total)"
     [ "$sr" -gt 100 ] || fail "$scheme: only $sr SR-format packets"
     [ "$caps" -ge 2 ] || fail "$scheme: no capability probe and echo seen"
-    [ "$v3" = "$caps" ] || fail "$scheme: $caps capability probes or echoes, $v3 of them of SR wire version 3"
+    [ "$v3" = "$caps" ] || fail "$scheme: $caps capability probes or echoes, $v3 of them of SR wire version 4"
     [ "$msn" -gt 0 ] && [ "$acks" -gt 0 ] || fail "$scheme: MSN-ETH or SR-ACK-ETH missing"
     [ "$win" = "$acks" ] || fail "$scheme: $acks SR ACKs, only $win of them advertising a 4096-PSN window (Window 12)"
     [ "$fb" -gt 0 ] || fail "$scheme: no '$want' in the capture"

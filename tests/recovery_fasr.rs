@@ -541,3 +541,31 @@ fn the_events_taken_without_the_pool_do_what_the_pooled_path_does() {
     }
     assert!(taken > 5_000 && declined > 1_000, "taken {taken}, declined {declined}");
 }
+
+fn gap(rcv_nxt: u32, from: u32, s: u32, lost_cnt: u8, overflow: bool) -> ReqEvent {
+    ReqEvent::Feedback {
+        fb: Feedback::SackGap { rcv_nxt: p(rcv_nxt), sack_psn: p(s), gap_from: p(from), lost_cnt, overflow },
+        now: 10,
+    }
+}
+
+#[test]
+fn requester_resends_the_gap_a_gap_names_and_not_the_run_held_before_it() {
+    for slow in [false, true] {
+        let mut pool = Pool::new();
+        let mut qp = Qp::new(p(0), p(0), RTO);
+        sent(&mut qp, &mut pool, 40);
+        // 10 lost (and 11 on the slow path): the first SACK resends from UNACK.
+        let first = if slow { 12 } else { 11 };
+        let lost = if slow { 2 } else { 1 };
+        assert_eq!(retx(&tx(&mut qp, &mut pool, sack(10, first, lost))), vec![(10, u32::from(lost))]);
+        // The SACKs of first+1 ..= 19 were held; 20 and 21 lost; 22 arrived: one GAP.
+        let a = tx(&mut qp, &mut pool, gap(10, 20, 22, lost + 2, false));
+        assert_eq!(retx(&a), vec![(20, 2)], "slow {slow}");
+        // The held run counts as received: a later SACK past it resends nothing.
+        assert_eq!(retx(&tx(&mut qp, &mut pool, sack(10, 23, lost + 2))), vec![], "slow {slow}");
+        // Overflowed: the gap alone again.
+        let a = tx(&mut qp, &mut pool, gap(10, 30, 38, 7, true));
+        assert_eq!(retx(&a), vec![(30, 8)], "slow {slow}");
+    }
+}

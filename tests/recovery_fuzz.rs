@@ -46,7 +46,7 @@ fn input() -> impl Strategy<Value = In> {
     prop_oneof![
         6 => (0usize..3, offset()).prop_map(|(q, o)| In::Data(q, o)),
         4 => (0usize..3).prop_map(In::Send),
-        4 => (0usize..3, 0u8..5, offset(), offset(), 0u8..10, any::<bool>())
+        4 => (0usize..3, 0u8..6, offset(), offset(), 0u8..10, any::<bool>())
             .prop_map(|(q, k, a, b, l, o)| In::Fb(q, k, a, b, l, o)),
         1 => (0usize..3).prop_map(In::Rto),
         1 => (0usize..3).prop_map(In::Slow),
@@ -88,6 +88,8 @@ fn check<E: Recovery>(mut qps: Vec<E>, shared: &mut E::Shared, inputs: &[In]) ->
                     1 => Feedback::Sack { rcv_nxt: r, sack_psn: s, run_from: s.sub(a % 21).add(u32::from(a % 23 == 22)), lost_cnt: l, overflow: o },
                     2 => Feedback::Nak { rcv_nxt: r },
                     3 => Feedback::Fnack { rcv_nxt: r, psn: s },
+                    // A gap of up to 20 PSNs before `s`, or none.
+                    4 => Feedback::SackGap { rcv_nxt: r, sack_psn: s, gap_from: s.sub(a % 21), lost_cnt: l, overflow: o },
                     _ => Feedback::Holes {
                         rcv_nxt: r,
                         holes: [Hole { first: s, count: u32::from(l) }, Hole { first: r, count: b % 5 }, Hole::default()],

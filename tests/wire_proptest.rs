@@ -78,7 +78,7 @@ prop_compose! {
     /// One of every header, with random fields; the opcode picks which ones stay.
     fn arb_all_headers()(
         msn in (0u32..1 << 24, 0u32..1 << 24),
-        sr_ack in (0u8..5, 0u8..8, any::<bool>(), 0u32..1 << 24, 0u32..1 << 24,
+        sr_ack in (0u8..6, 0u8..8, any::<bool>(), 0u32..1 << 24, 0u32..1 << 24,
             SR_WINDOW_LOG2_MIN..=SR_WINDOW_LOG2_MAX),
         deth in (any::<u32>(), any::<u8>(), 0u32..1 << 24),
         feth in any::<u32>(),
@@ -146,7 +146,7 @@ prop_compose! {
         if let (Some(s), Some(a)) = (ext.sr_ack_eth, ext.aeth.as_mut()) {
             let low = a.syndrome & 0x1f;
             a.syndrome = match s.kind {
-                SrAckKind::Sack | SrAckKind::Fnack | SrAckKind::Hole => AETH_NAK_PSN_SEQ_ERROR,
+                SrAckKind::Sack | SrAckKind::Fnack | SrAckKind::Hole | SrAckKind::Gap => AETH_NAK_PSN_SEQ_ERROR,
                 SrAckKind::ReadAck => low,
                 SrAckKind::Ack => [0x00, 0x20, 0x60][usize::from(a.syndrome % 3)] | low,
             };

@@ -7,7 +7,8 @@
 -- It takes UDP port 4791 (RoCEv2). A packet with BTH TVer 0 is standard RoCEv2: it goes to
 -- Wireshark's own InfiniBand dissector, and a capability probe or echo in BTH Resv7 is
 -- shown as an "rxe_sr" tree of its own. A packet with BTH TVer 1 is dissected here: the
--- BTH, rxe_sr's MSN-ETH and SR-ACK-ETH (SR wire version 3: with the sender's window), the
+-- BTH, rxe_sr's MSN-ETH and SR-ACK-ETH (SR wire version 4: with the sender's window and the
+-- GAP kind), the
 -- IBTA extension headers the opcode carries (with a RETH on every RDMA WRITE packet), the
 -- payload and the ICRC.
 
@@ -18,7 +19,7 @@ local band = (bit32 and bit32.band) or (bit and bit.band)
 local rshift = (bit32 and bit32.rshift) or (bit and bit.rshift)
 
 local schemes = { [1] = "FaSR", [2] = "SRNIC", [3] = "IRN", [4] = "MELO" }
-local ack_kinds = { [0] = "ACK", [1] = "SACK", [2] = "FNACK", [3] = "READ-ACK", [4] = "HOLE" }
+local ack_kinds = { [0] = "ACK", [1] = "SACK", [2] = "FNACK", [3] = "READ-ACK", [4] = "HOLE", [5] = "GAP" }
 local opnames = {
   [0x00] = "RC SEND First", [0x01] = "RC SEND Middle", [0x02] = "RC SEND Last",
   [0x03] = "RC SEND Last with Immediate", [0x04] = "RC SEND Only",
@@ -163,7 +164,7 @@ local function dissect_sr(tvb, pinfo, tree)
       s:add(f.overflow, b(0, 1))
       s:add(f.lost_cnt, b(0, 1))
       s:add(f.sack_high, b(1, 3))
-      -- SR wire version 3: the sender's SR window, 2^9 to 2^22 PSNs.
+      -- Since SR wire version 3: the sender's SR window, 2^9 to 2^22 PSNs.
       local w = b(4, 1):uint()
       s:add(f.window, b(4, 1))
       if w < 9 or w > 22 then s:add_proto_expert_info(e_window) end

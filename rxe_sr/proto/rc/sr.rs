@@ -163,6 +163,17 @@ pub fn encode_feedback(fb: &Feedback, msn: u32, window_log2: u8, mut out: impl F
             sr: sr(SrAckKind::Fnack, psn, psn, 0, false),
             aeth: nak,
         }),
+        Feedback::SackGap {
+            rcv_nxt,
+            sack_psn,
+            gap_from,
+            lost_cnt,
+            overflow,
+        } => out(SrAckPacket {
+            psn: rcv_nxt,
+            sr: sr(SrAckKind::Gap, sack_psn, gap_from, lost_cnt, overflow),
+            aeth: nak,
+        }),
         Feedback::Nak { rcv_nxt } => out(SrAckPacket {
             psn: rcv_nxt,
             sr: sr(SrAckKind::Ack, rcv_nxt, rcv_nxt, 0, false),
@@ -208,6 +219,23 @@ pub fn decode_feedback(psn: Psn, sr: &SrAckEth, aeth: &Aeth) -> SrAckMeaning {
                 0..=SACK_RUN_MAX => sr.trigger_psn,
                 _ => sr.sack_high,
             },
+            lost_cnt: sr.lost_cnt,
+            overflow: sr.lost_cnt_overflow,
+        }),
+        // A gap that does not end before SackHigh is taken as a SACK of SackHigh alone.
+        SrAckKind::Gap if !sr.trigger_psn.before(sr.sack_high) => {
+            SrAckMeaning::Feedback(Feedback::Sack {
+                rcv_nxt: psn,
+                sack_psn: sr.sack_high,
+                run_from: sr.sack_high,
+                lost_cnt: sr.lost_cnt,
+                overflow: sr.lost_cnt_overflow,
+            })
+        }
+        SrAckKind::Gap => SrAckMeaning::Feedback(Feedback::SackGap {
+            rcv_nxt: psn,
+            sack_psn: sr.sack_high,
+            gap_from: sr.trigger_psn,
             lost_cnt: sr.lost_cnt,
             overflow: sr.lost_cnt_overflow,
         }),

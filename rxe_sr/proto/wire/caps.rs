@@ -47,12 +47,13 @@
 //! only ever sees a nonzero reserved field in the few requests sent while probing.
 
 /// Version of rxe_sr's SR wire format (the layouts of [`sr_ext`](super::sr_ext) and what
-/// their fields mean). 3: SR-ACK-ETH byte 4, reserved before, carries the SR window of the
+/// their fields mean). 4: SR-ACK-ETH kind 5, GAP, a SACK that names the first PSN of the
+/// gap before it. 3: SR-ACK-ETH byte 4, reserved before, carries the SR window of the
 /// end that sends the acknowledgment ([`SrAckEth::window_log2`](super::sr_ext::SrAckEth)).
 /// 2: a SACK's TriggerPSN is the first PSN of the run of out-of-order PSNs it reports
 /// (SACKs held back are reported by the next one); in version 1 it was the one packet
 /// that drew the SACK.
-pub const SR_WIRE_VERSION: u8 = 3;
+pub const SR_WIRE_VERSION: u8 = 4;
 
 /// Resv7 carries a capability.
 pub const CAP_BIT: u8 = 0x40;
@@ -316,8 +317,8 @@ mod tests {
 
     #[test]
     fn resv7_encoding() {
-        assert_eq!(FASR.to_resv7(), 0x4b);
-        assert_eq!(SrCap::from_resv7(0x4b), Some(FASR));
+        assert_eq!(FASR.to_resv7(), 0x4c);
+        assert_eq!(SrCap::from_resv7(0x4c), Some(FASR));
         // Versions 1 and 2 (another TriggerPSN meaning, no window in SR-ACK-ETH) are not
         // ours: no echo, standard RoCEv2.
         assert_ne!(SrCap::from_resv7(0x49), Some(FASR));
@@ -349,7 +350,7 @@ mod tests {
             m,
             CapAnswer {
                 tver: 0,
-                resv7: 0x4b
+                resv7: 0x4c
             }
         );
         let a = resp.answer(m.tver, m.resv7);
@@ -357,7 +358,7 @@ mod tests {
             a,
             CapAnswer {
                 tver: 0,
-                resv7: 0x4b
+                resv7: 0x4c
             }
         );
         assert_eq!(req.on_response(a.tver, a.resv7), RequesterState::Sr(FASR));
@@ -398,11 +399,11 @@ mod tests {
         assert_eq!(req.on_response(a.tver, a.resv7), RequesterState::Standard);
     }
 
-    /// A peer of SR wire version 1 or 2 (the same scheme): neither end takes the other's
+    /// A peer of an older SR wire version, 1 to 3 (the same scheme): neither end takes the other's
     /// capability, so the QP stays standard RoCEv2 both ways.
     #[test]
     fn an_older_wire_version_falls_back() {
-        for version in [1, 2] {
+        for version in [1, 2, 3] {
             let old = SrCap {
                 scheme: SrScheme::Fasr,
                 version,

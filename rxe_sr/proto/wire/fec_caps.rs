@@ -341,7 +341,7 @@ mod tests {
 
     #[test]
     fn any_other_answer_to_a_marked_request_refuses_for_good() {
-        for answer in [0u8, 0x4b, FEC_OFFER ^ 1] {
+        for answer in [0u8, 0x4c, FEC_OFFER ^ 1] {
             let mut c = probing(0xff_ffff);
             // PSN 0 comes after 0xffffff: an answer to a marked request.
             assert_eq!(c.on_response(Psn::new(0), answer), FecState::Refused);

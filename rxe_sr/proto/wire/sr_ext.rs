@@ -108,7 +108,7 @@
 //!
 //! Details and rationale in [`caps`](super::caps); in short: while probing, the requester
 //! sends ordinary TVer = 0 requests with BTH Resv7 = `CAP(1) | scheme(3) | version(3)`
-//! (FaSR, version 3: 0x4b), which every IBTA receiver ignores. An rxe_sr responder running
+//! (FaSR, version 4: 0x4c), which every IBTA receiver ignores. An rxe_sr responder running
 //! the same scheme and version echoes that value in the Resv7 of its response; every other
 //! responder (rdma_rxe, hardware, rxe_sr `recovery=gbn`) answers with Resv7 = 0, which the
 //! requester reads as "standard peer": GBN for the life of the QP. Probe timeouts decide
@@ -197,6 +197,9 @@ pub enum SrAckKind {
     ReadAck,
     /// One hole (MELO NACK / SRNIC software NAK): TriggerPSN ..= SackHigh are missing.
     Hole,
+    /// FaSR's SACK of a new gap: SackHigh arrived while TriggerPSN up to it (not included)
+    /// were missing.
+    Gap,
 }
 
 impl SrAckKind {
@@ -208,6 +211,7 @@ impl SrAckKind {
             SrAckKind::Fnack => 2,
             SrAckKind::ReadAck => 3,
             SrAckKind::Hole => 4,
+            SrAckKind::Gap => 5,
         }
     }
 
@@ -219,6 +223,7 @@ impl SrAckKind {
             2 => Some(SrAckKind::Fnack),
             3 => Some(SrAckKind::ReadAck),
             4 => Some(SrAckKind::Hole),
+            5 => Some(SrAckKind::Gap),
             _ => None,
         }
     }
@@ -227,7 +232,7 @@ impl SrAckKind {
 /// SR-ACK-ETH: the SR information of an SR-format ACKNOWLEDGE.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub struct SrAckEth {
-    /// ACK, SACK, FNACK or READ-ACK.
+    /// ACK, SACK, FNACK, READ-ACK, HOLE or GAP.
     pub kind: SrAckKind,
     /// FaSR lost-cnt (0..=[`LOST_CNT_MAX`]).
     pub lost_cnt: u8,
@@ -300,12 +305,12 @@ impl SrAckEth {
         field::put_be24(b, 5, self.trigger_psn.get())
     }
 
-    /// Checks that the kind agrees with the AETH syndrome of the same packet: SACK and
-    /// FNACK and HOLE need NAK "PSN sequence error", READ-ACK an ACK, ACK any non-reserved
+    /// Checks that the kind agrees with the AETH syndrome of the same packet: SACK, FNACK,
+    /// HOLE and GAP need NAK "PSN sequence error", READ-ACK an ACK, ACK any non-reserved
     /// syndrome.
     pub fn check_aeth(&self, aeth: &Aeth) -> Result<()> {
         let ok = match self.kind {
-            SrAckKind::Sack | SrAckKind::Fnack | SrAckKind::Hole => {
+            SrAckKind::Sack | SrAckKind::Fnack | SrAckKind::Hole | SrAckKind::Gap => {
                 aeth.syndrome == AETH_NAK_PSN_SEQ_ERROR
             }
             SrAckKind::ReadAck => matches!(aeth.kind(), AethKind::Ack { .. }),
@@ -357,8 +362,18 @@ mod tests {
         s.emit(&mut b).unwrap();
         assert_eq!(b, [0x1d, 0x00, 0x01, 0x02, 0x0a, 0xff, 0xff, 0xfe]);
         assert_eq!(SrAckEth::parse(&b), Ok(s));
+        let mut gap = b;
+        gap[0] = 0x5d;
+        let g = SrAckEth::parse(&gap).unwrap();
+        assert_eq!(
+            g,
+            SrAckEth {
+                kind: SrAckKind::Gap,
+                ..s
+            }
+        );
         let mut bad = b;
-        bad[0] = 0x5d;
+        bad[0] = 0x6d;
         assert_eq!(SrAckEth::parse(&bad), Err(Error::BadSrHeader));
         let mut bad = b;
         bad[4] = 0x80;

@@ -261,7 +261,7 @@ impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr
         window_log2: u8,
     ) -> Result<(), Fatal> {
         let ev = match fb {
-            Feedback::Sack { .. } => Some(RcEvent::SackRcvd),
+            Feedback::Sack { .. } | Feedback::SackGap { .. } => Some(RcEvent::SackRcvd),
             Feedback::Fnack { .. } => Some(RcEvent::FnackRcvd),
             Feedback::Holes { .. } => Some(RcEvent::HoleRcvd),
             Feedback::Ack { .. } | Feedback::Nak { .. } => None,
@@ -285,7 +285,9 @@ impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr
             }
         }
         match fb {
-            Feedback::Sack { sack_psn, .. } => self.note_sacked(sack_psn),
+            Feedback::Sack { sack_psn, .. } | Feedback::SackGap { sack_psn, .. } => {
+                self.note_sacked(sack_psn)
+            }
             // A hole exists only before a PSN received: the one after it.
             Feedback::Holes { holes, .. } => {
                 for h in holes.iter().filter(|h| h.count > 0) {
@@ -298,6 +300,9 @@ impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr
         let acts = self.feed(env, ReqEvent::Feedback { fb, now });
         self.apply(env, cfg, acts, None)?;
         if let Feedback::Sack {
+            rcv_nxt, sack_psn, ..
+        }
+        | Feedback::SackGap {
             rcv_nxt, sack_psn, ..
         } = fb
         {
@@ -314,8 +319,11 @@ impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr
     /// True when the PSNs that SR feedback `fb` names as received or missing are in flight.
     fn names_in_flight(&self, fb: &Feedback) -> bool {
         match *fb {
-            // (Its run may begin before UNACK: a run held back while a fill moved it.)
-            Feedback::Sack { sack_psn, .. } => self.in_flight(sack_psn),
+            // (Its run may begin before UNACK: a run held back while a fill moved it; so may
+            // a gap, which the engine clips.)
+            Feedback::Sack { sack_psn, .. } | Feedback::SackGap { sack_psn, .. } => {
+                self.in_flight(sack_psn)
+            }
             Feedback::Fnack { psn, .. } => self.in_flight(psn),
             Feedback::Holes { holes, .. } => holes
                 .iter()

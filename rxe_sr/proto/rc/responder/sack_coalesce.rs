@@ -7,8 +7,8 @@
 //! or [`SACK_EVERY`] of them have been held in a row. A SACK that reports a new gap or a
 //! changed overflow flag is never held. One whose RCV-NXT moved (a retransmission filled
 //! it) is: the requester learns the new RCV-NXT from the AACK, and takes lost-cnt to
-//! have fallen by one for it; a new gap after held SACKs goes out behind the held run
-//! with the lost-cnt before the gap, which brings the requester's back in step.
+//! have fallen by one for it; a new gap's GAP (below) carries lost-cnt with the gap, from
+//! which the requester takes the lost-cnt before it, back in step.
 //!
 //! Every SACK sent reports the whole run of contiguous PSNs it ends (from the last gap,
 //! at most 1024 back): its TriggerPSN is the run's first PSN. The requester thus sets
@@ -16,12 +16,12 @@
 //! sees a gap only where PSNs are missing (or where the gap's own SACK was lost, and then
 //! exactly the gap), also while lost-cnt is overflowed, where it resends any gap it sees.
 //!
-//! A SACK reporting a new gap after some were held goes out behind a SACK of the held run
-//! ([`SackCoalescer::flush`], sent [`FLUSH_COPIES`] times): the requester retransmits
-//! every PSN between its sack-high and a SACK whose lost-cnt grew (or overflowed), so it
-//! must know the sack-high the gap starts from, or it resends the held run with the gap.
-//! A SACK of a packet received before (a duplicate resend) is never held and leaves the
-//! run as it was.
+//! A SACK reporting a new gap in the same recovery goes out as a GAP: it names the gap's
+//! first PSN, the sack-high before it plus one. The requester retransmits every PSN
+//! between its sack-high and a SACK whose lost-cnt grew (or overflowed), so it must know
+//! where the gap starts, or it resends the SACKs held before the gap with the gap: the GAP
+//! tells it in the one acknowledgment the gap costs. A SACK of a packet received before (a
+//! duplicate resend) is never held and leaves the run as it was.
 //!
 //! Only FaSR's requester reads SACKs this way; IRN's marks exactly the SACKed PSNs, so its
 //! SACKs are never held.
@@ -35,13 +35,6 @@ use crate::proto::recovery::Feedback;
 /// often as an in-order stream is acknowledged. Under loss a QP is in recovery for most
 /// of its packets, and holding only 16 in a row cost it goodput.
 pub(super) const SACK_EVERY: u32 = MAX_PKT_PER_ACK;
-
-/// A SACK of the held run goes out this many times before a new gap's SACK. It is the
-/// only report of the run (the gap's SACK starts a new one): lost, the requester takes the
-/// run for part of the gap and resends it, up to [`SACK_EVERY`] packets received. Choice:
-/// one more acknowledgment per gap, which spares more needless resends than it costs (the
-/// link carries fewer packets in all).
-pub(super) const FLUSH_COPIES: u32 = 2;
 
 /// The state the last SACK (sent or held) reported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,51 +83,9 @@ impl SackCoalescer {
         }
     }
 
-    /// The SACK to send before `fb`, if `fb` reports a new gap after SACKs were held: the
-    /// held run, with the current RCV-NXT and the lost-cnt before the gap, so the
-    /// requester's sack-high and lost-cnt are the responder's when the gap's SACK arrives.
-    pub(super) fn flush(&mut self, fb: &Feedback) -> Option<Feedback> {
-        let Feedback::Sack {
-            rcv_nxt,
-            sack_psn,
-            lost_cnt,
-            overflow,
-            ..
-        } = *fb
-        else {
-            return None;
-        };
-        let l = self.last?;
-        // Something held, still in this recovery, and `fb` jumps past it.
-        if !self.enabled
-            || self.held == 0
-            || !l.high.after(rcv_nxt)
-            || !sack_psn.after(l.high.next())
-        {
-            return None;
-        }
-        // The gap raised lost-cnt by its size. Overflowed by it, the requester resends the
-        // gap whatever lost-cnt says: the run's SACK carries the last held one's.
-        let gap = sack_psn.distance_from(l.high.next());
-        let (before, before_overflow) = if !overflow {
-            (lost_cnt.checked_sub(u8::try_from(gap).ok()?)?, false)
-        } else {
-            (l.lost_cnt, l.overflow)
-        };
-        let run = Feedback::Sack {
-            rcv_nxt,
-            sack_psn: l.high,
-            run_from: self.run_from(l.high),
-            lost_cnt: before,
-            overflow: before_overflow,
-        };
-        self.held = 0;
-        Some(run)
-    }
-
     /// What to send for `fb` (feedback to the packet that triggered it, which asked for an
-    /// acknowledgment if `ack_req`): `fb` itself, `fb` reporting the held run with it, or
-    /// nothing (held back).
+    /// acknowledgment if `ack_req`): `fb` itself, `fb` reporting the held run with it, a
+    /// GAP for a new gap in the same recovery, or nothing (held back).
     pub(super) fn coalesce(&mut self, fb: &Feedback, ack_req: bool) -> Option<Feedback> {
         let Feedback::Sack {
             rcv_nxt,
@@ -157,8 +108,13 @@ impl SackCoalescer {
         };
         let contiguous = self.last.is_some_and(|l| sack_psn == l.high.next());
         // RCV-NXT and lost-cnt may have moved by fills since (the requester sees each in its
-        // AACK and expects lost-cnt one lower for it; a new gap resyncs it through `flush`).
+        // AACK and expects lost-cnt one lower for it).
         let same = self.last.is_some_and(|l| l.overflow == overflow);
+        // A new gap in this recovery: past the last SACKed PSN, which is past RCV-NXT.
+        let gap_from = self
+            .last
+            .filter(|l| l.high.after(rcv_nxt) && sack_psn.after(l.high.next()))
+            .map(|l| l.high.next());
         self.last = Some(now);
         if !self.enabled {
             return Some(*fb);
@@ -172,6 +128,15 @@ impl SackCoalescer {
             return None;
         }
         self.held = 0;
+        if let Some(gap_from) = gap_from {
+            return Some(Feedback::SackGap {
+                rcv_nxt,
+                sack_psn,
+                gap_from,
+                lost_cnt,
+                overflow,
+            });
+        }
         // The SACK reports its whole run: what was held, and what earlier SACKs of the run
         // reported (one of them may have been lost).
         Some(Feedback::Sack {
@@ -272,46 +237,68 @@ mod tests {
         assert!(held(&mut c, sack(12, 43, 7, true), false));
     }
 
+    fn gap(rcv_nxt: u32, from: u32, sack_psn: u32, lost_cnt: u8, overflow: bool) -> Feedback {
+        Feedback::SackGap {
+            rcv_nxt: Psn::new(rcv_nxt),
+            sack_psn: Psn::new(sack_psn),
+            gap_from: Psn::new(from),
+            lost_cnt,
+            overflow,
+        }
+    }
+
     #[test]
-    fn a_new_gap_after_held_sacks_goes_out_behind_the_held_run() {
+    fn a_new_gap_goes_out_as_a_gap_naming_where_it_starts() {
         let mut c = SackCoalescer::new(true);
-        assert!(!held(&mut c, sack(10, 12, 1, false), false));
-        assert_eq!(c.flush(&sack(10, 13, 1, false)), None);
+        // The first SACK of a recovery: a plain SACK.
+        assert_eq!(
+            c.coalesce(&sack(10, 12, 1, false), false),
+            Some(sack(10, 12, 1, false))
+        );
         assert!(held(&mut c, sack(10, 13, 1, false), false));
         assert!(held(&mut c, sack(10, 14, 1, false), false));
-        // 15 and 16 lost: lost-cnt 3; the run 12..=14 (lost-cnt 1) goes out first.
-        let gap = sack(10, 17, 3, false);
-        assert_eq!(c.flush(&gap), Some(run(10, 12, 14, 1, false)));
-        assert_eq!(c.coalesce(&gap, false), Some(gap));
-        // Nothing held since: no flush before the next gap.
-        assert_eq!(c.flush(&sack(10, 19, 4, false)), None);
-        assert!(!held(&mut c, sack(10, 19, 4, false), false));
-        // RCV-NXT moved (a fill: lost-cnt 3), held, then a gap of two: the run goes out
-        // with the lost-cnt before it.
+        // 15 and 16 lost: lost-cnt 3; the GAP starts after the held run's 14.
+        assert_eq!(
+            c.coalesce(&sack(10, 17, 3, false), false),
+            Some(gap(10, 15, 17, 3, false))
+        );
+        // Nothing held since, a gap all the same.
+        assert_eq!(
+            c.coalesce(&sack(10, 19, 4, false), false),
+            Some(gap(10, 18, 19, 4, false))
+        );
+        // RCV-NXT moved (a fill: lost-cnt 3), held, then a gap of two.
         assert!(held(&mut c, sack(11, 20, 3, false), false));
         assert_eq!(
-            c.flush(&sack(11, 23, 5, false)),
-            Some(run(11, 19, 20, 3, false))
+            c.coalesce(&sack(11, 23, 5, false), false),
+            Some(gap(11, 21, 23, 5, false))
         );
-        assert!(!held(&mut c, sack(11, 23, 5, false), false));
-        // Held, then a gap that overflows lost-cnt: the run goes out with the last held
-        // one's (the requester resends an overflowed gap whatever it says).
+        // A gap that overflows lost-cnt, and one while overflowed.
         assert!(held(&mut c, sack(12, 24, 4, false), false));
         assert_eq!(
-            c.flush(&sack(12, 30, 7, true)),
-            Some(run(12, 23, 24, 4, false))
+            c.coalesce(&sack(12, 30, 7, true), false),
+            Some(gap(12, 25, 30, 7, true))
         );
-        // Held while overflowed: the run goes out overflowed, whatever RCV-NXT did.
-        assert!(!held(&mut c, sack(11, 30, 7, true), false));
-        assert!(held(&mut c, sack(11, 31, 7, true), false));
+        assert!(held(&mut c, sack(12, 31, 7, true), false));
         assert_eq!(
-            c.flush(&sack(12, 40, 7, true)),
-            Some(run(12, 30, 31, 7, true))
+            c.coalesce(&sack(12, 40, 7, true), false),
+            Some(gap(12, 32, 40, 7, true))
         );
-        // Without SACKs held before it: none.
+        // Recovery over (RCV-NXT past the last SACKed PSN): a new gap starts a new one,
+        // with a plain SACK.
         assert_eq!(
-            SackCoalescer::new(false).flush(&sack(10, 20, 3, false)),
-            None
+            c.coalesce(&sack(50, 52, 1, false), false),
+            Some(sack(50, 52, 1, false))
+        );
+        // Disabled: plain SACKs only.
+        let mut d = SackCoalescer::new(false);
+        assert_eq!(
+            d.coalesce(&sack(10, 12, 1, false), false),
+            Some(sack(10, 12, 1, false))
+        );
+        assert_eq!(
+            d.coalesce(&sack(10, 20, 3, false), false),
+            Some(sack(10, 20, 3, false))
         );
     }
 
@@ -321,8 +308,10 @@ mod tests {
         assert!(!held(&mut c, sack(10, 12, 2, false), false));
         assert!(held(&mut c, sack(10, 13, 2, false), false));
         // A resend of 12, received before.
-        assert!(!held(&mut c, sack(10, 12, 2, false), false));
-        assert_eq!(c.flush(&sack(10, 12, 2, false)), None);
+        assert_eq!(
+            c.coalesce(&sack(10, 12, 2, false), false),
+            Some(sack(10, 12, 2, false))
+        );
         // 14 still only moves sack-high by one, and the run still starts at 12.
         assert!(held(&mut c, sack(10, 14, 2, false), false));
         assert_eq!(

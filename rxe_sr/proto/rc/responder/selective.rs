@@ -34,7 +34,7 @@
 use core::ops::DerefMut;
 
 use super::recv_window::RecvSlot;
-use super::sack_coalesce::{SackCoalescer, FLUSH_COPIES};
+use super::sack_coalesce::SackCoalescer;
 use super::RdRes;
 use super::Responder;
 use crate::proto::psn::Psn;
@@ -291,13 +291,7 @@ impl Sink<'_> {
                     self.count(RcEvent::AackSent, 1);
                 }
             }
-            Feedback::Sack { .. } => {
-                if let Some(f) = self.sacks.flush(fb) {
-                    self.count(RcEvent::SackSent, u64::from(FLUSH_COPIES));
-                    for _ in 0..FLUSH_COPIES {
-                        self.emit(&f);
-                    }
-                }
+            Feedback::Sack { .. } | Feedback::SackGap { .. } => {
                 let Some(f) = self.sacks.coalesce(fb, self.ack_req) else {
                     self.count(RcEvent::SackCoalesced, 1);
                     return;

@@ -37,8 +37,8 @@
 //!   measured against the last SACK's lost-cnt less one per UNACK move since (each is a
 //!   retransmission filling RCV-NXT, which lowered it), so a fill and a new gap between
 //!   two SACKs do not cancel out. The rule resends exactly the new gap when the
-//!   requester's sack-high is the responder's as the gap's SACK arrives (see the SACK
-//!   coalescing below);
+//!   requester knows the responder's sack-high before the gap (see the SACK coalescing
+//!   below);
 //! - RTO by lost-cnt: > 1, retransmit UNACK and every bitmap zero up to sack-high; == 1,
 //!   UNACK only; 0 (no SACK seen: the whole window was lost), go back to UNACK;
 //! - FNACK: the paper runs the RTO action early, at most once until a new ACK arrives
@@ -49,9 +49,10 @@
 //!   one ACKed; the SACK carries RCV-NXT, the SACKed PSN, lost-cnt and the overflow flag,
 //!   and the requester derives its sack-high from the SACKed PSNs.
 //! - SACK coalescing (`rc::responder`'s `sack_coalesce`): the responder holds back SACKs
-//!   that only move sack-high by one, which the requester takes for lost SACKs. Before a
-//!   SACK reporting a new gap it sends the last one it held, so the requester's sack-high
-//!   is exact and the paper's rule resends the gap alone (not the held run with it).
+//!   that only move sack-high by one, which the requester takes for lost SACKs. A SACK
+//!   reporting a new gap names where the gap starts (a GAP), so the requester takes the
+//!   held run up to it, as the SACK of it would have said, and the paper's rule resends
+//!   the gap alone (not the held run with it).
 //! - A packet between RCV-NXT and sack-high whose bitmap bit is already set is a plain
 //!   duplicate, not an FNACK (software reads that bit cheaply; the hardware did not look).
 //!   It is SACKed again, not ACKed: a resend of a PSN whose SACK was lost thus reaches the

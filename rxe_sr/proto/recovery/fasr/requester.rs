@@ -97,7 +97,48 @@ impl Fasr {
                 self.tx_sack(pool, run, lost_cnt.min(LOST_CNT_MAX), overflow, out);
                 self.tx_fills = 0;
             }
+            Feedback::SackGap {
+                sack_psn,
+                gap_from,
+                lost_cnt,
+                overflow,
+                ..
+            } => {
+                let gap = (gap_from, sack_psn);
+                self.tx_sack_gap(pool, gap, lost_cnt.min(LOST_CNT_MAX), overflow, out);
+                self.tx_fills = 0;
+            }
         }
+    }
+
+    /// A GAP: `gap.1` arrived while `gap.0 ..` `gap.1` were missing. Taken as the two
+    /// SACKs it stands for: first the run the responder held up to the gap (from past
+    /// sack-high, so no resend, with the lost-cnt before the gap), then the SACK of `gap.1`,
+    /// whose lost-cnt grew by the gap: the gap alone is resent.
+    fn tx_sack_gap(
+        &mut self,
+        pool: &mut dyn SrPoolOps,
+        gap: (Psn, Psn),
+        lost_cnt: u8,
+        overflow: bool,
+        out: &mut dyn ActionSink,
+    ) {
+        let (from, s) = gap;
+        let held_end = from.sub(1);
+        let high = self
+            .tx_unit
+            .and_then(|u| pool.unit(u))
+            .map(|st| st.sack_high);
+        if let Some(high) = high.filter(|h| held_end.after(*h) && s.after(held_end)) {
+            let before = match u8::try_from(span(from, s)) {
+                _ if overflow => lost_cnt,
+                Ok(n) => lost_cnt.saturating_sub(n),
+                Err(_) => 0,
+            };
+            self.tx_sack(pool, (high.next(), held_end), before, overflow, out);
+            self.tx_fills = 0;
+        }
+        self.tx_sack(pool, (s, s), lost_cnt, overflow, out);
     }
 
     /// UNACK moved: the SR unit goes once UNACK passes sack-high (and any go-back-N ended);
