@@ -6,12 +6,13 @@
 //! at the same loss. Writes one PNG per op (goodput relative to the driver's own lossless
 //! goodput, against the loss rate, a line per driver) into OUTDIR and prints the paths.
 //! With `--qps` (the QP sweep of `make bench` and `make run`) it reads
-//! `driver,op,qps,loss,gbps,mbytes,secs_c,busy_c,kernel_c,secs_s,busy_s,kernel_s` and
-//! prints, per loss rate, the median goodput at every QP count, its ratios to the driver's
-//! own goodput at the first count and to rdma_rxe's at the same count, and the CPU time
-//! both guests spent per delivered MB (median of the runs; all busy time and the kernel's
-//! share), with its ratio to rdma_rxe's; one PNG per loss rate (goodput against the QP
-//! count, a line per driver). With `--wan`, the long-haul sweep (wan_report.rs).
+//! `driver,op,qps,loss,gbps,mbytes,secs_c,busy_c,kernel_c,secs_s,busy_s,kernel_s,size,mode`
+//! (the last two may be missing: 4 KiB, polled) and prints, per tool, message size, mode
+//! and loss rate, the median goodput at every QP count (and the message rate up to 1 KiB),
+//! its ratios to the driver's own goodput at the first count and to rdma_rxe's at the same
+//! count, and the CPU time both guests spent per delivered MB (median of the runs; all busy
+//! time and the kernel's share), with its ratio to rdma_rxe's; one PNG per section and loss
+//! rate (goodput against the QP count, a line per driver). With `--wan`, the long-haul sweep (wan_report.rs).
 
 #[path = "plot.rs"]
 mod plot;
@@ -227,29 +228,67 @@ fn cpu_of(f: &[&str]) -> Option<(f64, f64)> {
     Some(((busy_c + busy_s) * 10.0 / mb, (kern_c + kern_s) * 10.0 / mb))
 }
 
-/// `--qps`: the QP sweep's tables and plots.
+/// The QP sweep's runs by ((tool, message size, mode), loss, driver, QPs).
+type SweepCells = BTreeMap<((String, String, String), String, String, String), Vec<SweepRun>>;
+
+/// A message size as the tables name it (`64 B`, `4 KiB`).
+fn size_label(bytes: &str) -> String {
+    match bytes.parse::<u64>() {
+        Ok(b) if b >= 1024 && b % 1024 == 0 => format!("{} KiB", b / 1024),
+        Ok(b) => format!("{b} B"),
+        Err(_) => bytes.to_string(),
+    }
+}
+
+/// `--qps`: the QP sweep's tables and plots, a section per tool, message size and
+/// completion mode (rows without the last two columns: 4 KiB, polled).
 fn qps_report(csv: &str, outdir: &str) {
     let text = read_csv(csv);
     let mut drivers: Vec<String> = Vec::new();
     let mut qps: Vec<String> = Vec::new();
     let mut losses: Vec<String> = Vec::new();
-    // (loss, driver, qps) -> runs
-    let mut cells: BTreeMap<(String, String, String), Vec<SweepRun>> = BTreeMap::new();
+    let mut sections: Vec<(String, String, String)> = Vec::new();
+    let mut cells = SweepCells::new();
     for line in text.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
         if f.len() < 12 {
             continue;
         }
         let (d, q, l) = (f[0].to_string(), f[2].to_string(), f[3].to_string());
+        let sec = (
+            f[1].to_string(),
+            f.get(12).unwrap_or(&"4096").to_string(),
+            f.get(13).unwrap_or(&"poll").to_string(),
+        );
         for (list, x) in [(&mut drivers, &d), (&mut qps, &q), (&mut losses, &l)] {
             note(list, x);
         }
-        cells.entry((l, d, q)).or_default().push(SweepRun {
+        if !sections.contains(&sec) {
+            sections.push(sec.clone());
+        }
+        cells.entry((sec, l, d, q)).or_default().push(SweepRun {
             gbps: f[4].trim().parse::<f64>().ok(),
             cpu_ms_per_mb: cpu_of(&f[5..12]),
         });
     }
-    let runs = |l: &str, d: &str, q: &str| cells.get(&(l.to_string(), d.to_string(), q.to_string()));
+    for sec in &sections {
+        qps_section(sec, &cells, (&drivers, &qps, &losses), outdir);
+    }
+    qps_failed(&cells);
+}
+
+/// One section of the QP sweep (`sec`: tool, message size, completion mode): per loss rate,
+/// the goodput, its ratios and the CPU per delivered MB, and a PNG.
+fn qps_section(
+    sec: &(String, String, String),
+    cells: &SweepCells,
+    (drivers, qps, losses): (&[String], &[String], &[String]),
+    outdir: &str,
+) {
+    let (tool, size, mode) = sec;
+    let runs = |l: &str, d: &str, q: &str| {
+        cells.get(&(sec.clone(), l.to_string(), d.to_string(), q.to_string()))
+    };
     let gbps = |l: &str, d: &str, q: &str| {
         runs(l, d, q).and_then(|r| median(&r.iter().filter_map(|x| x.gbps).collect::<Vec<_>>()))
     };
@@ -280,26 +319,39 @@ fn qps_report(csv: &str, outdir: &str) {
     let header = |what: &str| {
         println!("--- {what} ---");
         print!("{:<13}", "driver");
-        for q in &qps {
+        for q in qps {
             print!(" {:>9} ", format!("{q} QPs"));
         }
         println!();
     };
     let has_ref = drivers.iter().any(|d| d == "rdma_rxe");
-    for l in &losses {
-        println!("\n=== ib_write_bw, 4 KiB, {l}% loss ===");
+    for l in losses {
+        let label = size_label(size);
+        println!("\n=== {tool}, {label}, {mode} mode, {l}% loss ===");
         header("goodput, Gb/s (median of the runs)");
-        for d in &drivers {
+        for d in drivers {
             print!("{d:<13}");
-            for q in &qps {
+            for q in qps {
                 print!(" {}", fmt(gbps(l, d, q), 4, (l, d, q)));
             }
             println!();
         }
+        let bytes = size.parse::<f64>().unwrap_or(0.0);
+        if bytes > 0.0 && bytes <= 1024.0 {
+            header("messages per second, thousands (the median goodput over the size)");
+            for d in drivers {
+                print!("{d:<13}");
+                for q in qps {
+                    let rate = gbps(l, d, q).map(|g| g * 1e9 / 8.0 / bytes / 1e3);
+                    print!(" {}", fmt(rate, 1, (l, d, q)));
+                }
+                println!();
+            }
+        }
         header("goodput: ratio to the driver's own at the first QP count");
-        for d in &drivers {
+        for d in drivers {
             print!("{d:<13}");
-            for q in &qps {
+            for q in qps {
                 print!(" {}", ratio(gbps(l, d, q), gbps(l, d, &qps[0])));
             }
             println!();
@@ -308,7 +360,7 @@ fn qps_report(csv: &str, outdir: &str) {
             header("goodput: ratio to rdma_rxe at the same QP count");
             for d in drivers.iter().filter(|d| *d != "rdma_rxe") {
                 print!("{d:<13}");
-                for q in &qps {
+                for q in qps {
                     print!(" {}", ratio(gbps(l, d, q), gbps(l, "rdma_rxe", q)));
                 }
                 println!();
@@ -316,11 +368,11 @@ fn qps_report(csv: &str, outdir: &str) {
         }
         for (kernel, what) in [(false, "busy"), (true, "kernel")] {
             header(&format!(
-                "CPU ms per delivered MB, both guests, {what} time (median of the runs)"
+                "CPU ms per delivered MB (s per GB), both guests, {what} time (median of the runs)"
             ));
-            for d in &drivers {
+            for d in drivers {
                 print!("{d:<13}");
-                for q in &qps {
+                for q in qps {
                     print!(" {}", fmt(cpu(l, d, q, kernel), 2, (l, d, q)));
                 }
                 println!();
@@ -329,7 +381,7 @@ fn qps_report(csv: &str, outdir: &str) {
                 header(&format!("CPU per delivered MB ({what}): ratio to rdma_rxe's"));
                 for d in drivers.iter().filter(|d| *d != "rdma_rxe") {
                     print!("{d:<13}");
-                    for q in &qps {
+                    for q in qps {
                         print!(
                             " {}",
                             ratio(cpu(l, d, q, kernel), cpu(l, "rdma_rxe", q, kernel))
@@ -357,8 +409,8 @@ fn qps_report(csv: &str, outdir: &str) {
                 (d.clone(), pts)
             })
             .collect();
-        let path = format!("{outdir}/qp_sweep_loss{l}.png");
-        let title = format!("ib_write_bw 4 KiB at {l}% loss - goodput, 1.0 is {top:.3} Gb per s");
+        let path = format!("{outdir}/qp_sweep_{tool}_{size}_{mode}_loss{l}.png");
+        let title = format!("{tool} {label} at {l}% loss - goodput, 1.0 is {top:.3} Gb per s");
         let axis = plot::XAxis {
             label: "RC QPs",
             percent: false,
@@ -368,11 +420,16 @@ fn qps_report(csv: &str, outdir: &str) {
             Err(e) => eprintln!("bench-report: {path}: {e}"),
         }
     }
+}
+
+/// The runs of the QP sweep that failed, listed.
+fn qps_failed(cells: &SweepCells) {
     let failed: Vec<String> = cells
         .iter()
-        .filter_map(|((l, d, q), r)| {
+        .filter_map(|(((tool, size, _), l, d, q), r)| {
             let n = r.iter().filter(|x| x.gbps.is_none()).count();
-            (n > 0).then(|| format!("  {d} {q} QPs {l}%: {n}/{} failed", r.len()))
+            let size = size_label(size);
+            (n > 0).then(|| format!("  {d} {tool} {size} {q} QPs {l}%: {n}/{} failed", r.len()))
         })
         .collect();
     if !failed.is_empty() {
