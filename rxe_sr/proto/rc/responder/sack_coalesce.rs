@@ -41,7 +41,6 @@ pub(super) const SACK_EVERY: u32 = MAX_PKT_PER_ACK;
 struct Last {
     /// The last SACKed PSN: the responder's sack-high.
     high: Psn,
-    lost_cnt: u8,
     overflow: bool,
 }
 
@@ -103,7 +102,6 @@ impl SackCoalescer {
         }
         let now = Last {
             high: sack_psn,
-            lost_cnt,
             overflow,
         };
         let contiguous = self.last.is_some_and(|l| sack_psn == l.high.next());
