@@ -94,6 +94,8 @@ struct rxe_sr_params {
 	unsigned int fec_depth;
 };
 extern struct rxe_sr_params rxe_sr_params;
+/* The tx_zero_copy parameter, writable at any time (read once per packet). */
+extern bool rxe_sr_tx_zero_copy;
 /* The accessors of the device attributes `recovery` and `fec` (kx/rxe/soft_roce.rs). */
 struct rxe_sr_dev_accessors {
 	int (*scheme_get)(struct ib_device *ibdev);
@@ -127,10 +129,14 @@ struct net_device *rxe_sr_glue_get_netdev(struct ib_device *ibdev, u32 port);
 struct ib_device *rxe_sr_glue_ib_device_by_netdev(struct net_device *ndev);
 struct sk_buff *rxe_sr_glue_build_v4(struct net_device *ndev, __be32 saddr, __be32 daddr,
 				     u16 sport, u8 tos, u8 ttl, const void *ib, size_t len,
-				     bool local);
+				     size_t linear, bool local);
 struct sk_buff *rxe_sr_glue_build_v6(struct net_device *ndev, const void *saddr,
 				     const void *daddr, u16 sport, u8 tclass, u8 hop_limit,
-				     u32 flow_label, const void *ib, size_t len, bool local);
+				     u32 flow_label, const void *ib, size_t len, size_t linear,
+				     bool local);
+void *rxe_sr_glue_skb_add_chunk(struct sk_buff *skb, size_t len, bool last);
+int rxe_sr_glue_skb_add_mem(struct sk_buff *skb, void *const *pages, size_t npages,
+			    size_t offset, size_t len, u32 *crc);
 int rxe_sr_glue_xmit(struct sk_buff *skb);
 void rxe_sr_glue_xa_lock(struct xarray *xa);
 int rxe_sr_glue_xa_store(struct xarray *xa, unsigned long index, void *entry);
@@ -158,7 +164,6 @@ struct sk_buff_head *rxe_sr_glue_skbq_new(void);
 /* Appends @skb: 0, or -ENOBUFS when full (@skb stays the caller's). */
 int rxe_sr_glue_skbq_push(struct sk_buff_head *q, struct sk_buff *skb);
 struct sk_buff *rxe_sr_glue_skbq_pop(struct sk_buff_head *q);
-void rxe_sr_glue_skbq_purge(struct sk_buff_head *q);
 /* Purges and frees the queue. */
 void rxe_sr_glue_skbq_free(struct sk_buff_head *q);
 void rxe_sr_glue_wait_var_zero(u32 *v);
@@ -202,10 +207,9 @@ void rxe_sr_glue_qp_timer_arm(struct rxe_sr_qp_timer *t, u64 deadline_us);
 void rxe_sr_glue_qp_timer_shutdown(struct rxe_sr_qp_timer *t);
 
 /* The ICRC's CRC-32 through the crypto API (kx/c/icrc.c) */
-void rxe_sr_glue_crc32_init(void);
+const char *rxe_sr_glue_crc32_init(void);
 void rxe_sr_glue_crc32_exit(void);
 u32 rxe_sr_glue_crc32(u32 crc, const void *data, size_t len);
-const char *rxe_sr_glue_crc32_driver(void);
 /* Queues the timer's work now (a kernel consumer posted work requests). */
 void rxe_sr_glue_qp_timer_kick(struct rxe_sr_qp_timer *t);
 

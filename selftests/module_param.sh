@@ -82,6 +82,7 @@ expect_grep "the sizes are in effect" "SR pools: 2 units, 3 blocks; MELO pool: 4
 [ "$(cat /sys/module/rxe_sr/parameters/sr_pool_units)" = 2 ] || fail "sr_pool_units does not read 2"
 modprobe -r rxe_sr
 expect_grep "modinfo documents max_objects" "^parm: +max_objects:.*max_qp" "$info"
+expect_grep "modinfo documents tx_zero_copy" "^parm: +tx_zero_copy:.*by reference.*may be changed at any time" "$info"
 check "default is gbn" modprobe rxe_sr
 [ "$(cat /sys/module/rxe_sr/parameters/max_objects)" = 0 ] || fail "max_objects does not default to 0 (verbs_limits.sh checks its effect)"
 [ "$(cat /sys/module/rxe_sr/parameters/recovery)" = gbn ] || fail "default is not gbn"

@@ -526,6 +526,12 @@ fn emit_headers_matches_emit() {
     };
     assert!(ack.emit_headers(0, &mut b).is_ok());
     assert!(ack.emit_headers(4, &mut b).is_err());
+    // The headers alone, into a buffer that ends with them (a datagram sent by reference).
+    let mut h = vec![0x33u8; off];
+    assert_eq!(PacketRepr { payload: &[], ..full }.emit_header_bytes(payload.len(), &mut h), Ok(off));
+    assert_eq!(h[..], a[..off]);
+    assert!(PacketRepr { payload: &[], ..full }.emit_header_bytes(1000, &mut h).is_err());
+    assert!(PacketRepr { payload: &[], ..full }.emit_header_bytes(payload.len(), &mut h[..off - 1]).is_err());
 }
 
 #[test]

@@ -239,13 +239,12 @@ impl KernelVa {
 
     /// As [`Self::read`], `n` bytes appended to a datagram's payload.
     pub(crate) fn read_into(&self, addr: u64, n: usize, dst: &mut PayloadSink<'_>) -> bool {
-        // SAFETY: the helper writes the `n` bytes at the pointer or fails (nonzero); it
-        // refuses addresses outside the direct map.
-        unsafe {
-            dst.put_with(n, |p| {
-                bindings::rxe_sr_glue_kva_copy(addr, p.cast(), n, false) == 0
-            })
-        }
+        let Ok(addr) = usize::try_from(addr) else {
+            return false;
+        };
+        // SAFETY: no page array: a kernel address, which the helpers refuse outside the
+        // direct map. The memory belongs to the kernel consumer whose key named it.
+        unsafe { dst.put_mem(core::ptr::null(), 0, addr, n) }
     }
 
     /// Copies `src` to kernel address `addr`; false outside the kernel's direct map.
@@ -294,6 +293,24 @@ impl KernelPages {
         len: usize,
         to: bool,
     ) -> bool {
+        self.each_piece(page_size, iova, off, len, |addr, done, n| {
+            // SAFETY: `buf + done` is valid for `n` bytes (the callers' slices); the block is
+            // the mapping consumer's (invariant), refused by the helper outside the direct map.
+            unsafe { bindings::rxe_sr_glue_kva_copy(addr, buf.add(done).cast(), n, to) == 0 }
+        })
+    }
+
+    /// Runs `f(kernel address, bytes before it, bytes)` on each piece of the `len` bytes at
+    /// byte `off` of the registration (see [`Self::copy`]), one block at a time, until one
+    /// fails.
+    fn each_piece(
+        &self,
+        page_size: u64,
+        iova: u64,
+        off: usize,
+        len: usize,
+        mut f: impl FnMut(u64, usize, usize) -> bool,
+    ) -> bool {
         let Ok(ps) = usize::try_from(page_size) else {
             return false;
         };
@@ -313,17 +330,7 @@ impl KernelPages {
             let Some(&block) = self.blocks.get(idx).filter(|_| idx < self.len) else {
                 return false;
             };
-            // SAFETY: `buf + done` is valid for `n` bytes (the callers' slices); the helper refuses
-            // addresses outside the direct map; the block is the mapping consumer's (invariant).
-            let ret = unsafe {
-                bindings::rxe_sr_glue_kva_copy(
-                    block.wrapping_add(inpage as u64),
-                    buf.add(done).cast(),
-                    n,
-                    to,
-                )
-            };
-            if ret != 0 {
+            if !f(block.wrapping_add(inpage as u64), done, n) {
                 return false;
             }
             done += n;
@@ -347,9 +354,14 @@ impl KernelPages {
         n: usize,
         dst: &mut PayloadSink<'_>,
     ) -> bool {
-        // SAFETY: `copy` writes only the `n` bytes at the pointer, and returns true once it
-        // wrote them all.
-        unsafe { dst.put_with(n, |p| self.copy(page_size, iova, off, p, n, false)) }
+        self.each_piece(page_size, iova, off, n, |addr, _, k| {
+            let Ok(addr) = usize::try_from(addr) else {
+                return false;
+            };
+            // SAFETY: no page array: a kernel address of the mapping consumer's (type
+            // invariant), which the helpers refuse outside the direct map.
+            unsafe { dst.put_mem(core::ptr::null(), 0, addr, k) }
+        })
     }
 
     /// Copies `src` to byte `off` of the registration whose blocks are `page_size` bytes,

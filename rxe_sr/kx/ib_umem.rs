@@ -85,10 +85,14 @@ impl UserPages {
     }
 
     /// As [`Self::read`], `n` bytes appended to a datagram's payload.
+    /// (A datagram built by reference takes the pages themselves.)
     pub(crate) fn read_into(&self, off: usize, n: usize, dst: &mut PayloadSink<'_>) -> bool {
-        // SAFETY: `copy` writes the `n` bytes at the pointer or fails; it writes nothing
-        // else.
-        unsafe { dst.put_with(n, |p| self.copy(off, p.cast(), n, false)) }
+        let Some(at) = self.first_off.checked_add(off) else {
+            return false;
+        };
+        // SAFETY: `pages` holds the pinned pages (type invariant), which stay pinned while
+        // `self` is borrowed; the helpers check the range against them.
+        unsafe { dst.put_mem(self.pages.as_ptr(), self.pages.len(), at, n) }
     }
 
     /// Copies `src` to byte `off` of the registration; false when the range runs past the

@@ -4,6 +4,7 @@
 //! write the IP and UDP headers, as rdma_rxe's prepare4/prepare6 do); and [`SkbQueue`], a
 //! bounded queue of them with its own lock.
 
+use core::ffi::c_void;
 use core::ptr::NonNull;
 use kernel::error::{from_err_ptr, to_result};
 use kernel::prelude::*;
@@ -122,10 +123,17 @@ impl Drop for SkBuff {
 /// [`PayloadSink`], and whatever the sink did not write is zeroed before any byte of the
 /// datagram is read or leaves.
 ///
+/// A datagram built by reference ([`TxSkb::new`] with `by_ref`) holds only the IB bytes
+/// before the payload in its linear part: the sink attaches the payload as page fragments
+/// (the memory's own pages, referenced until the skb is freed, or chunks it copies into)
+/// and keeps the ICRC's CRC-32 state over what it attached; [`TxSkb::append_trailer`] adds
+/// the pad and ICRC.
+///
 /// # Invariants
-/// The skb is linear, `total` data bytes at `data` (from its IP header), all initialised
-/// except `[hole + written, hole + hole_len)`; `written <= hole_len` and
-/// `hole + hole_len <= total`.
+/// The skb's linear part is `total` data bytes at `data` (from its IP header), all
+/// initialised except `[hole + written, hole + hole_len)`; `written <= hole_len` and
+/// `hole + hole_len <= total`. By reference, `hole_len` is 0 and the fragments hold
+/// `attached` initialised bytes.
 pub(crate) struct TxSkb {
     skb: SkBuff,
     data: NonNull<u8>,
@@ -133,25 +141,35 @@ pub(crate) struct TxSkb {
     hole: usize,
     hole_len: usize,
     written: usize,
+    /// By reference: the payload's length (0 for a linear datagram).
+    by_ref: usize,
+    /// By reference: the CRC-32 state over the ICRC's bytes so far.
+    crc: u32,
+    /// By reference: the fragment slots ran out (the datagram must be built linear).
+    out_of_frags: bool,
 }
 
 impl TxSkb {
     /// A RoCEv2 datagram out of `nd` along `route`, with `len` IB bytes after its IP and UDP
     /// headers. `payload` (a range of the IB bytes) is left for [`Self::fill_payload`]; the
-    /// other IB bytes are zeroed. (Routing and the IP/UDP headers are kx/c/roce_tx.c's.)
+    /// other IB bytes are zeroed. With `by_ref`, the skb holds only the IB bytes before the
+    /// payload: the payload and what follows it are attached as fragments. (Routing and the
+    /// IP/UDP headers are kx/c/roce_tx.c's.)
     pub(crate) fn new(
         nd: &NetDev,
         route: &RoceRoute,
         len: usize,
         payload: core::ops::Range<usize>,
+        by_ref: bool,
     ) -> Result<TxSkb> {
         if payload.start > payload.end || payload.end > len {
             return Err(EINVAL);
         }
+        let linear = if by_ref { payload.start } else { len };
         let raw = match &route.addrs {
             IpAddrs::V4 { saddr, daddr } => {
-                // SAFETY: `nd` is live; with a null source the helper allocates `len` IB bytes
-                // (zeroed below before anything reads them) and returns the skb or an ERR_PTR.
+                // SAFETY: `nd` is live; with a null source the helper allocates `linear` IB
+                // bytes (zeroed below before read) and returns the skb or an ERR_PTR.
                 let skb = unsafe {
                     bindings::rxe_sr_glue_build_v4(
                         nd.as_raw(),
@@ -162,6 +180,7 @@ impl TxSkb {
                         route.ttl,
                         core::ptr::null(),
                         len,
+                        linear,
                         route.local,
                     )
                 };
@@ -184,6 +203,7 @@ impl TxSkb {
                         *flow_label,
                         core::ptr::null(),
                         len,
+                        linear,
                         route.local,
                     )
                 };
@@ -196,18 +216,23 @@ impl TxSkb {
         // SAFETY: a new skb, handed to us.
         let skb = unsafe { SkBuff::from_raw(raw) }.ok_or(ENOMEM)?;
         let data = NonNull::new(p).ok_or(EINVAL)?;
-        if total != hdrs + len {
+        if total != hdrs + linear {
             return Err(EINVAL);
         }
-        let (hole, hole_len) = (hdrs + payload.start, payload.end - payload.start);
-        // SAFETY: `total` bytes at `p` are the skb's data, ours; both ranges lie inside them
-        // (`payload.end <= len` above), and nothing reads them before they are zeroed here.
+        let (hole, hole_len) = if by_ref {
+            (total, 0)
+        } else {
+            (hdrs + payload.start, payload.end - payload.start)
+        };
+        // SAFETY: both ranges lie in the skb's `total` data bytes at `p` (`payload.end <= len`;
+        // by reference the hole is empty), ours and read by nothing before they are zeroed.
         unsafe {
-            core::ptr::write_bytes(p.add(hdrs), 0, payload.start);
+            core::ptr::write_bytes(p.add(hdrs), 0, hole - hdrs);
             core::ptr::write_bytes(p.add(hole + hole_len), 0, total - hole - hole_len);
         }
-        // INVARIANT: the helper built it linear with its headers written; every IB byte but
-        // the payload's was zeroed above, and nothing of the payload is written yet.
+        // INVARIANT: the helper built the linear part with its headers written; every IB
+        // byte in it but the payload's was zeroed above, and nothing of the payload is
+        // written yet.
         Ok(TxSkb {
             skb,
             data,
@@ -215,21 +240,74 @@ impl TxSkb {
             hole,
             hole_len,
             written: 0,
+            by_ref: if by_ref {
+                payload.end - payload.start
+            } else {
+                0
+            },
+            crc: 0,
+            out_of_frags: false,
         })
     }
 
     /// Writes the payload with `f`, front to back through a [`PayloadSink`] (what `f` does not
-    /// write stays unwritten until [`Self::data_mut`] zeroes it).
-    pub(crate) fn fill_payload<R>(&mut self, f: impl FnOnce(&mut PayloadSink<'_>) -> R) -> R {
-        // SAFETY: `hole <= total` bytes into the skb's data (type invariant): in bounds of a
-        // non-null pointer, so not null.
-        let at = unsafe { NonNull::new_unchecked(self.data.as_ptr().add(self.hole)) };
+    /// write stays unwritten until [`Self::data_mut`] zeroes it). By reference, `crc` is
+    /// the ICRC's CRC-32 state before the payload: the sink carries it on.
+    pub(crate) fn fill_payload<R>(
+        &mut self,
+        crc: u32,
+        f: impl FnOnce(&mut PayloadSink<'_>) -> R,
+    ) -> R {
+        let target = if self.by_ref > 0 {
+            self.crc = crc;
+            Target::Frags {
+                skb: self.skb.0,
+                crc: &mut self.crc,
+                out_of_frags: &mut self.out_of_frags,
+            }
+        } else {
+            // SAFETY: `hole <= total` bytes into the skb's data (type invariant): in bounds
+            // of a non-null pointer, so not null.
+            Target::Linear(unsafe { NonNull::new_unchecked(self.data.as_ptr().add(self.hole)) })
+        };
         let mut sink = PayloadSink {
-            at,
-            len: self.hole_len,
+            target,
+            len: self.hole_len.max(self.by_ref),
             written: &mut self.written,
         };
         f(&mut sink)
+    }
+
+    /// Built by reference: the payload goes as fragments.
+    pub(crate) fn by_ref(&self) -> bool {
+        self.by_ref > 0
+    }
+
+    /// By reference: the fragment slots ran out while the payload was attached.
+    pub(crate) fn out_of_frags(&self) -> bool {
+        self.out_of_frags
+    }
+
+    /// By reference: the CRC-32 state after the payload.
+    pub(crate) fn crc(&self) -> u32 {
+        self.crc
+    }
+
+    /// By reference: appends `tail` (the pad and ICRC) after the payload.
+    pub(crate) fn append_trailer(&mut self, tail: &[u8]) -> Result {
+        if self.by_ref == 0 || tail.is_empty() {
+            return Err(EINVAL);
+        }
+        let skb = self.skb.0.as_ptr();
+        // SAFETY: the skb is ours (type invariant); the helper appends a chunk of
+        // `tail.len()` bytes, or returns null.
+        let p = unsafe { bindings::rxe_sr_glue_skb_add_chunk(skb, tail.len(), true) };
+        if p.is_null() {
+            return Err(ENOMEM);
+        }
+        // SAFETY: the chunk just attached: `tail.len()` writable bytes of the skb's own.
+        unsafe { core::ptr::copy_nonoverlapping(tail.as_ptr(), p.cast::<u8>(), tail.len()) };
+        Ok(())
     }
 
     /// Zeroes what the payload's writer left unwritten: afterwards every byte is initialised.
@@ -249,10 +327,11 @@ impl TxSkb {
         }
     }
 
-    /// The whole datagram, from its IP header (the payload's unwritten rest zeroed first).
+    /// The datagram's linear part, from its IP header (the payload's unwritten rest zeroed
+    /// first): the whole datagram, or by reference the bytes before the payload.
     pub(crate) fn data_mut(&mut self) -> &mut [u8] {
         self.seal();
-        // SAFETY: the skb is ours and linear, its `total` data bytes initialised (sealed just
+        // SAFETY: the skb is ours, its `total` linear data bytes initialised (sealed just
         // above), and not aliased while `self` is borrowed mutably.
         unsafe { core::slice::from_raw_parts_mut(self.data.as_ptr(), self.total) }
     }
@@ -274,14 +353,33 @@ impl TxSkb {
     }
 }
 
+/// EMSGSIZE, the helpers' answer when an skb's fragment slots run out.
+fn msgsize() -> Error {
+    Error::from_errno(-i32::try_from(kernel::bindings::EMSGSIZE).unwrap_or(i32::MAX))
+}
+
+/// Where a [`PayloadSink`] writes.
+enum Target<'a> {
+    /// Into the skb's linear part, at this pointer.
+    Linear(NonNull<u8>),
+    /// As fragments of the skb, carrying the CRC-32 state on.
+    Frags {
+        skb: NonNull<bindings::sk_buff>,
+        crc: &'a mut u32,
+        out_of_frags: &'a mut bool,
+    },
+}
+
 /// The payload of a [`TxSkb`] being built: written front to back, each write appending to
 /// what the ones before wrote.
 ///
 /// # Invariants
-/// `at` points to `len` bytes of a `TxSkb`'s data, exclusively borrowed for `'a`, of which
-/// the first `*written` are initialised; `*written <= len`.
+/// Linear: the pointer is to `len` bytes of a `TxSkb`'s data, exclusively borrowed for
+/// `'a`, of which the first `*written` are initialised. Fragments: the skb is the
+/// `TxSkb`'s, exclusively borrowed for `'a`, and `*written` payload bytes are attached.
+/// `*written <= len`.
 pub(crate) struct PayloadSink<'a> {
-    at: NonNull<u8>,
+    target: Target<'a>,
     len: usize,
     written: &'a mut usize,
 }
@@ -315,14 +413,88 @@ impl PayloadSink<'_> {
         if n > self.remaining() {
             return false;
         }
-        // SAFETY: `*written + n <= len`: in the sink's bytes (type invariant).
-        let dst = unsafe { self.at.as_ptr().add(*self.written) };
+        if n == 0 {
+            return true;
+        }
+        let dst = match &mut self.target {
+            // SAFETY: `*written + n <= len`: in the sink's bytes (type invariant).
+            Target::Linear(at) => unsafe { at.as_ptr().add(*self.written) },
+            Target::Frags {
+                skb, out_of_frags, ..
+            } => {
+                // SAFETY: the skb is the sink's (type invariant); the helper appends a chunk
+                // of `n` bytes of its own, or returns null.
+                let p = unsafe { bindings::rxe_sr_glue_skb_add_chunk(skb.as_ptr(), n, false) };
+                if p.is_null() {
+                    // No slot (or no memory): a linear datagram takes it.
+                    **out_of_frags = true;
+                    return false;
+                }
+                p.cast::<u8>()
+            }
+        };
         if !copy(dst) {
             return false;
+        }
+        if let Target::Frags { crc, .. } = &mut self.target {
+            // SAFETY: `copy` wrote all `n` bytes at `dst` (its contract); they belong to the
+            // skb's chunk, which nothing else references.
+            **crc = unsafe { bindings::rxe_sr_glue_crc32(**crc, dst.cast(), n) };
         }
         // INVARIANT: `copy` wrote all `n` bytes after the ones written before (its contract).
         *self.written += n;
         true
+    }
+
+    /// Appends `n` bytes of memory at byte `offset` of the `npages` pages at `pages`, or,
+    /// with `pages` null, at kernel address `offset`: copied into a linear datagram, lent
+    /// by reference to one built so (each page referenced until the skb is freed).
+    ///
+    /// # Safety
+    /// `pages` is null or holds `npages` pages that stay allocated for the call; a null
+    /// `pages` names memory of the kernel's direct map that the caller may read.
+    pub(crate) unsafe fn put_mem(
+        &mut self,
+        pages: *const *mut c_void,
+        npages: usize,
+        offset: usize,
+        n: usize,
+    ) -> bool {
+        if let Target::Frags {
+            skb,
+            crc,
+            out_of_frags,
+        } = &mut self.target
+        {
+            if n > self.len - *self.written {
+                return false;
+            }
+            // SAFETY: the skb is the sink's; the memory is as the caller promised; the
+            // helper reads it and takes page references.
+            let err = unsafe {
+                bindings::rxe_sr_glue_skb_add_mem(skb.as_ptr(), pages, npages, offset, n, *crc)
+            };
+            if Error::from_errno(err) == msgsize() {
+                **out_of_frags = true;
+            }
+            if err != 0 {
+                return false;
+            }
+            // INVARIANT: the helper attached all `n` bytes.
+            *self.written += n;
+            return true;
+        }
+        // SAFETY: the helpers write exactly the `n` bytes at the pointer, or fail; the
+        // memory is as the caller promised.
+        unsafe {
+            self.put_with(n, |p| {
+                if pages.is_null() {
+                    bindings::rxe_sr_glue_kva_copy(offset as u64, p.cast(), n, false) == 0
+                } else {
+                    bindings::rxe_sr_glue_pages_copy(pages, npages, offset, p.cast(), n, false) == 0
+                }
+            })
+        }
     }
 }
 
@@ -374,8 +546,7 @@ impl SkbQueue {
 
     /// Frees every queued packet.
     pub(crate) fn purge(&self) {
-        // SAFETY: the queue is live.
-        unsafe { bindings::rxe_sr_glue_skbq_purge(self.0.as_ptr()) }
+        while self.pop().is_some() {}
     }
 }
 

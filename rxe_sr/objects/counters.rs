@@ -168,10 +168,13 @@ pub(crate) enum Counter {
     FecAsksTaken = 61,
     /// FEC takes sent: a UC receiving side took its peer's offer (rxe_sr's).
     FecTakesSent = 62,
+    /// Of the packets sent, those whose payload went by reference: the memory's pages
+    /// attached to the datagram, not copied (`tx_zero_copy`; rxe_sr's).
+    SentByRefPkts = 63,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 63;
+pub(crate) const COUNT: usize = 64;
 
 /// Statistics read from the device's SR pools and in-flight budget when asked (not
 /// counters), after the counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use
@@ -251,6 +254,7 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"fec_asks_sent",
     c"fec_asks_taken",
     c"fec_takes_sent",
+    c"sent_by_ref_pkts",
     c"sr_pool_units",
     c"sr_pool_units_peak",
     c"sr_pool_blocks",

@@ -172,7 +172,7 @@ fn payload_filler<'p>(
     qpn: u32,
     payload: PayloadSrc<'p>,
     plen: usize,
-) -> impl FnOnce(&mut PayloadSink<'_>) -> Result<(), TxError> + 'p {
+) -> impl FnMut(&mut PayloadSink<'_>) -> Result<(), TxError> + 'p {
     move |dst: &mut PayloadSink<'_>| match payload {
         PayloadSrc::None => Ok(()),
         PayloadSrc::Bytes(src) => {
@@ -277,8 +277,9 @@ impl RcEnv for KEnv<'_> {
         // The payload, then the headers, are written straight into the skb.
         let off = hdr.header_len();
         let fill_payload = payload_filler(dev, pd, qpn, payload, plen);
-        let emit = |ib: &mut [u8]| match hdr.emit_headers(plen, ib) {
-            Ok((at, _)) if at == off => Ok(()),
+        // The headers: the rest of a linear datagram is zeroed by its builder.
+        let emit = |ib: &mut [u8]| match hdr.emit_header_bytes(plen, ib) {
+            Ok(at) if at == off => Ok(()),
             _ => Err(TxError::Dropped),
         };
         // A packet marked as coded is coded in its skb, once its ICRC is filled.
@@ -296,11 +297,12 @@ impl RcEnv for KEnv<'_> {
             e.prepare(psn, epoch, &mut |rh, pl| path.send(rh, pl));
         }
         let mut coded = false;
-        let tap = |ip: &[u8], ib: &[u8]| {
+        // Only a packet to code needs its finished bytes (and so goes linear).
+        let tap = enc.is_some().then_some(|ip: &[u8], ib: &[u8]| {
             if let Some(e) = enc.as_deref_mut() {
                 coded = e.code(psn, rc_fec::ip_id(ip), ib);
             }
-        };
+        });
         let sent = crate::net::tx::send_with(
             dev,
             self.nd,

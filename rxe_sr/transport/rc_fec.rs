@@ -68,8 +68,17 @@ impl RepairPath<'_> {
             }
         };
         let (dev, nd, av, sport) = (self.dev, self.nd, self.av, self.sport);
-        let sent =
-            crate::net::tx::send_with(dev, nd, av, sport, len, 0..0, |_| Ok(()), fill, |_, _| {});
+        let sent = crate::net::tx::send_with(
+            dev,
+            nd,
+            av,
+            sport,
+            len,
+            0..0,
+            |_| Ok(()),
+            fill,
+            None::<fn(&[u8], &[u8])>,
+        );
         if sent.is_ok() {
             dev.counters().inc(match rh.kind {
                 RhKind::Repair | RhKind::RespRepair => Counter::FecRepairsSent,
@@ -246,7 +255,7 @@ fn received_datagram(nd: &NetDev, d: &RoceDatagram<'_>, ib: &[u8], ip_id: u16) -
         local: true,
     };
     let hdrs = route.header_len();
-    let mut skb = TxSkb::new(nd, &route, ib.len(), 0..0).ok()?;
+    let mut skb = TxSkb::new(nd, &route, ib.len(), 0..0, false).ok()?;
     let data = skb.data_mut();
     if !crate::bytes::copy(data.get_mut(hdrs..)?, ib) {
         return None;

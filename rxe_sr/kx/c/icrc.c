@@ -29,7 +29,8 @@ union rxe_sr_crc32_desc {
 	char bytes[sizeof(struct shash_desc) + RXE_SR_CRC32_DESC_MAX];
 };
 
-void rxe_sr_glue_crc32_init(void)
+/* Allocates the transform; returns the implementation's name (until the exit). */
+const char *rxe_sr_glue_crc32_init(void)
 {
 	struct crypto_shash *tfm = crypto_alloc_shash("crc32", 0, 0);
 
@@ -38,6 +39,7 @@ void rxe_sr_glue_crc32_init(void)
 		tfm = ERR_PTR(-EINVAL);
 	}
 	rxe_sr_crc32_tfm = IS_ERR(tfm) ? NULL : tfm;
+	return rxe_sr_crc32_tfm ? crypto_shash_driver_name(rxe_sr_crc32_tfm) : "crc32_le";
 }
 
 void rxe_sr_glue_crc32_exit(void)
@@ -61,9 +63,4 @@ u32 rxe_sr_glue_crc32(u32 crc, const void *data, size_t len)
 	if (crypto_shash_update(&d.desc, data, len))
 		return crc32_le(crc, data, len);
 	return *state;
-}
-
-const char *rxe_sr_glue_crc32_driver(void)
-{
-	return rxe_sr_crc32_tfm ? crypto_shash_driver_name(rxe_sr_crc32_tfm) : "crc32_le";
 }

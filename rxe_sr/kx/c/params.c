@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rxe_sr: the module's parameters (recovery=, the SR pool sizes, sr_pipe_psns,
- * sr_window_psns, gbn_window_psns, dev_inflight_psns, max_objects, fec_unit, fec_depth)
+ * sr_window_psns, gbn_window_psns, dev_inflight_psns, max_objects, fec_unit, fec_depth,
+ * tx_zero_copy)
  * and the per-device sysfs attributes `recovery` and `fec`. C because 6.12's `module!`
  * macro declares no parameters and an attribute group is a static table built by C macros;
  * Rust parses and names the scheme (kx/moduleparam.rs) and checks the sizes at load. Moves
@@ -170,6 +171,15 @@ module_param_named(fec_depth, rxe_sr_params.fec_depth, uint, 0444);
 MODULE_PARM_DESC(fec_depth,
 	"FEC: coding units interleaved, 1, 2, 4 or 8 (a burst of this many losses costs each "
 	"unit one packet; default 4)");
+
+/* Read at every transmit (kx/rxe/moduleparam.rs): it may be changed at any time. */
+bool rxe_sr_tx_zero_copy = true;
+module_param_named(tx_zero_copy, rxe_sr_tx_zero_copy, bool, 0644);
+MODULE_PARM_DESC(tx_zero_copy,
+	"Every device: a packet's payload of at least 512 bytes read from a memory region "
+	"goes by reference, the region's pages attached to the datagram and held until it is "
+	"freed, not copied (default Y; N: copied, as rdma_rxe does; may be changed at any "
+	"time; a packet coded for FEC is always copied)");
 
 module_param_named(max_objects, rxe_sr_params.max_objects, uint, 0444);
 MODULE_PARM_DESC(max_objects,

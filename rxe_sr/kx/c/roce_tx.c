@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rxe_sr: RoCEv2 datagrams around the IB bytes Rust built: the egress device, the route, the
- * UDP and IP headers (as rdma_rxe's prepare4/prepare6), the hand-over to the IP layer, and the
- * multicast MAC filter. C because routing and header building are static inlines over struct
- * sk_buff and the flow structures, with no Rust API in 6.12.
+ * UDP and IP headers (as rdma_rxe's prepare4/prepare6), a payload attached by reference as
+ * page fragments (zero-copy transmit), the hand-over to the IP layer, and the multicast MAC
+ * filter. C because routing, header building and fragments are static inlines over struct
+ * sk_buff, struct page and the flow structures, with no Rust API in 6.12.
  */
 #include <linux/netdevice.h>
 #include <linux/inetdevice.h>
 #include <linux/if_ether.h>
 #include <linux/skbuff.h>
+#include <linux/highmem.h>
 #include <linux/udp.h>
 #include <net/ip.h>
 #include <net/route.h>
@@ -74,28 +76,35 @@ static struct net_device *rxe_sr_egress_dev(struct net_device *ndev, const void 
 	return e.found;
 }
 
+/*
+ * An skb with room for the headers and the first @linear of the @len IB bytes; the caller
+ * attaches the rest as fragments. The UDP and IP lengths count all @len.
+ */
 static struct sk_buff *rxe_sr_alloc_datagram(struct net_device *ndev, unsigned int iphdr_len,
-					     u16 sport, const void *ib, size_t len)
+					     u16 sport, const void *ib, size_t len, size_t linear)
 {
 	unsigned int hdr = LL_RESERVED_SPACE(ndev) + iphdr_len + sizeof(struct udphdr);
-	struct sk_buff *skb = alloc_skb(hdr + len + ndev->needed_tailroom, GFP_KERNEL);
+	struct sk_buff *skb;
 	struct udphdr *udph;
 
+	if (linear > len || len > IP_MAX_MTU || (ib && linear != len))
+		return NULL;
+	skb = alloc_skb(hdr + linear + ndev->needed_tailroom, GFP_KERNEL);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, hdr);
-	/* Without @ib the caller writes all @len bytes itself (rxe_sr_glue_skb_data). */
+	/* Without @ib the caller writes the bytes itself. */
 	if (ib)
 		skb_put_data(skb, ib, len);
 	else
-		skb_put(skb, len);
+		skb_put(skb, linear);
 	skb->dev = ndev;
 	__skb_push(skb, sizeof(*udph));
 	skb_reset_transport_header(skb);
 	udph = udp_hdr(skb);
 	udph->source = htons(sport);
 	udph->dest = htons(4791);
-	udph->len = htons(skb->len);
+	udph->len = htons(sizeof(*udph) + len);
 	udph->check = 0;
 	return skb;
 }
@@ -103,12 +112,14 @@ static struct sk_buff *rxe_sr_alloc_datagram(struct net_device *ndev, unsigned i
 /*
  * Builds an skb holding IPv4 + UDP headers and the @len IB bytes at @ib (BTH .. ICRC, the
  * ICRC not yet filled), routed out of @ndev unless @local (loopback: the receive path takes
- * it directly). The IP header, ID included, is complete, so the caller can compute the ICRC
- * before sending it with rxe_sr_glue_xmit(). Returns the skb or an ERR_PTR.
+ * it directly). Without @ib, the skb holds room for the first @linear IB bytes and the
+ * caller attaches the others (rxe_sr_glue_skb_add_mem, rxe_sr_glue_skb_add_chunk). The IP
+ * header, ID included, is complete, so the caller can compute the ICRC before sending it
+ * with rxe_sr_glue_xmit(). Returns the skb or an ERR_PTR.
  */
 struct sk_buff *rxe_sr_glue_build_v4(struct net_device *port_ndev, __be32 saddr, __be32 daddr,
 				     u16 sport, u8 tos, u8 ttl, const void *ib, size_t len,
-				     bool local)
+				     size_t linear, bool local)
 {
 	struct net_device *ndev = local ? port_ndev : rxe_sr_egress_dev(port_ndev, &saddr, false);
 	struct rtable *rt = NULL;
@@ -128,7 +139,7 @@ struct sk_buff *rxe_sr_glue_build_v4(struct net_device *port_ndev, __be32 saddr,
 			return ERR_CAST(rt);
 		}
 	}
-	skb = rxe_sr_alloc_datagram(ndev, sizeof(*iph), sport, ib, len);
+	skb = rxe_sr_alloc_datagram(ndev, sizeof(*iph), sport, ib, len, linear);
 	/* The route holds its device from here (skb->dev is only a hint for the output path). */
 	if (!local)
 		dev_put(ndev);
@@ -146,7 +157,7 @@ struct sk_buff *rxe_sr_glue_build_v4(struct net_device *port_ndev, __be32 saddr,
 	iph = ip_hdr(skb);
 	iph->version = IPVERSION;
 	iph->ihl = sizeof(*iph) >> 2;
-	iph->tot_len = htons(skb->len);
+	iph->tot_len = htons(sizeof(*iph) + sizeof(struct udphdr) + len);
 	iph->frag_off = htons(IP_DF);
 	iph->protocol = IPPROTO_UDP;
 	iph->tos = tos;
@@ -161,7 +172,8 @@ struct sk_buff *rxe_sr_glue_build_v4(struct net_device *port_ndev, __be32 saddr,
 /* The IPv6 twin of rxe_sr_glue_build_v4 (addresses are 16 bytes each). */
 struct sk_buff *rxe_sr_glue_build_v6(struct net_device *port_ndev, const void *saddr,
 				     const void *daddr, u16 sport, u8 tclass, u8 hop_limit,
-				     u32 flow_label, const void *ib, size_t len, bool local)
+				     u32 flow_label, const void *ib, size_t len, size_t linear,
+				     bool local)
 {
 	struct net_device *ndev = local ? port_ndev : rxe_sr_egress_dev(port_ndev, saddr, true);
 	struct dst_entry *dst = NULL;
@@ -184,7 +196,7 @@ struct sk_buff *rxe_sr_glue_build_v6(struct net_device *port_ndev, const void *s
 			return ERR_PTR(err);
 		}
 	}
-	skb = rxe_sr_alloc_datagram(ndev, sizeof(*ip6h), sport, ib, len);
+	skb = rxe_sr_alloc_datagram(ndev, sizeof(*ip6h), sport, ib, len, linear);
 	if (!local)
 		dev_put(ndev);
 	if (!skb) {
@@ -199,12 +211,118 @@ struct sk_buff *rxe_sr_glue_build_v6(struct net_device *port_ndev, const void *s
 	skb_reset_network_header(skb);
 	ip6h = ipv6_hdr(skb);
 	ip6_flow_hdr(ip6h, tclass, htonl(flow_label));
-	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->payload_len = htons(sizeof(struct udphdr) + len);
 	ip6h->nexthdr = IPPROTO_UDP;
 	ip6h->hop_limit = hop_limit;
 	memcpy(&ip6h->saddr, saddr, sizeof(ip6h->saddr));
 	memcpy(&ip6h->daddr, daddr, sizeof(ip6h->daddr));
 	return skb;
+}
+
+/* Counts @len bytes appended to @skb's fragments. */
+static void rxe_sr_skb_grown(struct sk_buff *skb, size_t len)
+{
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+}
+
+/*
+ * Appends a chunk of @len bytes, a page fragment of the skb's own, for the caller to write
+ * (a copied piece of payload, or, @last, the pad and ICRC: only those may take the last
+ * fragment slot). NULL when no slot is left or no memory.
+ */
+void *rxe_sr_glue_skb_add_chunk(struct sk_buff *skb, size_t len, bool last)
+{
+	int i = skb_shinfo(skb)->nr_frags;
+	struct page *page;
+	void *buf;
+
+	if (!len || len > PAGE_SIZE || i >= MAX_SKB_FRAGS - (last ? 0 : 1))
+		return NULL;
+	buf = netdev_alloc_frag(len);
+	if (!buf)
+		return NULL;
+	page = virt_to_head_page(buf);
+	/* The fragment takes over the reference netdev_alloc_frag gave. */
+	skb_fill_page_desc_noacc(skb, i, page, buf - page_address(page), len);
+	rxe_sr_skb_grown(skb, len);
+	return buf;
+}
+
+/*
+ * Appends @n bytes at @in of @page by reference: the skb holds a page reference until it
+ * is freed, so the page outlives the MR (or buffer) it came from. A piece that runs on
+ * from the last fragment extends it. -EMSGSIZE when only the trailer's slot is left.
+ */
+static int rxe_sr_skb_add_page(struct sk_buff *skb, struct page *page, size_t in, size_t n)
+{
+	int i = skb_shinfo(skb)->nr_frags;
+
+	if (i && skb_can_coalesce(skb, i, page, in)) {
+		skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], n);
+	} else {
+		if (i >= MAX_SKB_FRAGS - 1)
+			return -EMSGSIZE;
+		get_page(page);
+		skb_fill_page_desc_noacc(skb, i, page, in, n);
+	}
+	rxe_sr_skb_grown(skb, n);
+	/* User memory: the stack must not assume the bytes stay as they are. */
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	return 0;
+}
+
+/* Appends a copy of @n bytes at @in of @page (a page that cannot be lent: slab memory). */
+static int rxe_sr_skb_copy_page(struct sk_buff *skb, struct page *page, size_t in, size_t n)
+{
+	void *buf = rxe_sr_glue_skb_add_chunk(skb, n, false);
+	void *va;
+
+	if (!buf)
+		return -EMSGSIZE;
+	va = kmap_local_page(page);
+	memcpy(buf, va + in, n);
+	kunmap_local(va);
+	return 0;
+}
+
+/*
+ * Appends @len bytes of memory to @skb as fragments, by reference where the page may be
+ * lent (sendpage_ok), and feeds them into the CRC-32 state *@crc as it goes. The memory is
+ * byte @offset on of the @npages pages at @pages (pinned user memory), or, when @pages is
+ * NULL, at kernel address @offset (the direct map; -EFAULT outside it). -EMSGSIZE when the
+ * fragment slots run out (the caller builds the datagram linear instead).
+ */
+int rxe_sr_glue_skb_add_mem(struct sk_buff *skb, void *const *pages, size_t npages,
+			    size_t offset, size_t len, u32 *crc)
+{
+	if (offset + len < offset || (pages && offset + len > npages * PAGE_SIZE))
+		return -EFAULT;
+	while (len) {
+		size_t in = offset & ~PAGE_MASK, n = min_t(size_t, len, PAGE_SIZE - in);
+		struct page *page;
+		void *va;
+		int err;
+
+		if (pages) {
+			page = pages[offset >> PAGE_SHIFT];
+		} else {
+			if (!virt_addr_valid((void *)offset))
+				return -EFAULT;
+			page = virt_to_page((void *)offset);
+		}
+		err = sendpage_ok(page) ? rxe_sr_skb_add_page(skb, page, in, n) :
+					   rxe_sr_skb_copy_page(skb, page, in, n);
+		if (err)
+			return err;
+		va = kmap_local_page(page);
+		*crc = rxe_sr_glue_crc32(*crc, va + in, n);
+		kunmap_local(va);
+		offset += n;
+		len -= n;
+	}
+	return 0;
 }
 
 int rxe_sr_glue_xmit(struct sk_buff *skb)

@@ -52,11 +52,6 @@ struct sk_buff *rxe_sr_glue_skbq_pop(struct sk_buff_head *q)
 	return skb_dequeue(q);
 }
 
-void rxe_sr_glue_skbq_purge(struct sk_buff_head *q)
-{
-	skb_queue_purge(q);
-}
-
 void rxe_sr_glue_skbq_free(struct sk_buff_head *q)
 {
 	skb_queue_purge(q);

@@ -32,7 +32,10 @@ static TRANSFORM: AtomicBool = AtomicBool::new(false);
 /// # Invariants
 /// At most one exists ([`TRANSFORM`]). The module makes it before any device exists and
 /// drops it after the last one is gone (devices are the only callers of [`KernelCrc32`]).
-pub(crate) struct IcrcTransform(());
+pub(crate) struct IcrcTransform {
+    /// The implementation's name, NUL-terminated (cut to fit).
+    driver: [u8; 64],
+}
 
 impl IcrcTransform {
     /// Allocates the transform (falling back to `crc32_le()` when the crypto API has no
@@ -42,16 +45,22 @@ impl IcrcTransform {
             return None;
         }
         // SAFETY: the only transform (checked above), made before any device exists.
-        unsafe { bindings::rxe_sr_glue_crc32_init() };
-        Some(IcrcTransform(()))
+        let name = unsafe { bindings::rxe_sr_glue_crc32_init() };
+        let mut driver = [0u8; 64];
+        // SAFETY: the helper returns a NUL-terminated string (a static one or the
+        // transform's driver name) that lives until the transform is freed, after this.
+        let bytes = unsafe { CStr::from_ptr(name.cast()) }.to_bytes();
+        // The last byte stays NUL.
+        for (d, b) in driver.iter_mut().zip(bytes.iter().take(63)) {
+            *d = *b;
+        }
+        Some(IcrcTransform { driver })
     }
 
     /// The implementation in use: the crypto driver's name (e.g. `crc32-pclmul`,
     /// `crc32-generic`), or `crc32_le`.
     pub(crate) fn driver(&self) -> &CStr {
-        // SAFETY: a static string or the transform's driver name, which lives while the
-        // transform does (until `self` is dropped).
-        unsafe { CStr::from_ptr(bindings::rxe_sr_glue_crc32_driver().cast()) }
+        CStr::from_bytes_until_nul(&self.driver).unwrap_or_default()
     }
 }
 

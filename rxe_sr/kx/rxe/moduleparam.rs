@@ -7,7 +7,8 @@
 //! of one C struct read here: `recovery` with `module_param_cb`, whose setter and getter
 //! call the two entry points here, which parse and name [`Scheme`]s; the others as plain
 //! unsigned ints, checked at module init.
-//! All are read-only after load (mode 0444).
+//! All are read-only after load (mode 0444) but `tx_zero_copy`, a separate C bool that may
+//! change at any time.
 
 use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
@@ -63,6 +64,13 @@ pub(crate) fn sr_window_psns() -> u32 {
 /// `gbn_window_psns` as given at load (not yet checked).
 pub(crate) fn gbn_window_psns() -> u32 {
     values().gbn_window_psns
+}
+
+/// `tx_zero_copy` now: send payloads from memory regions by reference.
+pub(crate) fn tx_zero_copy() -> bool {
+    // SAFETY: a C bool the parameter's setter may write at any time: one volatile byte
+    // load, as READ_ONCE, which sees the old or the new value.
+    unsafe { core::ptr::addr_of!(bindings::rxe_sr_tx_zero_copy).read_volatile() }
 }
 
 /// `dev_inflight_psns` as given at load (not yet checked).

@@ -166,6 +166,18 @@ pub fn compute_with<C: Crc32>(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<u32> {
     crc_of::<C>(ip, udp, ib).map(|crc| !crc)
 }
 
+/// The CRC-32 state after the IP and UDP headers and the first IB bytes `head` (BTH
+/// first): a computation the caller carries on over the rest of the packet (a payload it
+/// holds elsewhere, the pad), then ends with [`finish`].
+pub fn state_with<C: Crc32>(ip: &[u8], udp: &[u8], head: &[u8]) -> Result<u32> {
+    crc_of::<C>(ip, udp, head)
+}
+
+/// The ICRC value from the state after every covered byte (see [`state_with`]).
+pub fn finish(state: u32) -> u32 {
+    !state
+}
+
 /// The CRC-32 state after steps 1-5 (before the final complement).
 fn crc_of<C: Crc32>(ip: &[u8], udp: &[u8], ib: &[u8]) -> Result<u32> {
     if udp.len() != 8 {
@@ -298,6 +310,32 @@ mod tests {
         assert_eq!(compute(&[0x60; 39], &udp, &bth), Err(Error::BadIpHeader));
         assert_eq!(verify(&ip4, &udp, &[0; 3]), Err(Error::Truncated));
         assert_eq!(fill(&ip4, &udp, &mut [0; 3]), Err(Error::Truncated));
+    }
+
+    #[test]
+    fn a_state_carried_over_a_split_packet_gives_the_same_icrc() {
+        let mut ip4 = [0u8; 20];
+        ip4[0] = 0x45;
+        ip4[9] = 17;
+        let udp = [0xc0, 0x00, 0x12, 0xb7, 0x00, 0x1c, 0x00, 0x00];
+        let mut ib = [0u8; 12 + 1027 + 1];
+        ib[0] = 0x0a;
+        for (i, b) in ib.iter_mut().enumerate().skip(12) {
+            *b = (i * 7) as u8;
+        }
+        let whole = compute(&ip4, &udp, &ib).unwrap();
+        // Headers, then the payload in pieces, then the pad, as a datagram sent by reference.
+        for head in [12, 20, 512] {
+            let mut st = state_with::<SoftCrc32>(&ip4, &udp, &ib[..head]).unwrap();
+            for piece in ib[head..].chunks(333) {
+                st = SoftCrc32::crc32_le(st, piece);
+            }
+            assert_eq!(finish(st), whole);
+        }
+        assert_eq!(
+            state_with::<SoftCrc32>(&ip4, &udp, &ib[..11]),
+            Err(Error::Truncated)
+        );
     }
 
     #[test]

@@ -274,7 +274,22 @@ impl<'a> PacketRepr<'a> {
     /// headers, then (after the payload) zero pad bytes and a zero ICRC. `self.payload` must
     /// be empty and `bth.pad_cnt` must match `payload_len`. Returns (offset of the payload,
     /// total length); the packet is `buf[..total]`.
+    #[cfg(not(MODULE))]
     pub fn emit_headers(&self, payload_len: usize, buf: &mut [u8]) -> Result<(usize, usize)> {
+        let hdr = self.emit_header_bytes(payload_len, buf)?;
+        let total = hdr + payload_len + usize::from(self.bth.pad_cnt) + ICRC_LEN;
+        let out = buf.get_mut(..total).ok_or(Error::BufferTooSmall)?;
+        out.get_mut(hdr + payload_len..)
+            .ok_or(Error::BufferTooSmall)?
+            .fill(0);
+        Ok((hdr, total))
+    }
+
+    /// As `emit_headers`, writing only the headers (BTH and extension headers) at
+    /// the start of `buf`, which may end there: for a caller whose buffer already holds
+    /// zeros after the payload, or that sends the payload, pad and ICRC from elsewhere.
+    /// Returns the header length.
+    pub fn emit_header_bytes(&self, payload_len: usize, buf: &mut [u8]) -> Result<usize> {
         if !self.payload.is_empty() {
             return Err(Error::BadLength);
         }
@@ -295,15 +310,11 @@ impl<'a> PacketRepr<'a> {
             }
         }
         let hdr = self.header_len();
-        let total = hdr + payload_len + usize::from(self.bth.pad_cnt) + ICRC_LEN;
-        let out = buf.get_mut(..total).ok_or(Error::BufferTooSmall)?;
+        let out = buf.get_mut(..hdr).ok_or(Error::BufferTooSmall)?;
         self.bth.emit(out)?;
         self.ext
             .emit(out.get_mut(BTH_LEN..).ok_or(Error::BufferTooSmall)?)?;
-        out.get_mut(hdr + payload_len..)
-            .ok_or(Error::BufferTooSmall)?
-            .fill(0);
-        Ok((hdr, total))
+        Ok(hdr)
     }
 
     /// Emits the packet and fills in its ICRC for the given IP and UDP headers.
