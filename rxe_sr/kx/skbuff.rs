@@ -353,9 +353,9 @@ impl TxSkb {
     }
 }
 
-/// EMSGSIZE, the helpers' answer when an skb's fragment slots run out.
-fn msgsize() -> Error {
-    Error::from_errno(-i32::try_from(kernel::bindings::EMSGSIZE).unwrap_or(i32::MAX))
+/// -EMSGSIZE, the helpers' answer when an skb's fragment slots run out.
+fn msgsize() -> i32 {
+    i32::try_from(kernel::bindings::EMSGSIZE).map_or(i32::MIN, |e| -e)
 }
 
 /// Where a [`PayloadSink`] writes.
@@ -474,10 +474,8 @@ impl PayloadSink<'_> {
             let err = unsafe {
                 bindings::rxe_sr_glue_skb_add_mem(skb.as_ptr(), pages, npages, offset, n, *crc)
             };
-            if Error::from_errno(err) == msgsize() {
-                **out_of_frags = true;
-            }
             if err != 0 {
+                **out_of_frags = err == msgsize();
                 return false;
             }
             // INVARIANT: the helper attached all `n` bytes.

@@ -127,7 +127,7 @@ dmesg_since_mark() {
 dmesg_clean() {
   local bad log
   log=$(dmesg_since_mark) || return 1
-  bad=$(printf '%s\n' "$log" | grep -E 'BUG:|WARNING:|Oops|general protection|refcount_t|leak|Call Trace|detected stalls|blocked for more than' || true)
+  bad=$(printf '%s\n' "$log" | grep -E 'BUG:|WARNING:|Oops|general protection|refcount_t|leak|Call Trace|detected stalls|blocked for more than|rust_kernel:' || true)
   [ -z "$bad" ] || { printf '%s\n' "$bad" | sed 's/^/    | /'; return 1; }
 }
 

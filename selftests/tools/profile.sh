@@ -18,11 +18,13 @@ echo -1 > /proc/sys/kernel/perf_event_paranoid
 load_rdma_core || exit 1
 # The device under test: rdma_rxe's rxe0 for the scheme name "rdma_rxe" (the reference,
 # profiled the same way), rxe_sr's sr0 for the others; "SCHEME+fec=N:D" also sets the
-# device's FEC shim (attribute fec), which is off otherwise.
+# device's FEC shim (attribute fec), which is off otherwise; "SCHEME+tx_zero_copy=N" turns
+# payloads by reference off (the parameter is writable; on otherwise).
 dev=
 use() {
-  local fec=off
+  local fec=off zc=Y
   case $1 in *+fec=*) fec=${1##*+fec=} ;; esac
+  case $1 in *+tx_zero_copy=*) zc=${1##*+tx_zero_copy=} ;; esac
   case $1 in
     rdma_rxe)
       [ "$dev" = rxe0 ] && return 0
@@ -34,7 +36,8 @@ use() {
         modprobe rxe_sr recovery="${1%%+*}" && rdma link add sr0 type rxe_sr netdev eth0 && wait_port_active sr0 && dev=sr0
       fi
       echo "${1%%+*}" > /sys/class/infiniband/sr0/recovery
-      echo "$fec" > /sys/class/infiniband/sr0/fec ;;
+      echo "$fec" > /sys/class/infiniband/sr0/fec
+      echo "$zc" > /sys/module/rxe_sr/parameters/tx_zero_copy ;;
   esac
 }
 # moved: the packets the device's port sent and received (both drivers count them).
