@@ -131,9 +131,10 @@ impl Drop for SkBuff {
 ///
 /// # Invariants
 /// The skb's linear part is `total` data bytes at `data` (from its IP header), all
-/// initialised except `[hole + written, hole + hole_len)`; `written <= hole_len` and
-/// `hole + hole_len <= total`. By reference, `hole_len` is 0 and the fragments hold
-/// `attached` initialised bytes.
+/// initialised except `[hole + written, hole + hole_len)`; `hole + hole_len <= total`.
+/// Linear, `written <= hole_len`. By reference (`ref_payload > 0`), `hole_len` is 0, so
+/// the linear part is all initialised, and the fragments hold the `written` payload bytes
+/// attached so far.
 pub(crate) struct TxSkb {
     skb: SkBuff,
     data: NonNull<u8>,
@@ -142,7 +143,7 @@ pub(crate) struct TxSkb {
     hole_len: usize,
     written: usize,
     /// By reference: the payload's length (0 for a linear datagram).
-    by_ref: usize,
+    ref_payload: usize,
     /// By reference: the CRC-32 state over the ICRC's bytes so far.
     crc: u32,
     /// By reference: the fragment slots ran out (the datagram must be built linear).
@@ -240,7 +241,7 @@ impl TxSkb {
             hole,
             hole_len,
             written: 0,
-            by_ref: if by_ref {
+            ref_payload: if by_ref {
                 payload.end - payload.start
             } else {
                 0
@@ -258,7 +259,7 @@ impl TxSkb {
         crc: u32,
         f: impl FnOnce(&mut PayloadSink<'_>) -> R,
     ) -> R {
-        let target = if self.by_ref > 0 {
+        let target = if self.ref_payload > 0 {
             self.crc = crc;
             Target::Frags {
                 skb: self.skb.0,
@@ -272,7 +273,7 @@ impl TxSkb {
         };
         let mut sink = PayloadSink {
             target,
-            len: self.hole_len.max(self.by_ref),
+            len: self.hole_len.max(self.ref_payload),
             written: &mut self.written,
         };
         f(&mut sink)
@@ -280,7 +281,7 @@ impl TxSkb {
 
     /// Built by reference: the payload goes as fragments.
     pub(crate) fn by_ref(&self) -> bool {
-        self.by_ref > 0
+        self.ref_payload > 0
     }
 
     /// By reference: the fragment slots ran out while the payload was attached.
@@ -295,7 +296,7 @@ impl TxSkb {
 
     /// By reference: appends `tail` (the pad and ICRC) after the payload.
     pub(crate) fn append_trailer(&mut self, tail: &[u8]) -> Result {
-        if self.by_ref == 0 || tail.is_empty() {
+        if self.ref_payload == 0 || tail.is_empty() {
             return Err(EINVAL);
         }
         let skb = self.skb.0.as_ptr();

@@ -2,8 +2,8 @@
 //! Sending RoCEv2 datagrams: `kx::skbuff` routes and builds the IP/UDP headers, the caller
 //! writes the IB bytes straight into the skb (or has the payload's pages attached to it,
 //! by reference), rxe_sr fills the ICRC with `proto::wire::icrc` (over the kernel's
-//! `crc32_le`), and the IP layer sends it. A packet to our own address goes to the device's receive work instead (loopback, as
-//! rdma_rxe's).
+//! `crc32_le`), and the IP layer sends it. A packet to our own address goes to the
+//! device's receive work instead (loopback, as rdma_rxe's).
 
 use kernel::prelude::*;
 
@@ -86,16 +86,17 @@ pub(crate) fn send_with<E>(
 ) -> core::result::Result<(), SendError<E>> {
     let route = route(av, sport);
     let by_ref = tap.is_none() && payload.len() >= BY_REF_MIN && moduleparam::tx_zero_copy();
-    let skb = match by_ref {
-        true => build_by_ref(
+    let skb = if by_ref {
+        build_by_ref(
             nd,
             &route,
             len,
             payload.clone(),
             &mut fill_payload,
             &mut fill,
-        )?,
-        false => None,
+        )?
+    } else {
+        None
     };
     let skb = match skb {
         Some(skb) => skb,
