@@ -27,3 +27,9 @@ pub(crate) fn eafnosupport() -> Error {
 pub(crate) fn enobufs() -> Error {
     from_uapi(kernel::bindings::ENOBUFS)
 }
+
+/// EMSGSIZE: message too long; from kx/c/roce_tx.c's fragment helpers, an skb's fragment
+/// slots ran out.
+pub(crate) fn emsgsize() -> Error {
+    from_uapi(kernel::bindings::EMSGSIZE)
+}

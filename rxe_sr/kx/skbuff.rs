@@ -354,11 +354,6 @@ impl TxSkb {
     }
 }
 
-/// -EMSGSIZE, the helpers' answer when an skb's fragment slots run out.
-fn msgsize() -> i32 {
-    i32::try_from(kernel::bindings::EMSGSIZE).map_or(i32::MIN, |e| -e)
-}
-
 /// Where a [`PayloadSink`] writes.
 enum Target<'a> {
     /// Into the skb's linear part, at this pointer.
@@ -475,8 +470,8 @@ impl PayloadSink<'_> {
             let err = unsafe {
                 bindings::rxe_sr_glue_skb_add_mem(skb.as_ptr(), pages, npages, offset, n, *crc)
             };
-            if err != 0 {
-                **out_of_frags = err == msgsize();
+            if let Err(e) = to_result(err) {
+                **out_of_frags = e == crate::kx::error::emsgsize();
                 return false;
             }
             // INVARIANT: the helper attached all `n` bytes.

@@ -27,18 +27,7 @@ pub(crate) fn send(dev: &RoceDevice, nd: &NetDev, av: &Av, sport: u16, ib: &[u8]
             Err(EINVAL)
         }
     };
-    send_with(
-        dev,
-        nd,
-        av,
-        sport,
-        ib.len(),
-        0..0,
-        |_| Ok(()),
-        copy,
-        None::<fn(&[u8], &[u8])>,
-    )
-    .map_err(Error::from)
+    send_with(dev, nd, av, sport, ib.len(), 0..0, |_| Ok(()), copy, NO_TAP).map_err(Error::from)
 }
 
 /// The IP and UDP fields of a datagram to `av`.
@@ -59,6 +48,12 @@ fn route(av: &Av, sport: u16) -> RoceRoute {
         local: av.is_loopback(),
     }
 }
+
+/// A tap of [`send_with`] that is a plain function (the type of [`NO_TAP`]).
+type TapFn = fn(&[u8], &[u8]);
+
+/// No tap, for [`send_with`]'s callers that need none.
+pub(crate) const NO_TAP: Option<TapFn> = None;
 
 /// The least payload sent by reference: below it, attaching pages costs more than the copy.
 const BY_REF_MIN: usize = 512;
@@ -179,18 +174,16 @@ fn build_by_ref<E>(
     }
     // The pad (zeros) and the ICRC, after the payload.
     let mut tail = [0u8; 8];
-    let (pad, icrc_bytes) = match tail.get_mut(..tail_len) {
-        Some(t) if tail_len >= ICRC_LEN => t.split_at_mut(tail_len - ICRC_LEN),
+    let t = match tail.get_mut(..tail_len) {
+        Some(t) if tail_len >= ICRC_LEN => t,
         _ => return Err(SendError::Net(EINVAL)),
     };
+    let (pad, icrc_bytes) = t.split_at_mut(tail_len - ICRC_LEN);
     let value = icrc::finish(KernelCrc32::crc32_le(skb.crc(), pad));
     if !crate::bytes::copy(icrc_bytes, &value.to_le_bytes()) {
         return Err(SendError::Net(EINVAL));
     }
-    match tail.get(..tail_len) {
-        Some(t) => skb.append_trailer(t).map_err(SendError::Net)?,
-        None => return Err(SendError::Net(EINVAL)),
-    }
+    skb.append_trailer(t).map_err(SendError::Net)?;
     Ok(Some(skb))
 }
 

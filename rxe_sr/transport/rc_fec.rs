@@ -77,7 +77,7 @@ impl RepairPath<'_> {
             0..0,
             |_| Ok(()),
             fill,
-            None::<fn(&[u8], &[u8])>,
+            crate::net::tx::NO_TAP,
         );
         if sent.is_ok() {
             dev.counters().inc(match rh.kind {

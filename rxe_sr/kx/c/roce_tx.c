@@ -19,6 +19,7 @@
 #include <net/addrconf.h>
 #include <net/if_inet6.h>
 
+#include "rxe_sr_pages.h"
 #include "rxe_sr_glue.h"
 
 struct rxe_sr_egress {
@@ -277,13 +278,10 @@ static int rxe_sr_skb_add_page(struct sk_buff *skb, struct page *page, size_t in
 static int rxe_sr_skb_copy_page(struct sk_buff *skb, struct page *page, size_t in, size_t n)
 {
 	void *buf = rxe_sr_glue_skb_add_chunk(skb, n, false);
-	void *va;
 
 	if (!buf)
 		return -EMSGSIZE;
-	va = kmap_local_page(page);
-	memcpy(buf, va + in, n);
-	kunmap_local(va);
+	rxe_sr_page_copy(page, in, buf, n, false);
 	return 0;
 }
 
