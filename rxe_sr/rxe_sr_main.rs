@@ -14,6 +14,9 @@
 //!
 //! Users: `modprobe rxe_sr recovery=gbn`, then `rdma link add sr0 type rxe_sr netdev eth0`.
 
+// `try_pin_init!` over `DeviceState`'s fields nests deeper than the default limit.
+#![recursion_limit = "256"]
+
 use kernel::prelude::*;
 
 // Pure: panic-free byte copies, shared by every layer (the bottom one).

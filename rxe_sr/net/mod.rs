@@ -68,7 +68,10 @@ impl UdpTunnelHandler for RoceSockets {
 /// Queues a datagram for `dev`'s receive work; a full queue frees it, counted in
 /// `rcvd_dropped` and `rcvd_queue_full`.
 pub(crate) fn queue_rx(dev: &RoceDevice, skb: SkBuff) {
+    // Counted before the work can take it; one refused counts as taken.
+    dev.rx_marks().note_queued();
     if !dev.queue_rx(skb) {
+        dev.rx_marks().note_taken();
         dev.counters().inc(Counter::RcvdDropped);
         dev.counters().inc(Counter::RcvdQueueFull);
     }

@@ -171,10 +171,14 @@ pub(crate) enum Counter {
     /// Of the packets sent, those whose payload went by reference: the memory's pages
     /// attached to the datagram, not copied (`tx_zero_copy`; rxe_sr's).
     SentByRefPkts = 63,
+    /// Requester deadlines (retransmission timeout, probe, RNR wait) that passed while the
+    /// receive queue held datagrams, and waited for the receive work to take them
+    /// (rxe_sr's).
+    TimerHolds = 64,
 }
 
 /// How many counters there are.
-pub(crate) const COUNT: usize = 64;
+pub(crate) const COUNT: usize = 65;
 
 /// Statistics read from the device's SR pools and in-flight budget when asked (not
 /// counters), after the counters in [`NAMES`]: `sr_pool_units` (FaSR SR-pool units in use
@@ -255,6 +259,7 @@ pub(crate) const NAMES: [&CStr; COUNT + GAUGES] = [
     c"fec_asks_taken",
     c"fec_takes_sent",
     c"sent_by_ref_pkts",
+    c"timer_holds",
     c"sr_pool_units",
     c"sr_pool_units_peak",
     c"sr_pool_blocks",

@@ -22,6 +22,7 @@ use crate::objects::counters::{Counter, Counters};
 use crate::objects::inflight::{DeviceInflight, QpInflight};
 use crate::objects::mcast::McastGroups;
 use crate::objects::mw::MwTableEntry;
+use crate::objects::rx_marks::RxMarks;
 use crate::objects::sr_pools::{DevicePools, DeviceSr};
 use crate::proto::fec::FecParams;
 use crate::proto::rc::dev_inflight::Waiter;
@@ -65,6 +66,8 @@ pub(crate) struct DeviceState {
     key_variant: AtomicU32,
     /// What `rdma statistic` shows.
     counters: Counters,
+    /// How far the receive work got through its queue.
+    rx_marks: RxMarks,
     /// Multicast groups.
     #[pin]
     mcast: Mutex<McastGroups>,
@@ -184,6 +187,7 @@ impl DeviceState {
             atomic_lock <- new_spinlock!((), "rxe_sr_atomic"),
             key_variant: AtomicU32::new(0),
             counters: Counters::new(),
+            rx_marks: RxMarks::new(),
             mcast <- new_mutex!(McastGroups::default(), "rxe_sr_mcast"),
             used: ObjectCounts::new(max),
             sr <- DeviceSr::new(scheme, pools),
@@ -277,6 +281,11 @@ impl DeviceState {
     /// The device's counters.
     pub(crate) fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// How far the receive work got through its queue.
+    pub(crate) fn rx_marks(&self) -> &RxMarks {
+        &self.rx_marks
     }
 
     /// The device's multicast groups.

@@ -20,5 +20,6 @@ pub(crate) mod mw;
 pub(crate) mod mw_binding;
 pub(crate) mod qp;
 pub(crate) mod recv_queue;
+pub(crate) mod rx_marks;
 pub(crate) mod sr_pools;
 pub(crate) mod srq;

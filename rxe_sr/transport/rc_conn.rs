@@ -16,6 +16,7 @@ use crate::proto::rc::requester::{ReqSr, Requester, SqEntry};
 use crate::proto::rc::responder::{RdRes, RecvSlot, RespSr, Responder, MAX_RD_RES};
 use crate::proto::rc::responder::{RECV_WINDOW, SRQ_RECV_WINDOW};
 use crate::proto::rc::sr::SrSetup;
+use crate::proto::rc::timer_hold::TimerHold;
 use crate::proto::rc::{timeout_us, RcConfig, Service};
 use crate::proto::recovery::scheme::Scheme;
 use crate::proto::recovery::RtoConfig;
@@ -59,6 +60,8 @@ pub(crate) struct RcConn {
     /// The requester's path allowance as the device last took it
     /// (`RoceDevice::settle_path`).
     pub(crate) path_held: u32,
+    /// The requester's past deadline waiting for the receive work (`proto::rc::timer_hold`).
+    pub(crate) timer_hold: Option<TimerHold>,
     /// The FEC shim's parameters (`None`: the device runs none).
     fec: Option<FecParams>,
     /// The FEC encoder of the requests (from RTS, with FEC).
@@ -169,6 +172,7 @@ impl RcConn {
             sr,
             inflight_held: 0,
             path_held: 0,
+            timer_hold: None,
             fec,
             fec_tx: None,
             fec_rx,

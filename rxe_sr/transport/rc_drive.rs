@@ -11,7 +11,9 @@ use crate::kx::ib_verbs::QpState;
 use crate::kx::netdevice::NetDev;
 use crate::kx::rxe::icrc::KernelCrc32;
 use crate::kx::timer::QpTimer;
+use crate::objects::counters::Counter;
 use crate::proto::rc::responder::READ_BUDGET;
+use crate::proto::rc::timer_hold::{self, HoldCheck, TimerHold};
 use crate::proto::rc::{Fatal, RcConfig, RcEnv, Service};
 use crate::proto::wire::ip::RoceDatagram;
 use crate::proto::wire::PacketRepr;
@@ -32,6 +34,9 @@ pub(crate) enum Step<'p> {
     SlowPath,
     /// The next batch of READ responses.
     Pump,
+    /// The timer fired, but the requester's deadline waits for the receive work
+    /// (`proto::rc::timer_hold`): only what can be sent.
+    Held,
 }
 
 /// Drives a connected QP's transport one step under its lock, then fetches and sends what
@@ -58,6 +63,7 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev, step: Step<'_
         req,
         inflight_held,
         path_held,
+        timer_hold,
         fec_tx,
         fec_resp_tx,
         ..
@@ -89,6 +95,8 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev, step: Step<'_
         env.with_fec(fec).with_fec_resp(fec_resp_tx.as_deref_mut())
     };
     let rts = attrs.state == QpState::Rts;
+    let held = matches!(step, Step::Timer) && hold_timers(ctx, &env, req, rts, timer_hold);
+    let step = if held { Step::Held } else { step };
     let mut outcome = run_step(&mut env, cfg, req, resp, rts, step);
     if !resp.read_pending() {
         env.flush_fec(true);
@@ -100,10 +108,32 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev, step: Step<'_
         }
     }
     settle(ctx, &mut env, req, rts, path_held);
-    rearm(ctx, &env, req, resp, rts, outcome);
+    rearm(ctx, &env, req, resp, (rts, held), outcome);
     if outcome.is_err() {
         report_fatal(ctx.qpn, req, resp);
         enter_error(g, ctx.qp);
+    }
+}
+
+/// Whether the requester's past deadline waits for the receive work to take what was
+/// queued by then (`proto::rc::timer_hold`); each new hold is counted.
+fn hold_timers(
+    ctx: &QpCtx<'_>,
+    env: &KEnv<'_>,
+    req: &Option<KRequester>,
+    rts: bool,
+    hold: &mut Option<TimerHold>,
+) -> bool {
+    let deadline = req.as_ref().filter(|_| rts).and_then(|r| r.deadline());
+    let rx = ctx.dev.rx_marks();
+    match TimerHold::check(hold, deadline, RcEnv::now_us(env), rx) {
+        HoldCheck::Go => false,
+        HoldCheck::Held { first } => {
+            if first {
+                ctx.dev.counters().inc(Counter::TimerHolds);
+            }
+            true
+        }
     }
 }
 
@@ -134,6 +164,7 @@ fn run_step(
         },
         Step::SlowPath => resp.on_timer(env, cfg),
         Step::Pump => resp.pump(env, cfg, READ_BUDGET),
+        Step::Held => Ok(()),
     }
 }
 
@@ -178,24 +209,26 @@ fn settle(
     }
 }
 
-/// Re-arms the requester's timer and the responder's slow path for their next deadlines,
-/// and queues the QP's work when READ responses remain to be sent.
+/// Re-arms the requester's timer for its next deadline (`held`: looked at again a little
+/// later) and the responder's slow path for its, and queues the QP's work when READ
+/// responses remain to be sent.
 fn rearm(
     ctx: &QpCtx<'_>,
     env: &KEnv<'_>,
     req: &Option<KRequester>,
     resp: &KResponder,
-    rts: bool,
+    (rts, held): (bool, bool),
     outcome: Result<(), Fatal>,
 ) {
     let now = RcEnv::now_us(env);
     // Out of RTS the requester's timers do nothing (see `run_step`): armed, a past deadline
     // would queue the QP's work again and again.
-    arm(
-        ctx.qp.timer(),
-        req.as_ref().filter(|_| rts).and_then(|r| r.deadline()),
-        now,
-    );
+    let deadline = if held {
+        Some(now.saturating_add(timer_hold::RECHECK_US))
+    } else {
+        req.as_ref().filter(|_| rts).and_then(|r| r.deadline())
+    };
+    arm(ctx.qp.timer(), deadline, now);
     arm(ctx.qp.slow_path(), resp.deadline(), now);
     if resp.read_pending() && outcome.is_ok() {
         // The QP's work sends the rest.

@@ -321,6 +321,7 @@ pub(crate) fn update_port_state(dev: &RoceDevice, nd: &NetDev) {
 impl WorkDriver for RxeSr {
     fn receive(dev: &Device<Self>, skb: SkBuff) {
         crate::transport::rx::receive(dev, skb);
+        dev.rx_marks().note_taken();
     }
 
     fn qp_work(qp: &RoceQp) {

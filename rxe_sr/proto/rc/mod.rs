@@ -21,6 +21,7 @@ pub mod mw;
 pub mod requester;
 pub mod responder;
 pub mod sr;
+pub mod timer_hold;
 
 use crate::proto::recovery::any::SharedPools;
 use crate::proto::wire::sr_ext::{SrAckEth, SR_WINDOW_LOG2_MAX, SR_WINDOW_LOG2_MIN};
