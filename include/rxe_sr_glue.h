@@ -92,6 +92,7 @@ struct rxe_sr_params {
 	unsigned int max_objects;
 	unsigned int fec_unit;
 	unsigned int fec_depth;
+	bool timer_hold;
 };
 extern struct rxe_sr_params rxe_sr_params;
 /* The tx_zero_copy parameter, writable at any time (read once per packet). */

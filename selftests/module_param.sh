@@ -83,8 +83,13 @@ expect_grep "the sizes are in effect" "SR pools: 2 units, 3 blocks; MELO pool: 4
 modprobe -r rxe_sr
 expect_grep "modinfo documents max_objects" "^parm: +max_objects:.*max_qp" "$info"
 expect_grep "modinfo documents tx_zero_copy" "^parm: +tx_zero_copy:.*by reference.*may be changed at any time" "$info"
+expect_grep "modinfo documents timer_hold" "^parm: +timer_hold:.*receive queue.*default Y" "$info"
+check "load with deadlines not held" modprobe rxe_sr timer_hold=N
+[ "$(cat /sys/module/rxe_sr/parameters/timer_hold)" = N ] || fail "timer_hold does not read N"
+modprobe -r rxe_sr
 check "default is gbn" modprobe rxe_sr
 [ "$(cat /sys/module/rxe_sr/parameters/max_objects)" = 0 ] || fail "max_objects does not default to 0 (verbs_limits.sh checks its effect)"
 [ "$(cat /sys/module/rxe_sr/parameters/recovery)" = gbn ] || fail "default is not gbn"
+[ "$(cat /sys/module/rxe_sr/parameters/timer_hold)" = Y ] || fail "timer_hold is not on by default"
 modprobe -r rxe_sr
 check "no oops or warning in the kernel log" dmesg_clean

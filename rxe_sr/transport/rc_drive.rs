@@ -9,6 +9,7 @@ use kernel::prelude::*;
 
 use crate::kx::ib_verbs::QpState;
 use crate::kx::netdevice::NetDev;
+use crate::kx::rxe::moduleparam;
 use crate::kx::rxe::icrc::KernelCrc32;
 use crate::kx::timer::QpTimer;
 use crate::objects::counters::Counter;
@@ -116,7 +117,8 @@ pub(crate) fn drive(ctx: &QpCtx<'_>, g: &mut QpInner, nd: &NetDev, step: Step<'_
 }
 
 /// Whether the requester's past deadline waits for the receive work to take what was
-/// queued by then (`proto::rc::timer_hold`); each new hold is counted.
+/// queued by then (`proto::rc::timer_hold`; never with `timer_hold=N`); each new hold is
+/// counted.
 fn hold_timers(
     ctx: &QpCtx<'_>,
     env: &KEnv<'_>,
@@ -124,6 +126,9 @@ fn hold_timers(
     rts: bool,
     hold: &mut Option<TimerHold>,
 ) -> bool {
+    if !moduleparam::timer_hold() {
+        return false;
+    }
     let deadline = req.as_ref().filter(|_| rts).and_then(|r| r.deadline());
     let rx = ctx.dev.rx_marks();
     match TimerHold::check(hold, deadline, RcEnv::now_us(env), rx) {

@@ -29,6 +29,7 @@ struct rxe_sr_params rxe_sr_params = {
 	.max_objects = 0,
 	.fec_unit = 0,
 	.fec_depth = 4,
+	.timer_hold = true,
 };
 
 static int rxe_sr_recovery_set(const char *val, const struct kernel_param *kp)
@@ -171,6 +172,12 @@ module_param_named(fec_depth, rxe_sr_params.fec_depth, uint, 0444);
 MODULE_PARM_DESC(fec_depth,
 	"FEC: coding units interleaved, 1, 2, 4 or 8 (a burst of this many losses costs each "
 	"unit one packet; default 4)");
+
+module_param_named(timer_hold, rxe_sr_params.timer_hold, bool, 0444);
+MODULE_PARM_DESC(timer_hold,
+	"Every scheme: a requester's deadline (retransmission timeout, probe, RNR wait) that "
+	"passes while the device's receive queue holds datagrams waits until the receive work "
+	"has taken those queued by then (default Y; N: it acts at once)");
 
 /* Read at every transmit (kx/rxe/moduleparam.rs): it may be changed at any time. */
 bool rxe_sr_tx_zero_copy = true;

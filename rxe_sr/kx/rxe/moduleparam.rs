@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The module parameters (include/linux/moduleparam.h): `recovery`, the SR pool sizes,
-//! FaSR's pipe, the go-back-N window, the device's in-flight budget, `max_objects` and the
-//! FEC shim's.
+//! FaSR's pipe, the go-back-N window, the device's in-flight budget, `max_objects`, the
+//! FEC shim's and `timer_hold`.
 //!
 //! 6.12's `module!` macro declares no parameters, so kx/c/params.c declares them, as fields
 //! of one C struct read here: `recovery` with `module_param_cb`, whose setter and getter
 //! call the two entry points here, which parse and name [`Scheme`]s; the others as plain
-//! unsigned ints, checked at module init.
+//! unsigned ints, checked at module init, and one bool.
 //! All are read-only after load (mode 0444) but `tx_zero_copy`, a separate C bool that may
 //! change at any time.
 
@@ -71,6 +71,11 @@ pub(crate) fn tx_zero_copy() -> bool {
     // SAFETY: a C bool the parameter's setter may write at any time: one volatile byte
     // load, as READ_ONCE, which sees the old or the new value.
     unsafe { core::ptr::addr_of!(bindings::rxe_sr_tx_zero_copy).read_volatile() }
+}
+
+/// `timer_hold` as given at load: a past deadline waits for the receive queue.
+pub(crate) fn timer_hold() -> bool {
+    values().timer_hold
 }
 
 /// `dev_inflight_psns` as given at load (not yet checked).
