@@ -9,8 +9,8 @@ use kernel::prelude::*;
 
 use crate::kx::ib_verbs::QpState;
 use crate::kx::netdevice::NetDev;
-use crate::kx::rxe::moduleparam;
 use crate::kx::rxe::icrc::KernelCrc32;
+use crate::kx::rxe::moduleparam;
 use crate::kx::timer::QpTimer;
 use crate::objects::counters::Counter;
 use crate::proto::rc::responder::READ_BUDGET;
