@@ -158,6 +158,9 @@ pub struct Requester<S, E> {
     /// RTT measurement in progress (Karn's rule: a packet sent once, cancelled by any
     /// resend): its PSN, send time and UNACK then.
     rtt_probe: Option<(Psn, u64, Psn)>,
+    /// The device's in-flight budget refused the requester room since the RTT probe went
+    /// out: the sample measures its share of the path (`path.rs`).
+    budget_held: bool,
     /// The PSN a sequence-error NAK sent the requester back to, until its resend goes: that
     /// resend is then the RTT probe. The responder dropped every copy from there on, so
     /// only the resend can be answered (Karn's ambiguity is a timeout's, where the first
@@ -249,6 +252,7 @@ impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr
             noack_pkts: 0,
             backoff: 0,
             rtt_probe: None,
+            budget_held: false,
             path: path::PathEstimate::new(),
             nak_sample: None,
             probe: loss_probe::LossProbe::new(),

@@ -65,8 +65,19 @@ impl PathEstimate {
     /// As BBR's application-limited samples: when fewer PSNs than the estimate were in
     /// flight ahead of the probe (the requester had little to send, as at the start of a
     /// message on an idle QP), the sample measures the application, not the path, and may
-    /// only raise the estimate.
-    pub(super) fn sample(&mut self, r: u64, una_then: Psn, probe: Psn, una_now: Psn) {
+    /// only raise the estimate. Unless the device's in-flight budget held the requester
+    /// back while the probe was out (`budget_held`): it had more to send, and the device's
+    /// other QPs share the path, so the sample measures its share, and may lower it.
+    ///
+    /// Choice: with many QPs under one budget each has few PSNs ahead of its probe, and
+    /// taken as application-limited an estimate grown while a QP sent alone never fell:
+    /// the budget, which stretches to the largest allowance, stayed stretched.
+    pub(super) fn sample(
+        &mut self,
+        r: u64,
+        (una_then, probe, una_now): (Psn, Psn, Psn),
+        budget_held: bool,
+    ) {
         let r = r.max(1);
         if self.min_rtt_us == 0 || r < self.min_rtt_us {
             self.min_rtt_us = r;
@@ -74,7 +85,7 @@ impl PathEstimate {
         let delivered = u64::try_from(una_now.diff(una_then).max(0)).unwrap_or(0);
         let bdp = u32::try_from(delivered.saturating_mul(self.min_rtt_us) / r).unwrap_or(u32::MAX);
         let ahead = u32::try_from(probe.diff(una_then)).unwrap_or(0);
-        if ahead < self.bdp_psns && bdp <= self.bdp_psns {
+        if ahead < self.bdp_psns && bdp <= self.bdp_psns && !budget_held {
             return;
         }
         let decayed = self.bdp_psns - self.bdp_psns / DECAY;
@@ -132,7 +143,7 @@ mod tests {
     /// A sample of a requester that its own limit held back: the probe went out last of
     /// the `n` PSNs in flight from `then`, and its acknowledgment moved UNACK past them.
     fn held(p: &mut PathEstimate, r: u64, then: Psn, n: u32) -> Psn {
-        p.sample(r, then, then.add(n.max(1) - 1), then.add(n));
+        p.sample(r, (then, then.add(n.max(1) - 1), then.add(n)), false);
         then.add(n)
     }
 
@@ -167,9 +178,8 @@ mod tests {
             let ahead = p.allowance();
             p.sample(
                 10_000 * u64::from(ahead) / u64::from(n),
-                una,
-                una.add(ahead),
-                una.add(ahead + 1),
+                (una, una.add(ahead), una.add(ahead + 1)),
+                false,
             );
             una = una.add(ahead + 1);
         }
@@ -201,16 +211,35 @@ mod tests {
         let una = held(&mut p, 1_000, Psn::new(0), 800);
         // A message on an idle QP: its first packet is the probe, and the acknowledgment
         // that covers it covers 16 PSNs. That is the application's rate, not the path's.
-        p.sample(1_000, una, una, una.add(16));
+        p.sample(1_000, (una, una, una.add(16)), false);
         assert_eq!(p.bdp_psns(), 800);
         // Nor does it count as a round without growth in the startup.
         assert_eq!(p.allowance(), 1600);
         // With as many ahead of it as the estimate, it lowers it (by an eighth at most).
-        p.sample(1_000, una, una.add(800), una.add(100));
+        p.sample(1_000, (una, una.add(800), una.add(100)), false);
         assert_eq!(p.bdp_psns(), 700);
         // One with little ahead of it but more delivered raises it.
-        p.sample(1_000, una, una, una.add(900));
+        p.sample(1_000, (una, una, una.add(900)), false);
         assert_eq!(p.bdp_psns(), 900);
+    }
+
+    #[test]
+    fn a_sample_held_back_by_the_device_budget_may_lower_it() {
+        let mut p = PathEstimate::new();
+        let una = held(&mut p, 1_000, Psn::new(0), 800);
+        // One of many QPs under the device's budget: 25 PSNs ahead of its probe, all it
+        // was let have, delivered over a round trip the other QPs' packets lengthened.
+        let mut una = una;
+        for _ in 0..40 {
+            p.sample(14_000, (una, una.add(25), una.add(26)), true);
+            una = una.add(26);
+        }
+        assert!(p.bdp_psns() < 16, "bdp {}", p.bdp_psns());
+        // The same samples, the requester not held back: its application's rate.
+        let mut q = PathEstimate::new();
+        let una = held(&mut q, 1_000, Psn::new(0), 800);
+        q.sample(14_000, (una, una.add(25), una.add(26)), false);
+        assert_eq!(q.bdp_psns(), 800);
     }
 
     #[test]
@@ -226,11 +255,11 @@ mod tests {
     fn forgets_slowly_and_ignores_no_progress() {
         let mut p = PathEstimate::new();
         held(&mut p, 1_000, Psn::new(0), 800);
-        p.sample(1_000, Psn::new(800), Psn::new(1600), Psn::new(800));
+        p.sample(1_000, (Psn::new(800), Psn::new(1600), Psn::new(800)), false);
         assert_eq!(p.bdp_psns(), 700);
         // UNACK behind the probe's send (cannot be, but a wrapped difference must not be
         // taken for a huge delivery).
-        p.sample(1_000, Psn::new(900), Psn::new(1600), Psn::new(800));
+        p.sample(1_000, (Psn::new(900), Psn::new(1600), Psn::new(800)), false);
         assert_eq!(p.bdp_psns(), 613);
     }
 }

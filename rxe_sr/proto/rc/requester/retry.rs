@@ -195,7 +195,7 @@ impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr
         self.rtt_probe = None;
         let r = env.now_us().saturating_sub(sent).max(1);
         self.probe.note_rtt(r);
-        self.path.sample(r, una_then, psn, una);
+        self.path.sample(r, (una_then, psn, una), self.budget_held);
         smooth_rtt(&mut self.srtt_us, &mut self.rttvar_us, r);
         true
     }

@@ -259,6 +259,7 @@ impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr
     /// next `chunk` PSNs of the cursor's message ([`admit_chunk`]), or the QP waits.
     fn admit(&mut self, env: &mut dyn RcEnv, psn: Psn, chunk: u32) -> Result<(), Stall> {
         if !env.admit(self.admitted_psns(), chunk) {
+            self.budget_held = true;
             self.count(env, RcEvent::AdmitWait);
             return Err(Stall::Admit);
         }
@@ -353,12 +354,14 @@ impl<S: DerefMut<Target = [SqEntry]>, B: WindowWords, E: DerefMut<Target = ReqSr
             self.sent_high = psn.add(used);
             if self.rtt_probe.is_none() {
                 self.rtt_probe = Some((psn, now, self.una()));
+                self.budget_held = false;
             }
         } else {
             self.count(env, RcEvent::Resent);
             if self.nak_sample == Some(psn) {
                 self.nak_sample = None;
                 self.rtt_probe = Some((psn, now, self.una()));
+                self.budget_held = false;
             }
         }
         let acts = self.feed(
